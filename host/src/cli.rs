@@ -1,0 +1,316 @@
+//! Command-line parsing and dispatch for `wloc`.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::{Args, Parser, Subcommand};
+use wloc::console::{ConsoleOptions, IndexMode};
+use wloc::input::{self, InputFormat, LoadError};
+use wloc::xml::XmlVersion;
+use wloc_core::{ObjType, Topology, TypeFilter};
+
+/// Hardware locality: discover a machine's topology, show it, and act on it.
+#[derive(Parser, Debug)]
+#[command(name = "wloc", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show the topology (as lstopo does): console listing, XML, synthetic or JSON.
+    Ls(LsArgs),
+}
+
+/// Options of `wloc ls`, named as lstopo's.
+#[derive(Args, Debug)]
+struct LsArgs {
+    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
+    #[arg(short = 'i', long = "input", value_name = "INPUT")]
+    input: Option<String>,
+    /// Force the input format: xml, synthetic, fsroot or cpuid.
+    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
+    input_format: Option<InputFormat>,
+    /// Force the output format: console, xml, synthetic or json.
+    #[arg(long = "of", alias = "output-format", value_name = "FORMAT", value_parser = parse_output_format)]
+    output_format: Option<OutputFormat>,
+    /// Overwrite the output file if it exists.
+    #[arg(short = 'f', long)]
+    force: bool,
+    /// Include additional details.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// Reduce the amount of details shown.
+    #[arg(short = 's', long)]
+    silent: bool,
+    /// Display logical object indexes only.
+    #[arg(short = 'l', long)]
+    logical: bool,
+    /// Display OS (physical) object indexes only.
+    #[arg(short = 'p', long)]
+    physical: bool,
+    /// Show the cpuset of each object.
+    #[arg(short = 'c', long)]
+    cpuset: bool,
+    /// Only show the cpuset of each object.
+    #[arg(short = 'C', long = "cpuset-only")]
+    cpuset_only: bool,
+    /// Show cpusets in taskset form.
+    #[arg(long)]
+    taskset: bool,
+    /// Do not show any I/O device or bridge.
+    #[arg(long)]
+    no_io: bool,
+    /// Do not show I/O bridges except host bridges.
+    #[arg(long)]
+    no_bridges: bool,
+    /// Show all I/O devices and bridges.
+    #[arg(long)]
+    whole_io: bool,
+    /// Do not show caches.
+    #[arg(long)]
+    no_caches: bool,
+    /// Do not show instruction caches.
+    #[arg(long)]
+    no_icaches: bool,
+    /// Do not show levels that have no hierarchical impact.
+    #[arg(long)]
+    merge: bool,
+    /// Do not collapse identical PCI devices.
+    #[arg(long)]
+    no_collapse: bool,
+    /// Filter objects of a type: TYPE:KIND, KIND being all, none, structure or important.
+    #[arg(long = "filter", value_name = "TYPE:KIND")]
+    filters: Vec<String>,
+    /// Ignore objects of the given type.
+    #[arg(long = "ignore", value_name = "TYPE")]
+    ignore: Vec<String>,
+    /// Include objects disallowed by administrative limits.
+    #[arg(long)]
+    disallowed: bool,
+    /// Assume the input describes the system we run on.
+    #[arg(long)]
+    thissystem: bool,
+    /// XML export flags: 2 writes hwloc 2.x XML (version 3.0 otherwise).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    export_xml_flags: u64,
+    /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_* bits.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    export_synthetic_flags: u64,
+    /// Output file (`-` for standard output; `-.xml` and the like pick a format).
+    output: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OutputFormat {
+    Console,
+    Xml,
+    Synthetic,
+    Json,
+}
+
+fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+    InputFormat::parse(s).ok_or_else(|| {
+        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
+    })
+}
+
+fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
+    Ok(match s {
+        "console" | "txt" | "ascii" => OutputFormat::Console,
+        "xml" => OutputFormat::Xml,
+        "synthetic" => OutputFormat::Synthetic,
+        "json" => OutputFormat::Json,
+        _ => {
+            return Err(format!(
+                "unknown output format '{s}' (expected console, xml, synthetic or json)"
+            ))
+        }
+    })
+}
+
+fn parse_filter_kind(s: &str) -> Option<TypeFilter> {
+    Some(match s {
+        "all" => TypeFilter::KeepAll,
+        "none" => TypeFilter::KeepNone,
+        "structure" => TypeFilter::KeepStructure,
+        "important" => TypeFilter::KeepImportant,
+        _ => return None,
+    })
+}
+
+/// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or io).
+fn apply_filter(topo: &mut Topology, spec: &str) -> Result<(), String> {
+    let (t, k) = spec.split_once(':').unwrap_or((spec, "none"));
+    let kind = parse_filter_kind(k).ok_or_else(|| {
+        format!("invalid filter kind '{k}' in --filter {spec} (expected all, none, structure or important)")
+    })?;
+    match t {
+        "all" => topo.set_all_types_filter(kind),
+        "cache" => topo.set_cache_types_filter(kind),
+        "icache" => topo.set_icache_types_filter(kind),
+        "io" => topo.set_io_types_filter(kind),
+        _ => {
+            let ty = ObjType::parse(t)
+                .ok_or_else(|| format!("unknown object type '{t}' in --filter {spec}"))?;
+            topo.set_type_filter(ty, kind)
+                .map_err(|e| format!("cannot apply --filter {spec}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds an empty topology with lstopo's filters and the user's.
+fn configured_topology(a: &LsArgs) -> Result<Topology, String> {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    t.set_io_types_filter(TypeFilter::KeepImportant);
+    if a.merge {
+        t.set_all_types_filter(TypeFilter::KeepStructure);
+    }
+    if a.no_caches {
+        t.set_cache_types_filter(TypeFilter::KeepNone);
+    }
+    if a.no_icaches {
+        t.set_icache_types_filter(TypeFilter::KeepNone);
+    }
+    if a.no_io {
+        t.set_io_types_filter(TypeFilter::KeepNone);
+    } else if a.whole_io {
+        t.set_io_types_filter(TypeFilter::KeepAll);
+    }
+    if a.no_bridges {
+        t.set_type_filter(ObjType::Bridge, TypeFilter::KeepNone)
+            .map_err(|e| e.to_string())?;
+    }
+    for f in &a.filters {
+        apply_filter(&mut t, f)?;
+    }
+    for i in &a.ignore {
+        apply_filter(&mut t, &format!("{i}:none"))?;
+    }
+    t.include_disallowed = a.disallowed;
+    Ok(t)
+}
+
+/// Where the output goes and in which format.
+fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
+    let mut format = a.output_format;
+    let mut path = None;
+    if let Some(out) = &a.output {
+        let ext = Path::new(out).extension().and_then(|e| e.to_str());
+        let from_ext = match ext {
+            Some("xml") => Some(OutputFormat::Xml),
+            Some("synthetic") => Some(OutputFormat::Synthetic),
+            Some("json") => Some(OutputFormat::Json),
+            Some("txt") | Some("console") => Some(OutputFormat::Console),
+            _ => None,
+        };
+        if format.is_none() {
+            format = from_ext;
+        }
+        let stdout = out == "-" || (out.starts_with("-.") && from_ext.is_some());
+        if !stdout {
+            if format.is_none() {
+                return Err(format!(
+                    "cannot guess the output format of '{out}': use --of console, xml, synthetic or json"
+                ));
+            }
+            path = Some(out.clone());
+        }
+    }
+    Ok((path, format.unwrap_or(OutputFormat::Console)))
+}
+
+fn run_ls(a: &LsArgs) -> Result<(), String> {
+    let (path, format) = output_target(a)?;
+    if let Some(p) = &path {
+        if Path::new(p).exists() && !a.force {
+            return Err(format!("output file '{p}' exists; use -f to overwrite it"));
+        }
+    }
+    let topo = configured_topology(a)?;
+    let source = input::resolve(a.input.as_deref(), a.input_format).map_err(|e| e.to_string())?;
+    let mut topo = input::load(&source, topo).map_err(|e| match e {
+        LoadError::Xml(_) | LoadError::Synthetic(_) => format!(
+            "failed to load topology from {}: {e}",
+            a.input.as_deref().unwrap_or("the environment")
+        ),
+        other => other.to_string(),
+    })?;
+    if a.thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
+        topo.is_thissystem = true;
+    }
+    let text = match format {
+        OutputFormat::Console => {
+            let opts = ConsoleOptions {
+                verbose: a.verbose && !a.silent,
+                silent: a.silent,
+                index_mode: if a.logical {
+                    IndexMode::Logical
+                } else if a.physical {
+                    IndexMode::Physical
+                } else {
+                    IndexMode::Default
+                },
+                show_cpuset: a.cpuset,
+                show_cpuset_only: a.cpuset_only,
+                taskset: a.taskset,
+                collapse: !a.no_collapse,
+                ..ConsoleOptions::default()
+            };
+            wloc::console::render(&topo, &opts)
+        }
+        OutputFormat::Xml => {
+            let version = if a.export_xml_flags & 2 != 0 {
+                XmlVersion::V2
+            } else {
+                XmlVersion::V3
+            };
+            wloc::xml::export(&topo, version)
+        }
+        OutputFormat::Synthetic => {
+            let flags = wloc_core::synthetic::ExportFlags::from_bits(a.export_synthetic_flags);
+            let mut s = wloc_core::synthetic::export(&topo, flags)
+                .map_err(|e| format!("cannot export a synthetic description: {e}"))?;
+            s.push('\n');
+            s
+        }
+        OutputFormat::Json => wloc::json::export(&topo),
+    };
+    match path {
+        Some(p) => std::fs::write(&p, text).map_err(|e| format!("cannot write '{p}': {e}")),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                Ok(()) => Ok(()),
+                // A closed pipe (`wloc ls | head`) is not an error worth reporting.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(format!("cannot write the output: {e}")),
+            }
+        }
+    }
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let res = match &cli.command {
+        Command::Ls(a) => run_ls(a),
+    };
+    match res {
+        Ok(()) => 0,
+        Err(msg) => {
+            eprintln!("wloc: {msg}");
+            1
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Choosing and loading a topology source: XML, synthetic, fsroot or CPUID dump.
+//!
+//! The source comes from the command line (`-i` and `--if`) or, when none is
+//! given, from hwloc's environment variables and their `WLOC_` equivalents,
+//! checked in hwloc's order: fsroot, CPUID dump, synthetic, XML.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use wloc_core::Topology;
+
+/// The kinds of input a topology can be read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    /// hwloc XML (v1, v2 or v3).
+    Xml,
+    /// A synthetic description such as `pack:2 core:4 pu:2`.
+    Synthetic,
+    /// A recorded Linux `/sys` and `/proc` tree.
+    Fsroot,
+    /// A directory of per-PU CPUID dumps.
+    Cpuid,
+}
+
+impl InputFormat {
+    /// Parses lstopo's `--if` names.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "xml" => Some(InputFormat::Xml),
+            "synthetic" => Some(InputFormat::Synthetic),
+            "fsroot" => Some(InputFormat::Fsroot),
+            "cpuid" => Some(InputFormat::Cpuid),
+            _ => None,
+        }
+    }
+}
+
+/// A resolved input: what to read and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// An XML file (`-` for standard input).
+    Xml(PathBuf),
+    /// A synthetic description.
+    Synthetic(String),
+    /// A recorded filesystem root.
+    Fsroot(PathBuf),
+    /// A CPUID dump directory.
+    Cpuid(PathBuf),
+    /// The machine we run on.
+    ThisSystem,
+}
+
+/// Why a topology could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The input or format given was not usable.
+    BadInput(String),
+    /// The XML document was rejected.
+    Xml(crate::xml::XmlError),
+    /// The synthetic description was rejected.
+    Synthetic(wloc_core::synthetic::SyntheticError),
+    /// This kind of input is not available in this build.
+    Unsupported(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::BadInput(s) | LoadError::Unsupported(s) => f.write_str(s),
+            LoadError::Xml(e) => write!(f, "{e}"),
+            LoadError::Synthetic(e) => write!(f, "invalid synthetic description: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Reads an environment variable under its `WLOC_` name first, then its `HWLOC_` name.
+pub fn env_var(suffix: &str) -> Option<String> {
+    std::env::var(format!("WLOC_{suffix}"))
+        .ok()
+        .or_else(|| std::env::var(format!("HWLOC_{suffix}")).ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// Guesses the format of `-i` as lstopo does: a directory holding a CPUID
+/// dump is `cpuid`, another directory is `fsroot`, an existing file is
+/// XML, and anything else is a synthetic description.
+pub fn guess_format(input: &str) -> InputFormat {
+    let p = Path::new(input);
+    if p.is_dir() {
+        if p.join("hwloc-cpuid-info").exists() || p.join("pu0").exists() {
+            InputFormat::Cpuid
+        } else {
+            InputFormat::Fsroot
+        }
+    } else if input == "-" || p.is_file() || input.ends_with(".xml") {
+        InputFormat::Xml
+    } else {
+        InputFormat::Synthetic
+    }
+}
+
+/// Decides the source from `-i`/`--if` and, failing those, the environment.
+pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Source, LoadError> {
+    if let Some(i) = input {
+        let fmt = format.unwrap_or_else(|| guess_format(i));
+        return Ok(match fmt {
+            InputFormat::Xml => Source::Xml(i.into()),
+            InputFormat::Synthetic => Source::Synthetic(i.into()),
+            InputFormat::Fsroot => Source::Fsroot(i.into()),
+            InputFormat::Cpuid => Source::Cpuid(i.into()),
+        });
+    }
+    if format.is_some() {
+        return Err(LoadError::BadInput(
+            "--if needs an input given with -i".into(),
+        ));
+    }
+    if let Some(v) = env_var("FSROOT") {
+        return Ok(Source::Fsroot(v.into()));
+    }
+    if let Some(v) = env_var("CPUID_PATH") {
+        return Ok(Source::Cpuid(v.into()));
+    }
+    if let Some(v) = env_var("SYNTHETIC") {
+        return Ok(Source::Synthetic(v));
+    }
+    if let Some(v) = env_var("XMLFILE") {
+        return Ok(Source::Xml(v.into()));
+    }
+    Ok(Source::ThisSystem)
+}
+
+/// Loads a topology from a source into `topo`, whose type filters and
+/// flags the caller has set.
+pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
+    match source {
+        Source::Xml(path) => {
+            if path.as_os_str() == "-" {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
+                    LoadError::BadInput(format!("cannot read XML from standard input: {e}"))
+                })?;
+                crate::xml::import_str(&text, topo).map_err(LoadError::Xml)
+            } else {
+                crate::xml::import_file(path, topo).map_err(LoadError::Xml)
+            }
+        }
+        Source::Synthetic(desc) => wloc_core::synthetic::parse(desc)
+            .and_then(|d| d.build(topo))
+            .map_err(LoadError::Synthetic),
+        Source::Fsroot(p) => Err(LoadError::Unsupported(format!(
+            "cannot read {}: Linux filesystem recordings (--if fsroot) need the Linux discovery component, which this build does not include yet",
+            p.display()
+        ))),
+        Source::Cpuid(p) => Err(LoadError::Unsupported(format!(
+            "cannot read {}: CPUID dumps (--if cpuid) need the x86 discovery component, which this build does not include yet",
+            p.display()
+        ))),
+        Source::ThisSystem => Err(LoadError::Unsupported(
+            "discovering this machine needs the Linux discovery component, which this build does not include yet; use -i FILE.xml or -i \"<synthetic description>\"".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guesses_formats_like_lstopo() {
+        assert_eq!(guess_format("pack:2 pu:2"), InputFormat::Synthetic);
+        assert_eq!(guess_format("/"), InputFormat::Fsroot);
+        assert_eq!(guess_format("missing.xml"), InputFormat::Xml);
+        assert_eq!(guess_format("-"), InputFormat::Xml);
+    }
+
+    #[test]
+    fn explicit_format_wins() {
+        assert_eq!(
+            resolve(Some("x"), Some(InputFormat::Xml)).unwrap(),
+            Source::Xml("x".into())
+        );
+        assert!(resolve(None, Some(InputFormat::Xml)).is_err());
+    }
+}

@@ -1,0 +1,13 @@
+//! `wloc`: hardware locality on the host.
+//!
+//! This library loads topologies (XML files, synthetic descriptions, and
+//! discovery backends), formats them (hwloc XML v2/v3, lstopo console
+//! listings, synthetic descriptions, JSON) and drives the `wloc` command.
+//! The topology model itself lives in [`wloc_core`].
+
+pub mod console;
+pub mod input;
+pub mod json;
+pub mod xml;
+
+pub use wloc_core as core;

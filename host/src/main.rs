@@ -1,0 +1,7 @@
+//! The `wloc` command-line tool.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main());
+}

@@ -1,0 +1,1919 @@
+//! hwloc-compatible bitmaps: CPU sets and NUMA node sets.
+//!
+//! A [`Bitmap`] is an unbounded set of non-negative indexes that may be
+//! *infinite*: every index above some point is set.  This mirrors
+//! `hwloc_bitmap_t`, and the three string forms are those of hwloc:
+//!
+//! | form | example | printer / parser |
+//! | --- | --- | --- |
+//! | hwloc | `0x00000078,,0x00000004`, `0xf...f,0xffffffff,0xfffffffc` | [`Display`](core::fmt::Display) / [`Bitmap::parse`] |
+//! | list | `2,67-70`, `2-` | [`Bitmap::to_list_string`] / [`Bitmap::parse_list`] |
+//! | taskset | `0x780000000000000004`, `0xf...ffffffffffffffffc` | [`Bitmap::to_taskset_string`] / [`Bitmap::parse_taskset`] |
+//!
+//! The printers produce exactly what hwloc 2.9 on a 64-bit host prints
+//! (`hwloc_bitmap_snprintf`, `hwloc_bitmap_list_snprintf`,
+//! `hwloc_bitmap_taskset_snprintf`).  The parsers accept a strict subset of
+//! what the hwloc parsers accept, chosen so that every accepted string means
+//! the same set for hwloc; inputs on which hwloc reads uninitialised memory,
+//! asserts, or silently drops data (`"0x1,"`, `",0x1"`, `"3-1"`, `"5x7"`,
+//! octal `"010"` in lists, chunks wider than 32 bits...) are rejected with a
+//! [`BitmapParseError`].  One deliberate difference: after the `0xf...f`
+//! prefix, hwloc 2.9 rounds the explicit part up to 64 bits, so it reads
+//! `0xf...f,0x00000003` as `0-1,64-`; this module reads it as `0-1,32-`,
+//! like 32-bit hwloc builds do and like newer hwloc reads the taskset form.
+//! Strings printed by hwloc on 64-bit hosts always have an even number of
+//! chunks after `0xf...f` and mean the same thing for both.
+//!
+//! [`Set<K>`] wraps a bitmap with a kind marker so that CPU sets
+//! ([`CpuSet`]) and NUMA node sets ([`NodeSet`]) cannot be mixed up.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+use core::fmt;
+use core::hash::{Hash, Hasher};
+use core::iter::FusedIterator;
+use core::marker::PhantomData;
+use core::ops::{
+    BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Sub, SubAssign,
+};
+use core::str::FromStr;
+
+/// All bits of a storage word set.
+const FULL: u64 = !0;
+
+/// Number of bit positions a parsed string may describe: every index written
+/// in a string, and every bit position spanned by a hex string, must be below
+/// this.  It keeps hostile inputs such as `"99999999999999-"` from allocating
+/// gigabytes (a bitmap up to this bound needs at most 2 MiB).
+pub const MAX_PARSE_BITS: u32 = 1 << 24;
+
+/// Largest index the parsers accept (`MAX_PARSE_BITS - 1`).
+pub const MAX_PARSE_INDEX: u32 = MAX_PARSE_BITS - 1;
+
+/// The infinite prefix of the hwloc and taskset forms.
+const INFINITE_PREFIX: &str = "0xf...f";
+
+/// Number of bytes of the offending input kept in a [`BitmapParseError`].
+const ERROR_INPUT_MAX: usize = 64;
+
+#[inline]
+fn word_index(i: u32) -> usize {
+    (i / 64) as usize
+}
+
+#[inline]
+fn bit_of(i: u32) -> u64 {
+    1u64 << (i % 64)
+}
+
+/// Converts an internal position (which may reach 2^32) to a public index.
+#[inline]
+fn to_index(pos: Option<u64>) -> Option<u32> {
+    pos.and_then(|p| u32::try_from(p).ok())
+}
+
+// ---------------------------------------------------------------------------
+// Bitmap
+// ---------------------------------------------------------------------------
+
+/// An unbounded set of non-negative indexes, possibly infinite (all bits set
+/// beyond some index).
+///
+/// Storage is a vector of 64-bit words plus an `infinite` flag giving the
+/// value of every bit past the stored words.  The representation is kept
+/// canonical (no trailing word equal to the fill value), so the derived
+/// equality and hashing are set equality and set hashing.
+///
+/// [`Ord`] follows `hwloc_bitmap_compare` (see [`Bitmap::compare_last`]): it
+/// is a total order usable for sorting, not the subset relation.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct Bitmap {
+    /// Bits `64*i .. 64*i+63` live in `words[i]`; never ends with a word
+    /// equal to the fill value (`0`, or `!0` when `infinite`).
+    words: Vec<u64>,
+    /// Value of every bit past `words`.
+    infinite: bool,
+}
+
+impl Bitmap {
+    // ----- construction ---------------------------------------------------
+
+    /// The empty set (`hwloc_bitmap_alloc`).
+    #[inline]
+    pub const fn new() -> Self {
+        Bitmap {
+            words: Vec::new(),
+            infinite: false,
+        }
+    }
+
+    /// The set of all indexes (`hwloc_bitmap_alloc_full`); it is infinite.
+    #[inline]
+    pub const fn full() -> Self {
+        Bitmap {
+            words: Vec::new(),
+            infinite: true,
+        }
+    }
+
+    /// The set containing only `i` (`hwloc_bitmap_only`).
+    pub fn from_index(i: u32) -> Self {
+        let mut b = Bitmap::new();
+        b.set(i);
+        b
+    }
+
+    /// Every index except `i` (`hwloc_bitmap_allbut`); it is infinite.
+    pub fn all_but(i: u32) -> Self {
+        let mut b = Bitmap::full();
+        b.unset(i);
+        b
+    }
+
+    /// The indexes `first..=last`, or `first..` (infinite) when `last` is
+    /// `None`.  Empty when `last < first`.
+    pub fn from_range(first: u32, last: Option<u32>) -> Self {
+        let mut b = Bitmap::new();
+        b.set_range(first, last);
+        b
+    }
+
+    /// A finite set from 64-bit words, least significant first: bit `j` of
+    /// `words[i]` is index `64*i + j` (`hwloc_bitmap_from_ulongs`).
+    pub fn from_words(words: &[u64]) -> Self {
+        let mut b = Bitmap {
+            words: words.to_vec(),
+            infinite: false,
+        };
+        b.normalize();
+        b
+    }
+
+    /// A finite set from a single 64-bit mask (`hwloc_bitmap_from_ulong`).
+    pub fn from_u64(mask: u64) -> Self {
+        Bitmap::from_words(&[mask])
+    }
+
+    // ----- raw words ------------------------------------------------------
+
+    /// The stored words, least significant first.  Bits past them all equal
+    /// [`is_infinite`](Self::is_infinite); the last stored word never equals
+    /// that fill value, so an empty or full set stores no word at all.
+    #[inline]
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// The `i`-th 64-bit word (indexes `64*i ..= 64*i+63`), including the
+    /// infinite part (`hwloc_bitmap_to_ith_ulong`).
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        match self.words.get(i) {
+            Some(&w) => w,
+            None => self.fill_word(),
+        }
+    }
+
+    /// Number of 64-bit words needed to hold every set index, `None` when
+    /// infinite (`hwloc_bitmap_nr_ulongs`).  `Some(0)` for the empty set.
+    #[inline]
+    pub fn nr_words(&self) -> Option<usize> {
+        if self.infinite {
+            None
+        } else {
+            Some(self.words.len())
+        }
+    }
+
+    #[inline]
+    fn fill_word(&self) -> u64 {
+        if self.infinite {
+            FULL
+        } else {
+            0
+        }
+    }
+
+    /// Drops trailing words equal to the fill value.
+    #[inline]
+    fn normalize(&mut self) {
+        let fill = self.fill_word();
+        while self.words.last() == Some(&fill) {
+            self.words.pop();
+        }
+    }
+
+    /// Makes sure at least `n` words are stored, extending with the fill.
+    #[inline]
+    fn ensure_len(&mut self, n: usize) {
+        if self.words.len() < n {
+            let fill = self.fill_word();
+            self.words.resize(n, fill);
+        }
+    }
+
+    // ----- predicates -----------------------------------------------------
+
+    /// Whether no index is set (`hwloc_bitmap_iszero`).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        !self.infinite && self.words.is_empty()
+    }
+
+    /// Whether every index is set (`hwloc_bitmap_isfull`).
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.infinite && self.words.is_empty()
+    }
+
+    /// Whether all indexes above some point are set.
+    #[inline]
+    pub fn is_infinite(&self) -> bool {
+        self.infinite
+    }
+
+    /// Whether index `i` is set (`hwloc_bitmap_isset`).
+    #[inline]
+    pub fn is_set(&self, i: u32) -> bool {
+        self.word(word_index(i)) & bit_of(i) != 0
+    }
+
+    // ----- single-bit and range modification ------------------------------
+
+    /// Adds index `i` (`hwloc_bitmap_set`).
+    ///
+    /// Storage grows to index `i`: setting index 4 billion in a finite set
+    /// allocates 512 MiB.
+    pub fn set(&mut self, i: u32) {
+        if self.is_set(i) {
+            return;
+        }
+        let wi = word_index(i);
+        self.ensure_len(wi + 1);
+        self.words[wi] |= bit_of(i);
+        self.normalize();
+    }
+
+    /// Removes index `i` (`hwloc_bitmap_clr`).
+    pub fn unset(&mut self, i: u32) {
+        if !self.is_set(i) {
+            return;
+        }
+        let wi = word_index(i);
+        self.ensure_len(wi + 1);
+        self.words[wi] &= !bit_of(i);
+        self.normalize();
+    }
+
+    /// Adds indexes `first..=last`, or `first..` when `last` is `None`
+    /// (`hwloc_bitmap_set_range`).  Nothing happens when `last < first`.
+    pub fn set_range(&mut self, first: u32, last: Option<u32>) {
+        self.assign_range(first, last, true);
+    }
+
+    /// Removes indexes `first..=last`, or `first..` when `last` is `None`
+    /// (`hwloc_bitmap_clr_range`).  Nothing happens when `last < first`.
+    pub fn unset_range(&mut self, first: u32, last: Option<u32>) {
+        self.assign_range(first, last, false);
+    }
+
+    fn assign_range(&mut self, first: u32, last: Option<u32>, value: bool) {
+        let Some(last) = last else {
+            // Infinite range: the tail becomes `value` from `first` on.
+            let wi = word_index(first);
+            self.ensure_len(wi + 1);
+            self.words.truncate(wi + 1);
+            let mask = FULL << (first % 64);
+            if value {
+                self.words[wi] |= mask;
+            } else {
+                self.words[wi] &= !mask;
+            }
+            self.infinite = value;
+            self.normalize();
+            return;
+        };
+        if last < first {
+            return;
+        }
+        let mut end = u64::from(last);
+        if self.infinite == value {
+            // Bits past the stored words already have the wanted value.
+            let stored = self.words.len() as u64 * 64;
+            if u64::from(first) >= stored {
+                return;
+            }
+            end = end.min(stored - 1);
+        }
+        let (fw, lw) = (word_index(first), (end / 64) as usize);
+        self.ensure_len(lw + 1);
+        let lo_mask = FULL << (first % 64);
+        let hi_mask = FULL >> (63 - end % 64);
+        let apply = |w: &mut u64, mask: u64| {
+            if value {
+                *w |= mask;
+            } else {
+                *w &= !mask;
+            }
+        };
+        if fw == lw {
+            apply(&mut self.words[fw], lo_mask & hi_mask);
+        } else {
+            apply(&mut self.words[fw], lo_mask);
+            self.words[fw + 1..lw].fill(if value { FULL } else { 0 });
+            apply(&mut self.words[lw], hi_mask);
+        }
+        self.normalize();
+    }
+
+    /// Makes the set empty (`hwloc_bitmap_zero`).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.words.clear();
+        self.infinite = false;
+    }
+
+    /// Makes the set full (`hwloc_bitmap_fill`).
+    #[inline]
+    pub fn fill(&mut self) {
+        self.words.clear();
+        self.infinite = true;
+    }
+
+    /// Keeps only the lowest set index, if any (`hwloc_bitmap_singlify`).
+    /// An infinite set keeps its first index and becomes finite.
+    pub fn singlify(&mut self) {
+        match self.find_from(0, true) {
+            Some(p) => {
+                let wi = (p / 64) as usize;
+                self.words.clear();
+                self.words.resize(wi + 1, 0);
+                self.words[wi] = 1u64 << (p % 64);
+                self.infinite = false;
+            }
+            None => self.clear(),
+        }
+    }
+
+    // ----- queries --------------------------------------------------------
+
+    /// Number of set indexes, `None` when infinite (`hwloc_bitmap_weight`).
+    /// Saturates at `u32::MAX` (only reachable with all of `0..=u32::MAX`).
+    pub fn weight(&self) -> Option<u32> {
+        if self.infinite {
+            return None;
+        }
+        let total: u64 = self.words.iter().map(|w| u64::from(w.count_ones())).sum();
+        Some(u32::try_from(total).unwrap_or(u32::MAX))
+    }
+
+    /// First position `>= start` whose bit equals `value`.  Positions are
+    /// `u64` because the answer may be 2^32 (just past the index space).
+    fn find_from(&self, start: u64, value: bool) -> Option<u64> {
+        let flip = if value { 0 } else { FULL };
+        let tail_matches = self.infinite == value;
+        let mut wi = (start / 64) as usize;
+        if wi >= self.words.len() {
+            return tail_matches.then_some(start);
+        }
+        let mut w = (self.words[wi] ^ flip) & (FULL << (start % 64));
+        loop {
+            if w != 0 {
+                return Some(wi as u64 * 64 + u64::from(w.trailing_zeros()));
+            }
+            wi += 1;
+            match self.words.get(wi) {
+                Some(&next) => w = next ^ flip,
+                None => return tail_matches.then_some(wi as u64 * 64),
+            }
+        }
+    }
+
+    /// Last position whose bit equals `value`, `None` if there is none or
+    /// infinitely many.
+    fn find_last(&self, value: bool) -> Option<u64> {
+        if self.infinite == value {
+            return None;
+        }
+        let flip = if value { 0 } else { FULL };
+        self.words
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, &w)| w ^ flip != 0)
+            .map(|(i, &w)| i as u64 * 64 + 63 - u64::from((w ^ flip).leading_zeros()))
+    }
+
+    /// Lowest set index, `None` if empty (`hwloc_bitmap_first`).
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        to_index(self.find_from(0, true))
+    }
+
+    /// Highest set index, `None` if empty or infinite (`hwloc_bitmap_last`).
+    #[inline]
+    pub fn last(&self) -> Option<u32> {
+        to_index(self.find_last(true))
+    }
+
+    /// Lowest set index strictly above `after`, or the lowest set index when
+    /// `after` is `None` (`hwloc_bitmap_next`).
+    #[inline]
+    pub fn next_set(&self, after: Option<u32>) -> Option<u32> {
+        let start = after.map_or(0, |a| u64::from(a) + 1);
+        to_index(self.find_from(start, true))
+    }
+
+    /// Lowest unset index, `None` if the set is full
+    /// (`hwloc_bitmap_first_unset`).
+    #[inline]
+    pub fn first_unset(&self) -> Option<u32> {
+        to_index(self.find_from(0, false))
+    }
+
+    /// Lowest unset index strictly above `after`, or the lowest unset index
+    /// when `after` is `None` (`hwloc_bitmap_next_unset`).
+    #[inline]
+    pub fn next_unset(&self, after: Option<u32>) -> Option<u32> {
+        let start = after.map_or(0, |a| u64::from(a) + 1);
+        to_index(self.find_from(start, false))
+    }
+
+    /// Highest unset index, `None` if the set is finite (infinitely many
+    /// unset indexes) or full (`hwloc_bitmap_last_unset`).
+    #[inline]
+    pub fn last_unset(&self) -> Option<u32> {
+        to_index(self.find_last(false))
+    }
+
+    /// Iterates over the set indexes in increasing order.  For an infinite
+    /// set the iteration goes on up to `u32::MAX`: check
+    /// [`is_infinite`](Self::is_infinite) first.
+    #[inline]
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            bitmap: self,
+            next: 0,
+        }
+    }
+
+    /// Iterates over the maximal runs of set indexes as `(first, last)`, in
+    /// increasing order; `last` is `None` for the infinite tail.
+    #[inline]
+    pub fn ranges(&self) -> Ranges<'_> {
+        Ranges {
+            bitmap: self,
+            next: 0,
+        }
+    }
+
+    // ----- set algebra ----------------------------------------------------
+
+    /// Applies `f` word by word, including to the fill values (which must map
+    /// to 0 or `!0`, true for every bitwise operator).
+    fn combine(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        let (a, b) = (&self.words, &other.words);
+        let (fa, fb) = (self.fill_word(), other.fill_word());
+        let common = a.len().min(b.len());
+        let mut words = Vec::with_capacity(a.len().max(b.len()));
+        words.extend(a[..common].iter().zip(&b[..common]).map(|(&x, &y)| f(x, y)));
+        words.extend(a[common..].iter().map(|&x| f(x, fb)));
+        words.extend(b[common..].iter().map(|&y| f(fa, y)));
+        let mut r = Bitmap {
+            words,
+            infinite: f(fa, fb) != 0,
+        };
+        r.normalize();
+        r
+    }
+
+    /// In-place [`combine`](Self::combine).
+    fn combine_assign(&mut self, other: &Self, f: impl Fn(u64, u64) -> u64) {
+        let (fa, fb) = (self.fill_word(), other.fill_word());
+        let common = self.words.len().min(other.words.len());
+        for (x, &y) in self.words[..common].iter_mut().zip(&other.words[..common]) {
+            *x = f(*x, y);
+        }
+        for x in &mut self.words[common..] {
+            *x = f(*x, fb);
+        }
+        self.words
+            .extend(other.words[common..].iter().map(|&y| f(fa, y)));
+        self.infinite = f(fa, fb) != 0;
+        self.normalize();
+    }
+
+    /// Whether `f` is non-zero on some word pair, including the fills.
+    fn any_word(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> bool {
+        let (a, b) = (&self.words, &other.words);
+        let (fa, fb) = (self.fill_word(), other.fill_word());
+        let common = a.len().min(b.len());
+        f(fa, fb) != 0
+            || a[..common]
+                .iter()
+                .zip(&b[..common])
+                .any(|(&x, &y)| f(x, y) != 0)
+            || a[common..].iter().any(|&x| f(x, fb) != 0)
+            || b[common..].iter().any(|&y| f(fa, y) != 0)
+    }
+
+    /// Intersection (`hwloc_bitmap_and`).
+    #[inline]
+    pub fn and(&self, other: &Self) -> Self {
+        self.combine(other, |x, y| x & y)
+    }
+
+    /// Union (`hwloc_bitmap_or`).
+    #[inline]
+    pub fn or(&self, other: &Self) -> Self {
+        self.combine(other, |x, y| x | y)
+    }
+
+    /// Symmetric difference (`hwloc_bitmap_xor`).
+    #[inline]
+    pub fn xor(&self, other: &Self) -> Self {
+        self.combine(other, |x, y| x ^ y)
+    }
+
+    /// Difference: indexes of `self` not in `other` (`hwloc_bitmap_andnot`).
+    #[inline]
+    pub fn and_not(&self, other: &Self) -> Self {
+        self.combine(other, |x, y| x & !y)
+    }
+
+    /// Complement (`hwloc_bitmap_not`).
+    pub fn not(&self) -> Self {
+        // Complementing keeps the representation canonical.
+        Bitmap {
+            words: self.words.iter().map(|w| !w).collect(),
+            infinite: !self.infinite,
+        }
+    }
+
+    /// In-place intersection.
+    #[inline]
+    pub fn and_assign(&mut self, other: &Self) {
+        self.combine_assign(other, |x, y| x & y);
+    }
+
+    /// In-place union.
+    #[inline]
+    pub fn or_assign(&mut self, other: &Self) {
+        self.combine_assign(other, |x, y| x | y);
+    }
+
+    /// In-place symmetric difference.
+    #[inline]
+    pub fn xor_assign(&mut self, other: &Self) {
+        self.combine_assign(other, |x, y| x ^ y);
+    }
+
+    /// In-place difference.
+    #[inline]
+    pub fn and_not_assign(&mut self, other: &Self) {
+        self.combine_assign(other, |x, y| x & !y);
+    }
+
+    /// In-place complement.
+    pub fn invert(&mut self) {
+        for w in &mut self.words {
+            *w = !*w;
+        }
+        self.infinite = !self.infinite;
+    }
+
+    /// Whether the sets share an index (`hwloc_bitmap_intersects`).
+    #[inline]
+    pub fn intersects(&self, other: &Self) -> bool {
+        self.any_word(other, |x, y| x & y)
+    }
+
+    /// Whether every index of `sub` is in `self`, i.e. `self ⊇ sub`
+    /// (`hwloc_bitmap_isincluded(sub, self)`).  Everything includes the
+    /// empty set.
+    #[inline]
+    pub fn includes(&self, sub: &Self) -> bool {
+        !self.any_word(sub, |x, y| y & !x)
+    }
+
+    /// Whether every index of `self` is in `sup` (`self ⊆ sup`).
+    #[inline]
+    pub fn is_included_in(&self, sup: &Self) -> bool {
+        sup.includes(self)
+    }
+
+    // ----- ordering -------------------------------------------------------
+
+    /// Compares by lowest set index (`hwloc_bitmap_compare_first`): the set
+    /// whose first index is lower is `Less`; the empty set is greater than
+    /// any non-empty set.  `Equal` only means the first indexes are equal.
+    pub fn compare_first(&self, other: &Self) -> Ordering {
+        match (self.find_from(0, true), other.find_from(0, true)) {
+            (Some(a), Some(b)) => a.cmp(&b),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        }
+    }
+
+    /// Lexicographic comparison starting from the highest index
+    /// (`hwloc_bitmap_compare`): an infinite set is greater than a finite
+    /// one; otherwise the sets compare like the binary numbers they spell
+    /// (so the empty set is the lowest).  `Equal` only for equal sets.
+    pub fn compare_last(&self, other: &Self) -> Ordering {
+        if self.infinite != other.infinite {
+            return self.infinite.cmp(&other.infinite);
+        }
+        let n = self.words.len().max(other.words.len());
+        for i in (0..n).rev() {
+            let (a, b) = (self.word(i), other.word(i));
+            if a != b {
+                return a.cmp(&b);
+            }
+        }
+        Ordering::Equal
+    }
+
+    // ----- strings --------------------------------------------------------
+
+    /// Parses the hwloc form (`hwloc_bitmap_sscanf`): comma-separated 32-bit
+    /// hex chunks, most significant first, each with an optional `0x`/`0X`;
+    /// an empty chunk is zero; an optional leading `0xf...f` chunk makes
+    /// every bit above the explicit chunks set.  `""` is the empty set.
+    ///
+    /// Examples: `0x00000078,,0x00000004` = `2,67-70`; `0xf...f` = all;
+    /// `0xf...f,0xffffffff,0xfffffffc` = `2-`.
+    pub fn parse(s: &str) -> Result<Self, BitmapParseError> {
+        parse_hwloc(s)
+    }
+
+    /// Parses the list form (`hwloc_bitmap_list_sscanf`): comma- (or space-)
+    /// separated decimal indexes `a` and ranges `a-b`, with an optional
+    /// infinite range `a-` at the very end.  `""` is the empty set.
+    pub fn parse_list(s: &str) -> Result<Self, BitmapParseError> {
+        parse_list(s)
+    }
+
+    /// Parses the taskset form (`hwloc_bitmap_taskset_sscanf`): one hex
+    /// number with an optional `0x`, or `0xf...f` followed by the low hex
+    /// digits of an infinite set.  `""` and `0x` are the empty set.
+    pub fn parse_taskset(s: &str) -> Result<Self, BitmapParseError> {
+        parse_taskset(s)
+    }
+
+    /// The hwloc form, exactly as `hwloc_bitmap_snprintf` prints it (same as
+    /// [`Display`](fmt::Display)).
+    pub fn to_hwloc_string(&self) -> String {
+        let mut s = String::new();
+        // Writing to a String cannot fail.
+        let _ = write_hwloc(self, &mut s);
+        s
+    }
+
+    /// The list form, exactly as `hwloc_bitmap_list_snprintf` prints it:
+    /// `2,67-70`, `8-` for an infinite tail, `""` for the empty set.
+    pub fn to_list_string(&self) -> String {
+        let mut s = String::new();
+        let _ = write_list(self, &mut s);
+        s
+    }
+
+    /// The taskset form, exactly as `hwloc_bitmap_taskset_snprintf` of
+    /// hwloc 2.9 on a 64-bit host prints it: `0x780000000000000004`, `0x0`
+    /// when empty, `0xf...f` followed by whole 64-bit words (16 digits
+    /// each) below the infinite part.
+    pub fn to_taskset_string(&self) -> String {
+        let mut s = String::new();
+        let _ = write_taskset(self, &mut s);
+        s
+    }
+}
+
+impl PartialOrd for Bitmap {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Bitmap {
+    /// Same as [`Bitmap::compare_last`] (`hwloc_bitmap_compare`).
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.compare_last(other)
+    }
+}
+
+impl fmt::Display for Bitmap {
+    /// The hwloc form, as `hwloc_bitmap_snprintf` prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_hwloc(self, f)
+    }
+}
+
+impl fmt::Debug for Bitmap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_hwloc(self, f)
+    }
+}
+
+impl FromStr for Bitmap {
+    type Err = BitmapParseError;
+
+    /// Same as [`Bitmap::parse`] (the hwloc form).
+    #[inline]
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_hwloc(s)
+    }
+}
+
+impl FromIterator<u32> for Bitmap {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        let mut b = Bitmap::new();
+        b.extend(iter);
+        b
+    }
+}
+
+impl Extend<u32> for Bitmap {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for i in iter {
+            self.set(i);
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Bitmap {
+    type Item = u32;
+    type IntoIter = Iter<'a>;
+
+    #[inline]
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Iterators
+// ---------------------------------------------------------------------------
+
+/// Iterator over the set indexes of a [`Bitmap`], from [`Bitmap::iter`].
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    bitmap: &'a Bitmap,
+    /// Next candidate position; past `u32::MAX` once exhausted.
+    next: u64,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.next > u64::from(u32::MAX) {
+            return None;
+        }
+        match to_index(self.bitmap.find_from(self.next, true)) {
+            Some(i) => {
+                self.next = u64::from(i) + 1;
+                Some(i)
+            }
+            None => {
+                self.next = u64::MAX;
+                None
+            }
+        }
+    }
+}
+
+impl FusedIterator for Iter<'_> {}
+
+/// Iterator over the runs of set indexes of a [`Bitmap`], from
+/// [`Bitmap::ranges`]: `(first, Some(last))`, or `(first, None)` for the
+/// infinite tail.
+#[derive(Clone, Debug)]
+pub struct Ranges<'a> {
+    bitmap: &'a Bitmap,
+    /// Next candidate position; past `u32::MAX` once exhausted.
+    next: u64,
+}
+
+impl Iterator for Ranges<'_> {
+    type Item = (u32, Option<u32>);
+
+    fn next(&mut self) -> Option<(u32, Option<u32>)> {
+        if self.next > u64::from(u32::MAX) {
+            return None;
+        }
+        let Some(first) = to_index(self.bitmap.find_from(self.next, true)) else {
+            self.next = u64::MAX;
+            return None;
+        };
+        match self.bitmap.find_from(u64::from(first), false) {
+            // The run ends just before the next unset position, which may be
+            // 2^32 for a finite set holding u32::MAX.
+            Some(end) => {
+                self.next = end;
+                Some((first, Some((end - 1) as u32)))
+            }
+            None => {
+                self.next = u64::MAX;
+                Some((first, None))
+            }
+        }
+    }
+}
+
+impl FusedIterator for Ranges<'_> {}
+
+// ---------------------------------------------------------------------------
+// Printing
+// ---------------------------------------------------------------------------
+
+/// `hwloc_bitmap_snprintf` with 64-bit `unsigned long`: `0xf...f` for the
+/// infinite part, then the 32-bit halves of the remaining words, most
+/// significant first, as `0x%08x`; zero halves print as nothing between
+/// commas, except the last one which prints `0x0`; leading zero halves of a
+/// finite set are skipped; `0x0` if nothing else was printed.
+fn write_hwloc(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
+    let mut need_comma = false;
+    let mut wrote = false;
+    if b.infinite {
+        out.write_str(INFINITE_PREFIX)?;
+        need_comma = true;
+        wrote = true;
+    }
+    let n = b.words.len();
+    for i in (0..n).rev() {
+        let w = b.words[i];
+        for (half, is_low) in [((w >> 32) as u32, false), (w as u32, true)] {
+            let comma = if need_comma { "," } else { "" };
+            if half != 0 {
+                write!(out, "{comma}0x{half:08x}")?;
+                need_comma = true;
+                wrote = true;
+            } else if i == 0 && is_low {
+                write!(out, "{comma}0x0")?;
+                wrote = true;
+            } else if need_comma {
+                out.write_char(',')?;
+            }
+        }
+    }
+    if !wrote {
+        out.write_str("0x0")?;
+    }
+    Ok(())
+}
+
+/// `hwloc_bitmap_list_snprintf`.
+fn write_list(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
+    for (k, (first, last)) in b.ranges().enumerate() {
+        if k > 0 {
+            out.write_char(',')?;
+        }
+        match last {
+            Some(last) if last == first => write!(out, "{first}")?,
+            Some(last) => write!(out, "{first}-{last}")?,
+            None => write!(out, "{first}-")?,
+        }
+    }
+    Ok(())
+}
+
+/// `hwloc_bitmap_taskset_snprintf` of hwloc 2.9 with 64-bit `unsigned long`.
+fn write_taskset(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
+    let mut started = false;
+    if b.infinite {
+        out.write_str(INFINITE_PREFIX)?;
+        started = true;
+    }
+    for &w in b.words.iter().rev() {
+        if started {
+            write!(out, "{w:016x}")?;
+        } else {
+            // A canonical finite set's top word is non-zero.
+            write!(out, "0x{w:x}")?;
+            started = true;
+        }
+    }
+    if !started {
+        out.write_str("0x0")?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Parse errors
+// ---------------------------------------------------------------------------
+
+/// The string form a parser was reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BitmapFormat {
+    /// hwloc's own form, `0x00000078,,0x00000004`.
+    Hwloc,
+    /// The list form, `2,67-70`.
+    List,
+    /// The taskset form, `0x780000000000000004`.
+    Taskset,
+}
+
+impl BitmapFormat {
+    /// A short lowercase name for messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BitmapFormat::Hwloc => "hwloc",
+            BitmapFormat::List => "list",
+            BitmapFormat::Taskset => "taskset",
+        }
+    }
+}
+
+/// Why a bitmap string was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BitmapParseErrorKind {
+    /// A character that may not appear at this position.
+    UnexpectedChar(char),
+    /// A number was expected (end of input, or `0x` without digits).
+    MissingNumber,
+    /// An hwloc-form chunk is wider than 32 bits.
+    ChunkOverflow,
+    /// The hwloc form starts with a comma (hwloc miscounts the chunks).
+    LeadingEmptyChunk,
+    /// The hwloc form ends with a comma (hwloc drops data then).
+    TrailingEmptyChunk,
+    /// A list index has a leading zero, which hwloc reads as octal.
+    LeadingZero,
+    /// A list range ends below its start.
+    ReversedRange {
+        /// The range start.
+        first: u32,
+        /// The range end, lower than `first`.
+        last: u32,
+    },
+    /// An infinite list range `a-` is followed by more input.
+    InfiniteRangeNotLast,
+    /// A list holds separators but no index.
+    NoItems,
+    /// A list ends with more than one separator.
+    TrailingSeparators,
+    /// An index, or the bit span of a hex string, reaches
+    /// [`MAX_PARSE_BITS`].
+    TooLarge,
+}
+
+impl fmt::Display for BitmapParseErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnexpectedChar(c) => write!(f, "unexpected character {c:?}"),
+            Self::MissingNumber => f.write_str("expected a number"),
+            Self::ChunkOverflow => f.write_str("chunk does not fit in 32 bits"),
+            Self::LeadingEmptyChunk => f.write_str("leading empty chunk"),
+            Self::TrailingEmptyChunk => f.write_str("trailing empty chunk"),
+            Self::LeadingZero => f.write_str("index with a leading zero (hwloc reads it as octal)"),
+            Self::ReversedRange { first, last } => {
+                write!(f, "range end {last} is below range start {first}")
+            }
+            Self::InfiniteRangeNotLast => f.write_str("infinite range must come last"),
+            Self::NoItems => f.write_str("separators without any index"),
+            Self::TrailingSeparators => f.write_str("more than one trailing separator"),
+            Self::TooLarge => write!(f, "index too large (the maximum is {MAX_PARSE_INDEX})"),
+        }
+    }
+}
+
+/// Error returned by the bitmap parsers: which form, the offending input
+/// (truncated to its first 64 bytes), the byte offset and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitmapParseError {
+    format: BitmapFormat,
+    input: String,
+    truncated: bool,
+    position: usize,
+    kind: BitmapParseErrorKind,
+}
+
+impl BitmapParseError {
+    fn new(format: BitmapFormat, s: &str, position: usize, kind: BitmapParseErrorKind) -> Self {
+        let mut end = s.len().min(ERROR_INPUT_MAX);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        BitmapParseError {
+            format,
+            input: String::from(&s[..end]),
+            truncated: end < s.len(),
+            position,
+            kind,
+        }
+    }
+
+    /// The form that was being parsed.
+    #[inline]
+    pub fn format(&self) -> BitmapFormat {
+        self.format
+    }
+
+    /// The offending input, truncated to its first 64 bytes.
+    #[inline]
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+
+    /// Byte offset of the error in the input.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Why the input was rejected.
+    #[inline]
+    pub fn kind(&self) -> BitmapParseErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for BitmapParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid {} bitmap string {:?}{} at byte {}: {}",
+            self.format.name(),
+            self.input,
+            if self.truncated { "..." } else { "" },
+            self.position,
+            self.kind
+        )
+    }
+}
+
+impl core::error::Error for BitmapParseError {}
+
+// ---------------------------------------------------------------------------
+// Parsers
+// ---------------------------------------------------------------------------
+
+/// The character starting at byte `pos` (a char boundary) of `s`.
+fn char_at(s: &str, pos: usize) -> char {
+    s[pos..].chars().next().unwrap_or('\0')
+}
+
+#[inline]
+fn hex_value(c: u8) -> Option<u64> {
+    match c {
+        b'0'..=b'9' => Some(u64::from(c - b'0')),
+        b'a'..=b'f' => Some(u64::from(c - b'a' + 10)),
+        b'A'..=b'F' => Some(u64::from(c - b'A' + 10)),
+        _ => None,
+    }
+}
+
+fn parse_hwloc(s: &str) -> Result<Bitmap, BitmapParseError> {
+    use BitmapParseErrorKind as K;
+    let err = |pos, kind| BitmapParseError::new(BitmapFormat::Hwloc, s, pos, kind);
+    let b = s.as_bytes();
+
+    let (infinite, body_start) = match s.strip_prefix(INFINITE_PREFIX) {
+        Some("") => return Ok(Bitmap::full()),
+        Some(rest) if rest.starts_with(',') => (true, INFINITE_PREFIX.len() + 1),
+        Some(_) => {
+            let pos = INFINITE_PREFIX.len();
+            return Err(err(pos, K::UnexpectedChar(char_at(s, pos))));
+        }
+        None => (false, 0),
+    };
+    if s.is_empty() {
+        return Ok(Bitmap::new());
+    }
+    if body_start == b.len() || b[b.len() - 1] == b',' {
+        return Err(err(b.len(), K::TrailingEmptyChunk));
+    }
+    if b[0] == b',' {
+        return Err(err(0, K::LeadingEmptyChunk));
+    }
+
+    let body = &b[body_start..];
+    let chunks = 1 + body.iter().filter(|&&c| c == b',').count();
+    if chunks > (MAX_PARSE_BITS / 32) as usize {
+        return Err(err(body_start, K::TooLarge));
+    }
+    let mut words = vec![0u64; chunks.div_ceil(2)];
+    let mut pos = body_start;
+    for (k, chunk) in body.split(|&c| c == b',').enumerate() {
+        let value = parse_hex_chunk(s, chunk, pos).map_err(|(p, kind)| err(p, kind))?;
+        let idx = chunks - 1 - k; // chunk index from the least significant
+        words[idx / 2] |= value << (32 * (idx % 2));
+        pos += chunk.len() + 1;
+    }
+    if infinite && !chunks.is_multiple_of(2) {
+        // Bits from 32*chunks on are set; the top half of the last word.
+        words[chunks / 2] |= FULL << 32;
+    }
+    let mut bm = Bitmap { words, infinite };
+    bm.normalize();
+    Ok(bm)
+}
+
+/// One hwloc-form chunk of `s` starting at byte `start`: empty (zero) or an
+/// optional `0x`/`0X` followed by hex digits whose value fits in 32 bits.
+fn parse_hex_chunk(
+    s: &str,
+    chunk: &[u8],
+    start: usize,
+) -> Result<u64, (usize, BitmapParseErrorKind)> {
+    if chunk.is_empty() {
+        return Ok(0);
+    }
+    let skip = if chunk.len() >= 2 && chunk[0] == b'0' && (chunk[1] == b'x' || chunk[1] == b'X') {
+        2
+    } else {
+        0
+    };
+    let digits = &chunk[skip..];
+    if digits.is_empty() {
+        return Err((start + skip, BitmapParseErrorKind::MissingNumber));
+    }
+    let mut value: u64 = 0;
+    for (j, &c) in digits.iter().enumerate() {
+        let pos = start + skip + j;
+        let Some(d) = hex_value(c) else {
+            // `pos` is a char boundary: every byte before it was ASCII.
+            return Err((pos, BitmapParseErrorKind::UnexpectedChar(char_at(s, pos))));
+        };
+        value = (value << 4) | d;
+        if value > u64::from(u32::MAX) {
+            return Err((start, BitmapParseErrorKind::ChunkOverflow));
+        }
+    }
+    Ok(value)
+}
+
+fn parse_taskset(s: &str) -> Result<Bitmap, BitmapParseError> {
+    use BitmapParseErrorKind as K;
+    let err = |pos, kind| BitmapParseError::new(BitmapFormat::Taskset, s, pos, kind);
+
+    let (infinite, start) = if s.starts_with(INFINITE_PREFIX) {
+        (true, INFINITE_PREFIX.len())
+    } else if s.starts_with("0x") {
+        (false, 2)
+    } else {
+        (false, 0)
+    };
+    let digits = &s.as_bytes()[start..];
+    if digits.is_empty() {
+        return Ok(if infinite {
+            Bitmap::full()
+        } else {
+            Bitmap::new()
+        });
+    }
+    if let Some(j) = digits.iter().position(|&c| hex_value(c).is_none()) {
+        return Err(err(start + j, K::UnexpectedChar(char_at(s, start + j))));
+    }
+    if digits.len() > (MAX_PARSE_BITS / 4) as usize {
+        return Err(err(start, K::TooLarge));
+    }
+
+    let nbits = digits.len() * 4;
+    let mut words = vec![0u64; nbits.div_ceil(64)];
+    // Whole 16-digit groups from the least significant end, then the rest.
+    for (i, group) in digits.rchunks(16).enumerate() {
+        words[i] = group
+            .iter()
+            .fold(0u64, |acc, &c| (acc << 4) | hex_value(c).unwrap_or(0));
+    }
+    if infinite && !nbits.is_multiple_of(64) {
+        words[nbits / 64] |= FULL << (nbits % 64);
+    }
+    let mut bm = Bitmap { words, infinite };
+    bm.normalize();
+    Ok(bm)
+}
+
+fn parse_list(s: &str) -> Result<Bitmap, BitmapParseError> {
+    use BitmapParseErrorKind as K;
+    let err = |pos, kind| BitmapParseError::new(BitmapFormat::List, s, pos, kind);
+    let b = s.as_bytes();
+    let n = b.len();
+    let is_sep = |c: u8| c == b',' || c == b' ';
+
+    // A decimal index at `pos`: returns it and the position after it.
+    let number = |pos: usize| -> Result<(u32, usize), BitmapParseError> {
+        let len = b[pos..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if len == 0 {
+            return Err(if pos < n {
+                err(pos, K::UnexpectedChar(char_at(s, pos)))
+            } else {
+                err(pos, K::MissingNumber)
+            });
+        }
+        if len > 1 && b[pos] == b'0' {
+            return Err(err(pos, K::LeadingZero));
+        }
+        let mut v: u32 = 0;
+        for &c in &b[pos..pos + len] {
+            v = v * 10 + u32::from(c - b'0');
+            if v > MAX_PARSE_INDEX {
+                return Err(err(pos, K::TooLarge));
+            }
+        }
+        Ok((v, pos + len))
+    };
+
+    let mut bm = Bitmap::new();
+    if n == 0 {
+        return Ok(bm);
+    }
+    let mut pos = 0;
+    let mut items = 0usize;
+    loop {
+        while pos < n && is_sep(b[pos]) {
+            pos += 1;
+        }
+        if pos == n {
+            // hwloc accepts a single separator after an item, handled below.
+            let kind = if items == 0 {
+                K::NoItems
+            } else {
+                K::TrailingSeparators
+            };
+            return Err(err(pos, kind));
+        }
+        let (first, p) = number(pos)?;
+        items += 1;
+        pos = p;
+        if pos == n {
+            bm.set(first);
+            break;
+        }
+        match b[pos] {
+            b'-' => {
+                pos += 1;
+                if pos == n {
+                    bm.set_range(first, None);
+                    break;
+                }
+                if is_sep(b[pos]) {
+                    return Err(err(pos, K::InfiniteRangeNotLast));
+                }
+                let (last, p) = number(pos)?;
+                if last < first {
+                    return Err(err(pos, K::ReversedRange { first, last }));
+                }
+                bm.set_range(first, Some(last));
+                pos = p;
+                if pos == n {
+                    break;
+                }
+                if !is_sep(b[pos]) {
+                    return Err(err(pos, K::UnexpectedChar(char_at(s, pos))));
+                }
+            }
+            c if is_sep(c) => bm.set(first),
+            _ => return Err(err(pos, K::UnexpectedChar(char_at(s, pos)))),
+        }
+        // Consume the separator after the item; one trailing separator is
+        // fine.
+        pos += 1;
+        if pos == n {
+            break;
+        }
+    }
+    Ok(bm)
+}
+
+// ---------------------------------------------------------------------------
+// Typed sets
+// ---------------------------------------------------------------------------
+
+/// Marker for the kind of index a [`Set`] holds.
+pub trait SetKind:
+    Copy
+    + Clone
+    + fmt::Debug
+    + Default
+    + PartialEq
+    + Eq
+    + Hash
+    + PartialOrd
+    + Ord
+    + Send
+    + Sync
+    + 'static
+{
+    /// Name of the set kind, as in hwloc XML attributes (`cpuset`,
+    /// `nodeset`); also used by [`Debug`](fmt::Debug).
+    const NAME: &'static str;
+}
+
+/// Kind marker of CPU sets: indexes are OS (physical) processor numbers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CpuKind;
+
+impl SetKind for CpuKind {
+    const NAME: &'static str = "cpuset";
+}
+
+/// Kind marker of NUMA node sets: indexes are OS (physical) node numbers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeKind;
+
+impl SetKind for NodeKind {
+    const NAME: &'static str = "nodeset";
+}
+
+/// A [`Bitmap`] tagged with the kind of index it holds, so that CPU sets
+/// and NUMA node sets cannot be mixed up.  All methods delegate to
+/// [`Bitmap`]; see there for details.
+pub struct Set<K: SetKind> {
+    bits: Bitmap,
+    _kind: PhantomData<K>,
+}
+
+/// A set of OS processor indexes (`hwloc_cpuset_t`).
+pub type CpuSet = Set<CpuKind>;
+
+/// A set of OS NUMA node indexes (`hwloc_nodeset_t`).
+pub type NodeSet = Set<NodeKind>;
+
+impl<K: SetKind> Set<K> {
+    #[inline]
+    const fn wrap(bits: Bitmap) -> Self {
+        Set {
+            bits,
+            _kind: PhantomData,
+        }
+    }
+
+    /// Wraps a bitmap.
+    #[inline]
+    pub const fn from_bitmap(bits: Bitmap) -> Self {
+        Set::wrap(bits)
+    }
+
+    /// The underlying bitmap.
+    #[inline]
+    pub fn bitmap(&self) -> &Bitmap {
+        &self.bits
+    }
+
+    /// The underlying bitmap, mutably.
+    #[inline]
+    pub fn bitmap_mut(&mut self) -> &mut Bitmap {
+        &mut self.bits
+    }
+
+    /// Unwraps the bitmap.
+    #[inline]
+    pub fn into_bitmap(self) -> Bitmap {
+        self.bits
+    }
+
+    /// The empty set.
+    #[inline]
+    pub const fn new() -> Self {
+        Set::wrap(Bitmap::new())
+    }
+
+    /// The set of all indexes (infinite).
+    #[inline]
+    pub const fn full() -> Self {
+        Set::wrap(Bitmap::full())
+    }
+
+    /// The set containing only `i`.
+    #[inline]
+    pub fn from_index(i: u32) -> Self {
+        Set::wrap(Bitmap::from_index(i))
+    }
+
+    /// Every index except `i`.
+    #[inline]
+    pub fn all_but(i: u32) -> Self {
+        Set::wrap(Bitmap::all_but(i))
+    }
+
+    /// `first..=last`, or `first..` when `last` is `None`.
+    #[inline]
+    pub fn from_range(first: u32, last: Option<u32>) -> Self {
+        Set::wrap(Bitmap::from_range(first, last))
+    }
+
+    /// A finite set from 64-bit words, least significant first.
+    #[inline]
+    pub fn from_words(words: &[u64]) -> Self {
+        Set::wrap(Bitmap::from_words(words))
+    }
+
+    /// A finite set from a single 64-bit mask.
+    #[inline]
+    pub fn from_u64(mask: u64) -> Self {
+        Set::wrap(Bitmap::from_u64(mask))
+    }
+
+    /// The stored 64-bit words; see [`Bitmap::words`].
+    #[inline]
+    pub fn words(&self) -> &[u64] {
+        self.bits.words()
+    }
+
+    /// The `i`-th 64-bit word, including the infinite part.
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        self.bits.word(i)
+    }
+
+    /// Number of 64-bit words holding every set index, `None` if infinite.
+    #[inline]
+    pub fn nr_words(&self) -> Option<usize> {
+        self.bits.nr_words()
+    }
+
+    /// Whether no index is set.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bits.is_empty()
+    }
+
+    /// Whether every index is set.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.bits.is_full()
+    }
+
+    /// Whether all indexes above some point are set.
+    #[inline]
+    pub fn is_infinite(&self) -> bool {
+        self.bits.is_infinite()
+    }
+
+    /// Whether index `i` is set.
+    #[inline]
+    pub fn is_set(&self, i: u32) -> bool {
+        self.bits.is_set(i)
+    }
+
+    /// Adds index `i`.
+    #[inline]
+    pub fn set(&mut self, i: u32) {
+        self.bits.set(i);
+    }
+
+    /// Removes index `i`.
+    #[inline]
+    pub fn unset(&mut self, i: u32) {
+        self.bits.unset(i);
+    }
+
+    /// Adds `first..=last`, or `first..` when `last` is `None`.
+    #[inline]
+    pub fn set_range(&mut self, first: u32, last: Option<u32>) {
+        self.bits.set_range(first, last);
+    }
+
+    /// Removes `first..=last`, or `first..` when `last` is `None`.
+    #[inline]
+    pub fn unset_range(&mut self, first: u32, last: Option<u32>) {
+        self.bits.unset_range(first, last);
+    }
+
+    /// Makes the set empty.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.bits.clear();
+    }
+
+    /// Makes the set full.
+    #[inline]
+    pub fn fill(&mut self) {
+        self.bits.fill();
+    }
+
+    /// Keeps only the lowest set index.
+    #[inline]
+    pub fn singlify(&mut self) {
+        self.bits.singlify();
+    }
+
+    /// Number of set indexes, `None` if infinite.
+    #[inline]
+    pub fn weight(&self) -> Option<u32> {
+        self.bits.weight()
+    }
+
+    /// Lowest set index, `None` if empty.
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        self.bits.first()
+    }
+
+    /// Highest set index, `None` if empty or infinite.
+    #[inline]
+    pub fn last(&self) -> Option<u32> {
+        self.bits.last()
+    }
+
+    /// Lowest set index above `after` (or the lowest if `None`).
+    #[inline]
+    pub fn next_set(&self, after: Option<u32>) -> Option<u32> {
+        self.bits.next_set(after)
+    }
+
+    /// Lowest unset index, `None` if full.
+    #[inline]
+    pub fn first_unset(&self) -> Option<u32> {
+        self.bits.first_unset()
+    }
+
+    /// Lowest unset index above `after` (or the lowest if `None`).
+    #[inline]
+    pub fn next_unset(&self, after: Option<u32>) -> Option<u32> {
+        self.bits.next_unset(after)
+    }
+
+    /// Highest unset index, `None` if finite or full.
+    #[inline]
+    pub fn last_unset(&self) -> Option<u32> {
+        self.bits.last_unset()
+    }
+
+    /// Iterates over the set indexes (up to `u32::MAX` if infinite).
+    #[inline]
+    pub fn iter(&self) -> Iter<'_> {
+        self.bits.iter()
+    }
+
+    /// Iterates over the runs of set indexes.
+    #[inline]
+    pub fn ranges(&self) -> Ranges<'_> {
+        self.bits.ranges()
+    }
+
+    /// Intersection.
+    #[inline]
+    pub fn and(&self, other: &Self) -> Self {
+        Set::wrap(self.bits.and(&other.bits))
+    }
+
+    /// Union.
+    #[inline]
+    pub fn or(&self, other: &Self) -> Self {
+        Set::wrap(self.bits.or(&other.bits))
+    }
+
+    /// Symmetric difference.
+    #[inline]
+    pub fn xor(&self, other: &Self) -> Self {
+        Set::wrap(self.bits.xor(&other.bits))
+    }
+
+    /// Difference: indexes of `self` not in `other`.
+    #[inline]
+    pub fn and_not(&self, other: &Self) -> Self {
+        Set::wrap(self.bits.and_not(&other.bits))
+    }
+
+    /// Complement.
+    #[inline]
+    pub fn not(&self) -> Self {
+        Set::wrap(Bitmap::not(&self.bits))
+    }
+
+    /// In-place intersection.
+    #[inline]
+    pub fn and_assign(&mut self, other: &Self) {
+        self.bits.and_assign(&other.bits);
+    }
+
+    /// In-place union.
+    #[inline]
+    pub fn or_assign(&mut self, other: &Self) {
+        self.bits.or_assign(&other.bits);
+    }
+
+    /// In-place symmetric difference.
+    #[inline]
+    pub fn xor_assign(&mut self, other: &Self) {
+        self.bits.xor_assign(&other.bits);
+    }
+
+    /// In-place difference.
+    #[inline]
+    pub fn and_not_assign(&mut self, other: &Self) {
+        self.bits.and_not_assign(&other.bits);
+    }
+
+    /// In-place complement.
+    #[inline]
+    pub fn invert(&mut self) {
+        self.bits.invert();
+    }
+
+    /// Whether the sets share an index.
+    #[inline]
+    pub fn intersects(&self, other: &Self) -> bool {
+        self.bits.intersects(&other.bits)
+    }
+
+    /// Whether `self ⊇ sub`.
+    #[inline]
+    pub fn includes(&self, sub: &Self) -> bool {
+        self.bits.includes(&sub.bits)
+    }
+
+    /// Whether `self ⊆ sup`.
+    #[inline]
+    pub fn is_included_in(&self, sup: &Self) -> bool {
+        self.bits.is_included_in(&sup.bits)
+    }
+
+    /// Compares by lowest index; see [`Bitmap::compare_first`].
+    #[inline]
+    pub fn compare_first(&self, other: &Self) -> Ordering {
+        self.bits.compare_first(&other.bits)
+    }
+
+    /// Compares from the highest index; see [`Bitmap::compare_last`].
+    #[inline]
+    pub fn compare_last(&self, other: &Self) -> Ordering {
+        self.bits.compare_last(&other.bits)
+    }
+
+    /// Parses the hwloc form; see [`Bitmap::parse`].
+    #[inline]
+    pub fn parse(s: &str) -> Result<Self, BitmapParseError> {
+        Bitmap::parse(s).map(Set::wrap)
+    }
+
+    /// Parses the list form; see [`Bitmap::parse_list`].
+    #[inline]
+    pub fn parse_list(s: &str) -> Result<Self, BitmapParseError> {
+        Bitmap::parse_list(s).map(Set::wrap)
+    }
+
+    /// Parses the taskset form; see [`Bitmap::parse_taskset`].
+    #[inline]
+    pub fn parse_taskset(s: &str) -> Result<Self, BitmapParseError> {
+        Bitmap::parse_taskset(s).map(Set::wrap)
+    }
+
+    /// The hwloc form (same as `Display`).
+    #[inline]
+    pub fn to_hwloc_string(&self) -> String {
+        self.bits.to_hwloc_string()
+    }
+
+    /// The list form.
+    #[inline]
+    pub fn to_list_string(&self) -> String {
+        self.bits.to_list_string()
+    }
+
+    /// The taskset form.
+    #[inline]
+    pub fn to_taskset_string(&self) -> String {
+        self.bits.to_taskset_string()
+    }
+}
+
+impl<K: SetKind> Clone for Set<K> {
+    #[inline]
+    fn clone(&self) -> Self {
+        Set::wrap(self.bits.clone())
+    }
+
+    #[inline]
+    fn clone_from(&mut self, source: &Self) {
+        self.bits.clone_from(&source.bits);
+    }
+}
+
+impl<K: SetKind> PartialEq for Set<K> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.bits == other.bits
+    }
+}
+
+impl<K: SetKind> Eq for Set<K> {}
+
+impl<K: SetKind> PartialOrd for Set<K> {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<K: SetKind> Ord for Set<K> {
+    /// Same as [`Set::compare_last`] (`hwloc_bitmap_compare`).
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.bits.cmp(&other.bits)
+    }
+}
+
+impl<K: SetKind> Hash for Set<K> {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.bits.hash(state);
+    }
+}
+
+impl<K: SetKind> Default for Set<K> {
+    #[inline]
+    fn default() -> Self {
+        Set::new()
+    }
+}
+
+impl<K: SetKind> fmt::Debug for Set<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({})", K::NAME, self.bits)
+    }
+}
+
+impl<K: SetKind> fmt::Display for Set<K> {
+    /// The hwloc form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.bits, f)
+    }
+}
+
+impl<K: SetKind> FromStr for Set<K> {
+    type Err = BitmapParseError;
+
+    /// Parses the hwloc form.
+    #[inline]
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Set::parse(s)
+    }
+}
+
+impl<K: SetKind> FromIterator<u32> for Set<K> {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        Set::wrap(Bitmap::from_iter(iter))
+    }
+}
+
+impl<K: SetKind> Extend<u32> for Set<K> {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        self.bits.extend(iter);
+    }
+}
+
+impl<'a, K: SetKind> IntoIterator for &'a Set<K> {
+    type Item = u32;
+    type IntoIter = Iter<'a>;
+
+    #[inline]
+    fn into_iter(self) -> Iter<'a> {
+        self.bits.iter()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Operators
+// ---------------------------------------------------------------------------
+
+/// Implements `&`, `|`, `^`, `-` (difference), `!` and the assigning forms
+/// for a type with inherent `and`/`or`/`xor`/`and_not`/`not` and
+/// `*_assign` methods, for both values and references.
+macro_rules! impl_set_ops {
+    ([$($g:tt)*] $T:ty) => {
+        impl_set_ops!(@bin [$($g)*] $T, BitAnd, bitand, BitAndAssign, bitand_assign, and, and_assign);
+        impl_set_ops!(@bin [$($g)*] $T, BitOr, bitor, BitOrAssign, bitor_assign, or, or_assign);
+        impl_set_ops!(@bin [$($g)*] $T, BitXor, bitxor, BitXorAssign, bitxor_assign, xor, xor_assign);
+        impl_set_ops!(@bin [$($g)*] $T, Sub, sub, SubAssign, sub_assign, and_not, and_not_assign);
+
+        impl<$($g)*> Not for &$T {
+            type Output = $T;
+            #[inline]
+            fn not(self) -> $T {
+                <$T>::not(self)
+            }
+        }
+
+        impl<$($g)*> Not for $T {
+            type Output = $T;
+            #[inline]
+            fn not(mut self) -> $T {
+                self.invert();
+                self
+            }
+        }
+    };
+    (@bin [$($g:tt)*] $T:ty, $Tr:ident, $m:ident, $ATr:ident, $am:ident, $op:ident, $aop:ident) => {
+        impl<$($g)*> $Tr<&$T> for &$T {
+            type Output = $T;
+            #[inline]
+            fn $m(self, rhs: &$T) -> $T {
+                <$T>::$op(self, rhs)
+            }
+        }
+
+        impl<$($g)*> $Tr<$T> for &$T {
+            type Output = $T;
+            #[inline]
+            fn $m(self, rhs: $T) -> $T {
+                <$T>::$op(self, &rhs)
+            }
+        }
+
+        impl<$($g)*> $Tr<&$T> for $T {
+            type Output = $T;
+            #[inline]
+            fn $m(mut self, rhs: &$T) -> $T {
+                self.$aop(rhs);
+                self
+            }
+        }
+
+        impl<$($g)*> $Tr<$T> for $T {
+            type Output = $T;
+            #[inline]
+            fn $m(mut self, rhs: $T) -> $T {
+                self.$aop(&rhs);
+                self
+            }
+        }
+
+        impl<$($g)*> $ATr<&$T> for $T {
+            #[inline]
+            fn $am(&mut self, rhs: &$T) {
+                self.$aop(rhs);
+            }
+        }
+
+        impl<$($g)*> $ATr<$T> for $T {
+            #[inline]
+            fn $am(&mut self, rhs: $T) {
+                self.$aop(&rhs);
+            }
+        }
+    };
+}
+
+impl_set_ops!([] Bitmap);
+impl_set_ops!([K: SetKind] Set<K>);
+
+// ---------------------------------------------------------------------------
+// serde
+// ---------------------------------------------------------------------------
+
+#[cfg(feature = "serde")]
+mod serde_impls {
+    use super::{Bitmap, Set, SetKind};
+    use core::fmt;
+    use serde::de::{self, Deserialize, Deserializer, Visitor};
+    use serde::ser::{Serialize, Serializer};
+
+    impl Serialize for Bitmap {
+        /// Serializes as the hwloc string form.
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_str(self)
+        }
+    }
+
+    struct BitmapVisitor;
+
+    impl Visitor<'_> for BitmapVisitor {
+        type Value = Bitmap;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an hwloc bitmap string such as \"0x00000003\" or \"0xf...f\"")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Bitmap, E> {
+            Bitmap::parse(v).map_err(E::custom)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Bitmap {
+        /// Deserializes from the hwloc string form.
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_str(BitmapVisitor)
+        }
+    }
+
+    impl<K: SetKind> Serialize for Set<K> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            self.bitmap().serialize(serializer)
+        }
+    }
+
+    impl<'de, K: SetKind> Deserialize<'de> for Set<K> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            Bitmap::deserialize(deserializer).map(Set::from_bitmap)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {}

@@ -1,0 +1,840 @@
+//! Topology objects: their types, kinds and attributes.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::bitmap::{CpuSet, NodeSet};
+
+/// Index of an object inside its [`Topology`](crate::Topology).
+///
+/// Ids stay valid for the life of the topology; an object removed by
+/// filtering simply stops being reachable.
+pub type ObjId = usize;
+
+/// Every kind of object hwloc knows about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum ObjType {
+    /// The whole machine (or system image); always the root.
+    Machine,
+    /// A physical package (socket).
+    Package,
+    /// A die inside a package.
+    Die,
+    /// A core: computation unit with one or more hardware threads.
+    Core,
+    /// A processing unit (hardware thread, logical processor).
+    PU,
+    /// Level-1 data (or unified) cache.
+    L1Cache,
+    /// Level-2 data or unified cache.
+    L2Cache,
+    /// Level-3 data or unified cache.
+    L3Cache,
+    /// Level-4 data or unified cache.
+    L4Cache,
+    /// Level-5 data or unified cache.
+    L5Cache,
+    /// Level-1 instruction cache.
+    L1ICache,
+    /// Level-2 instruction cache.
+    L2ICache,
+    /// Level-3 instruction cache.
+    L3ICache,
+    /// A group of objects that does not fit any other type (clusters, boards, ...).
+    Group,
+    /// A NUMA node: a set of processors around some memory.
+    NUMANode,
+    /// A memory-side cache in front of one or more NUMA nodes.
+    MemCache,
+    /// A host bridge or PCI bridge.
+    Bridge,
+    /// A PCI device.
+    PCIDevice,
+    /// An operating-system device (block device, NIC, GPU, ...).
+    OSDevice,
+    /// Anything else, attached wherever the user wants.
+    Misc,
+}
+
+/// The four families of objects and the child list each belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjKind {
+    /// CPU-side objects with a cpuset: Machine, Package, Die, Core, PU, caches, Group.
+    Normal,
+    /// Memory objects: NUMA nodes and memory-side caches.
+    Memory,
+    /// I/O objects: bridges, PCI devices and OS devices.
+    Io,
+    /// Misc objects.
+    Misc,
+}
+
+impl ObjType {
+    /// All types, in hwloc's enumeration order.
+    pub const ALL: [ObjType; 20] = [
+        ObjType::Machine,
+        ObjType::Package,
+        ObjType::Core,
+        ObjType::PU,
+        ObjType::L1Cache,
+        ObjType::L2Cache,
+        ObjType::L3Cache,
+        ObjType::L4Cache,
+        ObjType::L5Cache,
+        ObjType::L1ICache,
+        ObjType::L2ICache,
+        ObjType::L3ICache,
+        ObjType::Group,
+        ObjType::NUMANode,
+        ObjType::Bridge,
+        ObjType::PCIDevice,
+        ObjType::OSDevice,
+        ObjType::Misc,
+        ObjType::MemCache,
+        ObjType::Die,
+    ];
+
+    /// Position in [`ObjType::ALL`], usable as an array index.
+    pub fn index(self) -> usize {
+        match self {
+            ObjType::Machine => 0,
+            ObjType::Package => 1,
+            ObjType::Core => 2,
+            ObjType::PU => 3,
+            ObjType::L1Cache => 4,
+            ObjType::L2Cache => 5,
+            ObjType::L3Cache => 6,
+            ObjType::L4Cache => 7,
+            ObjType::L5Cache => 8,
+            ObjType::L1ICache => 9,
+            ObjType::L2ICache => 10,
+            ObjType::L3ICache => 11,
+            ObjType::Group => 12,
+            ObjType::NUMANode => 13,
+            ObjType::Bridge => 14,
+            ObjType::PCIDevice => 15,
+            ObjType::OSDevice => 16,
+            ObjType::Misc => 17,
+            ObjType::MemCache => 18,
+            ObjType::Die => 19,
+        }
+    }
+
+    /// The family of this type.
+    pub fn kind(self) -> ObjKind {
+        match self {
+            ObjType::NUMANode | ObjType::MemCache => ObjKind::Memory,
+            ObjType::Bridge | ObjType::PCIDevice | ObjType::OSDevice => ObjKind::Io,
+            ObjType::Misc => ObjKind::Misc,
+            _ => ObjKind::Normal,
+        }
+    }
+
+    /// Whether this is a CPU-side cache (data, unified or instruction).
+    pub fn is_cache(self) -> bool {
+        self.cache_level().is_some()
+    }
+
+    /// Whether this is a data or unified CPU cache.
+    pub fn is_dcache(self) -> bool {
+        matches!(
+            self,
+            ObjType::L1Cache
+                | ObjType::L2Cache
+                | ObjType::L3Cache
+                | ObjType::L4Cache
+                | ObjType::L5Cache
+        )
+    }
+
+    /// Whether this is an instruction cache.
+    pub fn is_icache(self) -> bool {
+        matches!(
+            self,
+            ObjType::L1ICache | ObjType::L2ICache | ObjType::L3ICache
+        )
+    }
+
+    /// Cache level (1 to 5) of a CPU cache type.
+    pub fn cache_level(self) -> Option<u32> {
+        match self {
+            ObjType::L1Cache | ObjType::L1ICache => Some(1),
+            ObjType::L2Cache | ObjType::L2ICache => Some(2),
+            ObjType::L3Cache | ObjType::L3ICache => Some(3),
+            ObjType::L4Cache => Some(4),
+            ObjType::L5Cache => Some(5),
+            _ => None,
+        }
+    }
+
+    /// The cache type for a level and a cache kind (instruction caches exist for levels 1 to 3).
+    pub fn cache_for(level: u32, kind: CacheKind) -> Option<ObjType> {
+        Some(match (level, kind) {
+            (1, CacheKind::Instruction) => ObjType::L1ICache,
+            (2, CacheKind::Instruction) => ObjType::L2ICache,
+            (3, CacheKind::Instruction) => ObjType::L3ICache,
+            (_, CacheKind::Instruction) => return None,
+            (1, _) => ObjType::L1Cache,
+            (2, _) => ObjType::L2Cache,
+            (3, _) => ObjType::L3Cache,
+            (4, _) => ObjType::L4Cache,
+            (5, _) => ObjType::L5Cache,
+            _ => return None,
+        })
+    }
+
+    /// Rank from the top of the machine to the bottom: a type with a smaller
+    /// order may contain types with a larger one.
+    pub(crate) fn order(self) -> u32 {
+        match self {
+            ObjType::Machine => 0,
+            ObjType::Group => 1,
+            ObjType::MemCache => 2,
+            ObjType::NUMANode => 3,
+            ObjType::Package => 4,
+            ObjType::Die => 5,
+            ObjType::L5Cache => 6,
+            ObjType::L4Cache => 7,
+            ObjType::L3Cache => 8,
+            ObjType::L3ICache => 9,
+            ObjType::L2Cache => 10,
+            ObjType::L2ICache => 11,
+            ObjType::L1Cache => 12,
+            ObjType::L1ICache => 13,
+            ObjType::Core => 14,
+            ObjType::Bridge => 15,
+            ObjType::PCIDevice => 16,
+            ObjType::OSDevice => 17,
+            ObjType::PU => 18,
+            ObjType::Misc => 19,
+        }
+    }
+
+    /// Which object survives when a parent and its only child cover the same
+    /// set and one of them may go: the one with the higher priority.
+    pub(crate) fn merge_priority(self) -> i32 {
+        match self {
+            ObjType::Machine => 90,
+            ObjType::Package => 40,
+            ObjType::Core => 60,
+            ObjType::PU | ObjType::NUMANode | ObjType::PCIDevice | ObjType::OSDevice => 100,
+            ObjType::Die => 30,
+            t if t.is_dcache() => 20,
+            ObjType::L1ICache | ObjType::L2ICache | ObjType::L3ICache | ObjType::MemCache => 19,
+            _ => 0,
+        }
+    }
+
+    /// Compares two types in the machine's containment order.
+    ///
+    /// Returns `None` when they cannot be ordered (a normal type against a
+    /// memory, I/O or misc type, except Machine).
+    pub fn compare(self, other: ObjType) -> Option<core::cmp::Ordering> {
+        let n1 = self.kind() == ObjKind::Normal;
+        let n2 = other.kind() == ObjKind::Normal;
+        if (!n1 && n2 && other != ObjType::Machine) || (!n2 && n1 && self != ObjType::Machine) {
+            return None;
+        }
+        Some(self.order().cmp(&other.order()))
+    }
+
+    /// hwloc's name of the type, as used in XML (`L1iCache`, `PCIDev`, ...).
+    pub fn xml_name(self) -> &'static str {
+        match self {
+            ObjType::Machine => "Machine",
+            ObjType::Package => "Package",
+            ObjType::Die => "Die",
+            ObjType::Core => "Core",
+            ObjType::PU => "PU",
+            ObjType::L1Cache => "L1Cache",
+            ObjType::L2Cache => "L2Cache",
+            ObjType::L3Cache => "L3Cache",
+            ObjType::L4Cache => "L4Cache",
+            ObjType::L5Cache => "L5Cache",
+            ObjType::L1ICache => "L1iCache",
+            ObjType::L2ICache => "L2iCache",
+            ObjType::L3ICache => "L3iCache",
+            ObjType::Group => "Group",
+            ObjType::NUMANode => "NUMANode",
+            ObjType::MemCache => "MemCache",
+            ObjType::Bridge => "Bridge",
+            ObjType::PCIDevice => "PCIDev",
+            ObjType::OSDevice => "OSDev",
+            ObjType::Misc => "Misc",
+        }
+    }
+
+    /// Parses a type name as hwloc's `hwloc_type_sscanf` does: full names,
+    /// common abbreviations and old names, case-insensitively
+    /// (`pack`, `socket`, `node`, `numa`, `l2`, `l1i`, `pci`, `os`, ...).
+    ///
+    /// Returns the type and, for caches written as `l2d`/`l2u`/`l2i`, the
+    /// cache kind that was spelled out.
+    pub fn parse(name: &str) -> Option<ObjType> {
+        let lower: String = name.chars().map(|c| c.to_ascii_lowercase()).collect();
+        let s = lower.as_str();
+        let starts = |full: &str, min: usize| s.len() >= min && full.starts_with(s);
+        // Caches: lN, lNd, lNu, lNi, lNcache, lNdcache, lNicache, lNucache.
+        if let Some(rest) = s.strip_prefix('l') {
+            let mut chars = rest.chars();
+            if let Some(d) = chars.next().and_then(|c| c.to_digit(10)) {
+                let tail = chars.as_str();
+                let tail = tail.strip_suffix("cache").unwrap_or(tail);
+                let kind = match tail {
+                    "" | "d" | "u" => CacheKind::Unified,
+                    "i" => CacheKind::Instruction,
+                    _ => return None,
+                };
+                return ObjType::cache_for(d, kind);
+            }
+        }
+        Some(match s {
+            _ if starts("machine", 2) || s == "system" => ObjType::Machine,
+            _ if starts("package", 2) || starts("socket", 2) => ObjType::Package,
+            _ if starts("die", 2) => ObjType::Die,
+            _ if starts("core", 2) => ObjType::Core,
+            _ if starts("pu", 2) => ObjType::PU,
+            _ if starts("group", 2) || s == "cluster" => ObjType::Group,
+            _ if starts("numanode", 2) || starts("node", 2) => ObjType::NUMANode,
+            _ if starts("memcache", 3) || s == "memorysidecache" => ObjType::MemCache,
+            _ if starts("bridge", 2) || s == "hostbridge" || s == "pcibridge" => ObjType::Bridge,
+            _ if starts("pcidev", 2) || s == "pcidevice" => ObjType::PCIDevice,
+            _ if starts("osdev", 2) || s == "osdevice" => ObjType::OSDevice,
+            _ if starts("misc", 2) => ObjType::Misc,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for ObjType {
+    /// The name hwloc prints for the type (`hwloc_obj_type_string`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.xml_name())
+    }
+}
+
+/// Whether a cache holds data, instructions or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum CacheKind {
+    /// Data and instructions.
+    #[default]
+    Unified,
+    /// Data only.
+    Data,
+    /// Instructions only.
+    Instruction,
+}
+
+impl CacheKind {
+    /// hwloc's numeric code (`cache_type` in XML): 0 unified, 1 data, 2 instruction.
+    pub fn code(self) -> u32 {
+        match self {
+            CacheKind::Unified => 0,
+            CacheKind::Data => 1,
+            CacheKind::Instruction => 2,
+        }
+    }
+    /// Inverse of [`CacheKind::code`].
+    pub fn from_code(code: u32) -> Option<Self> {
+        match code {
+            0 => Some(CacheKind::Unified),
+            1 => Some(CacheKind::Data),
+            2 => Some(CacheKind::Instruction),
+            _ => None,
+        }
+    }
+}
+
+/// Attributes of a CPU cache or a memory-side cache.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CacheAttr {
+    /// Size in bytes.
+    pub size: u64,
+    /// Depth (1 for L1, ...).
+    pub depth: u32,
+    /// Line size in bytes, 0 if unknown.
+    pub linesize: u32,
+    /// Ways of associativity; -1 means fully associative, 0 unknown.
+    pub associativity: i32,
+    /// Data, instruction or unified.
+    pub kind: CacheKind,
+    /// Whether the cache is known to be inclusive (hwloc 3 `cache_inclusive`).
+    pub inclusive: bool,
+}
+
+/// One page size supported by a NUMA node, with the number of such pages.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PageType {
+    /// Page size in bytes.
+    pub size: u64,
+    /// Number of pages of that size.
+    pub count: u64,
+}
+
+/// Attributes of a NUMA node.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct NumaAttr {
+    /// Memory local to the node, in bytes.
+    pub local_memory: u64,
+    /// Supported page types, sorted by size.
+    pub page_types: Vec<PageType>,
+}
+
+/// Attributes of a Group.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct GroupAttr {
+    /// Depth among Group levels, computed when levels are built.
+    pub depth: u32,
+    /// Why the group exists (backends pick values; smaller kinds win merges).
+    pub kind: u32,
+    /// Sub-kind refining `kind`.
+    pub subkind: u32,
+    /// Never merge this group with an identical parent or child.
+    pub dont_merge: bool,
+}
+
+/// Well-known group kinds (hwloc's internal `HWLOC_GROUP_KIND_*` values).
+pub mod group_kind {
+    /// Set by the user.
+    pub const USER: u32 = 1;
+    /// Made to attach CPU-less memory or memory with a partial locality.
+    pub const MEMORY: u32 = 2;
+    /// Intel/AMD extended topology (tiles, modules, compute units).
+    pub const INTEL_TILE: u32 = 100;
+    /// Intel module.
+    pub const INTEL_MODULE: u32 = 101;
+    /// Intel die-group, AMD complex.
+    pub const INTEL_DIE_GROUP: u32 = 102;
+    /// AMD compute unit.
+    pub const AMD_COMPUTE_UNIT: u32 = 103;
+    /// Linux cluster (`cluster_cpus`).
+    pub const LINUX_CLUSTER: u32 = 110;
+    /// s390 book/drawer.
+    pub const S390_BOOK: u32 = 120;
+    /// Built from distances.
+    pub const DISTANCE: u32 = 1000;
+    /// Made for attaching I/O with a partial locality.
+    pub const IO: u32 = 1001;
+    /// Unknown origin (XML import without a kind).
+    pub const XML_UNKNOWN: u32 = u32::MAX;
+}
+
+/// Identity of a PCI function.
+#[derive(Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PciAttr {
+    /// PCI domain.
+    pub domain: u32,
+    /// Bus number.
+    pub bus: u8,
+    /// Device number.
+    pub dev: u8,
+    /// Function number.
+    pub func: u8,
+    /// Class and subclass (`0x0200` for Ethernet).
+    pub class_id: u16,
+    /// Vendor id.
+    pub vendor_id: u16,
+    /// Device id.
+    pub device_id: u16,
+    /// Subsystem vendor id.
+    pub subvendor_id: u16,
+    /// Subsystem device id.
+    pub subdevice_id: u16,
+    /// Revision.
+    pub revision: u8,
+    /// Link speed in GB/s.
+    pub linkspeed: f32,
+    /// Programming interface byte (printed after the revision in XML).
+    pub prog_if: u8,
+}
+
+/// Upstream side of a bridge.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum BridgeUpstream {
+    /// A host bridge: the root of a PCI hierarchy.
+    Host,
+    /// A PCI-to-PCI bridge with its own PCI identity.
+    Pci(PciAttr),
+}
+
+/// Attributes of a bridge.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct BridgeAttr {
+    /// What the bridge is on its upstream side.
+    pub upstream: BridgeUpstream,
+    /// Downstream PCI domain.
+    pub domain: u32,
+    /// First bus below the bridge.
+    pub secondary_bus: u8,
+    /// Last bus below the bridge.
+    pub subordinate_bus: u8,
+    /// Depth of the bridge among bridges (0 for host bridges).
+    pub depth: u32,
+}
+
+/// Kinds of OS device, as a bitmask so a device may be several at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct OsDevTypes(pub u32);
+
+impl OsDevTypes {
+    /// Storage (block devices, NVMe namespaces).
+    pub const STORAGE: u32 = 1 << 0;
+    /// Byte-addressable memory devices (DAX, CXL memory).
+    pub const MEMORY: u32 = 1 << 1;
+    /// GPU (DRM, CUDA, ...).
+    pub const GPU: u32 = 1 << 2;
+    /// Co-processor or accelerator.
+    pub const COPROC: u32 = 1 << 3;
+    /// Network interface.
+    pub const NETWORK: u32 = 1 << 4;
+    /// OpenFabrics (InfiniBand, RoCE) HCA.
+    pub const OPENFABRICS: u32 = 1 << 5;
+    /// DMA engine.
+    pub const DMA: u32 = 1 << 6;
+
+    /// Whether all bits of `t` are set.
+    pub fn has(self, t: u32) -> bool {
+        self.0 & t == t && t != 0
+    }
+
+    /// The hwloc 2.x single-value code of this device kind (XML v2 `osdev_type`).
+    pub fn v2_code(self) -> u32 {
+        if self.has(Self::OPENFABRICS) {
+            3
+        } else if self.has(Self::NETWORK) {
+            2
+        } else if self.has(Self::COPROC) {
+            5
+        } else if self.has(Self::GPU) {
+            1
+        } else if self.has(Self::DMA) {
+            4
+        } else {
+            0
+        }
+    }
+
+    /// Converts a hwloc 2.x `osdev_type` code into a bitmask.
+    pub fn from_v2_code(code: u32) -> Self {
+        OsDevTypes(match code {
+            1 => Self::GPU,
+            2 => Self::NETWORK,
+            3 => Self::OPENFABRICS | Self::NETWORK,
+            4 => Self::DMA,
+            5 => Self::COPROC,
+            _ => Self::STORAGE,
+        })
+    }
+}
+
+/// Attributes that depend on the object type.
+#[derive(Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum ObjAttr {
+    /// No type-specific attributes.
+    #[default]
+    None,
+    /// NUMA node memory.
+    Numa(NumaAttr),
+    /// CPU cache or memory-side cache.
+    Cache(CacheAttr),
+    /// Group.
+    Group(GroupAttr),
+    /// PCI device.
+    Pci(PciAttr),
+    /// Bridge.
+    Bridge(BridgeAttr),
+    /// OS device.
+    OsDev(OsDevTypes),
+}
+
+/// A name/value annotation, as hwloc's `infos`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Info {
+    /// Key, such as `CPUModel`.
+    pub name: String,
+    /// Value.
+    pub value: String,
+}
+
+/// Where an object sits in the level structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Depth {
+    /// A normal level, 0 being the root.
+    Normal(u32),
+    /// The NUMA node special level (hwloc depth -3).
+    NumaNode,
+    /// The bridge special level (-4).
+    Bridge,
+    /// The PCI device special level (-5).
+    PciDevice,
+    /// The OS device special level (-6).
+    OsDevice,
+    /// The Misc special level (-7).
+    Misc,
+    /// The memory-side cache special level (-8).
+    MemCache,
+    /// Not placed yet.
+    #[default]
+    Unknown,
+}
+
+impl Depth {
+    /// hwloc's integer encoding of the depth.
+    pub fn to_i32(self) -> i32 {
+        match self {
+            Depth::Normal(d) => d as i32,
+            Depth::Unknown => -1,
+            Depth::NumaNode => -3,
+            Depth::Bridge => -4,
+            Depth::PciDevice => -5,
+            Depth::OsDevice => -6,
+            Depth::Misc => -7,
+            Depth::MemCache => -8,
+        }
+    }
+
+    /// The special depth of a non-normal type.
+    pub fn special_for(t: ObjType) -> Option<Depth> {
+        Some(match t {
+            ObjType::NUMANode => Depth::NumaNode,
+            ObjType::MemCache => Depth::MemCache,
+            ObjType::Bridge => Depth::Bridge,
+            ObjType::PCIDevice => Depth::PciDevice,
+            ObjType::OSDevice => Depth::OsDevice,
+            ObjType::Misc => Depth::Misc,
+            _ => return None,
+        })
+    }
+}
+
+/// One object of the topology.
+///
+/// The descriptive fields are public.  Tree links (parent, children, depth,
+/// logical index) are maintained by the [`Topology`](crate::Topology) and
+/// read through accessors.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Object {
+    /// Object type.
+    pub obj_type: ObjType,
+    /// Finer type name (`Cluster`, `HBM`, `NVSwitch`, ...).
+    pub subtype: Option<String>,
+    /// Index the operating system uses for it (`P#`), if any.
+    pub os_index: Option<u32>,
+    /// Name (OS device name, Misc name, ...).
+    pub name: Option<String>,
+    /// Type-specific attributes.
+    pub attr: ObjAttr,
+    /// Allowed PUs below; `None` for I/O and Misc objects.
+    pub cpuset: Option<CpuSet>,
+    /// All PUs below, including offline and disallowed ones.
+    pub complete_cpuset: Option<CpuSet>,
+    /// Allowed NUMA nodes near; `None` for I/O and Misc objects.
+    pub nodeset: Option<NodeSet>,
+    /// All NUMA nodes near, including disallowed ones.
+    pub complete_nodeset: Option<NodeSet>,
+    /// Name/value annotations.
+    pub infos: Vec<Info>,
+    /// Global persistent index, unique in the topology (never 0 once inserted).
+    pub gp_index: u64,
+    /// Total memory in bytes below this object (computed).
+    pub total_memory: u64,
+    pub(crate) parent: Option<ObjId>,
+    pub(crate) children: Vec<ObjId>,
+    pub(crate) memory_children: Vec<ObjId>,
+    pub(crate) io_children: Vec<ObjId>,
+    pub(crate) misc_children: Vec<ObjId>,
+    pub(crate) depth: Depth,
+    pub(crate) logical_index: u32,
+    pub(crate) sibling_rank: u32,
+    pub(crate) symmetric_subtree: bool,
+}
+
+impl Object {
+    /// A new detached object with no sets and default attributes for its type.
+    pub fn new(obj_type: ObjType, os_index: Option<u32>) -> Self {
+        let attr = match obj_type {
+            ObjType::NUMANode => ObjAttr::Numa(NumaAttr::default()),
+            ObjType::Group => ObjAttr::Group(GroupAttr::default()),
+            ObjType::PCIDevice => ObjAttr::Pci(PciAttr::default()),
+            ObjType::Bridge => ObjAttr::Bridge(BridgeAttr {
+                upstream: BridgeUpstream::Host,
+                domain: 0,
+                secondary_bus: 0,
+                subordinate_bus: 0,
+                depth: 0,
+            }),
+            ObjType::OSDevice => ObjAttr::OsDev(OsDevTypes::default()),
+            t if t.is_cache() || t == ObjType::MemCache => ObjAttr::Cache(CacheAttr {
+                depth: t.cache_level().unwrap_or(1),
+                kind: if t.is_icache() {
+                    CacheKind::Instruction
+                } else {
+                    CacheKind::Unified
+                },
+                ..CacheAttr::default()
+            }),
+            _ => ObjAttr::None,
+        };
+        Object {
+            obj_type,
+            subtype: None,
+            os_index,
+            name: None,
+            attr,
+            cpuset: None,
+            complete_cpuset: None,
+            nodeset: None,
+            complete_nodeset: None,
+            infos: Vec::new(),
+            gp_index: 0,
+            total_memory: 0,
+            parent: None,
+            children: Vec::new(),
+            memory_children: Vec::new(),
+            io_children: Vec::new(),
+            misc_children: Vec::new(),
+            depth: Depth::Unknown,
+            logical_index: 0,
+            sibling_rank: 0,
+            symmetric_subtree: false,
+        }
+    }
+
+    /// A new object of a normal type covering `cpuset`.
+    pub fn with_cpuset(obj_type: ObjType, os_index: Option<u32>, cpuset: CpuSet) -> Self {
+        let mut o = Object::new(obj_type, os_index);
+        o.complete_cpuset = Some(cpuset.clone());
+        o.cpuset = Some(cpuset);
+        o
+    }
+
+    /// The kind (normal, memory, I/O or misc) of this object.
+    pub fn kind(&self) -> ObjKind {
+        self.obj_type.kind()
+    }
+
+    /// The parent, `None` for the root.
+    pub fn parent(&self) -> Option<ObjId> {
+        self.parent
+    }
+    /// Normal children, ordered by cpuset.
+    pub fn children(&self) -> &[ObjId] {
+        &self.children
+    }
+    /// Memory children (NUMA nodes, memory-side caches).
+    pub fn memory_children(&self) -> &[ObjId] {
+        &self.memory_children
+    }
+    /// I/O children.
+    pub fn io_children(&self) -> &[ObjId] {
+        &self.io_children
+    }
+    /// Misc children.
+    pub fn misc_children(&self) -> &[ObjId] {
+        &self.misc_children
+    }
+    /// Normal arity.
+    pub fn arity(&self) -> usize {
+        self.children.len()
+    }
+    /// Depth of the object's level.
+    pub fn depth(&self) -> Depth {
+        self.depth
+    }
+    /// Index among the objects of the same level, left to right.
+    pub fn logical_index(&self) -> u32 {
+        self.logical_index
+    }
+    /// Index among the parent's children of the same kind.
+    pub fn sibling_rank(&self) -> u32 {
+        self.sibling_rank
+    }
+    /// Whether all children subtrees below are identical in shape.
+    pub fn symmetric_subtree(&self) -> bool {
+        self.symmetric_subtree
+    }
+
+    /// The cache attributes, for caches and memory-side caches.
+    pub fn cache(&self) -> Option<&CacheAttr> {
+        match &self.attr {
+            ObjAttr::Cache(c) => Some(c),
+            _ => None,
+        }
+    }
+    /// The NUMA attributes, for NUMA nodes.
+    pub fn numa(&self) -> Option<&NumaAttr> {
+        match &self.attr {
+            ObjAttr::Numa(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// The group attributes, for groups.
+    pub fn group(&self) -> Option<&GroupAttr> {
+        match &self.attr {
+            ObjAttr::Group(g) => Some(g),
+            _ => None,
+        }
+    }
+    /// The PCI identity of PCI devices and PCI-to-PCI bridges.
+    pub fn pci(&self) -> Option<&PciAttr> {
+        match &self.attr {
+            ObjAttr::Pci(p) => Some(p),
+            ObjAttr::Bridge(BridgeAttr {
+                upstream: BridgeUpstream::Pci(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+    /// The bridge attributes, for bridges.
+    pub fn bridge(&self) -> Option<&BridgeAttr> {
+        match &self.attr {
+            ObjAttr::Bridge(b) => Some(b),
+            _ => None,
+        }
+    }
+    /// OS device kinds, for OS devices.
+    pub fn osdev_types(&self) -> Option<OsDevTypes> {
+        match &self.attr {
+            ObjAttr::OsDev(t) => Some(*t),
+            _ => None,
+        }
+    }
+
+    /// Value of the first info with this name.
+    pub fn info(&self, name: &str) -> Option<&str> {
+        self.infos
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| i.value.as_str())
+    }
+    /// Appends an info (duplicates are allowed, as in hwloc).
+    pub fn add_info(&mut self, name: &str, value: &str) {
+        self.infos.push(Info {
+            name: name.into(),
+            value: value.into(),
+        });
+    }
+    /// Sets an info, replacing the first one with the same name.
+    pub fn set_info(&mut self, name: &str, value: &str) {
+        match self.infos.iter_mut().find(|i| i.name == name) {
+            Some(i) => i.value = value.into(),
+            None => self.add_info(name, value),
+        }
+    }
+}
