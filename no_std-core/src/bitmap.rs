@@ -44,9 +44,11 @@ use core::str::FromStr;
 const FULL: u64 = !0;
 
 /// Number of bit positions a parsed string may describe: every index written
-/// in a string, and every bit position spanned by a hex string, must be below
-/// this.  It keeps hostile inputs such as `"99999999999999-"` from allocating
-/// gigabytes (a bitmap up to this bound needs at most 2 MiB).
+/// in a string, every bit position spanned by a hex string, and the first
+/// index of an infinite set's all-set tail must be below this.  It keeps
+/// hostile inputs such as `"99999999999999-"` from allocating gigabytes (a
+/// bitmap up to this bound needs at most 2 MiB), and keeps every parsed set
+/// printable in all three forms within the bound.
 pub const MAX_PARSE_BITS: u32 = 1 << 24;
 
 /// Largest index the parsers accept (`MAX_PARSE_BITS - 1`).
@@ -520,30 +522,38 @@ impl Bitmap {
     }
 
     /// Intersection (`hwloc_bitmap_and`).
+    #[must_use]
     #[inline]
     pub fn and(&self, other: &Self) -> Self {
         self.combine(other, |x, y| x & y)
     }
 
     /// Union (`hwloc_bitmap_or`).
+    #[must_use]
     #[inline]
     pub fn or(&self, other: &Self) -> Self {
         self.combine(other, |x, y| x | y)
     }
 
     /// Symmetric difference (`hwloc_bitmap_xor`).
+    #[must_use]
     #[inline]
     pub fn xor(&self, other: &Self) -> Self {
         self.combine(other, |x, y| x ^ y)
     }
 
     /// Difference: indexes of `self` not in `other` (`hwloc_bitmap_andnot`).
+    #[must_use]
     #[inline]
     pub fn and_not(&self, other: &Self) -> Self {
         self.combine(other, |x, y| x & !y)
     }
 
     /// Complement (`hwloc_bitmap_not`).
+    ///
+    /// With `core::ops::Not` in scope, `x.not()` resolves to the operator
+    /// (which consumes `x`); write `!&x` or `Bitmap::not(&x)` to keep `x`.
+    #[must_use]
     pub fn not(&self) -> Self {
         // Complementing keeps the representation canonical.
         Bitmap {
@@ -645,6 +655,10 @@ impl Bitmap {
     ///
     /// Examples: `0x00000078,,0x00000004` = `2,67-70`; `0xf...f` = all;
     /// `0xf...f,0xffffffff,0xfffffffc` = `2-`.
+    ///
+    /// # Errors
+    ///
+    /// A [`BitmapParseError`] locating the first invalid byte.
     pub fn parse(s: &str) -> Result<Self, BitmapParseError> {
         parse_hwloc(s)
     }
@@ -652,6 +666,10 @@ impl Bitmap {
     /// Parses the list form (`hwloc_bitmap_list_sscanf`): comma- (or space-)
     /// separated decimal indexes `a` and ranges `a-b`, with an optional
     /// infinite range `a-` at the very end.  `""` is the empty set.
+    ///
+    /// # Errors
+    ///
+    /// A [`BitmapParseError`] locating the first invalid byte.
     pub fn parse_list(s: &str) -> Result<Self, BitmapParseError> {
         parse_list(s)
     }
@@ -659,6 +677,10 @@ impl Bitmap {
     /// Parses the taskset form (`hwloc_bitmap_taskset_sscanf`): one hex
     /// number with an optional `0x`, or `0xf...f` followed by the low hex
     /// digits of an infinite set.  `""` and `0x` are the empty set.
+    ///
+    /// # Errors
+    ///
+    /// A [`BitmapParseError`] locating the first invalid byte.
     pub fn parse_taskset(s: &str) -> Result<Self, BitmapParseError> {
         parse_taskset(s)
     }
@@ -1071,6 +1093,17 @@ fn hex_value(c: u8) -> Option<u64> {
     }
 }
 
+/// Rejects an infinite set whose all-set tail starts at or past
+/// [`MAX_PARSE_BITS`], so that its list form stays parseable.
+fn check_tail(bm: Bitmap) -> Result<Bitmap, BitmapParseErrorKind> {
+    let tail_start = bm.find_last(false).map_or(0, |p| p + 1);
+    if bm.infinite && tail_start > u64::from(MAX_PARSE_INDEX) {
+        Err(BitmapParseErrorKind::TooLarge)
+    } else {
+        Ok(bm)
+    }
+}
+
 fn parse_hwloc(s: &str) -> Result<Bitmap, BitmapParseError> {
     use BitmapParseErrorKind as K;
     let err = |pos, kind| BitmapParseError::new(BitmapFormat::Hwloc, s, pos, kind);
@@ -1114,7 +1147,7 @@ fn parse_hwloc(s: &str) -> Result<Bitmap, BitmapParseError> {
     }
     let mut bm = Bitmap { words, infinite };
     bm.normalize();
-    Ok(bm)
+    check_tail(bm).map_err(|kind| err(body_start, kind))
 }
 
 /// One hwloc-form chunk of `s` starting at byte `start`: empty (zero) or an
@@ -1190,7 +1223,7 @@ fn parse_taskset(s: &str) -> Result<Bitmap, BitmapParseError> {
     }
     let mut bm = Bitmap { words, infinite };
     bm.normalize();
-    Ok(bm)
+    check_tail(bm).map_err(|kind| err(start, kind))
 }
 
 fn parse_list(s: &str) -> Result<Bitmap, BitmapParseError> {
@@ -1553,30 +1586,35 @@ impl<K: SetKind> Set<K> {
     }
 
     /// Intersection.
+    #[must_use]
     #[inline]
     pub fn and(&self, other: &Self) -> Self {
         Set::wrap(self.bits.and(&other.bits))
     }
 
     /// Union.
+    #[must_use]
     #[inline]
     pub fn or(&self, other: &Self) -> Self {
         Set::wrap(self.bits.or(&other.bits))
     }
 
     /// Symmetric difference.
+    #[must_use]
     #[inline]
     pub fn xor(&self, other: &Self) -> Self {
         Set::wrap(self.bits.xor(&other.bits))
     }
 
     /// Difference: indexes of `self` not in `other`.
+    #[must_use]
     #[inline]
     pub fn and_not(&self, other: &Self) -> Self {
         Set::wrap(self.bits.and_not(&other.bits))
     }
 
     /// Complement.
+    #[must_use]
     #[inline]
     pub fn not(&self) -> Self {
         Set::wrap(Bitmap::not(&self.bits))
@@ -1916,4 +1954,1010 @@ mod serde_impls {
 // ---------------------------------------------------------------------------
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec::Vec;
+    use proptest::prelude::*;
+    use std::collections::hash_map::DefaultHasher;
+
+    type K = BitmapParseErrorKind;
+
+    fn list(s: &str) -> Bitmap {
+        Bitmap::parse_list(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn hash_of<T: Hash>(t: &T) -> u64 {
+        let mut h = DefaultHasher::new();
+        t.hash(&mut h);
+        h.finish()
+    }
+
+    /// Checks the three printed forms and that each parses back.
+    fn check_forms(b: &Bitmap, hwloc: &str, list_form: &str, taskset: &str) {
+        assert_eq!(b.to_string(), hwloc, "hwloc form of {list_form}");
+        assert_eq!(alloc::format!("{b:?}"), hwloc);
+        assert_eq!(b.to_hwloc_string(), hwloc);
+        assert_eq!(b.to_list_string(), list_form, "list form of {hwloc}");
+        assert_eq!(
+            b.to_taskset_string(),
+            taskset,
+            "taskset form of {list_form}"
+        );
+        assert_eq!(&Bitmap::parse(hwloc).unwrap(), b, "parse {hwloc}");
+        assert_eq!(&hwloc.parse::<Bitmap>().unwrap(), b);
+        assert_eq!(
+            &Bitmap::parse_list(list_form).unwrap(),
+            b,
+            "parse_list {list_form}"
+        );
+        assert_eq!(
+            &Bitmap::parse_taskset(taskset).unwrap(),
+            b,
+            "parse_taskset {taskset}"
+        );
+    }
+
+    // ----- string vectors ---------------------------------------------------
+
+    /// The vectors of hwloc's own test, tests/hwloc/hwloc_bitmap_string.c.
+    #[test]
+    fn hwloc_documented_vectors() {
+        check_forms(&Bitmap::new(), "0x0", "", "0x0");
+        check_forms(&Bitmap::full(), "0xf...f", "0-", "0xf...f");
+
+        let mut b = Bitmap::full();
+        b.unset(173);
+        b.unset_range(60, Some(70));
+        check_forms(
+            &b,
+            "0xf...f,0xffffdfff,0xffffffff,0xffffffff,0xffffff80,0x0fffffff,0xffffffff",
+            "0-59,71-172,174-",
+            "0xf...fffffdfffffffffffffffffffffffff800fffffffffffffff",
+        );
+
+        let mut b = Bitmap::new();
+        b.set(2);
+        b.set_range(67, Some(70));
+        check_forms(
+            &b,
+            "0x00000078,,0x00000004",
+            "2,67-70",
+            "0x780000000000000004",
+        );
+    }
+
+    /// Outputs of hwloc 2.9 (x86_64) `hwloc_bitmap_{,list_,taskset_}asprintf`
+    /// for sets parsed with `hwloc_bitmap_list_sscanf`.
+    #[test]
+    fn hwloc_2_9_vectors() {
+        #[rustfmt::skip]
+        let vectors: &[(&str, &str, &str)] = &[
+            ("", "0x0", "0x0"),
+            ("0", "0x00000001", "0x1"),
+            ("1", "0x00000002", "0x2"),
+            ("31", "0x80000000", "0x80000000"),
+            ("32", "0x00000001,0x0", "0x100000000"),
+            ("63", "0x80000000,0x0", "0x8000000000000000"),
+            ("64", "0x00000001,,0x0", "0x10000000000000000"),
+            ("0-31", "0xffffffff", "0xffffffff"),
+            ("0-63", "0xffffffff,0xffffffff", "0xffffffffffffffff"),
+            ("0-64", "0x00000001,0xffffffff,0xffffffff", "0x1ffffffffffffffff"),
+            ("32-63", "0xffffffff,0x0", "0xffffffff00000000"),
+            ("2,67-70", "0x00000078,,0x00000004", "0x780000000000000004"),
+            ("0-31,64-95", "0xffffffff,,0xffffffff", "0xffffffff00000000ffffffff"),
+            ("0-127", "0xffffffff,0xffffffff,0xffffffff,0xffffffff", "0xffffffffffffffffffffffffffffffff"),
+            ("128", "0x00000001,,,,0x0", "0x100000000000000000000000000000000"),
+            ("0-", "0xf...f", "0xf...f"),
+            ("1-", "0xf...f,0xffffffff,0xfffffffe", "0xf...ffffffffffffffffe"),
+            ("2-", "0xf...f,0xffffffff,0xfffffffc", "0xf...ffffffffffffffffc"),
+            ("31-", "0xf...f,0xffffffff,0x80000000", "0xf...fffffffff80000000"),
+            ("32-", "0xf...f,0xffffffff,0x0", "0xf...fffffffff00000000"),
+            ("33-", "0xf...f,0xfffffffe,0x0", "0xf...ffffffffe00000000"),
+            ("63-", "0xf...f,0x80000000,0x0", "0xf...f8000000000000000"),
+            ("64-", "0xf...f,,0x0", "0xf...f0000000000000000"),
+            ("65-", "0xf...f,0xffffffff,0xfffffffe,,0x0", "0xf...ffffffffffffffffe0000000000000000"),
+            ("100-", "0xf...f,0xfffffff0,,,0x0", "0xf...ffffffff0000000000000000000000000"),
+            ("0,32-", "0xf...f,0xffffffff,0x00000001", "0xf...fffffffff00000001"),
+            ("0,64-", "0xf...f,,0x00000001", "0xf...f0000000000000001"),
+            ("2-31,64-", "0xf...f,,0xfffffffc", "0xf...f00000000fffffffc"),
+            ("2-63,65-", "0xf...f,0xffffffff,0xfffffffe,0xffffffff,0xfffffffc", "0xf...ffffffffffffffffefffffffffffffffc"),
+            ("0-3,128-", "0xf...f,,,,0x0000000f", "0xf...f0000000000000000000000000000000f"),
+            ("1,3,5-7,200-", "0xf...f,0xffffffff,0xffffff00,,,,,,0x000000ea",
+             "0xf...fffffffffffffff000000000000000000000000000000000000000000000000ea"),
+        ];
+        for &(l, h, t) in vectors {
+            check_forms(&list(l), h, l, t);
+        }
+    }
+
+    #[test]
+    fn parse_accepts_hwloc_variants() {
+        let b = list("2,67-70");
+        // Chunks without padding, without 0x, with 0X.
+        assert_eq!(Bitmap::parse("0x78,,0x4").unwrap(), b);
+        assert_eq!(Bitmap::parse("78,,4").unwrap(), b);
+        assert_eq!(Bitmap::parse("0X78,0x0,0X00000004").unwrap(), b);
+        assert_eq!(Bitmap::parse("0x000000078,,0x4").unwrap(), b);
+        assert_eq!(Bitmap::parse("").unwrap(), Bitmap::new());
+        assert_eq!(Bitmap::parse("0x0").unwrap(), Bitmap::new());
+        assert_eq!(Bitmap::parse("0x0,0x0,,0x0").unwrap(), Bitmap::new());
+        assert_eq!(Bitmap::parse("0x0,0x1").unwrap(), list("0"));
+        assert_eq!(Bitmap::parse("0xFFFFFFFF").unwrap(), list("0-31"));
+        // An empty chunk right after the infinite prefix, as hwloc prints.
+        assert_eq!(Bitmap::parse("0xf...f,,0x1").unwrap(), list("0,64-"));
+        // Taskset form: optional 0x, uppercase digits, leading zeros.
+        assert_eq!(Bitmap::parse_taskset("780000000000000004").unwrap(), b);
+        assert_eq!(
+            Bitmap::parse_taskset("0x00000780000000000000004").unwrap(),
+            b
+        );
+        assert_eq!(
+            Bitmap::parse_taskset("0xABC").unwrap(),
+            Bitmap::from_u64(0xabc)
+        );
+        assert_eq!(Bitmap::parse_taskset("").unwrap(), Bitmap::new());
+        assert_eq!(Bitmap::parse_taskset("0x").unwrap(), Bitmap::new());
+        assert_eq!(Bitmap::parse_taskset("0x0").unwrap(), Bitmap::new());
+        // List form: spaces as separators, one trailing separator, runs of
+        // separators, overlapping and unsorted items.
+        assert_eq!(Bitmap::parse_list("2 67-70").unwrap(), b);
+        assert_eq!(Bitmap::parse_list("2, 67-70").unwrap(), b);
+        assert_eq!(Bitmap::parse_list(",2,,67-70,").unwrap(), b);
+        assert_eq!(Bitmap::parse_list("67-70,2,68-69,2").unwrap(), b);
+        assert_eq!(Bitmap::parse_list("5-5").unwrap(), Bitmap::from_index(5));
+        assert_eq!(
+            Bitmap::parse_list("3-,5-").unwrap_err().kind(),
+            K::InfiniteRangeNotLast
+        );
+        assert_eq!(Bitmap::parse_list("5,3-").unwrap(), list("3-"));
+        let max = alloc::format!("{MAX_PARSE_INDEX}");
+        assert_eq!(
+            Bitmap::parse_list(&max).unwrap().first(),
+            Some(MAX_PARSE_INDEX)
+        );
+        assert_eq!(
+            Bitmap::parse_list(&alloc::format!("{max}-"))
+                .unwrap()
+                .first(),
+            Some(MAX_PARSE_INDEX)
+        );
+    }
+
+    /// Where this module reads the string the way its text says and hwloc
+    /// 2.9 (64-bit) rounds the explicit part up to 64 bits.
+    #[test]
+    fn infinite_prefix_with_partial_word() {
+        // hwloc 2.9: 0-1,64-
+        assert_eq!(
+            Bitmap::parse("0xf...f,0x00000003").unwrap(),
+            list("0-1,32-")
+        );
+        assert_eq!(Bitmap::parse("0xf...f,0xfffffffc").unwrap(), list("2-"));
+        assert_eq!(Bitmap::parse("0xf...f,0x3").unwrap(), list("0-1,32-"));
+        // hwloc 2.9: 64-; newer hwloc: 4-
+        assert_eq!(Bitmap::parse_taskset("0xf...f0").unwrap(), list("4-"));
+        assert_eq!(Bitmap::parse_taskset("0xf...f1").unwrap(), list("0,4-"));
+        assert_eq!(
+            Bitmap::parse_taskset("0xf...ffffffffc").unwrap(),
+            list("2-")
+        );
+        assert_eq!(
+            Bitmap::parse_taskset("0xf...f00000000fffffffc").unwrap(),
+            list("2-31,64-")
+        );
+    }
+
+    // ----- parse errors -----------------------------------------------------
+
+    #[test]
+    fn parse_errors() {
+        #[rustfmt::skip]
+        let cases: &[(BitmapFormat, &str, usize, K)] = &[
+            (BitmapFormat::Hwloc, "garbage", 0, K::UnexpectedChar('g')),
+            (BitmapFormat::Hwloc, "0xg", 2, K::UnexpectedChar('g')),
+            (BitmapFormat::Hwloc, "0x", 2, K::MissingNumber),
+            (BitmapFormat::Hwloc, "0x1,0x", 6, K::MissingNumber),
+            (BitmapFormat::Hwloc, "0x1,", 4, K::TrailingEmptyChunk),
+            (BitmapFormat::Hwloc, "0x1,,", 5, K::TrailingEmptyChunk),
+            (BitmapFormat::Hwloc, ",", 1, K::TrailingEmptyChunk),
+            (BitmapFormat::Hwloc, ",0x1", 0, K::LeadingEmptyChunk),
+            (BitmapFormat::Hwloc, ",,0x1", 0, K::LeadingEmptyChunk),
+            (BitmapFormat::Hwloc, "0xf...f,", 8, K::TrailingEmptyChunk),
+            (BitmapFormat::Hwloc, "0xf...fzz", 7, K::UnexpectedChar('z')),
+            (BitmapFormat::Hwloc, "0xf...f0", 7, K::UnexpectedChar('0')),
+            (BitmapFormat::Hwloc, "0xF...F", 3, K::UnexpectedChar('.')),
+            (BitmapFormat::Hwloc, "0x1,0xf...f", 7, K::UnexpectedChar('.')),
+            (BitmapFormat::Hwloc, "0x123456789", 0, K::ChunkOverflow),
+            (BitmapFormat::Hwloc, "0x1,,0x1ffffffff", 5, K::ChunkOverflow),
+            (BitmapFormat::Hwloc, " 0x1", 0, K::UnexpectedChar(' ')),
+            (BitmapFormat::Hwloc, "0x1\n", 3, K::UnexpectedChar('\n')),
+            (BitmapFormat::Hwloc, "0x1, 0x2", 4, K::UnexpectedChar(' ')),
+            (BitmapFormat::Hwloc, "-0x1", 0, K::UnexpectedChar('-')),
+            (BitmapFormat::Hwloc, "0x1,é", 4, K::UnexpectedChar('é')),
+            (BitmapFormat::Hwloc, "\u{0}", 0, K::UnexpectedChar('\0')),
+            (BitmapFormat::List, "3-1", 2, K::ReversedRange { first: 3, last: 1 }),
+            (BitmapFormat::List, "99999999999999-", 0, K::TooLarge),
+            (BitmapFormat::List, "0-99999999999999999999999999", 2, K::TooLarge),
+            (BitmapFormat::List, "16777216", 0, K::TooLarge),
+            (BitmapFormat::List, "4294967295", 0, K::TooLarge),
+            (BitmapFormat::List, ",", 1, K::NoItems),
+            (BitmapFormat::List, " ", 1, K::NoItems),
+            (BitmapFormat::List, ",,", 2, K::NoItems),
+            (BitmapFormat::List, "2,,", 3, K::TrailingSeparators),
+            (BitmapFormat::List, "2, ", 3, K::TrailingSeparators),
+            (BitmapFormat::List, "8-,", 2, K::InfiniteRangeNotLast),
+            (BitmapFormat::List, "8- 9", 2, K::InfiniteRangeNotLast),
+            (BitmapFormat::List, "8-9-", 3, K::UnexpectedChar('-')),
+            (BitmapFormat::List, "5x7", 1, K::UnexpectedChar('x')),
+            (BitmapFormat::List, "010", 0, K::LeadingZero),
+            (BitmapFormat::List, "1-010", 2, K::LeadingZero),
+            (BitmapFormat::List, "0x10", 1, K::UnexpectedChar('x')),
+            (BitmapFormat::List, "-5", 0, K::UnexpectedChar('-')),
+            (BitmapFormat::List, "1--2", 2, K::UnexpectedChar('-')),
+            (BitmapFormat::List, "1 -2", 2, K::UnexpectedChar('-')),
+            (BitmapFormat::List, "+1", 0, K::UnexpectedChar('+')),
+            (BitmapFormat::List, "1\t2", 1, K::UnexpectedChar('\t')),
+            (BitmapFormat::List, "1,ü", 2, K::UnexpectedChar('ü')),
+            (BitmapFormat::List, "0xf...f", 1, K::UnexpectedChar('x')),
+            (BitmapFormat::Taskset, "0xg", 2, K::UnexpectedChar('g')),
+            (BitmapFormat::Taskset, "0X12", 1, K::UnexpectedChar('X')),
+            (BitmapFormat::Taskset, "0xf...f..", 7, K::UnexpectedChar('.')),
+            (BitmapFormat::Taskset, "0xf...", 3, K::UnexpectedChar('.')),
+            (BitmapFormat::Taskset, "0x1 ", 3, K::UnexpectedChar(' ')),
+            (BitmapFormat::Taskset, "0x1,0x2", 3, K::UnexpectedChar(',')),
+            (BitmapFormat::Taskset, "x1", 0, K::UnexpectedChar('x')),
+            (BitmapFormat::Taskset, "0xé", 2, K::UnexpectedChar('é')),
+        ];
+        for &(format, input, position, kind) in cases {
+            let r = match format {
+                BitmapFormat::Hwloc => Bitmap::parse(input),
+                BitmapFormat::List => Bitmap::parse_list(input),
+                BitmapFormat::Taskset => Bitmap::parse_taskset(input),
+            };
+            let e = r.expect_err(input);
+            assert_eq!(
+                (e.format(), e.position(), e.kind()),
+                (format, position, kind),
+                "{input:?}: {e}"
+            );
+            assert_eq!(e.input(), input);
+        }
+    }
+
+    #[test]
+    fn parse_rejects_huge_inputs_without_allocating() {
+        // 2^19 + 1 chunks describe more than MAX_PARSE_BITS bits.
+        let mut s = String::from("0x1");
+        for _ in 0..(MAX_PARSE_BITS / 32) {
+            s.push_str(",0");
+        }
+        let e = Bitmap::parse(&s).unwrap_err();
+        assert_eq!(e.kind(), K::TooLarge);
+        assert_eq!(e.input().len(), ERROR_INPUT_MAX);
+        assert!(e.to_string().contains("\"... at byte 0"), "{e}");
+        // Exactly 2^19 chunks is fine.
+        let ok = &s[..s.len() - 2];
+        assert_eq!(
+            Bitmap::parse(ok).unwrap().first(),
+            Some(MAX_PARSE_BITS - 32)
+        );
+
+        let mut t = String::from("0x1");
+        t.extend(core::iter::repeat_n('0', (MAX_PARSE_BITS / 4) as usize));
+        assert_eq!(Bitmap::parse_taskset(&t).unwrap_err().kind(), K::TooLarge);
+        let ok = &t[..t.len() - 1];
+        assert_eq!(
+            Bitmap::parse_taskset(ok).unwrap().first(),
+            Some(MAX_PARSE_INDEX - 3)
+        );
+
+        // An infinite tail must start at a valid index, so that the list form
+        // of every parsed set parses back.
+        let mut inf = String::from("0xf...f");
+        inf.extend(core::iter::repeat_n('0', (MAX_PARSE_BITS / 4) as usize));
+        assert_eq!(Bitmap::parse_taskset(&inf).unwrap_err().kind(), K::TooLarge);
+        let b = Bitmap::parse_taskset(&inf[..inf.len() - 1]).unwrap();
+        assert_eq!(b.first(), Some(MAX_PARSE_INDEX - 3));
+        assert_eq!(Bitmap::parse_list(&b.to_list_string()).unwrap(), b);
+        let mut inf = String::from("0xf...f,0x0");
+        for _ in 1..(MAX_PARSE_BITS / 32) {
+            inf.push_str(",0");
+        }
+        assert_eq!(Bitmap::parse(&inf).unwrap_err().kind(), K::TooLarge);
+        let b = Bitmap::parse(&inf[..inf.len() - 2]).unwrap();
+        assert_eq!(b.first(), Some(MAX_PARSE_BITS - 32));
+        assert_eq!(Bitmap::parse_list(&b.to_list_string()).unwrap(), b);
+        assert_eq!(Bitmap::parse(&b.to_string()).unwrap(), b);
+        assert_eq!(Bitmap::parse_taskset(&b.to_taskset_string()).unwrap(), b);
+        // The largest tail start: 2^19 chunks whose top bit is set.
+        let edge = alloc::format!("0xf...f,0x80000000{}", &inf[11..]);
+        let b = Bitmap::parse(&edge).unwrap();
+        assert_eq!(b.last_unset(), Some(MAX_PARSE_INDEX - 1));
+        assert_eq!(b.to_list_string(), alloc::format!("{}-", MAX_PARSE_INDEX));
+        assert_eq!(Bitmap::parse(&b.to_string()).unwrap(), b);
+    }
+
+    #[test]
+    fn parse_error_display() {
+        let e = Bitmap::parse_list("3-1").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid list bitmap string \"3-1\" at byte 2: range end 1 is below range start 3"
+        );
+        let e = Bitmap::parse("0xg").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid hwloc bitmap string \"0xg\" at byte 2: unexpected character 'g'"
+        );
+        let e = Bitmap::parse_list("99999999999999-").unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("index too large (the maximum is 16777215)"));
+        let e = Bitmap::parse_taskset("0xé").unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("invalid taskset bitmap string \"0xé\" at byte 2"));
+        // Truncation keeps a char boundary.
+        let long: String = core::iter::repeat_n('é', 100).collect();
+        let e = Bitmap::parse(&long).unwrap_err();
+        assert_eq!(e.input().chars().count(), 32);
+        let _: &dyn core::error::Error = &e;
+    }
+
+    #[test]
+    fn parsers_do_not_panic_on_odd_inputs() {
+        let odd = [
+            "",
+            ",",
+            ",,",
+            "-",
+            "--",
+            "0",
+            "0x",
+            "0xf...f",
+            "0xf...f,",
+            "0xf...f,,",
+            "0xf...",
+            "0xf..",
+            "f...f",
+            "...",
+            "0x,0x",
+            "1-",
+            "-1",
+            "1-2-3",
+            "\u{0}",
+            "\u{feff}0x1",
+            "🦀",
+            "0x1🦀",
+            "1,🦀",
+            "0xf...f🦀",
+            "4294967295",
+            "4294967296",
+            "18446744073709551616",
+            "0xffffffffffffffffffffffffffffffff",
+            "0x0000000000000000000000000000000000001",
+        ];
+        for s in odd {
+            let _ = Bitmap::parse(s);
+            let _ = Bitmap::parse_list(s);
+            let _ = Bitmap::parse_taskset(s);
+            let _ = CpuSet::parse(s);
+        }
+    }
+
+    // ----- construction and single bits -------------------------------------
+
+    #[test]
+    fn edge_bits() {
+        for i in [0u32, 1, 31, 32, 63, 64, 65, 127, 128, 1000] {
+            let b = Bitmap::from_index(i);
+            assert!(b.is_set(i));
+            assert!(!b.is_set(i + 1));
+            assert_eq!(b.weight(), Some(1));
+            assert_eq!((b.first(), b.last()), (Some(i), Some(i)));
+            assert_eq!(b.iter().collect::<Vec<_>>(), [i]);
+            assert_eq!(b.nr_words(), Some(i as usize / 64 + 1));
+            let mut c = b.clone();
+            c.unset(i);
+            assert!(c.is_empty());
+            assert_eq!(c, Bitmap::new());
+            assert_eq!(c.words(), &[] as &[u64]);
+
+            let a = Bitmap::all_but(i);
+            assert!(a.is_infinite() && !a.is_full());
+            assert!(!a.is_set(i) && a.is_set(i + 1));
+            assert_eq!(a.first_unset(), Some(i));
+            assert_eq!(a.last_unset(), Some(i));
+            assert_eq!(a.next_unset(Some(i)), None);
+            assert_eq!(Bitmap::not(&a), b);
+            let mut d = a.clone();
+            d.set(i);
+            assert!(d.is_full());
+        }
+        assert_eq!(Bitmap::from_u64(0), Bitmap::new());
+        assert_eq!(Bitmap::from_words(&[0, 0, 0]), Bitmap::new());
+        assert_eq!(Bitmap::from_words(&[1, 0, 4]), list("0,130"));
+        assert_eq!(Bitmap::from_words(&[1, 0, 4]).words(), &[1, 0, 4]);
+        assert_eq!(list("0,130").word(2), 4);
+        assert_eq!(list("64-").word(0), 0);
+        assert_eq!(list("64-").word(5), !0);
+    }
+
+    #[test]
+    fn ranges_set_and_unset() {
+        let mut b = Bitmap::new();
+        b.set_range(5, Some(3));
+        assert!(b.is_empty());
+        b.set_range(3, Some(200));
+        assert_eq!(b.to_list_string(), "3-200");
+        b.unset_range(10, Some(100));
+        assert_eq!(b.to_list_string(), "3-9,101-200");
+        b.set_range(150, None);
+        assert_eq!(b.to_list_string(), "3-9,101-");
+        b.unset_range(300, Some(400));
+        assert_eq!(b.to_list_string(), "3-9,101-299,401-");
+        b.set_range(500, Some(600)); // inside the infinite part: no-op
+        assert_eq!(b.to_list_string(), "3-9,101-299,401-");
+        b.unset_range(120, None);
+        assert_eq!(b.to_list_string(), "3-9,101-119");
+        b.unset_range(1000, Some(2000)); // beyond a finite set: no-op
+        assert_eq!(b.words().len(), 2);
+        b.unset_range(0, None);
+        assert!(b.is_empty());
+        b.set_range(0, None);
+        assert!(b.is_full());
+        b.unset_range(64, Some(127));
+        assert_eq!(b.to_string(), "0xf...f,,,0xffffffff,0xffffffff");
+        b.set_range(64, Some(127));
+        assert!(b.is_full());
+        assert_eq!(Bitmap::from_range(0, Some(63)).words(), &[!0]);
+        assert_eq!(Bitmap::from_range(64, Some(64)), Bitmap::from_index(64));
+        assert_eq!(Bitmap::from_range(7, None).to_list_string(), "7-");
+        b.clear();
+        assert!(b.is_empty());
+        b.fill();
+        assert!(b.is_full());
+    }
+
+    #[test]
+    fn infinite_sets_with_gaps() {
+        let b = list("0-9,20-29,100-");
+        assert!(b.is_infinite());
+        assert_eq!(b.weight(), None);
+        assert_eq!(b.last(), None);
+        assert_eq!(b.first(), Some(0));
+        assert_eq!(b.first_unset(), Some(10));
+        assert_eq!(b.last_unset(), Some(99));
+        assert_eq!(b.next_set(Some(9)), Some(20));
+        assert_eq!(b.next_set(Some(29)), Some(100));
+        assert_eq!(b.next_set(Some(5000)), Some(5001));
+        assert_eq!(b.next_unset(Some(29)), Some(30));
+        assert_eq!(b.next_unset(Some(99)), None);
+        assert_eq!(b.nr_words(), None);
+        assert_eq!(
+            b.ranges().collect::<Vec<_>>(),
+            [(0, Some(9)), (20, Some(29)), (100, None)]
+        );
+        let first: Vec<u32> = b.iter().skip(18).take(4).collect();
+        assert_eq!(first, [28, 29, 100, 101]);
+        // The index space ends at u32::MAX.
+        let full = Bitmap::full();
+        assert_eq!(full.next_set(Some(u32::MAX - 1)), Some(u32::MAX));
+        assert_eq!(full.next_set(Some(u32::MAX)), None);
+        assert_eq!(full.first_unset(), None);
+        assert_eq!(full.last_unset(), None);
+        assert_eq!(full.ranges().collect::<Vec<_>>(), [(0, None)]);
+        let mut it = full.iter();
+        assert_eq!((it.next(), it.next()), (Some(0), Some(1)));
+        let tail = Bitmap::from_range(u32::MAX - 2, None);
+        assert_eq!(tail.first(), Some(u32::MAX - 2));
+        assert_eq!(tail.next_unset(Some(u32::MAX - 3)), None);
+        assert_eq!(Bitmap::new().next_unset(Some(u32::MAX)), None);
+        assert_eq!(Bitmap::new().next_unset(Some(u32::MAX - 1)), Some(u32::MAX));
+    }
+
+    #[test]
+    fn iterators() {
+        let b = list("1,3,5-7,64,200-202");
+        assert_eq!(
+            b.iter().collect::<Vec<_>>(),
+            [1, 3, 5, 6, 7, 64, 200, 201, 202]
+        );
+        assert_eq!((&b).into_iter().count(), 9);
+        let mut it = b.iter();
+        it.by_ref().for_each(drop);
+        assert_eq!(it.next(), None);
+        assert_eq!(
+            b.ranges().collect::<Vec<_>>(),
+            [
+                (1, Some(1)),
+                (3, Some(3)),
+                (5, Some(7)),
+                (64, Some(64)),
+                (200, Some(202))
+            ]
+        );
+        assert_eq!(Bitmap::new().iter().next(), None);
+        assert_eq!(Bitmap::new().ranges().next(), None);
+        let c: Bitmap = [5u32, 3, 70, 5].into_iter().collect();
+        assert_eq!(c.to_list_string(), "3,5,70");
+        let mut d = c.clone();
+        d.extend([0u32, 1]);
+        assert_eq!(d.to_list_string(), "0-1,3,5,70");
+        let mut n = 0;
+        for i in &d {
+            assert!(d.is_set(i));
+            n += 1;
+        }
+        assert_eq!(n, 5);
+    }
+
+    // ----- queries checked against hwloc 2.9 ---------------------------------
+
+    /// first, last, weight, first_unset, nr_ulongs, last_unset and singlify
+    /// as hwloc 2.9 computes them (-1 = None).
+    #[test]
+    fn queries_match_hwloc() {
+        let g = |v: Option<u32>| v.map_or(-1, i64::from);
+        #[rustfmt::skip]
+        let cases: &[(&str, [i64; 6], &str)] = &[
+            ("0-", [0, -1, -1, -1, -1, -1], "0"),
+            ("64-", [64, -1, -1, 0, -1, 63], "64"),
+            ("5-9", [5, 9, 5, 0, 1, -1], "5"),
+            ("", [-1, -1, 0, 0, 0, -1], ""),
+            ("0,64-", [0, -1, -1, 1, -1, 63], "0"),
+        ];
+        for &(l, expected, single) in cases {
+            let mut b = list(l);
+            let got = [
+                g(b.first()),
+                g(b.last()),
+                g(b.weight()),
+                g(b.first_unset()),
+                b.nr_words().map_or(-1, |n| n as i64),
+                g(b.last_unset()),
+            ];
+            assert_eq!(got, expected, "{l}");
+            b.singlify();
+            assert_eq!(b.to_list_string(), single, "singlify {l}");
+        }
+    }
+
+    /// hwloc 2.9's `hwloc_bitmap_compare_first` and `hwloc_bitmap_compare`.
+    #[test]
+    fn ordering_matches_hwloc() {
+        use Ordering::{Equal as E, Greater as G, Less as L};
+        #[rustfmt::skip]
+        let cases: &[(&str, &str, Ordering, Ordering)] = &[
+            ("64-", "", L, G),
+            ("", "64-", G, L),
+            ("0-3", "1", L, G),
+            ("2", "0-", G, L),
+            ("0-", "1-", L, G),
+            ("1-", "0-", G, L),
+            ("64-", "0-", G, L),
+            ("5", "3-", G, L),
+            ("3", "5", L, L),
+            ("0-1", "0-", E, L),
+            ("", "", E, E),
+            ("2", "", L, G),
+            ("1,3", "1,2", E, G),
+            ("0-2,5-", "0-2,4-", E, L),
+            ("100", "0-99", G, G),
+        ];
+        for &(a, b, first, last) in cases {
+            let (a, b) = (list(a), list(b));
+            assert_eq!(a.compare_first(&b), first, "compare_first({a}, {b})");
+            assert_eq!(a.compare_last(&b), last, "compare_last({a}, {b})");
+            assert_eq!(a.cmp(&b), last);
+            assert_eq!(b.compare_last(&a), last.reverse());
+        }
+        let mut v = alloc::vec![list("2-"), list(""), list("0-1"), list("5"), list("0-")];
+        v.sort();
+        let s: Vec<String> = v.iter().map(Bitmap::to_list_string).collect();
+        assert_eq!(s, ["", "0-1", "5", "2-", "0-"]);
+    }
+
+    // ----- set algebra -------------------------------------------------------
+
+    #[test]
+    fn algebra_with_infinite_sets() {
+        let a = list("0-9,100-");
+        let b = list("5-150");
+        let c = list("3,200-");
+        assert_eq!(a.and(&b).to_list_string(), "5-9,100-150");
+        assert_eq!(a.or(&b).to_list_string(), "0-");
+        assert!(a.or(&b).is_full());
+        assert_eq!(a.xor(&b).to_list_string(), "0-4,10-99,151-");
+        assert_eq!(a.and_not(&b).to_list_string(), "0-4,151-");
+        assert_eq!(b.and_not(&a).to_list_string(), "10-99");
+        assert_eq!(Bitmap::not(&a).to_list_string(), "10-99");
+        assert_eq!(a.and(&c).to_list_string(), "3,200-");
+        assert_eq!(a.xor(&c).to_list_string(), "0-2,4-9,100-199");
+        assert!(!a.xor(&c).is_infinite());
+        assert_eq!(c.and_not(&a), Bitmap::new());
+        assert!(a.includes(&c) && c.is_included_in(&a));
+        assert!(!c.includes(&a));
+        assert!(a.intersects(&b) && a.intersects(&c) && !b.intersects(&c));
+        assert!(list("64-").intersects(&list("1000-")));
+        assert!(!list("0-63").intersects(&list("64-")));
+        assert!(Bitmap::full().includes(&a));
+        assert!(a.includes(&Bitmap::new()));
+        assert!(Bitmap::new().includes(&Bitmap::new()));
+        assert!(!Bitmap::new().includes(&Bitmap::from_index(0)));
+        assert!(!b.includes(&Bitmap::full()));
+        assert!(!list("0-99").includes(&list("50-")));
+        assert!(list("50-").includes(&list("60-")));
+        assert!(!list("60-").includes(&list("50-")));
+        assert!(!Bitmap::new().intersects(&Bitmap::full()));
+        assert!(Bitmap::full().intersects(&Bitmap::full()));
+        let full = Bitmap::full();
+        assert_eq!(Bitmap::not(&full), Bitmap::new());
+        assert_eq!(Bitmap::new().not(), full);
+        assert_eq!(a.and(&full), a);
+        assert_eq!(a.or(&Bitmap::new()), a);
+        assert_eq!(a.xor(&full), Bitmap::not(&a));
+    }
+
+    #[test]
+    fn operators() {
+        let a = list("0-9,100-");
+        let b = list("5-150");
+        assert_eq!(&a & &b, a.and(&b));
+        assert_eq!(&a | &b, a.or(&b));
+        assert_eq!(&a ^ &b, a.xor(&b));
+        assert_eq!(&a - &b, a.and_not(&b));
+        assert_eq!(!&a, Bitmap::not(&a));
+        assert_eq!(!a.clone(), Bitmap::not(&a));
+        assert_eq!(a.clone() & b.clone(), a.and(&b));
+        assert_eq!(a.clone() | &b, a.or(&b));
+        assert_eq!(&a ^ b.clone(), a.xor(&b));
+        assert_eq!(a.clone() - b.clone(), a.and_not(&b));
+        let mut c = a.clone();
+        c &= &b;
+        assert_eq!(c, a.and(&b));
+        let mut c = a.clone();
+        c |= b.clone();
+        assert_eq!(c, a.or(&b));
+        let mut c = a.clone();
+        c ^= &b;
+        assert_eq!(c, a.xor(&b));
+        let mut c = a.clone();
+        c -= b.clone();
+        assert_eq!(c, a.and_not(&b));
+        let mut c = a.clone();
+        c.invert();
+        assert_eq!(c, !&a);
+    }
+
+    #[test]
+    fn canonical_representation() {
+        // Equal sets built differently are equal, hash alike and print alike.
+        let mut a = Bitmap::new();
+        a.set_range(0, Some(1000));
+        a.unset_range(64, Some(1000));
+        let b = Bitmap::from_range(0, Some(63));
+        assert_eq!(a, b);
+        assert_eq!(a.words(), &[!0]);
+        assert_eq!(hash_of(&a), hash_of(&b));
+        let mut c = Bitmap::full();
+        c.unset_range(0, Some(500));
+        c.set_range(0, Some(500));
+        assert_eq!(c, Bitmap::full());
+        assert_eq!(hash_of(&c), hash_of(&Bitmap::full()));
+        assert_ne!(Bitmap::new(), Bitmap::full());
+        assert_ne!(hash_of(&Bitmap::new()), hash_of(&Bitmap::full()));
+        assert_eq!(Bitmap::default(), Bitmap::new());
+        let x = list("0-200").and(&list("300-"));
+        assert!(x.is_empty() && x.words().is_empty());
+    }
+
+    // ----- typed sets --------------------------------------------------------
+
+    #[test]
+    fn typed_sets() {
+        let a: CpuSet = "0x00000078,,0x00000004".parse().unwrap();
+        assert_eq!(a.to_list_string(), "2,67-70");
+        assert_eq!(a.to_string(), "0x00000078,,0x00000004");
+        assert_eq!(alloc::format!("{a:?}"), "cpuset(0x00000078,,0x00000004)");
+        let n = NodeSet::from_range(0, Some(1));
+        assert_eq!(alloc::format!("{n:?}"), "nodeset(0x00000003)");
+        assert_eq!(<CpuKind as SetKind>::NAME, "cpuset");
+        assert_eq!(NodeKind::NAME, "nodeset");
+
+        let b = CpuSet::parse_list("0-3").unwrap();
+        assert_eq!((&a | &b).to_list_string(), "0-3,67-70");
+        assert_eq!((&a & &b).to_list_string(), "2");
+        assert_eq!((&a ^ &b).to_list_string(), "0-1,3,67-70");
+        assert_eq!((&a - &b).to_list_string(), "67-70");
+        assert_eq!((!&b).to_list_string(), "4-");
+        assert_eq!((!b.clone()).to_list_string(), "4-");
+        let mut c = a.clone();
+        c |= &b;
+        c -= CpuSet::from_index(70);
+        c ^= CpuSet::from_index(71);
+        c &= CpuSet::from_range(0, Some(100));
+        assert_eq!(c.to_list_string(), "0-3,67-69,71");
+        assert!(c.includes(&b) && b.is_included_in(&c) && c.intersects(&a));
+        assert_eq!(c.weight(), Some(8));
+        assert_eq!(c.iter().count(), 8);
+        assert_eq!((&c).into_iter().last(), Some(71));
+        assert_eq!(c.ranges().count(), 3);
+        assert_eq!(c.first(), Some(0));
+        assert_eq!(c.last(), Some(71));
+        assert_eq!(c.next_set(Some(3)), Some(67));
+        assert_eq!(c.next_unset(Some(0)), Some(4));
+        assert_eq!(c.first_unset(), Some(4));
+        assert_eq!(CpuSet::all_but(4).last_unset(), Some(4));
+        assert_eq!(c.compare_first(&a), Ordering::Less);
+        assert_eq!(c.compare_last(&a), Ordering::Greater);
+        assert!(c > a);
+        assert_eq!(hash_of(&c), hash_of(c.bitmap()));
+        let t = CpuSet::parse_taskset(&c.to_taskset_string()).unwrap();
+        assert_eq!(t, c);
+        assert_eq!(CpuSet::parse(&c.to_hwloc_string()).unwrap(), c);
+        let mut s = c.clone();
+        s.singlify();
+        assert_eq!(s, CpuSet::from_index(0));
+        s.set(5);
+        s.unset(0);
+        s.set_range(10, Some(11));
+        s.unset_range(11, None);
+        assert_eq!(s.to_list_string(), "5,10");
+        s.bitmap_mut().set(6);
+        assert!(s.is_set(6));
+        s.invert();
+        assert!(s.is_infinite() && !s.is_full() && !s.is_empty());
+        s.fill();
+        assert!(s.is_full());
+        s.clear();
+        assert_eq!(s, CpuSet::default());
+        assert_eq!(CpuSet::full().not(), CpuSet::new());
+        assert_eq!(CpuSet::from_u64(3).words(), &[3]);
+        assert_eq!(CpuSet::from_words(&[0, 1]).word(1), 1);
+        assert_eq!(CpuSet::from_words(&[0, 1]).nr_words(), Some(2));
+        let bm: Bitmap = c.clone().into_bitmap();
+        assert_eq!(CpuSet::from_bitmap(bm), c);
+        let collected: NodeSet = [1u32, 2].into_iter().collect();
+        let mut e = collected.clone();
+        e.extend([3u32]);
+        assert_eq!(e.to_list_string(), "1-3");
+        assert_eq!(c.and(&a).or(&b).xor(&b).and_not(&a), CpuSet::new());
+        let mut f = a.clone();
+        f.and_assign(&b);
+        f.or_assign(&b);
+        f.xor_assign(&a);
+        f.and_not_assign(&b);
+        assert_eq!(f.to_list_string(), "67-70");
+        assert!(CpuSet::parse("0xg").is_err());
+        let mut sorted = alloc::vec![CpuSet::full(), CpuSet::from_index(3), CpuSet::new()];
+        sorted.sort();
+        assert_eq!(sorted[0], CpuSet::new());
+        let mut g = CpuSet::new();
+        g.clone_from(&a);
+        assert_eq!(g, a);
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_from_hwloc_string() {
+        use serde::de::value::{Error, StrDeserializer};
+        use serde::Deserialize;
+        let d = StrDeserializer::<Error>::new("0xf...f,,0x00000001");
+        assert_eq!(Bitmap::deserialize(d).unwrap(), list("0,64-"));
+        let d = StrDeserializer::<Error>::new("0x00000003");
+        assert_eq!(
+            NodeSet::deserialize(d).unwrap(),
+            NodeSet::from_range(0, Some(1))
+        );
+        let d = StrDeserializer::<Error>::new("0xg");
+        let e = Bitmap::deserialize(d).unwrap_err().to_string();
+        assert!(e.contains("unexpected character 'g'"), "{e}");
+    }
+
+    // ----- property tests ----------------------------------------------------
+
+    fn arb_word() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            Just(0u64),
+            Just(!0u64),
+            any::<u64>(),
+            (0u32..64).prop_map(|b| 1u64 << b),
+            (0u32..64).prop_map(|b| !0u64 << b),
+            (0u32..64).prop_map(|b| !0u64 >> b),
+        ]
+    }
+
+    /// Finite and infinite bitmaps with up to 6 stored words.
+    fn arb_bitmap() -> impl Strategy<Value = Bitmap> {
+        (proptest::collection::vec(arb_word(), 0..6), any::<bool>()).prop_map(
+            |(words, infinite)| {
+                let mut b = Bitmap { words, infinite };
+                b.normalize();
+                b
+            },
+        )
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Set(u32),
+        Unset(u32),
+        SetRange(u32, Option<u32>),
+        UnsetRange(u32, Option<u32>),
+    }
+
+    const MODEL_BITS: u32 = 300;
+
+    fn arb_op() -> impl Strategy<Value = Op> {
+        let i = 0..MODEL_BITS;
+        let last = proptest::option::weighted(0.8, 0..MODEL_BITS);
+        prop_oneof![
+            i.clone().prop_map(Op::Set),
+            i.clone().prop_map(Op::Unset),
+            (i.clone(), last.clone()).prop_map(|(f, l)| Op::SetRange(f, l)),
+            (i, last).prop_map(|(f, l)| Op::UnsetRange(f, l)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn prop_string_round_trips(b in arb_bitmap()) {
+            let h = b.to_string();
+            prop_assert_eq!(Bitmap::parse(&h).unwrap(), b.clone(), "hwloc {}", h);
+            let l = b.to_list_string();
+            prop_assert_eq!(Bitmap::parse_list(&l).unwrap(), b.clone(), "list {}", l);
+            let t = b.to_taskset_string();
+            prop_assert_eq!(Bitmap::parse_taskset(&t).unwrap(), b.clone(), "taskset {}", t);
+        }
+
+        #[test]
+        fn prop_algebra_identities(a in arb_bitmap(), b in arb_bitmap(), c in arb_bitmap()) {
+            let empty = Bitmap::new();
+            let full = Bitmap::full();
+            prop_assert_eq!(!(&a | &b), &!&a & &!&b);
+            prop_assert_eq!(!(&a & &b), &!&a | &!&b);
+            prop_assert_eq!(&a & &!&a, empty.clone());
+            prop_assert_eq!(&a | &!&a, full.clone());
+            prop_assert_eq!(&a ^ &a, empty);
+            prop_assert_eq!(!&!&a, a.clone());
+            prop_assert_eq!(&a - &b, &a & &!&b);
+            prop_assert_eq!(&a ^ &b, &(&a - &b) | &(&b - &a));
+            prop_assert_eq!(&a & &(&b | &c), &(&a & &b) | &(&a & &c));
+            prop_assert_eq!(&a & &b, &b & &a);
+            prop_assert_eq!(a.includes(&b), (&a & &b) == b);
+            prop_assert_eq!(a.includes(&b), (&b - &a).is_empty());
+            prop_assert_eq!(a.intersects(&b), !(&a & &b).is_empty());
+            prop_assert!((&a | &b).includes(&a));
+            prop_assert!(a.includes(&(&a & &b)));
+            prop_assert_eq!((&a | &b).is_infinite(), a.is_infinite() || b.is_infinite());
+            // In-place forms agree with the pure ones.
+            let mut x = a.clone();
+            x.and_assign(&b);
+            prop_assert_eq!(x, a.and(&b));
+            let mut x = a.clone();
+            x.or_assign(&b);
+            prop_assert_eq!(x, a.or(&b));
+            let mut x = a.clone();
+            x.xor_assign(&b);
+            prop_assert_eq!(x, a.xor(&b));
+            let mut x = a.clone();
+            x.and_not_assign(&b);
+            prop_assert_eq!(x, a.and_not(&b));
+        }
+
+        #[test]
+        fn prop_queries_agree_with_bits(a in arb_bitmap(), probe in 0u32..600) {
+            let limit = 64 * 7;
+            let bits: Vec<u32> = (0..limit).filter(|&i| a.is_set(i)).collect();
+            prop_assert_eq!(a.iter().take_while(|&i| i < limit).collect::<Vec<_>>(), bits.clone());
+            prop_assert_eq!(a.first(), a.iter().next());
+            prop_assert_eq!(a.first(), (0..=limit).find(|&i| a.is_set(i)));
+            prop_assert_eq!(a.first_unset(), (0..=limit).find(|&i| !a.is_set(i)));
+            prop_assert_eq!(a.next_set(Some(probe)), (probe + 1..=probe + limit).find(|&i| a.is_set(i)));
+            prop_assert_eq!(a.next_unset(Some(probe)), (probe + 1..=probe + limit).find(|&i| !a.is_set(i)));
+            if a.is_infinite() {
+                prop_assert_eq!(a.weight(), None);
+                prop_assert_eq!(a.last(), None);
+                prop_assert_eq!(a.last_unset(), (0..limit).rev().find(|&i| !a.is_set(i)));
+            } else {
+                prop_assert_eq!(a.weight(), Some(bits.len() as u32));
+                prop_assert_eq!(a.last(), bits.last().copied());
+                prop_assert_eq!(a.last_unset(), None);
+                prop_assert_eq!(a.iter().count(), bits.len());
+            }
+            // Ranges cover exactly the set bits.
+            let mut from_ranges = Bitmap::new();
+            for (f, l) in a.ranges() {
+                from_ranges.set_range(f, l);
+            }
+            prop_assert_eq!(&from_ranges, &a);
+            let mut s = a.clone();
+            s.singlify();
+            prop_assert_eq!(s.weight(), Some(u32::from(!a.is_empty())));
+            prop_assert_eq!(s.first(), a.first());
+        }
+
+        #[test]
+        fn prop_orderings(a in arb_bitmap(), b in arb_bitmap()) {
+            prop_assert_eq!(a.compare_last(&b) == Ordering::Equal, a == b);
+            prop_assert_eq!(a.compare_last(&b), b.compare_last(&a).reverse());
+            prop_assert_eq!(a.compare_first(&b), b.compare_first(&a).reverse());
+            let expected = match (a.first(), b.first()) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => Ordering::Equal,
+            };
+            prop_assert_eq!(a.compare_first(&b), expected);
+            if a.is_infinite() == b.is_infinite() && !a.is_infinite() {
+                // Finite sets compare as the binary numbers they spell: by
+                // highest differing index.
+                let d = a.xor(&b).last();
+                if let Some(d) = d {
+                    let expected = if a.is_set(d) { Ordering::Greater } else { Ordering::Less };
+                    prop_assert_eq!(a.compare_last(&b), expected);
+                }
+            }
+            prop_assert!(a != b || hash_of(&a) == hash_of(&b));
+        }
+
+        #[test]
+        fn prop_matches_model(ops in proptest::collection::vec(arb_op(), 0..40)) {
+            let mut b = Bitmap::new();
+            let mut model = [false; MODEL_BITS as usize];
+            let mut tail = false;
+            for op in &ops {
+                let (first, last, value) = match *op {
+                    Op::Set(i) => { b.set(i); (i, Some(i), true) }
+                    Op::Unset(i) => { b.unset(i); (i, Some(i), false) }
+                    Op::SetRange(f, l) => { b.set_range(f, l); (f, l, true) }
+                    Op::UnsetRange(f, l) => { b.unset_range(f, l); (f, l, false) }
+                };
+                match last {
+                    Some(l) => {
+                        for i in first..=l {
+                            model[i as usize] = value;
+                        }
+                    }
+                    None => {
+                        model[first as usize..].fill(value);
+                        tail = value;
+                    }
+                }
+            }
+            for i in 0..MODEL_BITS + 130 {
+                let expected = model.get(i as usize).copied().unwrap_or(tail);
+                prop_assert_eq!(b.is_set(i), expected, "bit {} after {:?}", i, ops);
+            }
+            prop_assert_eq!(b.is_infinite(), tail);
+            prop_assert!(b.words.last() != Some(&b.fill_word()), "not canonical");
+            let rebuilt: Bitmap = Bitmap::parse_list(&b.to_list_string()).unwrap();
+            prop_assert_eq!(rebuilt, b);
+        }
+
+        #[test]
+        fn prop_parsers_never_panic(s in "\\PC{0,24}") {
+            let _ = Bitmap::parse(&s);
+            let _ = Bitmap::parse_list(&s);
+            let _ = Bitmap::parse_taskset(&s);
+        }
+
+        #[test]
+        fn prop_parsers_never_panic_near_miss(s in "(0xf\\.\\.\\.f)?[0-9a-fxX,\\- ]{0,24}") {
+            for r in [Bitmap::parse(&s), Bitmap::parse_list(&s), Bitmap::parse_taskset(&s)] {
+                match r {
+                    // Whatever is accepted prints to something that parses back.
+                    Ok(b) => {
+                        prop_assert_eq!(Bitmap::parse(&b.to_string()).unwrap(), b.clone());
+                        prop_assert_eq!(Bitmap::parse_list(&b.to_list_string()).unwrap(), b);
+                    }
+                    Err(e) => prop_assert!(e.position() <= s.len()),
+                }
+            }
+        }
+    }
+}

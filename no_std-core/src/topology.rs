@@ -762,10 +762,8 @@ impl Topology {
             o.subtype = n.subtype;
         }
         match (&mut o.attr, n.attr) {
-            (ObjAttr::Numa(a), ObjAttr::Numa(b)) => {
-                if a.local_memory == 0 && b.local_memory != 0 {
-                    *a = b;
-                }
+            (ObjAttr::Numa(a), ObjAttr::Numa(b)) if a.local_memory == 0 && b.local_memory != 0 => {
+                *a = b;
             }
             (ObjAttr::Cache(a), ObjAttr::Cache(b)) => {
                 if a.size == 0 {
@@ -1515,7 +1513,7 @@ impl Topology {
             let po = self.obj(p);
             self.obj(c).parent == Some(p)
                 && po.children.len() == 1
-                && !(check_memory && !po.memory_children.is_empty())
+                && (!check_memory || po.memory_children.is_empty())
         })
     }
 

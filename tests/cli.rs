@@ -1,0 +1,81 @@
+//! End-to-end behaviour of the `wloc` command line: inputs, outputs and errors.
+
+mod common;
+
+use common::run_wloc;
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn synthetic_input_prints_a_console_listing() {
+    let o = run_wloc(["ls", "-i", "pack:2 core:2 pu:2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Package L#1"), "{text}");
+    assert!(text.contains("PU L#7 (P#7)"), "{text}");
+}
+
+#[test]
+fn output_formats_and_files() {
+    let tmp = common::TempDir::new("cli-out");
+    let xml = tmp.0.join("t.xml");
+    let o = run_wloc(["ls", "-i", "pack:2 pu:2", xml.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = std::fs::read_to_string(&xml).unwrap();
+    assert!(doc.contains("<topology version=\"3.0\">"), "{doc}");
+    // Refuses to overwrite without -f.
+    let o = run_wloc(["ls", "-i", "pack:2 pu:2", xml.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
+    // Reads back its own XML, and writes v2 on request.
+    let o = run_wloc(["ls", "-i", xml.to_str().unwrap(), "--of", "xml", "--export-xml-flags", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<topology version=\"2.0\">"));
+    let o = run_wloc(["ls", "-i", "pack:2 pu:2", "--of", "synthetic"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "Package:2 PU:2");
+    let o = run_wloc(["ls", "-i", "pack:2 pu:2", "--of", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["root"]["type"], "Machine");
+}
+
+#[test]
+fn bad_inputs_give_clear_errors_not_panics() {
+    let tmp = common::TempDir::new("cli-bad");
+    let bad = tmp.0.join("bad.xml");
+    std::fs::write(&bad, "<topology version=\"2.0\"><object type=\"Nope\"").unwrap();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["ls".into(), "-i".into(), bad.to_string_lossy().into()],
+        vec!["ls".into(), "-i".into(), "pack:0 pu:2".into()],
+        vec!["ls".into(), "-i".into(), "pack:2 (".into()],
+        vec!["ls".into(), "-i".into(), "/nonexistent/file.xml".into()],
+        vec!["ls".into(), "-i".into(), "pack:2 pu:2".into(), "--filter".into(), "bogus:all".into()],
+        vec!["ls".into(), "-i".into(), "pack:2 pu:2".into(), "--filter".into(), "core:sometimes".into()],
+        vec!["ls".into(), "-i".into(), "pack:2 pu:2".into(), "out.unknownext".into()],
+    ];
+    for args in cases {
+        let o = run_wloc(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.starts_with("wloc: "), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+    // Unknown options and formats are usage errors (exit 2).
+    let o = run_wloc(["ls", "--if", "floppy", "-i", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn environment_selects_the_input() {
+    let o = std::process::Command::new(common::wloc())
+        .args(["ls", "--of", "synthetic"])
+        .env("WLOC_SYNTHETIC", "node:2 pu:3")
+        .env_remove("HWLOC_SYNTHETIC")
+        .env_remove("HWLOC_XMLFILE")
+        .env_remove("WLOC_XMLFILE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PU:3"));
+}

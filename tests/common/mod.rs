@@ -1,0 +1,82 @@
+//! Helpers shared by the end-to-end tests: where the `wloc` binary, the
+//! conformance recordings and hwloc's tools are.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `wloc` binary cargo built for these tests.
+pub fn wloc() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_wloc"))
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host crate sits in the workspace")
+        .to_path_buf()
+}
+
+/// The conformance recordings that sit beside the checkout (`../shared/conformance`).
+pub fn conformance() -> PathBuf {
+    let dir = workspace().join("../shared/conformance");
+    assert!(
+        dir.join("run.py").exists(),
+        "conformance recordings not found at {}: check out the project beside shared/",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs `wloc` with arguments.
+pub fn run_wloc<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(wloc())
+        .args(args)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("wloc runs")
+}
+
+/// Whether a tool from Debian's hwloc package is installed; the tests that
+/// compare with hwloc fail with this message when it is not.
+pub fn require_hwloc() {
+    let ok = Command::new("lstopo-no-graphics")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "hwloc's lstopo-no-graphics is required for differential tests: apt-get install hwloc"
+    );
+}
+
+/// A fresh temporary directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// Creates a unique directory under the system temp dir.
+    pub fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!(
+            "wloc-test-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

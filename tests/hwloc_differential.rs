@@ -1,0 +1,75 @@
+//! Differential tests against Debian's hwloc 2.9: hwloc must read what wloc
+//! exports as hwloc 2 XML, and describe the same machine.
+
+mod common;
+
+use std::process::Command;
+
+/// Each conformance XML case is exported by wloc as v2 XML, read back by
+/// `lstopo-no-graphics`, and hwloc's re-export must equal ours at full level.
+#[test]
+fn hwloc_reads_our_v2_exports_of_every_xml_case() {
+    common::require_hwloc();
+    let conf = common::conformance();
+    let tmp = common::TempDir::new("hwloc-diff");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    let mut inputs: Vec<_> = std::fs::read_dir(conf.join("xml"))
+        .expect("xml cases")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .collect();
+    inputs.sort();
+    for input in inputs {
+        count += 1;
+        let name = input.file_name().unwrap().to_string_lossy().to_string();
+        let ours = tmp.0.join(format!("{name}.wloc-v2.xml"));
+        let theirs = tmp.0.join(format!("{name}.hwloc.xml"));
+        let out = common::run_wloc([
+            "ls".as_ref(),
+            "-i".as_ref(),
+            input.as_os_str(),
+            "--if".as_ref(),
+            "xml".as_ref(),
+            "--of".as_ref(),
+            "xml".as_ref(),
+            "--export-xml-flags".as_ref(),
+            "2".as_ref(),
+            ours.as_os_str(),
+        ]);
+        if !out.status.success() {
+            failures.push(format!("{name}: wloc failed: {}", String::from_utf8_lossy(&out.stderr)));
+            continue;
+        }
+        let h = Command::new("lstopo-no-graphics")
+            .arg("-i")
+            .arg(&ours)
+            .args(["--if", "xml", "--of", "xml", "--whole-io"])
+            .arg(&theirs)
+            .env("HWLOC_HIDE_ERRORS", "2")
+            .output()
+            .expect("lstopo-no-graphics runs");
+        if !h.status.success() {
+            failures.push(format!(
+                "{name}: hwloc 2.9 rejected our v2 export: {}",
+                String::from_utf8_lossy(&h.stderr)
+            ));
+            continue;
+        }
+        let c = Command::new("python3")
+            .arg(conf.join("compare.py"))
+            .arg(&ours)
+            .arg(&theirs)
+            .args(["--level", "full"])
+            .output()
+            .expect("compare.py runs");
+        if !c.status.success() {
+            failures.push(format!(
+                "{name}: hwloc's re-export differs: {}",
+                String::from_utf8_lossy(&c.stdout)
+            ));
+        }
+    }
+    assert!(count >= 25, "expected the conformance xml cases, found {count}");
+    assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
