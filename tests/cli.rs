@@ -34,7 +34,10 @@ fn output_formats_and_files() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("<topology version=\"2.0\">"));
     let o = run_wloc(["ls", "-i", "pack:2 pu:2", "--of", "synthetic"]);
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "Package:2 PU:2");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "[NUMANode(memory=1073741824)] Package:2 PU:2"
+    );
     let o = run_wloc(["ls", "-i", "pack:2 pu:2", "--of", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     assert_eq!(v["root"]["type"], "Machine");

@@ -170,7 +170,10 @@ fn configured_topology(a: &LsArgs) -> Result<Topology, String> {
         t.set_all_types_filter(TypeFilter::KeepStructure);
     }
     if a.no_caches {
+        // lstopo drops memory-side caches with the CPU caches.
         t.set_cache_types_filter(TypeFilter::KeepNone);
+        t.set_type_filter(ObjType::MemCache, TypeFilter::KeepNone)
+            .map_err(|e| e.to_string())?;
     }
     if a.no_icaches {
         t.set_icache_types_filter(TypeFilter::KeepNone);
@@ -271,7 +274,13 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
             wloc::xml::export(&topo, version)
         }
         OutputFormat::Synthetic => {
-            let flags = wloc_core::synthetic::ExportFlags::from_bits(a.export_synthetic_flags);
+            let flags = wloc_core::synthetic::ExportFlags::from_bits(a.export_synthetic_flags)
+                .ok_or_else(|| {
+                    format!(
+                        "invalid --export-synthetic-flags {}: unknown flag bits",
+                        a.export_synthetic_flags
+                    )
+                })?;
             let mut s = wloc_core::synthetic::export(&topo, flags)
                 .map_err(|e| format!("cannot export a synthetic description: {e}"))?;
             s.push('\n');

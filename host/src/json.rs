@@ -17,7 +17,7 @@ struct JsonTopology<'a> {
     root: JsonObject<'a>,
     allowed_cpuset: String,
     allowed_nodeset: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "<[Info]>::is_empty")]
     infos: &'a [Info],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     distances: Vec<JsonDistances<'a>>,

@@ -400,28 +400,45 @@ pub struct GroupAttr {
     pub dont_merge: bool,
 }
 
-/// Well-known group kinds (hwloc's internal `HWLOC_GROUP_KIND_*` values).
+/// Well-known group kinds, with hwloc's values (they appear in XML as
+/// `kind=`).  When two groups cover the same PUs, the smaller kind is kept.
 pub mod group_kind {
     /// Set by the user.
-    pub const USER: u32 = 1;
-    /// Made to attach CPU-less memory or memory with a partial locality.
-    pub const MEMORY: u32 = 2;
-    /// Intel/AMD extended topology (tiles, modules, compute units).
-    pub const INTEL_TILE: u32 = 100;
+    pub const USER: u32 = 0;
+    /// From a synthetic description (subkind: group depth in the description).
+    pub const SYNTHETIC: u32 = 10;
+    /// Intel KNL sub-NUMA cluster.
+    pub const INTEL_KNL_SUBNUMA_CLUSTER: u32 = 100;
+    /// Unknown level of Intel's extended topology enumeration (subkind: the level).
+    pub const INTEL_EXTTOPOENUM_UNKNOWN: u32 = 101;
     /// Intel module.
-    pub const INTEL_MODULE: u32 = 101;
-    /// Intel die-group, AMD complex.
-    pub const INTEL_DIE_GROUP: u32 = 102;
+    pub const INTEL_MODULE: u32 = 102;
+    /// Intel tile.
+    pub const INTEL_TILE: u32 = 103;
+    /// Intel die (when dies are not shown as Die objects).
+    pub const INTEL_DIE: u32 = 104;
+    /// Intel die-group (kept as an alias of the die kind for groups above dies).
+    pub const INTEL_DIE_GROUP: u32 = 104;
+    /// s390 book (subkind 0) and drawer (subkind 1).
+    pub const S390_BOOK: u32 = 110;
     /// AMD compute unit.
-    pub const AMD_COMPUTE_UNIT: u32 = 103;
+    pub const AMD_COMPUTE_UNIT: u32 = 120;
+    /// Solaris hardware performance group.
+    pub const SOLARIS_PG_HW_PERF: u32 = 200;
+    /// AIX SDL level.
+    pub const AIX_SDL_UNKNOWN: u32 = 210;
+    /// Windows processor group.
+    pub const WINDOWS_PROCESSOR_GROUP: u32 = 220;
+    /// Windows relationship of unknown kind.
+    pub const WINDOWS_RELATIONSHIP_UNKNOWN: u32 = 221;
     /// Linux cluster (`cluster_cpus`).
-    pub const LINUX_CLUSTER: u32 = 110;
-    /// s390 book/drawer.
-    pub const S390_BOOK: u32 = 120;
-    /// Built from distances.
-    pub const DISTANCE: u32 = 1000;
+    pub const LINUX_CLUSTER: u32 = 222;
+    /// Built from distances (subkind: the grouping round).
+    pub const DISTANCE: u32 = 900;
     /// Made for attaching I/O with a partial locality.
-    pub const IO: u32 = 1001;
+    pub const IO: u32 = 1000;
+    /// Made to attach CPU-less memory or memory with a partial locality.
+    pub const MEMORY: u32 = 1001;
     /// Unknown origin (XML import without a kind).
     pub const XML_UNKNOWN: u32 = u32::MAX;
 }

@@ -1260,10 +1260,8 @@ impl Topology {
             TypeFilter::KeepNone => !matches!(t, ObjType::PU | ObjType::NUMANode),
             TypeFilter::KeepImportant => match t {
                 // Bridges are judged later, once their children are known.
-                ObjType::PCIDevice => {
-                    !o.pci().is_some_and(|p| pci_class_is_important(p.class_id))
-                        && o.io_children.is_empty()
-                }
+                // Unimportant PCI functions go; OS devices below them move up.
+                ObjType::PCIDevice => !o.pci().is_some_and(|p| pci_class_is_important(p.class_id)),
                 ObjType::OSDevice => !o.osdev_types().is_some_and(osdev_is_important),
                 _ => false,
             },
@@ -1635,7 +1633,7 @@ impl Topology {
         for d in &mut self.distances {
             d.retain_objects(alive);
         }
-        self.distances.retain(|d| d.nbobjs() > 0);
+        self.distances.retain(|d| d.nbobjs() > 1);
         for m in &mut self.memattrs {
             m.retain_objects(alive);
         }

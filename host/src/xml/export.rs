@@ -1,0 +1,608 @@
+//! Writing a [`Topology`] as an hwloc XML document (version 2 or 3).
+//!
+//! The output follows hwloc's own writer byte for byte: the XML
+//! declaration and `hwloc2.dtd` doctype, two-space indentation, attributes
+//! in hwloc's order, `/>` for elements without children, and hwloc's
+//! escaping (`&#10;`, `&#13;`, `&#9;`, `&quot;`, `&lt;`, `&gt;`, `&amp;`).
+//! Names, subtypes and infos lose the characters hwloc drops (anything but
+//! printable ASCII, tabs and line breaks).
+
+use wloc_core::distances::{kind as dist_kind, Distances};
+use wloc_core::memattrs::{self, Initiator, MemAttr};
+use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, OsDevTypes, PciAttr};
+use wloc_core::{ObjId, Topology};
+
+use super::XmlVersion;
+
+/// Support flags in the order hwloc writes them.
+const SUPPORT_ORDER: [&str; 32] = [
+    "discovery.pu",
+    "discovery.numa",
+    "discovery.numa_memory",
+    "discovery.disallowed_pu",
+    "discovery.disallowed_numa",
+    "discovery.cpukind_efficiency",
+    "cpubind.set_thisproc_cpubind",
+    "cpubind.get_thisproc_cpubind",
+    "cpubind.set_proc_cpubind",
+    "cpubind.get_proc_cpubind",
+    "cpubind.set_thisthread_cpubind",
+    "cpubind.get_thisthread_cpubind",
+    "cpubind.set_thread_cpubind",
+    "cpubind.get_thread_cpubind",
+    "cpubind.get_thisproc_last_cpu_location",
+    "cpubind.get_proc_last_cpu_location",
+    "cpubind.get_thisthread_last_cpu_location",
+    "membind.set_thisproc_membind",
+    "membind.get_thisproc_membind",
+    "membind.set_proc_membind",
+    "membind.get_proc_membind",
+    "membind.set_thisthread_membind",
+    "membind.get_thisthread_membind",
+    "membind.set_area_membind",
+    "membind.get_area_membind",
+    "membind.alloc_membind",
+    "membind.firsttouch_membind",
+    "membind.bind_membind",
+    "membind.interleave_membind",
+    "membind.nexttouch_membind",
+    "membind.migrate_membind",
+    "membind.get_area_memlocation",
+];
+
+/// Number of values per `<indexes>` or `<u64values>` element, as hwloc.
+const VALUES_PER_LINE: usize = 10;
+
+/// Writes `topo` as a complete hwloc XML document in the given format.
+///
+/// Version 2 documents follow hwloc 3's conversion rules
+/// (`--export-xml-flags 2`): OS device types become hwloc 2 codes, the
+/// topology infos go to the root object, OS devices of compute backends get
+/// a `Backend` info, and memory tiers, PCI localities and the
+/// `cache_inclusive` attribute (unknown to hwloc 2) are left out.
+pub fn export(topo: &Topology, version: XmlVersion) -> String {
+    let v3 = version == XmlVersion::V3;
+    let mut w = Writer {
+        out: String::with_capacity(64 * 1024),
+    };
+    w.out
+        .push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    w.out
+        .push_str("<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n");
+    w.open(0, "topology");
+    w.attr("version", if v3 { "3.0" } else { "2.0" });
+    w.end_open();
+
+    objects(&mut w, topo, v3);
+    distances(&mut w, topo);
+    support(&mut w, topo);
+    memory_attributes(&mut w, topo);
+    cpukinds(&mut w, topo);
+    if v3 {
+        for i in &topo.infos {
+            info(&mut w, 2, i);
+        }
+        for t in &topo.memtiers {
+            w.open(2, "memtier");
+            w.attr("kinds", &t.kinds.to_string());
+            w.attr("nodeset", &t.nodeset.to_string());
+            w.end_empty();
+        }
+        for l in &topo.pci_localities {
+            w.open(2, "pci_locality");
+            w.attr("domain", &format!("{:#x}", l.domain));
+            w.attr("bus_min", &format!("{:#x}", l.bus_min));
+            w.attr("bus_max", &format!("{:#x}", l.bus_max));
+            w.attr("cpuset", &l.cpuset.to_string());
+            w.end_empty();
+        }
+    }
+    w.close(0, "topology");
+    w.out
+}
+
+/// Appends XML text with hwloc's indentation and escaping.
+struct Writer {
+    out: String,
+}
+
+impl Writer {
+    fn indent(&mut self, n: usize) {
+        self.out.extend(std::iter::repeat_n(' ', n));
+    }
+
+    /// Starts `<tag` (attributes follow).
+    fn open(&mut self, indent: usize, tag: &str) {
+        self.indent(indent);
+        self.out.push('<');
+        self.out.push_str(tag);
+    }
+
+    fn attr(&mut self, name: &str, value: &str) {
+        self.out.push(' ');
+        self.out.push_str(name);
+        self.out.push_str("=\"");
+        if !value.contains(['\n', '\r', '\t', '"', '<', '>', '&']) {
+            self.out.push_str(value);
+            self.out.push('"');
+            return;
+        }
+        for c in value.chars() {
+            match c {
+                '\n' => self.out.push_str("&#10;"),
+                '\r' => self.out.push_str("&#13;"),
+                '\t' => self.out.push_str("&#9;"),
+                '"' => self.out.push_str("&quot;"),
+                '<' => self.out.push_str("&lt;"),
+                '>' => self.out.push_str("&gt;"),
+                '&' => self.out.push_str("&amp;"),
+                c => self.out.push(c),
+            }
+        }
+        self.out.push('"');
+    }
+
+    /// Ends the start tag of an element that has children.
+    fn end_open(&mut self) {
+        self.out.push_str(">\n");
+    }
+
+    /// Ends an element without children.
+    fn end_empty(&mut self) {
+        self.out.push_str("/>\n");
+    }
+
+    fn close(&mut self, indent: usize, tag: &str) {
+        self.indent(indent);
+        self.out.push_str("</");
+        self.out.push_str(tag);
+        self.out.push_str(">\n");
+    }
+
+    /// An element with a `length` attribute and text content.
+    fn content(&mut self, indent: usize, tag: &str, text: &str) {
+        self.open(indent, tag);
+        self.attr("length", &text.len().to_string());
+        self.out.push('>');
+        self.out.push_str(text);
+        self.out.push_str("</");
+        self.out.push_str(tag);
+        self.out.push_str(">\n");
+    }
+}
+
+/// What hwloc keeps of a string it writes: printable ASCII, tabs and line breaks.
+fn safe(s: &str) -> String {
+    s.chars()
+        .filter(|&c| (' '..='~').contains(&c) || matches!(c, '\t' | '\n' | '\r'))
+        .collect()
+}
+
+/// Drops the characters XML 1.0 cannot carry (other control characters).
+fn xml_chars(s: &str) -> String {
+    s.chars()
+        .filter(|&c| c >= ' ' || matches!(c, '\t' | '\n' | '\r'))
+        .filter(|&c| !matches!(c, '\u{fffe}' | '\u{ffff}'))
+        .collect()
+}
+
+fn info(w: &mut Writer, indent: usize, i: &Info) {
+    w.open(indent, "info");
+    w.attr("name", &safe(&i.name));
+    w.attr("value", &safe(&i.value));
+    w.end_empty();
+}
+
+// ---------------------------------------------------------------- objects
+
+enum Step {
+    Open(ObjId, usize),
+    Close(usize),
+}
+
+fn objects(w: &mut Writer, topo: &Topology, v3: bool) {
+    let root = topo.root();
+    let mut stack = vec![Step::Open(root, 2)];
+    while let Some(step) = stack.pop() {
+        let (id, indent) = match step {
+            Step::Close(indent) => {
+                w.close(indent, "object");
+                continue;
+            }
+            Step::Open(id, indent) => (id, indent),
+        };
+        let o = topo.obj(id);
+        w.open(indent, "object");
+        object_attrs(w, topo, id, o, v3);
+
+        let mut infos: Vec<Info> = o.infos.clone();
+        if !v3 {
+            if id == root {
+                infos.extend(topo.infos.iter().cloned());
+            }
+            if let Some(backend) = v2_osdev_backend(o) {
+                infos.push(Info {
+                    name: "Backend".into(),
+                    value: backend.into(),
+                });
+            }
+        }
+        let children: Vec<ObjId> = o
+            .memory_children()
+            .iter()
+            .chain(o.children())
+            .chain(o.io_children())
+            .chain(o.misc_children())
+            .copied()
+            .filter(|&c| topo.get(c).is_some())
+            .collect();
+        // hwloc 3 has no page types; version 2 documents carry them.
+        let pages = match &o.attr {
+            ObjAttr::Numa(n) if !v3 => n.page_types.as_slice(),
+            _ => &[],
+        };
+        if infos.is_empty() && children.is_empty() && pages.is_empty() {
+            w.end_empty();
+            continue;
+        }
+        w.end_open();
+        for p in pages {
+            w.open(indent + 2, "page_type");
+            w.attr("size", &p.size.to_string());
+            w.attr("count", &p.count.to_string());
+            w.end_empty();
+        }
+        for i in &infos {
+            info(w, indent + 2, i);
+        }
+        stack.push(Step::Close(indent));
+        for &c in children.iter().rev() {
+            stack.push(Step::Open(c, indent + 2));
+        }
+    }
+}
+
+fn object_attrs(w: &mut Writer, topo: &Topology, id: ObjId, o: &Object, v3: bool) {
+    let is_root = id == topo.root();
+    w.attr("type", o.obj_type.xml_name());
+    if let Some(os) = o.os_index {
+        w.attr("os_index", &os.to_string());
+    }
+    if let Some(cpuset) = &o.cpuset {
+        w.attr("cpuset", &cpuset.to_string());
+        let complete = o.complete_cpuset.as_ref().unwrap_or(cpuset);
+        w.attr("complete_cpuset", &complete.to_string());
+        if is_root {
+            w.attr("allowed_cpuset", &topo.allowed_cpuset.to_string());
+        }
+        let nodeset = o.nodeset.clone().unwrap_or_default();
+        w.attr("nodeset", &nodeset.to_string());
+        let complete = o.complete_nodeset.as_ref().unwrap_or(&nodeset);
+        w.attr("complete_nodeset", &complete.to_string());
+        if is_root {
+            w.attr("allowed_nodeset", &topo.allowed_nodeset.to_string());
+        }
+    }
+    w.attr("gp_index", &o.gp_index.to_string());
+    if v3 {
+        w.attr("id", &format!("obj{}", o.gp_index));
+    }
+    if let Some(name) = &o.name {
+        w.attr("name", &safe(name));
+    }
+    if let Some(subtype) = &o.subtype {
+        w.attr("subtype", &safe(subtype));
+    }
+    match &o.attr {
+        ObjAttr::Numa(n) => {
+            if n.local_memory != 0 {
+                w.attr("local_memory", &n.local_memory.to_string());
+            }
+        }
+        ObjAttr::Cache(c) => {
+            w.attr("cache_size", &c.size.to_string());
+            w.attr("depth", &c.depth.to_string());
+            w.attr("cache_linesize", &c.linesize.to_string());
+            w.attr("cache_associativity", &c.associativity.to_string());
+            w.attr("cache_type", &c.kind.code().to_string());
+            // hwloc 2 does not know this attribute (and complains about it).
+            if c.inclusive && v3 {
+                w.attr("cache_inclusive", "1");
+            }
+        }
+        ObjAttr::Group(g) => {
+            w.attr("kind", &g.kind.to_string());
+            w.attr("subkind", &g.subkind.to_string());
+            if g.dont_merge {
+                w.attr("dont_merge", "1");
+            }
+        }
+        ObjAttr::Bridge(b) => {
+            let up = match b.upstream {
+                BridgeUpstream::Host => 0,
+                BridgeUpstream::Pci(_) => 1,
+            };
+            w.attr("bridge_type", &format!("{up}-1"));
+            w.attr("depth", &b.depth.to_string());
+            w.attr(
+                "bridge_pci",
+                &format!(
+                    "{:04x}:[{:02x}-{:02x}]",
+                    b.domain, b.secondary_bus, b.subordinate_bus
+                ),
+            );
+            if let BridgeUpstream::Pci(p) = &b.upstream {
+                pci_attrs(w, p);
+            }
+        }
+        ObjAttr::Pci(p) => pci_attrs(w, p),
+        ObjAttr::OsDev(t) => {
+            if v3 {
+                w.attr("osdev_type", &t.0.to_string());
+            } else if let Some(code) = osdev_v2_code(*t, o.subtype.as_deref()) {
+                w.attr("osdev_type", &code.to_string());
+            }
+        }
+        ObjAttr::None => {}
+    }
+}
+
+fn pci_attrs(w: &mut Writer, p: &PciAttr) {
+    w.attr(
+        "pci_busid",
+        &format!(
+            "{:04x}:{:02x}:{:02x}.{:01x}",
+            p.domain, p.bus, p.dev, p.func
+        ),
+    );
+    w.attr(
+        "pci_type",
+        &format!(
+            "{:04x} [{:04x}:{:04x}] [{:04x}:{:04x}] {:02x} {:02x}",
+            p.class_id,
+            p.vendor_id,
+            p.device_id,
+            p.subvendor_id,
+            p.subdevice_id,
+            p.revision,
+            p.prog_if
+        ),
+    );
+    w.attr("pci_link_speed", &format!("{:.6}", f64::from(p.linkspeed)));
+}
+
+/// The hwloc 2 `osdev_type` code of an OS device, `None` when it has no type.
+fn osdev_v2_code(t: OsDevTypes, subtype: Option<&str>) -> Option<u32> {
+    let has = |bit: u32| t.0 & bit != 0;
+    Some(if has(OsDevTypes::STORAGE | OsDevTypes::MEMORY) {
+        0
+    } else if has(OsDevTypes::OPENFABRICS) {
+        3
+    } else if has(OsDevTypes::NETWORK) {
+        2
+    } else if has(OsDevTypes::DMA) {
+        4
+    } else if has(OsDevTypes::GPU) && has(OsDevTypes::COPROC) {
+        // hwloc 2 called management-library GPUs "GPU" and compute ones "CoProc".
+        if matches!(subtype, Some("NVML" | "RSMI" | "Display")) {
+            1
+        } else {
+            5
+        }
+    } else if has(OsDevTypes::COPROC) {
+        5
+    } else if has(OsDevTypes::GPU) {
+        1
+    } else {
+        return None;
+    })
+}
+
+/// The `Backend` info hwloc 2 kept inside OS devices of compute backends.
+fn v2_osdev_backend(o: &Object) -> Option<&'static str> {
+    if o.obj_type != ObjType::OSDevice || o.info("Backend").is_some() {
+        return None;
+    }
+    Some(match o.subtype.as_deref()? {
+        "CUDA" => "CUDA",
+        "NVML" => "NVML",
+        "OpenCL" => "OpenCL",
+        "RSMI" => "RSMI",
+        "LevelZero" => "LevelZero",
+        "Display" => "GL",
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------- topology-wide
+
+fn is_hetero(topo: &Topology, d: &Distances) -> bool {
+    d.kind & dist_kind::HETEROGENEOUS_TYPES != 0
+        || d.objs
+            .windows(2)
+            .any(|p| topo.obj(p[0]).obj_type != topo.obj(p[1]).obj_type)
+}
+
+fn distances(w: &mut Writer, topo: &Topology) {
+    let live: Vec<&Distances> = topo
+        .distances
+        .iter()
+        .filter(|d| d.objs.len() >= 2 && d.objs.iter().all(|&o| topo.get(o).is_some()))
+        .collect();
+    for hetero in [false, true] {
+        for d in live.iter().filter(|d| is_hetero(topo, d) == hetero) {
+            one_distances(w, topo, d, hetero);
+        }
+    }
+}
+
+fn one_distances(w: &mut Writer, topo: &Topology, d: &Distances, hetero: bool) {
+    let tag = if hetero {
+        "distances2hetero"
+    } else {
+        "distances2"
+    };
+    let first_type = topo.obj(d.objs[0]).obj_type;
+    w.open(2, tag);
+    if !hetero {
+        w.attr("type", first_type.xml_name());
+    }
+    w.attr("nbobjs", &d.objs.len().to_string());
+    w.attr("kind", &d.kind.to_string());
+    if let Some(name) = &d.name {
+        w.attr("name", &xml_chars(name));
+    }
+    let os_indexing = matches!(first_type, ObjType::PU | ObjType::NUMANode);
+    if !hetero {
+        w.attr("indexing", if os_indexing { "os" } else { "gp" });
+    }
+    w.end_open();
+    let indexes: Vec<String> = d
+        .objs
+        .iter()
+        .map(|&id| {
+            let o = topo.obj(id);
+            if hetero {
+                format!("{}:{}", o.obj_type.xml_name(), o.gp_index)
+            } else if os_indexing {
+                o.os_index.unwrap_or(u32::MAX).to_string()
+            } else {
+                o.gp_index.to_string()
+            }
+        })
+        .collect();
+    chunks(w, "indexes", indexes.iter().map(String::as_str));
+    let values: Vec<String> = d.values.iter().map(u64::to_string).collect();
+    chunks(w, "u64values", values.iter().map(String::as_str));
+    w.close(2, tag);
+}
+
+fn chunks<'s>(w: &mut Writer, tag: &str, items: impl Iterator<Item = &'s str>) {
+    let mut text = String::new();
+    let mut n = 0;
+    for item in items {
+        text.push_str(item);
+        text.push(' ');
+        n += 1;
+        if n == VALUES_PER_LINE {
+            w.content(4, tag, &text);
+            text.clear();
+            n = 0;
+        }
+    }
+    if n > 0 {
+        w.content(4, tag, &text);
+    }
+}
+
+fn support(w: &mut Writer, topo: &Topology) {
+    let mut names: Vec<&str> = SUPPORT_ORDER
+        .iter()
+        .copied()
+        .filter(|n| topo.support.iter().any(|s| s == n))
+        .collect();
+    for s in &topo.support {
+        if !SUPPORT_ORDER.contains(&s.as_str())
+            && s != "custom.exported_support"
+            && !names.contains(&s.as_str())
+        {
+            names.push(s);
+        }
+    }
+    names.push("custom.exported_support");
+    for n in names {
+        w.open(2, "support");
+        w.attr("name", &xml_chars(n));
+        w.end_empty();
+    }
+}
+
+fn memory_attributes(w: &mut Writer, topo: &Topology) {
+    // hwloc writes the predefined attributes first (in its id order, only
+    // when they have values), then the custom ones in registration order.
+    let predefined = |m: &MemAttr| {
+        memattrs::PREDEFINED
+            .iter()
+            .position(|(n, f)| *n == m.name && *f == m.flags)
+    };
+    let mut list: Vec<&MemAttr> = Vec::new();
+    for (name, _) in memattrs::PREDEFINED.iter().skip(2) {
+        if let Some(m) = topo
+            .memattrs
+            .iter()
+            .find(|m| m.name == *name && predefined(m).is_some())
+        {
+            if !m.values.is_empty() {
+                list.push(m);
+            }
+        }
+    }
+    list.extend(topo.memattrs.iter().filter(|m| predefined(m).is_none()));
+
+    for m in list {
+        w.open(2, "memattr");
+        w.attr("name", &xml_chars(&m.name));
+        w.attr("flags", &m.flags.to_string());
+        // Values are grouped by target, targets in order of first appearance.
+        let mut targets: Vec<ObjId> = Vec::new();
+        for v in &m.values {
+            if !targets.contains(&v.target) {
+                targets.push(v.target);
+            }
+        }
+        let mut lines = String::new();
+        let need_initiator = m.needs_initiator();
+        for t in targets {
+            let Some(target) = topo.get(t) else { continue };
+            for v in m.values.iter().filter(|v| v.target == t) {
+                let mut line = Writer { out: String::new() };
+                line.open(4, "memattr_value");
+                line.attr("target_obj_type", target.obj_type.xml_name());
+                line.attr("target_obj_gp_index", &target.gp_index.to_string());
+                line.attr("value", &v.value.to_string());
+                if need_initiator {
+                    match &v.initiator {
+                        Some(Initiator::Object(i)) => {
+                            let Some(io) = topo.get(*i) else { continue };
+                            line.attr("initiator_obj_gp_index", &io.gp_index.to_string());
+                            line.attr("initiator_obj_type", io.obj_type.xml_name());
+                        }
+                        Some(Initiator::CpuSet(c)) => line.attr("initiator_cpuset", &c.to_string()),
+                        None => continue,
+                    }
+                }
+                line.end_empty();
+                lines.push_str(&line.out);
+                if !need_initiator {
+                    break;
+                }
+            }
+        }
+        if lines.is_empty() {
+            w.end_empty();
+        } else {
+            w.end_open();
+            w.out.push_str(&lines);
+            w.close(2, "memattr");
+        }
+    }
+}
+
+fn cpukinds(w: &mut Writer, topo: &Topology) {
+    for k in &topo.cpukinds {
+        w.open(2, "cpukind");
+        w.attr("cpuset", &k.cpuset.to_string());
+        if let Some(e) = k.forced_efficiency {
+            w.attr("forced_efficiency", &e.to_string());
+        }
+        if k.infos.is_empty() {
+            w.end_empty();
+            continue;
+        }
+        w.end_open();
+        for i in &k.infos {
+            info(w, 4, i);
+        }
+        w.close(2, "cpukind");
+    }
+}

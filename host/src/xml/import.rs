@@ -1,0 +1,1944 @@
+//! Reading hwloc XML documents (versions 2 and 3) into a [`Topology`].
+//!
+//! The document is read in three passes:
+//!
+//! 1. the object tree is parsed and checked into a temporary tree of
+//!    [`Parsed`] objects, converting version 2 attributes to their hwloc 3
+//!    meaning and marking the objects the type filters reject;
+//! 2. the kept objects are inserted with [`Topology::insert_by_parent`] in
+//!    document order (children of rejected objects go to the nearest kept
+//!    ancestor, and normal children are sorted by CPU set as hwloc does);
+//! 3. the topology-wide elements after the root object (distances, memory
+//!    attributes, CPU kinds, infos, memory tiers, PCI localities, support)
+//!    are read, resolving object references through the gp indexes of the
+//!    inserted objects.
+//!
+//! Finally [`Topology::finish`] is called.
+
+use std::collections::{HashMap, HashSet};
+
+use roxmltree::{Attribute, Document, Node, ParsingOptions};
+use wloc_core::bitmap::{CpuSet, NodeSet};
+use wloc_core::cpukinds::CpuKind;
+use wloc_core::distances::{kind as dist_kind, Distances};
+use wloc_core::memattrs::{self, Initiator, MemAttr};
+use wloc_core::object::{
+    BridgeAttr, BridgeUpstream, CacheAttr, CacheKind, GroupAttr, Info, NumaAttr, ObjAttr, ObjKind,
+    ObjType, Object, OsDevTypes, PageType, PciAttr,
+};
+use wloc_core::topology::{MemTier, PciLocality};
+use wloc_core::{ObjId, Topology};
+
+use super::XmlError;
+
+/// Deepest object nesting accepted.  Real topologies are a few tens of
+/// levels deep; the bound keeps the recursive parsers (ours and the XML
+/// parser's) within small thread stacks.
+pub(super) const MAX_DEPTH: usize = 256;
+
+/// hwloc's group kind for Intel modules (a `Module` object type in old documents).
+const GROUP_KIND_INTEL_MODULE: u32 = 102;
+/// hwloc's group kind for Intel tiles (a `Tile` object type in old documents).
+const GROUP_KIND_INTEL_TILE: u32 = 103;
+/// hwloc's group kind for Intel dies: such groups are read as Die objects.
+const GROUP_KIND_INTEL_DIE: u32 = 104;
+
+/// Root infos of version 2 documents that hwloc 3 moves to the topology infos.
+const V2_TOPOLOGY_INFOS: [&str; 11] = [
+    "Backend",
+    "SyntheticDescription",
+    "LinuxCgroup",
+    "WindowsBuildEnvironment",
+    "OSName",
+    "OSRelease",
+    "OSVersion",
+    "HostName",
+    "Architecture",
+    "hwlocVersion",
+    "ProcessName",
+];
+
+/// OS-device backends whose version 2 `Backend` info on the device implies a
+/// topology `Backend` info in hwloc 3, in the order hwloc 3 adds them.
+const V2_DEVICE_BACKENDS: [&str; 6] = ["CUDA", "NVML", "RSMI", "LevelZero", "OpenCL", "GL"];
+
+/// One object of the document, checked, before insertion.
+struct Parsed {
+    obj: Object,
+    /// Whether the type filters keep it (the root is always kept).
+    keep: bool,
+    children: Vec<Parsed>,
+}
+
+/// What the children of an object need to know about their (kept) parent.
+#[derive(Clone, Copy)]
+struct ParentInfo<'p> {
+    obj_type: ObjType,
+    cpuset: Option<&'p CpuSet>,
+    has_nodeset: bool,
+}
+
+struct Importer<'a, 'input> {
+    doc: &'a Document<'input>,
+    major: u32,
+    warnings: Vec<String>,
+    /// Topology infos, in document order (v3 `<info>`, moved v2 root infos).
+    topo_infos: Vec<Info>,
+    /// Backends of [`V2_DEVICE_BACKENDS`] named by version 2 OS devices.
+    need_backend: [bool; 6],
+    allowed_cpuset: Option<CpuSet>,
+    allowed_nodeset: Option<NodeSet>,
+    /// PCI localities derived from the host bridges of version 2 documents.
+    derived_localities: Vec<PciLocality>,
+    seen_gp: HashSet<u64>,
+}
+
+/// Maps from the document's object references to the inserted objects.
+#[derive(Default)]
+struct Refs {
+    by_gp: HashMap<u64, ObjId>,
+    by_os: HashMap<(ObjType, u32), ObjId>,
+}
+
+impl Refs {
+    fn by_gp_typed(&self, topo: &Topology, t: ObjType, gp: u64) -> Option<ObjId> {
+        self.by_gp
+            .get(&gp)
+            .copied()
+            .filter(|&id| topo.obj(id).obj_type == t)
+    }
+}
+
+/// Reads `text` into `topo` and finishes it.
+pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+    precheck(text)?;
+    let opts = ParsingOptions {
+        allow_dtd: true,
+        ..ParsingOptions::default()
+    };
+    let doc = Document::parse_with_options(text, opts).map_err(|e| {
+        let pos = e.pos();
+        let mut msg = e.to_string();
+        let suffix = format!(" at {}:{}", pos.row, pos.col);
+        if let Some(stripped) = msg.strip_suffix(&suffix) {
+            msg = stripped.to_string();
+        }
+        XmlError::at(format!("malformed XML: {msg}"), pos.row, pos.col)
+    })?;
+
+    let top = doc.root_element();
+    let mut imp = Importer {
+        doc: &doc,
+        major: 0,
+        warnings: Vec::new(),
+        topo_infos: Vec::new(),
+        need_backend: [false; 6],
+        allowed_cpuset: None,
+        allowed_nodeset: None,
+        derived_localities: Vec::new(),
+        seen_gp: HashSet::new(),
+    };
+    if top.tag_name().name() != "topology" {
+        return Err(imp.err(
+            top,
+            format!(
+                "the document element is <{}>, not <topology>: this is not an hwloc XML topology",
+                top.tag_name().name()
+            ),
+        ));
+    }
+    imp.major = imp.version(top)?;
+
+    let mut elements = top.children().filter(|n| n.is_element());
+    let root_node = match elements.next() {
+        Some(n) if n.tag_name().name() == "object" => n,
+        Some(n) => {
+            return Err(imp.err(
+                n,
+                format!(
+                    "expected the root <object> as first element of <topology>, found <{}>",
+                    n.tag_name().name()
+                ),
+            ))
+        }
+        None => return Err(imp.err(top, "<topology> contains no <object>")),
+    };
+    imp.check_text_children(top)?;
+
+    // Pass 1: the object tree.
+    let root = imp.parse_tree(&topo, root_node)?;
+    // Like hwloc 2 and 3, require the NUMA nodes that these versions always have.
+    if root.obj.nodeset.as_ref().is_none_or(|n| n.is_empty()) {
+        return Err(imp.err(
+            root_node,
+            "the root object has no nodeset or an empty one (documents of hwloc 2 and later always have NUMA nodes)",
+        ));
+    }
+
+    // Pass 2: insertion.
+    let mut refs = Refs::default();
+    imp.install_root(&mut topo, root, &mut refs);
+
+    // Pass 3: topology-wide elements.
+    let mut got_localities = false;
+    let mut got_support = false;
+    for node in elements {
+        let name = node.tag_name().name();
+        match name {
+            "object" => {
+                return Err(imp.err(node, "a topology has a single root <object>"));
+            }
+            "distances2" => imp.distances(&mut topo, &refs, node, false)?,
+            "distances2hetero" => imp.distances(&mut topo, &refs, node, true)?,
+            "support" => {
+                imp.support(&mut topo, node, got_support)?;
+                got_support = true;
+            }
+            "memattr" => imp.memattr(&mut topo, &refs, node)?,
+            "cpukind" => imp.cpukind(&mut topo, node)?,
+            "info" => {
+                if let Some(info) = imp.info(node)? {
+                    imp.topo_infos.push(info);
+                }
+            }
+            "memtier" => imp.memtier(&mut topo, node)?,
+            "pci_locality" => {
+                imp.pci_locality(&mut topo, node)?;
+                got_localities = true;
+            }
+            _ => {
+                // hwloc stops reading at the first element it does not know.
+                let w = format!(
+                    "ignoring unknown element <{name}> after the root object, and everything after it"
+                );
+                imp.warn(node, w);
+                break;
+            }
+        }
+    }
+
+    // hwloc 3 records the topology Backend of version 2 OS devices.
+    if imp.major <= 2 {
+        for (i, backend) in V2_DEVICE_BACKENDS.iter().enumerate() {
+            let present = imp
+                .topo_infos
+                .iter()
+                .any(|info| info.name == "Backend" && info.value == *backend);
+            if imp.need_backend[i] && !present {
+                imp.topo_infos.push(Info {
+                    name: "Backend".into(),
+                    value: (*backend).into(),
+                });
+            }
+        }
+        if !got_localities {
+            topo.pci_localities = std::mem::take(&mut imp.derived_localities);
+        }
+    }
+    topo.infos.append(&mut imp.topo_infos);
+    if let Some(c) = imp.allowed_cpuset.take() {
+        topo.allowed_cpuset = c;
+    }
+    if let Some(n) = imp.allowed_nodeset.take() {
+        topo.allowed_nodeset = n;
+    }
+
+    topo.finish()
+        .map_err(|e| XmlError::new(format!("the document describes an invalid topology: {e}")))?;
+    // hwloc trusts the sets of the document; wrong ones (a child outside its
+    // parent, overlapping siblings...) would give an unusable topology.
+    topo.check().map_err(|e| {
+        XmlError::new(format!(
+            "the document describes an inconsistent topology: {e}"
+        ))
+    })?;
+    Ok((topo, imp.warnings))
+}
+
+impl<'a, 'input> Importer<'a, 'input> {
+    // ------------------------------------------------------------ errors
+
+    fn pos(&self, at: usize) -> (u32, u32) {
+        let p = self.doc.text_pos_at(at);
+        (p.row, p.col)
+    }
+
+    fn err(&self, node: Node, msg: impl Into<String>) -> XmlError {
+        let (l, c) = self.pos(node.range().start);
+        XmlError::at(msg, l, c)
+    }
+
+    fn attr_err(&self, attr: &Attribute, msg: impl Into<String>) -> XmlError {
+        let (l, c) = self.pos(attr.range().start);
+        XmlError::at(msg, l, c)
+    }
+
+    fn warn(&mut self, node: Node, msg: impl Into<String>) {
+        let (l, c) = self.pos(node.range().start);
+        self.warnings
+            .push(format!("line {l}, column {c}: {}", msg.into()));
+    }
+
+    /// Rejects non-blank text between elements (hwloc's own parser would).
+    fn check_text_children(&self, node: Node) -> Result<(), XmlError> {
+        for c in node.children() {
+            if c.is_text() && c.text().is_some_and(|t| !t.trim().is_empty()) {
+                return Err(self.err(
+                    c,
+                    format!("unexpected text inside <{}>", node.tag_name().name()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ header
+
+    fn version(&self, top: Node) -> Result<u32, XmlError> {
+        let Some(attr) = top.attribute_node("version") else {
+            return Err(self.err(
+                top,
+                "<topology> has no version attribute: hwloc 1.x XML documents are not supported \
+                 (hwloc 3 refuses them too); re-export the topology with hwloc 2 or later",
+            ));
+        };
+        let v = attr.value();
+        let parsed = v.split_once('.').and_then(|(maj, min)| {
+            let ok = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            if ok(maj) && ok(min) {
+                maj.parse::<u32>().ok()
+            } else {
+                None
+            }
+        });
+        match parsed {
+            Some(m @ (2 | 3)) => Ok(m),
+            Some(m) if m < 2 => Err(self.attr_err(
+                &attr,
+                format!("hwloc XML version {v} is not supported (only versions 2.x and 3.x are)"),
+            )),
+            Some(_) => Err(self.attr_err(
+                &attr,
+                format!(
+                    "hwloc XML version {v} is too recent (only versions 2.x and 3.x are supported)"
+                ),
+            )),
+            None => Err(self.attr_err(
+                &attr,
+                format!("invalid topology version \"{v}\" (expected MAJOR.MINOR, such as 2.0)"),
+            )),
+        }
+    }
+
+    // ------------------------------------------------------------ objects
+
+    /// Parses the object tree below `root` without recursion (the depth of
+    /// the document is bounded, but debug builds have large stack frames).
+    fn parse_tree(&mut self, topo: &Topology, root: Node<'a, 'input>) -> Result<Parsed, XmlError> {
+        struct Frame<'a, 'input> {
+            parsed: Parsed,
+            pending: std::vec::IntoIter<Node<'a, 'input>>,
+        }
+        let (parsed, kids) = self.parse_object(topo, root, None)?;
+        let mut stack = vec![Frame {
+            parsed,
+            pending: kids.into_iter(),
+        }];
+        loop {
+            let next = stack.last_mut().and_then(|f| f.pending.next());
+            match next {
+                Some(node) => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(self.err(
+                            node,
+                            format!("objects are nested more than {MAX_DEPTH} levels deep"),
+                        ));
+                    }
+                    // Children of rejected objects go to the nearest kept ancestor.
+                    let parent = stack
+                        .iter()
+                        .rev()
+                        .find(|f| f.parsed.keep)
+                        .map(|f| ParentInfo {
+                            obj_type: f.parsed.obj.obj_type,
+                            cpuset: f.parsed.obj.cpuset.as_ref(),
+                            has_nodeset: f.parsed.obj.nodeset.is_some(),
+                        });
+                    let (parsed, kids) = self.parse_object(topo, node, parent)?;
+                    stack.push(Frame {
+                        parsed,
+                        pending: kids.into_iter(),
+                    });
+                }
+                None => {
+                    let done = stack.pop().map(|f| f.parsed);
+                    match (stack.last_mut(), done) {
+                        (Some(up), Some(done)) => up.parsed.children.push(done),
+                        (None, Some(done)) => return Ok(done),
+                        (_, None) => unreachable!("the stack holds the root until the end"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Parses one `<object>`: its attributes and non-object children.
+    /// Returns it without children, and its child `<object>` elements.
+    fn parse_object(
+        &mut self,
+        topo: &Topology,
+        node: Node<'a, 'input>,
+        parent: Option<ParentInfo>,
+    ) -> Result<(Parsed, Vec<Node<'a, 'input>>), XmlError> {
+        let is_root = parent.is_none();
+        let mut attrs = node.attributes();
+        let mut group_kind = None;
+        let obj_type = match attrs.next() {
+            Some(a) if a.name() == "type" => {
+                let v = a.value();
+                match ObjType::parse(v) {
+                    Some(t) => t,
+                    None if v.eq_ignore_ascii_case("Tile") => {
+                        group_kind = Some(GROUP_KIND_INTEL_TILE);
+                        ObjType::Group
+                    }
+                    None if v.eq_ignore_ascii_case("Module") => {
+                        group_kind = Some(GROUP_KIND_INTEL_MODULE);
+                        ObjType::Group
+                    }
+                    None => return Err(self.attr_err(&a, format!("unknown object type \"{v}\""))),
+                }
+            }
+            Some(a) => {
+                return Err(self.attr_err(
+                    &a,
+                    format!(
+                    "object attribute {} found before the type attribute (type must come first)",
+                    a.name()
+                ),
+                ))
+            }
+            None => return Err(self.err(node, "<object> without a type attribute")),
+        };
+
+        let mut b = ObjBuilder::new(obj_type);
+        if let Some(k) = group_kind {
+            b.group.kind = k;
+        }
+        for a in attrs {
+            self.object_attr(&mut b, &a, is_root)?;
+        }
+
+        // Non-object children come first: infos, page types, userdata.
+        let mut object_children = Vec::new();
+        for c in node.children() {
+            if c.is_text() {
+                if c.text().is_some_and(|t| !t.trim().is_empty()) {
+                    return Err(self.err(c, "unexpected text inside <object>"));
+                }
+                continue;
+            }
+            if !c.is_element() {
+                continue;
+            }
+            let tag = c.tag_name().name();
+            if tag == "object" {
+                object_children.push(c);
+                continue;
+            }
+            if !object_children.is_empty() {
+                return Err(self.err(
+                    c,
+                    format!("<{tag}> found after child objects (it must come before them)"),
+                ));
+            }
+            match tag {
+                "info" => {
+                    if let Some(info) = self.info(c)? {
+                        if is_root
+                            && self.major <= 2
+                            && V2_TOPOLOGY_INFOS.contains(&info.name.as_str())
+                        {
+                            self.topo_infos.push(info);
+                        } else {
+                            b.infos.push(info);
+                        }
+                    }
+                }
+                "page_type" => {
+                    if obj_type != ObjType::NUMANode && !is_root {
+                        return Err(self.err(
+                            c,
+                            format!("<page_type> inside a {obj_type} object (only NUMA nodes have page types)"),
+                        ));
+                    }
+                    // Kept for version 2 output (hwloc 3 ignores them); the
+                    // machine-wide page types of old root objects are dropped.
+                    if let Some(p) = self.page_type(c)? {
+                        if obj_type == ObjType::NUMANode {
+                            b.page_types.push(p);
+                        }
+                    }
+                }
+                "userdata" => self.userdata(c)?,
+                _ => {
+                    return Err(self.err(c, format!("unexpected <{tag}> inside <object>")));
+                }
+            }
+        }
+
+        let obj = self.finish_object(b, node, parent)?;
+        let keep = is_root || topo.keeps_object(&obj);
+
+        if obj.obj_type == ObjType::Bridge {
+            self.note_host_bridge(&obj, parent);
+        }
+
+        Ok((
+            Parsed {
+                obj,
+                keep,
+                children: Vec::new(),
+            },
+            object_children,
+        ))
+    }
+
+    #[inline(never)]
+    fn object_attr(
+        &mut self,
+        b: &mut ObjBuilder,
+        a: &Attribute,
+        is_root: bool,
+    ) -> Result<(), XmlError> {
+        let t = b.obj_type;
+        let v = a.value();
+        let is_cache = t.is_cache() || t == ObjType::MemCache;
+        let is_pci = matches!(t, ObjType::PCIDevice | ObjType::Bridge);
+        match a.name() {
+            "type" => return Err(self.attr_err(a, "duplicate type attribute")),
+            "os_index" => {
+                b.os_index = if v.trim() == "-1" {
+                    None
+                } else {
+                    Some(self.num::<u32>(a)?)
+                }
+            }
+            "gp_index" => b.gp_index = self.num::<u64>(a)?,
+            "id" => match v.strip_prefix("obj") {
+                Some(rest) => b.gp_index = self.num_str::<u64>(a, rest)?,
+                None => self.warnings.push(format!(
+                    "ignoring object id \"{v}\" that does not start with \"obj\""
+                )),
+            },
+            "cpuset" => b.cpuset = Some(self.bitmap(a)?),
+            "complete_cpuset" => b.complete_cpuset = Some(self.bitmap(a)?),
+            "nodeset" => b.nodeset = Some(self.bitmap(a)?),
+            "complete_nodeset" => b.complete_nodeset = Some(self.bitmap(a)?),
+            "allowed_cpuset" => {
+                let s: CpuSet = self.bitmap(a)?;
+                if is_root {
+                    self.allowed_cpuset = Some(s);
+                }
+            }
+            "allowed_nodeset" => {
+                let s: NodeSet = self.bitmap(a)?;
+                if is_root {
+                    self.allowed_nodeset = Some(s);
+                }
+            }
+            "name" => b.name = Some(v.to_string()),
+            "subtype" => b.subtype = Some(v.to_string()),
+            "cache_size"
+            | "cache_linesize"
+            | "cache_associativity"
+            | "cache_type"
+            | "cache_inclusive"
+                if !is_cache =>
+            {
+                self.ignore_attr(a, t)
+            }
+            "cache_size" => b.cache.size = self.num(a)?,
+            "cache_linesize" => b.cache.linesize = self.num(a)?,
+            "cache_associativity" => b.cache.associativity = self.num(a)?,
+            "cache_type" => {
+                let code: u32 = self.num(a)?;
+                match CacheKind::from_code(code) {
+                    Some(k) => b.cache.kind = k,
+                    None => self
+                        .warnings
+                        .push(format!("ignoring invalid cache_type {code}")),
+                }
+            }
+            "cache_inclusive" => b.cache.inclusive = self.num::<u32>(a)? != 0,
+            "local_memory" => {
+                let m: u64 = self.num(a)?;
+                if t == ObjType::NUMANode {
+                    b.local_memory = m;
+                } else {
+                    self.ignore_attr(a, t);
+                }
+            }
+            "depth" => {
+                let d: u32 = self.num(a)?;
+                if is_cache {
+                    b.cache.depth = d;
+                } else if !matches!(t, ObjType::Group | ObjType::Bridge) {
+                    // Group and bridge depths are recomputed; others have none.
+                    self.ignore_attr(a, t);
+                }
+            }
+            "kind" | "subkind" | "dont_merge" if t != ObjType::Group => self.ignore_attr(a, t),
+            "kind" => b.group.kind = self.num(a)?,
+            "subkind" => b.group.subkind = self.num(a)?,
+            "dont_merge" => b.group.dont_merge = self.num::<u32>(a)? != 0,
+            "pci_busid" | "pci_type" | "pci_link_speed" if !is_pci => self.ignore_attr(a, t),
+            "pci_busid" => {
+                let f = scan(v, "%x:%x:%x.%x")
+                    .filter(|f| {
+                        f[1] <= 0xff && f[2] <= 0xff && f[3] <= 0xf && f[0] <= u32::MAX.into()
+                    })
+                    .ok_or_else(|| {
+                        self.attr_err(
+                            a,
+                            format!(
+                                "invalid pci_busid \"{v}\" (expected DDDD:BB:DD.F in hexadecimal)"
+                            ),
+                        )
+                    })?;
+                b.pci.domain = f[0] as u32;
+                b.pci.bus = f[1] as u8;
+                b.pci.dev = f[2] as u8;
+                b.pci.func = f[3] as u8;
+            }
+            "pci_type" => {
+                let f = scan(v, "%x [%x:%x] [%x:%x] %x %x")
+                    .or_else(|| scan(v, "%x [%x:%x] [%x:%x] %x").map(|mut f| {
+                        f.push(0);
+                        f
+                    }))
+                    .filter(|f| {
+                        f[..5].iter().all(|&x| x <= 0xffff) && f[5] <= 0xff && f[6] <= 0xff
+                    })
+                    .ok_or_else(|| {
+                        self.attr_err(
+                            a,
+                            format!(
+                                "invalid pci_type \"{v}\" (expected CCCC [VVVV:DDDD] [SSSS:ssss] RR PP in hexadecimal)"
+                            ),
+                        )
+                    })?;
+                b.pci.class_id = f[0] as u16;
+                b.pci.vendor_id = f[1] as u16;
+                b.pci.device_id = f[2] as u16;
+                b.pci.subvendor_id = f[3] as u16;
+                b.pci.subdevice_id = f[4] as u16;
+                b.pci.revision = f[5] as u8;
+                b.pci.prog_if = f[6] as u8;
+            }
+            "pci_link_speed" => {
+                b.pci.linkspeed = v
+                    .trim()
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| {
+                        self.attr_err(
+                            a,
+                            format!("invalid pci_link_speed \"{v}\" (expected a number)"),
+                        )
+                    })?;
+            }
+            "bridge_type" | "bridge_pci" if t != ObjType::Bridge => self.ignore_attr(a, t),
+            "bridge_type" => {
+                let f = scan(v, "%u-%u").ok_or_else(|| {
+                    self.attr_err(a, format!("invalid bridge_type \"{v}\" (expected U-D)"))
+                })?;
+                if f[0] > 1 || f[1] != 1 {
+                    return Err(self.attr_err(
+                        a,
+                        format!(
+                            "unsupported bridge_type \"{v}\" (upstream must be 0 for host or 1 for PCI, downstream 1 for PCI)"
+                        ),
+                    ));
+                }
+                b.bridge_pci_upstream = f[0] == 1;
+            }
+            "bridge_pci" => {
+                let f = scan(v, "%x:[%x-%x]")
+                    .filter(|f| f[1] <= 0xff && f[2] <= 0xff && f[0] <= u32::MAX.into())
+                    .ok_or_else(|| {
+                        self.attr_err(
+                            a,
+                            format!(
+                                "invalid bridge_pci \"{v}\" (expected DDDD:[SS-ss] in hexadecimal)"
+                            ),
+                        )
+                    })?;
+                b.bridge_domain = f[0] as u32;
+                b.bridge_secondary = f[1] as u8;
+                b.bridge_subordinate = f[2] as u8;
+            }
+            "osdev_type" if t != ObjType::OSDevice => self.ignore_attr(a, t),
+            "osdev_type" => b.osdev_raw = Some(self.num(a)?),
+            other => {
+                let w = format!("ignoring unknown object attribute {other}");
+                self.warnings.push(w);
+            }
+        }
+        Ok(())
+    }
+
+    fn ignore_attr(&mut self, a: &Attribute, t: ObjType) {
+        let (l, c) = self.pos(a.range().start);
+        self.warnings.push(format!(
+            "line {l}, column {c}: ignoring attribute {} of a {t} object",
+            a.name()
+        ));
+    }
+
+    /// Turns the collected attributes into an object and applies hwloc's
+    /// checks and version conversions.
+    #[inline(never)]
+    fn finish_object(
+        &mut self,
+        b: ObjBuilder,
+        node: Node,
+        parent: Option<ParentInfo>,
+    ) -> Result<Object, XmlError> {
+        let mut t = b.obj_type;
+        if parent.is_some() && t == ObjType::Machine {
+            // Non-root machines become groups, as in hwloc.
+            t = ObjType::Group;
+        }
+        if parent.is_none() && t != ObjType::Machine {
+            return Err(self.err(node, format!("the root object is a {t}, not a Machine")));
+        }
+        if let Some(p) = parent {
+            let pk = p.obj_type.kind();
+            let bad = match t.kind() {
+                ObjKind::Normal => pk != ObjKind::Normal || p.obj_type == ObjType::PU,
+                ObjKind::Memory => {
+                    matches!(pk, ObjKind::Io | ObjKind::Misc) || p.obj_type == ObjType::PU
+                }
+                ObjKind::Io => matches!(pk, ObjKind::Memory | ObjKind::Misc),
+                ObjKind::Misc => false,
+            };
+            if bad {
+                return Err(self.err(
+                    node,
+                    format!("a {t} object cannot be a child of a {} object", p.obj_type),
+                ));
+            }
+        }
+        if t == ObjType::Group
+            && (b.group.kind == GROUP_KIND_INTEL_DIE || b.subtype.as_deref() == Some("Die"))
+        {
+            t = ObjType::Die;
+        }
+        if t.is_cache() && ObjType::cache_for(b.cache.depth, b.cache.kind) != Some(t) {
+            return Err(self.err(
+                node,
+                format!(
+                    "invalid {t} object with cache depth {} and cache type {} (they do not match the object type)",
+                    b.cache.depth,
+                    b.cache.kind.code()
+                ),
+            ));
+        }
+        let with_sets = matches!(t.kind(), ObjKind::Normal | ObjKind::Memory);
+        if with_sets && b.cpuset.is_none() {
+            return Err(self.err(node, format!("{t} object without a cpuset")));
+        }
+        if !with_sets && (b.cpuset.is_some() || b.nodeset.is_some()) {
+            return Err(self.err(
+                node,
+                format!("{t} object with a cpuset or nodeset (it cannot have one)"),
+            ));
+        }
+        if let Some(p) = parent {
+            if b.cpuset.is_some() && p.cpuset.is_none() {
+                return Err(self.err(
+                    node,
+                    format!("{t} object with a cpuset while its parent has none"),
+                ));
+            }
+            if b.nodeset.is_some() && !p.has_nodeset {
+                return Err(self.err(
+                    node,
+                    format!("{t} object with a nodeset while its parent has none"),
+                ));
+            }
+        }
+        if t == ObjType::NUMANode && b.nodeset.is_none() {
+            return Err(self.err(node, "NUMANode object without a nodeset"));
+        }
+        if matches!(t, ObjType::PU | ObjType::NUMANode) && b.os_index.is_none() {
+            return Err(self.err(node, format!("{t} object without an os_index")));
+        }
+
+        let mut obj = Object::new(t, b.os_index);
+        obj.name = b.name;
+        obj.subtype = b.subtype;
+        if with_sets {
+            obj.cpuset = b.cpuset;
+            obj.complete_cpuset = b.complete_cpuset;
+            obj.nodeset = b.nodeset;
+            obj.complete_nodeset = b.complete_nodeset;
+        }
+        obj.infos = b.infos;
+        obj.gp_index = b.gp_index;
+        if obj.gp_index != 0 && !self.seen_gp.insert(obj.gp_index) {
+            self.warn(
+                node,
+                format!(
+                    "gp_index {} is used by several objects; this {t} gets a new one",
+                    obj.gp_index
+                ),
+            );
+            obj.gp_index = 0;
+        }
+        obj.attr = match t {
+            ObjType::NUMANode => ObjAttr::Numa(NumaAttr {
+                local_memory: b.local_memory,
+                page_types: b.page_types,
+            }),
+            _ if t.is_cache() || t == ObjType::MemCache => ObjAttr::Cache(b.cache),
+            ObjType::Group => ObjAttr::Group(b.group),
+            ObjType::PCIDevice => ObjAttr::Pci(b.pci),
+            ObjType::Bridge => ObjAttr::Bridge(BridgeAttr {
+                upstream: if b.bridge_pci_upstream {
+                    BridgeUpstream::Pci(b.pci)
+                } else {
+                    BridgeUpstream::Host
+                },
+                domain: b.bridge_domain,
+                secondary_bus: b.bridge_secondary,
+                subordinate_bus: b.bridge_subordinate,
+                depth: 0,
+            }),
+            ObjType::OSDevice => {
+                let raw = b.osdev_raw.unwrap_or(0);
+                let types = if self.major >= 3 {
+                    let bits = u32::try_from(raw).unwrap_or(0);
+                    if u64::from(bits) != raw {
+                        self.warn(node, format!("ignoring invalid osdev_type {raw}"));
+                    }
+                    OsDevTypes(bits)
+                } else {
+                    if let Some(backend) = obj.info("Backend") {
+                        if let Some(i) = V2_DEVICE_BACKENDS.iter().position(|b| *b == backend) {
+                            self.need_backend[i] = true;
+                        }
+                    }
+                    osdev_types_from_v2(raw, &obj)
+                };
+                ObjAttr::OsDev(types)
+            }
+            _ => ObjAttr::None,
+        };
+        Ok(obj)
+    }
+
+    /// Records the locality of a version 2 host bridge (hwloc 3 keeps a
+    /// `pci_locality` for each host bridge attached to a normal object).
+    fn note_host_bridge(&mut self, obj: &Object, parent: Option<ParentInfo>) {
+        if self.major >= 3 {
+            return;
+        }
+        let (Some(b), Some(p)) = (obj.bridge(), parent) else {
+            return;
+        };
+        if b.upstream != BridgeUpstream::Host || p.obj_type.kind() != ObjKind::Normal {
+            return;
+        }
+        if let Some(cpuset) = p.cpuset {
+            self.derived_localities.push(PciLocality {
+                domain: b.domain,
+                bus_min: b.secondary_bus,
+                bus_max: b.subordinate_bus,
+                cpuset: cpuset.clone(),
+            });
+        }
+    }
+
+    // ------------------------------------------------------------ insertion
+
+    fn install_root(&mut self, topo: &mut Topology, root: Parsed, refs: &mut Refs) {
+        let Parsed { obj, children, .. } = root;
+        let root_id = topo.root();
+        // Reserve every gp index of the document first, so that objects
+        // without one get fresh indexes that no later object uses.
+        let mut max_gp = obj.gp_index;
+        let mut stack: Vec<&Parsed> = children.iter().collect();
+        while let Some(p) = stack.pop() {
+            max_gp = max_gp.max(p.obj.gp_index);
+            stack.extend(p.children.iter());
+        }
+        topo.reserve_gp_index(max_gp);
+        {
+            let r = topo.root_mut();
+            if obj.gp_index != 0 {
+                r.gp_index = obj.gp_index;
+            }
+            if obj.os_index.is_some() {
+                r.os_index = obj.os_index;
+            }
+            r.name = obj.name;
+            r.subtype = obj.subtype;
+            r.infos = obj.infos;
+            r.cpuset = obj.cpuset;
+            r.complete_cpuset = obj.complete_cpuset;
+            r.nodeset = obj.nodeset;
+            r.complete_nodeset = obj.complete_nodeset;
+        }
+        let gp = topo.obj(root_id).gp_index;
+        refs.by_gp.insert(gp, root_id);
+        self.insert_children(topo, root_id, children, refs);
+    }
+
+    fn insert_children(
+        &mut self,
+        topo: &mut Topology,
+        parent: ObjId,
+        children: Vec<Parsed>,
+        refs: &mut Refs,
+    ) {
+        let mut kept = Vec::with_capacity(children.len());
+        let mut some_ignored = false;
+        for c in children {
+            flatten(c, &mut kept, &mut some_ignored);
+        }
+        // Normal children must be ordered by their first PU.
+        let normal: Vec<usize> = (0..kept.len())
+            .filter(|&i| kept[i].obj.kind() == ObjKind::Normal)
+            .collect();
+        let ordered = normal
+            .windows(2)
+            .all(|w| match (set_of(&kept[w[0]]), set_of(&kept[w[1]])) {
+                (Some(a), Some(b)) => a.compare_first(b) != std::cmp::Ordering::Greater,
+                _ => true,
+            });
+        let mut order: Vec<usize> = (0..kept.len()).collect();
+        if !ordered {
+            if !some_ignored {
+                self.warnings.push(format!(
+                    "children of the object with gp_index {} are out of order in the document; reordering them by cpuset",
+                    topo.obj(parent).gp_index
+                ));
+            }
+            let mut sorted = normal.clone();
+            sorted.sort_by(|&a, &b| match (set_of(&kept[a]), set_of(&kept[b])) {
+                (Some(x), Some(y)) => x.compare_first(y),
+                _ => std::cmp::Ordering::Equal,
+            });
+            for (slot, idx) in normal.iter().zip(sorted) {
+                order[*slot] = idx;
+            }
+        }
+        let mut slots: Vec<Option<Parsed>> = kept.into_iter().map(Some).collect();
+        for idx in order {
+            let Some(Parsed { obj, children, .. }) = slots[idx].take() else {
+                continue;
+            };
+            let t = obj.obj_type;
+            let os = obj.os_index;
+            let id = topo.insert_by_parent(parent, obj);
+            refs.by_gp.insert(topo.obj(id).gp_index, id);
+            if let (Some(os), ObjType::PU | ObjType::NUMANode) = (os, t) {
+                refs.by_os.entry((t, os)).or_insert(id);
+            }
+            self.insert_children(topo, id, children, refs);
+        }
+    }
+
+    // ------------------------------------------------------------ small elements
+
+    /// An `<info name= value=>`; `None` when a name or value is missing.
+    fn info(&mut self, node: Node) -> Result<Option<Info>, XmlError> {
+        let mut name = None;
+        let mut value = None;
+        for a in node.attributes() {
+            match a.name() {
+                "name" => name = Some(a.value()),
+                "value" => value = Some(a.value()),
+                other => {
+                    return Err(self.attr_err(&a, format!("unexpected attribute {other} in <info>")))
+                }
+            }
+        }
+        self.no_children(node)?;
+        match (name, value) {
+            (Some(n), Some(v)) => Ok(Some(Info {
+                name: n.into(),
+                value: v.into(),
+            })),
+            _ => {
+                self.warn(node, "ignoring <info> without a name or a value");
+                Ok(None)
+            }
+        }
+    }
+
+    /// A `<page_type size= count=>`; `None` for zero-sized entries, which
+    /// hwloc skips.
+    fn page_type(&mut self, node: Node) -> Result<Option<PageType>, XmlError> {
+        let mut page = PageType::default();
+        for a in node.attributes() {
+            match a.name() {
+                "size" => page.size = self.num(&a)?,
+                "count" => page.count = self.num(&a)?,
+                other => {
+                    return Err(
+                        self.attr_err(&a, format!("unexpected attribute {other} in <page_type>"))
+                    )
+                }
+            }
+        }
+        self.no_children(node)?;
+        Ok((page.size != 0).then_some(page))
+    }
+
+    fn userdata(&mut self, node: Node) -> Result<(), XmlError> {
+        for a in node.attributes() {
+            match a.name() {
+                "length" => {
+                    self.num::<u64>(&a)?;
+                }
+                "encoding" | "name" => {}
+                other => {
+                    return Err(
+                        self.attr_err(&a, format!("unexpected attribute {other} in <userdata>"))
+                    )
+                }
+            }
+        }
+        if let Some(c) = node.children().find(|c| c.is_element()) {
+            return Err(self.err(c, "<userdata> cannot contain elements"));
+        }
+        Ok(())
+    }
+
+    fn no_children(&self, node: Node) -> Result<(), XmlError> {
+        if let Some(c) = node.children().find(|c| c.is_element()) {
+            return Err(self.err(
+                c,
+                format!(
+                    "<{}> cannot contain <{}>",
+                    node.tag_name().name(),
+                    c.tag_name().name()
+                ),
+            ));
+        }
+        self.check_text_children(node)
+    }
+
+    fn support(
+        &mut self,
+        topo: &mut Topology,
+        node: Node,
+        seen_before: bool,
+    ) -> Result<(), XmlError> {
+        if !seen_before {
+            topo.support.clear();
+        }
+        let mut name = None;
+        let mut value = 1i64;
+        for a in node.attributes() {
+            match a.name() {
+                "name" => name = Some(a.value()),
+                "value" => value = self.num(&a)?,
+                other => self.warn(node, format!("ignoring unknown support attribute {other}")),
+            }
+        }
+        self.no_children(node)?;
+        let Some(name) = name else {
+            self.warn(node, "ignoring <support> without a name");
+            return Ok(());
+        };
+        if name == "custom.exported_support" {
+            return Ok(());
+        }
+        if value != 0 && value != 1 {
+            self.warn(
+                node,
+                format!(
+                    "support {name} has value {value}; it is kept as a plain supported feature"
+                ),
+            );
+        }
+        if value != 0 && !topo.support.iter().any(|s| s == name) {
+            topo.support.push(name.to_string());
+        } else if value == 0 {
+            topo.support.retain(|s| s != name);
+        }
+        Ok(())
+    }
+
+    fn cpukind(&mut self, topo: &mut Topology, node: Node) -> Result<(), XmlError> {
+        let mut cpuset: Option<CpuSet> = None;
+        let mut forced = None;
+        for a in node.attributes() {
+            match a.name() {
+                "cpuset" => cpuset = Some(self.bitmap(&a)?),
+                "forced_efficiency" => forced = Some(self.num::<i32>(&a)?),
+                other => {
+                    return Err(
+                        self.attr_err(&a, format!("unexpected attribute {other} in <cpukind>"))
+                    )
+                }
+            }
+        }
+        let mut infos = Vec::new();
+        for c in node.children().filter(|c| c.is_element()) {
+            if c.tag_name().name() != "info" {
+                return Err(self.err(
+                    c,
+                    format!("unexpected <{}> inside <cpukind>", c.tag_name().name()),
+                ));
+            }
+            if let Some(i) = self.info(c)? {
+                infos.push(i);
+            }
+        }
+        self.check_text_children(node)?;
+        let Some(cpuset) = cpuset else {
+            return Err(self.err(node, "<cpukind> without a cpuset"));
+        };
+        // hwloc's "unknown efficiency" value.
+        let forced = forced.filter(|&f| f != -1);
+        if cpuset.is_empty() {
+            self.warn(node, "ignoring <cpukind> with an empty cpuset");
+            return Ok(());
+        }
+        register_cpukind(&mut topo.cpukinds, cpuset, forced, infos);
+        Ok(())
+    }
+
+    fn memtier(&mut self, topo: &mut Topology, node: Node) -> Result<(), XmlError> {
+        let mut kinds = None;
+        let mut nodeset: Option<NodeSet> = None;
+        for a in node.attributes() {
+            match a.name() {
+                "kinds" => kinds = Some(self.num::<u64>(&a)?),
+                "nodeset" => nodeset = Some(self.bitmap(&a)?),
+                other => self.warn(node, format!("ignoring unknown memtier attribute {other}")),
+            }
+        }
+        self.no_children(node)?;
+        match nodeset {
+            Some(nodeset) => topo.memtiers.push(MemTier {
+                kinds: kinds.unwrap_or(0),
+                nodeset,
+            }),
+            None => self.warn(node, "ignoring <memtier> without a nodeset"),
+        }
+        Ok(())
+    }
+
+    fn pci_locality(&mut self, topo: &mut Topology, node: Node) -> Result<(), XmlError> {
+        let mut domain = None;
+        let mut bus_min = None;
+        let mut bus_max = None;
+        let mut cpuset: Option<CpuSet> = None;
+        for a in node.attributes() {
+            match a.name() {
+                "domain" => domain = Some(self.c_num(&a, u32::MAX.into())? as u32),
+                "bus_min" => bus_min = Some(self.c_num(&a, 0xff)? as u8),
+                "bus_max" => bus_max = Some(self.c_num(&a, 0xff)? as u8),
+                "cpuset" => cpuset = Some(self.bitmap(&a)?),
+                other => self.warn(
+                    node,
+                    format!("ignoring unknown pci_locality attribute {other}"),
+                ),
+            }
+        }
+        self.no_children(node)?;
+        match (domain, bus_min, bus_max, cpuset) {
+            (Some(domain), Some(bus_min), Some(bus_max), Some(cpuset)) => {
+                topo.pci_localities.push(PciLocality {
+                    domain,
+                    bus_min,
+                    bus_max,
+                    cpuset,
+                })
+            }
+            _ => self.warn(
+                node,
+                "ignoring <pci_locality> without domain, bus_min, bus_max and cpuset",
+            ),
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ distances
+
+    fn distances(
+        &mut self,
+        topo: &mut Topology,
+        refs: &Refs,
+        node: Node,
+        hetero: bool,
+    ) -> Result<(), XmlError> {
+        let tag = node.tag_name().name();
+        let mut nbobjs: u64 = 0;
+        let mut unique_type = None;
+        let mut indexing = hetero;
+        let mut os_indexing = false;
+        let mut gp_indexing = hetero;
+        let mut kind: u64 = 0;
+        let mut name = None;
+        for a in node.attributes() {
+            match a.name() {
+                "nbobjs" => nbobjs = self.num(&a)?,
+                "type" => {
+                    unique_type = Some(ObjType::parse(a.value()).ok_or_else(|| {
+                        self.attr_err(
+                            &a,
+                            format!("unknown object type \"{}\" in <{tag}>", a.value()),
+                        )
+                    })?)
+                }
+                "indexing" => {
+                    indexing = true;
+                    match a.value() {
+                        "os" => os_indexing = true,
+                        "gp" => gp_indexing = true,
+                        _ => {}
+                    }
+                }
+                "kind" => kind = self.num(&a)?,
+                "name" => name = Some(a.value().to_string()),
+                other => self.warn(node, format!("ignoring unknown {tag} attribute {other}")),
+            }
+        }
+        if nbobjs == 0 || (!hetero && unique_type.is_none()) || !indexing || kind == 0 {
+            return Err(self.err(
+                node,
+                format!("<{tag}> lacks some of its nbobjs, type, indexing and kind attributes"),
+            ));
+        }
+        let n = nbobjs;
+        let nn = n
+            .checked_mul(n)
+            .ok_or_else(|| self.err(node, format!("<{tag}> nbobjs {n} is too large")))?;
+        let mut indexes: Vec<(Option<ObjType>, u64)> = Vec::new();
+        let mut values: Vec<u64> = Vec::new();
+        for c in node.children() {
+            if c.is_text() {
+                if c.text().is_some_and(|t| !t.trim().is_empty()) {
+                    return Err(self.err(c, format!("unexpected text inside <{tag}>")));
+                }
+                continue;
+            }
+            if !c.is_element() {
+                continue;
+            }
+            let ctag = c.tag_name().name();
+            let is_index = match ctag {
+                "indexes" => true,
+                "u64values" => false,
+                "info" => {
+                    self.info(c)?;
+                    continue;
+                }
+                _ => return Err(self.err(c, format!("unexpected <{ctag}> inside <{tag}>"))),
+            };
+            let Some(len_attr) = c.attribute_node("length") else {
+                return Err(self.err(c, format!("<{ctag}> without a length attribute")));
+            };
+            let len: u64 = self.num(&len_attr)?;
+            if let Some(e) = c.children().find(|e| e.is_element()) {
+                return Err(self.err(e, format!("<{ctag}> cannot contain elements")));
+            }
+            let content: String = c.children().filter_map(|t| t.text()).collect();
+            if content.len() as u64 != len {
+                return Err(self.err(
+                    c,
+                    format!(
+                        "<{ctag}> content is {} bytes long but its length attribute says {len}",
+                        content.len()
+                    ),
+                ));
+            }
+            for tok in content.split_ascii_whitespace() {
+                if is_index {
+                    if indexes.len() as u64 >= n {
+                        return Err(self.err(c, format!("<{tag}> has more than {n} indexes")));
+                    }
+                    let (t, num) = if hetero {
+                        let (ts, ns) = tok.split_once(':').ok_or_else(|| {
+                            self.err(
+                                c,
+                                format!(
+                                    "invalid index \"{tok}\" in <{tag}> (expected TYPE:GPINDEX)"
+                                ),
+                            )
+                        })?;
+                        let t = ObjType::parse(ts).ok_or_else(|| {
+                            self.err(
+                                c,
+                                format!("unknown object type \"{ts}\" in <{tag}> indexes"),
+                            )
+                        })?;
+                        (Some(t), ns)
+                    } else {
+                        (None, tok)
+                    };
+                    let v = parse_c_u64(num).ok_or_else(|| {
+                        self.err(
+                            c,
+                            format!("invalid index \"{tok}\" in <{tag}> (expected a number)"),
+                        )
+                    })?;
+                    indexes.push((t, v));
+                } else {
+                    if values.len() as u64 >= nn {
+                        return Err(self.err(c, format!("<{tag}> has more than {nn} values")));
+                    }
+                    let v = parse_c_u64(tok).ok_or_else(|| {
+                        self.err(
+                            c,
+                            format!("invalid value \"{tok}\" in <{tag}> (expected a number)"),
+                        )
+                    })?;
+                    values.push(v);
+                }
+            }
+        }
+        if indexes.len() as u64 != n {
+            return Err(self.err(
+                node,
+                format!("<{tag}> has {} indexes instead of {n}", indexes.len()),
+            ));
+        }
+        if values.len() as u64 != nn {
+            return Err(self.err(
+                node,
+                format!(
+                    "<{tag}> has {} values instead of {nn} ({n}x{n})",
+                    values.len()
+                ),
+            ));
+        }
+        let label = match &name {
+            Some(nm) => format!("<{tag}> \"{nm}\""),
+            None => format!("<{tag}>"),
+        };
+        if n < 2 {
+            self.warn(node, format!("ignoring {label} with a single object"));
+            return Ok(());
+        }
+        if let Some(t) = unique_type {
+            let needs_os = matches!(t, ObjType::PU | ObjType::NUMANode);
+            if needs_os && !os_indexing {
+                self.warn(
+                    node,
+                    format!("ignoring {label} between {t} objects without os indexing"),
+                );
+                return Ok(());
+            }
+            if !needs_os && !gp_indexing {
+                self.warn(
+                    node,
+                    format!("ignoring {label} between {t} objects without gp indexing"),
+                );
+                return Ok(());
+            }
+        }
+        let n = n as usize;
+        let mut objs = Vec::with_capacity(n);
+        let mut missing = Vec::new();
+        for &(t, idx) in &indexes {
+            let t = t.or(unique_type).unwrap_or(ObjType::Machine);
+            let by_os = !hetero && matches!(t, ObjType::PU | ObjType::NUMANode);
+            let found = if by_os {
+                u32::try_from(idx)
+                    .ok()
+                    .and_then(|os| refs.by_os.get(&(t, os)).copied())
+            } else {
+                refs.by_gp_typed(topo, t, idx)
+            };
+            if found.is_none() {
+                missing.push(if by_os {
+                    format!("{t} P#{idx}")
+                } else {
+                    format!("{t} gp_index {idx}")
+                });
+            }
+            objs.push(found);
+        }
+        if !missing.is_empty() {
+            let count = missing.len();
+            let mut list = missing
+                .iter()
+                .take(4)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if count > 4 {
+                list.push_str(", ...");
+            }
+            if n - count < 2 {
+                self.warn(
+                    node,
+                    format!(
+                        "ignoring {label}: {count} of its {n} objects are not in the topology ({list})"
+                    ),
+                );
+                return Ok(());
+            }
+            self.warn(
+                node,
+                format!(
+                    "{label}: dropping {count} of its {n} objects that are not in the topology ({list})"
+                ),
+            );
+        }
+        let keep: Vec<usize> = (0..n).filter(|&i| objs[i].is_some()).collect();
+        let mut vals = Vec::with_capacity(keep.len() * keep.len());
+        for &i in &keep {
+            for &j in &keep {
+                vals.push(values[i * n + j]);
+            }
+        }
+        let objs: Vec<ObjId> = keep.iter().filter_map(|&i| objs[i]).collect();
+        if hetero {
+            kind |= dist_kind::HETEROGENEOUS_TYPES;
+        }
+        match Distances::new(name, kind, objs, vals) {
+            Some(d) => topo.distances.push(d),
+            None => self.warn(node, format!("ignoring inconsistent {label}")),
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ memory attributes
+
+    fn memattr(&mut self, topo: &mut Topology, refs: &Refs, node: Node) -> Result<(), XmlError> {
+        let mut name = None;
+        let mut flags = None;
+        for a in node.attributes() {
+            match a.name() {
+                "name" => name = Some(a.value().to_string()),
+                "flags" => flags = Some(self.num::<u64>(&a)?),
+                other => {
+                    return Err(
+                        self.attr_err(&a, format!("unexpected attribute {other} in <memattr>"))
+                    )
+                }
+            }
+        }
+        // Which attribute the values go to, if any.
+        let mut target_attr: Option<usize> = None;
+        match (&name, flags) {
+            (Some(name), Some(flags)) => {
+                let predefined = memattrs::PREDEFINED.iter().find(|(n, _)| n == name);
+                if let Some((_, pflags)) = predefined {
+                    if *pflags != flags {
+                        self.warn(
+                            node,
+                            format!("ignoring memory attribute {name} with flags {flags} (hwloc defines it with flags {pflags})"),
+                        );
+                    } else if matches!(name.as_str(), "Capacity" | "Locality") {
+                        self.warn(
+                            node,
+                            format!("ignoring values of the computed memory attribute {name}"),
+                        );
+                    }
+                }
+                let virtual_attr = matches!(name.as_str(), "Capacity" | "Locality");
+                let flags_ok = predefined.is_none_or(|(_, f)| *f == flags);
+                if flags_ok && !virtual_attr {
+                    match topo.memattrs.iter().position(|m| m.name == *name) {
+                        Some(i) if topo.memattrs[i].flags == flags => target_attr = Some(i),
+                        Some(_) => self.warn(
+                            node,
+                            format!(
+                                "ignoring memory attribute {name} declared again with other flags"
+                            ),
+                        ),
+                        None => {
+                            topo.memattrs.push(MemAttr::new(name, flags));
+                            target_attr = Some(topo.memattrs.len() - 1);
+                        }
+                    }
+                }
+            }
+            _ => self.warn(
+                node,
+                "ignoring the values of a <memattr> without a name or flags",
+            ),
+        }
+        let need_initiator = flags.unwrap_or(0) & memattrs::flags::NEED_INITIATOR != 0;
+        for c in node.children() {
+            if c.is_text() {
+                if c.text().is_some_and(|t| !t.trim().is_empty()) {
+                    return Err(self.err(c, "unexpected text inside <memattr>"));
+                }
+                continue;
+            }
+            if !c.is_element() {
+                continue;
+            }
+            match c.tag_name().name() {
+                "memattr_value" => {
+                    let v = self.memattr_value(topo, refs, c, need_initiator)?;
+                    if let (Some(i), Some((target, initiator, value))) = (target_attr, v) {
+                        topo.memattrs[i].set(target, initiator, value);
+                    }
+                }
+                "info" => {
+                    self.info(c)?;
+                }
+                other => return Err(self.err(c, format!("unexpected <{other}> inside <memattr>"))),
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn memattr_value(
+        &mut self,
+        topo: &Topology,
+        refs: &Refs,
+        node: Node,
+        need_initiator: bool,
+    ) -> Result<Option<(ObjId, Option<Initiator>, u64)>, XmlError> {
+        let mut target_gp = None;
+        let mut target_type = None;
+        let mut value = None;
+        let mut ini_cpuset: Option<CpuSet> = None;
+        let mut ini_gp = None;
+        let mut ini_type = None;
+        for a in node.attributes() {
+            match a.name() {
+                "target_obj_gp_index" => target_gp = Some(self.num::<u64>(&a)?),
+                "target_obj_type" => target_type = Some(self.obj_type_attr(&a)?),
+                "value" => value = Some(self.num::<u64>(&a)?),
+                "initiator_cpuset" => ini_cpuset = Some(self.bitmap(&a)?),
+                "initiator_obj_gp_index" => ini_gp = Some(self.num::<u64>(&a)?),
+                "initiator_obj_type" => ini_type = Some(self.obj_type_attr(&a)?),
+                other => {
+                    return Err(self.attr_err(
+                        &a,
+                        format!("unexpected attribute {other} in <memattr_value>"),
+                    ))
+                }
+            }
+        }
+        self.no_children(node)?;
+        let Some(target_type) = target_type else {
+            return Err(self.err(node, "<memattr_value> without a target_obj_type"));
+        };
+        let (Some(target_gp), Some(value)) = (target_gp, value) else {
+            return Err(self.err(
+                node,
+                "<memattr_value> without a value or a target_obj_gp_index",
+            ));
+        };
+        let initiator = if need_initiator {
+            if let Some(c) = ini_cpuset {
+                Some(Initiator::CpuSet(c))
+            } else if let (Some(gp), Some(t)) = (ini_gp, ini_type) {
+                match refs.by_gp_typed(topo, t, gp) {
+                    Some(id) => Some(Initiator::Object(id)),
+                    None => {
+                        self.warn(
+                            node,
+                            format!("ignoring memory attribute value whose initiator {t} with gp_index {gp} is not in the topology"),
+                        );
+                        return Ok(None);
+                    }
+                }
+            } else {
+                return Err(self.err(node, "<memattr_value> without initiator attributes"));
+            }
+        } else {
+            None
+        };
+        match refs.by_gp_typed(topo, target_type, target_gp) {
+            Some(target) => Ok(Some((target, initiator, value))),
+            None => {
+                self.warn(
+                    node,
+                    format!("ignoring memory attribute value whose target {target_type} with gp_index {target_gp} is not in the topology"),
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ values
+
+    fn num<T: std::str::FromStr>(&self, a: &Attribute) -> Result<T, XmlError> {
+        self.num_str(a, a.value())
+    }
+
+    fn num_str<T: std::str::FromStr>(&self, a: &Attribute, s: &str) -> Result<T, XmlError> {
+        let t = s.trim();
+        let valid = !t.is_empty()
+            && t.trim_start_matches('-')
+                .bytes()
+                .all(|b| b.is_ascii_digit());
+        valid.then(|| t.parse::<T>().ok()).flatten().ok_or_else(|| {
+            self.attr_err(
+                a,
+                format!(
+                    "invalid {} \"{}\" (expected {})",
+                    a.name(),
+                    a.value(),
+                    number_kind::<T>()
+                ),
+            )
+        })
+    }
+
+    /// A number in C notation (decimal, `0x` hexadecimal or `0` octal).
+    fn c_num(&self, a: &Attribute, max: u64) -> Result<u64, XmlError> {
+        parse_c_u64(a.value().trim())
+            .filter(|&v| v <= max)
+            .ok_or_else(|| {
+                self.attr_err(
+                    a,
+                    format!(
+                        "invalid {} \"{}\" (expected a number up to {max:#x})",
+                        a.name(),
+                        a.value()
+                    ),
+                )
+            })
+    }
+
+    fn bitmap<K: wloc_core::bitmap::SetKind>(
+        &self,
+        a: &Attribute,
+    ) -> Result<wloc_core::bitmap::Set<K>, XmlError> {
+        wloc_core::bitmap::Set::<K>::parse(a.value()).map_err(|e| {
+            self.attr_err(
+                a,
+                format!("invalid {} \"{}\": {e}", a.name(), short(a.value())),
+            )
+        })
+    }
+
+    fn obj_type_attr(&self, a: &Attribute) -> Result<ObjType, XmlError> {
+        ObjType::parse(a.value()).ok_or_else(|| {
+            self.attr_err(
+                a,
+                format!("unknown object type \"{}\" in {}", a.value(), a.name()),
+            )
+        })
+    }
+}
+
+/// Object attributes collected before the object is built.
+struct ObjBuilder {
+    obj_type: ObjType,
+    os_index: Option<u32>,
+    gp_index: u64,
+    name: Option<String>,
+    subtype: Option<String>,
+    cpuset: Option<CpuSet>,
+    complete_cpuset: Option<CpuSet>,
+    nodeset: Option<NodeSet>,
+    complete_nodeset: Option<NodeSet>,
+    infos: Vec<Info>,
+    cache: CacheAttr,
+    local_memory: u64,
+    page_types: Vec<PageType>,
+    group: GroupAttr,
+    pci: PciAttr,
+    bridge_pci_upstream: bool,
+    bridge_domain: u32,
+    bridge_secondary: u8,
+    bridge_subordinate: u8,
+    osdev_raw: Option<u64>,
+}
+
+impl ObjBuilder {
+    fn new(obj_type: ObjType) -> Self {
+        ObjBuilder {
+            obj_type,
+            os_index: None,
+            gp_index: 0,
+            name: None,
+            subtype: None,
+            cpuset: None,
+            complete_cpuset: None,
+            nodeset: None,
+            complete_nodeset: None,
+            infos: Vec::new(),
+            // Like hwloc, attributes start zeroed: a cache without depth
+            // and cache_type attributes does not match its type.
+            cache: CacheAttr::default(),
+            local_memory: 0,
+            page_types: Vec::new(),
+            group: GroupAttr::default(),
+            pci: PciAttr::default(),
+            bridge_pci_upstream: false,
+            bridge_domain: 0,
+            bridge_secondary: 0,
+            bridge_subordinate: 0,
+            osdev_raw: None,
+        }
+    }
+}
+
+/// Element nesting accepted before parsing: the objects, plus `<topology>`
+/// and the elements that objects contain.
+const MAX_ELEMENT_DEPTH: usize = MAX_DEPTH + 3;
+
+/// Checks what the XML parser cannot guard against before it runs: it
+/// recurses once per nested element, so nesting is bounded here, and DTD
+/// internal subsets (whose entities could expand to more elements) are
+/// refused, as hwloc's own parser does not support them either.
+fn precheck(text: &str) -> Result<(), XmlError> {
+    let b = text.as_bytes();
+    let at = |i: usize, msg: String| {
+        let line = 1 + b[..i].iter().filter(|&&c| c == b'\n').count();
+        let start = b[..i]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        let col = 1 + text[start..i].chars().count();
+        XmlError::at(msg, line as u32, col as u32)
+    };
+    let find = |from: usize, pat: &[u8]| -> usize {
+        b[from.min(b.len())..]
+            .windows(pat.len())
+            .position(|w| w == pat)
+            .map_or(b.len(), |p| from + p + pat.len())
+    };
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"<!--") {
+            i = find(i + 4, b"-->");
+        } else if rest.starts_with(b"<![CDATA[") {
+            i = find(i + 9, b"]]>");
+        } else if rest.starts_with(b"<?") {
+            i = find(i + 2, b"?>");
+        } else if rest.starts_with(b"<!") {
+            let end = find(i + 2, b">");
+            if b[i..end].contains(&b'[') {
+                return Err(at(
+                    i,
+                    "DTD internal subsets are not supported in hwloc XML documents".into(),
+                ));
+            }
+            i = end;
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            i = find(i + 2, b">");
+        } else {
+            // A start tag: find its end, skipping quoted attribute values.
+            let start = i;
+            let mut j = i + 1;
+            let mut quote = None;
+            while j < b.len() {
+                match (quote, b[j]) {
+                    (None, b'"' | b'\'') => quote = Some(b[j]),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j < b.len() && b[j - 1] != b'/' {
+                depth += 1;
+                if depth > MAX_ELEMENT_DEPTH {
+                    return Err(at(
+                        start,
+                        format!("elements are nested more than {MAX_ELEMENT_DEPTH} levels deep"),
+                    ));
+                }
+            }
+            i = j + 1;
+        }
+    }
+    Ok(())
+}
+
+/// The set that orders normal siblings.
+fn set_of(p: &Parsed) -> Option<&CpuSet> {
+    p.obj.complete_cpuset.as_ref().or(p.obj.cpuset.as_ref())
+}
+
+/// Moves a parsed object, or the kept objects below it when the filters
+/// reject it, to `out`.
+fn flatten(p: Parsed, out: &mut Vec<Parsed>, some_ignored: &mut bool) {
+    if p.keep {
+        out.push(p);
+    } else {
+        *some_ignored = true;
+        for c in p.children {
+            flatten(c, out, some_ignored);
+        }
+    }
+}
+
+/// The hwloc 3 meaning of a version 2 `osdev_type` code.
+fn osdev_types_from_v2(code: u64, obj: &Object) -> OsDevTypes {
+    let sub = obj.subtype.as_deref();
+    let compute =
+        |s: Option<&str>| matches!(s, Some("CUDA" | "NVML" | "RSMI" | "LevelZero" | "OpenCL"));
+    OsDevTypes(match code {
+        0 => {
+            let dax = obj.name.as_deref().is_some_and(|n| n.starts_with("dax"));
+            let cxl = sub == Some("CXLMem");
+            if dax {
+                // Persistent-memory DAX devices are storage too.
+                let nvm = obj.info("DAXType") == Some("NVM");
+                OsDevTypes::MEMORY | if nvm { OsDevTypes::STORAGE } else { 0 }
+            } else if cxl {
+                let pmem = obj.info("CXLPMEMSize").is_some();
+                OsDevTypes::MEMORY | if pmem { OsDevTypes::STORAGE } else { 0 }
+            } else {
+                OsDevTypes::STORAGE
+            }
+        }
+        1 => OsDevTypes::GPU | if compute(sub) { OsDevTypes::COPROC } else { 0 },
+        2 => OsDevTypes::NETWORK,
+        3 => OsDevTypes::NETWORK | OsDevTypes::OPENFABRICS,
+        4 => OsDevTypes::DMA,
+        5 => {
+            let gpu = matches!(sub, Some("CUDA" | "NVML" | "RSMI" | "LevelZero"))
+                || (sub == Some("OpenCL")
+                    && obj
+                        .info("OpenCLDeviceType")
+                        .is_some_and(|t| t.contains("GPU")));
+            OsDevTypes::COPROC | if gpu { OsDevTypes::GPU } else { 0 }
+        }
+        _ => 0,
+    })
+}
+
+/// Adds a CPU kind the way hwloc registers them: PUs already in a kind get
+/// the new infos and efficiency (kinds are split when needed), the others
+/// form a new kind.
+fn register_cpukind(
+    kinds: &mut Vec<CpuKind>,
+    cpuset: CpuSet,
+    forced: Option<i32>,
+    infos: Vec<Info>,
+) {
+    let mut rest = cpuset.clone();
+    let mut added = Vec::new();
+    for k in kinds.iter_mut() {
+        if !k.cpuset.intersects(&cpuset) {
+            continue;
+        }
+        rest = rest.and_not(&k.cpuset);
+        let inter = &k.cpuset & &cpuset;
+        if inter != k.cpuset {
+            // Split: the part outside the new set keeps the old description.
+            let mut outside = k.clone();
+            outside.cpuset = k.cpuset.and_not(&cpuset);
+            added.push(outside);
+            k.cpuset = inter;
+        }
+        merge_kind(k, forced, &infos);
+    }
+    kinds.extend(added);
+    if !rest.is_empty() {
+        kinds.push(CpuKind::new(rest, forced, infos));
+    }
+}
+
+fn merge_kind(k: &mut CpuKind, forced: Option<i32>, infos: &[Info]) {
+    if forced.is_some() {
+        k.forced_efficiency = forced;
+    }
+    for i in infos {
+        match k.infos.iter_mut().find(|x| x.name == i.name) {
+            Some(x) => x.value.clone_from(&i.value),
+            None => k.infos.push(i.clone()),
+        }
+    }
+}
+
+/// Parses an unsigned number as C's `strtoull(s, _, 0)` reads a whole
+/// token: `0x` hexadecimal, leading-`0` octal, or decimal.
+fn parse_c_u64(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u64::from_str_radix(h, 16).ok()
+    } else if s.len() > 1 && s.starts_with('0') {
+        if !s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+            return None;
+        }
+        u64::from_str_radix(&s[1..], 8).ok()
+    } else {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    }
+}
+
+/// Matches `s` against a `scanf`-like pattern where `%x` is a hexadecimal
+/// number and `%u` a decimal one; everything else must match literally.
+/// Returns the numbers.
+fn scan(s: &str, pattern: &str) -> Option<Vec<u64>> {
+    let s = s.trim().as_bytes();
+    let p = pattern.as_bytes();
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while j < p.len() {
+        if p[j] == b'%' && j + 1 < p.len() {
+            let hex = p[j + 1] == b'x';
+            let start = i;
+            while i < s.len()
+                && (if hex {
+                    s[i].is_ascii_hexdigit()
+                } else {
+                    s[i].is_ascii_digit()
+                })
+            {
+                i += 1;
+            }
+            if i == start || i - start > 16 {
+                return None;
+            }
+            let txt = std::str::from_utf8(&s[start..i]).ok()?;
+            out.push(u64::from_str_radix(txt, if hex { 16 } else { 10 }).ok()?);
+            j += 2;
+        } else {
+            if i >= s.len() || s[i] != p[j] {
+                return None;
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (i == s.len()).then_some(out)
+}
+
+fn number_kind<T>() -> &'static str {
+    let n = std::any::type_name::<T>();
+    match n {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
+        _ => "an integer",
+    }
+}
+
+/// A prefix of a possibly huge attribute value, for messages.
+fn short(s: &str) -> String {
+    if s.len() <= 64 {
+        s.to_string()
+    } else {
+        let mut end = 64;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &s[..end])
+    }
+}
