@@ -1,0 +1,135 @@
+//! Resources the process may use: cgroup v1/v2 and legacy cpusets.
+
+use crate::ctx::{truncate, Ctx};
+use crate::parse;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CgroupKind {
+    V2,
+    V1,
+    Cpuset,
+}
+
+/// Decodes the octal escapes of `/proc/mounts` (`\040` for a space, ...).
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64 + (b[i + 2] - b'0') as u32 * 8 + (b[i + 3] - b'0') as u32;
+            out.push(v as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Ctx<'_> {
+    fn cgroup_mount_point(&self) -> Option<(CgroupKind, String)> {
+        if self.fs.exists("/sys/fs/cgroup/cpuset.cpus.effective") {
+            return Some((CgroupKind::V2, "/sys/fs/cgroup".into()));
+        }
+        if self.fs.exists("/sys/fs/cgroup/cpuset/cpuset.cpus") {
+            return Some((CgroupKind::V1, "/sys/fs/cgroup/cpuset".into()));
+        }
+        if self.fs.exists("/dev/cpuset/cpus") {
+            return Some((CgroupKind::Cpuset, "/dev/cpuset".into()));
+        }
+        let mounts = self.read_text("/proc/mounts")?;
+        for line in mounts.lines().take(100_000) {
+            let mut f = line.split_ascii_whitespace();
+            let (Some(_dev), Some(dir), Some(kind), Some(opts)) = (f.next(), f.next(), f.next(), f.next())
+            else {
+                continue;
+            };
+            let dir = unescape_mount(dir);
+            match kind {
+                "cgroup2" => {
+                    let ctrls = self.read_line(&format!("{dir}/cgroup.controllers"));
+                    if let Some(c) = ctrls {
+                        let c = truncate(&c, 1023);
+                        if c.split(' ').any(|w| w == "cpuset") {
+                            return Some((CgroupKind::V2, dir));
+                        }
+                    }
+                }
+                "cpuset" => return Some((CgroupKind::Cpuset, dir)),
+                "cgroup" => {
+                    let opts: Vec<&str> = opts.split(',').collect();
+                    if !opts.contains(&"cpuset") {
+                        continue;
+                    }
+                    if opts.contains(&"noprefix") {
+                        return Some((CgroupKind::Cpuset, dir));
+                    }
+                    return Some((CgroupKind::V1, dir));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn cgroup_name(&self) -> Option<String> {
+        if let Some(name) = self.read_line("/proc/self/cpuset") {
+            return Some(truncate(&name, 127));
+        }
+        let t = self.read_text("/proc/self/cgroup")?;
+        for line in t.lines().take(10_000) {
+            let line = truncate(line, 255);
+            let Some(colon) = line.find(':') else {
+                continue;
+            };
+            let rest = &line[colon..];
+            if let Some(p) = rest.strip_prefix(":cpuset:") {
+                return Some(p.to_string());
+            }
+            if let Some(p) = rest.strip_prefix("::") {
+                return Some(p.to_string());
+            }
+        }
+        None
+    }
+
+    /// Restricts the allowed PUs and NUMA nodes to the cgroup's; returns the
+    /// cgroup name for the `LinuxCgroup` info.
+    pub fn allowed_resources(&mut self) -> Option<String> {
+        let (kind, mnt) = self.cgroup_mount_point()?;
+        let name = self.cgroup_name()?;
+        let file = |attr: &str| match kind {
+            CgroupKind::V2 => format!("{mnt}{name}/cpuset.{attr}.effective"),
+            CgroupKind::V1 => format!("{mnt}{name}/cpuset.{attr}"),
+            CgroupKind::Cpuset => format!("{mnt}{name}/{attr}"),
+        };
+        if let Some(b) = self.read(&file("cpus")) {
+            if let Some(set) = parse::cpulist(&b) {
+                self.topo.allowed_cpuset = set;
+            }
+        }
+        if let Some(b) = self.read(&file("mems")) {
+            if let Some(set) = parse::cpulist(&b) {
+                self.topo.allowed_nodeset = set;
+            }
+        }
+        Some(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_escapes() {
+        assert_eq!(unescape_mount("/a\\040b"), "/a b");
+        assert_eq!(unescape_mount("/a\\04"), "/a\\04");
+        assert_eq!(unescape_mount("\\"), "\\");
+    }
+}

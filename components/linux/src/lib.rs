@@ -1,0 +1,146 @@
+//! `wloc-linux`: discovers a Linux machine's topology from `/sys` and `/proc`
+//! through an abstract, read-only file access, so the same code runs natively
+//! and inside a sandboxed WebAssembly component.
+//!
+//! [`discover`] follows the rules of hwloc's Linux backend: PUs, cores,
+//! clusters, dies, packages and caches from `/sys/devices/system/cpu` (or
+//! `/proc/cpuinfo` on kernels without sysfs topology), NUMA nodes with their
+//! memory, distances, memory-side caches and HMAT initiators from
+//! `/sys/devices/system/node`, cgroup restrictions, DMI and CPU infos, CPU
+//! kinds, groups from NUMA distances, memory tiers, and the PCI hierarchy
+//! with its OS devices.  It performs no I/O except through [`FsAccess`], reads
+//! no environment (the host passes [`Options`]), starts no thread, and never
+//! panics on malformed input.
+#![warn(missing_docs)]
+
+mod cgroup;
+mod cpu;
+mod cpukinds;
+mod ctx;
+mod distgroup;
+mod dmi;
+mod fs;
+mod infos;
+mod memtiers;
+mod numa;
+mod osdev;
+pub mod parse;
+mod pci;
+
+use std::fmt;
+
+pub use fs::{components, FsAccess, MemEntry, MemFs, MAX_DIR_ENTRIES, MAX_FILE_SIZE};
+#[cfg(feature = "native")]
+pub use fs::NativeFs;
+
+use wloc_core::{Topology, TopologyError};
+
+/// Settings of the discovery, taken by the host from hwloc's environment
+/// variables (`HWLOC_*`, or their `WLOC_*` equivalents); see
+/// [`Options::from_lookup`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Whether the tree is the running machine's (`/`) rather than a
+    /// recording; then OS infos come from `/proc/sys/kernel`.
+    pub this_system: bool,
+    /// The machine architecture as `uname -m` prints it, for the running
+    /// machine (recordings carry theirs in `/proc/hwloc-nofile-info`).
+    pub machine: Option<String>,
+    /// `HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES`: keep NUMA nodes made of NVIDIA
+    /// GPU memory (`None`: hwloc's default, kept except on POWER).
+    pub keep_nvidia_gpu_numa_nodes: Option<bool>,
+    /// `HWLOC_PCI_LOCALITY`: forced localities of PCI buses
+    /// (`domain:bus-bus cpuset;...`).  A value naming a readable file is
+    /// resolved by the host, which passes the file's content here.
+    pub pci_locality: Option<String>,
+    /// `HWLOC_CPUKINDS`: `none`/`0` disables CPU kinds; otherwise enables
+    /// them, with `maxfreq=`, `freqadjust=`, `cppc=` and `midr=` settings.
+    pub cpukinds: Option<String>,
+    /// `HWLOC_DONT_MERGE_CLUSTER_GROUPS`: keep cluster groups even when
+    /// identical to their parent or child.
+    pub dont_merge_cluster_groups: bool,
+    /// `HWLOC_DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS`: 0 drops NUMA nodes whose
+    /// CPUs overlap previous nodes' (default), 1 and 2 keep them.
+    pub allow_overlapping_node_cpusets: u32,
+    /// `HWLOC_USE_NUMA_DISTANCES` bitmask (default 7): 1 distances, 2 use
+    /// them to locate CPU-less nodes, 4 use HMAT initiators.
+    pub use_numa_distances: Option<u32>,
+    /// `HWLOC_GROUPING`: build groups from NUMA distances (default on).
+    pub grouping: Option<bool>,
+    /// `HWLOC_GROUPING_ACCURACY`: a float, or `try` for hwloc's list.
+    pub grouping_accuracy: Option<String>,
+    /// `HWLOC_VIRTUAL_LINUX_OSDEV`: also report virtual OS devices (`lo`, ...).
+    pub virtual_osdev: bool,
+    /// `HWLOC_MEMTIERS`: forced memory tiers (`0x3=DRAM;0xc=HBM`) or `none`.
+    pub memtiers: Option<String>,
+    /// `HWLOC_MEMTIERS_GUESS`: `none`, `all`, `spm_is_hbm`, `node0_is_dram`.
+    pub memtiers_guess: Option<String>,
+}
+
+impl Options {
+    /// Builds the options from a lookup of hwloc variable names without
+    /// their `HWLOC_` prefix (`lookup("PCI_LOCALITY")`); the host decides
+    /// which environment (`WLOC_*` first, then `HWLOC_*`) answers.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let num = |name: &str| lookup(name).map(|v| parse::atoi(&v));
+        Options {
+            this_system: false,
+            machine: None,
+            keep_nvidia_gpu_numa_nodes: num("KEEP_NVIDIA_GPU_NUMA_NODES").map(|v| v != 0),
+            pci_locality: lookup("PCI_LOCALITY"),
+            cpukinds: lookup("CPUKINDS"),
+            dont_merge_cluster_groups: num("DONT_MERGE_CLUSTER_GROUPS").is_some_and(|v| v != 0),
+            allow_overlapping_node_cpusets: num("DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS")
+                .map(|v| v.clamp(0, 2) as u32)
+                .unwrap_or(0),
+            use_numa_distances: num("USE_NUMA_DISTANCES").map(|v| v.clamp(0, 7) as u32),
+            grouping: num("GROUPING").map(|v| v != 0),
+            grouping_accuracy: lookup("GROUPING_ACCURACY"),
+            virtual_osdev: lookup("VIRTUAL_LINUX_OSDEV").is_some(),
+            memtiers: lookup("MEMTIERS"),
+            memtiers_guess: lookup("MEMTIERS_GUESS"),
+        }
+    }
+}
+
+/// Why discovery failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiscoveryError {
+    /// The tree holds no usable CPU information at all.
+    NoCpus(String),
+    /// The topology model refused the result.
+    Topology(TopologyError),
+}
+
+impl fmt::Display for DiscoveryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DiscoveryError::NoCpus(s) => write!(f, "no CPU found: {s}"),
+            DiscoveryError::Topology(e) => write!(f, "invalid topology: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DiscoveryError {}
+
+impl From<TopologyError> for DiscoveryError {
+    fn from(e: TopologyError) -> Self {
+        DiscoveryError::Topology(e)
+    }
+}
+
+/// Discovers the machine described by `fs` into `topo`, whose type filters
+/// and flags the caller has set, and finishes it
+/// ([`Topology::finish`]).
+///
+/// # Errors
+///
+/// [`DiscoveryError`] when the tree describes no processor at all, or when
+/// the topology model rejects the result.
+pub fn discover(
+    fs: &dyn FsAccess,
+    opts: &Options,
+    topo: Topology,
+) -> Result<Topology, DiscoveryError> {
+    ctx::Ctx::new(fs, opts, topo).run()
+}
