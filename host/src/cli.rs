@@ -38,9 +38,9 @@ struct LsArgs {
     /// Overwrite the output file if it exists.
     #[arg(short = 'f', long)]
     force: bool,
-    /// Include additional details.
-    #[arg(short = 'v', long)]
-    verbose: bool,
+    /// Include additional details (twice for even more).
+    #[arg(short = 'v', long, action = clap::ArgAction::Count)]
+    verbose: u8,
     /// Reduce the amount of details shown.
     #[arg(short = 's', long)]
     silent: bool,
@@ -233,8 +233,26 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
             return Err(format!("output file '{p}' exists; use -f to overwrite it"));
         }
     }
-    let topo = configured_topology(a)?;
+    let mut topo = configured_topology(a)?;
+    if let Some(r) = input::env_var("CPUKINDS_RANKING") {
+        topo.cpukinds_ranking = wloc_core::cpukinds::Ranking::parse(&r)
+            .ok_or_else(|| format!("unknown CPU kinds ranking '{r}' in HWLOC_CPUKINDS_RANKING"))?;
+    }
     let source = input::resolve(a.input.as_deref(), a.input_format).map_err(|e| e.to_string())?;
+    let mut preamble = String::new();
+    if a.verbose > 0 && a.input_format.is_none() && format == OutputFormat::Console {
+        // lstopo says how it understood an input whose format it guessed.
+        if let Some(i) = &a.input {
+            let what = match &source {
+                input::Source::Xml(_) => "a XML file",
+                input::Source::Synthetic(_) => "a synthetic topology description",
+                input::Source::Cpuid(_) => "a cpuid dump",
+                input::Source::Fsroot(_) => "a file-system root",
+                input::Source::ThisSystem => "",
+            };
+            preamble = format!("assuming `{i}' is {what}\n");
+        }
+    }
     let mut topo = input::load(&source, topo).map_err(|e| match e {
         LoadError::Xml(_) | LoadError::Synthetic(_) => format!(
             "failed to load topology from {}: {e}",
@@ -248,7 +266,8 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
     let text = match format {
         OutputFormat::Console => {
             let opts = ConsoleOptions {
-                verbose: a.verbose && !a.silent,
+                verbose: a.verbose > 0,
+                very_verbose: a.verbose > 1,
                 silent: a.silent,
                 index_mode: if a.logical {
                     IndexMode::Logical
@@ -263,7 +282,7 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
                 collapse: !a.no_collapse,
                 ..ConsoleOptions::default()
             };
-            wloc::console::render(&topo, &opts)
+            preamble + &wloc::console::render(&topo, &opts)
         }
         OutputFormat::Xml => {
             let version = if a.export_xml_flags & 2 != 0 {

@@ -1483,12 +1483,6 @@ Machine (16GB total)
     /// but do not fail the comparison.
     const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
         (
-            "fakeheterocpunuma",
-            "CPU kind #",
-            "wloc_core::cpukinds::rank ranks kinds whose forced efficiencies tie; \
-             hwloc 2.9 leaves every efficiency at -1 and keeps the document order",
-        ),
-        (
             "(as v2)",
             "PageSize",
             "v3 topology infos PageSizeNr/PageSizes come back from wloc's v2 export \

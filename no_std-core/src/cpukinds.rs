@@ -30,43 +30,195 @@ impl CpuKind {
     }
 }
 
-/// Orders kinds from least to most efficient and numbers them.
-///
-/// With forced efficiencies on every kind, those decide; otherwise the
-/// frequency infos (`FrequencyBaseMHz`, then `FrequencyMaxMHz`) do, as hwloc
-/// ranks them; kinds that cannot be told apart keep an unknown efficiency (-1).
-pub fn rank(kinds: &mut [CpuKind]) {
-    if kinds.is_empty() {
-        return;
+/// How CPU kinds are ranked (hwloc's `HWLOC_CPUKINDS_RANKING` values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ranking {
+    /// Forced efficiencies, else frequency on ARM and core type + frequency elsewhere.
+    #[default]
+    Default,
+    /// The default without forced efficiencies.
+    NoForcedEfficiency,
+    /// Forced efficiencies only.
+    ForcedEfficiency,
+    /// Intel core type, then frequency.
+    CoreTypeFrequency,
+    /// Intel core type only.
+    CoreType,
+    /// Base frequency if every kind has one, else maximal frequency.
+    Frequency,
+    /// Maximal frequency.
+    FrequencyMax,
+    /// Base frequency.
+    FrequencyBase,
+    /// Do not rank.
+    None,
+}
+
+impl Ranking {
+    /// Parses the values of `HWLOC_CPUKINDS_RANKING`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Ranking::Default,
+            "no_forced_efficiency" => Ranking::NoForcedEfficiency,
+            "forced_efficiency" => Ranking::ForcedEfficiency,
+            "coretype+frequency" => Ranking::CoreTypeFrequency,
+            "coretype" => Ranking::CoreType,
+            "frequency" => Ranking::Frequency,
+            "frequency_max" => Ranking::FrequencyMax,
+            "frequency_base" => Ranking::FrequencyBase,
+            "none" => Ranking::None,
+            _ => return None,
+        })
     }
-    let all_forced = kinds.iter().all(|k| k.forced_efficiency.is_some());
-    let key = |k: &CpuKind| -> Option<i64> {
-        if all_forced {
-            return k.forced_efficiency.map(i64::from);
+}
+
+/// What the infos of one kind say.
+#[derive(Default, Clone, Copy)]
+struct Summary {
+    intel_core_type: u64,
+    max_freq: u64,
+    base_freq: u64,
+}
+
+fn summarize(k: &CpuKind) -> Summary {
+    let mut s = Summary::default();
+    for i in &k.infos {
+        match i.name.as_str() {
+            "FrequencyMaxMHz" => s.max_freq = leading_number(&i.value),
+            "FrequencyBaseMHz" => s.base_freq = leading_number(&i.value),
+            "CoreType" if i.value == "IntelAtom" => s.intel_core_type = 1,
+            "CoreType" if i.value == "IntelCore" => s.intel_core_type = 2,
+            _ => {}
         }
-        let find = |n: &str| {
-            k.infos
-                .iter()
-                .find(|i| i.name == n)
-                .and_then(|i| i.value.parse::<i64>().ok())
-        };
-        find("FrequencyBaseMHz").or_else(|| find("FrequencyMaxMHz"))
+    }
+    s
+}
+
+/// The number at the start of a string, as C's `atoi` reads it (0 if none).
+fn leading_number(v: &str) -> u64 {
+    let v = v.trim_start();
+    let end = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    v[..end].parse().unwrap_or(0)
+}
+
+fn by_info(kinds: &[CpuKind], how: Ranking) -> Option<Vec<i64>> {
+    let sums: Vec<Summary> = kinds.iter().map(summarize).collect();
+    let all = |f: fn(&Summary) -> u64| sums.iter().all(|s| f(s) != 0);
+    let (have_type, have_max, have_base) = (
+        all(|s| s.intel_core_type),
+        all(|s| s.max_freq),
+        all(|s| s.base_freq),
+    );
+    let freq = |s: &Summary| if have_base { s.base_freq } else { s.max_freq };
+    let values: Vec<u64> = match how {
+        Ranking::CoreTypeFrequency if have_type && (have_max || have_base) => {
+            sums.iter().map(|s| (s.intel_core_type << 20) + freq(s)).collect()
+        }
+        Ranking::CoreType if have_type => sums.iter().map(|s| s.intel_core_type << 20).collect(),
+        Ranking::Frequency if have_max || have_base => sums.iter().map(freq).collect(),
+        Ranking::FrequencyMax if have_max => sums.iter().map(|s| s.max_freq).collect(),
+        Ranking::FrequencyBase if have_base => sums.iter().map(|s| s.base_freq).collect(),
+        _ => return None,
     };
-    if kinds.iter().any(|k| key(k).is_none()) {
-        for k in kinds.iter_mut() {
-            k.efficiency = -1;
+    Some(values.into_iter().map(|v| v as i64).collect())
+}
+
+fn forced(kinds: &[CpuKind]) -> Option<Vec<i64>> {
+    kinds.iter().map(|k| k.forced_efficiency.map(i64::from)).collect()
+}
+
+/// Orders kinds from least to most efficient and numbers them 0 to N-1, as
+/// hwloc does.  Ranking values must all differ; when no heuristic gives
+/// distinct values, every efficiency is unknown (-1) and the order is kept.
+/// `arch` is the machine's `Architecture` info (ARM ranks by frequency).
+pub fn rank(kinds: &mut [CpuKind], how: Ranking, arch: Option<&str>) {
+    match kinds.len() {
+        0 => return,
+        1 => {
+            kinds[0].efficiency = 0;
+            return;
         }
-        return;
+        _ => {}
     }
-    kinds.sort_by_key(|k| key(k).unwrap_or(0));
-    let mut rank = 0;
-    let mut prev: Option<i64> = None;
-    for k in kinds.iter_mut() {
-        let v = key(k);
-        if prev.is_some() && prev != v {
-            rank += 1;
+    let distinct = |v: &Vec<i64>| {
+        let mut s = v.clone();
+        s.sort_unstable();
+        s.windows(2).all(|w| w[0] != w[1])
+    };
+    let try_one = |v: Option<Vec<i64>>| v.filter(distinct);
+    let values = match how {
+        Ranking::Default | Ranking::NoForcedEfficiency => {
+            let f = if how == Ranking::Default { try_one(forced(kinds)) } else { None };
+            f.or_else(|| {
+                let arm = arch.is_some_and(|a| a.starts_with("arm") || a.starts_with("aarch"));
+                let sub = if arm { Ranking::Frequency } else { Ranking::CoreTypeFrequency };
+                try_one(by_info(kinds, sub))
+            })
         }
-        k.efficiency = rank;
-        prev = v;
+        Ranking::ForcedEfficiency => try_one(forced(kinds)),
+        Ranking::None => None,
+        other => try_one(by_info(kinds, other)),
+    };
+    match values {
+        Some(v) => {
+            let mut order: Vec<usize> = (0..kinds.len()).collect();
+            order.sort_by_key(|&i| v[i]);
+            let mut sorted: Vec<CpuKind> = order.iter().map(|&i| kinds[i].clone()).collect();
+            for (rank, k) in sorted.iter_mut().enumerate() {
+                k.efficiency = rank as i32;
+            }
+            kinds.clone_from_slice(&sorted);
+        }
+        None => {
+            for k in kinds.iter_mut() {
+                k.efficiency = -1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn kind(first: u32, forced: Option<i32>, infos: &[(&str, &str)]) -> CpuKind {
+        let infos = infos
+            .iter()
+            .map(|(n, v)| Info { name: (*n).into(), value: (*v).into() })
+            .collect();
+        CpuKind::new(CpuSet::from_index(first), forced, infos)
+    }
+
+    #[test]
+    fn forced_efficiencies_rank_when_distinct() {
+        let mut k = vec![kind(0, Some(7), &[]), kind(1, Some(0), &[]), kind(2, Some(10), &[])];
+        rank(&mut k, Ranking::Default, None);
+        let firsts: Vec<_> = k.iter().map(|k| (k.cpuset.first(), k.efficiency)).collect();
+        assert_eq!(firsts, vec![(Some(1), 0), (Some(0), 1), (Some(2), 2)]);
+    }
+
+    #[test]
+    fn ties_leave_efficiencies_unknown_and_order_unchanged() {
+        let mut k = vec![kind(0, Some(1), &[]), kind(1, Some(0), &[]), kind(2, Some(0), &[])];
+        rank(&mut k, Ranking::Default, None);
+        assert!(k.iter().all(|k| k.efficiency == -1));
+        assert_eq!(k[0].cpuset.first(), Some(0));
+    }
+
+    #[test]
+    fn core_type_then_frequency_off_arm_frequency_on_arm() {
+        let mk = || {
+            vec![
+                kind(0, None, &[("CoreType", "IntelCore"), ("FrequencyMaxMHz", "3000")]),
+                kind(1, None, &[("CoreType", "IntelAtom"), ("FrequencyMaxMHz", "4000")]),
+            ]
+        };
+        let mut k = mk();
+        rank(&mut k, Ranking::Default, Some("x86_64"));
+        assert_eq!(k[0].cpuset.first(), Some(1)); // Atom is the least efficient
+        let mut k = mk();
+        rank(&mut k, Ranking::Default, Some("aarch64"));
+        assert_eq!(k[0].cpuset.first(), Some(0)); // lower frequency first on ARM
     }
 }

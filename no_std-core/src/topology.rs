@@ -162,6 +162,8 @@ pub struct Topology {
     pub pci_localities: Vec<PciLocality>,
     /// Whether this topology describes the running system (binding allowed).
     pub is_thissystem: bool,
+    /// How CPU kinds are ranked (`HWLOC_CPUKINDS_RANKING`).
+    pub cpukinds_ranking: crate::cpukinds::Ranking,
     finished: bool,
 }
 
@@ -269,6 +271,7 @@ impl Topology {
             support: Vec::new(),
             pci_localities: Vec::new(),
             is_thissystem: false,
+            cpukinds_ranking: crate::cpukinds::Ranking::Default,
             finished: false,
         }
     }
@@ -1640,7 +1643,11 @@ impl Topology {
     }
 
     fn rank_cpukinds(&mut self) {
-        crate::cpukinds::rank(&mut self.cpukinds);
+        let root = self.root;
+        let arch = self.obj(root).info("Architecture").map(String::from).or_else(|| {
+            self.infos.iter().find(|i| i.name == "Architecture").map(|i| i.value.clone())
+        });
+        crate::cpukinds::rank(&mut self.cpukinds, self.cpukinds_ranking, arch.as_deref());
     }
 
     // ------------------------------------------------------------ restriction
