@@ -111,9 +111,10 @@ fn by_info(kinds: &[CpuKind], how: Ranking) -> Option<Vec<i64>> {
     );
     let freq = |s: &Summary| if have_base { s.base_freq } else { s.max_freq };
     let values: Vec<u64> = match how {
-        Ranking::CoreTypeFrequency if have_type && (have_max || have_base) => {
-            sums.iter().map(|s| (s.intel_core_type << 20) + freq(s)).collect()
-        }
+        Ranking::CoreTypeFrequency if have_type && (have_max || have_base) => sums
+            .iter()
+            .map(|s| (s.intel_core_type << 20) + freq(s))
+            .collect(),
         Ranking::CoreType if have_type => sums.iter().map(|s| s.intel_core_type << 20).collect(),
         Ranking::Frequency if have_max || have_base => sums.iter().map(freq).collect(),
         Ranking::FrequencyMax if have_max => sums.iter().map(|s| s.max_freq).collect(),
@@ -124,7 +125,10 @@ fn by_info(kinds: &[CpuKind], how: Ranking) -> Option<Vec<i64>> {
 }
 
 fn forced(kinds: &[CpuKind]) -> Option<Vec<i64>> {
-    kinds.iter().map(|k| k.forced_efficiency.map(i64::from)).collect()
+    kinds
+        .iter()
+        .map(|k| k.forced_efficiency.map(i64::from))
+        .collect()
 }
 
 /// Orders kinds from least to most efficient and numbers them 0 to N-1, as
@@ -148,10 +152,18 @@ pub fn rank(kinds: &mut [CpuKind], how: Ranking, arch: Option<&str>) {
     let try_one = |v: Option<Vec<i64>>| v.filter(distinct);
     let values = match how {
         Ranking::Default | Ranking::NoForcedEfficiency => {
-            let f = if how == Ranking::Default { try_one(forced(kinds)) } else { None };
+            let f = if how == Ranking::Default {
+                try_one(forced(kinds))
+            } else {
+                None
+            };
             f.or_else(|| {
                 let arm = arch.is_some_and(|a| a.starts_with("arm") || a.starts_with("aarch"));
-                let sub = if arm { Ranking::Frequency } else { Ranking::CoreTypeFrequency };
+                let sub = if arm {
+                    Ranking::Frequency
+                } else {
+                    Ranking::CoreTypeFrequency
+                };
                 try_one(by_info(kinds, sub))
             })
         }
@@ -185,14 +197,21 @@ mod tests {
     fn kind(first: u32, forced: Option<i32>, infos: &[(&str, &str)]) -> CpuKind {
         let infos = infos
             .iter()
-            .map(|(n, v)| Info { name: (*n).into(), value: (*v).into() })
+            .map(|(n, v)| Info {
+                name: (*n).into(),
+                value: (*v).into(),
+            })
             .collect();
         CpuKind::new(CpuSet::from_index(first), forced, infos)
     }
 
     #[test]
     fn forced_efficiencies_rank_when_distinct() {
-        let mut k = vec![kind(0, Some(7), &[]), kind(1, Some(0), &[]), kind(2, Some(10), &[])];
+        let mut k = vec![
+            kind(0, Some(7), &[]),
+            kind(1, Some(0), &[]),
+            kind(2, Some(10), &[]),
+        ];
         rank(&mut k, Ranking::Default, None);
         let firsts: Vec<_> = k.iter().map(|k| (k.cpuset.first(), k.efficiency)).collect();
         assert_eq!(firsts, vec![(Some(1), 0), (Some(0), 1), (Some(2), 2)]);
@@ -200,7 +219,11 @@ mod tests {
 
     #[test]
     fn ties_leave_efficiencies_unknown_and_order_unchanged() {
-        let mut k = vec![kind(0, Some(1), &[]), kind(1, Some(0), &[]), kind(2, Some(0), &[])];
+        let mut k = vec![
+            kind(0, Some(1), &[]),
+            kind(1, Some(0), &[]),
+            kind(2, Some(0), &[]),
+        ];
         rank(&mut k, Ranking::Default, None);
         assert!(k.iter().all(|k| k.efficiency == -1));
         assert_eq!(k[0].cpuset.first(), Some(0));
@@ -210,8 +233,16 @@ mod tests {
     fn core_type_then_frequency_off_arm_frequency_on_arm() {
         let mk = || {
             vec![
-                kind(0, None, &[("CoreType", "IntelCore"), ("FrequencyMaxMHz", "3000")]),
-                kind(1, None, &[("CoreType", "IntelAtom"), ("FrequencyMaxMHz", "4000")]),
+                kind(
+                    0,
+                    None,
+                    &[("CoreType", "IntelCore"), ("FrequencyMaxMHz", "3000")],
+                ),
+                kind(
+                    1,
+                    None,
+                    &[("CoreType", "IntelAtom"), ("FrequencyMaxMHz", "4000")],
+                ),
             ]
         };
         let mut k = mk();

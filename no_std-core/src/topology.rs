@@ -164,6 +164,11 @@ pub struct Topology {
     pub is_thissystem: bool,
     /// How CPU kinds are ranked (`HWLOC_CPUKINDS_RANKING`).
     pub cpukinds_ranking: crate::cpukinds::Ranking,
+    /// The allowed sets as requested before `finish` narrowed them to the
+    /// PUs and nodes that exist, and the narrowed values it produced: a
+    /// later `finish` starts again from the request unless the caller
+    /// changed the sets in between.
+    allowed_request: Option<((CpuSet, NodeSet), (CpuSet, NodeSet))>,
     finished: bool,
 }
 
@@ -272,6 +277,7 @@ impl Topology {
             pci_localities: Vec::new(),
             is_thissystem: false,
             cpukinds_ranking: crate::cpukinds::Ranking::Default,
+            allowed_request: None,
             finished: false,
         }
     }
@@ -1120,8 +1126,17 @@ impl Topology {
         }
         let rc = self.obj(root).cpuset.clone().unwrap_or_default();
         let rn = self.obj(root).nodeset.clone().unwrap_or_default();
-        self.allowed_cpuset = &self.allowed_cpuset & &rc;
-        self.allowed_nodeset = &self.allowed_nodeset & &rn;
+        let current = (self.allowed_cpuset.clone(), self.allowed_nodeset.clone());
+        let (req_c, req_n) = match self.allowed_request.take() {
+            Some((request, narrowed)) if narrowed == current => request,
+            _ => current,
+        };
+        self.allowed_cpuset = &req_c & &rc;
+        self.allowed_nodeset = &req_n & &rn;
+        self.allowed_request = Some((
+            (req_c, req_n),
+            (self.allowed_cpuset.clone(), self.allowed_nodeset.clone()),
+        ));
         self.propagate_nodeset(root, None);
         self.fixup_sets(root);
         if !self.include_disallowed {
@@ -1644,9 +1659,16 @@ impl Topology {
 
     fn rank_cpukinds(&mut self) {
         let root = self.root;
-        let arch = self.obj(root).info("Architecture").map(String::from).or_else(|| {
-            self.infos.iter().find(|i| i.name == "Architecture").map(|i| i.value.clone())
-        });
+        let arch = self
+            .obj(root)
+            .info("Architecture")
+            .map(String::from)
+            .or_else(|| {
+                self.infos
+                    .iter()
+                    .find(|i| i.name == "Architecture")
+                    .map(|i| i.value.clone())
+            });
         crate::cpukinds::rank(&mut self.cpukinds, self.cpukinds_ranking, arch.as_deref());
     }
 
@@ -1694,6 +1716,8 @@ impl Topology {
             k.cpuset = k.cpuset.and_not(&dropped);
         }
         self.cpukinds.retain(|k| !k.cpuset.is_empty());
+        self.allowed_request = None;
+        self.finished = true;
         Ok(())
     }
 
@@ -2092,9 +2116,23 @@ mod tests {
     }
 
     #[test]
+    fn finishing_again_keeps_nodes_added_since() {
+        let mut t = small_machine();
+        let mut n = Object::new(ObjType::NUMANode, Some(7));
+        n.cpuset = Some(CpuSet::new());
+        n.nodeset = Some(NodeSet::from_index(7));
+        t.insert_by_cpuset(n).unwrap();
+        t.finish().unwrap();
+        t.check().unwrap();
+        assert_eq!(t.level(Depth::NumaNode).len(), 3);
+        assert!(t.allowed_nodeset.is_set(7));
+    }
+
+    #[test]
     fn restrict_drops_objects_and_keeps_consistency() {
         let mut t = small_machine();
         t.restrict(&cs(0, 3), true).unwrap();
+        assert!(t.is_finished());
         t.check().unwrap();
         assert_eq!(t.objs_by_type(ObjType::PU).len(), 4);
         assert_eq!(t.level(Depth::NumaNode).len(), 1);
