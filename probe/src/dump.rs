@@ -195,7 +195,9 @@ fn parse_line(line: &[u8]) -> Result<Option<Entry>, &'static str> {
         None => return Err("expected `=>` and four output registers"),
     }
     for v in vals.iter_mut().skip(5) {
-        let t = toks.next().ok_or("expected four output registers after `=>`")?;
+        let t = toks
+            .next()
+            .ok_or("expected four output registers after `=>`")?;
         *v = parse_hex(t).ok_or("an output register is not a 32-bit hexadecimal number")?;
     }
     if toks.next().is_some() {
@@ -337,8 +339,7 @@ mod tests {
                     5 4 0 1 0 => 1c004122 1c0003f 3f 0\n\
                     5 4 0 0 0 => 1c004121 1c0003f 3f 0\n\
                     1 4 0 0 0 => 0 0 0 0\n";
-        let d = DumpSource::from_files([("hwloc-cpuid-info", &INFO[..]), ("pu0", &pu0[..])])
-            .unwrap();
+        let d = DumpSource::from_files([("hwloc-cpuid-info", INFO), ("pu0", &pu0[..])]).unwrap();
         assert_eq!(d.pu_count(), 1);
         assert_eq!(d.cpuid(0, 0, 7), [0xd, 0x756e6547, 0x6c65746e, 0x49656e69]);
         assert_eq!(d.cpuid(0, 4, 1)[0], 0x1c004122);
@@ -388,7 +389,10 @@ mod tests {
             DumpError::MissingPu { index: 0, last: 1 }
         );
         assert!(matches!(
-            DumpSource::from_files([("hwloc-cpuid-info", INFO), ("pu99999999999999999999", &b""[..])]),
+            DumpSource::from_files([
+                ("hwloc-cpuid-info", INFO),
+                ("pu99999999999999999999", &b""[..])
+            ]),
             Err(DumpError::TooManyPus { .. })
         ));
         // Other names are ignored.
@@ -412,7 +416,9 @@ mod tests {
         assert_eq!(parse_hex(b"g"), None);
         assert_eq!(parse_hex(b""), None);
         assert_eq!(parse_hex(b"0x"), None);
-        assert!(parse_line(b"1 0 0 0 0 => 1 2 3 4 # note\r").unwrap().is_some());
+        assert!(parse_line(b"1 0 0 0 0 => 1 2 3 4 # note\r")
+            .unwrap()
+            .is_some());
         assert!(parse_line(b"   \r").unwrap().is_none());
         assert!(parse_line(b"1 0 0 0 0 => 1 2 3 4 5").is_err());
         assert!(parse_line(b"1 0 0 0 0 => 1 2 3").is_err());

@@ -33,8 +33,8 @@ mod x86;
 pub use dump::{DumpError, DumpSource, CPUID_INFO_FILE, MAX_DUMP_PUS};
 pub use error::ProbeError;
 #[cfg(target_arch = "x86_64")]
+pub use source::native::CurrentCpu;
+#[cfg(target_arch = "x86_64")]
 pub use source::NativeSource;
 pub use source::{CpuidSource, PuRunner};
 pub use x86::{discover, group_kind_x86, MAX_OS_INDEX};
-#[cfg(target_arch = "x86_64")]
-pub use source::native::CurrentCpu;

@@ -3,7 +3,7 @@
 //! Discovery has two steps, as in hwloc:
 //!
 //! 1. every PU is asked for its leaves and the answers are reduced to a
-//!    [`ProcInfo`]: APIC id, the ids of the package, die, module, tile,
+//!    `ProcInfo`: APIC id, the ids of the package, die, module, tile,
 //!    core, ... it belongs to, its caches with an id shared by the PUs that
 //!    share the cache, vendor and model strings, hybrid core type;
 //! 2. PUs with equal ids become one object (ids are only compared within a
@@ -16,9 +16,10 @@
 //!
 //! | information | Intel / Zhaoxin | AMD / Hygon |
 //! | --- | --- | --- |
-//! | package, thread | leaf 1 (legacy), then 0x1F or 0xB | leaf 1, 0x80000008 (without x2APIC), 0x8000001E, 0x80000026 (AMD) or 0xB |
-//! | core | leaf 4 subleaf 0, then 0x1F or 0xB | 0x80000008, 0x8000001E (family 17h+), 0x80000026 or 0xB |
-//! | die / module / tile | 0x1F | 0x80000026 (die, complex) |
+//! | package | leaf 1 (legacy), then 0x1F or 0xB | leaf 1, 0x80000008 (without x2APIC), then 0x80000026 or 0xB (AMD only) |
+//! | core | leaf 4 subleaf 0, then 0x1F or 0xB | 0x80000008, 0x8000001E (family 17h+), then 0x80000026 or 0xB (AMD only) |
+//! | die, module, tile, complex | 0x1F | 0x80000026 (AMD: die, complex) |
+//! | APIC id | leaf 1, then 0x1F or 0xB | leaf 1, 0x8000001E, then 0x80000026 or 0xB (AMD only) |
 //! | compute unit | | 0x8000001E (families 15h and 16h) |
 //! | caches | leaf 4 | 0x8000001D with TOPOEXT, else 0x80000005/6 |
 //! | hybrid | 0x1A | 0x80000026 |
@@ -43,12 +44,10 @@ use crate::source::CpuidSource;
 pub const MAX_OS_INDEX: u32 = 1 << 20;
 
 /// Group kinds used by this backend beyond the shared
-/// [`wloc_core::object::group_kind`] values.
+/// [`wloc_core::object::group_kind`] values (hwloc's numbering).
 pub mod group_kind_x86 {
-    /// A level of leaf 0xB/0x1F/0x80000026 whose type is unknown (or not
-    /// modelled, such as Intel die-groups); the group's subkind is the
-    /// subleaf of that level.
-    pub const UNKNOWN_LEVEL: u32 = 104;
+    /// AMD core complex (CCX), from leaf 0x80000026.
+    pub const AMD_COMPLEX: u32 = 121;
 }
 
 /// Id value meaning "not reported" (hwloc's `(unsigned)-1`).
@@ -534,9 +533,9 @@ fn look_proc(p: &Pu, m: &mut Machine) -> ProcInfo {
         let eax = p.cpuid(4, 0)[0];
         if eax & 0x1f != 0 {
             let max_cores = ((eax >> 26) & 0x3f) + 1;
-            let max_threads = legacy_max_log_proc / max_cores;
-            if max_threads != 0 {
-                info.ids[CORE] = legacy_log_proc_id / max_threads;
+            // Some virtual machines report more cores than logical processors.
+            if let Some(core) = legacy_log_proc_id.checked_div(legacy_max_log_proc / max_cores) {
+                info.ids[CORE] = core;
             }
         }
     }
@@ -583,6 +582,13 @@ fn look_proc(p: &Pu, m: &mut Machine) -> ProcInfo {
     info
 }
 
+/// Id of a package's L3 half: the half within the package, plus two per
+/// previous package (hwloc's unsigned arithmetic, wrapping on absurd ids).
+fn split_l3_id(apicid: u32, legacy_max_log_proc: u32, sharing: u32) -> u32 {
+    ((apicid % legacy_max_log_proc) / sharing)
+        .wrapping_add((apicid / legacy_max_log_proc).wrapping_mul(2))
+}
+
 /// Computes the id that PUs sharing a cache have in common, and fixes
 /// caches some processors describe wrongly.
 fn cache_id_and_quirks(
@@ -627,8 +633,7 @@ fn cache_id_and_quirks(
             if c.ways != -1 {
                 c.ways /= 2;
             }
-            c.cacheid =
-                (apicid % legacy_max_log_proc) / c.nbthreads_sharing + 2 * (apicid / legacy_max_log_proc);
+            c.cacheid = split_l3_id(apicid, legacy_max_log_proc, c.nbthreads_sharing);
         }
         Vendor::Amd
             if family == 0x15
@@ -638,8 +643,7 @@ fn cache_id_and_quirks(
         {
             // Bulldozer and Piledriver 12-core packages: same APIC id
             // layout as Magny-Cours.
-            c.cacheid =
-                (apicid % legacy_max_log_proc) / c.nbthreads_sharing + 2 * (apicid / legacy_max_log_proc);
+            c.cacheid = split_l3_id(apicid, legacy_max_log_proc, c.nbthreads_sharing);
         }
         Vendor::Hygon if family == 0x18 && c.level == 3 && c.nbthreads_sharing == 6 => {
             // The L3 is shared by 8 APIC ids even when only 6 are enabled.
@@ -743,10 +747,24 @@ fn summarize(
         // hwloc looks for complexes only when compute units were found,
         // which no processor reports together; keep the same rule.
         if m.found_unit {
-            add_groups(topo, infos, os, COMPLEX, "Complex", group_kind::INTEL_DIE_GROUP)?;
+            add_groups(
+                topo,
+                infos,
+                os,
+                COMPLEX,
+                "Complex",
+                group_kind_x86::AMD_COMPLEX,
+            )?;
         }
         if m.found_unit {
-            add_groups(topo, infos, os, UNIT, "Compute Unit", group_kind::AMD_COMPUTE_UNIT)?;
+            add_groups(
+                topo,
+                infos,
+                os,
+                UNIT,
+                "Compute Unit",
+                group_kind::AMD_COMPUTE_UNIT,
+            )?;
         }
         if m.found_module {
             add_groups(topo, infos, os, MODULE, "Module", group_kind::INTEL_MODULE)?;
@@ -766,7 +784,7 @@ fn summarize(
                 for (id, set, _) in group_by(keyed, os) {
                     let mut g = Object::with_cpuset(ObjType::Group, os_index(id), set);
                     g.attr = ObjAttr::Group(GroupAttr {
-                        kind: group_kind_x86::UNKNOWN_LEVEL,
+                        kind: group_kind::INTEL_EXTTOPOENUM_UNKNOWN,
                         subkind: level as u32,
                         ..GroupAttr::default()
                     });
@@ -795,7 +813,10 @@ fn summarize(
     }
 
     for &o in os {
-        insert(topo, Object::with_cpuset(ObjType::PU, Some(o), CpuSet::from_index(o)))?;
+        insert(
+            topo,
+            Object::with_cpuset(ObjType::PU, Some(o), CpuSet::from_index(o)),
+        )?;
     }
 
     // Caches, outermost level first, unified then data then instruction.
@@ -812,10 +833,13 @@ fn summarize(
             if !topo.keeps_type(otype) {
                 continue;
             }
-            let find = |p: &ProcInfo| p.caches.iter().position(|c| c.level == level && c.kind == kind);
-            let keyed = all().filter_map(|(i, p)| {
-                find(p).map(|l| (i, (p.ids[PKG], p.caches[l].cacheid)))
-            });
+            let find = |p: &ProcInfo| {
+                p.caches
+                    .iter()
+                    .position(|c| c.level == level && c.kind == kind)
+            };
+            let keyed =
+                all().filter_map(|(i, p)| find(p).map(|l| (i, (p.ids[PKG], p.caches[l].cacheid))));
             for (_, set, first) in group_by(keyed, os) {
                 let p = &infos[first];
                 let Some(c) = find(p).map(|l| &p.caches[l]) else {
@@ -863,7 +887,11 @@ fn cpukinds_intel(topo: &mut Topology, infos: &[ProcInfo], os: &[u32]) {
         }
     }
     let mut efficiency = 0;
-    for (set, name) in [(lp, "IntelLowPower"), (atom, "IntelAtom"), (core, "IntelCore")] {
+    for (set, name) in [
+        (lp, "IntelLowPower"),
+        (atom, "IntelAtom"),
+        (core, "IntelCore"),
+    ] {
         if !set.is_empty() {
             topo.cpukinds.push(core_type_kind(set, efficiency, name));
             efficiency += 1;
@@ -939,7 +967,10 @@ pub fn discover(src: &dyn CpuidSource, mut topo: Topology) -> Result<Topology, P
     match read_machine(src, &topo) {
         None => {
             for &o in &os {
-                insert(&mut topo, Object::with_cpuset(ObjType::PU, Some(o), CpuSet::from_index(o)))?;
+                insert(
+                    &mut topo,
+                    Object::with_cpuset(ObjType::PU, Some(o), CpuSet::from_index(o)),
+                )?;
             }
         }
         Some(mut m) => {
