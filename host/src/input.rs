@@ -61,6 +61,8 @@ pub enum LoadError {
     Synthetic(wloc_core::synthetic::SyntheticError),
     /// This kind of input is not available in this build.
     Unsupported(String),
+    /// Linux discovery (of this machine or of a recorded fsroot) failed.
+    Linux(wloc_linux::DiscoveryError),
 }
 
 impl fmt::Display for LoadError {
@@ -69,6 +71,7 @@ impl fmt::Display for LoadError {
             LoadError::BadInput(s) | LoadError::Unsupported(s) => f.write_str(s),
             LoadError::Xml(e) => write!(f, "{e}"),
             LoadError::Synthetic(e) => write!(f, "invalid synthetic description: {e}"),
+            LoadError::Linux(e) => write!(f, "Linux discovery failed: {e}"),
         }
     }
 }
@@ -150,18 +153,97 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
         Source::Synthetic(desc) => wloc_core::synthetic::parse(desc)
             .and_then(|d| d.build(topo))
             .map_err(LoadError::Synthetic),
-        Source::Fsroot(p) => Err(LoadError::Unsupported(format!(
-            "cannot read {}: Linux filesystem recordings (--if fsroot) need the Linux discovery component, which this build does not include yet",
-            p.display()
-        ))),
-        Source::Cpuid(p) => Err(LoadError::Unsupported(format!(
-            "cannot read {}: CPUID dumps (--if cpuid) need the x86 discovery component, which this build does not include yet",
-            p.display()
-        ))),
-        Source::ThisSystem => Err(LoadError::Unsupported(
-            "discovering this machine needs the Linux discovery component, which this build does not include yet; use -i FILE.xml or -i \"<synthetic description>\"".into(),
-        )),
+        Source::Fsroot(p) => load_linux(p, false, topo),
+        Source::Cpuid(p) => load_cpuid_dump(p, topo),
+        Source::ThisSystem => load_linux(Path::new("/"), true, topo),
     }
+}
+
+/// hwloc's Linux discovery settings, from `WLOC_*`/`HWLOC_*` variables.
+pub fn linux_options(this_system: bool) -> wloc_linux::Options {
+    let mut o = wloc_linux::Options::from_lookup(env_var);
+    // Like hwloc, HWLOC_PCI_LOCALITY may name a file holding the localities.
+    if let Some(v) = &o.pci_locality {
+        let p = Path::new(v);
+        if p.is_file() {
+            if let Ok(meta) = p.metadata() {
+                if meta.len() <= 64 * 1024 {
+                    if let Ok(text) = std::fs::read_to_string(p) {
+                        o.pci_locality = Some(text);
+                    }
+                }
+            }
+        }
+    }
+    o.this_system = this_system;
+    if this_system {
+        o.machine = Some(
+            match std::env::consts::ARCH {
+                "x86" => "i686",
+                "arm" => "armv7l",
+                "powerpc64" => "ppc64",
+                "powerpc" => "ppc",
+                a => a,
+            }
+            .to_string(),
+        );
+    }
+    o
+}
+
+/// Discovers a Linux machine from `root` (`/`, or a recorded fsroot).
+fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology, LoadError> {
+    if !root.is_dir() {
+        return Err(LoadError::BadInput(format!(
+            "cannot read {}: not a directory",
+            root.display()
+        )));
+    }
+    let fs = wloc_linux::NativeFs::new(root);
+    let mut t =
+        wloc_linux::discover(&fs, &linux_options(this_system), topo).map_err(LoadError::Linux)?;
+    t.is_thissystem = this_system;
+    Ok(t)
+}
+
+/// Largest CPUID dump file read (real `puN` files are a few KiB).
+const MAX_CPUID_FILE_SIZE: u64 = 1 << 20;
+
+/// Reads a `hwloc-gather-cpuid` directory and discovers its topology with
+/// the x86 CPUID decoder.  Only `hwloc-cpuid-info` and `puN` files are
+/// read, each at most [`MAX_CPUID_FILE_SIZE`] bytes.
+fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
+    use std::io::Read;
+    let bad = |what: String| {
+        LoadError::BadInput(format!("cannot read CPUID dump {}: {what}", dir.display()))
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| bad(e.to_string()))?;
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| bad(e.to_string()))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if !wloc_probe::DumpSource::wants_file(&name) {
+            continue;
+        }
+        if files.len() > wloc_probe::MAX_DUMP_PUS {
+            return Err(bad("too many files".into()));
+        }
+        let file = std::fs::File::open(entry.path()).map_err(|e| bad(format!("{name}: {e}")))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_CPUID_FILE_SIZE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| bad(format!("{name}: {e}")))?;
+        if bytes.len() as u64 > MAX_CPUID_FILE_SIZE {
+            return Err(bad(format!(
+                "{name} is larger than {MAX_CPUID_FILE_SIZE} bytes"
+            )));
+        }
+        files.push((name, bytes));
+    }
+    let src = wloc_probe::DumpSource::from_files(files).map_err(|e| bad(e.to_string()))?;
+    wloc_probe::discover(&src, topo).map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]

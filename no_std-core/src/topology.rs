@@ -169,6 +169,10 @@ pub struct Topology {
     /// later `finish` starts again from the request unless the caller
     /// changed the sets in between.
     allowed_request: Option<((CpuSet, NodeSet), (CpuSet, NodeSet))>,
+    /// First and last PU of each object's complete cpuset, cached so that
+    /// inserting among many siblings rejects disjoint ones without walking
+    /// their bitmaps.  `None` means unknown: recomputed on use.
+    set_bounds: Vec<Option<(u32, u32)>>,
     finished: bool,
 }
 
@@ -278,6 +282,7 @@ impl Topology {
             is_thissystem: false,
             cpukinds_ranking: crate::cpukinds::Ranking::Default,
             allowed_request: None,
+            set_bounds: Vec::new(),
             finished: false,
         }
     }
@@ -389,6 +394,9 @@ impl Topology {
     /// # Panics
     /// As [`obj`](Self::obj).
     pub fn obj_mut(&mut self, id: ObjId) -> &mut Object {
+        if let Some(b) = self.set_bounds.get_mut(id) {
+            *b = None;
+        }
         self.objs[id]
             .as_mut()
             .expect("object id refers to a removed object")
@@ -642,7 +650,14 @@ impl Topology {
             obj.cpuset = obj.complete_cpuset.clone();
         }
         let id = self.push(obj);
-        let res = self.insert_normal_under(self.root, id)?;
+        let res = match self.insert_normal_under(self.root, id) {
+            Ok(r) => r,
+            Err(e) => {
+                // The rejected object never joined the tree.
+                self.objs[id] = None;
+                return Err(e);
+            }
+        };
         if let Inserted::Merged(_) = res {
             self.objs[id] = None;
         }
@@ -660,6 +675,20 @@ impl Topology {
             }
         }
         Ok(Some(res))
+    }
+
+    /// First and last PU of an object's complete cpuset (cached).
+    fn bounds(&mut self, id: ObjId) -> Option<(u32, u32)> {
+        if self.set_bounds.len() < self.objs.len() {
+            self.set_bounds.resize(self.objs.len(), None);
+        }
+        if let Some(b) = self.set_bounds[id] {
+            return Some(b);
+        }
+        let c = self.objs[id].as_ref()?.complete_cpuset.as_ref()?;
+        let b = (c.first()?, c.last()?);
+        self.set_bounds[id] = Some(b);
+        Some(b)
     }
 
     fn obj_set(&self, id: ObjId) -> Option<&CpuSet> {
@@ -795,7 +824,18 @@ impl Topology {
         let mut moved: Vec<ObjId> = Vec::new();
         let mut take_memory_from: Option<ObjId> = None;
         let mut put_at: Option<usize> = None;
+        let new_bounds = self.bounds(new);
         for &child in &children {
+            // Fast path: siblings whose PU ranges do not overlap are disjoint.
+            if let (Some((nf, nl)), Some((cf, cl))) = (new_bounds, self.bounds(child)) {
+                if nl < cf || nf > cl {
+                    if put_at.is_none() && nf < cf {
+                        put_at = Some(kept.len());
+                    }
+                    kept.push(child);
+                    continue;
+                }
+            }
             let setres = self.cmp_sets(new, child);
             let mut res = setres;
             if res == SetCmp::Equal {
@@ -1160,6 +1200,7 @@ impl Topology {
         self.set_group_depths();
         self.refresh_references();
         self.rank_cpukinds();
+        self.set_bounds.clear();
         self.finished = true;
         Ok(())
     }
@@ -1717,6 +1758,7 @@ impl Topology {
         }
         self.cpukinds.retain(|k| !k.cpuset.is_empty());
         self.allowed_request = None;
+        self.set_bounds.clear();
         self.finished = true;
         Ok(())
     }
@@ -2160,5 +2202,62 @@ mod tests {
         t.check().unwrap();
         assert_eq!(t.level(Depth::NumaNode).len(), 2);
         assert_eq!(t.nodeset(), &NodeSet::from_range(0, Some(1)));
+    }
+}
+
+#[cfg(test)]
+mod insertion_tests {
+    use super::*;
+
+    #[test]
+    fn rejected_objects_leave_no_orphan() {
+        let mut t = Topology::new();
+        for pu in 0..4 {
+            t.insert_by_cpuset(Object::with_cpuset(
+                ObjType::PU,
+                Some(pu),
+                CpuSet::from_index(pu),
+            ))
+            .unwrap();
+        }
+        t.insert_by_cpuset(Object::with_cpuset(
+            ObjType::Core,
+            None,
+            CpuSet::from_range(0, Some(1)),
+        ))
+        .unwrap();
+        let before = t.ids().count();
+        let bad = Object::with_cpuset(ObjType::Package, None, CpuSet::from_range(1, Some(2)));
+        assert!(t.insert_by_cpuset(bad).is_err());
+        assert_eq!(t.ids().count(), before);
+        t.finish().unwrap();
+        t.check().unwrap();
+    }
+
+    #[test]
+    fn many_flat_siblings_insert_quickly_and_in_order() {
+        // Thousands of PUs under one parent, in shuffled order: the bounds
+        // fast path keeps this from walking every sibling's bitmap.
+        let n = 8192u32;
+        let mut t = Topology::new();
+        let mut order: Vec<u32> = (0..n).collect();
+        // A fixed permutation (multiplicative hashing), no randomness needed.
+        order.sort_by_key(|&i| i.wrapping_mul(2_654_435_761));
+        for pu in order {
+            t.insert_by_cpuset(Object::with_cpuset(
+                ObjType::PU,
+                Some(pu),
+                CpuSet::from_index(pu),
+            ))
+            .unwrap();
+        }
+        t.finish().unwrap();
+        t.check().unwrap();
+        let os: Vec<u32> = t
+            .objs_by_type(ObjType::PU)
+            .iter()
+            .map(|&p| t.obj(p).os_index.unwrap())
+            .collect();
+        assert_eq!(os, (0..n).collect::<Vec<_>>());
     }
 }

@@ -20,7 +20,9 @@ fn unescape_mount(s: &str) -> String {
             && i + 3 < b.len()
             && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
         {
-            let v = (b[i + 1] - b'0') as u32 * 64 + (b[i + 2] - b'0') as u32 * 8 + (b[i + 3] - b'0') as u32;
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
             out.push(v as u8);
             i += 4;
         } else {
@@ -45,7 +47,8 @@ impl Ctx<'_> {
         let mounts = self.read_text("/proc/mounts")?;
         for line in mounts.lines().take(100_000) {
             let mut f = line.split_ascii_whitespace();
-            let (Some(_dev), Some(dir), Some(kind), Some(opts)) = (f.next(), f.next(), f.next(), f.next())
+            let (Some(_dev), Some(dir), Some(kind), Some(opts)) =
+                (f.next(), f.next(), f.next(), f.next())
             else {
                 continue;
             };

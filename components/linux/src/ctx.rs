@@ -14,7 +14,7 @@ pub(crate) enum Arch {
     Arm,
     Power,
     S390,
-    LoongArch,
+    Loongarch,
     Unknown,
 }
 
@@ -72,6 +72,9 @@ pub(crate) struct Ctx<'a> {
     /// PCI bus localities: (domain, first bus, last bus, parent object).
     pub pci_localities: Vec<crate::pci::Locality>,
     pub pci_forced: Vec<crate::pci::Forced>,
+    pub grouping_next_subkind: u32,
+    /// `discovery.*` support flags found (hwloc's `topology->support`).
+    pub support: Vec<&'static str>,
 }
 
 impl<'a> Ctx<'a> {
@@ -97,6 +100,8 @@ impl<'a> Ctx<'a> {
             pending_memattrs: Vec::new(),
             pci_localities: Vec::new(),
             pci_forced: Vec::new(),
+            grouping_next_subkind: 0,
+            support: Vec::new(),
         }
     }
 
@@ -180,6 +185,9 @@ impl<'a> Ctx<'a> {
         self.setup_cpukinds();
 
         self.look_cpu()?;
+        // hwloc adds these at the end of its first phase; the PCI locality
+        // quirks look at DMI infos.
+        self.add_global_infos();
 
         let io_wanted = self.keeps(ObjType::Bridge) || self.keeps(ObjType::PCIDevice);
         if io_wanted {
@@ -195,9 +203,36 @@ impl<'a> Ctx<'a> {
         if self.keeps(ObjType::Misc) {
             self.dmi_memory_modules();
         }
-        self.add_global_infos();
         self.commit_memattrs();
 
+        for name in [
+            "discovery.pu",
+            "discovery.numa",
+            "discovery.numa_memory",
+            "discovery.disallowed_pu",
+            "discovery.disallowed_numa",
+            "discovery.cpukind_efficiency",
+        ] {
+            if self.support.contains(&name) && !self.topo.support.iter().any(|s| s == name) {
+                self.topo.support.push(name.to_string());
+            }
+        }
+        // A cgroup that allows nothing that exists (a stale or foreign
+        // recording) is ignored rather than leaving an empty topology.
+        if !self
+            .topo
+            .allowed_cpuset
+            .intersects(self.topo.complete_cpuset())
+        {
+            self.topo.allowed_cpuset = CpuSet::full();
+        }
+        if !self
+            .topo
+            .allowed_nodeset
+            .intersects(self.topo.complete_nodeset())
+        {
+            self.topo.allowed_nodeset = NodeSet::full();
+        }
         self.topo.finish()?;
         self.build_memtiers();
         Ok(self.topo)
@@ -252,7 +287,7 @@ impl<'a> Ctx<'a> {
         } else if m.starts_with("s390") {
             Arch::S390
         } else if m.starts_with("loongarch") {
-            Arch::LoongArch
+            Arch::Loongarch
         } else if m == "ia64" {
             Arch::Ia64
         } else {
@@ -286,7 +321,11 @@ impl<'a> Ctx<'a> {
         socs.sort_unstable();
         socs.truncate(64);
         for i in socs {
-            for (file, suffix) in [("soc_id", "ID"), ("family", "Family"), ("revision", "Revision")] {
+            for (file, suffix) in [
+                ("soc_id", "ID"),
+                ("family", "Family"),
+                ("revision", "Revision"),
+            ] {
                 if let Some(v) = self.read_line(&format!("/sys/bus/soc/devices/soc{i}/{file}")) {
                     if !v.is_empty() {
                         self.global_infos.push(Info {
@@ -335,7 +374,12 @@ impl<'a> Ctx<'a> {
         let (procs, global) = self.parse_cpuinfo();
         if self.arch == Arch::X86 {
             if let Some(p0) = procs.first() {
-                let get = |n: &str| p0.infos.iter().find(|i| i.name == n).map(|i| i.value.clone());
+                let get = |n: &str| {
+                    p0.infos
+                        .iter()
+                        .find(|i| i.name == n)
+                        .map(|i| i.value.clone())
+                };
                 if get("CPUVendor").as_deref() == Some("AuthenticAMD") {
                     let fam = get("CPUFamilyNumber").unwrap_or_default();
                     if fam == "21" || fam == "22" {
@@ -358,7 +402,30 @@ impl<'a> Ctx<'a> {
                     self.fallback_pu_level();
                 }
             }
-            None => self.look_cpuinfo(procs),
+            None => {
+                if procs.is_empty() && self.fs.list("/sys/devices/system/cpu").is_none() {
+                    return Err(DiscoveryError::NoCpus(
+                        "neither /sys/devices/system/cpu nor /proc/cpuinfo is readable".into(),
+                    ));
+                }
+                if procs.is_empty() && self.fallback_nbprocessors < 1 {
+                    // Count the online cpuN entries instead.
+                    let online = self.read_cpulist("/sys/devices/system/cpu/online");
+                    let n = self
+                        .list("/sys/devices/system/cpu")
+                        .iter()
+                        .filter_map(|e| e.strip_prefix("cpu"))
+                        .filter_map(|e| parse::strtoul(e, 10))
+                        .filter(|(v, used)| {
+                            *used > 0 && online.as_ref().is_none_or(|o| o.is_set(*v as u32))
+                        })
+                        .count();
+                    if n > 0 {
+                        self.fallback_nbprocessors = n.min(crate::cpu::MAX_CPUS) as i64;
+                    }
+                }
+                self.look_cpuinfo(procs)
+            }
         }
         if self.topo.complete_cpuset().is_empty() {
             return Err(DiscoveryError::NoCpus(
@@ -406,14 +473,14 @@ impl<'a> Ctx<'a> {
 
     /// A single PU, or as many as `/proc/hwloc-nofile-info` says.
     pub fn fallback_pu_level(&mut self) {
-        let n = self.fallback_nbprocessors.clamp(1, 4096) as u32;
-        for i in 0..n {
-            let _ = self.topo.insert_by_cpuset(wloc_core::Object::with_cpuset(
-                ObjType::PU,
-                Some(i),
-                CpuSet::from_index(i),
-            ));
+        if self.fallback_nbprocessors >= 1 {
+            self.support.push("discovery.pu");
         }
+        let n = self
+            .fallback_nbprocessors
+            .clamp(1, crate::cpu::MAX_CPUS as i64) as u32;
+        let pus: Vec<u32> = (0..n).collect();
+        self.insert_pus(&pus);
     }
 
     /// Topology-wide infos: SoC, DMI, backend, OS and page sizes.

@@ -28,6 +28,21 @@ pub trait FsAccess {
         paths.iter().map(|p| self.read(p)).collect()
     }
 
+    /// At most the first `max` bytes of a file.  Reading less matters for
+    /// files whose every byte costs, such as PCI config space on virtual
+    /// machines.
+    fn read_prefix(&self, path: &str, max: usize) -> Option<Vec<u8>> {
+        self.read(path).map(|mut v| {
+            v.truncate(max);
+            v
+        })
+    }
+
+    /// [`read_prefix`](FsAccess::read_prefix) of several files at once.
+    fn read_many_prefix(&self, paths: &[&str], max: usize) -> Vec<Option<Vec<u8>>> {
+        paths.iter().map(|p| self.read_prefix(p, max)).collect()
+    }
+
     /// The entry names of a directory (without `.` and `..`), in any order.
     fn list(&self, dir: &str) -> Option<Vec<String>>;
 
@@ -46,6 +61,12 @@ impl<T: FsAccess + ?Sized> FsAccess for &T {
     }
     fn read_many(&self, paths: &[&str]) -> Vec<Option<Vec<u8>>> {
         (**self).read_many(paths)
+    }
+    fn read_prefix(&self, path: &str, max: usize) -> Option<Vec<u8>> {
+        (**self).read_prefix(path, max)
+    }
+    fn read_many_prefix(&self, paths: &[&str], max: usize) -> Vec<Option<Vec<u8>>> {
+        (**self).read_many_prefix(paths, max)
     }
     fn list(&self, dir: &str) -> Option<Vec<String>> {
         (**self).list(dir)
@@ -167,14 +188,40 @@ mod native {
 
     impl FsAccess for NativeFs {
         fn read(&self, path: &str) -> Option<Vec<u8>> {
+            self.read_prefix(path, MAX_FILE_SIZE)
+        }
+
+        fn read_prefix(&self, path: &str, max: usize) -> Option<Vec<u8>> {
             let p = self.resolve(path)?;
-            let f = open_nonblocking(&p)?;
-            let meta = f.metadata().ok()?;
-            if !meta.is_file() {
-                return None;
+            let mut f = open_nonblocking(&p)?;
+            let max = max.min(MAX_FILE_SIZE);
+            // No fstat: directories fail to read, and FIFOs opened without
+            // blocking read as empty.  A read shorter than asked ends the
+            // file (regular files, sysfs attributes and procfs seq files
+            // fill the buffer until their end), which saves the final
+            // empty read of small files.
+            let mut buf = vec![0u8; max.min(512)];
+            let mut len = 0;
+            loop {
+                if len == buf.len() {
+                    if len >= max {
+                        break;
+                    }
+                    buf.resize((len * 2).min(max), 0);
+                }
+                match f.read(&mut buf[len..]) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        len += n;
+                        if len < buf.len() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return None,
+                }
             }
-            let mut buf = Vec::with_capacity((meta.len() as usize).clamp(64, 4096));
-            f.take(MAX_FILE_SIZE as u64).read_to_end(&mut buf).ok()?;
+            buf.truncate(len);
             Some(buf)
         }
 
@@ -275,7 +322,11 @@ impl MemFs {
     /// Resolves links in every component of `path`; `None` on a missing
     /// component, a link loop, or a link climbing above the root.
     fn resolve(&self, path: &str) -> Option<String> {
-        let mut todo: Vec<String> = components(path)?.iter().rev().map(|s| s.to_string()).collect();
+        let mut todo: Vec<String> = components(path)?
+            .iter()
+            .rev()
+            .map(|s| s.to_string())
+            .collect();
         let mut cur: Vec<String> = Vec::new();
         let mut links = 0;
         while let Some(c) = todo.pop() {
@@ -324,7 +375,11 @@ impl FsAccess for MemFs {
         if p != "/" && !matches!(self.entries.get(&p)?, MemEntry::Dir) {
             return None;
         }
-        let prefix = if p == "/" { "/".to_string() } else { format!("{p}/") };
+        let prefix = if p == "/" {
+            "/".to_string()
+        } else {
+            format!("{p}/")
+        };
         let mut out = Vec::new();
         for k in self.entries.range(prefix.clone()..) {
             let Some(rest) = k.0.strip_prefix(&prefix) else {
@@ -341,7 +396,11 @@ impl FsAccess for MemFs {
         let comps = components(path)?;
         let (last, dir) = comps.split_last()?;
         let d = self.resolve(&format!("/{}", dir.join("/")))?;
-        let key = if d == "/" { format!("/{last}") } else { format!("{d}/{last}") };
+        let key = if d == "/" {
+            format!("/{last}")
+        } else {
+            format!("{d}/{last}")
+        };
         match self.entries.get(&key)? {
             MemEntry::Link(t) => Some(t.clone()),
             _ => None,
@@ -372,7 +431,10 @@ mod tests {
             fs.read("/sys/bus/pci/devices/0000:00:01.0/class").unwrap(),
             b"0x060400\n"
         );
-        assert_eq!(fs.list("/sys/bus/pci/devices").unwrap(), vec!["0000:00:01.0"]);
+        assert_eq!(
+            fs.list("/sys/bus/pci/devices").unwrap(),
+            vec!["0000:00:01.0"]
+        );
         assert_eq!(
             fs.read_link("/sys/bus/pci/devices/0000:00:01.0").unwrap(),
             "../../../devices/pci0000:00/0000:00:01.0"
@@ -408,6 +470,17 @@ mod tests {
         assert!(fs.exists("/loop1"));
         assert_eq!(fs.read("/big").unwrap().len(), MAX_FILE_SIZE);
         assert_eq!(fs.list("/sys").unwrap(), vec!["a"]);
+        assert_eq!(fs.read_prefix("/sys/a/f", 2).unwrap(), b"he");
+        assert_eq!(fs.read_prefix("/big", 5000).unwrap().len(), 5000);
+        // A FIFO without writer must not block.
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if made {
+            assert!(fs.read("/fifo").unwrap_or_default().is_empty());
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -26,12 +26,14 @@ mod numa;
 mod osdev;
 pub mod parse;
 mod pci;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 
-pub use fs::{components, FsAccess, MemEntry, MemFs, MAX_DIR_ENTRIES, MAX_FILE_SIZE};
 #[cfg(feature = "native")]
 pub use fs::NativeFs;
+pub use fs::{components, FsAccess, MemEntry, MemFs, MAX_DIR_ENTRIES, MAX_FILE_SIZE};
 
 use wloc_core::{Topology, TopologyError};
 
@@ -65,10 +67,10 @@ pub struct Options {
     /// `HWLOC_USE_NUMA_DISTANCES` bitmask (default 7): 1 distances, 2 use
     /// them to locate CPU-less nodes, 4 use HMAT initiators.
     pub use_numa_distances: Option<u32>,
-    /// `HWLOC_GROUPING`: build groups from NUMA distances (default on).
+    /// `HWLOC_GROUPING`: build groups from NUMA distances (default on; like
+    /// hwloc, OS distances group with exact values only, whatever
+    /// `HWLOC_GROUPING_ACCURACY` says).
     pub grouping: Option<bool>,
-    /// `HWLOC_GROUPING_ACCURACY`: a float, or `try` for hwloc's list.
-    pub grouping_accuracy: Option<String>,
     /// `HWLOC_VIRTUAL_LINUX_OSDEV`: also report virtual OS devices (`lo`, ...).
     pub virtual_osdev: bool,
     /// `HWLOC_MEMTIERS`: forced memory tiers (`0x3=DRAM;0xc=HBM`) or `none`.
@@ -95,7 +97,6 @@ impl Options {
                 .unwrap_or(0),
             use_numa_distances: num("USE_NUMA_DISTANCES").map(|v| v.clamp(0, 7) as u32),
             grouping: num("GROUPING").map(|v| v != 0),
-            grouping_accuracy: lookup("GROUPING_ACCURACY"),
             virtual_osdev: lookup("VIRTUAL_LINUX_OSDEV").is_some(),
             memtiers: lookup("MEMTIERS"),
             memtiers_guess: lookup("MEMTIERS_GUESS"),

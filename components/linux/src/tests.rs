@@ -1,0 +1,681 @@
+//! Discovery on small in-memory trees: expected structures, and malformed
+//! inputs that must neither panic nor hang.
+
+use wloc_core::object::Depth;
+use wloc_core::{ObjType, Topology, TypeFilter};
+
+use crate::{discover, DiscoveryError, FsAccess, MemFs, Options};
+
+const CPU: &str = "/sys/devices/system/cpu";
+const NODE: &str = "/sys/devices/system/node";
+
+/// A kernel cpumask (32-bit hex words, most significant first).
+fn mask(cpus: &[u32]) -> String {
+    let max = cpus.iter().copied().max().unwrap_or(0);
+    let mut words = vec![0u32; (max as usize / 32 + 1).max(2)];
+    for &c in cpus {
+        words[c as usize / 32] |= 1 << (c % 32);
+    }
+    let v: Vec<String> = words.iter().rev().map(|w| format!("{w:08x}")).collect();
+    format!("{}\n", v.join(","))
+}
+
+/// `packages` x `cores` x `threads` PUs numbered package-major, with an L2
+/// per core, an L3 per package, and one NUMA node per package.
+fn machine(packages: u32, cores: u32, threads: u32) -> MemFs {
+    let mut fs = MemFs::new();
+    let n = packages * cores * threads;
+    fs.add_file(&format!("{CPU}/online"), format!("0-{}\n", n - 1));
+    fs.add_file(&format!("{NODE}/online"), format!("0-{}\n", packages - 1));
+    let mut cpuinfo = String::new();
+    for p in 0..packages {
+        let pcpus: Vec<u32> = (p * cores * threads..(p + 1) * cores * threads).collect();
+        for c in 0..cores {
+            let first = (p * cores + c) * threads;
+            let ccpus: Vec<u32> = (first..first + threads).collect();
+            for &cpu in &ccpus {
+                let t = format!("{CPU}/cpu{cpu}/topology");
+                fs.add_file(&format!("{t}/core_cpus"), mask(&ccpus));
+                fs.add_file(&format!("{t}/package_cpus"), mask(&pcpus));
+                fs.add_file(&format!("{t}/core_id"), format!("{c}\n"));
+                fs.add_file(&format!("{t}/physical_package_id"), format!("{p}\n"));
+                let caches: [(u32, &str, &[u32], &str); 3] = [
+                    (1, "Data", &ccpus, "32K"),
+                    (2, "Unified", &ccpus, "1024K"),
+                    (3, "Unified", &pcpus, "16384K"),
+                ];
+                for (j, (level, kind, set, size)) in caches.iter().enumerate() {
+                    let d = format!("{CPU}/cpu{cpu}/cache/index{j}");
+                    fs.add_file(&format!("{d}/level"), format!("{level}\n"));
+                    fs.add_file(&format!("{d}/type"), format!("{kind}\n"));
+                    fs.add_file(&format!("{d}/size"), format!("{size}\n"));
+                    fs.add_file(&format!("{d}/coherency_line_size"), "64\n");
+                    fs.add_file(&format!("{d}/number_of_sets"), "64\n");
+                    fs.add_file(&format!("{d}/physical_line_partition"), "1\n");
+                    fs.add_file(&format!("{d}/shared_cpu_map"), mask(set));
+                }
+                cpuinfo.push_str(&format!(
+                    "processor\t: {cpu}\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU {p}\nphysical id\t: {p}\ncore id\t\t: {c}\n\n"
+                ));
+            }
+        }
+        fs.add_file(&format!("{NODE}/node{p}/cpumap"), mask(&pcpus));
+        fs.add_file(
+            &format!("{NODE}/node{p}/meminfo"),
+            format!("Node {p} MemTotal:       1048576 kB\nNode {p} MemFree: 10 kB\n"),
+        );
+        let row: Vec<String> = (0..packages)
+            .map(|q| if q == p { "10".into() } else { "20".into() })
+            .collect();
+        fs.add_file(
+            &format!("{NODE}/node{p}/distance"),
+            format!("{}\n", row.join(" ")),
+        );
+    }
+    fs.add_file("/proc/cpuinfo", cpuinfo);
+    fs.add_file("/proc/meminfo", "MemTotal:       4194304 kB\n");
+    fs.add_file(
+        "/proc/hwloc-nofile-info",
+        "OSName: Linux\nArchitecture: x86_64\n",
+    );
+    fs.add_file("/sys/class/dmi/id/board_vendor", "Test Inc.\n");
+    fs
+}
+
+fn topo_all() -> Topology {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    t.set_io_types_filter(TypeFilter::KeepAll);
+    t
+}
+
+fn count(t: &Topology, ty: ObjType) -> usize {
+    t.objs_by_type(ty).len()
+}
+
+#[test]
+fn discovers_a_small_machine() {
+    let fs = machine(2, 2, 2);
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(count(&t, ObjType::Package), 2);
+    assert_eq!(count(&t, ObjType::L3Cache), 2);
+    assert_eq!(count(&t, ObjType::L2Cache), 4);
+    assert_eq!(count(&t, ObjType::L1Cache), 4);
+    assert_eq!(count(&t, ObjType::Core), 4);
+    assert_eq!(count(&t, ObjType::PU), 8);
+    assert_eq!(t.level(Depth::NumaNode).len(), 2);
+    let l3 = t.obj(t.objs_by_type(ObjType::L3Cache)[0]);
+    let c = l3.cache().unwrap();
+    assert_eq!((c.size, c.linesize, c.associativity), (16 << 20, 64, 4096));
+    let pkg = t.obj(t.objs_by_type(ObjType::Package)[1]);
+    assert_eq!(pkg.os_index, Some(1));
+    assert_eq!(pkg.info("CPUModel"), Some("Test CPU 1"));
+    assert_eq!(t.obj(t.root()).info("DMIBoardVendor"), Some("Test Inc."));
+    assert_eq!(t.obj(t.root()).total_memory, 2 << 30);
+    assert_eq!(t.distances.len(), 1);
+    assert_eq!(t.distances[0].values, vec![10, 20, 20, 10]);
+    assert!(t
+        .infos
+        .iter()
+        .any(|i| i.name == "OSName" && i.value == "Linux"));
+}
+
+#[test]
+fn numa_distances_make_groups() {
+    let mut fs = machine(4, 1, 1);
+    let rows = ["10 20 40 40", "20 10 40 40", "40 40 10 20", "40 40 20 10"];
+    for (p, r) in rows.iter().enumerate() {
+        fs.add_file(&format!("{NODE}/node{p}/distance"), format!("{r}\n"));
+    }
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    let groups = t.objs_by_type(ObjType::Group);
+    assert_eq!(groups.len(), 2);
+    assert_eq!(t.obj(groups[0]).children().len(), 2);
+    // Without grouping.
+    let opts = Options {
+        grouping: Some(false),
+        ..Options::default()
+    };
+    let t = discover(&fs, &opts, topo_all()).unwrap();
+    assert_eq!(count(&t, ObjType::Group), 0);
+}
+
+#[test]
+fn cgroup_v2_restricts_allowed_resources() {
+    let mut fs = machine(2, 2, 1);
+    fs.add_file("/sys/fs/cgroup/cpuset.cpus.effective", "0-3\n");
+    fs.add_file("/sys/fs/cgroup/job/cpuset.cpus.effective", "0-1\n");
+    fs.add_file("/sys/fs/cgroup/job/cpuset.mems.effective", "0\n");
+    fs.add_file("/proc/self/cgroup", "0::/job\n");
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(count(&t, ObjType::PU), 2);
+    assert_eq!(t.level(Depth::NumaNode).len(), 1);
+    assert!(t
+        .infos
+        .iter()
+        .any(|i| i.name == "LinuxCgroup" && i.value == "/job"));
+    let mut all = topo_all();
+    all.include_disallowed = true;
+    let t = discover(&fs, &Options::default(), all).unwrap();
+    assert_eq!(count(&t, ObjType::PU), 4);
+}
+
+#[test]
+fn cpuinfo_fallback_without_sysfs_topology() {
+    let mut fs = MemFs::new();
+    fs.add_file(
+        "/proc/cpuinfo",
+        "processor\t: 0\nphysical id\t: 0\ncore id\t: 0\n\nprocessor\t: 1\nphysical id\t: 0\ncore id\t: 1\n\n\
+         processor\t: 2\nphysical id\t: 1\ncore id\t: 0\n\nprocessor\t: 3\nphysical id\t: 1\ncore id\t: 1\n",
+    );
+    fs.add_file("/proc/meminfo", "MemTotal: 1024 kB\n");
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(count(&t, ObjType::Package), 2);
+    assert_eq!(count(&t, ObjType::Core), 4);
+    assert_eq!(count(&t, ObjType::PU), 4);
+    assert_eq!(
+        t.obj(t.level(Depth::NumaNode)[0])
+            .numa()
+            .unwrap()
+            .local_memory,
+        1 << 20
+    );
+}
+
+#[test]
+fn nothing_readable_is_an_error() {
+    let fs = MemFs::new();
+    assert!(matches!(
+        discover(&fs, &Options::default(), topo_all()),
+        Err(DiscoveryError::NoCpus(_))
+    ));
+    // A CPU directory without topology still gives PUs.
+    let mut fs = MemFs::new();
+    fs.add_dir(&format!("{CPU}/cpu0"))
+        .add_dir(&format!("{CPU}/cpu1"));
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    assert_eq!(count(&t, ObjType::PU), 2);
+}
+
+#[test]
+fn cpuless_node_located_by_hmat_initiators_and_memory_side_cache() {
+    let mut fs = machine(2, 1, 1);
+    fs.add_file(&format!("{NODE}/online"), "0-2\n");
+    fs.add_file(&format!("{NODE}/node2/cpumap"), mask(&[]));
+    fs.add_file(
+        &format!("{NODE}/node2/meminfo"),
+        "Node 2 MemTotal: 2048 kB\n",
+    );
+    fs.add_dir(&format!("{NODE}/node2/access0/initiators/node1"));
+    fs.add_file(
+        &format!("{NODE}/node2/access0/initiators/read_bandwidth"),
+        "100\n",
+    );
+    fs.add_file(
+        &format!("{NODE}/node2/access0/initiators/write_bandwidth"),
+        "300\n",
+    );
+    let msc = format!("{NODE}/node0/memory_side_cache/index1");
+    fs.add_file(&format!("{msc}/size"), "1073741824\n");
+    fs.add_file(&format!("{msc}/line_size"), "64\n");
+    fs.add_file(&format!("{msc}/indexing"), "0\n");
+    for p in 0..3 {
+        fs.add_file(&format!("{NODE}/node{p}/distance"), "10 20 30\n");
+    }
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    let nodes = t.level(Depth::NumaNode);
+    assert_eq!(nodes.len(), 3);
+    let n2 = *nodes
+        .iter()
+        .find(|&&n| t.obj(n).os_index == Some(2))
+        .unwrap();
+    let parent = t.obj(n2).parent().unwrap();
+    assert_eq!(t.obj(parent).obj_type, ObjType::Package);
+    assert_eq!(t.obj(parent).os_index, Some(1));
+    assert_eq!(t.level(Depth::MemCache).len(), 1);
+    let bw = t.memattrs.iter().find(|m| m.name == "Bandwidth").unwrap();
+    assert_eq!(bw.values[0].value, 200);
+}
+
+#[test]
+fn pci_tree_with_os_devices() {
+    let mut fs = machine(2, 1, 1);
+    let dev = "/sys/devices/pci0000:00";
+    let bridge_cfg = {
+        let mut c = vec![0u8; 64];
+        c[0x0e] = 1;
+        c[0x18] = 0;
+        c[0x19] = 1;
+        c[0x1a] = 2;
+        c
+    };
+    fs.add_file(&format!("{dev}/0000:00:01.0/config"), bridge_cfg);
+    fs.add_file(&format!("{dev}/0000:00:01.0/class"), "0x060400\n");
+    fs.add_file(&format!("{dev}/0000:00:01.0/vendor"), "0x8086\n");
+    let nic = format!("{dev}/0000:00:01.0/0000:01:00.0");
+    fs.add_file(&format!("{nic}/class"), "0x020000\n");
+    fs.add_file(&format!("{nic}/vendor"), "0x15b3\n");
+    fs.add_file(&format!("{nic}/device"), "0x1017\n");
+    fs.add_file(&format!("{nic}/local_cpus"), mask(&[1]));
+    fs.add_file(&format!("{nic}/net/eth0/address"), "00:11:22:33:44:55\n");
+    fs.add_file(&format!("{dev}/0000:00:01.0/local_cpus"), mask(&[1]));
+    fs.add_link(
+        "/sys/bus/pci/devices/0000:00:01.0",
+        "../../../devices/pci0000:00/0000:00:01.0",
+    );
+    fs.add_link(
+        "/sys/bus/pci/devices/0000:01:00.0",
+        "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+    );
+    fs.add_link(
+        "/sys/class/net/eth0",
+        "../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/net/eth0",
+    );
+    fs.add_link("/sys/class/net/lo", "../../devices/virtual/net/lo");
+    fs.add_file("/sys/bus/pci/slots/3/address", "0000:01:00\n");
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(count(&t, ObjType::Bridge), 2);
+    let pcidevs = t.objs_by_type(ObjType::PCIDevice);
+    assert_eq!(pcidevs.len(), 1);
+    let nic = t.obj(pcidevs[0]);
+    assert_eq!(nic.pci().unwrap().vendor_id, 0x15b3);
+    assert_eq!(nic.info("PCISlot"), Some("3"));
+    let osdevs = t.objs_by_type(ObjType::OSDevice);
+    assert_eq!(osdevs.len(), 1);
+    assert_eq!(t.obj(osdevs[0]).name.as_deref(), Some("eth0"));
+    assert_eq!(t.obj(osdevs[0]).info("Address"), Some("00:11:22:33:44:55"));
+    // The host bridge hangs below the package of CPU 1.
+    let mut p = t.obj(pcidevs[0]).parent().unwrap();
+    while t.obj(p).obj_type != ObjType::Package {
+        p = t.obj(p).parent().unwrap();
+    }
+    assert_eq!(t.obj(p).os_index, Some(1));
+    assert_eq!(t.pci_localities.len(), 1);
+    // Forced locality moves it.
+    let opts = Options {
+        pci_locality: Some("0000:00-02 0x1".into()),
+        ..Options::default()
+    };
+    let t = discover(&fs, &opts, topo_all()).unwrap();
+    let mut p = t
+        .obj(t.objs_by_type(ObjType::PCIDevice)[0])
+        .parent()
+        .unwrap();
+    while t.obj(p).obj_type != ObjType::Package {
+        p = t.obj(p).parent().unwrap();
+    }
+    assert_eq!(t.obj(p).os_index, Some(0));
+}
+
+/// Files whose content is replaced by garbage in the robustness tests.
+fn garbage_values() -> Vec<Vec<u8>> {
+    vec![
+        b"".to_vec(),
+        b"\n".to_vec(),
+        b"-1\n".to_vec(),
+        b"4294967296\n".to_vec(),
+        b"99999999999999999999999999\n".to_vec(),
+        b"0-4294967295\n".to_vec(),
+        b"ffffffff,ffffffff,ffffffff\n".to_vec(),
+        b"zz,zz\n".to_vec(),
+        b"0x\n".to_vec(),
+        b",,,,\n".to_vec(),
+        b"5-2\n".to_vec(),
+        vec![0xff; 300],
+        vec![0u8; 10],
+        "ff,".repeat(40_000).into_bytes(),
+        b"Node 0 MemTotal: 18446744073709551615 kB\n".to_vec(),
+        b"10 20\n".to_vec(),
+        "10 ".repeat(5000).into_bytes(),
+    ]
+}
+
+#[test]
+fn malformed_files_never_panic() {
+    let base = machine(2, 2, 2);
+    let mut paths: Vec<String> = Vec::new();
+    for c in 0..8 {
+        for f in [
+            "core_cpus",
+            "package_cpus",
+            "core_id",
+            "physical_package_id",
+        ] {
+            paths.push(format!("{CPU}/cpu{c}/topology/{f}"));
+        }
+        for j in 0..3 {
+            for f in ["level", "type", "size", "number_of_sets", "shared_cpu_map"] {
+                paths.push(format!("{CPU}/cpu{c}/cache/index{j}/{f}"));
+            }
+        }
+    }
+    for p in 0..2 {
+        for f in ["cpumap", "meminfo", "distance"] {
+            paths.push(format!("{NODE}/node{p}/{f}"));
+        }
+    }
+    paths.extend(
+        [
+            "/sys/devices/system/cpu/online",
+            "/sys/devices/system/node/online",
+            "/proc/cpuinfo",
+            "/proc/meminfo",
+            "/proc/hwloc-nofile-info",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let values = garbage_values();
+    // Every file with every value, one at a time.
+    for p in &paths {
+        for v in &values {
+            let mut fs = base.clone();
+            fs.add_file(p, v.clone());
+            if let Ok(t) = discover(&fs, &Options::default(), topo_all()) {
+                t.check().unwrap_or_else(|e| panic!("{p} = {v:?}: {e}"));
+            }
+        }
+    }
+    // Many files at once, pseudo-randomly.
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..200 {
+        let mut fs = base.clone();
+        for p in &paths {
+            if next() % 4 == 0 {
+                let v = &values[(next() % values.len() as u64) as usize];
+                fs.add_file(p, v.clone());
+            }
+        }
+        if let Ok(t) = discover(&fs, &Options::default(), topo_all()) {
+            t.check().unwrap();
+        }
+    }
+}
+
+#[test]
+fn hostile_trees_terminate() {
+    let mut fs = machine(1, 2, 1);
+    // Link loops where devices are listed.
+    fs.add_link("/sys/class/net/a", "b");
+    fs.add_link("/sys/class/net/b", "a");
+    fs.add_link(
+        "/sys/bus/pci/devices/0000:00:00.0",
+        "../../../bus/pci/devices/0000:00:00.0",
+    );
+    fs.add_link("/sys/class/block/sda", "../../class/block/sda");
+    // A CPU index far too large, and odd directory names.
+    fs.add_dir(&format!("{CPU}/cpu4294967295/topology"));
+    fs.add_dir(&format!("{CPU}/cpu-1"));
+    fs.add_dir(&format!("{NODE}/node999999999"));
+    // Bridges that claim overlapping and inverted bus ranges.
+    for (i, (sec, sub)) in [(1u8, 200u8), (1, 1), (5, 3), (0, 0)].iter().enumerate() {
+        let mut c = vec![0u8; 64];
+        c[0x0e] = 1;
+        c[0x19] = *sec;
+        c[0x1a] = *sub;
+        let d = format!("/sys/bus/pci/devices/0000:00:0{}.0", i + 1);
+        fs.add_file(&format!("{d}/config"), c);
+        fs.add_file(&format!("{d}/class"), "0x060400\n");
+    }
+    fs.add_file("/proc/self/cgroup", "0::/../../etc\n");
+    fs.add_file("/sys/fs/cgroup/cpuset.cpus.effective", "0-1\n");
+    fs.add_file("/sys/firmware/dmi/entries/17-0/raw", vec![17u8; 40]);
+    fs.add_file(
+        "/proc/driver/nvidia/gpus/0000:00:01.0/numa_status",
+        "Node: -5\nMemory: x\n",
+    );
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(count(&t, ObjType::PU), 2);
+}
+
+#[test]
+fn many_cpus_without_topology_stay_fast() {
+    let mut fs = MemFs::new();
+    let n = 4096;
+    fs.add_file(&format!("{CPU}/online"), format!("0-{}\n", n - 1));
+    for c in 0..n {
+        fs.add_file(&format!("{CPU}/cpu{c}/topology/core_cpus"), "");
+    }
+    let start = std::time::Instant::now();
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    assert_eq!(count(&t, ObjType::PU), n);
+    assert!(start.elapsed().as_secs() < 60);
+}
+
+#[test]
+fn read_many_is_used_for_batches() {
+    use std::cell::Cell;
+    struct Counting<'a> {
+        inner: &'a MemFs,
+        singles: Cell<usize>,
+        batches: Cell<usize>,
+    }
+    impl FsAccess for Counting<'_> {
+        fn read(&self, path: &str) -> Option<Vec<u8>> {
+            self.singles.set(self.singles.get() + 1);
+            self.inner.read(path)
+        }
+        fn read_many(&self, paths: &[&str]) -> Vec<Option<Vec<u8>>> {
+            self.batches.set(self.batches.get() + 1);
+            paths.iter().map(|p| self.inner.read(p)).collect()
+        }
+        fn list(&self, dir: &str) -> Option<Vec<String>> {
+            self.inner.list(dir)
+        }
+        fn read_link(&self, path: &str) -> Option<String> {
+            self.inner.read_link(path)
+        }
+    }
+    let fs = machine(2, 4, 2);
+    let c = Counting {
+        inner: &fs,
+        singles: Cell::new(0),
+        batches: Cell::new(0),
+    };
+    let t = discover(&c, &Options::default(), topo_all()).unwrap();
+    assert_eq!(count(&t, ObjType::PU), 16);
+    // Per-CPU files come in batches: the single reads do not grow with
+    // the number of CPUs.
+    assert!(c.singles.get() < 60, "{} single reads", c.singles.get());
+}
+
+#[test]
+#[ignore = "benchmark: cargo test -p wloc-linux --release -- --ignored big_machine"]
+fn big_machine() {
+    let fs = machine(32, 64, 2);
+    let start = std::time::Instant::now();
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    eprintln!("4096 PUs discovered in {:?}", start.elapsed());
+    assert_eq!(count(&t, ObjType::PU), 4096);
+}
+
+#[test]
+fn cgroup_allowing_nothing_is_ignored() {
+    let mut fs = machine(2, 1, 1);
+    fs.add_file("/sys/fs/cgroup/cpuset.cpus.effective", "40-41\n");
+    fs.add_file("/sys/fs/cgroup/cpuset.mems.effective", "7\n");
+    fs.add_file("/proc/self/cgroup", "0::/\n");
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(count(&t, ObjType::PU), 2);
+    assert_eq!(t.level(Depth::NumaNode).len(), 2);
+}
+
+#[test]
+fn gpu_numa_nodes_dax_and_s390_books() {
+    let mut fs = machine(2, 1, 1);
+    fs.add_file(&format!("{NODE}/online"), "0-2\n");
+    fs.add_file(&format!("{NODE}/node2/cpumap"), "0\n");
+    fs.add_file(
+        &format!("{NODE}/node2/meminfo"),
+        "Node 2 MemTotal: 4096 kB\n",
+    );
+    fs.add_file(
+        "/proc/driver/nvidia/gpus/0000:04:00.0/numa_status",
+        "Node: 2\nStatus: online\n",
+    );
+    fs.add_file("/sys/bus/pci/devices/0000:04:00.0/local_cpus", mask(&[1]));
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    let gpu = t
+        .level(Depth::NumaNode)
+        .iter()
+        .copied()
+        .find(|&n| t.obj(n).os_index == Some(2))
+        .unwrap();
+    assert_eq!(t.obj(gpu).subtype.as_deref(), Some("GPUMemory"));
+    assert_eq!(t.obj(gpu).info("PCIBusID"), Some("0000:04:00.0"));
+    // Hidden on POWER by default.
+    fs.add_file("/proc/hwloc-nofile-info", "Architecture: ppc64le\n");
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    assert_eq!(t.level(Depth::NumaNode).len(), 2);
+    let opts = Options {
+        keep_nvidia_gpu_numa_nodes: Some(true),
+        ..Options::default()
+    };
+    assert_eq!(
+        discover(&fs, &opts, topo_all())
+            .unwrap()
+            .level(Depth::NumaNode)
+            .len(),
+        3
+    );
+
+    // A DAX device in kmem mode backs node 1, another one is an OS device.
+    let mut fs = machine(2, 1, 1);
+    fs.add_file("/sys/bus/dax/devices/dax0.0/target_node", "1\n");
+    fs.add_link(
+        "/sys/bus/dax/drivers/kmem/dax0.0",
+        "../../../../devices/platform/hmem.0/dax0.0",
+    );
+    fs.add_link(
+        "/sys/bus/dax/devices/dax0.0",
+        "../../../devices/platform/hmem.0/dax0.0",
+    );
+    fs.add_file("/sys/devices/platform/hmem.0/dax0.0/target_node", "1\n");
+    fs.add_file(
+        "/sys/devices/platform/ndbus0/region1/dax1.0/dax1.0/size",
+        "1073741824\n",
+    );
+    fs.add_file(
+        "/sys/devices/platform/ndbus0/region1/dax1.0/numa_node",
+        "0\n",
+    );
+    fs.add_link(
+        "/sys/bus/dax/devices/dax1.0",
+        "../../../devices/platform/ndbus0/region1/dax1.0/dax1.0",
+    );
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    let n1 = t.level(Depth::NumaNode)[1];
+    assert_eq!(t.obj(n1).info("DAXType"), Some("SPM"));
+    assert_eq!(t.obj(n1).info("DAXParent"), Some("hmem.0"));
+    let osdevs = t.objs_by_type(ObjType::OSDevice);
+    assert_eq!(osdevs.len(), 1);
+    let dax = t.obj(osdevs[0]);
+    assert_eq!(dax.subtype.as_deref(), Some("NVM"));
+    assert_eq!(dax.info("Size"), Some("1048576KiB"));
+
+    // s390 books and drawers become groups.
+    let mut fs = machine(4, 1, 1);
+    fs.add_file("/proc/hwloc-nofile-info", "Architecture: s390x\n");
+    for c in 0..4 {
+        let t = format!("{CPU}/cpu{c}/topology");
+        let book: &[u32] = if c < 2 { &[0, 1] } else { &[2, 3] };
+        fs.add_file(&format!("{t}/book_siblings"), mask(book));
+        fs.add_file(&format!("{t}/book_id"), format!("{}\n", c / 2));
+        fs.add_file(&format!("{t}/drawer_siblings"), mask(&[0, 1, 2, 3]));
+        fs.add_file(&format!("{t}/drawer_id"), "0\n");
+    }
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    let groups = t.objs_by_type(ObjType::Group);
+    assert_eq!(groups.len(), 2);
+    assert!(groups
+        .iter()
+        .all(|&g| t.obj(g).subtype.as_deref() == Some("Book")));
+}
+
+#[test]
+fn cpu_kinds_from_frequencies_and_capacities() {
+    let mut fs = machine(1, 4, 1);
+    for c in 0..4 {
+        let max = if c < 2 { "3000000\n" } else { "2000000\n" };
+        fs.add_file(&format!("{CPU}/cpu{c}/cpufreq/cpuinfo_max_freq"), max);
+        fs.add_file(
+            &format!("{CPU}/cpu{c}/cpu_capacity"),
+            if c < 2 { "1024\n" } else { "512\n" },
+        );
+    }
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    assert_eq!(t.cpukinds.len(), 2);
+    for k in &t.cpukinds {
+        assert!(k.infos.iter().any(|i| i.name == "FrequencyMaxMHz"));
+        assert!(k.infos.iter().any(|i| i.name == "LinuxCapacity"));
+        assert!(k.forced_efficiency.is_some());
+    }
+    let opts = Options {
+        cpukinds: Some("none".into()),
+        ..Options::default()
+    };
+    assert!(discover(&fs, &opts, topo_all())
+        .unwrap()
+        .cpukinds
+        .is_empty());
+}
+
+#[test]
+fn options_from_environment_lookup() {
+    let env = |name: &str| -> Option<String> {
+        match name {
+            "KEEP_NVIDIA_GPU_NUMA_NODES" => Some("0".into()),
+            "PCI_LOCALITY" => Some("0000:00 0x1".into()),
+            "USE_NUMA_DISTANCES" => Some("99".into()),
+            "GROUPING" => Some("0".into()),
+            "VIRTUAL_LINUX_OSDEV" => Some("1".into()),
+            _ => None,
+        }
+    };
+    let o = Options::from_lookup(env);
+    assert_eq!(o.keep_nvidia_gpu_numa_nodes, Some(false));
+    assert_eq!(o.pci_locality.as_deref(), Some("0000:00 0x1"));
+    assert_eq!(o.use_numa_distances, Some(7));
+    assert_eq!(o.grouping, Some(false));
+    assert!(o.virtual_osdev);
+    assert_eq!(Options::from_lookup(|_| None), Options::default());
+}
+
+#[test]
+fn this_system_reads_kernel_names() {
+    let mut fs = machine(1, 1, 1);
+    fs.add_file("/proc/sys/kernel/ostype", "Linux\n");
+    fs.add_file("/proc/sys/kernel/osrelease", "6.1.0\n");
+    fs.add_file("/proc/sys/kernel/hostname", "box\n");
+    let opts = Options {
+        this_system: true,
+        machine: Some("aarch64".into()),
+        ..Options::default()
+    };
+    let t = discover(&fs, &opts, topo_all()).unwrap();
+    let info = |n: &str| {
+        t.infos
+            .iter()
+            .find(|i| i.name == n)
+            .map(|i| i.value.as_str())
+    };
+    assert_eq!(info("OSRelease"), Some("6.1.0"));
+    assert_eq!(info("HostName"), Some("box"));
+    assert_eq!(info("Architecture"), Some("aarch64"));
+}
