@@ -6,6 +6,7 @@
 //! The topology model itself lives in [`wloc_core`].
 
 pub mod console;
+pub mod cpuid_native;
 pub mod input;
 pub mod json;
 pub mod xml;

@@ -19,12 +19,19 @@
 //! [`discover`] is pure: it only talks to its source, so it runs the same
 //! way in firmware, in a WebAssembly sandbox whose host answers CPUID
 //! queries, or on a recorded dump.
+//!
+//! NUMA comes from ACPI: [`acpi`] parses the MADT, SRAT, SLIT and HMAT
+//! from bytes (found from the RSDP in firmware, or read from
+//! `/sys/firmware/acpi/tables`) and turns them into NUMA nodes,
+//! distances, memory attributes and memory-side caches as hwloc shows
+//! them on Linux.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;
 
+pub mod acpi;
 mod dump;
 mod error;
 mod source;

@@ -1,0 +1,739 @@
+//! CPUID of this machine: running code on a chosen PU (Linux), writing
+//! CPUID dumps in the format of hwloc's `hwloc-gather-cpuid`, and
+//! discovering the machine from CPUID and ACPI tables without the
+//! operating system's topology files.
+//!
+//! - [`LinuxPuRunner`] implements the probe's
+//!   [`PuRunner`](wloc_probe::PuRunner) by pinning the calling thread with
+//!   `sched_setaffinity`, so that `wloc_probe::NativeSource::with_runner`
+//!   executes `cpuid` on every PU.
+//! - [`gather_pu`] asks any [`CpuidSource`] for the leaves
+//!   `hwloc-gather-cpuid` records and formats them as it does.
+//! - [`read_acpi_tables`] reads `/sys/firmware/acpi/tables` (root only),
+//!   [`discover_with_acpi`] adds the NUMA information of those tables to a
+//!   CPUID discovery, and `discover_this_machine` does both on this machine.
+
+use std::fmt::Write as _;
+
+#[cfg(target_os = "linux")]
+pub use linux::LinuxPuRunner;
+use wloc_core::Topology;
+use wloc_probe::acpi::{AcpiTables, Checksum};
+use wloc_probe::CpuidSource;
+
+/// Most subleaves asked for in one "until invalid" loop: real processors
+/// stop far earlier, a dump replay or a broken CPU could go on forever.
+const MAX_SUBLEAVES: u32 = 256;
+
+/// The text of one `puN` file of a `hwloc-gather-cpuid` dump for PU `pu`
+/// of `src`: the same leaves, subleaves, masks and line format as hwloc's
+/// tool (hwloc 2.9 and the leaves later versions added: 0x1d, 0x1e,
+/// 0x20, 0x80000022, 0x80000023 and 0x80000026).
+pub fn gather_pu(src: &dyn CpuidSource, pu: usize) -> String {
+    let mut g = Gather {
+        src,
+        pu,
+        out: String::from("# mask e[abcd]x => e[abcd]x\n"),
+    };
+    let highest = src.cpuid(pu, 0, 0)[0];
+    let highest_ext = src.cpuid(pu, 0x8000_0000, 0)[0];
+    let has = |l: u32| highest >= l;
+    let has_ext = |l: u32| highest_ext >= l;
+
+    g.dump(1, 0, 0);
+    let mut x2apic = false;
+    if has(1) {
+        x2apic = g.dump(1, 1, 0)[2] & (1 << 21) != 0;
+    }
+    for l in [2, 3] {
+        if has(l) {
+            g.dump(1, l, 0);
+        }
+    }
+    if has(4) {
+        g.until(4, |r| r[0] & 0x1f == 0);
+    }
+    for l in [5, 6] {
+        if has(l) {
+            g.dump(1, l, 0);
+        }
+    }
+    let mut sgx = false;
+    if has(7) {
+        let r = g.dump(5, 7, 0);
+        sgx = r[1] & (1 << 2) != 0;
+        g.up_to(7, r[0]);
+    }
+    for l in [9, 0xa] {
+        if has(l) {
+            g.dump(1, l, 0);
+        }
+    }
+    if x2apic && has(0xb) {
+        g.until(0xb, |r| r[2] & 0xff00 == 0);
+    }
+    if has(0xd) {
+        let r0 = g.dump(5, 0xd, 0);
+        let r1 = g.dump(5, 0xd, 1);
+        let (lo, hi) = (r0[0] | r1[2], r0[3] | r1[3]);
+        for i in 2..32 {
+            if lo & (1 << i) != 0 {
+                g.dump(5, 0xd, i);
+            }
+        }
+        for i in 0..32 {
+            if hi & (1 << i) != 0 {
+                g.dump(5, 0xd, i + 32);
+            }
+        }
+    }
+    if has(0xf) {
+        g.dump(5, 0xf, 0);
+        g.dump(5, 0xf, 1);
+    }
+    if has(0x10) {
+        for i in 0..4 {
+            g.dump(5, 0x10, i);
+        }
+    }
+    if sgx && has(0x12) {
+        g.dump(5, 0x12, 0);
+        g.dump(5, 0x12, 1);
+        for i in 2..MAX_SUBLEAVES {
+            if g.dump(5, 0x12, i)[0] & 0xf == 0 {
+                break;
+            }
+        }
+    }
+    if has(0x14) {
+        g.dump(5, 0x14, 0);
+        g.dump(5, 0x14, 1);
+    }
+    for l in [0x15, 0x16] {
+        if has(l) {
+            g.dump(1, l, 0);
+        }
+    }
+    if has(0x17) {
+        let max = g.dump(5, 0x17, 0)[0];
+        if max >= 3 {
+            g.up_to(0x17, max);
+        }
+    }
+    if has(0x18) {
+        let max = g.dump(5, 0x18, 0)[0];
+        g.up_to(0x18, max);
+    }
+    if has(0x19) {
+        g.dump(1, 0x19, 0);
+    }
+    for l in [0x1a, 0x1c] {
+        if has(l) {
+            g.dump(5, l, 0);
+        }
+    }
+    if has(0x1d) {
+        g.dump(5, 0x1d, 0);
+        g.dump(5, 0x1d, 1);
+    }
+    if has(0x1e) {
+        g.dump(5, 0x1e, 0);
+    }
+    if has(0x1f) {
+        g.until(0x1f, |r| r[2] & 0xff00 == 0);
+    }
+    if has(0x20) {
+        let max = g.dump(5, 0x20, 0)[0];
+        g.up_to(0x20, max);
+    }
+
+    g.dump(1, 0x8000_0000, 0);
+    let mut topoext = false;
+    if has_ext(0x8000_0001) {
+        topoext = g.dump(1, 0x8000_0001, 0)[2] & (1 << 22) != 0;
+    }
+    for l in [
+        0x8000_0002,
+        0x8000_0003,
+        0x8000_0004,
+        0x8000_0005,
+        0x8000_0006,
+        0x8000_0007,
+        0x8000_0008,
+        0x8000_000a,
+        0x8000_0019,
+        0x8000_001a,
+        0x8000_001b,
+        0x8000_001c,
+    ] {
+        if has_ext(l) {
+            g.dump(1, l, 0);
+        }
+    }
+    if has_ext(0x8000_001d) {
+        g.until(0x8000_001d, |r| r[0] & 0x1f == 0);
+    }
+    if topoext && has_ext(0x8000_001e) {
+        g.dump(1, 0x8000_001e, 0);
+    }
+    if has_ext(0x8000_001f) {
+        g.dump(1, 0x8000_001f, 0);
+    }
+    if has_ext(0x8000_0020) {
+        g.dump(5, 0x8000_0020, 0);
+        g.dump(5, 0x8000_0020, 1);
+    }
+    for l in [0x8000_0021, 0x8000_0022, 0x8000_0023] {
+        if has_ext(l) {
+            g.dump(1, l, 0);
+        }
+    }
+    if has_ext(0x8000_0026) {
+        g.until(0x8000_0026, |r| r[2] & 0xff00 == 0);
+    }
+    g.out
+}
+
+struct Gather<'a> {
+    src: &'a dyn CpuidSource,
+    pu: usize,
+    out: String,
+}
+
+impl Gather<'_> {
+    /// One line: the mask (1: eax is an input, 5: eax and ecx), the four
+    /// input registers (unused ones zero), `=>` and the four outputs.
+    fn dump(&mut self, mask: u32, leaf: u32, sub: u32) -> [u32; 4] {
+        let sub = if mask & 4 != 0 { sub } else { 0 };
+        let r = self.src.cpuid(self.pu, leaf, sub);
+        let _ = writeln!(
+            self.out,
+            "{mask:x} {leaf:x} 0 {sub:x} 0 => {:x} {:x} {:x} {:x}",
+            r[0], r[1], r[2], r[3]
+        );
+        r
+    }
+
+    /// Subleaves from 0 until one for which `stop` holds (written too).
+    fn until(&mut self, leaf: u32, stop: fn(&[u32; 4]) -> bool) {
+        for i in 0..MAX_SUBLEAVES {
+            if stop(&self.dump(5, leaf, i)) {
+                break;
+            }
+        }
+    }
+
+    /// Subleaves 1 to `max`.
+    fn up_to(&mut self, leaf: u32, max: u32) {
+        for i in 1..=max.min(MAX_SUBLEAVES) {
+            self.dump(5, leaf, i);
+        }
+    }
+}
+
+/// The contents of the `hwloc-cpuid-info` file of an x86 dump.
+pub const CPUID_INFO: &str = "Architecture: x86\n";
+
+/// Where Linux exposes the firmware's ACPI tables (readable by root only).
+pub const SYSFS_ACPI_TABLES: &str = "/sys/firmware/acpi/tables";
+
+/// Reads the MADT (`APIC`), SRAT, SLIT and HMAT files of a directory laid
+/// out as [`SYSFS_ACPI_TABLES`].  Missing or unreadable files (the
+/// directory is root-only) are left out; files larger than
+/// [`MAX_TABLE_LEN`](wloc_probe::acpi::MAX_TABLE_LEN) too.
+pub fn read_acpi_tables(dir: &std::path::Path) -> AcpiTables {
+    use std::io::Read;
+    let mut tables = AcpiTables::new();
+    for name in ["APIC", "SRAT", "SLIT", "HMAT"] {
+        let Ok(f) = std::fs::File::open(dir.join(name)) else {
+            continue;
+        };
+        let max = u64::from(wloc_probe::acpi::MAX_TABLE_LEN);
+        let mut bytes = Vec::new();
+        if f.take(max + 1).read_to_end(&mut bytes).is_err() || bytes.len() as u64 > max {
+            continue;
+        }
+        let _ = tables.insert(bytes);
+    }
+    tables
+}
+
+/// The APIC id of a PU, from CPUID: the x2APIC id of leaf 0xb when the
+/// leaf exists, otherwise the initial APIC id of leaf 1.
+pub fn apic_id(src: &dyn CpuidSource, pu: usize) -> u32 {
+    let max = src.cpuid(pu, 0, 0)[0];
+    if max >= 0xb {
+        let r = src.cpuid(pu, 0xb, 0);
+        if r[1] & 0xffff != 0 {
+            return r[3];
+        }
+    }
+    src.cpuid(pu, 1, 0)[1] >> 24
+}
+
+/// Discovers a machine from CPUID (as `wloc_probe::discover`), then puts
+/// the NUMA nodes, distances, memory attributes and memory-side caches the
+/// ACPI tables describe into it, PUs being matched to processors by APIC
+/// id.  Without a SRAT the topology keeps its single NUMA node.
+pub fn discover_with_acpi(
+    src: &dyn CpuidSource,
+    topo: Topology,
+    tables: &AcpiTables,
+) -> Result<Topology, String> {
+    let mut topo = wloc_probe::discover(src, topo).map_err(|e| e.to_string())?;
+    let numa = tables.numa(Checksum::Verify).map_err(|e| e.to_string())?;
+    let by_apic: std::collections::HashMap<u32, u32> = (0..src.pu_count())
+        .map(|pu| (apic_id(src, pu), src.os_index(pu)))
+        .collect();
+    numa.apply(&mut topo, &|a| by_apic.get(&a).copied())
+        .map_err(|e| e.to_string())?;
+    Ok(topo)
+}
+
+/// Discovers the machine we run on without the operating system's help:
+/// CPUID on every PU the process may use (pinning the calling thread),
+/// and, when readable (as root), the NUMA tables of
+/// [`SYSFS_ACPI_TABLES`].
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub fn discover_this_machine(topo: Topology) -> Result<Topology, String> {
+    let runner =
+        LinuxPuRunner::new().map_err(|e| format!("cannot read this thread's CPU affinity: {e}"))?;
+    let src = wloc_probe::NativeSource::with_runner(runner);
+    let tables = read_acpi_tables(std::path::Path::new(SYSFS_ACPI_TABLES));
+    let t = discover_with_acpi(&src, topo, &tables);
+    let _ = src.runner().restore();
+    t
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::cell::Cell;
+    use std::io;
+    use std::marker::PhantomData;
+
+    use wloc_probe::PuRunner;
+
+    type Word = libc::c_ulong;
+    const WORD_BITS: usize = Word::BITS as usize;
+    /// Largest affinity mask tried, in bits.
+    const MAX_MASK_BITS: usize = 1 << 22;
+
+    fn get_affinity() -> io::Result<Vec<Word>> {
+        let mut bits = 1024;
+        loop {
+            let mut mask: Vec<Word> = vec![0; bits / WORD_BITS];
+            // SAFETY: the buffer holds `size` bytes that the kernel may
+            // write; cpu_set_t is a plain bit array, so a larger buffer
+            // than the libc type is what CPU_ALLOC does too.
+            let r = unsafe {
+                libc::sched_getaffinity(
+                    0,
+                    mask.len() * std::mem::size_of::<Word>(),
+                    mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
+                )
+            };
+            if r == 0 {
+                return Ok(mask);
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINVAL) || bits >= MAX_MASK_BITS {
+                return Err(e);
+            }
+            bits *= 2;
+        }
+    }
+
+    fn set_affinity(mask: &[Word]) -> io::Result<()> {
+        // SAFETY: the kernel reads `size` bytes of the buffer.
+        let r = unsafe {
+            libc::sched_setaffinity(
+                0,
+                std::mem::size_of_val(mask),
+                mask.as_ptr().cast::<libc::cpu_set_t>(),
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    fn current_cpu() -> Option<u32> {
+        // SAFETY: no arguments, no memory.
+        let c = unsafe { libc::sched_getcpu() };
+        u32::try_from(c).ok()
+    }
+
+    /// Parses a kernel CPU list such as `0-3,8,10-11`.
+    pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+        let mut v = Vec::new();
+        for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+            let (a, b) = match part.split_once('-') {
+                Some((a, b)) => (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?),
+                None => {
+                    let a = part.parse::<u32>().ok()?;
+                    (a, a)
+                }
+            };
+            if b < a || b - a > MAX_MASK_BITS as u32 {
+                return None;
+            }
+            v.extend(a..=b);
+        }
+        Some(v)
+    }
+
+    /// Runs code on chosen PUs of this Linux machine by pinning the
+    /// calling thread.
+    ///
+    /// The PUs are those of the thread's affinity mask when the runner is
+    /// created that are also online, in increasing OS index.  To pin once
+    /// per PU rather than once per call, the thread stays on the last PU
+    /// used; its original affinity comes back with
+    /// [`restore`](Self::restore) or when the runner is dropped.  The
+    /// runner belongs to the thread that created it (it is not `Send`).
+    pub struct LinuxPuRunner {
+        pus: Vec<u32>,
+        original: Vec<Word>,
+        pinned: Cell<Option<usize>>,
+        _thread_bound: PhantomData<*const ()>,
+    }
+
+    impl LinuxPuRunner {
+        /// A runner over the PUs the calling thread may use.
+        pub fn new() -> io::Result<Self> {
+            let original = get_affinity()?;
+            let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+                .ok()
+                .and_then(|s| parse_cpu_list(&s));
+            let mut pus = Vec::new();
+            for (w, &word) in original.iter().enumerate() {
+                for b in 0..WORD_BITS {
+                    if word & (1 << b) != 0 {
+                        pus.push((w * WORD_BITS + b) as u32);
+                    }
+                }
+            }
+            if let Some(online) = online {
+                pus.retain(|p| online.binary_search(p).is_ok());
+            }
+            Ok(LinuxPuRunner {
+                pus,
+                original,
+                pinned: Cell::new(None),
+                _thread_bound: PhantomData,
+            })
+        }
+
+        /// OS indexes of the PUs, increasing.
+        pub fn pus(&self) -> &[u32] {
+            &self.pus
+        }
+
+        /// Moves the calling thread to PU `pu` (a position in
+        /// [`pus`](Self::pus)); false if that failed.
+        pub fn pin(&self, pu: usize) -> bool {
+            if self.pinned.get() == Some(pu) {
+                return true;
+            }
+            let Some(&cpu) = self.pus.get(pu) else {
+                return false;
+            };
+            let cpu = cpu as usize;
+            let mut mask: Vec<Word> = vec![0; self.original.len().max(cpu / WORD_BITS + 1)];
+            mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
+            if set_affinity(&mask).is_err() {
+                self.pinned.set(None);
+                return false;
+            }
+            // The kernel migrates the thread before returning; check.
+            let ok = current_cpu() == Some(cpu as u32) || {
+                std::thread::yield_now();
+                current_cpu() == Some(cpu as u32)
+            };
+            self.pinned.set(ok.then_some(pu));
+            ok
+        }
+
+        /// Gives the calling thread its original affinity back.
+        pub fn restore(&self) -> io::Result<()> {
+            if self.pinned.take().is_some() {
+                set_affinity(&self.original)?;
+            }
+            Ok(())
+        }
+    }
+
+    impl Drop for LinuxPuRunner {
+        fn drop(&mut self) {
+            let _ = self.restore();
+        }
+    }
+
+    impl PuRunner for LinuxPuRunner {
+        fn pu_count(&self) -> usize {
+            self.pus.len()
+        }
+        fn os_index(&self, pu: usize) -> u32 {
+            self.pus.get(pu).copied().unwrap_or(u32::MAX)
+        }
+        fn run_on(&self, pu: usize, f: &mut dyn FnMut()) {
+            if self.pin(pu) {
+                f();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wloc_probe::DumpSource;
+
+    fn replay(pu0: &str) -> DumpSource {
+        DumpSource::from_files([
+            ("hwloc-cpuid-info", CPUID_INFO.as_bytes()),
+            ("pu0", pu0.as_bytes()),
+        ])
+        .unwrap()
+    }
+
+    /// A dump written by hwloc 2.9's hwloc-gather-cpuid, replayed, is
+    /// written back identically (an AMD EPYC guest: TOPOEXT, leaf 0xb,
+    /// leaves up to 0x1c and 0x80000021).
+    #[test]
+    fn replays_hwloc_dump_identically() {
+        let orig = "\
+# mask e[abcd]x => e[abcd]x
+1 0 0 0 0 => 1c 68747541 444d4163 69746e65
+1 1 0 0 0 => a10f11 20800 fffa3203 178bfbff
+1 2 0 0 0 => 0 0 0 0
+1 3 0 0 0 => 0 0 0 0
+5 4 0 0 0 => 0 0 0 0
+1 5 0 0 0 => 0 0 0 0
+1 6 0 0 0 => 4 0 0 0
+5 7 0 0 0 => 1 f1bf07ab 405fc6 10
+5 7 0 1 0 => 20 0 0 0
+1 9 0 0 0 => 0 0 0 0
+1 a 0 0 0 => 0 0 0 0
+5 b 0 0 0 => 0 1 100 0
+5 b 0 1 0 => 5 2 201 0
+5 b 0 2 0 => 0 0 2 0
+5 d 0 0 0 => e7 980 980 0
+5 d 0 1 0 => f 9a8 1800 0
+5 d 0 2 0 => 100 240 0 0
+5 d 0 5 0 => 40 340 0 0
+5 d 0 6 0 => 200 380 0 0
+5 d 0 7 0 => 400 580 0 0
+5 d 0 b 0 => 10 0 1 0
+5 d 0 c 0 => 18 0 1 0
+5 f 0 0 0 => 0 0 0 0
+5 f 0 1 0 => 0 0 0 0
+5 10 0 0 0 => 0 0 0 0
+5 10 0 1 0 => 0 0 0 0
+5 10 0 2 0 => 0 0 0 0
+5 10 0 3 0 => 0 0 0 0
+5 14 0 0 0 => 0 0 0 0
+5 14 0 1 0 => 0 0 0 0
+1 15 0 0 0 => 0 0 0 0
+1 16 0 0 0 => 0 0 0 0
+5 17 0 0 0 => 0 0 0 0
+5 18 0 0 0 => 0 0 0 0
+1 19 0 0 0 => 0 0 0 0
+5 1a 0 0 0 => 0 0 0 0
+5 1c 0 0 0 => 0 0 0 0
+1 80000000 0 0 0 => 80000021 68747541 444d4163 69746e65
+1 80000001 0 0 0 => a10f11 40000000 4003f3 2fd3fbff
+1 80000002 0 0 0 => 20444d41 43595045 0 0
+1 80000003 0 0 0 => 0 0 0 0
+1 80000004 0 0 0 => 0 0 0 0
+1 80000005 0 0 0 => ff48ff40 ff48ff40 20080140 20080140
+1 80000006 0 0 0 => 5c002200 6c004200 4006140 a009140
+1 80000007 0 0 0 => 0 0 0 100
+1 80000008 0 0 0 => 303030 50020005 7001 0
+1 8000000a 0 0 0 => 0 0 0 0
+1 80000019 0 0 0 => 0 0 0 0
+1 8000001a 0 0 0 => 6 0 0 0
+1 8000001b 0 0 0 => 0 0 0 0
+1 8000001c 0 0 0 => 0 0 0 0
+5 8000001d 0 0 0 => 121 1c0003f 3f 0
+5 8000001d 0 1 0 => 122 1c0003f 3f 0
+5 8000001d 0 2 0 => 143 1c0003f 7ff 2
+5 8000001d 0 3 0 => 4163 3c0003f 7fff 1
+5 8000001d 0 4 0 => 0 0 0 0
+1 8000001e 0 0 0 => 0 0 0 0
+1 8000001f 0 0 0 => 0 0 0 0
+5 80000020 0 0 0 => 0 0 0 0
+5 80000020 0 1 0 => 0 0 0 0
+1 80000021 0 0 0 => 204 0 86 0
+";
+        assert_eq!(gather_pu(&replay(orig), 0), orig);
+    }
+
+    /// The dumps of the conformance recordings that the current
+    /// hwloc-gather-cpuid wrote (the others come from older versions,
+    /// which recorded leaf 0xb without the x2APIC flag and fewer leaves)
+    /// come back identically from a replay.
+    #[test]
+    fn conformance_dumps_round_trip() {
+        const CURRENT: [&str; 8] = [
+            "AMD-19h-Zen4-2xEpyc-9654",
+            "AMD-K8-SantaRosa-2xOpteron-2218",
+            "AMD-K8-SledgeHammer-2xOpteron-250",
+            "Intel-ArrowLake-CoreUltra5-225U",
+            "Intel-Core-2xXeon-E5345",
+            "Intel-Haswell-2xXeon-E5-2680v3",
+            "Intel-IvyBridge-12xXeon-E5-4620v2",
+            "Intel-KnightsCorner-XeonPhi-SE10P",
+        ];
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/x86");
+        if !dir.is_dir() {
+            return;
+        }
+        let tmp = std::env::temp_dir().join(format!("wloc-gather-rt-{}", std::process::id()));
+        for name in CURRENT {
+            let out = tmp.join(name);
+            std::fs::create_dir_all(&out).unwrap();
+            let ok = std::process::Command::new("tar")
+                .arg("xjf")
+                .arg(dir.join(format!("{name}.tar.bz2")))
+                .arg("-C")
+                .arg(&out)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "cannot unpack {name}");
+            let pus = walk(&out);
+            assert!(!pus.is_empty(), "{name}: no pu0");
+            for pu0 in pus {
+                let text = std::fs::read_to_string(&pu0).unwrap();
+                assert_eq!(gather_pu(&replay(&text), 0), text, "{}", pu0.display());
+            }
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    /// Tables in sysfs files put NUMA nodes on the PUs whose APIC ids
+    /// the SRAT lists: four PUs with APIC ids 0, 1, 2, 3 replayed from a
+    /// dump, domain 0 holding APIC ids 0-1 and domain 1 APIC ids 2-3.
+    #[test]
+    fn acpi_files_give_numa_nodes() {
+        fn table(sig: &[u8; 4], rev: u8, body: &[u8]) -> Vec<u8> {
+            let mut t = sig.to_vec();
+            t.extend_from_slice(&((36 + body.len()) as u32).to_le_bytes());
+            t.extend_from_slice(&[rev, 0]);
+            t.extend_from_slice(b"WLOCTSTESTTABL\x01\0\0\0WLOC\x01\0\0\0");
+            t.extend_from_slice(body);
+            let sum = t.iter().fold(0u8, |s, &b| s.wrapping_add(b));
+            t[9] = 0u8.wrapping_sub(sum);
+            t
+        }
+        let mut srat = vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        for apic in 0u8..4 {
+            srat.extend_from_slice(&[0, 16, apic / 2, apic, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        }
+        for d in 0u32..2 {
+            srat.extend_from_slice(&[1, 40]);
+            srat.extend_from_slice(&d.to_le_bytes());
+            srat.extend_from_slice(&[0, 0]);
+            srat.extend_from_slice(&(u64::from(d) << 30).to_le_bytes());
+            srat.extend_from_slice(&(1u64 << 30).to_le_bytes());
+            srat.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        }
+        let mut slit = 2u64.to_le_bytes().to_vec();
+        slit.extend_from_slice(&[10, 17, 17, 10]);
+        let dir = std::env::temp_dir().join(format!("wloc-acpi-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SRAT"), table(b"SRAT", 3, &srat)).unwrap();
+        std::fs::write(dir.join("SLIT"), table(b"SLIT", 1, &slit)).unwrap();
+        std::fs::write(dir.join("DSDT"), b"not read").unwrap();
+        let tables = read_acpi_tables(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(tables.signatures().count(), 2);
+        // PUs listed with APIC ids 3, 2, 1, 0: OS index and APIC id differ.
+        let mut files = vec![("hwloc-cpuid-info".to_string(), CPUID_INFO.to_string())];
+        for pu in 0u32..4 {
+            files.push((
+                format!("pu{pu}"),
+                format!(
+                    "1 0 0 0 0 => 1 756e6547 6c65746e 49656e69\n1 1 0 0 0 => 0 {:x} 0 0\n",
+                    (3 - pu) << 24
+                ),
+            ));
+        }
+        let src =
+            DumpSource::from_files(files.iter().map(|(n, b)| (n.as_str(), b.as_bytes()))).unwrap();
+        assert_eq!(apic_id(&src, 0), 3);
+        let t = discover_with_acpi(&src, Topology::new(), &tables).unwrap();
+        let nodes = t.objs_by_type(wloc_core::ObjType::NUMANode);
+        assert_eq!(nodes.len(), 2);
+        let n0 = t.obj_by_os_index(wloc_core::ObjType::NUMANode, 0).unwrap();
+        assert_eq!(t.obj(n0).cpuset.as_ref().unwrap().to_list_string(), "2-3");
+        assert_eq!(t.obj(n0).numa().unwrap().local_memory, 1 << 30);
+        assert_eq!(t.distances[0].values, vec![10, 17, 17, 10]);
+        assert_eq!(t.check(), Ok(()));
+        // No SRAT: the topology keeps its single node.
+        let t = discover_with_acpi(&src, Topology::new(), &AcpiTables::new()).unwrap();
+        assert_eq!(t.objs_by_type(wloc_core::ObjType::NUMANode).len(), 1);
+    }
+
+    /// This machine through CPUID and, as root, its ACPI tables: the same
+    /// PUs as the operating system shows.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn discovers_this_machine() {
+        let t = discover_this_machine(Topology::new()).unwrap();
+        assert_eq!(t.check(), Ok(()));
+        let pus = t.objs_by_type(wloc_core::ObjType::PU).len();
+        assert_eq!(pus, LinuxPuRunner::new().unwrap().pus().len());
+    }
+
+    fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                v.extend(walk(&p));
+            } else if p.file_name().is_some_and(|n| n == "pu0") {
+                v.push(p);
+            }
+        }
+        v
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn runner_pins_and_restores() {
+        // SAFETY: no arguments.
+        let tid = unsafe { libc::gettid() };
+        let status = || std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
+        let before = status();
+        let allowed = |s: &str| {
+            s.lines()
+                .find(|l| l.starts_with("Cpus_allowed_list"))
+                .map(String::from)
+        };
+        let r = LinuxPuRunner::new().unwrap();
+        assert!(!r.pus().is_empty());
+        for pu in 0..r.pus().len() {
+            let mut ran = None;
+            wloc_probe::PuRunner::run_on(&r, pu, &mut || {
+                // SAFETY: no arguments.
+                ran = Some(unsafe { libc::sched_getcpu() } as u32)
+            });
+            assert_eq!(ran, Some(r.pus()[pu]));
+        }
+        let mut called = false;
+        wloc_probe::PuRunner::run_on(&r, r.pus().len(), &mut || called = true);
+        assert!(!called);
+        drop(r);
+        // The thread's affinity is back.
+        assert_eq!(allowed(&status()), allowed(&before));
+        assert_eq!(
+            linux::parse_cpu_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
+        assert_eq!(linux::parse_cpu_list("3-1"), None);
+    }
+}

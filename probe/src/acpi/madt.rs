@@ -1,0 +1,140 @@
+//! MADT (`APIC`): the processors of the machine and their APIC ids.
+
+use alloc::vec::Vec;
+
+use super::sdt::{parse_table, walk_subtables, AcpiError, Checksum, Reader, SdtHeader, Signature};
+
+/// Offset of the first interrupt controller structure.
+const ENTRIES: usize = 44;
+
+/// One processor listed in the MADT (a Processor Local APIC, type 0, or a
+/// Processor Local x2APIC, type 9, structure).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MadtProcessor {
+    /// ACPI processor UID (matches the processor objects of the namespace).
+    pub uid: u32,
+    /// The local APIC id (8 bits for type 0 entries, 32 for x2APIC ones).
+    pub apic_id: u32,
+    /// Flags bit 0: the processor is ready to use.
+    pub enabled: bool,
+    /// Flags bit 1: a disabled processor can be brought online later
+    /// (meaningful from MADT revision 5, ACPI 6.3, on).
+    pub online_capable: bool,
+    /// Whether the entry is an x2APIC one (type 9).
+    pub x2apic: bool,
+}
+
+/// The parsed MADT.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Madt {
+    /// The table header.
+    pub header: SdtHeader,
+    /// Physical address of the local APIC registers.
+    pub local_apic_address: u32,
+    /// MADT flags (bit 0: the machine also has dual 8259 PICs).
+    pub flags: u32,
+    /// Processors in table order.  Entries with the "no processor" APIC
+    /// ids (0xff for type 0, 0xffffffff for type 9) are left out, and so
+    /// is an entry repeating an APIC id already listed.
+    pub processors: Vec<MadtProcessor>,
+}
+
+impl Madt {
+    /// Parses a MADT, verifying its checksum.
+    pub fn parse(bytes: &[u8]) -> Result<Madt, AcpiError> {
+        Madt::parse_with(bytes, Checksum::Verify)
+    }
+
+    /// Parses a MADT, verifying its checksum or not.
+    pub fn parse_with(bytes: &[u8], checksum: Checksum) -> Result<Madt, AcpiError> {
+        let (header, body) = parse_table(bytes, Some(Signature::MADT), checksum)?;
+        let r = Reader::new(Signature::MADT, body);
+        let local_apic_address = r.u32(36)?;
+        let flags = r.u32(40)?;
+        let mut processors: Vec<MadtProcessor> = Vec::new();
+        walk_subtables(
+            &r,
+            ENTRIES,
+            2,
+            |r, off| Ok(r.u8(off + 1)?.into()),
+            |off, len| {
+                let p = match r.u8(off)? {
+                    0 => {
+                        if len < 8 {
+                            return Err(r.bad_length(
+                                off,
+                                len as u64,
+                                "a local APIC entry needs 8 bytes",
+                            ));
+                        }
+                        let apic_id = r.u8(off + 3)?;
+                        if apic_id == 0xff {
+                            return Ok(());
+                        }
+                        let f = r.u32(off + 4)?;
+                        MadtProcessor {
+                            uid: r.u8(off + 2)?.into(),
+                            apic_id: apic_id.into(),
+                            enabled: f & 1 != 0,
+                            online_capable: f & 2 != 0,
+                            x2apic: false,
+                        }
+                    }
+                    9 => {
+                        if len < 16 {
+                            return Err(r.bad_length(
+                                off,
+                                len as u64,
+                                "an x2APIC entry needs 16 bytes",
+                            ));
+                        }
+                        let apic_id = r.u32(off + 4)?;
+                        if apic_id == u32::MAX {
+                            return Ok(());
+                        }
+                        let f = r.u32(off + 8)?;
+                        MadtProcessor {
+                            uid: r.u32(off + 12)?,
+                            apic_id,
+                            enabled: f & 1 != 0,
+                            online_capable: f & 2 != 0,
+                            x2apic: true,
+                        }
+                    }
+                    _ => return Ok(()),
+                };
+                if !processors.iter().any(|q| q.apic_id == p.apic_id) {
+                    processors.push(p);
+                }
+                Ok(())
+            },
+        )?;
+        Ok(Madt {
+            header,
+            local_apic_address,
+            flags,
+            processors,
+        })
+    }
+
+    /// Whether a processor can run now or later, as Linux decides: it is
+    /// enabled, or it is online-capable in a MADT of revision 5 or more.
+    pub fn is_usable(&self, p: &MadtProcessor) -> bool {
+        p.enabled || (self.header.revision >= 5 && p.online_capable)
+    }
+
+    /// APIC ids of the enabled processors, in table order.
+    pub fn enabled_apic_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.processors
+            .iter()
+            .filter(|p| p.enabled)
+            .map(|p| p.apic_id)
+    }
+
+    /// Whether `apic_id` is an enabled processor.
+    pub fn is_enabled(&self, apic_id: u32) -> bool {
+        self.processors
+            .iter()
+            .any(|p| p.apic_id == apic_id && p.enabled)
+    }
+}
