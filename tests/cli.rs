@@ -30,7 +30,15 @@ fn output_formats_and_files() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
     // Reads back its own XML, and writes v2 on request.
-    let o = run_wloc(["ls", "-i", xml.to_str().unwrap(), "--of", "xml", "--export-xml-flags", "2"]);
+    let o = run_wloc([
+        "ls",
+        "-i",
+        xml.to_str().unwrap(),
+        "--of",
+        "xml",
+        "--export-xml-flags",
+        "2",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("<topology version=\"2.0\">"));
     let o = run_wloc(["ls", "-i", "pack:2 pu:2", "--of", "synthetic"]);
@@ -53,9 +61,26 @@ fn bad_inputs_give_clear_errors_not_panics() {
         vec!["ls".into(), "-i".into(), "pack:0 pu:2".into()],
         vec!["ls".into(), "-i".into(), "pack:2 (".into()],
         vec!["ls".into(), "-i".into(), "/nonexistent/file.xml".into()],
-        vec!["ls".into(), "-i".into(), "pack:2 pu:2".into(), "--filter".into(), "bogus:all".into()],
-        vec!["ls".into(), "-i".into(), "pack:2 pu:2".into(), "--filter".into(), "core:sometimes".into()],
-        vec!["ls".into(), "-i".into(), "pack:2 pu:2".into(), "out.unknownext".into()],
+        vec![
+            "ls".into(),
+            "-i".into(),
+            "pack:2 pu:2".into(),
+            "--filter".into(),
+            "bogus:all".into(),
+        ],
+        vec![
+            "ls".into(),
+            "-i".into(),
+            "pack:2 pu:2".into(),
+            "--filter".into(),
+            "core:sometimes".into(),
+        ],
+        vec![
+            "ls".into(),
+            "-i".into(),
+            "pack:2 pu:2".into(),
+            "out.unknownext".into(),
+        ],
     ];
     for args in cases {
         let o = run_wloc(&args);

@@ -41,7 +41,10 @@ fn hwloc_reads_our_v2_exports_of_every_xml_case() {
             ours.as_os_str(),
         ]);
         if !out.status.success() {
-            failures.push(format!("{name}: wloc failed: {}", String::from_utf8_lossy(&out.stderr)));
+            failures.push(format!(
+                "{name}: wloc failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
             continue;
         }
         let h = Command::new("lstopo-no-graphics")
@@ -73,6 +76,14 @@ fn hwloc_reads_our_v2_exports_of_every_xml_case() {
             ));
         }
     }
-    assert!(count >= 23, "expected the conformance XML documents, found {count}");
-    assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        count >= 23,
+        "expected the conformance XML documents, found {count}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -1481,14 +1481,12 @@ Machine (16GB total)
     /// Differences that come from outside this module: (part of the input
     /// name, part of the first differing line, why).  They are reported
     /// but do not fail the comparison.
-    const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
-        (
-            "(as v2)",
-            "PageSize",
-            "v3 topology infos PageSizeNr/PageSizes come back from wloc's v2 export \
+    const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[(
+        "(as v2)",
+        "PageSize",
+        "v3 topology infos PageSizeNr/PageSizes come back from wloc's v2 export \
              as root infos, so they move before Backend",
-        ),
-    ];
+    )];
 
     fn lstopo_available() -> bool {
         Command::new(LSTOPO)
