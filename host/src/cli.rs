@@ -256,7 +256,7 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
         }
     }
     let mut topo = input::load(&source, topo).map_err(|e| match e {
-        LoadError::Xml(_) | LoadError::Synthetic(_) => format!(
+        LoadError::Xml(_) | LoadError::Synthetic(_) | LoadError::Component(_) => format!(
             "failed to load topology from {}: {e}",
             a.input.as_deref().unwrap_or("the environment")
         ),

@@ -316,7 +316,7 @@ fn type_name(o: &Object, verbose: bool) -> String {
         ObjType::PCIDevice => "PCI".into(),
         ObjType::OSDevice => {
             let types = o.osdev_types().unwrap_or_default();
-            match osdev_v2_code(types, o.subtype.as_deref()) {
+            match types.v2_code(o.subtype.as_deref()) {
                 Some(0) => "Block",
                 Some(1) => "GPU",
                 Some(2) if verbose => "Network",
@@ -331,39 +331,6 @@ fn type_name(o: &Object, verbose: bool) -> String {
         }
         t => t.xml_name().into(),
     }
-}
-
-/// The single hwloc 2 kind of an OS device (0 block, 1 GPU, 2 network,
-/// 3 OpenFabrics, 4 DMA, 5 co-processor), `None` when it has no kind.
-///
-/// wloc keeps hwloc 3's kind bitmask; this is the kind hwloc 2 reported
-/// for such a device, the same one wloc's XML v2 export writes: storage and
-/// memory devices were block devices, and devices that are both GPU and
-/// co-processor were GPUs for management libraries (NVML, RSMI, displays)
-/// and co-processors for compute ones (CUDA, OpenCL, ...).
-fn osdev_v2_code(t: OsDevTypes, subtype: Option<&str>) -> Option<u32> {
-    let has = |bits: u32| t.0 & bits != 0;
-    Some(if has(OsDevTypes::STORAGE | OsDevTypes::MEMORY) {
-        0
-    } else if has(OsDevTypes::OPENFABRICS) {
-        3
-    } else if has(OsDevTypes::NETWORK) {
-        2
-    } else if has(OsDevTypes::DMA) {
-        4
-    } else if has(OsDevTypes::GPU) && has(OsDevTypes::COPROC) {
-        if matches!(subtype, Some("NVML" | "RSMI" | "Display")) {
-            1
-        } else {
-            5
-        }
-    } else if has(OsDevTypes::COPROC) {
-        5
-    } else if has(OsDevTypes::GPU) {
-        1
-    } else {
-        return None;
-    })
 }
 
 /// An info value, quoted when it contains a space.

@@ -63,6 +63,8 @@ pub enum LoadError {
     Unsupported(String),
     /// Linux discovery (of this machine or of a recorded fsroot) failed.
     Linux(wloc_linux::DiscoveryError),
+    /// A sandboxed component failed or was refused.
+    Component(wloc_runtime::ComponentError),
 }
 
 impl fmt::Display for LoadError {
@@ -72,6 +74,16 @@ impl fmt::Display for LoadError {
             LoadError::Xml(e) => write!(f, "{e}"),
             LoadError::Synthetic(e) => write!(f, "invalid synthetic description: {e}"),
             LoadError::Linux(e) => write!(f, "Linux discovery failed: {e}"),
+            // The synthetic component reports description errors in the
+            // words of the native parser.
+            LoadError::Component(e) => match &e.kind {
+                wloc_runtime::ErrorKind::Failed(m)
+                    if e.component == wloc_runtime::builtin::SYNTHETIC_NAME =>
+                {
+                    f.write_str(m)
+                }
+                _ => write!(f, "{e}"),
+            },
         }
     }
 }
@@ -150,13 +162,28 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
                 crate::xml::import_file(path, topo).map_err(LoadError::Xml)
             }
         }
-        Source::Synthetic(desc) => wloc_core::synthetic::parse(desc)
-            .and_then(|d| d.build(topo))
-            .map_err(LoadError::Synthetic),
+        Source::Synthetic(desc) => load_synthetic(desc, topo),
         Source::Fsroot(p) => load_linux(p, false, topo),
         Source::Cpuid(p) => load_cpuid_dump(p, topo),
         Source::ThisSystem => load_linux(Path::new("/"), true, topo),
     }
+}
+
+/// Builds a synthetic description in the sandboxed built-in synthetic
+/// component.  The description is parsed natively first, which is cheap,
+/// so that syntax errors keep the parser's positions and wording.
+fn load_synthetic(desc: &str, topo: Topology) -> Result<Topology, LoadError> {
+    wloc_core::synthetic::parse(desc).map_err(LoadError::Synthetic)?;
+    let rt = wloc_runtime::Runtime::new()
+        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
+    let c = rt
+        .load(
+            wloc_runtime::builtin::SYNTHETIC_NAME,
+            wloc_runtime::builtin::synthetic_wasm(),
+        )
+        .map_err(LoadError::Component)?;
+    let opts = wloc_runtime::RunOptions::with_config([("description", desc)]);
+    rt.discover(&c, &opts, topo).map_err(LoadError::Component)
 }
 
 /// hwloc's Linux discovery settings, from `WLOC_*`/`HWLOC_*` variables.

@@ -525,21 +525,33 @@ impl OsDevTypes {
         self.0 & t == t && t != 0
     }
 
-    /// The hwloc 2.x single-value code of this device kind (XML v2 `osdev_type`).
-    pub fn v2_code(self) -> u32 {
-        if self.has(Self::OPENFABRICS) {
-            3
-        } else if self.has(Self::NETWORK) {
-            2
-        } else if self.has(Self::COPROC) {
-            5
-        } else if self.has(Self::GPU) {
-            1
-        } else if self.has(Self::DMA) {
-            4
-        } else {
+    /// The hwloc 2.x single-value `osdev_type` code of this device, `None`
+    /// when it has no kind.  Storage and memory devices were block devices;
+    /// devices that are both GPU and co-processor were GPUs for management
+    /// libraries (NVML, RSMI, displays) and co-processors for compute ones.
+    pub fn v2_code(self, subtype: Option<&str>) -> Option<u32> {
+        let has = |bits: u32| self.0 & bits != 0;
+        Some(if has(Self::STORAGE | Self::MEMORY) {
             0
-        }
+        } else if has(Self::OPENFABRICS) {
+            3
+        } else if has(Self::NETWORK) {
+            2
+        } else if has(Self::DMA) {
+            4
+        } else if has(Self::GPU) && has(Self::COPROC) {
+            if matches!(subtype, Some("NVML" | "RSMI" | "Display")) {
+                1
+            } else {
+                5
+            }
+        } else if has(Self::COPROC) {
+            5
+        } else if has(Self::GPU) {
+            1
+        } else {
+            return None;
+        })
     }
 
     /// Converts a hwloc 2.x `osdev_type` code into a bitmask.

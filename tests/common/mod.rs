@@ -80,3 +80,24 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Runs the conformance runner over one folder of cases at a level and
+/// fails with its report unless every case passed.
+pub fn run_conformance(folder: &str, level: &str) {
+    let conf = conformance();
+    let out = Command::new("python3")
+        .arg(conf.join("run.py"))
+        .arg("--tool")
+        .arg(wloc())
+        .args(["--level", level])
+        .arg(conf.join(folder))
+        .output()
+        .expect("python3 runs the conformance runner");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    assert!(
+        out.status.success() && last.ends_with(" 0 failed"),
+        "conformance {folder} cases failed at {level} level:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -339,7 +339,7 @@ fn object_attrs(w: &mut Writer, topo: &Topology, id: ObjId, o: &Object, v3: bool
         ObjAttr::OsDev(t) => {
             if v3 {
                 w.attr("osdev_type", &t.0.to_string());
-            } else if let Some(code) = osdev_v2_code(*t, o.subtype.as_deref()) {
+            } else if let Some(code) = t.v2_code(o.subtype.as_deref()) {
                 w.attr("osdev_type", &code.to_string());
             }
         }
@@ -369,33 +369,6 @@ fn pci_attrs(w: &mut Writer, p: &PciAttr) {
         ),
     );
     w.attr("pci_link_speed", &format!("{:.6}", f64::from(p.linkspeed)));
-}
-
-/// The hwloc 2 `osdev_type` code of an OS device, `None` when it has no type.
-fn osdev_v2_code(t: OsDevTypes, subtype: Option<&str>) -> Option<u32> {
-    let has = |bit: u32| t.0 & bit != 0;
-    Some(if has(OsDevTypes::STORAGE | OsDevTypes::MEMORY) {
-        0
-    } else if has(OsDevTypes::OPENFABRICS) {
-        3
-    } else if has(OsDevTypes::NETWORK) {
-        2
-    } else if has(OsDevTypes::DMA) {
-        4
-    } else if has(OsDevTypes::GPU) && has(OsDevTypes::COPROC) {
-        // hwloc 2 called management-library GPUs "GPU" and compute ones "CoProc".
-        if matches!(subtype, Some("NVML" | "RSMI" | "Display")) {
-            1
-        } else {
-            5
-        }
-    } else if has(OsDevTypes::COPROC) {
-        5
-    } else if has(OsDevTypes::GPU) {
-        1
-    } else {
-        return None;
-    })
 }
 
 /// The `Backend` info hwloc 2 kept inside OS devices of compute backends.

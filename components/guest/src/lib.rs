@@ -1,0 +1,329 @@
+//! `wloc-guest`: what a wloc discovery component needs.
+//!
+//! It holds the bindings of the `discovery-backend` world of
+//! `wloc:backend@0.1.0` (the types, the host imports `files`, `cpuid`,
+//! `log` and `config`, and the [`export!`] macro) and
+//! [`discovery_from_topology`], which turns a topology built with
+//! `wloc-core` into the record the host expects.
+//!
+//! A component crate (crate-type `cdylib`, built for `wasm32-wasip2`)
+//! implements [`Guest`] and exports it:
+//!
+//! ```ignore
+//! struct MyBackend;
+//! impl wloc_guest::Guest for MyBackend {
+//!     fn discover() -> Result<wloc_guest::Discovery, String> { /* ... */ }
+//! }
+//! wloc_guest::export!(MyBackend with_types_in wloc_guest::bindings);
+//! ```
+
+/// The generated bindings of the `discovery-backend` world.
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "discovery-backend",
+        path: "../../wit/backend@0.1.0",
+        pub_export_macro: true,
+        default_bindings_module: "wloc_guest::bindings",
+    });
+}
+
+pub use bindings::wloc::backend::types::*;
+pub use bindings::wloc::backend::{config, cpuid, files, log};
+pub use bindings::{export, Guest};
+
+use wloc_core::bitmap::{Bitmap as CoreBitmap, Set, SetKind};
+use wloc_core::object::{BridgeUpstream, CacheKind as CoreCacheKind, ObjAttr};
+use wloc_core::{ObjId, ObjKind, ObjType, Topology};
+
+/// Converts a set into the WIT form.
+pub fn bitmap_of(b: &CoreBitmap) -> Bitmap {
+    Bitmap {
+        words: b.words().to_vec(),
+        infinite: b.is_infinite(),
+    }
+}
+
+fn set_of<K: SetKind>(s: &Set<K>) -> Bitmap {
+    bitmap_of(s.bitmap())
+}
+
+/// The WIT name of a type.
+pub fn object_type_of(t: ObjType) -> ObjectType {
+    match t {
+        ObjType::Machine => ObjectType::Machine,
+        ObjType::Package => ObjectType::Package,
+        ObjType::Die => ObjectType::Die,
+        ObjType::Core => ObjectType::Core,
+        ObjType::PU => ObjectType::Pu,
+        ObjType::L1Cache => ObjectType::L1Cache,
+        ObjType::L2Cache => ObjectType::L2Cache,
+        ObjType::L3Cache => ObjectType::L3Cache,
+        ObjType::L4Cache => ObjectType::L4Cache,
+        ObjType::L5Cache => ObjectType::L5Cache,
+        ObjType::L1ICache => ObjectType::L1iCache,
+        ObjType::L2ICache => ObjectType::L2iCache,
+        ObjType::L3ICache => ObjectType::L3iCache,
+        ObjType::Group => ObjectType::Group,
+        ObjType::NUMANode => ObjectType::NumaNode,
+        ObjType::MemCache => ObjectType::MemCache,
+        ObjType::Bridge => ObjectType::Bridge,
+        ObjType::PCIDevice => ObjectType::PciDevice,
+        ObjType::OSDevice => ObjectType::OsDevice,
+        ObjType::Misc => ObjectType::Misc,
+    }
+}
+
+fn pci_of(p: &wloc_core::object::PciAttr) -> PciAttr {
+    PciAttr {
+        domain: p.domain,
+        bus: p.bus,
+        dev: p.dev,
+        function: p.func,
+        class_id: p.class_id,
+        vendor_id: p.vendor_id,
+        device_id: p.device_id,
+        subvendor_id: p.subvendor_id,
+        subdevice_id: p.subdevice_id,
+        revision: p.revision,
+        prog_if: p.prog_if,
+        link_speed: p.linkspeed,
+    }
+}
+
+fn attr_of(a: &ObjAttr) -> ObjectAttr {
+    match a {
+        ObjAttr::None => ObjectAttr::None,
+        ObjAttr::Numa(n) => ObjectAttr::Numa(NumaAttr {
+            local_memory: n.local_memory,
+            page_types: n
+                .page_types
+                .iter()
+                .map(|p| PageType {
+                    size: p.size,
+                    count: p.count,
+                })
+                .collect(),
+        }),
+        ObjAttr::Cache(c) => ObjectAttr::Cache(CacheAttr {
+            size: c.size,
+            depth: c.depth,
+            linesize: c.linesize,
+            associativity: c.associativity,
+            kind: match c.kind {
+                CoreCacheKind::Unified => CacheKind::Unified,
+                CoreCacheKind::Data => CacheKind::Data,
+                CoreCacheKind::Instruction => CacheKind::Instruction,
+            },
+            inclusive: c.inclusive,
+        }),
+        ObjAttr::Group(g) => ObjectAttr::Group(GroupAttr {
+            kind: g.kind,
+            subkind: g.subkind,
+            dont_merge: g.dont_merge,
+        }),
+        ObjAttr::Pci(p) => ObjectAttr::Pci(pci_of(p)),
+        ObjAttr::Bridge(b) => ObjectAttr::Bridge(BridgeAttr {
+            upstream: match &b.upstream {
+                BridgeUpstream::Host => None,
+                BridgeUpstream::Pci(p) => Some(pci_of(p)),
+            },
+            domain: b.domain,
+            secondary_bus: b.secondary_bus,
+            subordinate_bus: b.subordinate_bus,
+        }),
+        ObjAttr::OsDev(t) => ObjectAttr::OsDevice(t.0),
+    }
+}
+
+fn infos_of(infos: &[wloc_core::object::Info]) -> Vec<Info> {
+    infos
+        .iter()
+        .map(|i| Info {
+            name: i.name.clone(),
+            value: i.value.clone(),
+        })
+        .collect()
+}
+
+/// Turns a finished topology into a discovery record: every object with
+/// its parent (parents first, in depth-first order), with its gp index as
+/// id, so that the host rebuilds the same tree without searching.  Sets
+/// the host recomputes when it finishes the topology are left out.
+pub fn discovery_from_topology(t: &Topology) -> Result<Discovery, String> {
+    let id_of = |o: ObjId| -> Result<u32, String> {
+        u32::try_from(t.obj(o).gp_index)
+            .map_err(|_| format!("gp index {} does not fit an id", t.obj(o).gp_index))
+    };
+    let mut objects = Vec::new();
+    let mut stack: Vec<(ObjId, Option<u32>)> = vec![(t.root(), None)];
+    while let Some((id, parent)) = stack.pop() {
+        let o = t.obj(id);
+        let me = id_of(id)?;
+        // Only the sets the host cannot recompute travel: a complete set
+        // equal to the plain one is left out, normal objects' nodesets
+        // come from their NUMA nodes, and memory objects under a parent
+        // take their parent's cpuset.
+        let kind = o.obj_type.kind();
+        let (cpuset, complete_cpuset) = if kind == ObjKind::Memory && parent.is_some() {
+            (None, None)
+        } else {
+            (
+                o.cpuset.as_ref().map(set_of),
+                o.complete_cpuset
+                    .as_ref()
+                    .filter(|c| Some(*c) != o.cpuset.as_ref())
+                    .map(set_of),
+            )
+        };
+        let (nodeset, complete_nodeset) = if kind == ObjKind::Normal && parent.is_some() {
+            (None, None)
+        } else {
+            (
+                o.nodeset.as_ref().map(set_of),
+                o.complete_nodeset
+                    .as_ref()
+                    .filter(|c| Some(*c) != o.nodeset.as_ref())
+                    .map(set_of),
+            )
+        };
+        objects.push(Object {
+            id: me,
+            parent,
+            type_: object_type_of(o.obj_type),
+            os_index: o.os_index,
+            name: o.name.clone(),
+            subtype: o.subtype.clone(),
+            cpuset,
+            complete_cpuset,
+            nodeset,
+            complete_nodeset,
+            attr: attr_of(&o.attr),
+            infos: infos_of(&o.infos),
+        });
+        // Pushed in reverse so that children come out in order.
+        for list in [
+            o.misc_children(),
+            o.io_children(),
+            o.memory_children(),
+            o.children(),
+        ] {
+            for &c in list.iter().rev() {
+                stack.push((c, Some(me)));
+            }
+        }
+    }
+    let mut distances = Vec::with_capacity(t.distances.len());
+    for d in &t.distances {
+        distances.push(Distances {
+            name: d.name.clone(),
+            kind: d.kind,
+            objects: d.objs.iter().map(|&o| id_of(o)).collect::<Result<_, _>>()?,
+            values: d.values.clone(),
+        });
+    }
+    let mut memattrs = Vec::with_capacity(t.memattrs.len());
+    for m in &t.memattrs {
+        let mut values = Vec::with_capacity(m.values.len());
+        for v in &m.values {
+            values.push(MemattrValue {
+                target: id_of(v.target)?,
+                initiator: match &v.initiator {
+                    None => None,
+                    Some(wloc_core::memattrs::Initiator::CpuSet(c)) => {
+                        Some(Initiator::Cpuset(set_of(c)))
+                    }
+                    Some(wloc_core::memattrs::Initiator::Object(o)) => {
+                        Some(Initiator::Object(id_of(*o)?))
+                    }
+                },
+                value: v.value,
+            });
+        }
+        memattrs.push(Memattr {
+            name: m.name.clone(),
+            flags: m.flags,
+            values,
+        });
+    }
+    Ok(Discovery {
+        objects,
+        distances,
+        memattrs,
+        cpukinds: t
+            .cpukinds
+            .iter()
+            .map(|k| Cpukind {
+                cpuset: set_of(&k.cpuset),
+                forced_efficiency: k.forced_efficiency,
+                infos: infos_of(&k.infos),
+            })
+            .collect(),
+        infos: infos_of(&t.infos),
+        allowed_cpuset: Some(set_of(&t.allowed_cpuset)),
+        allowed_nodeset: Some(set_of(&t.allowed_nodeset)),
+        support: t.support.clone(),
+        memtiers: t
+            .memtiers
+            .iter()
+            .map(|m| Memtier {
+                kinds: m.kinds,
+                nodeset: set_of(&m.nodeset),
+            })
+            .collect(),
+        pci_localities: t
+            .pci_localities
+            .iter()
+            .map(|l| PciLocality {
+                domain: l.domain,
+                bus_min: l.bus_min,
+                bus_max: l.bus_max,
+                cpuset: set_of(&l.cpuset),
+            })
+            .collect(),
+    })
+}
+
+/// Faster `memcmp` and `bcmp` than wasi-libc's, which compare byte by
+/// byte: sets are compared as slices of 64-bit words, and this halves the
+/// instructions a topology build executes.  Linked into every component
+/// that uses this crate (a definition in the component wins over the
+/// C library's).
+#[cfg(target_arch = "wasm32")]
+mod mem {
+    /// # Safety
+    /// As C's `memcmp`: both pointers readable for `n` bytes.
+    #[no_mangle]
+    pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 <= n, and both are readable for n bytes.
+            let (x, y) = unsafe {
+                (
+                    (a.add(i) as *const u64).read_unaligned(),
+                    (b.add(i) as *const u64).read_unaligned(),
+                )
+            };
+            if x != y {
+                break;
+            }
+            i += 8;
+        }
+        while i < n {
+            // SAFETY: i < n.
+            let (x, y) = unsafe { (*a.add(i), *b.add(i)) };
+            if x != y {
+                return i32::from(x) - i32::from(y);
+            }
+            i += 1;
+        }
+        0
+    }
+
+    /// # Safety
+    /// As C's `bcmp`.
+    #[no_mangle]
+    pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+        // SAFETY: same contract.
+        unsafe { memcmp(a, b, n) }
+    }
+}
