@@ -29,9 +29,7 @@ use std::fmt::Write as _;
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
-use wloc_core::object::{
-    BridgeUpstream, CacheKind, Depth, ObjId, ObjKind, ObjType, Object, OsDevTypes,
-};
+use wloc_core::object::{BridgeUpstream, CacheKind, Depth, ObjId, ObjKind, ObjType, Object};
 use wloc_core::Topology;
 
 /// Which object indexes the listing shows.
@@ -1233,7 +1231,9 @@ mod tests {
         let mut disk = Object::new(ObjType::OSDevice, None);
         disk.name = Some("sda".into());
         disk.subtype = Some("Disk".into());
-        disk.attr = ObjAttr::OsDev(OsDevTypes(OsDevTypes::STORAGE));
+        disk.attr = ObjAttr::OsDev(wloc_core::object::OsDevTypes(
+            wloc_core::object::OsDevTypes::STORAGE,
+        ));
         disk.add_info("Size", "10485760");
         t.insert_by_parent(sata, disk);
         let mut misc = Object::new(ObjType::Misc, None);

@@ -9,7 +9,7 @@
 
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
-use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, OsDevTypes, PciAttr};
+use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr};
 use wloc_core::{ObjId, Topology};
 
 use super::XmlVersion;
