@@ -9,6 +9,8 @@ pub mod console;
 pub mod cpuid_native;
 pub mod input;
 pub mod json;
-pub mod xml;
 
 pub use wloc_core as core;
+
+/// hwloc XML import and export (the `wloc-xml` crate).
+pub use wloc_xml as xml;

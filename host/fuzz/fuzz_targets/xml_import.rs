@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc::xml::{export, import_str, XmlVersion};
+use wloc_xml::{export, import_str, XmlVersion};
 use wloc_core::{Topology, TypeFilter};
 
 fn keep_all() -> Topology {

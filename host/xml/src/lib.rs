@@ -188,7 +188,7 @@ mod tests {
     use std::path::PathBuf;
     use wloc_core::{ObjType, TypeFilter};
 
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance");
+    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
 
     /// Keeps every object, as `lstopo --whole-io --disallowed`.
     fn keep_everything() -> Topology {
