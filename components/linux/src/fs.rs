@@ -139,45 +139,20 @@ mod native {
         }
     }
 
-    /// Opens for reading without blocking on FIFOs: where `O_NONBLOCK` is
-    /// known, with it (regular files ignore it); elsewhere only after
-    /// checking that the path is a regular file.
+    /// Opens for reading without blocking on FIFOs: on Unix with
+    /// `O_NONBLOCK` (regular files ignore it); elsewhere only after checking
+    /// that the path is a regular file.
     fn open_nonblocking(p: &Path) -> Option<std::fs::File> {
-        #[cfg(all(
-            target_os = "linux",
-            any(
-                target_arch = "x86_64",
-                target_arch = "x86",
-                target_arch = "aarch64",
-                target_arch = "arm",
-                target_arch = "riscv64",
-                target_arch = "powerpc64",
-                target_arch = "s390x",
-                target_arch = "loongarch64"
-            )
-        ))]
+        #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            const O_NONBLOCK: i32 = 0o4000;
             std::fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(O_NONBLOCK)
+                .custom_flags(libc::O_NONBLOCK)
                 .open(p)
                 .ok()
         }
-        #[cfg(not(all(
-            target_os = "linux",
-            any(
-                target_arch = "x86_64",
-                target_arch = "x86",
-                target_arch = "aarch64",
-                target_arch = "arm",
-                target_arch = "riscv64",
-                target_arch = "powerpc64",
-                target_arch = "s390x",
-                target_arch = "loongarch64"
-            )
-        )))]
+        #[cfg(not(unix))]
         {
             if !std::fs::metadata(p).ok()?.is_file() {
                 return None;
