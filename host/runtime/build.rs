@@ -24,6 +24,9 @@ fn main() {
         "components/Cargo.lock",
         "components/guest",
         "components/synthetic",
+        "components/linux-discovery",
+        "components/linux/src",
+        "components/linux/Cargo.toml",
         "components/hostile",
         "components/hostile-net",
         "components/hostile-v2",
@@ -69,6 +72,7 @@ fn main() {
     let built = target_dir.join("wasm32-wasip2/release");
     for name in [
         "wloc_component_synthetic",
+        "wloc_component_linux",
         "wloc_component_hostile",
         "wloc_component_hostile_net",
         "wloc_component_hostile_v2",

@@ -218,7 +218,47 @@ pub fn linux_options(this_system: bool) -> wloc_linux::Options {
     o
 }
 
-/// Discovers a Linux machine from `root` (`/`, or a recorded fsroot).
+/// The name lstopo's `--filter` gives a filter, as the Linux component's
+/// `filter.*` settings spell it.
+fn filter_name(f: wloc_core::TypeFilter) -> &'static str {
+    match f {
+        wloc_core::TypeFilter::KeepAll => "all",
+        wloc_core::TypeFilter::KeepNone => "none",
+        wloc_core::TypeFilter::KeepStructure => "structure",
+        wloc_core::TypeFilter::KeepImportant => "important",
+    }
+}
+
+/// The settings given to the Linux discovery component.
+fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, String)> {
+    let mut config: Vec<(String, String)> = wloc_linux::SETTING_NAMES
+        .iter()
+        .filter_map(|name| env_var(name).map(|v| (name.to_string(), v)))
+        .collect();
+    // A PCI locality file was read by the host: pass its content.
+    if let Some(v) = &opts.pci_locality {
+        config.retain(|(k, _)| k != "PCI_LOCALITY");
+        config.push(("PCI_LOCALITY".into(), v.clone()));
+    }
+    if opts.this_system {
+        config.push(("this-system".into(), "1".into()));
+    }
+    if let Some(m) = &opts.machine {
+        config.push(("machine".into(), m.clone()));
+    }
+    for (key, ty) in [
+        ("filter.pci", wloc_core::ObjType::PCIDevice),
+        ("filter.bridge", wloc_core::ObjType::Bridge),
+        ("filter.osdev", wloc_core::ObjType::OSDevice),
+    ] {
+        config.push((key.into(), filter_name(topo.type_filter(ty)).into()));
+    }
+    config
+}
+
+/// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in
+/// the sandboxed Linux component, granted `/sys`, `/proc` and the few
+/// other read-only roots it needs, rebased under `root`.
 fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology, LoadError> {
     if !root.is_dir() {
         return Err(LoadError::BadInput(format!(
@@ -226,9 +266,21 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
             root.display()
         )));
     }
-    let fs = wloc_linux::NativeFs::new(root);
-    let mut t =
-        wloc_linux::discover(&fs, &linux_options(this_system), topo).map_err(LoadError::Linux)?;
+    let opts = linux_options(this_system);
+    let fsroot = (!this_system).then_some(root);
+    let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::LINUX_ROOTS, fsroot)
+        .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;
+    let rt = wloc_runtime::Runtime::new()
+        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
+    let c = rt
+        .load(
+            wloc_runtime::builtin::LINUX_NAME,
+            wloc_runtime::builtin::linux_wasm(),
+        )
+        .map_err(LoadError::Component)?;
+    let mut run = wloc_runtime::RunOptions::with_config(linux_settings(&opts, &topo));
+    run.files = std::sync::Arc::new(files);
+    let mut t = rt.discover(&c, &run, topo).map_err(LoadError::Component)?;
     t.is_thissystem = this_system;
     Ok(t)
 }

@@ -1219,7 +1219,8 @@ impl Topology {
             if let Some(n) = &mo.nodeset {
                 ns = &ns | n;
             }
-            if let Some(n) = &mo.complete_nodeset {
+            // A complete set left unset is the plain one.
+            if let Some(n) = mo.complete_nodeset.as_ref().or(mo.nodeset.as_ref()) {
                 cns = &cns | n;
             }
         }
@@ -1869,7 +1870,7 @@ impl Topology {
                 };
                 if !cc.includes(c) || !cn.includes(n) {
                     return Err(format!(
-                        "{} sets exceed its complete sets",
+                        "{} sets exceed its complete sets (cpuset {c} in {cc}, nodeset {n} in {cn})",
                         self.describe(id)
                     ));
                 }

@@ -79,6 +79,21 @@ pub struct Options {
     pub memtiers_guess: Option<String>,
 }
 
+/// The hwloc variable names (without `HWLOC_`) that [`Options::from_lookup`]
+/// asks for, so that a host can forward exactly these settings.
+pub const SETTING_NAMES: &[&str] = &[
+    "KEEP_NVIDIA_GPU_NUMA_NODES",
+    "PCI_LOCALITY",
+    "CPUKINDS",
+    "DONT_MERGE_CLUSTER_GROUPS",
+    "DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS",
+    "USE_NUMA_DISTANCES",
+    "GROUPING",
+    "VIRTUAL_LINUX_OSDEV",
+    "MEMTIERS",
+    "MEMTIERS_GUESS",
+];
+
 impl Options {
     /// Builds the options from a lookup of hwloc variable names without
     /// their `HWLOC_` prefix (`lookup("PCI_LOCALITY")`); the host decides
@@ -144,4 +159,24 @@ pub fn discover(
     topo: Topology,
 ) -> Result<Topology, DiscoveryError> {
     ctx::Ctx::new(fs, opts, topo).run()
+}
+
+#[cfg(test)]
+mod setting_names {
+    use super::*;
+
+    #[test]
+    fn every_looked_up_setting_is_listed() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        Options::from_lookup(|n| {
+            asked.borrow_mut().push(n.to_string());
+            None
+        });
+        let mut asked = asked.into_inner();
+        asked.sort();
+        asked.dedup();
+        let mut listed: Vec<String> = SETTING_NAMES.iter().map(|s| s.to_string()).collect();
+        listed.sort();
+        assert_eq!(asked, listed);
+    }
 }

@@ -8,3 +8,15 @@ pub const SYNTHETIC_NAME: &str = "synthetic";
 pub fn synthetic_wasm() -> &'static [u8] {
     include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_synthetic.wasm"))
 }
+
+/// The Linux discovery component: `/sys` and `/proc` through the host's
+/// batched, read-only file grants.
+pub const LINUX_NAME: &str = "linux";
+
+/// The roots the Linux discovery component is granted (read-only).
+pub const LINUX_ROOTS: &[&str] = &["/sys", "/proc", "/run/udev/data", "/dev/cpuset"];
+
+/// The bytes of the Linux discovery component.
+pub fn linux_wasm() -> &'static [u8] {
+    include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_linux.wasm"))
+}

@@ -463,7 +463,10 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
         }
         let full_cpuset = ccpuset.as_ref().or(cpuset.as_ref());
         let full_nodeset = cnodeset.as_ref().or(nodeset.as_ref());
-        if kind == ObjKind::Normal && full_cpuset.is_none_or(|c| c.is_empty()) {
+        // Groups of CPU-less NUMA nodes (built from distances) hold memory
+        // only; their parent places them.  Other objects need CPUs.
+        let cpuless = full_cpuset.is_none_or(|c| c.is_empty());
+        if kind == ObjKind::Normal && cpuless && (t != ObjType::Group || o.parent.is_none()) {
             return Err(format!("{what}: a {t} needs a non-empty cpuset"));
         }
         match t {
@@ -532,6 +535,8 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
             }
             // The parent was filtered out: place by sets, or under the root.
             Some((_, Placed::Filtered)) => match kind {
+                // Nothing to place a CPU-less group by: keep it at the top.
+                ObjKind::Normal if cpuless => Some(topo.root()),
                 ObjKind::Normal | ObjKind::Memory => None,
                 _ => Some(topo.root()),
             },

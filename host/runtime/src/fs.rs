@@ -390,6 +390,11 @@ impl FileAccess {
 
     /// Reads a file, at most `max` bytes of it.
     pub fn read(&self, path: &str, max: usize) -> Result<Vec<u8>, FileError> {
+        // Regular files and sysfs attributes return everything up to the
+        // buffer's size in one read, so a short read ends them and saves
+        // one system call per file.  procfs files are produced in pieces
+        // (seq_file) and are read until end of file.
+        let short_read_ends = !(path == "/proc" || path.starts_with("/proc/"));
         self.with_path(path, true, |g, rel| {
             let mut opts = OpenOptions::new();
             opts.read(true)
@@ -405,9 +410,15 @@ impl FileAccess {
                     }
                     buf.resize((len * 2).min(max), 0);
                 }
+                let want = buf.len() - len;
                 match f.read(&mut buf[len..]) {
                     Ok(0) => break,
-                    Ok(n) => len += n,
+                    Ok(n) => {
+                        len += n;
+                        if short_read_ends && n < want {
+                            break;
+                        }
+                    }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => return Err(e),

@@ -277,8 +277,8 @@ impl files::Host for HostState {
         self.count_ops(paths.len())?;
         let max = max_bytes.min(self.limits.max_file_bytes) as usize;
         let mut out = Vec::with_capacity(paths.len());
-        for p in &paths {
-            let r = match self.files.read(p, max) {
+        for r in read_parallel(&self.files, &paths, max) {
+            let r = match r {
                 Ok(bytes) => {
                     self.read_bytes = self.read_bytes.saturating_add(bytes.len() as u64);
                     if self.read_bytes > self.limits.max_read_bytes {
@@ -320,6 +320,55 @@ impl files::Host for HostState {
         self.count_ops(1 + listings + r.as_ref().map_or(0, Vec::len))?;
         Ok(r)
     }
+}
+
+/// Batches smaller than this are read on the calling thread: starting
+/// threads costs more than the system calls they would share.
+const PARALLEL_READ_MIN: usize = 64;
+
+/// Reads a batch of files, spreading large batches over the machine's
+/// cores: file reads are system calls, and a batch is what lets the
+/// host overlap them.  Results keep the order of `paths`.
+fn read_parallel(
+    files: &FileAccess,
+    paths: &[String],
+    max: usize,
+) -> Vec<Result<Vec<u8>, FileError>> {
+    // Asked once: the answer reads cgroup files every time.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let threads = *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8)
+    });
+    if threads < 2 || paths.len() < PARALLEL_READ_MIN {
+        return paths.iter().map(|p| files.read(p, max)).collect();
+    }
+    let chunk = paths.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = paths
+            .chunks(chunk)
+            .skip(1)
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|p| files.read(p, max)).collect::<Vec<_>>())
+            })
+            .collect();
+        let mut out: Vec<_> = paths[..chunk.min(paths.len())]
+            .iter()
+            .map(|p| files.read(p, max))
+            .collect();
+        for w in workers {
+            match w.join() {
+                Ok(part) => out.extend(part),
+                // Reading never panics; should it, the files count as unreadable.
+                Err(_) => out.extend(
+                    std::iter::repeat_with(|| Err(FileError::Io("read failed".into()))).take(chunk),
+                ),
+            }
+        }
+        out.truncate(paths.len());
+        out
+    })
 }
 
 impl cpuid::Host for HostState {
