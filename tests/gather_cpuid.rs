@@ -131,3 +131,33 @@ fn gathers_this_machine_like_hwloc() {
         }
     }
 }
+
+/// `wloc ls --if cpuid` without `-i` decodes this machine's CPUID in the
+/// x86 component, as reading a dump gathered here does.
+#[test]
+fn this_machine_from_cpuid_equals_its_dump() {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return;
+    }
+    let tmp = TempDir::new("cpuid-live");
+    let dir = tmp.0.join("cpuid");
+    let o = run_wloc(["gather-cpuid".as_ref(), "-s".as_ref(), dir.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = run_wloc(["ls", "--if", "cpuid", "--of", "synthetic"]);
+    assert!(live.status.success(), "{}", stderr(&live));
+    let dumped = run_wloc([
+        "ls".as_ref(),
+        "-i".as_ref(),
+        dir.as_os_str(),
+        "--if".as_ref(),
+        "cpuid".as_ref(),
+        "--of".as_ref(),
+        "synthetic".as_ref(),
+    ]);
+    assert!(dumped.status.success(), "{}", stderr(&dumped));
+    assert_eq!(
+        String::from_utf8_lossy(&live.stdout),
+        String::from_utf8_lossy(&dumped.stdout)
+    );
+    assert!(!live.stdout.is_empty());
+}

@@ -25,6 +25,9 @@ fn main() {
         "components/guest",
         "components/synthetic",
         "components/linux-discovery",
+        "components/x86-discovery",
+        "probe/src",
+        "probe/Cargo.toml",
         "components/linux/src",
         "components/linux/Cargo.toml",
         "components/hostile",
@@ -73,6 +76,7 @@ fn main() {
     for name in [
         "wloc_component_synthetic",
         "wloc_component_linux",
+        "wloc_component_x86",
         "wloc_component_hostile",
         "wloc_component_hostile_net",
         "wloc_component_hostile_v2",

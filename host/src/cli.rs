@@ -249,6 +249,7 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
                 input::Source::Xml(_) => "a XML file",
                 input::Source::Synthetic(_) => "a synthetic topology description",
                 input::Source::Cpuid(_) => "a cpuid dump",
+                input::Source::CpuidThisSystem => "",
                 input::Source::Fsroot(_) => "a file-system root",
                 input::Source::ThisSystem => "",
             };

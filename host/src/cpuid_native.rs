@@ -1,7 +1,7 @@
 //! CPUID of this machine: running code on a chosen PU (Linux), writing
 //! CPUID dumps in the format of hwloc's `hwloc-gather-cpuid`, and
-//! discovering the machine from CPUID and ACPI tables without the
-//! operating system's topology files.
+//! answering the x86 discovery component from a dump or from this
+//! machine, without the operating system's topology files.
 //!
 //! - [`LinuxPuRunner`] implements the probe's
 //!   [`PuRunner`](wloc_probe::PuRunner) by pinning the calling thread with
@@ -9,16 +9,14 @@
 //!   executes `cpuid` on every PU.
 //! - [`gather_pu`] asks any [`CpuidSource`] for the leaves
 //!   `hwloc-gather-cpuid` records and formats them as it does.
-//! - [`read_acpi_tables`] reads `/sys/firmware/acpi/tables` (root only),
-//!   [`discover_with_acpi`] adds the NUMA information of those tables to a
-//!   CPUID discovery, and `discover_this_machine` does both on this machine.
+//! - [`DumpProvider`] answers the x86 discovery component's `cpuid`
+//!   queries from a dump, and `gather_this_machine` makes such a dump of
+//!   this machine in memory.
 
 use std::fmt::Write as _;
 
 #[cfg(target_os = "linux")]
 pub use linux::LinuxPuRunner;
-use wloc_core::Topology;
-use wloc_probe::acpi::{AcpiTables, Checksum};
 use wloc_probe::CpuidSource;
 
 /// Most subleaves asked for in one "until invalid" loop: real processors
@@ -237,72 +235,64 @@ pub const CPUID_INFO: &str = "Architecture: x86\n";
 /// Where Linux exposes the firmware's ACPI tables (readable by root only).
 pub const SYSFS_ACPI_TABLES: &str = "/sys/firmware/acpi/tables";
 
-/// Reads the MADT (`APIC`), SRAT, SLIT and HMAT files of a directory laid
-/// out as [`SYSFS_ACPI_TABLES`].  Missing or unreadable files (the
-/// directory is root-only) are left out; files larger than
-/// [`MAX_TABLE_LEN`](wloc_probe::acpi::MAX_TABLE_LEN) too.
-pub fn read_acpi_tables(dir: &std::path::Path) -> AcpiTables {
-    use std::io::Read;
-    let mut tables = AcpiTables::new();
-    for name in ["APIC", "SRAT", "SLIT", "HMAT"] {
-        let Ok(f) = std::fs::File::open(dir.join(name)) else {
-            continue;
-        };
-        let max = u64::from(wloc_probe::acpi::MAX_TABLE_LEN);
-        let mut bytes = Vec::new();
-        if f.take(max + 1).read_to_end(&mut bytes).is_err() || bytes.len() as u64 > max {
-            continue;
-        }
-        let _ = tables.insert(bytes);
+/// A recorded or gathered CPUID dump, answering the x86 component's
+/// `cpuid` queries.  `os_indexes[pu]` is the OS index of the dump's PU
+/// `pu` (a dump numbers PUs from 0; a gathered machine may not).
+pub struct DumpProvider {
+    dump: wloc_probe::DumpSource,
+    os_indexes: Vec<u32>,
+}
+
+impl DumpProvider {
+    /// Answers from `dump`, whose PU `i` has OS index `os_indexes[i]`
+    /// (the dump's own numbering when `os_indexes` is `None`).
+    pub fn new(dump: wloc_probe::DumpSource, os_indexes: Option<Vec<u32>>) -> Self {
+        let os_indexes = os_indexes
+            .unwrap_or_else(|| (0..dump.pu_count()).map(|pu| dump.os_index(pu)).collect());
+        DumpProvider { dump, os_indexes }
     }
-    tables
 }
 
-/// The APIC id of a PU, from CPUID: the x2APIC id of leaf 0xb when the
-/// leaf exists, otherwise the initial APIC id of leaf 1.
-pub fn apic_id(src: &dyn CpuidSource, pu: usize) -> u32 {
-    let max = src.cpuid(pu, 0, 0)[0];
-    if max >= 0xb {
-        let r = src.cpuid(pu, 0xb, 0);
-        if r[1] & 0xffff != 0 {
-            return r[3];
-        }
+impl wloc_runtime::CpuidProvider for DumpProvider {
+    fn pu_count(&self) -> u32 {
+        self.os_indexes.len().min(self.dump.pu_count()) as u32
     }
-    src.cpuid(pu, 1, 0)[1] >> 24
+    fn os_index(&self, pu: u32) -> u32 {
+        self.os_indexes.get(pu as usize).copied().unwrap_or(0)
+    }
+    fn query(&self, pu: u32, leaf: u32, subleaf: u32) -> [u32; 4] {
+        self.dump.cpuid(pu as usize, leaf, subleaf)
+    }
 }
 
-/// Discovers a machine from CPUID (as `wloc_probe::discover`), then puts
-/// the NUMA nodes, distances, memory attributes and memory-side caches the
-/// ACPI tables describe into it, PUs being matched to processors by APIC
-/// id.  Without a SRAT the topology keeps its single NUMA node.
-pub fn discover_with_acpi(
-    src: &dyn CpuidSource,
-    topo: Topology,
-    tables: &AcpiTables,
-) -> Result<Topology, String> {
-    let mut topo = wloc_probe::discover(src, topo).map_err(|e| e.to_string())?;
-    let numa = tables.numa(Checksum::Verify).map_err(|e| e.to_string())?;
-    let by_apic: std::collections::HashMap<u32, u32> = (0..src.pu_count())
-        .map(|pu| (apic_id(src, pu), src.os_index(pu)))
-        .collect();
-    numa.apply(&mut topo, &|a| by_apic.get(&a).copied())
-        .map_err(|e| e.to_string())?;
-    Ok(topo)
-}
-
-/// Discovers the machine we run on without the operating system's help:
-/// CPUID on every PU the process may use (pinning the calling thread),
-/// and, when readable (as root), the NUMA tables of
-/// [`SYSFS_ACPI_TABLES`].
+/// Gathers the CPUID leaves of every PU this process may use (pinning the
+/// calling thread on each in turn, as `wloc gather-cpuid` does), into
+/// memory.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-pub fn discover_this_machine(topo: Topology) -> Result<Topology, String> {
+pub fn gather_this_machine() -> Result<DumpProvider, String> {
     let runner =
         LinuxPuRunner::new().map_err(|e| format!("cannot read this thread's CPU affinity: {e}"))?;
+    let pus = runner.pus().to_vec();
+    if pus.is_empty() {
+        return Err("no online PU in this process's CPU affinity".into());
+    }
     let src = wloc_probe::NativeSource::with_runner(runner);
-    let tables = read_acpi_tables(std::path::Path::new(SYSFS_ACPI_TABLES));
-    let t = discover_with_acpi(&src, topo, &tables);
-    let _ = src.runner().restore();
-    t
+    let mut files = Vec::with_capacity(pus.len() + 1);
+    for pu in 0..pus.len() {
+        if !src.runner().pin(pu) {
+            return Err(format!("cannot bind to PU P#{}", pus[pu]));
+        }
+        files.push((format!("pu{pu}"), gather_pu(&src, pu).into_bytes()));
+    }
+    src.runner()
+        .restore()
+        .map_err(|e| format!("cannot restore this thread's CPU affinity: {e}"))?;
+    files.push((
+        wloc_probe::CPUID_INFO_FILE.to_string(),
+        CPUID_INFO.as_bytes().to_vec(),
+    ));
+    let dump = wloc_probe::DumpSource::from_files(files).map_err(|e| e.to_string())?;
+    Ok(DumpProvider::new(dump, Some(pus)))
 }
 
 #[cfg(target_os = "linux")]

@@ -46,6 +46,9 @@ pub enum Source {
     Fsroot(PathBuf),
     /// A CPUID dump directory.
     Cpuid(PathBuf),
+    /// CPUID of every PU of the machine we run on (and its ACPI tables
+    /// when readable), without the operating system's topology files.
+    CpuidThisSystem,
     /// The machine we run on.
     ThisSystem,
 }
@@ -127,10 +130,15 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
             InputFormat::Cpuid => Source::Cpuid(i.into()),
         });
     }
-    if format.is_some() {
-        return Err(LoadError::BadInput(
-            "--if needs an input given with -i".into(),
-        ));
+    match format {
+        // Like KMP_TOPOLOGY_METHOD=cpuid_leaf11: this machine from CPUID.
+        Some(InputFormat::Cpuid) => return Ok(Source::CpuidThisSystem),
+        Some(_) => {
+            return Err(LoadError::BadInput(
+                "--if needs an input given with -i (except --if cpuid, which reads this machine's CPUID)".into(),
+            ))
+        }
+        None => {}
     }
     if let Some(v) = env_var("FSROOT") {
         return Ok(Source::Fsroot(v.into()));
@@ -165,6 +173,7 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
         Source::Synthetic(desc) => load_synthetic(desc, topo),
         Source::Fsroot(p) => load_linux(p, false, topo),
         Source::Cpuid(p) => load_cpuid_dump(p, topo),
+        Source::CpuidThisSystem => load_cpuid_this_system(topo),
         Source::ThisSystem => load_linux(Path::new("/"), true, topo),
     }
 }
@@ -322,7 +331,56 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
         files.push((name, bytes));
     }
     let src = wloc_probe::DumpSource::from_files(files).map_err(|e| bad(e.to_string()))?;
-    wloc_probe::discover(&src, topo).map_err(|e| bad(e.to_string()))
+    let provider = crate::cpuid_native::DumpProvider::new(src, None);
+    run_x86(provider, None, topo).map_err(|e| match e {
+        LoadError::Component(c) => bad(c.to_string()),
+        other => other,
+    })
+}
+
+/// This machine from CPUID on every PU, plus its ACPI NUMA tables when
+/// the process may read them (root).
+fn load_cpuid_this_system(topo: Topology) -> Result<Topology, LoadError> {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        let provider =
+            crate::cpuid_native::gather_this_machine().map_err(LoadError::Unsupported)?;
+        let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::X86_ROOTS, None)
+            .map_err(|e| LoadError::BadInput(format!("cannot open the ACPI tables: {e}")))?;
+        let mut t = run_x86(provider, Some(files), topo)?;
+        t.is_thissystem = true;
+        Ok(t)
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        let _ = topo;
+        Err(LoadError::Unsupported(
+            "CPUID discovery of this machine needs x86-64 Linux".into(),
+        ))
+    }
+}
+
+/// Runs the sandboxed x86 discovery component, granted CPUID answers and
+/// maybe the ACPI tables.
+fn run_x86(
+    provider: crate::cpuid_native::DumpProvider,
+    files: Option<wloc_runtime::FileAccess>,
+    topo: Topology,
+) -> Result<Topology, LoadError> {
+    let rt = wloc_runtime::Runtime::new()
+        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
+    let c = rt
+        .load(
+            wloc_runtime::builtin::X86_NAME,
+            wloc_runtime::builtin::x86_wasm(),
+        )
+        .map_err(LoadError::Component)?;
+    let mut run = wloc_runtime::RunOptions::default();
+    run.cpuid = Some(std::sync::Arc::new(provider));
+    if let Some(f) = files {
+        run.files = std::sync::Arc::new(f);
+    }
+    rt.discover(&c, &run, topo).map_err(LoadError::Component)
 }
 
 #[cfg(test)]
