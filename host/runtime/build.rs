@@ -30,9 +30,13 @@ fn main() {
         "probe/Cargo.toml",
         "components/linux/src",
         "components/linux/Cargo.toml",
+        "components/annotate-dmi",
+        "components/annotate-pci-names",
+        "components/example-vendor",
         "components/hostile",
         "components/hostile-net",
         "components/hostile-v2",
+        "components/hostile-kit",
         "wit",
         "no_std-core/src",
         "no_std-core/Cargo.toml",
@@ -77,6 +81,9 @@ fn main() {
         "wloc_component_synthetic",
         "wloc_component_linux",
         "wloc_component_x86",
+        "wloc_component_annotate_dmi",
+        "wloc_component_annotate_pci_names",
+        "wloc_component_example_vendor",
         "wloc_component_hostile",
         "wloc_component_hostile_net",
         "wloc_component_hostile_v2",
@@ -85,16 +92,135 @@ fn main() {
         let to = out.join(format!("{name}.wasm"));
         copy(&from, &to);
     }
+    // The built-in copies get their manifests (the copies above of the
+    // others stay as built).
+    embed_manifests(&built, &out);
     for (var, name) in [
         ("WLOC_HOSTILE_WASM", "wloc_component_hostile"),
         ("WLOC_HOSTILE_NET_WASM", "wloc_component_hostile_net"),
         ("WLOC_HOSTILE_V2_WASM", "wloc_component_hostile_v2"),
+        ("WLOC_EXAMPLE_VENDOR_WASM", "wloc_component_example_vendor"),
     ] {
         println!(
             "cargo:rustc-env={var}={}",
             out.join(format!("{name}.wasm")).display()
         );
     }
+}
+
+/// The manifests of the built-in components (`wloc:manifest` sections),
+/// by file name: name, kind, description and requested capabilities.
+const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "wloc_component_synthetic",
+        "synthetic",
+        "discovery",
+        "hwloc's synthetic description language",
+        "config = [\"description\"]",
+    ),
+    (
+        "wloc_component_linux",
+        "linux",
+        "discovery",
+        "Linux discovery from /sys and /proc",
+        "files = [\"/sys\", \"/proc\", \"/run/udev/data\", \"/dev/cpuset\"]\nconfig = [\"*\"]",
+    ),
+    (
+        "wloc_component_x86",
+        "x86",
+        "discovery",
+        "x86 discovery from CPUID and the ACPI NUMA tables",
+        "files = [\"/sys/firmware/acpi/tables\"]\ncpuid = true\nconfig = [\"*\"]",
+    ),
+    (
+        "wloc_component_annotate_dmi",
+        "annotate-dmi",
+        "annotation",
+        "DMI infos and hwmon, thermal and cpufreq readings",
+        "files = [\"/sys/class/dmi\", \"/sys/class/hwmon\", \"/sys/class/thermal\", \"/sys/devices\"]\nconfig = [\"*\"]",
+    ),
+    (
+        "wloc_component_annotate_pci_names",
+        "annotate-pci-names",
+        "annotation",
+        "PCI vendor and device names from pci.ids",
+        "files = [\"/usr/share/misc/pci.ids\", \"/usr/share/hwdata/pci.ids\"]\nconfig = [\"*\"]",
+    ),
+];
+
+/// The hostile test components (crate `components/hostile-NAME`) and the
+/// capabilities their manifests ask for; they land in
+/// `$OUT_DIR/test-components/hostile-NAME.wasm` (`WLOC_TEST_COMPONENTS_DIR`).
+const TEST_MANIFESTS: &[(&str, &str)] = &[
+    ("read-dotdot", "files = [\"/sys\"]"),
+    // Asks for everything; the tests' policy grants /sys only.
+    ("read-absolute", "files = [\"/\"]"),
+    ("read-symlink", "files = [\"/sys\"]"),
+    ("read-environ", "files = [\"/sys\", \"/proc/self/environ\"]"),
+    ("write", ""),
+    ("socket", ""),
+    ("spin", ""),
+    ("alloc", ""),
+    ("huge", ""),
+    ("bad-cpuset", ""),
+    ("bad-index", ""),
+    ("cycle", ""),
+    ("duplicate-ids", ""),
+    ("panic", ""),
+    // Imports cpuid without asking for it.
+    ("cpuid", ""),
+    ("exit", ""),
+    ("escape-codes", ""),
+    // Speaks wloc:backend@0.2.0.
+    ("v2", ""),
+    ("net", ""),
+];
+
+fn manifest_text(name: &str, kind: &str, description: &str, caps: &str) -> String {
+    format!(
+        "name = \"{name}\"\nversion = \"{}\"\nkind = \"{kind}\"\ndescription = \"{description}\"\n\n[capabilities]\n{caps}\n",
+        std::env::var("CARGO_PKG_VERSION").unwrap_or_default()
+    )
+}
+
+/// Appends a `wloc:manifest` custom section to a component.
+fn with_manifest(wasm: &[u8], text: &str) -> Vec<u8> {
+    use wasm_encoder::Section;
+    let mut out = wasm.to_vec();
+    wasm_encoder::CustomSection {
+        name: "wloc:manifest".into(),
+        data: text.as_bytes().into(),
+    }
+    .append_to(&mut out);
+    out
+}
+
+/// Writes the built-in components with their manifests into `out`, and
+/// the test components into `out/test-components`.
+fn embed_manifests(built: &Path, out: &Path) {
+    for (file, name, kind, description, caps) in BUILTIN_MANIFESTS {
+        let wasm = read(&built.join(format!("{file}.wasm")));
+        let bytes = with_manifest(&wasm, &manifest_text(name, kind, description, caps));
+        write(&out.join(format!("{file}.wasm")), &bytes);
+    }
+    let dir = out.join("test-components");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    for (name, caps) in TEST_MANIFESTS {
+        let file = format!("wloc_component_hostile_{}", name.replace('-', "_"));
+        let wasm = read(&built.join(format!("{file}.wasm")));
+        let full = format!("hostile-{name}");
+        let text = manifest_text(&full, "discovery", "a hostile test component", caps);
+        write(&dir.join(format!("{full}.wasm")), &with_manifest(&wasm, &text));
+    }
+    println!("cargo:rustc-env=WLOC_TEST_COMPONENTS_DIR={}", dir.display());
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+}
+
+fn write(p: &Path, bytes: &[u8]) {
+    std::fs::write(p, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", p.display()))
 }
 
 fn copy(from: &Path, to: &Path) {

@@ -21,8 +21,26 @@ struct Cli {
 enum Command {
     /// Show the topology (as lstopo does): console listing, XML, synthetic or JSON.
     Ls(LsArgs),
+    /// Manage sandboxed components: list, inspect, verify, keygen, sign, embed, allow, deny, add.
+    Component(crate::cmd_component::ComponentArgs),
     /// Record this machine's CPUID, one file per PU, as hwloc-gather-cpuid does (x86 Linux).
     GatherCpuid(GatherCpuidArgs),
+    /// Run a command bound to a location, or show and change bindings, as hwloc-bind does.
+    Bind(crate::cmd_bind::BindArgs),
+    /// Show objects with their attributes, the topology levels or the supported features, as hwloc-info does.
+    Info(crate::cmd_info::InfoArgs),
+    /// List bound processes and threads, as hwloc-ps does.
+    Ps(crate::cmd_ps::PsArgs),
+    /// Compute OpenMP thread placement (KMP_AFFINITY, GOMP_CPU_AFFINITY, OMP_PLACES) and optionally run a command with it.
+    Place(crate::cmd_place::PlaceArgs),
+    /// Record this machine's sysfs/procfs files into NAME.tar.bz2 with NAME.output and NAME.xml, as hwloc-gather-topology does.
+    GatherTopology(crate::cmd_gather_topology::GatherTopologyArgs),
+    /// Combine locations into CPU or NUMA node sets and convert them, as hwloc-calc does.
+    Calc(crate::cmd_calc::CalcArgs),
+    /// Spread N CPU sets evenly over the machine, as hwloc-distrib does.
+    Distrib(crate::cmd_distrib::DistribArgs),
+    /// Sample dynamic properties (temperatures, power, frequencies) and print `object name value unit` lines.
+    Watch(crate::cmd_watch::WatchArgs),
 }
 
 /// Options of `wloc ls`, named as lstopo's.
@@ -94,6 +112,18 @@ struct LsArgs {
     /// Assume the input describes the system we run on.
     #[arg(long)]
     thissystem: bool,
+    /// Do not run the built-in annotation components (DMI infos, PCI names) after Linux discovery.
+    #[arg(long)]
+    no_annotate: bool,
+    /// Add a component (.wasm) for this run; it still needs the policy's approval.
+    #[arg(long = "component", value_name = "FILE")]
+    component: Vec<String>,
+    /// Select and order components as HWLOC_COMPONENTS does: NAME, -NAME to exclude, stop.
+    #[arg(long = "components", value_name = "LIST", allow_hyphen_values = true)]
+    components: Option<String>,
+    /// The component policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
+    #[arg(long = "policy", value_name = "FILE")]
+    policy: Option<std::path::PathBuf>,
     /// XML export flags: 2 writes hwloc 2.x XML (version 3.0 otherwise).
     #[arg(long, value_name = "N", default_value_t = 0)]
     export_xml_flags: u64,
@@ -256,7 +286,14 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
             preamble = format!("assuming `{i}' is {what}\n");
         }
     }
-    let mut topo = input::load(&source, topo).map_err(|e| match e {
+    let mut topo = crate::cmd_component::load_for_ls(
+        &source,
+        topo,
+        &a.component,
+        a.components.as_deref(),
+        a.policy.as_deref(),
+    )
+    .map_err(|e| match e {
         LoadError::Xml(_) | LoadError::Synthetic(_) | LoadError::Component(_) => format!(
             "failed to load topology from {}: {e}",
             a.input.as_deref().unwrap_or("the environment")
@@ -265,6 +302,9 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
     })?;
     if a.thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
         topo.is_thissystem = true;
+    }
+    if !a.no_annotate {
+        wloc::annotations::annotate_discovered(&source, &mut topo);
     }
     let text = match format {
         OutputFormat::Console => {
@@ -438,7 +478,16 @@ pub fn main() -> i32 {
     };
     let res = match &cli.command {
         Command::Ls(a) => run_ls(a),
+        Command::Component(a) => crate::cmd_component::run_component(a),
         Command::GatherCpuid(a) => run_gather_cpuid(a),
+        Command::Bind(a) => crate::cmd_bind::run_bind(a),
+        Command::Info(a) => crate::cmd_info::run_info(a),
+        Command::Ps(a) => crate::cmd_ps::run_ps(a),
+        Command::Place(a) => crate::cmd_place::run_place(a),
+        Command::GatherTopology(a) => crate::cmd_gather_topology::run_gather_topology(a),
+        Command::Calc(a) => crate::cmd_calc::run_calc(a),
+        Command::Distrib(a) => crate::cmd_distrib::run_distrib(a),
+        Command::Watch(a) => crate::cmd_watch::run_watch(a),
     };
     match res {
         Ok(()) => 0,

@@ -479,6 +479,7 @@ mod linux {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wloc_core::Topology;
     use wloc_probe::DumpSource;
 
     fn replay(pu0: &str) -> DumpSource {
@@ -633,14 +634,12 @@ mod tests {
         }
         let mut slit = 2u64.to_le_bytes().to_vec();
         slit.extend_from_slice(&[10, 17, 17, 10]);
-        let dir = std::env::temp_dir().join(format!("wloc-acpi-files-{}", std::process::id()));
+        let root = std::env::temp_dir().join(format!("wloc-acpi-files-{}", std::process::id()));
+        let dir = root.join("sys/firmware/acpi/tables");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("SRAT"), table(b"SRAT", 3, &srat)).unwrap();
         std::fs::write(dir.join("SLIT"), table(b"SLIT", 1, &slit)).unwrap();
         std::fs::write(dir.join("DSDT"), b"not read").unwrap();
-        let tables = read_acpi_tables(&dir);
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(tables.signatures().count(), 2);
         // PUs listed with APIC ids 3, 2, 1, 0: OS index and APIC id differ.
         let mut files = vec![("hwloc-cpuid-info".to_string(), CPUID_INFO.to_string())];
         for pu in 0u32..4 {
@@ -652,10 +651,19 @@ mod tests {
                 ),
             ));
         }
-        let src =
-            DumpSource::from_files(files.iter().map(|(n, b)| (n.as_str(), b.as_bytes()))).unwrap();
-        assert_eq!(apic_id(&src, 0), 3);
-        let t = discover_with_acpi(&src, Topology::new(), &tables).unwrap();
+        let dump = || {
+            DumpProvider::new(
+                DumpSource::from_files(files.iter().map(|(n, b)| (n.as_str(), b.as_bytes())))
+                    .unwrap(),
+                None,
+            )
+        };
+        // The x86 component, granted the tables under this fsroot.
+        let grant =
+            wloc_runtime::FileAccess::new(wloc_runtime::builtin::X86_ROOTS, Some(&root)).unwrap();
+        let t = crate::input::run_x86(dump(), Some(grant), Topology::new());
+        let _ = std::fs::remove_dir_all(&root);
+        let t = t.unwrap();
         let nodes = t.objs_by_type(wloc_core::ObjType::NUMANode);
         assert_eq!(nodes.len(), 2);
         let n0 = t.obj_by_os_index(wloc_core::ObjType::NUMANode, 0).unwrap();
@@ -663,8 +671,8 @@ mod tests {
         assert_eq!(t.obj(n0).numa().unwrap().local_memory, 1 << 30);
         assert_eq!(t.distances[0].values, vec![10, 17, 17, 10]);
         assert_eq!(t.check(), Ok(()));
-        // No SRAT: the topology keeps its single node.
-        let t = discover_with_acpi(&src, Topology::new(), &AcpiTables::new()).unwrap();
+        // No tables granted: the topology keeps its single node.
+        let t = crate::input::run_x86(dump(), None, Topology::new()).unwrap();
         assert_eq!(t.objs_by_type(wloc_core::ObjType::NUMANode).len(), 1);
     }
 
@@ -673,7 +681,8 @@ mod tests {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn discovers_this_machine() {
-        let t = discover_this_machine(Topology::new()).unwrap();
+        let t =
+            crate::input::load(&crate::input::Source::CpuidThisSystem, Topology::new()).unwrap();
         assert_eq!(t.check(), Ok(()));
         let pus = t.objs_by_type(wloc_core::ObjType::PU).len();
         assert_eq!(pus, LinuxPuRunner::new().unwrap().pus().len());

@@ -178,6 +178,31 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
     }
 }
 
+/// The policy file named with `--policy` (else `WLOC_POLICY`, else the
+/// system file), set once by the command line.
+static POLICY_PATH: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+
+/// Names the policy file built-in components are checked against (the
+/// first call wins).
+pub fn set_policy_path(path: Option<PathBuf>) {
+    let _ = POLICY_PATH.set(path);
+}
+
+/// Loads a built-in component through the policy (which may disable it,
+/// narrow its grant or set its limits): the one path every component
+/// takes.
+fn load_builtin(
+    rt: &wloc_runtime::Runtime,
+    name: &str,
+    wasm: &[u8],
+) -> Result<wloc_runtime::LoadedComponent, LoadError> {
+    let path = POLICY_PATH.get().cloned().flatten();
+    let policy = wloc_runtime::policy::Policy::load(path.as_deref()).map_err(LoadError::BadInput)?;
+    let adm = wloc_runtime::enforce::admit(&policy, wasm, true, name, "built-in")
+        .map_err(LoadError::Component)?;
+    rt.load_admitted(&adm, wasm).map_err(LoadError::Component)
+}
+
 /// Builds a synthetic description in the sandboxed built-in synthetic
 /// component.  The description is parsed natively first, which is cheap,
 /// so that syntax errors keep the parser's positions and wording.
@@ -185,12 +210,7 @@ fn load_synthetic(desc: &str, topo: Topology) -> Result<Topology, LoadError> {
     wloc_core::synthetic::parse(desc).map_err(LoadError::Synthetic)?;
     let rt = wloc_runtime::Runtime::new()
         .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = rt
-        .load(
-            wloc_runtime::builtin::SYNTHETIC_NAME,
-            wloc_runtime::builtin::synthetic_wasm(),
-        )
-        .map_err(LoadError::Component)?;
+    let c = load_builtin(&rt, wloc_runtime::builtin::SYNTHETIC_NAME, wloc_runtime::builtin::synthetic_wasm())?;
     let opts = wloc_runtime::RunOptions::with_config([("description", desc)]);
     rt.discover(&c, &opts, topo).map_err(LoadError::Component)
 }
@@ -281,12 +301,7 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
         .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;
     let rt = wloc_runtime::Runtime::new()
         .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = rt
-        .load(
-            wloc_runtime::builtin::LINUX_NAME,
-            wloc_runtime::builtin::linux_wasm(),
-        )
-        .map_err(LoadError::Component)?;
+    let c = load_builtin(&rt, wloc_runtime::builtin::LINUX_NAME, wloc_runtime::builtin::linux_wasm())?;
     let mut run = wloc_runtime::RunOptions::with_config(linux_settings(&opts, &topo));
     run.files = std::sync::Arc::new(files);
     let mut t = rt.discover(&c, &run, topo).map_err(LoadError::Component)?;
@@ -362,19 +377,14 @@ fn load_cpuid_this_system(topo: Topology) -> Result<Topology, LoadError> {
 
 /// Runs the sandboxed x86 discovery component, granted CPUID answers and
 /// maybe the ACPI tables.
-fn run_x86(
+pub(crate) fn run_x86(
     provider: crate::cpuid_native::DumpProvider,
     files: Option<wloc_runtime::FileAccess>,
     topo: Topology,
 ) -> Result<Topology, LoadError> {
     let rt = wloc_runtime::Runtime::new()
         .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = rt
-        .load(
-            wloc_runtime::builtin::X86_NAME,
-            wloc_runtime::builtin::x86_wasm(),
-        )
-        .map_err(LoadError::Component)?;
+    let c = load_builtin(&rt, wloc_runtime::builtin::X86_NAME, wloc_runtime::builtin::x86_wasm())?;
     let mut run = wloc_runtime::RunOptions::default();
     run.cpuid = Some(std::sync::Arc::new(provider));
     if let Some(f) = files {

@@ -5,6 +5,7 @@
 //! listings, synthetic descriptions, JSON) and drives the `wloc` command.
 //! The topology model itself lives in [`wloc_core`].
 
+pub mod annotations;
 pub mod console;
 pub mod cpuid_native;
 pub mod input;

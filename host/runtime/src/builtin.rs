@@ -32,3 +32,39 @@ pub fn x86_wasm() -> &'static [u8] {
 pub fn linux_wasm() -> &'static [u8] {
     include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_linux.wasm"))
 }
+
+/// The annotation component for the machine's identity and sensors: DMI
+/// infos of the root, and hwmon, thermal and cpufreq readings as dynamic
+/// properties.
+pub const ANNOTATE_DMI_NAME: &str = "annotate-dmi";
+
+/// The roots the DMI and sensors annotation component is granted
+/// (read-only).  `/sys/devices` holds what the class folders link to.
+pub const ANNOTATE_DMI_ROOTS: &[&str] = &[
+    "/sys/class/dmi",
+    "/sys/class/hwmon",
+    "/sys/class/thermal",
+    "/sys/devices",
+];
+
+/// The bytes of the DMI and sensors annotation component.
+pub fn annotate_dmi_wasm() -> &'static [u8] {
+    include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_annotate_dmi.wasm"))
+}
+
+/// The annotation component naming PCI vendors and devices (`PCIVendor`
+/// and `PCIDevice` infos) from the system's PCI ID database.
+pub const ANNOTATE_PCI_NAMES_NAME: &str = "annotate-pci-names";
+
+/// The files the PCI names component is granted (read-only): Debian's
+/// `pci.ids` package and `hwdata`'s copy.
+pub const ANNOTATE_PCI_NAMES_ROOTS: &[&str] =
+    &["/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"];
+
+/// The bytes of the PCI names annotation component.
+pub fn annotate_pci_names_wasm() -> &'static [u8] {
+    include_bytes!(concat!(
+        env!("OUT_DIR"),
+        "/wloc_component_annotate_pci_names.wasm"
+    ))
+}

@@ -181,6 +181,9 @@ impl FileAccess {
                 Ok(Some(g)) => grants.push(g),
                 Ok(None) => missing.push(root.to_string()),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(root.to_string()),
+                // A root that leads out of the fsroot (a link to the host's
+                // own files) is not granted; the others still are.
+                Err(e) if is_escape(&e) => missing.push(root.to_string()),
                 Err(e) => return Err(io::Error::new(e.kind(), format!("cannot open {root}: {e}"))),
             }
         }

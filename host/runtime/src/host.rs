@@ -165,6 +165,9 @@ pub(crate) struct HostState {
     pub logs: Vec<String>,
     read_bytes: u64,
     file_ops: u64,
+    /// The current topology, for the `topology` import of annotation
+    /// backends (empty for discovery backends).
+    pub topology: Arc<Vec<types::Object>>,
 }
 
 impl HostState {
@@ -212,6 +215,7 @@ impl HostState {
             logs: Vec::new(),
             read_bytes: 0,
             file_ops: 0,
+            topology: Arc::new(Vec::new()),
         }
     }
 
@@ -470,12 +474,35 @@ impl HasData for HasIo {
 /// environment and the filesystem types), never sockets: a component that
 /// imports them is refused when it is loaded.
 pub(crate) fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    link_granted(linker, crate::enforce::Interfaces::DISCOVERY_ALL)
+}
+
+/// Links the WASI interfaces above and, of wloc's, `types`, `log` and the
+/// granted ones only: a component importing anything else cannot be
+/// instantiated.  Every WIT version the host speaks is linked here, from
+/// the same grant.
+pub(crate) fn link_granted(
+    linker: &mut Linker<HostState>,
+    granted: crate::enforce::Interfaces,
+) -> wasmtime::Result<()> {
+    use crate::bindings::{config, cpuid, files, log, types};
+    use wasmtime::component::HasSelf;
     use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sync};
     type T = HostState;
-    crate::bindings::DiscoveryBackend::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
-        linker,
-        |s| s,
-    )?;
+    types::add_to_linker::<T, HasSelf<T>>(linker, |s| s)?;
+    log::add_to_linker::<T, HasSelf<T>>(linker, |s| s)?;
+    if granted.files {
+        files::add_to_linker::<T, HasSelf<T>>(linker, |s| s)?;
+    }
+    if granted.cpuid {
+        cpuid::add_to_linker::<T, HasSelf<T>>(linker, |s| s)?;
+    }
+    if granted.config {
+        config::add_to_linker::<T, HasSelf<T>>(linker, |s| s)?;
+    }
+    if granted.topology {
+        crate::annotate::bindings::topology::add_to_linker::<T, HasSelf<T>>(linker, |s| s)?;
+    }
     let l = linker;
     sync::io::error::add_to_linker::<T, HasIo>(l, |t| &mut t.table)?;
     sync::io::poll::add_to_linker::<T, HasIo>(l, |t| &mut t.table)?;

@@ -24,12 +24,17 @@
 //! data) ends as a [`ComponentError`] naming it, and the runtime stays
 //! usable for the next run.
 
+pub mod annotate;
 pub mod bindings;
 pub mod builtin;
 pub mod cache;
 pub mod convert;
+pub mod enforce;
 pub mod fs;
 mod host;
+pub mod manifest;
+pub mod policy;
+pub mod signing;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -43,9 +48,17 @@ use wasmtime::{Config, Engine, Store, Trap};
 use wloc_core::Topology;
 
 pub use bindings::types::Discovery;
+pub use annotate::{LoadedAnnotator, Property};
 pub use cache::{CacheOutcome, CompiledCache};
 pub use fs::FileAccess;
 use host::{HostState, HostTrap};
+
+/// The folder of the hostile test components built with the runtime
+/// (`hostile-NAME.wasm`, with manifests), for the end-to-end tests.
+#[doc(hidden)]
+pub fn test_components_dir() -> &'static str {
+    env!("WLOC_TEST_COMPONENTS_DIR")
+}
 
 /// CPUID answers for the `cpuid` import: executed natively on a PU, or
 /// replayed from a recorded dump.
@@ -211,6 +224,9 @@ pub enum ErrorKind {
     InvalidData(String),
     /// Its objects do not make a valid topology.
     Topology(String),
+    /// The policy or the enforcement point refused it before it ran
+    /// (not allowed, bad signature, ungranted import, unknown version).
+    Refused(String),
 }
 
 /// An error of one component, with its name and digest.
@@ -247,6 +263,7 @@ impl fmt::Display for ComponentError {
             ErrorKind::Failed(m) => write!(f, "failed: {}", host::sanitize(m, 2000)),
             ErrorKind::InvalidData(m) => write!(f, "returned invalid data: {m}"),
             ErrorKind::Topology(m) => write!(f, "returned an invalid topology: {m}"),
+            ErrorKind::Refused(m) => write!(f, "refused: {m}"),
         }
     }
 }
@@ -259,9 +276,16 @@ pub struct LoadedComponent {
     digest: String,
     pre: bindings::DiscoveryBackendPre<HostState>,
     outcome: CacheOutcome,
+    /// What the policy granted; `None` for bytes the host itself trusts
+    /// ([`Runtime::load`]).
+    grant: Option<Arc<enforce::Grant>>,
 }
 
 impl LoadedComponent {
+    /// What it was granted, if it went through the policy.
+    pub fn grant(&self) -> Option<&enforce::Grant> {
+        self.grant.as_deref()
+    }
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name
@@ -413,7 +437,34 @@ impl Runtime {
             .cache
             .load_or_compile(&self.engine, wasm, &digest)
             .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
-        self.prepare(name, digest.clone(), component, outcome)
+        self.prepare(name, digest.clone(), component, outcome, &self.linker, None)
+    }
+
+    /// Loads a component the policy admitted ([`enforce::admit`]): only
+    /// its granted interfaces are linked, and every run is narrowed to
+    /// its grant.  `wasm` must be the admitted bytes.
+    pub fn load_admitted(
+        &self,
+        adm: &enforce::Admission,
+        wasm: &[u8],
+    ) -> Result<LoadedComponent, ComponentError> {
+        let name = adm.manifest.name.as_str();
+        let digest = cache::sha256_hex(wasm);
+        let err = |kind| component_error(name, &digest, kind);
+        if digest != adm.digest {
+            return Err(err(ErrorKind::Refused(
+                "its bytes are not the ones the policy admitted".into(),
+            )));
+        }
+        let mut linker = Linker::new(&self.engine);
+        host::link_granted(&mut linker, adm.grant.interfaces)
+            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
+        let (component, outcome) = self
+            .cache
+            .load_or_compile(&self.engine, wasm, &digest)
+            .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
+        let grant = Some(Arc::new(adm.grant.clone()));
+        self.prepare(name, digest.clone(), component, outcome, &linker, grant)
     }
 
     fn prepare(
@@ -422,10 +473,11 @@ impl Runtime {
         digest: String,
         component: Component,
         outcome: CacheOutcome,
+        linker: &Linker<HostState>,
+        grant: Option<Arc<enforce::Grant>>,
     ) -> Result<LoadedComponent, ComponentError> {
         let err = |kind| component_error(name, &digest, kind);
-        let pre = self
-            .linker
+        let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
         let pre = bindings::DiscoveryBackendPre::new(pre).map_err(|e| {
@@ -438,12 +490,22 @@ impl Runtime {
             digest,
             pre,
             outcome,
+            grant,
         })
     }
 
     /// Runs a component's `discover` in a fresh store and returns its
-    /// record, unchecked.
+    /// record, unchecked.  A component loaded through the policy gets
+    /// only what it was granted, whatever `opts` holds.
     pub fn run(&self, c: &LoadedComponent, opts: &RunOptions) -> Result<RunOutput, ComponentError> {
+        let narrowed;
+        let opts = match &c.grant {
+            Some(g) => {
+                narrowed = g.narrow(opts);
+                &narrowed
+            }
+            None => opts,
+        };
         let start = Instant::now();
         let err = |kind| component_error(&c.name, &c.digest, kind);
         let limits = &opts.limits;
@@ -492,7 +554,8 @@ impl Runtime {
         topo: Topology,
     ) -> Result<Topology, ComponentError> {
         let out = self.run(c, opts)?;
-        build_topology(c.name(), c.digest(), &out.discovery, &opts.limits, topo)
+        let limits = c.grant.as_ref().map_or(&opts.limits, |g| &g.limits);
+        build_topology(c.name(), c.digest(), &out.discovery, limits, topo)
     }
 }
 

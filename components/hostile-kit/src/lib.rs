@@ -1,0 +1,122 @@
+//! What the hostile test components share: the bindings of the
+//! `discovery-backend` world (without `wloc-core`, so each component
+//! stays small and quick to build) and a small valid answer that they
+//! fill with what their attempts got.  Never shipped.
+
+/// The generated bindings of the `discovery-backend` world.
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "discovery-backend",
+        path: "../../wit/backend@0.1.0",
+        pub_export_macro: true,
+        default_bindings_module: "wloc_hostile_kit::bindings",
+    });
+}
+
+pub use bindings::wloc::backend::types::*;
+pub use bindings::wloc::backend::{cpuid, files, log};
+pub use bindings::{export, Guest};
+
+/// An object with no sets and no attributes.
+pub fn obj(id: u32, parent: Option<u32>, type_: ObjectType) -> Object {
+    Object {
+        id,
+        parent,
+        type_,
+        os_index: None,
+        name: None,
+        subtype: None,
+        cpuset: None,
+        complete_cpuset: None,
+        nodeset: None,
+        complete_nodeset: None,
+        attr: ObjectAttr::None,
+        infos: Vec::new(),
+    }
+}
+
+/// A finite set of words.
+pub fn set(words: Vec<u64>) -> Option<Bitmap> {
+    Some(Bitmap {
+        words,
+        infinite: false,
+    })
+}
+
+/// A PU of OS index `os`.
+pub fn pu(id: u32, parent: Option<u32>, os: u32) -> Object {
+    let mut words = vec![0u64; os as usize / 64 + 1];
+    words[os as usize / 64] = 1 << (os % 64);
+    Object {
+        os_index: Some(os),
+        cpuset: set(words),
+        ..obj(id, parent, ObjectType::Pu)
+    }
+}
+
+/// A valid machine with one PU.
+pub fn small() -> Discovery {
+    Discovery {
+        objects: vec![obj(1, None, ObjectType::Machine), pu(2, Some(1), 0)],
+        distances: Vec::new(),
+        memattrs: Vec::new(),
+        cpukinds: Vec::new(),
+        infos: Vec::new(),
+        allowed_cpuset: None,
+        allowed_nodeset: None,
+        support: Vec::new(),
+        memtiers: Vec::new(),
+        pci_localities: Vec::new(),
+    }
+}
+
+/// A topology info.
+pub fn info(name: impl Into<String>, value: impl Into<String>) -> Info {
+    Info {
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+/// What a read got, in one word or with the start of the content.
+pub fn describe(r: &Result<Vec<u8>, files::FileError>) -> String {
+    match r {
+        Ok(bytes) => format!(
+            "LEAKED {} bytes: {}",
+            bytes.len(),
+            String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
+        ),
+        Err(e) => describe_err(e),
+    }
+}
+
+/// A file error in one word.
+pub fn describe_err(e: &files::FileError) -> String {
+    match e {
+        files::FileError::NotFound => "not-found".into(),
+        files::FileError::Denied => "denied".into(),
+        files::FileError::TooLarge => "too-large".into(),
+        files::FileError::Io(s) => format!("io: {s}"),
+    }
+}
+
+/// Tries to read, list, glob and follow each path through the `files`
+/// import and records every outcome as a topology info (`attempt N`).
+pub fn probe(d: &mut Discovery, paths: &[&str]) {
+    let owned: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+    let results = files::read_many(&owned, 4096);
+    for (p, r) in paths.iter().zip(&results) {
+        d.infos.push(info(format!("read {p}"), describe(r)));
+        let v = match files::list_dir(p) {
+            Ok(names) => format!("LEAKED listing of {} entries", names.len()),
+            Err(e) => describe_err(&e),
+        };
+        d.infos.push(info(format!("list {p}"), v));
+        let v = match files::glob(&format!("{p}/*")) {
+            Ok(names) if names.is_empty() => "no match".to_string(),
+            Ok(names) => format!("LEAKED {} matches", names.len()),
+            Err(e) => describe_err(&e),
+        };
+        d.infos.push(info(format!("glob {p}/*"), v));
+    }
+}

@@ -1,0 +1,105 @@
+//! Unit tests of location evaluation over synthetic topologies.
+
+use super::*;
+
+fn synth(desc: &str) -> Topology {
+    let mut t = Topology::new();
+    t.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
+    wloc_core::synthetic::parse(desc).unwrap().build(t).unwrap()
+}
+
+fn calc(topo: &Topology, words: &str) -> String {
+    let words: Vec<String> = words.split_whitespace().map(String::from).collect();
+    let mut acc = Locations::default();
+    for w in &words {
+        if let Ok(r) = resolve_word(topo, w, &WordOptions::default()) {
+            r.op.apply(&mut acc, &r.sets);
+        }
+    }
+    acc.cpuset.to_hwloc_string()
+}
+
+#[test]
+fn objects_ranges_and_keywords() {
+    let t = synth("pack:2 core:4 pu:2");
+    assert_eq!(calc(&t, "core:1-2"), "0x0000003c");
+    assert_eq!(calc(&t, "core:1:3"), "0x000000fc");
+    assert_eq!(calc(&t, "core:6:4"), "0x0000f00f");
+    assert_eq!(calc(&t, "pu:even"), "0x00005555");
+    assert_eq!(calc(&t, "pu:odd"), "0x0000aaaa");
+    assert_eq!(calc(&t, "core:2-"), "0x0000fff0");
+    assert_eq!(calc(&t, "pu:3-1"), "0x0000fff8");
+    assert_eq!(calc(&t, "pack:1.core:1.pu:0"), "0x00000400");
+    assert_eq!(calc(&t, "Core:1"), "0x0000000c");
+    assert_eq!(calc(&t, "all"), "0x0000ffff");
+}
+
+#[test]
+fn operators_combine_left_to_right() {
+    let t = synth("pack:2 core:4 pu:2");
+    assert_eq!(calc(&t, "pack:0 ^core:0-4"), "0x00000300");
+    assert_eq!(calc(&t, "pack:0 xcore:3-4"), "0x000000c0");
+    assert_eq!(calc(&t, "pu:0 ~pu:0"), "0x0");
+    assert_eq!(calc(&t, "~pu:0 all"), "0x0000ffff");
+}
+
+#[test]
+fn set_strings_in_hwloc_forms() {
+    let t = synth("pack:2 core:4 pu:2");
+    assert_eq!(calc(&t, "0x5"), "0x00000005");
+    assert_eq!(calc(&t, "1,3"), "0x00000001,0x00000003");
+    assert_eq!(calc(&t, "0xf...f,0x1,0x2"), "0xf...f,0x00000001,0x00000002");
+    // hwloc 2.9 reads neither lists nor bare numbers without an explicit form.
+    assert_eq!(calc(&t, "1-3"), "0x0");
+    assert_eq!(calc(&t, "5"), "0x0");
+    let opts = WordOptions {
+        cpuset_format: Some(CpusetFormat::List),
+        ..WordOptions::default()
+    };
+    let l = resolve_word(&t, "1-3", &opts).unwrap().sets;
+    assert_eq!(l.cpuset.to_hwloc_string(), "0x0000000e");
+}
+
+#[test]
+fn physical_input_uses_os_indexes() {
+    let t = synth("pack:2 core:2 pu:2(indexes=0,2,4,6,1,3,5,7)");
+    let opts = EvalOptions {
+        physical_input: true,
+    };
+    let l = evaluate(&t, &["pu:2".to_string()], &opts).unwrap();
+    assert_eq!(l.cpuset.to_hwloc_string(), "0x00000004");
+    let l = evaluate(&t, &["pu:1".to_string()], &EvalOptions::default()).unwrap();
+    assert_eq!(l.cpuset.to_hwloc_string(), "0x00000004");
+}
+
+#[test]
+fn numa_nodes_give_both_sets() {
+    let t = synth("pack:2 [numa] core:2 pu:2");
+    let l = evaluate(&t, &["numa:1".to_string()], &EvalOptions::default()).unwrap();
+    assert_eq!(l.cpuset.to_hwloc_string(), "0x000000f0");
+    assert_eq!(l.nodeset.to_hwloc_string(), "0x00000002");
+    let l = evaluate(&t, &["pack:1.numa:0".to_string()], &EvalOptions::default()).unwrap();
+    assert_eq!(l.nodeset.to_hwloc_string(), "0x00000002");
+}
+
+#[test]
+fn errors_name_the_word() {
+    let t = synth("pack:2 core:4 pu:2");
+    let e = evaluate(&t, &["frob:1".to_string()], &EvalOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("frob:1"), "{e}");
+    let e = evaluate(&t, &["core:99".to_string()], &EvalOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("core:99"), "{e}");
+    let e = evaluate(&t, &["core:x".to_string()], &EvalOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("core:x"), "{e}");
+    let e = evaluate(&t, &["l3:0".to_string()], &EvalOptions::default()).unwrap_err();
+    assert!(matches!(e, LocationError::NoSuchLevel(_)), "{e}");
+    assert!(evaluate(&t, &["os=eth0".to_string()], &EvalOptions::default()).is_err());
+}
+
+#[test]
+fn huge_ranges_finish() {
+    let t = synth("pack:2 core:4 pu:2");
+    assert_eq!(calc(&t, "pu:5-2"), "0x0000ffe0");
+    assert_eq!(calc(&t, "pu:20-"), "0x0");
+    assert_eq!(calc(&t, "pu:0:4000000000"), "0x0000ffff");
+}

@@ -1,0 +1,568 @@
+//! Annotation backends: components of the `annotation-backend` world that
+//! read the finished topology (the `topology` import) and return infos,
+//! Misc objects, distances, memory attributes and dynamic properties
+//! (temperatures, frequencies, power, ...).
+//!
+//! They run like discovery backends: one fresh store and instance per
+//! run, the same limits, the same host imports (`files`, `log`,
+//! `config`), linked through the same [`host::link`](crate::host) so that
+//! one place decides what a component may import.  What they return is
+//! checked as a whole before anything touches the topology: a failing or
+//! misbehaving annotation component leaves the topology as it was.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::Store;
+use wloc_core::bitmap::Bitmap as CoreBitmap;
+use wloc_core::distances::Distances as CoreDistances;
+use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
+use wloc_core::object::{BridgeUpstream, CacheKind as CoreCacheKind, Info as CoreInfo};
+use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, Topology};
+
+use crate::bindings::types::{
+    BridgeAttr, CacheAttr, CacheKind, GroupAttr, Initiator, NumaAttr, Object as WitObject,
+    ObjectAttr, ObjectType, PageType, PciAttr,
+};
+use crate::cache::{self, CacheOutcome};
+use crate::host::{self, HostState};
+use crate::{classify, component_error, ComponentError, ErrorKind, Limits, RunOptions, Runtime};
+
+/// Host bindings of the `annotation-backend` world.  The interfaces it
+/// shares with the discovery world are those of [`crate::bindings`], so
+/// one implementation serves both.
+pub mod bindings {
+    wasmtime::component::bindgen!({
+        world: "annotation-backend",
+        path: "../../wit/backend@0.1.0",
+        imports: { default: trappable },
+        with: {
+            "wloc:backend/types": crate::bindings::types,
+            "wloc:backend/files": crate::bindings::files,
+            "wloc:backend/log": crate::bindings::log,
+            "wloc:backend/config": crate::bindings::config,
+        },
+    });
+
+    pub use self::wloc::backend::topology;
+}
+
+pub use crate::bindings::types::{Annotations, DynamicProperty};
+
+impl bindings::topology::Host for HostState {
+    fn objects(&mut self) -> wasmtime::Result<Vec<WitObject>> {
+        Ok((*self.topology).clone())
+    }
+}
+
+/// An annotation component ready to run.
+pub struct LoadedAnnotator {
+    name: String,
+    digest: String,
+    pre: bindings::AnnotationBackendPre<HostState>,
+    outcome: CacheOutcome,
+}
+
+impl LoadedAnnotator {
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The sha256 digest of its bytes, in hexadecimal.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+    /// Whether it came from the compiled cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.outcome
+    }
+}
+
+/// What an annotation run returned, before it is checked.
+pub struct AnnotationOutput {
+    /// The record.
+    pub annotations: Annotations,
+    /// Captured log lines ([`crate::LogTarget::Capture`]).
+    pub logs: Vec<String>,
+    /// Fuel used.
+    pub fuel_used: u64,
+    /// Time from the new store to the returned record.
+    pub elapsed: Duration,
+}
+
+/// A measured value attached to an object of the topology.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Property {
+    /// The object it describes.
+    pub object: ObjId,
+    /// Its name, such as `temperature` or `power.acpi.power1`.
+    pub name: String,
+    /// The value, in `unit`.
+    pub value: f64,
+    /// The unit symbol (`°C`, `Hz`, `W`, `V`, `A`, `RPM`, ...).
+    pub unit: String,
+}
+
+/// Longest unit symbol accepted.
+const MAX_UNIT_BYTES: usize = 16;
+
+impl Runtime {
+    /// Compiles (or loads from the cache) an annotation component and
+    /// checks that the host gives everything it imports and that it
+    /// exports `annotate`.
+    pub fn load_annotator(
+        &self,
+        name: &str,
+        wasm: &[u8],
+    ) -> Result<LoadedAnnotator, ComponentError> {
+        let digest = cache::sha256_hex(wasm);
+        let err = |kind| component_error(name, &digest, kind);
+        let (component, outcome) = self
+            .cache
+            .load_or_compile(&self.engine, wasm, &digest)
+            .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
+        // The discovery imports and WASI as for every component, plus the
+        // read-only view of the topology.
+        let mut linker: Linker<HostState> = Linker::new(&self.engine);
+        host::link(&mut linker)
+            .and_then(|()| {
+                bindings::topology::add_to_linker::<HostState, HasSelf<HostState>>(
+                    &mut linker,
+                    |s| s,
+                )
+            })
+            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
+        let pre = bindings::AnnotationBackendPre::new(pre).map_err(|e| {
+            err(ErrorKind::Link(format!(
+                "it is not a wloc:backend@0.1.0 annotation backend: {e:#}"
+            )))
+        })?;
+        Ok(LoadedAnnotator {
+            name: name.to_string(),
+            digest,
+            pre,
+            outcome,
+        })
+    }
+
+    /// Runs a component's `annotate` in a fresh store, showing it `topo`,
+    /// and returns its record, unchecked.
+    pub fn run_annotator(
+        &self,
+        c: &LoadedAnnotator,
+        opts: &RunOptions,
+        topo: &Topology,
+    ) -> Result<AnnotationOutput, ComponentError> {
+        let objects = topology_objects(topo)
+            .map_err(|m| component_error(&c.name, &c.digest, ErrorKind::Failed(m)))?;
+        self.run_annotator_on(c, opts, Arc::new(objects))
+    }
+
+    /// As [`Runtime::run_annotator`], with the topology already converted
+    /// by [`topology_objects`] (repeated runs share it).
+    pub fn run_annotator_on(
+        &self,
+        c: &LoadedAnnotator,
+        opts: &RunOptions,
+        objects: Arc<Vec<WitObject>>,
+    ) -> Result<AnnotationOutput, ComponentError> {
+        let start = Instant::now();
+        let err = |kind| component_error(&c.name, &c.digest, kind);
+        let limits = &opts.limits;
+        let mut state = HostState::new(
+            Arc::from(c.name.as_str()),
+            opts.files.clone(),
+            None,
+            opts.config.clone(),
+            limits,
+            opts.log,
+        );
+        state.topology = objects;
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store
+            .set_fuel(limits.fuel)
+            .map_err(|e| err(ErrorKind::Trap(format!("{e:#}"))))?;
+        let ticks = limits
+            .deadline
+            .as_nanos()
+            .div_ceil(crate::TICK.as_nanos())
+            .max(1)
+            + 1;
+        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+        store.epoch_deadline_trap();
+        let _ticking = self.ticker.running();
+
+        let result = c
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| (true, e))
+            .and_then(|b| b.call_annotate(&mut store).map_err(|e| (false, e)));
+        let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+        match result {
+            Ok(Ok(annotations)) => Ok(AnnotationOutput {
+                annotations,
+                logs: std::mem::take(&mut store.data_mut().logs),
+                fuel_used,
+                elapsed: start.elapsed(),
+            }),
+            Ok(Err(msg)) => Err(err(ErrorKind::Failed(msg))),
+            Err((instantiating, e)) => Err(err(classify(&e, store.data(), limits, instantiating))),
+        }
+    }
+
+    /// Runs an annotation component and adds what it returned to `topo`.
+    /// Returns its dynamic properties.  On any error `topo` is unchanged.
+    pub fn annotate(
+        &self,
+        c: &LoadedAnnotator,
+        opts: &RunOptions,
+        topo: &mut Topology,
+    ) -> Result<Vec<Property>, ComponentError> {
+        let out = self.run_annotator(c, opts, topo)?;
+        apply(&out.annotations, topo, &opts.limits)
+            .map_err(|m| component_error(&c.name, &c.digest, ErrorKind::InvalidData(m)))
+    }
+}
+
+fn bitmap_of(b: &CoreBitmap) -> crate::bindings::types::Bitmap {
+    crate::bindings::types::Bitmap {
+        words: b.words().to_vec(),
+        infinite: b.is_infinite(),
+    }
+}
+
+/// The WIT name of a core type.
+pub fn wit_type(t: ObjType) -> ObjectType {
+    match t {
+        ObjType::Machine => ObjectType::Machine,
+        ObjType::Package => ObjectType::Package,
+        ObjType::Die => ObjectType::Die,
+        ObjType::Core => ObjectType::Core,
+        ObjType::PU => ObjectType::Pu,
+        ObjType::L1Cache => ObjectType::L1Cache,
+        ObjType::L2Cache => ObjectType::L2Cache,
+        ObjType::L3Cache => ObjectType::L3Cache,
+        ObjType::L4Cache => ObjectType::L4Cache,
+        ObjType::L5Cache => ObjectType::L5Cache,
+        ObjType::L1ICache => ObjectType::L1iCache,
+        ObjType::L2ICache => ObjectType::L2iCache,
+        ObjType::L3ICache => ObjectType::L3iCache,
+        ObjType::Group => ObjectType::Group,
+        ObjType::NUMANode => ObjectType::NumaNode,
+        ObjType::MemCache => ObjectType::MemCache,
+        ObjType::Bridge => ObjectType::Bridge,
+        ObjType::PCIDevice => ObjectType::PciDevice,
+        ObjType::OSDevice => ObjectType::OsDevice,
+        ObjType::Misc => ObjectType::Misc,
+    }
+}
+
+fn wit_pci(p: &wloc_core::object::PciAttr) -> PciAttr {
+    PciAttr {
+        domain: p.domain,
+        bus: p.bus,
+        dev: p.dev,
+        function: p.func,
+        class_id: p.class_id,
+        vendor_id: p.vendor_id,
+        device_id: p.device_id,
+        subvendor_id: p.subvendor_id,
+        subdevice_id: p.subdevice_id,
+        revision: p.revision,
+        prog_if: p.prog_if,
+        link_speed: p.linkspeed,
+    }
+}
+
+fn wit_attr(a: &ObjAttr) -> ObjectAttr {
+    match a {
+        ObjAttr::None => ObjectAttr::None,
+        ObjAttr::Numa(n) => ObjectAttr::Numa(NumaAttr {
+            local_memory: n.local_memory,
+            page_types: n
+                .page_types
+                .iter()
+                .map(|p| PageType {
+                    size: p.size,
+                    count: p.count,
+                })
+                .collect(),
+        }),
+        ObjAttr::Cache(c) => ObjectAttr::Cache(CacheAttr {
+            size: c.size,
+            depth: c.depth,
+            linesize: c.linesize,
+            associativity: c.associativity,
+            kind: match c.kind {
+                CoreCacheKind::Unified => CacheKind::Unified,
+                CoreCacheKind::Data => CacheKind::Data,
+                CoreCacheKind::Instruction => CacheKind::Instruction,
+            },
+            inclusive: c.inclusive,
+        }),
+        ObjAttr::Group(g) => ObjectAttr::Group(GroupAttr {
+            kind: g.kind,
+            subkind: g.subkind,
+            dont_merge: g.dont_merge,
+        }),
+        ObjAttr::Pci(p) => ObjectAttr::Pci(wit_pci(p)),
+        ObjAttr::Bridge(b) => ObjectAttr::Bridge(BridgeAttr {
+            upstream: match &b.upstream {
+                BridgeUpstream::Host => None,
+                BridgeUpstream::Pci(p) => Some(wit_pci(p)),
+            },
+            domain: b.domain,
+            secondary_bus: b.secondary_bus,
+            subordinate_bus: b.subordinate_bus,
+        }),
+        ObjAttr::OsDev(t) => ObjectAttr::OsDevice(t.0),
+    }
+}
+
+/// The topology as the `topology` import shows it: every object, parents
+/// first, with its gp index as `id` and its parent's as `parent`, all its
+/// sets, attributes and infos.
+pub fn topology_objects(topo: &Topology) -> Result<Vec<WitObject>, String> {
+    let gp = |id: ObjId| -> Result<u32, String> {
+        let g = topo.obj(id).gp_index;
+        u32::try_from(g).map_err(|_| format!("gp index {g} does not fit an object id"))
+    };
+    let order = topo.iter_dfs();
+    let mut out = Vec::with_capacity(order.len());
+    for id in order {
+        let o = topo.obj(id);
+        out.push(WitObject {
+            id: gp(id)?,
+            parent: o.parent().map(gp).transpose()?,
+            type_: wit_type(o.obj_type),
+            os_index: o.os_index,
+            name: o.name.clone(),
+            subtype: o.subtype.clone(),
+            cpuset: o.cpuset.as_ref().map(|s| bitmap_of(s.bitmap())),
+            complete_cpuset: o.complete_cpuset.as_ref().map(|s| bitmap_of(s.bitmap())),
+            nodeset: o.nodeset.as_ref().map(|s| bitmap_of(s.bitmap())),
+            complete_nodeset: o.complete_nodeset.as_ref().map(|s| bitmap_of(s.bitmap())),
+            attr: wit_attr(&o.attr),
+            infos: o
+                .infos
+                .iter()
+                .map(|i| crate::bindings::types::Info {
+                    name: i.name.clone(),
+                    value: i.value.clone(),
+                })
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// Checks a string a component returned: its length, and no control
+/// characters (they would reach terminals and XML files).
+fn check_text(what: &str, s: &str, max: usize, may_be_empty: bool) -> Result<(), String> {
+    if !may_be_empty && s.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if s.len() > max {
+        return Err(format!("{what} is {} bytes long (at most {max})", s.len()));
+    }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(format!("{what} holds the control character {c:?}"));
+    }
+    Ok(())
+}
+
+/// Checks a record and adds it to `topo`: infos (an info the object has
+/// already, same name and value, is not repeated), Misc objects (then the
+/// topology is finished again), distances and memory attributes.  Returns
+/// the dynamic properties.  Nothing is changed when the record breaks a
+/// rule.
+pub fn apply(
+    a: &Annotations,
+    topo: &mut Topology,
+    limits: &Limits,
+) -> Result<Vec<Property>, String> {
+    let total = a.infos.len() + a.misc.len() + a.properties.len();
+    if total > limits.max_objects {
+        return Err(format!(
+            "{total} infos, Misc objects and properties returned (at most {})",
+            limits.max_objects
+        ));
+    }
+    if a.distances.len() > 4096 || a.memattrs.len() > 4096 {
+        return Err(format!(
+            "{} distance matrices and {} memory attributes returned (at most 4096 each)",
+            a.distances.len(),
+            a.memattrs.len()
+        ));
+    }
+    let by_gp: HashMap<u64, ObjId> = topo.ids().map(|i| (topo.obj(i).gp_index, i)).collect();
+    let resolve = |what: &str, gp: u64| -> Result<ObjId, String> {
+        by_gp
+            .get(&gp)
+            .copied()
+            .ok_or_else(|| format!("{what}: no object has gp index {gp}"))
+    };
+    let max_s = limits.max_string_bytes;
+
+    // Everything is checked against a copy, which replaces the topology
+    // only when all of it went well.
+    let mut t = topo.clone();
+    for (k, (gp, info)) in a.infos.iter().enumerate() {
+        let what = format!("info {k}");
+        let o = resolve(&what, *gp)?;
+        check_text(&format!("{what}: name"), &info.name, max_s, false)?;
+        check_text(
+            &format!("{what} ({}): value", info.name),
+            &info.value,
+            max_s,
+            true,
+        )?;
+        let obj = t.obj_mut(o);
+        if obj
+            .infos
+            .iter()
+            .any(|i| i.name == info.name && i.value == info.value)
+        {
+            continue;
+        }
+        if obj.infos.len() >= limits.max_infos {
+            return Err(format!(
+                "{what}: object with gp index {gp} would have more than {} infos",
+                limits.max_infos
+            ));
+        }
+        obj.infos.push(CoreInfo {
+            name: info.name.clone(),
+            value: info.value.clone(),
+        });
+    }
+    for (k, (gp, name)) in a.misc.iter().enumerate() {
+        let what = format!("Misc object {k}");
+        let parent = resolve(&what, *gp)?;
+        check_text(&format!("{what}: name"), name, max_s, false)?;
+        let mut m = Object::new(ObjType::Misc, None);
+        m.name = Some(name.clone());
+        t.insert_by_parent(parent, m);
+    }
+    for (k, m) in a.distances.iter().enumerate() {
+        let what = format!("distance matrix {k}");
+        if let Some(n) = &m.name {
+            check_text(&format!("{what}: name"), n, max_s, false)?;
+        }
+        let n = m.objects.len();
+        if n == 0 {
+            return Err(format!("{what} has no object"));
+        }
+        if n.checked_mul(n) != Some(m.values.len()) {
+            return Err(format!(
+                "{what} has {n} objects and {} values instead of {n}²",
+                m.values.len()
+            ));
+        }
+        if m.kind >= 1 << 5 {
+            return Err(format!("{what} has unknown kind bits {:#x}", m.kind));
+        }
+        let mut seen = HashSet::new();
+        let mut objs = Vec::with_capacity(n);
+        for &gp in &m.objects {
+            if !seen.insert(gp) {
+                return Err(format!("{what} lists gp index {gp} twice"));
+            }
+            objs.push(resolve(&what, u64::from(gp))?);
+        }
+        let ty = t.obj(objs[0]).obj_type;
+        if objs.iter().any(|&o| t.obj(o).obj_type != ty) {
+            return Err(format!("{what} mixes objects of several types"));
+        }
+        let d = CoreDistances::new(m.name.clone(), m.kind, objs, m.values.clone())
+            .ok_or_else(|| format!("{what} has a wrong number of values"))?;
+        t.distances.push(d);
+    }
+    for (k, m) in a.memattrs.iter().enumerate() {
+        let what = format!("memory attribute {k}");
+        check_text(&format!("{what}: name"), &m.name, max_s, false)?;
+        use wloc_core::memattrs::flags as f;
+        let order = m.flags & (f::HIGHER_FIRST | f::LOWER_FIRST);
+        if m.flags >= 1 << 3 || (order != f::HIGHER_FIRST && order != f::LOWER_FIRST) {
+            return Err(format!(
+                "{what} ({}) has flags {:#x} (exactly one of 1 and 2, and maybe 4)",
+                m.name, m.flags
+            ));
+        }
+        if matches!(m.name.as_str(), "Capacity" | "Locality") {
+            return Err(format!("{what}: {} is computed by the host", m.name));
+        }
+        let slot = match t.memattrs.iter().position(|x| x.name == m.name) {
+            Some(i) if t.memattrs[i].flags == m.flags => i,
+            Some(_) => return Err(format!("{what} ({}) exists with other flags", m.name)),
+            None => {
+                t.memattrs.push(MemAttr::new(&m.name, m.flags));
+                t.memattrs.len() - 1
+            }
+        };
+        for v in &m.values {
+            let target = resolve(&what, v.target as u64)?;
+            let initiator = match &v.initiator {
+                None => None,
+                Some(Initiator::Object(gp)) => {
+                    Some(CoreInitiator::Object(resolve(&what, u64::from(*gp))?))
+                }
+                Some(Initiator::Cpuset(c)) => {
+                    if c.infinite || c.words.len() > limits.max_bitmap_words {
+                        return Err(format!("{what}: initiator set is infinite or too large"));
+                    }
+                    Some(CoreInitiator::CpuSet(CpuSet::from_bitmap(
+                        CoreBitmap::from_words(&c.words),
+                    )))
+                }
+            };
+            if m.flags & f::NEED_INITIATOR != 0 && initiator.is_none() {
+                return Err(format!("{what} needs initiators and a value has none"));
+            }
+            t.memattrs[slot].set(target, initiator, v.value);
+        }
+    }
+    let mut props = Vec::with_capacity(a.properties.len());
+    for (k, p) in a.properties.iter().enumerate() {
+        let what = format!("property {k}");
+        let object = resolve(&what, p.object)?;
+        check_text(&format!("{what}: name"), &p.name, max_s, false)?;
+        check_text(
+            &format!("{what} ({}): unit", p.name),
+            &p.unit,
+            MAX_UNIT_BYTES,
+            true,
+        )?;
+        if !p.value.is_finite() {
+            return Err(format!("{what} ({}) has value {}", p.name, p.value));
+        }
+        props.push(Property {
+            object,
+            name: p.name.clone(),
+            value: p.value,
+            unit: p.unit.clone(),
+        });
+    }
+    if !a.misc.is_empty() || !a.distances.is_empty() {
+        // New objects need levels and indexes; the core is not expected to
+        // panic on checked data, but a component must never take the host
+        // down.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            t.finish().map_err(|e| e.to_string())?;
+            t.check()
+        }));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(format!("the annotated topology is invalid: {e}")),
+            Err(_) => return Err("the annotated topology could not be built".into()),
+        }
+    }
+    *topo = t;
+    Ok(props)
+}

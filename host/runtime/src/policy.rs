@@ -1,0 +1,830 @@
+//! The admin's policy: which components may run, with what, within which
+//! limits.
+//!
+//! The policy is a TOML file, `/etc/wloc/policy.toml` unless `--policy` or
+//! `WLOC_POLICY` names another.  Without a file, built-in components run
+//! with what they ask for and nothing else runs.
+//!
+//! ```toml
+//! # Limits of every component (each may be lowered or raised per entry).
+//! [limits]
+//! deadline_ms = 10000
+//! memory_mib = 256
+//!
+//! # Built-in components run unless disabled; their grants can be narrowed.
+//! [builtin.x86]
+//! enabled = false
+//! [builtin.linux]
+//! files = ["/sys", "/proc"]
+//!
+//! # Publishers whose signatures are trusted.
+//! [[publisher]]
+//! name = "acme"
+//! key = "ed25519:9f0c…"       # 64 hexadecimal digits
+//!
+//! # Allowed components, by sha256 digest of the file or by publisher
+//! # (optionally only one component name of that publisher), with what
+//! # they are granted: never more than their manifest asks for.
+//! [[allow]]
+//! publisher = "acme"
+//! name = "acme-nic"
+//! files = ["/sys/class/net", "/sys/devices"]
+//! config = ["acme.*"]
+//! limits = { deadline_ms = 2000 }
+//!
+//! [[allow]]
+//! digest = "sha256:3b5d…"
+//! cpuid = true
+//!
+//! # Refused whatever else says (by digest, name or publisher).
+//! [[deny]]
+//! name = "old-tool"
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::manifest::{check_root, root_within, Capabilities};
+use crate::signing::PublicKey;
+use crate::Limits;
+
+/// The system policy file.
+pub const SYSTEM_POLICY: &str = "/etc/wloc/policy.toml";
+
+/// Largest policy file read.
+const MAX_POLICY_BYTES: u64 = 4 << 20;
+
+/// Limits an entry may set (absent ones are inherited).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Wall-clock deadline of one run, in milliseconds.
+    pub deadline_ms: Option<u64>,
+    /// Fuel of one run (about one unit per instruction).
+    pub fuel: Option<u64>,
+    /// Linear memory, in MiB.
+    pub memory_mib: Option<u64>,
+    /// Objects returned.
+    pub max_objects: Option<usize>,
+    /// Data returned, in MiB.
+    pub max_returned_mib: Option<u64>,
+    /// File contents read in one run, in MiB.
+    pub max_read_mib: Option<u64>,
+}
+
+impl LimitSettings {
+    fn apply(&self, l: &mut Limits) {
+        if let Some(v) = self.deadline_ms {
+            l.deadline = Duration::from_millis(v);
+        }
+        if let Some(v) = self.fuel {
+            l.fuel = v;
+        }
+        if let Some(v) = self.memory_mib {
+            l.memory_bytes = usize::try_from(v.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = self.max_objects {
+            l.max_objects = v;
+        }
+        if let Some(v) = self.max_returned_mib {
+            l.max_returned_bytes = v.saturating_mul(1 << 20);
+        }
+        if let Some(v) = self.max_read_mib {
+            l.max_read_bytes = v.saturating_mul(1 << 20);
+        }
+    }
+
+    fn check(&self, what: &str) -> Result<(), String> {
+        let checks = [
+            ("deadline_ms", self.deadline_ms, 1, 24 * 3600 * 1000),
+            ("fuel", self.fuel, 1, u64::MAX),
+            ("memory_mib", self.memory_mib, 1, 64 << 10),
+            (
+                "max_objects",
+                self.max_objects.map(|v| v as u64),
+                1,
+                1 << 28,
+            ),
+            ("max_returned_mib", self.max_returned_mib, 1, 64 << 10),
+            ("max_read_mib", self.max_read_mib, 1, 64 << 10),
+        ];
+        for (name, v, lo, hi) in checks {
+            if let Some(v) = v {
+                if v < lo || v > hi {
+                    return Err(format!(
+                        "{what}: {name} = {v} is out of range ({lo} to {hi})"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the policy says of one built-in component.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltinRule {
+    /// `false` disables it.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Narrowed file roots (absent: what it asks for).
+    pub files: Option<Vec<String>>,
+    /// Narrowed CPUID access.
+    pub cpuid: Option<bool>,
+    /// Narrowed settings.
+    pub config: Option<Vec<String>>,
+    /// Its limits.
+    #[serde(default)]
+    pub limits: LimitSettings,
+}
+
+/// A trusted publisher.
+#[derive(Clone, Debug)]
+pub struct Publisher {
+    /// The name entries refer to.
+    pub name: String,
+    /// The key its components are signed with.
+    pub key: PublicKey,
+}
+
+/// An `[[allow]]` entry.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowRule {
+    /// `sha256:HEX` of the component file.
+    pub digest: Option<String>,
+    /// A `[[publisher]]` name.
+    pub publisher: Option<String>,
+    /// Only the component of this name.
+    pub name: Option<String>,
+    /// Granted file roots.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Granted CPUID access.
+    #[serde(default)]
+    pub cpuid: bool,
+    /// Granted settings (names or `*`/`?` patterns).
+    #[serde(default)]
+    pub config: Vec<String>,
+    /// Its limits.
+    #[serde(default)]
+    pub limits: LimitSettings,
+}
+
+/// A `[[deny]]` entry: any field that matches refuses the component.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenyRule {
+    /// `sha256:HEX` of the component file.
+    pub digest: Option<String>,
+    /// A component name.
+    pub name: Option<String>,
+    /// A `[[publisher]]` name.
+    pub publisher: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPublisher {
+    name: String,
+    key: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default)]
+    limits: LimitSettings,
+    #[serde(default)]
+    builtin: BTreeMap<String, BuiltinRule>,
+    #[serde(default)]
+    publisher: Vec<RawPublisher>,
+    #[serde(default)]
+    allow: Vec<AllowRule>,
+    #[serde(default)]
+    deny: Vec<DenyRule>,
+}
+
+/// A parsed and checked policy.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    /// The file it was read from (none: the default policy).
+    pub path: Option<PathBuf>,
+    /// Limits of every component.
+    pub limits: LimitSettings,
+    /// Built-in components, by name.
+    pub builtin: BTreeMap<String, BuiltinRule>,
+    /// Trusted publishers.
+    pub publishers: Vec<Publisher>,
+    /// Allowed components.
+    pub allow: Vec<AllowRule>,
+    /// Refused components.
+    pub deny: Vec<DenyRule>,
+}
+
+/// Who a decision is about.
+#[derive(Clone, Copy, Debug)]
+pub struct Subject<'a> {
+    /// Its manifest name.
+    pub name: &'a str,
+    /// sha256 of its file, hexadecimal.
+    pub digest: &'a str,
+    /// The key of a valid signature.
+    pub signer: Option<&'a PublicKey>,
+    /// Built into wloc.
+    pub builtin: bool,
+    /// What its manifest asks for.
+    pub requested: &'a Capabilities,
+}
+
+/// The policy's answer.
+#[derive(Clone, Debug)]
+pub enum Decision {
+    /// It may run with these capabilities and limits; `by` says which
+    /// entry allowed it.
+    Allowed {
+        /// What it gets (never more than requested).
+        grant: Capabilities,
+        /// Its limits.
+        limits: Limits,
+        /// The entry that allowed it.
+        by: String,
+    },
+    /// It may not run (why).
+    Denied(String),
+}
+
+/// Normalises a digest written as `sha256:HEX` or `HEX`.
+pub fn parse_digest(s: &str) -> Result<String, String> {
+    let h = s.strip_prefix("sha256:").unwrap_or(s).to_ascii_lowercase();
+    if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "digest {:?} is not sha256:<64 hexadecimal digits>",
+            crate::host::sanitize(s, 80)
+        ));
+    }
+    Ok(h)
+}
+
+/// The part of `requested` that `offered` covers: file roots inside an
+/// offered root (or offered roots inside a requested one), CPUID if both,
+/// and settings one side's pattern covers on the other side.
+pub fn intersect(requested: &Capabilities, offered: &Capabilities) -> Capabilities {
+    let mut files: Vec<String> = Vec::new();
+    for r in &requested.files {
+        if offered.files.iter().any(|o| root_within(r, o)) {
+            files.push(r.clone());
+        } else {
+            for o in &offered.files {
+                if root_within(o, r) {
+                    files.push(o.clone());
+                }
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut config: Vec<String> = Vec::new();
+    for r in &requested.config {
+        if offered
+            .config
+            .iter()
+            .any(|o| crate::fs::wildcard_match(o, r))
+        {
+            config.push(r.clone());
+        } else {
+            for o in &offered.config {
+                if crate::fs::wildcard_match(r, o) {
+                    config.push(o.clone());
+                }
+            }
+        }
+    }
+    config.sort();
+    config.dedup();
+    Capabilities {
+        files,
+        cpuid: requested.cpuid && offered.cpuid,
+        config,
+    }
+}
+
+fn check_caps(what: &str, files: &[String], config: &[String]) -> Result<(), String> {
+    for f in files {
+        check_root(f).map_err(|e| format!("{what}: {e}"))?;
+    }
+    for c in config {
+        if c.is_empty() || c.chars().any(char::is_control) {
+            return Err(format!("{what}: invalid config name {c:?}"));
+        }
+    }
+    Ok(())
+}
+
+impl Policy {
+    /// Parses policy text; `origin` names it in messages.
+    pub fn parse(text: &str, origin: &str) -> Result<Policy, String> {
+        let raw: RawPolicy =
+            toml::from_str(text).map_err(|e| format!("invalid policy {origin}: {e}"))?;
+        let err = |m: String| format!("invalid policy {origin}: {m}");
+        raw.limits.check("[limits]").map_err(err)?;
+        for (name, b) in &raw.builtin {
+            let what = format!("[builtin.{name}]");
+            b.limits.check(&what).map_err(err)?;
+            check_caps(
+                &what,
+                b.files.as_deref().unwrap_or_default(),
+                b.config.as_deref().unwrap_or_default(),
+            )
+            .map_err(err)?;
+        }
+        let mut publishers = Vec::new();
+        for (i, p) in raw.publisher.iter().enumerate() {
+            let what = format!("[[publisher]] {} ({:?})", i + 1, p.name);
+            if p.name.is_empty() || publishers.iter().any(|q: &Publisher| q.name == p.name) {
+                return Err(err(format!("{what}: empty or repeated name")));
+            }
+            let key = PublicKey::parse(&p.key).map_err(|e| err(format!("{what}: {e}")))?;
+            publishers.push(Publisher {
+                name: p.name.clone(),
+                key,
+            });
+        }
+        let known = |n: &str| publishers.iter().any(|p| p.name == n);
+        let mut allow = raw.allow;
+        for (i, a) in allow.iter_mut().enumerate() {
+            let what = format!("[[allow]] {}", i + 1);
+            match (&a.digest, &a.publisher) {
+                (Some(d), None) => {
+                    a.digest = Some(parse_digest(d).map_err(|e| err(format!("{what}: {e}")))?)
+                }
+                (None, Some(p)) if known(p) => {}
+                (None, Some(p)) => {
+                    return Err(err(format!(
+                        "{what}: publisher {p:?} is not a [[publisher]]"
+                    )))
+                }
+                _ => {
+                    return Err(err(format!(
+                        "{what}: give exactly one of `digest` and `publisher`"
+                    )))
+                }
+            }
+            if let Some(n) = &a.name {
+                if !crate::manifest::valid_name(n) {
+                    return Err(err(format!("{what}: invalid component name {n:?}")));
+                }
+            }
+            a.limits.check(&what).map_err(err)?;
+            check_caps(&what, &a.files, &a.config).map_err(err)?;
+        }
+        let mut deny = raw.deny;
+        for (i, d) in deny.iter_mut().enumerate() {
+            let what = format!("[[deny]] {}", i + 1);
+            if d.digest.is_none() && d.name.is_none() && d.publisher.is_none() {
+                return Err(err(format!("{what}: give a digest, a name or a publisher")));
+            }
+            if let Some(x) = &d.digest {
+                d.digest = Some(parse_digest(x).map_err(|e| err(format!("{what}: {e}")))?);
+            }
+            if let Some(p) = &d.publisher {
+                if !known(p) {
+                    return Err(err(format!(
+                        "{what}: publisher {p:?} is not a [[publisher]]"
+                    )));
+                }
+            }
+        }
+        Ok(Policy {
+            path: None,
+            limits: raw.limits,
+            builtin: raw.builtin,
+            publishers,
+            allow,
+            deny,
+        })
+    }
+
+    /// Reads a policy file.
+    pub fn read(path: &Path) -> Result<Policy, String> {
+        let shown = path.display().to_string();
+        let f =
+            std::fs::File::open(path).map_err(|e| format!("cannot read policy {shown}: {e}"))?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_POLICY_BYTES + 1), &mut text)
+            .map_err(|e| format!("cannot read policy {shown}: {e}"))?;
+        if text.len() as u64 > MAX_POLICY_BYTES {
+            return Err(format!(
+                "policy {shown} is larger than {MAX_POLICY_BYTES} bytes"
+            ));
+        }
+        let mut p = Policy::parse(&text, &shown)?;
+        p.path = Some(path.to_path_buf());
+        Ok(p)
+    }
+
+    /// The policy file to use: `explicit` (`--policy`), else `WLOC_POLICY`,
+    /// else the system file; and whether it was named explicitly.
+    pub fn locate(explicit: Option<&Path>) -> (PathBuf, bool) {
+        if let Some(p) = explicit {
+            return (p.to_path_buf(), true);
+        }
+        match std::env::var_os("WLOC_POLICY").filter(|v| !v.is_empty()) {
+            Some(p) => (PathBuf::from(p), true),
+            None => (PathBuf::from(SYSTEM_POLICY), false),
+        }
+    }
+
+    /// Loads the policy in force: an explicitly named file must exist; a
+    /// missing system file means the default policy.
+    pub fn load(explicit: Option<&Path>) -> Result<Policy, String> {
+        let (path, named) = Policy::locate(explicit);
+        if !named && !path.exists() {
+            return Ok(Policy::default());
+        }
+        Policy::read(&path)
+    }
+
+    /// Where the policy came from, for messages.
+    pub fn origin(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => format!("the default policy (no {SYSTEM_POLICY})"),
+        }
+    }
+
+    fn publisher_of(&self, key: &PublicKey) -> Option<&Publisher> {
+        self.publishers.iter().find(|p| &p.key == key)
+    }
+
+    /// Decides whether a component may run, and with what.
+    pub fn decide(&self, s: &Subject) -> Decision {
+        let signer = s.signer.and_then(|k| self.publisher_of(k));
+        for d in &self.deny {
+            let hit = d.digest.as_deref() == Some(s.digest)
+                || d.name.as_deref() == Some(s.name)
+                || (d.publisher.is_some()
+                    && d.publisher.as_deref() == signer.map(|p| p.name.as_str()));
+            if hit {
+                return Decision::Denied(format!(
+                    "a [[deny]] entry of {} refuses it",
+                    self.origin()
+                ));
+            }
+        }
+        let mut limits = Limits::default();
+        self.limits.apply(&mut limits);
+        if s.builtin {
+            let rule = self.builtin.get(s.name).cloned().unwrap_or_default();
+            if rule.enabled == Some(false) {
+                return Decision::Denied(format!(
+                    "built-in component disabled by [builtin.{}] of {}",
+                    s.name,
+                    self.origin()
+                ));
+            }
+            let offered = Capabilities {
+                files: rule.files.unwrap_or_else(|| s.requested.files.clone()),
+                cpuid: rule.cpuid.unwrap_or(s.requested.cpuid),
+                config: rule.config.unwrap_or_else(|| s.requested.config.clone()),
+            };
+            rule.limits.apply(&mut limits);
+            return Decision::Allowed {
+                grant: intersect(s.requested, &offered),
+                limits,
+                by: "built-in".into(),
+            };
+        }
+        for a in &self.allow {
+            let by = match (&a.digest, &a.publisher) {
+                (Some(d), _) if d == s.digest => format!("digest, {}", self.origin()),
+                (_, Some(p)) if signer.is_some_and(|q| &q.name == p) => {
+                    format!("publisher {p}, {}", self.origin())
+                }
+                _ => continue,
+            };
+            if a.name.as_deref().is_some_and(|n| n != s.name) {
+                continue;
+            }
+            a.limits.apply(&mut limits);
+            let offered = Capabilities {
+                files: a.files.clone(),
+                cpuid: a.cpuid,
+                config: a.config.clone(),
+            };
+            return Decision::Allowed {
+                grant: intersect(s.requested, &offered),
+                limits,
+                by,
+            };
+        }
+        let why = match (s.signer, signer) {
+            (Some(k), None) => format!("it is signed by {k}, which is not a trusted [[publisher]]"),
+            (Some(_), Some(p)) => format!("no [[allow]] entry names publisher {} for it", p.name),
+            (None, _) => "it is unsigned and no [[allow]] entry names its digest".into(),
+        };
+        Decision::Denied(format!("not allowed by {}: {why}", self.origin()))
+    }
+}
+
+/// The text of an `[[allow]]` entry for a component.
+pub fn allow_entry(
+    comment: &str,
+    digest: Option<&str>,
+    publisher: Option<&str>,
+    name: Option<&str>,
+    grant: &Capabilities,
+) -> String {
+    let mut t = String::new();
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let list = |v: &[String]| {
+        let items: Vec<String> = v.iter().map(|s| q(s)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let _ = writeln!(t, "\n[[allow]]");
+    if !comment.is_empty() {
+        let _ = writeln!(t, "# {}", comment.replace(['\n', '\r'], " "));
+    }
+    if let Some(d) = digest {
+        let _ = writeln!(t, "digest = {}", q(&format!("sha256:{d}")));
+    }
+    if let Some(p) = publisher {
+        let _ = writeln!(t, "publisher = {}", q(p));
+    }
+    if let Some(n) = name {
+        let _ = writeln!(t, "name = {}", q(n));
+    }
+    let _ = writeln!(t, "files = {}", list(&grant.files));
+    let _ = writeln!(t, "cpuid = {}", grant.cpuid);
+    let _ = writeln!(t, "config = {}", list(&grant.config));
+    t
+}
+
+/// The text of a `[[deny]]` entry.
+pub fn deny_entry(comment: &str, digest: Option<&str>, name: Option<&str>) -> String {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut t = String::from("\n[[deny]]\n");
+    if !comment.is_empty() {
+        let _ = writeln!(t, "# {}", comment.replace(['\n', '\r'], " "));
+    }
+    if let Some(d) = digest {
+        let _ = writeln!(t, "digest = {}", q(&format!("sha256:{d}")));
+    }
+    if let Some(n) = name {
+        let _ = writeln!(t, "name = {}", q(n));
+    }
+    t
+}
+
+/// The text of a `[[publisher]]` entry.
+pub fn publisher_entry(name: &str, key: &PublicKey) -> String {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    format!(
+        "\n[[publisher]]\nname = {}\nkey = {}\n",
+        q(name),
+        q(&key.to_string())
+    )
+}
+
+/// Appends entries to a policy file (created if missing), keeping what is
+/// there (comments included), and checks the result parses; on failure
+/// the file is left as it was.
+pub fn append(path: &Path, text: &str) -> Result<(), String> {
+    let shown = path.display();
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read policy {shown}: {e}")),
+    };
+    let mut new = old.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str(text);
+    Policy::parse(&new, &shown.to_string())?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
+    std::fs::write(&tmp, &new).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace policy {shown}: {e}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signing::{generate, public_key};
+
+    fn caps(files: &[&str], cpuid: bool, config: &[&str]) -> Capabilities {
+        Capabilities {
+            files: files.iter().map(|s| s.to_string()).collect(),
+            cpuid,
+            config: config.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    const D1: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+    const D2: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+
+    #[test]
+    fn empty_policy_allows_builtins_only() {
+        let p = Policy::parse("", "test").unwrap();
+        let req = caps(&["/sys"], true, &["*"]);
+        let s = Subject {
+            name: "linux",
+            digest: D1,
+            signer: None,
+            builtin: true,
+            requested: &req,
+        };
+        match p.decide(&s) {
+            Decision::Allowed { grant, .. } => assert_eq!(grant, req),
+            d => panic!("{d:?}"),
+        }
+        let s = Subject {
+            builtin: false,
+            ..s
+        };
+        match p.decide(&s) {
+            Decision::Denied(m) => assert!(m.contains("unsigned"), "{m}"),
+            d => panic!("{d:?}"),
+        }
+    }
+
+    #[test]
+    fn grants_are_never_wider_than_requested() {
+        let req = caps(
+            &["/sys/class/net", "/proc"],
+            false,
+            &["acme.speed", "other"],
+        );
+        let off = caps(&["/sys", "/proc/cpuinfo", "/etc"], true, &["acme.*"]);
+        let g = intersect(&req, &off);
+        assert_eq!(
+            g,
+            caps(&["/proc/cpuinfo", "/sys/class/net"], false, &["acme.speed"])
+        );
+        // A requested pattern narrowed to the offered names.
+        let g = intersect(&caps(&[], false, &["*"]), &caps(&[], false, &["a", "b"]));
+        assert_eq!(g.config, vec!["a".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn allows_by_digest_and_publisher_and_deny_wins() {
+        let k = generate().unwrap();
+        let pk = public_key(&k);
+        let text = format!(
+            r#"
+[limits]
+deadline_ms = 500
+[[publisher]]
+name = "acme"
+key = "{pk}"
+[[allow]]
+digest = "sha256:{D1}"
+files = ["/sys"]
+cpuid = true
+limits = {{ memory_mib = 8 }}
+[[allow]]
+publisher = "acme"
+name = "acme-nic"
+files = ["/sys/class/net"]
+[[deny]]
+digest = "{D2}"
+"#
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        let req = caps(&["/sys/class", "/etc"], true, &[]);
+        let s = Subject {
+            name: "x",
+            digest: D1,
+            signer: None,
+            builtin: false,
+            requested: &req,
+        };
+        match p.decide(&s) {
+            Decision::Allowed { grant, limits, by } => {
+                assert_eq!(grant, caps(&["/sys/class"], true, &[]));
+                assert_eq!(limits.memory_bytes, 8 << 20);
+                assert_eq!(limits.deadline, Duration::from_millis(500));
+                assert!(by.contains("digest"));
+            }
+            d => panic!("{d:?}"),
+        }
+        let s2 = Subject {
+            name: "acme-nic",
+            digest: D2,
+            signer: Some(&pk),
+            ..s
+        };
+        assert!(matches!(p.decide(&s2), Decision::Denied(m) if m.contains("[[deny]]")));
+        let d3 = "3333333333333333333333333333333333333333333333333333333333333333";
+        let s3 = Subject { digest: d3, ..s2 };
+        match p.decide(&s3) {
+            Decision::Allowed { grant, by, .. } => {
+                assert_eq!(grant, caps(&["/sys/class/net"], false, &[]));
+                assert!(by.contains("acme"));
+            }
+            d => panic!("{d:?}"),
+        }
+        // Another name of the same publisher is not allowed.
+        let s4 = Subject {
+            name: "acme-other",
+            ..s3
+        };
+        assert!(matches!(p.decide(&s4), Decision::Denied(m) if m.contains("publisher acme")));
+        // An unknown key.
+        let other = public_key(&generate().unwrap());
+        let s5 = Subject {
+            signer: Some(&other),
+            ..s3
+        };
+        assert!(matches!(p.decide(&s5), Decision::Denied(m) if m.contains("not a trusted")));
+    }
+
+    #[test]
+    fn builtins_can_be_disabled_or_narrowed() {
+        let p = Policy::parse(
+            "[builtin.x86]\nenabled = false\n[builtin.linux]\nfiles = [\"/sys\"]\nconfig = []\n",
+            "test",
+        )
+        .unwrap();
+        let req = caps(&["/sys", "/proc"], false, &["*"]);
+        let s = Subject {
+            name: "x86",
+            digest: D1,
+            signer: None,
+            builtin: true,
+            requested: &req,
+        };
+        assert!(matches!(p.decide(&s), Decision::Denied(m) if m.contains("disabled")));
+        let s = Subject { name: "linux", ..s };
+        match p.decide(&s) {
+            Decision::Allowed { grant, .. } => assert_eq!(grant, caps(&["/sys"], false, &[])),
+            d => panic!("{d:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_policies_are_named() {
+        for (text, want) in [
+            ("[[allow]]\nfiles = []", "exactly one of"),
+            ("[[allow]]\ndigest = \"abc\"", "64 hexadecimal"),
+            ("[[allow]]\npublisher = \"nobody\"", "not a [[publisher]]"),
+            ("[[publisher]]\nname = \"a\"\nkey = \"ed25519:00\"", "64 hexadecimal"),
+            ("[[allow]]\ndigest = \"1111111111111111111111111111111111111111111111111111111111111111\"\nfiles = [\"../etc\"]", "absolute"),
+            ("[limits]\nmemory_mib = 0", "out of range"),
+            ("[limits]\nsockets = true", "unknown field"),
+            ("[[deny]]", "give a digest"),
+            ("allow = 3", "invalid policy"),
+            ("[[allow", "invalid policy"),
+        ] {
+            let e = Policy::parse(text, "p.toml").unwrap_err();
+            assert!(e.contains(want) && e.contains("p.toml"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn entries_round_trip_through_append() {
+        let dir = std::env::temp_dir().join(format!("wloc-policy-test-{}", std::process::id()));
+        let path = dir.join("policy.toml");
+        let _ = std::fs::remove_dir_all(&dir);
+        let k = public_key(&generate().unwrap());
+        append(&path, &publisher_entry("acme", &k)).unwrap();
+        append(
+            &path,
+            &allow_entry(
+                "a \"quoted\"\nname",
+                Some(D1),
+                None,
+                Some("x"),
+                &caps(&["/sys"], true, &["a*"]),
+            ),
+        )
+        .unwrap();
+        append(
+            &path,
+            &allow_entry("", None, Some("acme"), None, &caps(&[], false, &[])),
+        )
+        .unwrap();
+        append(&path, &deny_entry("old", Some(D2), None)).unwrap();
+        // A bad entry leaves the file as it was.
+        let before = std::fs::read_to_string(&path).unwrap();
+        assert!(append(&path, "\n[[allow]]\npublisher = \"nobody\"\n").is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        let p = Policy::read(&path).unwrap();
+        assert_eq!(p.allow.len(), 2);
+        assert_eq!(p.deny.len(), 1);
+        assert_eq!(p.allow[0].files, vec!["/sys".to_string()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

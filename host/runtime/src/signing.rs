@@ -1,0 +1,261 @@
+//! Publisher signatures of components (ed25519).
+//!
+//! A signed component ends with a custom section named `wloc:signature`
+//! whose payload is 104 bytes:
+//!
+//! | bytes | content |
+//! | --- | --- |
+//! | 0..8 | `WLOCSIG1` |
+//! | 8..40 | the publisher's ed25519 public key |
+//! | 40..104 | the ed25519 signature |
+//!
+//! The signature is over `wloc:signature:v1\0` followed by the sha256
+//! digest of every byte of the file before the signature section, so it
+//! covers the code and the manifest.  The section must be the last one:
+//! nothing can be appended after signing.  A key in the section proves
+//! nothing by itself; the policy says which keys are trusted.
+//!
+//! Key files are one line of text: `wloc-ed25519-secret:` and 64
+//! hexadecimal digits (the 32-byte seed) for a secret key, written with
+//! mode 0600, and `ed25519:` and 64 hexadecimal digits for a public key
+//! (the form the policy takes).
+
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+
+use crate::cache::hex;
+use crate::manifest::{append_custom_section, inspect, section_start};
+
+/// Name of the custom section holding the signature.
+pub const SIGNATURE_SECTION: &str = "wloc:signature";
+const MAGIC: &[u8; 8] = b"WLOCSIG1";
+const CONTEXT: &[u8] = b"wloc:signature:v1\0";
+const PUBLIC_PREFIX: &str = "ed25519:";
+const SECRET_PREFIX: &str = "wloc-ed25519-secret:";
+
+/// A publisher's public key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublicKey(pub VerifyingKey);
+
+impl PublicKey {
+    /// Parses `ed25519:HEX` (64 hexadecimal digits).
+    pub fn parse(s: &str) -> Result<PublicKey, String> {
+        let s = s.trim();
+        let h = s.strip_prefix(PUBLIC_PREFIX).ok_or_else(|| {
+            format!(
+                "public key {:?} does not start with {PUBLIC_PREFIX}",
+                short(s)
+            )
+        })?;
+        let bytes = unhex32(h).ok_or_else(|| {
+            format!(
+                "public key {:?}: expected 64 hexadecimal digits after {PUBLIC_PREFIX}",
+                short(s)
+            )
+        })?;
+        VerifyingKey::from_bytes(&bytes)
+            .map(PublicKey)
+            .map_err(|_| format!("public key {:?} is not a valid ed25519 point", short(s)))
+    }
+}
+
+impl std::fmt::Display for PublicKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{PUBLIC_PREFIX}{}", hex(self.0.as_bytes()))
+    }
+}
+
+fn short(s: &str) -> String {
+    crate::host::sanitize(s, 80)
+}
+
+fn unhex32(h: &str) -> Option<[u8; 32]> {
+    if h.len() != 64 || !h.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// A new secret key from the system's random source.
+pub fn generate() -> Result<SigningKey, String> {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| format!("no random numbers: {e}"))?;
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+/// The text of a secret key file.
+pub fn secret_key_text(k: &SigningKey) -> String {
+    format!("{SECRET_PREFIX}{}\n", hex(&k.to_bytes()))
+}
+
+/// Parses the text of a secret key file.
+pub fn parse_secret_key(text: &str) -> Result<SigningKey, String> {
+    let h = text
+        .trim()
+        .strip_prefix(SECRET_PREFIX)
+        .ok_or_else(|| format!("not a wloc secret key (it should start with {SECRET_PREFIX})"))?;
+    let seed = unhex32(h).ok_or("a wloc secret key needs 64 hexadecimal digits")?;
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+/// The public key of a secret key.
+pub fn public_key(k: &SigningKey) -> PublicKey {
+    PublicKey(k.verifying_key())
+}
+
+fn message(unsigned: &[u8]) -> Vec<u8> {
+    let mut m = CONTEXT.to_vec();
+    m.extend_from_slice(&Sha256::digest(unsigned));
+    m
+}
+
+/// The bytes before the signature section, and that section's payload.
+fn split(wasm: &[u8]) -> Result<(&[u8], Option<Vec<u8>>), String> {
+    let found = inspect(wasm)?;
+    match found.signature {
+        None => Ok((wasm, None)),
+        Some((payload, content)) => {
+            let start = section_start(wasm, &content).ok_or("malformed signature section")?;
+            if content.end != wasm.len() {
+                return Err("bytes follow the signature section".into());
+            }
+            Ok((&wasm[..start], Some(payload)))
+        }
+    }
+}
+
+/// The bytes of a component before its signature section (all of them
+/// when it is unsigned).
+pub fn unsigned_part(wasm: &[u8]) -> Result<&[u8], String> {
+    split(wasm).map(|(u, _)| u)
+}
+
+/// Signs a component (replacing an earlier signature) and returns the
+/// signed bytes.
+pub fn sign(wasm: &[u8], key: &SigningKey) -> Result<Vec<u8>, String> {
+    let (unsigned, _) = split(wasm)?;
+    let sig = key.sign(&message(unsigned));
+    let mut payload = MAGIC.to_vec();
+    payload.extend_from_slice(key.verifying_key().as_bytes());
+    payload.extend_from_slice(&sig.to_bytes());
+    let mut out = unsigned.to_vec();
+    append_custom_section(&mut out, SIGNATURE_SECTION, &payload);
+    Ok(out)
+}
+
+/// What the signature of a component says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignatureState {
+    /// No signature section.
+    Unsigned,
+    /// Signed with this key, and the signature matches the bytes.
+    Valid(PublicKey),
+    /// A signature section that does not verify (why).
+    Invalid(String),
+}
+
+/// Checks the signature of a component.  Malformed components are errors;
+/// a signature that does not match is [`SignatureState::Invalid`].
+pub fn verify(wasm: &[u8]) -> Result<SignatureState, String> {
+    let (unsigned, payload) = split(wasm)?;
+    let Some(p) = payload else {
+        return Ok(SignatureState::Unsigned);
+    };
+    if p.len() != 104 || &p[..8] != MAGIC {
+        return Ok(SignatureState::Invalid(format!(
+            "the signature section is malformed ({} bytes; expected {} and 104 bytes)",
+            p.len(),
+            String::from_utf8_lossy(MAGIC)
+        )));
+    }
+    let mut kb = [0u8; 32];
+    kb.copy_from_slice(&p[8..40]);
+    let Ok(key) = VerifyingKey::from_bytes(&kb) else {
+        return Ok(SignatureState::Invalid(
+            "the signature names an invalid public key".into(),
+        ));
+    };
+    let mut sb = [0u8; 64];
+    sb.copy_from_slice(&p[40..104]);
+    let sig = Signature::from_bytes(&sb);
+    // Strict verification refuses malleable signatures and weak keys.
+    match key.verify_strict(&message(unsigned), &sig) {
+        Ok(()) => Ok(SignatureState::Valid(PublicKey(key))),
+        Err(_) => Ok(SignatureState::Invalid(format!(
+            "the signature by {} does not match the component's bytes (altered after signing?)",
+            PublicKey(key)
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{embed, Manifest};
+
+    fn component() -> Vec<u8> {
+        let m = Manifest::parse("name = \"x\"\nversion = \"1\"\nkind = \"discovery\"").unwrap();
+        embed(b"\0asm\x0d\0\x01\0", &m).unwrap()
+    }
+
+    #[test]
+    fn signs_and_verifies() {
+        let k = generate().unwrap();
+        let signed = sign(&component(), &k).unwrap();
+        assert_eq!(
+            verify(&signed).unwrap(),
+            SignatureState::Valid(public_key(&k))
+        );
+        // Re-signing replaces the signature.
+        let k2 = generate().unwrap();
+        let resigned = sign(&signed, &k2).unwrap();
+        assert_eq!(resigned.len(), signed.len());
+        assert_eq!(
+            verify(&resigned).unwrap(),
+            SignatureState::Valid(public_key(&k2))
+        );
+        assert_eq!(verify(&component()).unwrap(), SignatureState::Unsigned);
+    }
+
+    #[test]
+    fn detects_tampering() {
+        let k = generate().unwrap();
+        let mut signed = sign(&component(), &k).unwrap();
+        // Flip a byte of the manifest text.
+        let at = signed.windows(7).position(|w| w == b"version").unwrap();
+        signed[at] = b'V';
+        assert!(matches!(
+            verify(&signed),
+            Ok(SignatureState::Invalid(_)) | Err(_)
+        ));
+        // A flipped signature byte.
+        let mut signed = sign(&component(), &k).unwrap();
+        let n = signed.len();
+        signed[n - 1] ^= 1;
+        assert!(
+            matches!(verify(&signed).unwrap(), SignatureState::Invalid(m) if m.contains("does not match"))
+        );
+        // Anything appended after the signature.
+        let mut signed = sign(&component(), &k).unwrap();
+        append_custom_section(&mut signed, "extra", b"x");
+        assert!(verify(&signed).unwrap_err().contains("not the last"));
+    }
+
+    #[test]
+    fn keys_round_trip_and_bad_keys_are_named() {
+        let k = generate().unwrap();
+        let k2 = parse_secret_key(&secret_key_text(&k)).unwrap();
+        assert_eq!(k.to_bytes(), k2.to_bytes());
+        let p = public_key(&k);
+        assert_eq!(PublicKey::parse(&p.to_string()).unwrap(), p);
+        assert!(PublicKey::parse("ed25519:abcd")
+            .unwrap_err()
+            .contains("64 hexadecimal"));
+        assert!(PublicKey::parse("rsa:00").unwrap_err().contains("ed25519:"));
+        assert!(parse_secret_key("ed25519:00").is_err());
+    }
+}

@@ -1,0 +1,215 @@
+//! The built-in annotation components, run after the discovery of a Linux
+//! machine (this one, or a recorded fsroot):
+//! * `annotate-dmi`: DMI infos of the root, and hwmon, thermal and cpufreq
+//!   readings as dynamic properties;
+//! * `annotate-pci-names`: `PCIVendor` and `PCIDevice` infos of PCI
+//!   devices and bridges, from the system's `pci.ids`.
+//!
+//! Each runs sandboxed with read-only grants on its own files (rebased
+//! under the fsroot when there is one).  A component that fails is
+//! reported as a warning: the topology stays as discovery left it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wloc_core::{ObjType, Topology};
+use wloc_runtime::annotate::topology_objects;
+use wloc_runtime::{builtin, FileAccess, Limits, LoadedAnnotator, Property, RunOptions, Runtime};
+
+use crate::input::Source;
+
+/// Whether the built-in annotations apply to a source: the Linux machines
+/// (this one, or a recorded `/sys` and `/proc` tree).
+pub fn applies_to(source: &Source) -> bool {
+    matches!(source, Source::ThisSystem | Source::Fsroot(_))
+}
+
+/// The fsroot of a source, if it has one.
+pub fn fsroot_of(source: &Source) -> Option<&Path> {
+    match source {
+        Source::Fsroot(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// Limits of an annotation run: they read a few small files, except
+/// `pci.ids` (1.3 MB in 2023), so the file cap is raised and the deadline
+/// shortened.
+fn annotation_limits() -> Limits {
+    Limits {
+        deadline: Duration::from_secs(3),
+        max_file_bytes: 16 << 20,
+        ..Limits::default()
+    }
+}
+
+/// Loaded annotation components with their grants, ready to run again and
+/// again (each run gets a fresh instance).
+pub struct Annotators {
+    runtime: Runtime,
+    loaded: Vec<(LoadedAnnotator, RunOptions)>,
+}
+
+impl Annotators {
+    /// Loads the built-in annotation components, granted their files below
+    /// `fsroot` (or `/`).  Components that cannot be loaded are left out,
+    /// each with a warning; the error is a runtime that cannot start.
+    pub fn builtin(fsroot: Option<&Path>) -> Result<(Annotators, Vec<String>), String> {
+        let mut warnings = Vec::new();
+        let runtime =
+            Runtime::new().map_err(|e| format!("cannot start the component runtime: {e}"))?;
+        let mut loaded = Vec::new();
+        let table: [(&str, &[u8], &[&str]); 2] = [
+            (
+                builtin::ANNOTATE_DMI_NAME,
+                builtin::annotate_dmi_wasm(),
+                builtin::ANNOTATE_DMI_ROOTS,
+            ),
+            (
+                builtin::ANNOTATE_PCI_NAMES_NAME,
+                builtin::annotate_pci_names_wasm(),
+                builtin::ANNOTATE_PCI_NAMES_ROOTS,
+            ),
+        ];
+        for (name, wasm, roots) in table {
+            let files = match FileAccess::new(roots, fsroot) {
+                Ok(f) => f,
+                Err(e) => {
+                    warnings.push(format!("component {name}: cannot open its files: {e}"));
+                    continue;
+                }
+            };
+            match runtime.load_annotator(name, wasm) {
+                Ok(c) => {
+                    let opts = RunOptions {
+                        files: Arc::new(files),
+                        limits: annotation_limits(),
+                        config: Arc::new(BTreeMap::new()),
+                        ..RunOptions::default()
+                    };
+                    loaded.push((c, opts));
+                }
+                Err(e) => warnings.push(e.to_string()),
+            }
+        }
+        Ok((Annotators { runtime, loaded }, warnings))
+    }
+
+    /// Names of the loaded components.
+    pub fn names(&self) -> Vec<&str> {
+        self.loaded.iter().map(|(c, _)| c.name()).collect()
+    }
+
+    /// Runs every component on `topo` and adds their infos (and Misc
+    /// objects, distances, memory attributes) to it.  Returns the dynamic
+    /// properties, in component order, and a warning per failure.
+    pub fn annotate(&self, topo: &mut Topology) -> (Vec<Property>, Vec<String>) {
+        let mut props = Vec::new();
+        let mut warnings = Vec::new();
+        for (c, opts) in &self.loaded {
+            match self.runtime.annotate(c, opts, topo) {
+                Ok(p) => props.extend(p),
+                Err(e) => warnings.push(e.to_string()),
+            }
+        }
+        (props, warnings)
+    }
+
+    /// Samples the dynamic properties of `topo` without changing it.
+    pub fn sample(&self, topo: &Topology) -> (Vec<Property>, Vec<String>) {
+        let mut props = Vec::new();
+        let mut warnings = Vec::new();
+        let objects = match topology_objects(topo) {
+            Ok(o) => Arc::new(o),
+            Err(e) => return (props, vec![e]),
+        };
+        for (c, opts) in &self.loaded {
+            let out = self
+                .runtime
+                .run_annotator_on(c, opts, objects.clone())
+                .map_err(|e| e.to_string())
+                .and_then(|out| {
+                    // Checked as a whole, on a scratch copy.
+                    let mut scratch = topo.clone();
+                    wloc_runtime::annotate::apply(&out.annotations, &mut scratch, &opts.limits)
+                        .map_err(|m| {
+                            format!(
+                                "component {} (sha256 {}): returned invalid data: {m}",
+                                c.name(),
+                                &c.digest()[..12]
+                            )
+                        })
+                });
+            match out {
+                Ok(p) => props.extend(p),
+                Err(w) => warnings.push(w),
+            }
+        }
+        (props, warnings)
+    }
+}
+
+/// Runs the built-in annotations on a freshly discovered topology when
+/// they apply to its source; failures are printed as warnings.
+pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
+    if !applies_to(source) {
+        return;
+    }
+    let warnings = match Annotators::builtin(fsroot_of(source)) {
+        Ok((annotators, mut warnings)) => {
+            warnings.extend(annotators.annotate(topo).1);
+            warnings
+        }
+        Err(e) => vec![e],
+    };
+    for w in warnings {
+        eprintln!("wloc: warning: annotation skipped: {w}");
+    }
+}
+
+/// How an object is named in property listings: its type and logical
+/// index (`Package:0`, `PU:3`, `PCIDev:1`), as hwloc-calc names objects.
+pub fn object_label(topo: &Topology, id: wloc_core::ObjId) -> String {
+    let o = topo.obj(id);
+    let t = match o.obj_type {
+        ObjType::PCIDevice => "PCIDev",
+        ObjType::OSDevice => "OSDev",
+        t => t.xml_name(),
+    };
+    format!("{t}:{}", o.logical_index())
+}
+
+/// A value as a property listing prints it: integers without decimals,
+/// others with up to 3.
+pub fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_print_compactly() {
+        assert_eq!(format_value(45.0), "45");
+        assert_eq!(format_value(45.5), "45.5");
+        assert_eq!(format_value(1.23456), "1.235");
+        assert_eq!(format_value(2.4e9), "2400000000");
+        assert_eq!(format_value(-3.25), "-3.25");
+    }
+
+    #[test]
+    fn annotations_apply_to_linux_sources_only() {
+        assert!(applies_to(&Source::ThisSystem));
+        assert!(applies_to(&Source::Fsroot("/x".into())));
+        assert!(!applies_to(&Source::Synthetic("pu:2".into())));
+        assert!(!applies_to(&Source::Xml("a.xml".into())));
+    }
+}

@@ -1,0 +1,535 @@
+//! `wloc calc`: combine locations into CPU or NUMA node sets and convert
+//! them, as hwloc-calc does.
+//!
+//! Options are read in order, as hwloc-calc reads them: an option that
+//! changes how locations are read (`--pi`, `--ni`, `--no`) applies to the
+//! locations after it, and topology options come first.
+
+use std::io::{BufRead, Write};
+
+use clap::Args;
+use wloc::input::{self, InputFormat};
+use wloc_core::{Bitmap, CpuSet, ObjType, Topology, TypeFilter};
+use wloc_locality::query::{self, LevelSpec};
+use wloc_locality::{CpusetFormat, WordOptions};
+
+/// Options of `wloc calc`, named as hwloc-calc's (see `wloc calc --help`).
+#[derive(Args, Debug)]
+#[command(disable_help_flag = true)]
+pub struct CalcArgs {
+    /// Options and locations, read in order as hwloc-calc reads them.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+const USAGE: &str = "\
+Usage: wloc calc [topology options] [options] <location> ...
+ <location> may be a space-separated list of cpusets or objects, e.g:
+    core:2-3          the third and fourth cores
+    node:1.pu:2       the third PU of the second NUMA node
+    pu:even, core:6:4 even PUs; four cores from the seventh, wrapping around
+    0x12345678        a CPU set given a bitmask string
+    os=eth0           the operating system device named eth0
+    pci=0000:01:02.0  the PCI device with the given bus ID
+    pci[8086:1521]:1  the second PCI device with that vendor and device id
+  with prefix ~ to remove, ^ for xor and x for intersection.
+  Without locations, one line of locations per line of standard input.
+Topology options (must be at the beginning):
+  -i, --input <file|dir|description>  read the topology from XML, fsroot, CPUID dump or synthetic
+  --if, --input-format <format>       xml, synthetic, fsroot or cpuid
+  --no-smt[=N]              only keep the first (N-th) PU of each core in the output
+  --cpukind <n>             only keep PUs of CPU kind n
+  --cpukind <name>=<value>  only keep PUs whose CPU kind has that info
+  --restrict <cpuset>       restrict the topology to some PUs
+  --restrict-flags <n>      restriction flags (1 removes CPU-less NUMA nodes)
+  --disallowed              include objects disallowed by administrative limits
+Conversion options:
+  [default]                 report the combined locations as a CPU set
+  -N, --number-of <type|depth>   number of objects intersecting the set
+  -I, --intersect <type|depth>   indexes of the objects intersecting the set
+  -H, --hierarchical <type1>.<type2>...  objects as type1:i.type2:j...
+  --largest                 the largest objects inside the set
+  --local-memory            the NUMA nodes local to the set
+  --local-memory-flags <x>  which local nodes: larger, smaller, all (or a number)
+Formatting options:
+  -l, --logical / -p, --physical   logical (default) or OS indexes
+  --li, --lo, --pi, --po    the same for input or output only
+  -n, --nodeset             NUMA node sets instead of CPU sets; --ni, --no for input or output
+  --sep <sep>               output separator
+  --taskset                 taskset form of sets
+  --cof, --cpuset-output-format <hwloc|list|taskset>  form of output sets
+  --cif, --cpuset-input-format <hwloc|list|taskset>   form of input sets (guessed otherwise)
+  --single                  keep a single PU of the set
+  -q, --quiet / -v, --verbose      fewer or more messages
+  -h, --help                show this usage
+";
+
+/// Output settings gathered from the options.
+struct Output {
+    logical_out: bool,
+    nodeset_out: bool,
+    number_of: Option<String>,
+    intersect: Option<String>,
+    hierarchical: Option<String>,
+    largest: bool,
+    local_memory: bool,
+    local_flags: u64,
+    no_smt: Option<u32>,
+    single: bool,
+    format: CpusetFormat,
+    sep: Option<String>,
+    cpukind: Option<CpuSet>,
+}
+
+/// Resolved conversion levels.
+struct Levels {
+    number_of: Option<LevelSpec>,
+    intersect: Option<LevelSpec>,
+    hierarchical: Option<Vec<i64>>,
+}
+
+fn take_value<'a>(args: &'a [String], i: &mut usize, opt: &str) -> Result<&'a str, String> {
+    *i += 1;
+    args.get(*i)
+        .map(String::as_str)
+        .ok_or_else(|| format!("option {opt} needs a value\n{USAGE}"))
+}
+
+/// Loads the topology as hwloc-calc does: every object kept, I/O included.
+pub(crate) fn load_tool_topology(
+    input: Option<&str>,
+    format: Option<InputFormat>,
+    keep_all: bool,
+    disallowed: bool,
+) -> Result<Topology, String> {
+    let mut t = Topology::new();
+    if keep_all {
+        t.set_all_types_filter(TypeFilter::KeepAll);
+        t.set_io_types_filter(TypeFilter::KeepAll);
+    }
+    t.include_disallowed = disallowed;
+    let source = input::resolve(input, format).map_err(|e| e.to_string())?;
+    input::load(&source, t).map_err(|e| {
+        format!(
+            "failed to load topology from {}: {e}",
+            input.unwrap_or("this system")
+        )
+    })
+}
+
+/// Applies `--restrict` (a CPU set in hwloc's form).  As hwloc's tools, a
+/// restriction that fails is reported and the whole topology is kept.
+pub(crate) fn apply_restrict(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
+    if let Some(nodes) = spec.strip_prefix("nodeset=") {
+        eprintln!(
+            "wloc: --restrict nodeset={nodes}: restricting by NUMA node set is not supported; keeping the whole topology"
+        );
+        return;
+    }
+    let set = match Bitmap::parse(spec) {
+        Ok(b) => CpuSet::from_bitmap(b),
+        Err(e) => {
+            eprintln!("wloc: invalid --restrict set `{spec}': {e}; keeping the whole topology");
+            return;
+        }
+    };
+    if let Err(e) = topo.restrict(&set, flags & 1 != 0) {
+        if !quiet {
+            eprintln!("wloc: cannot restrict the topology to {spec}: {e}");
+        }
+    }
+}
+
+/// Parses `--restrict-flags`: a number or hwloc's flag names.
+pub(crate) fn parse_restrict_flags(s: &str) -> Result<u64, String> {
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    if let Some(h) = s.strip_prefix("0x") {
+        return u64::from_str_radix(h, 16).map_err(|_| format!("invalid --restrict-flags {s}"));
+    }
+    let mut f = 0;
+    for part in s.split([',', '|']) {
+        f |= match part.to_ascii_lowercase().as_str() {
+            "remove_cpuless" | "cpuless" => 1,
+            "adapt_misc" | "misc" => 2,
+            "adapt_io" | "io" => 4,
+            "bynodeset" => 8,
+            "remove_memless" | "memless" => 16,
+            _ => return Err(format!("invalid --restrict-flags {s}")),
+        };
+    }
+    Ok(f)
+}
+
+fn cpukind_set(topo: &Topology, spec: &str) -> CpuSet {
+    if let Some((name, value)) = spec.split_once('=') {
+        let mut set = CpuSet::new();
+        for k in &topo.cpukinds {
+            if k.infos.iter().any(|i| i.name == name && i.value == value) {
+                set.or_assign(&k.cpuset);
+            }
+        }
+        if set.is_empty() {
+            eprintln!("Couldn't find any CPU kind matching {name}={value}, keeping no PU.");
+        }
+        set
+    } else {
+        let idx = spec.trim().parse::<usize>().unwrap_or(0);
+        match topo.cpukinds.get(idx) {
+            Some(k) => k.cpuset.clone(),
+            None => {
+                eprintln!("Couldn't find CPU kind #{idx}, keeping no PU.");
+                CpuSet::new()
+            }
+        }
+    }
+}
+
+fn resolve_levels(topo: &Topology, out: &Output) -> Result<Levels, String> {
+    let one = |s: &Option<String>, opt: &str| -> Result<Option<LevelSpec>, String> {
+        match s {
+            Some(s) => query::parse_level_spec(topo, s)
+                .map(Some)
+                .map_err(|e| format!("{opt}: {e}")),
+            None => Ok(None),
+        }
+    };
+    let number_of = one(&out.number_of, "--number-of")?;
+    let intersect = one(&out.intersect, "--intersect")?;
+    let hierarchical = match &out.hierarchical {
+        Some(h) => {
+            let mut depths = Vec::new();
+            for part in h.split('.') {
+                let l = query::parse_level_spec(topo, part)
+                    .map_err(|e| format!("--hierarchical: {e}"))?;
+                if l.depth < 0 && l.depth != -3 {
+                    return Err(format!(
+                        "unsupported (non-normal) --hierarchical type {part}"
+                    ));
+                }
+                depths.push(l.depth);
+            }
+            Some(depths)
+        }
+        None => None,
+    };
+    Ok(Levels {
+        number_of,
+        intersect,
+        hierarchical,
+    })
+}
+
+fn format_set(b: &Bitmap, f: CpusetFormat) -> String {
+    match f {
+        CpusetFormat::Hwloc => b.to_hwloc_string(),
+        CpusetFormat::List => b.to_list_string(),
+        CpusetFormat::Taskset => b.to_taskset_string(),
+    }
+}
+
+/// Converts and prints one result set.  Returns false when `--largest`
+/// found a part of the set that no object covers.
+fn output(
+    topo: &Topology,
+    out: &Output,
+    levels: &Levels,
+    mut set: Bitmap,
+    w: &mut impl Write,
+) -> std::io::Result<bool> {
+    if let Some(k) = &out.cpukind {
+        set.and_assign(k.bitmap());
+    }
+    if let (Some(which), false) = (out.no_smt, out.nodeset_out) {
+        if topo.objs_by_type(ObjType::Core).is_empty() {
+            eprintln!("Topology has no Core object, ignoring --no-smt");
+        } else {
+            let mut cs = CpuSet::from_bitmap(set);
+            query::singlify_per_core(topo, &mut cs, which);
+            set = cs.into_bitmap();
+        }
+    }
+    if out.single {
+        set.singlify();
+    }
+    let logical = out.logical_out;
+    let cpus = CpuSet::from_bitmap(set.clone());
+    if out.largest {
+        let sep = out.sep.as_deref().unwrap_or(" ");
+        let (objs, ok) = match query::largest(topo, &cpus, logical) {
+            Ok(v) => (v, true),
+            Err(v) => (v, false),
+        };
+        write!(w, "{}", objs.join(sep))?;
+        if !ok {
+            return Ok(false);
+        }
+        writeln!(w)?;
+    } else if let Some(l) = levels.number_of {
+        let nodes = wloc_core::NodeSet::from_bitmap(set.clone());
+        let n = query::intersecting(topo, l, &cpus, out.nodeset_out.then_some(&nodes)).len();
+        writeln!(w, "{n}")?;
+    } else if let Some(l) = levels.intersect {
+        let nodes = wloc_core::NodeSet::from_bitmap(set.clone());
+        let sep = out.sep.as_deref().unwrap_or(",");
+        let idx: Vec<String> =
+            query::intersecting(topo, l, &cpus, out.nodeset_out.then_some(&nodes))
+                .into_iter()
+                .map(|id| match query::index_of(topo, id, logical) {
+                    Some(i) => i.to_string(),
+                    None => "-1".into(),
+                })
+                .collect();
+        writeln!(w, "{}", idx.join(sep))?;
+    } else if let Some(depths) = &levels.hierarchical {
+        let sep = out.sep.as_deref().unwrap_or(" ");
+        writeln!(
+            w,
+            "{}",
+            query::hierarchical(topo, depths, &cpus, logical).join(sep)
+        )?;
+    } else if out.local_memory {
+        let sep = out.sep.as_deref().unwrap_or(",");
+        let idx: Vec<String> = query::local_numanodes(topo, &cpus, out.local_flags)
+            .into_iter()
+            .map(|id| {
+                let o = topo.obj(id);
+                if logical {
+                    o.logical_index().to_string()
+                } else {
+                    o.os_index.unwrap_or(u32::MAX).to_string()
+                }
+            })
+            .collect();
+        writeln!(w, "{}", idx.join(sep))?;
+    } else {
+        writeln!(w, "{}", format_set(&set, out.format))?;
+    }
+    Ok(true)
+}
+
+/// State of location reading that options change as they come.
+struct Reader {
+    opts: WordOptions,
+    quiet: bool,
+}
+
+impl Reader {
+    /// Adds one location word to `acc`, reporting problems on standard error.
+    fn word(&self, topo: &Topology, word: &str, nodeset_out: bool, acc: &mut Bitmap) {
+        match wloc_locality::resolve_word(topo, word, &self.opts) {
+            Ok(r) => {
+                if !self.quiet {
+                    for w in &r.warnings {
+                        eprintln!("wloc: {w}");
+                    }
+                }
+                let new = if nodeset_out {
+                    r.sets.nodeset.into_bitmap()
+                } else {
+                    r.sets.cpuset.into_bitmap()
+                };
+                match r.op {
+                    wloc_locality::Op::Or => acc.or_assign(&new),
+                    wloc_locality::Op::AndNot => acc.and_not_assign(&new),
+                    wloc_locality::Op::And => acc.and_assign(&new),
+                    wloc_locality::Op::Xor => acc.xor_assign(&new),
+                }
+            }
+            Err(e) => {
+                if !self.quiet {
+                    eprintln!("wloc: {e}");
+                }
+                eprintln!("ignored unrecognized argument {word}");
+            }
+        }
+    }
+}
+
+/// Runs `wloc calc`; returns the exit code.
+pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
+    let args = &a.args;
+    let mut i = 0;
+    // Topology options first.
+    let mut input_arg: Option<String> = None;
+    let mut input_format: Option<InputFormat> = None;
+    let mut disallowed = false;
+    let mut restrict: Option<String> = None;
+    let mut restrict_flags = 0u64;
+    let mut cpukind: Option<String> = None;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "--disallowed" | "--whole-system" => disallowed = true,
+            "--restrict" => restrict = Some(take_value(args, &mut i, arg)?.to_string()),
+            "--restrict-flags" => {
+                restrict_flags = parse_restrict_flags(take_value(args, &mut i, arg)?)?
+            }
+            "--cpukind" => cpukind = Some(take_value(args, &mut i, arg)?.to_string()),
+            "-i" | "--input" => input_arg = Some(take_value(args, &mut i, arg)?.to_string()),
+            "--if" | "--input-format" => {
+                let v = take_value(args, &mut i, arg)?;
+                input_format = Some(InputFormat::parse(v).ok_or_else(|| {
+                    format!("unknown input format '{v}' (expected xml, synthetic, fsroot or cpuid)")
+                })?);
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if args[i..].iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let mut topo = load_tool_topology(input_arg.as_deref(), input_format, true, disallowed)?;
+    let quiet_early = args[i..].iter().any(|a| a == "-q" || a == "--quiet");
+    if let Some(r) = &restrict {
+        apply_restrict(&mut topo, r, restrict_flags, quiet_early);
+    }
+    let mut out = Output {
+        logical_out: true,
+        nodeset_out: false,
+        number_of: None,
+        intersect: None,
+        hierarchical: None,
+        largest: false,
+        local_memory: false,
+        local_flags: query::local_flags::LARGER_LOCALITY | query::local_flags::SMALLER_LOCALITY,
+        no_smt: None,
+        single: false,
+        format: CpusetFormat::Hwloc,
+        sep: None,
+        cpukind: cpukind.as_deref().map(|k| cpukind_set(&topo, k)),
+    };
+    let mut reader = Reader {
+        opts: WordOptions {
+            depth_numbers: false,
+            ..WordOptions::default()
+        },
+        quiet: false,
+    };
+    let mut acc = Bitmap::new();
+    let mut locations = 0usize;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if arg.starts_with('-') {
+            match arg {
+                "-v" | "--verbose" => {}
+                "-q" | "--quiet" => reader.quiet = true,
+                "--disallowed" | "--whole-system" | "--restrict" | "--restrict-flags" | "--cpukind" | "-i"
+                | "--input" | "--if" | "--input-format" => {
+                    return Err(format!(
+                        "input option {arg} disallowed after options using the topology (put it first)"
+                    ))
+                }
+                "--no-smt" => out.no_smt = Some(0),
+                a if a.starts_with("--no-smt=") => {
+                    let v = &a[9..];
+                    out.no_smt = Some(v.parse().map_err(|_| format!("invalid PU index in {a}"))?);
+                }
+                "-N" | "--number-of" => out.number_of = Some(take_value(args, &mut i, arg)?.into()),
+                "-I" | "--intersect" => out.intersect = Some(take_value(args, &mut i, arg)?.into()),
+                "-H" | "--hierarchical" => out.hierarchical = Some(take_value(args, &mut i, arg)?.into()),
+                "--local-memory" => out.local_memory = true,
+                "--local-memory-flags" => {
+                    let v = take_value(args, &mut i, arg)?;
+                    out.local_memory = true;
+                    out.local_flags = query::parse_local_flags(v)
+                        .ok_or_else(|| format!("invalid --local-memory-flags {v} (expected larger, smaller, all or a number)"))?;
+                }
+                "--best-memattr" => {
+                    return Err("--best-memattr is not supported: memory attributes are not used for choosing local nodes yet".into())
+                }
+                "--pulist" | "--proclist" => out.intersect = Some("pu".into()),
+                "--nodelist" => out.intersect = Some("numa".into()),
+                "--largest" | "--objects" => out.largest = true,
+                "--version" => {
+                    println!("wloc calc {}", env!("CARGO_PKG_VERSION"));
+                    return Ok(());
+                }
+                "-l" | "--logical" => {
+                    reader.opts.physical_input = false;
+                    out.logical_out = true;
+                }
+                "--li" | "--logical-input" => reader.opts.physical_input = false,
+                "--lo" | "--logical-output" => out.logical_out = true,
+                "-p" | "--physical" => {
+                    reader.opts.physical_input = true;
+                    out.logical_out = false;
+                }
+                "--pi" | "--physical-input" => reader.opts.physical_input = true,
+                "--po" | "--physical-output" => out.logical_out = false,
+                "-n" | "--nodeset" => {
+                    reader.opts.nodeset_input = true;
+                    out.nodeset_out = true;
+                }
+                "--ni" | "--nodeset-input" => reader.opts.nodeset_input = true,
+                "--no" | "--nodeset-output" => out.nodeset_out = true,
+                "--sep" => out.sep = Some(take_value(args, &mut i, arg)?.into()),
+                "--single" => out.single = true,
+                "--taskset" => out.format = CpusetFormat::Taskset,
+                "--cof" | "--cpuset-output-format" => {
+                    let v = take_value(args, &mut i, arg)?;
+                    out.format = CpusetFormat::parse(v)
+                        .ok_or_else(|| format!("unknown set format '{v}' (expected hwloc, list or taskset)"))?;
+                }
+                "--cif" | "--cpuset-input-format" => {
+                    let v = take_value(args, &mut i, arg)?;
+                    reader.opts.cpuset_format = Some(
+                        CpusetFormat::parse(v)
+                            .ok_or_else(|| format!("unknown set format '{v}' (expected hwloc, list or taskset)"))?,
+                    );
+                }
+                _ => return Err(format!("Unrecognized option: {arg}\n{USAGE}")),
+            }
+        } else {
+            locations += 1;
+            reader.word(&topo, arg, out.nodeset_out, &mut acc);
+            if out.largest && out.nodeset_out {
+                eprintln!("ignoring --nodeset-output when --largest output is enabled");
+                out.nodeset_out = false;
+            }
+        }
+        i += 1;
+    }
+    let levels = resolve_levels(&topo, &out)?;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let res: std::io::Result<bool> = (|| {
+        if locations > 0 {
+            return output(&topo, &out, &levels, acc, &mut w);
+        }
+        writeln!(w, "Waiting for locations to process on stdin...")?;
+        w.flush()?;
+        let stdin = std::io::stdin();
+        let mut line = Vec::new();
+        let mut lock = stdin.lock();
+        loop {
+            line.clear();
+            if lock.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&line);
+            let mut acc = Bitmap::new();
+            for word in text.split([' ', '\n']).filter(|s| !s.is_empty()) {
+                reader.word(&topo, word, out.nodeset_out, &mut acc);
+                if out.largest && out.nodeset_out {
+                    eprintln!("ignoring --nodeset-output when --largest output is enabled");
+                    out.nodeset_out = false;
+                }
+            }
+            if !output(&topo, &out, &levels, acc, &mut w)? {
+                eprintln!("No object included in this cpuset");
+            }
+        }
+        Ok(true)
+    })();
+    let flushed = w.flush();
+    match res.and_then(|c| flushed.map(|_| c)) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("No object included in this cpuset".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write the output: {e}")),
+    }
+}

@@ -1,0 +1,901 @@
+//! `wloc component`: list, inspect, verify, sign, install, allow and deny
+//! sandboxed components; and the `--component`/`--components` options of
+//! `wloc ls`.
+//!
+//! Components are found on a search path, as hwloc finds plugins:
+//! `WLOC_COMPONENTS_PATH` (colon-separated), then the user folder
+//! (`$XDG_DATA_HOME/wloc/components` or `~/.local/share/wloc/components`),
+//! then the system folder `/usr/lib/wloc/components`.  Being on the path
+//! never means being allowed: every component goes through the policy.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use wloc::input::{self, LoadError, Source};
+use wloc_core::Topology;
+use wloc_runtime::enforce::{self, Admission, Examined};
+use wloc_runtime::manifest::{self, Capabilities, Kind, Manifest};
+use wloc_runtime::policy::{self, Policy};
+use wloc_runtime::signing::{self, SignatureState};
+use wloc_runtime::{builtin, RunOptions, Runtime};
+
+/// The system folder of components.
+pub const SYSTEM_DIR: &str = "/usr/lib/wloc/components";
+
+/// Largest component file read.
+const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// Options of `wloc component`.
+#[derive(Args, Debug)]
+pub struct ComponentArgs {
+    #[command(subcommand)]
+    command: ComponentCommand,
+    /// The policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    policy: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum ComponentCommand {
+    /// List built-in and installed components with their capabilities and whether they are allowed.
+    List,
+    /// Show a component's manifest, signature, imports and the policy's decision.
+    Inspect {
+        /// The component (.wasm).
+        file: PathBuf,
+    },
+    /// Check a component's manifest, signature and imports against the policy; fails unless it may run.
+    Verify {
+        /// The component (.wasm).
+        file: PathBuf,
+    },
+    /// Create an ed25519 key pair: PREFIX.key (secret, mode 0600) and PREFIX.pub.
+    Keygen {
+        /// Path prefix of the two files.
+        prefix: PathBuf,
+    },
+    /// Sign a component (embedding a manifest first with --manifest).
+    Sign {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The secret key file (from `wloc component keygen`).
+        #[arg(long)]
+        key: PathBuf,
+        /// A manifest (TOML) to embed before signing.
+        #[arg(long)]
+        manifest: Option<PathBuf>,
+        /// Where to write the signed component (default: in place).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Embed a manifest (TOML) in a component.
+    Embed {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The manifest.
+        #[arg(long)]
+        manifest: PathBuf,
+        /// Where to write the component (default: in place).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Add an [[allow]] entry for a component to the policy file (by digest, or by publisher with --publisher).
+    Allow {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Allow every version signed by this publisher (NAME), trusting the key given with --key.
+        #[arg(long, value_name = "NAME", requires = "key")]
+        publisher: Option<String>,
+        /// The publisher's public key (ed25519:HEX, or a .pub file); must match the signature.
+        #[arg(long, value_name = "KEY")]
+        key: Option<String>,
+        /// Grant only these file roots (comma-separated; default: what the manifest asks for).
+        #[arg(long, value_delimiter = ',')]
+        files: Option<Vec<String>>,
+        /// Do not grant CPUID even if asked for.
+        #[arg(long)]
+        no_cpuid: bool,
+        /// Grant only these settings (comma-separated; default: what the manifest asks for).
+        #[arg(long, value_delimiter = ',')]
+        config: Option<Vec<String>>,
+    },
+    /// Add a [[deny]] entry to the policy file for a component file or name.
+    Deny {
+        /// A component file, or a component name.
+        target: String,
+    },
+    /// Verify a component and install it in the user folder (or the system folder with --system).
+    Add {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Install in /usr/lib/wloc/components.
+        #[arg(long)]
+        system: bool,
+    },
+}
+
+/// The folders searched for components, first match first.
+pub fn search_path() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("WLOC_COMPONENTS_PATH") {
+        dirs.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
+    }
+    if let Some(d) = user_dir() {
+        dirs.push(d);
+    }
+    dirs.push(PathBuf::from(SYSTEM_DIR));
+    dirs
+}
+
+/// The user folder of components.
+pub fn user_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| Path::new(v).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| Path::new(v).is_absolute())
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })?;
+    Some(base.join("wloc/components"))
+}
+
+fn read_component(path: &Path) -> Result<Vec<u8>, String> {
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(f, MAX_COMPONENT_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_COMPONENT_BYTES {
+        return Err(format!(
+            "{} is larger than {MAX_COMPONENT_BYTES} bytes",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The built-in components: name and bytes.
+fn builtins() -> Vec<(&'static str, &'static [u8])> {
+    vec![
+        (builtin::SYNTHETIC_NAME, builtin::synthetic_wasm()),
+        (builtin::LINUX_NAME, builtin::linux_wasm()),
+        (builtin::X86_NAME, builtin::x86_wasm()),
+        (builtin::ANNOTATE_DMI_NAME, builtin::annotate_dmi_wasm()),
+        (
+            builtin::ANNOTATE_PCI_NAMES_NAME,
+            builtin::annotate_pci_names_wasm(),
+        ),
+    ]
+}
+
+/// Installed components: `.wasm` files of the search path, first of a
+/// file name wins.
+fn installed() -> Vec<PathBuf> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for dir in search_path() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            if seen.insert(f.file_name().map(|n| n.to_owned())) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn short(d: &str) -> &str {
+    &d[..d.len().min(12)]
+}
+
+fn signature_text(s: &SignatureState) -> String {
+    match s {
+        SignatureState::Unsigned => "unsigned".into(),
+        SignatureState::Valid(k) => format!("signed by {k}"),
+        SignatureState::Invalid(m) => format!("BAD SIGNATURE: {m}"),
+    }
+}
+
+/// The policy's view of a component, as one line of text and a flag.
+fn decision_text(
+    policy: &Policy,
+    bytes: &[u8],
+    builtin: bool,
+    label: &str,
+    source: &str,
+) -> (bool, String, String) {
+    match enforce::admit(policy, bytes, builtin, label, source) {
+        Ok(a) => (true, a.grant.caps.summary(), format!("allowed ({})", a.by)),
+        Err(e) => (false, "-".into(), format!("refused: {}", refusal(&e))),
+    }
+}
+
+fn refusal(e: &wloc_runtime::ComponentError) -> String {
+    match &e.kind {
+        wloc_runtime::ErrorKind::Refused(m) => m.clone(),
+        _ => e.to_string(),
+    }
+}
+
+fn list(policy: &Policy) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    let mut rows: Vec<(String, Vec<u8>, bool)> = builtins()
+        .into_iter()
+        .map(|(n, b)| (format!("built-in:{n}"), b.to_vec(), true))
+        .collect();
+    for f in installed() {
+        match read_component(&f) {
+            Ok(b) => rows.push((f.display().to_string(), b, false)),
+            Err(e) => eprintln!("wloc: {e}"),
+        }
+    }
+    for (source, bytes, builtin) in rows {
+        let digest = wloc_runtime::cache::sha256_hex(&bytes);
+        let label = Path::new(&source)
+            .file_stem()
+            .map_or(source.clone(), |s| s.to_string_lossy().into_owned());
+        let (name, version, kind, requested) = match manifest::inspect(&bytes) {
+            Ok(i) => match i.manifest {
+                Some(m) => (
+                    m.name,
+                    m.version,
+                    m.kind.to_string(),
+                    m.capabilities.summary(),
+                ),
+                None => (
+                    label.clone(),
+                    "?".into(),
+                    "?".into(),
+                    "? (no manifest)".into(),
+                ),
+            },
+            Err(e) => (label.clone(), "?".into(), "?".into(), format!("? ({e})")),
+        };
+        let (_, granted, status) = decision_text(policy, &bytes, builtin, &label, &source);
+        let _ = writeln!(
+            out,
+            "{name} {version} {kind} sha256:{} {source}\n  requested: {requested}\n  granted:   {granted}\n  {status}",
+            short(&digest)
+        );
+    }
+    Ok(())
+}
+
+fn inspect(policy: &Policy, file: &Path) -> Result<(), String> {
+    let bytes = read_component(file)?;
+    let ex: Examined = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut out = String::new();
+    use std::fmt::Write as _;
+    let _ = writeln!(out, "file:      {}", file.display());
+    let _ = writeln!(out, "sha256:    {}", ex.digest);
+    match &ex.inspection.manifest {
+        Some(m) => {
+            let _ = writeln!(out, "name:      {}", m.name);
+            let _ = writeln!(out, "version:   {}", m.version);
+            let _ = writeln!(out, "kind:      {}", m.kind);
+            if !m.description.is_empty() {
+                let _ = writeln!(out, "about:     {}", m.description);
+            }
+            let _ = writeln!(out, "requested: {}", m.capabilities.summary());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "manifest:  none (no {} section)",
+                manifest::MANIFEST_SECTION
+            );
+        }
+    }
+    let _ = writeln!(out, "signature: {}", signature_text(&ex.signature));
+    let _ = writeln!(out, "imports:   {}", ex.inspection.imports.join(" "));
+    let _ = writeln!(out, "exports:   {}", ex.inspection.exports.join(" "));
+    let label = file.display().to_string();
+    let (_, granted, status) = decision_text(policy, &bytes, false, &label, &label);
+    let _ = writeln!(out, "granted:   {granted}");
+    let _ = writeln!(out, "policy:    {status}");
+    print!("{out}");
+    Ok(())
+}
+
+fn verify(policy: &Policy, file: &Path) -> Result<(), String> {
+    let bytes = read_component(file)?;
+    let label = file.display().to_string();
+    let a = enforce::admit(policy, &bytes, false, &label, &label).map_err(|e| e.to_string())?;
+    println!(
+        "{}: {} {} may run ({}); granted {}",
+        file.display(),
+        a.manifest.name,
+        a.manifest.version,
+        a.by,
+        a.grant.caps.summary()
+    );
+    Ok(())
+}
+
+fn write_new(path: &Path, text: &str, secret: bool) -> Result<(), String> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    if secret {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = secret;
+    let mut f = o
+        .open(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn keygen(prefix: &Path) -> Result<(), String> {
+    let k = signing::generate()?;
+    let key = PathBuf::from(format!("{}.key", prefix.display()));
+    let public = PathBuf::from(format!("{}.pub", prefix.display()));
+    write_new(&key, &signing::secret_key_text(&k), true)?;
+    write_new(&public, &format!("{}\n", signing::public_key(&k)), false)?;
+    println!("{}", signing::public_key(&k));
+    Ok(())
+}
+
+/// Writes through a temporary file and a rename.
+fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = PathBuf::from(format!("{}.tmp{}", path.display(), std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
+
+fn read_manifest(path: &Path) -> Result<Manifest, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Manifest::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn sign(
+    file: &Path,
+    key: &Path,
+    manifest_file: Option<&Path>,
+    output: Option<&Path>,
+) -> Result<(), String> {
+    let text = std::fs::read_to_string(key)
+        .map_err(|e| format!("cannot read key {}: {e}", key.display()))?;
+    let k = signing::parse_secret_key(&text).map_err(|e| format!("{}: {e}", key.display()))?;
+    let mut bytes = read_component(file)?;
+    if let Some(m) = manifest_file {
+        let m = read_manifest(m)?;
+        // Drop an old signature first: embedding refuses signed bytes.
+        let unsigned = strip_signature(&bytes)?;
+        bytes = manifest::embed(&unsigned, &m).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    let found = manifest::inspect(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    if found.manifest.is_none() {
+        return Err(format!(
+            "{} has no manifest: give one with --manifest (a signature must cover it)",
+            file.display()
+        ));
+    }
+    let signed = signing::sign(&bytes, &k).map_err(|e| format!("{}: {e}", file.display()))?;
+    let out = output.unwrap_or(file);
+    replace(out, &signed)?;
+    println!(
+        "{}: signed by {}, sha256:{}",
+        out.display(),
+        signing::public_key(&k),
+        wloc_runtime::cache::sha256_hex(&signed)
+    );
+    Ok(())
+}
+
+/// The bytes without a trailing signature section.
+fn strip_signature(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    signing::unsigned_part(bytes).map(<[u8]>::to_vec)
+}
+
+fn embed(file: &Path, manifest_file: &Path, output: Option<&Path>) -> Result<(), String> {
+    let m = read_manifest(manifest_file)?;
+    let bytes = read_component(file)?;
+    let out_bytes = manifest::embed(&bytes, &m).map_err(|e| format!("{}: {e}", file.display()))?;
+    let out = output.unwrap_or(file);
+    replace(out, &out_bytes)?;
+    println!(
+        "{}: manifest of {} {} embedded",
+        out.display(),
+        m.name,
+        m.version
+    );
+    Ok(())
+}
+
+fn policy_file(explicit: Option<&Path>) -> PathBuf {
+    Policy::locate(explicit).0
+}
+
+#[allow(clippy::too_many_arguments)]
+fn allow(
+    policy_path: Option<&Path>,
+    file: &Path,
+    publisher: Option<&str>,
+    key: Option<&str>,
+    files: Option<Vec<String>>,
+    no_cpuid: bool,
+    config: Option<Vec<String>>,
+) -> Result<(), String> {
+    let bytes = read_component(file)?;
+    let ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let m = ex
+        .inspection
+        .manifest
+        .ok_or_else(|| format!("{} has no manifest; it cannot be allowed", file.display()))?;
+    if let SignatureState::Invalid(why) = &ex.signature {
+        return Err(format!("{}: bad signature: {why}", file.display()));
+    }
+    let offered = Capabilities {
+        files: files.unwrap_or_else(|| m.capabilities.files.clone()),
+        cpuid: m.capabilities.cpuid && !no_cpuid,
+        config: config.unwrap_or_else(|| m.capabilities.config.clone()),
+    };
+    let grant = policy::intersect(&m.capabilities, &offered);
+    let path = policy_file(policy_path);
+    let comment = format!("{} {} ({})", m.name, m.version, m.kind);
+    let mut text = String::new();
+    match publisher {
+        Some(p) => {
+            let key_text = key.unwrap_or_default();
+            let key_text = if Path::new(key_text).is_file() {
+                std::fs::read_to_string(key_text)
+                    .map_err(|e| format!("cannot read {key_text}: {e}"))?
+            } else {
+                key_text.to_string()
+            };
+            let k = signing::PublicKey::parse(&key_text)?;
+            match &ex.signature {
+                SignatureState::Valid(s) if *s == k => {}
+                SignatureState::Valid(s) => {
+                    return Err(format!("{} is signed by {s}, not by {k}", file.display()))
+                }
+                _ => {
+                    return Err(format!(
+                        "{} is not signed; allow it by digest",
+                        file.display()
+                    ))
+                }
+            }
+            let current = Policy::read(&path).ok();
+            if !current.is_some_and(|c| c.publishers.iter().any(|q| q.name == p)) {
+                text.push_str(&policy::publisher_entry(p, &k));
+            }
+            text.push_str(&policy::allow_entry(
+                &comment,
+                None,
+                Some(p),
+                Some(&m.name),
+                &grant,
+            ));
+        }
+        None => text.push_str(&policy::allow_entry(
+            &comment,
+            Some(&ex.digest),
+            None,
+            None,
+            &grant,
+        )),
+    }
+    policy::append(&path, &text)?;
+    println!(
+        "{}: {} allowed in {}, granted {}",
+        file.display(),
+        m.name,
+        path.display(),
+        grant.summary()
+    );
+    Ok(())
+}
+
+fn deny(policy_path: Option<&Path>, target: &str) -> Result<(), String> {
+    let path = policy_file(policy_path);
+    let text = if Path::new(target).is_file() {
+        let bytes = read_component(Path::new(target))?;
+        let digest = wloc_runtime::cache::sha256_hex(&bytes);
+        let name = manifest::inspect(&bytes)
+            .ok()
+            .and_then(|i| i.manifest)
+            .map(|m| m.name);
+        policy::deny_entry(target, Some(&digest), name.as_deref())
+    } else if manifest::valid_name(target) {
+        policy::deny_entry("", None, Some(target))
+    } else {
+        return Err(format!(
+            "'{target}' is neither a component file nor a component name"
+        ));
+    };
+    policy::append(&path, &text)?;
+    println!("{target}: denied in {}", path.display());
+    Ok(())
+}
+
+fn add(policy: &Policy, file: &Path, system: bool) -> Result<(), String> {
+    let bytes = read_component(file)?;
+    let ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let m = ex
+        .inspection
+        .manifest
+        .ok_or_else(|| format!("{} has no manifest; it cannot be installed", file.display()))?;
+    if let SignatureState::Invalid(why) = &ex.signature {
+        return Err(format!("{}: bad signature: {why}", file.display()));
+    }
+    let dir = if system {
+        PathBuf::from(SYSTEM_DIR)
+    } else {
+        user_dir().ok_or("no user folder for components (HOME is not set)")?
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let to = dir.join(format!("{}.wasm", m.name));
+    replace(&to, &bytes)?;
+    let label = to.display().to_string();
+    let (_, _, status) = decision_text(policy, &bytes, false, &label, &label);
+    println!(
+        "{}: installed {} {} ({}); {status}",
+        to.display(),
+        m.name,
+        m.version,
+        signature_text(&ex.signature)
+    );
+    Ok(())
+}
+
+/// Runs `wloc component`.
+pub fn run_component(a: &ComponentArgs) -> Result<(), String> {
+    let pol = || Policy::load(a.policy.as_deref());
+    match &a.command {
+        ComponentCommand::List => list(&pol()?),
+        ComponentCommand::Inspect { file } => inspect(&pol()?, file),
+        ComponentCommand::Verify { file } => verify(&pol()?, file),
+        ComponentCommand::Keygen { prefix } => keygen(prefix),
+        ComponentCommand::Sign {
+            file,
+            key,
+            manifest,
+            output,
+        } => sign(file, key, manifest.as_deref(), output.as_deref()),
+        ComponentCommand::Embed {
+            file,
+            manifest,
+            output,
+        } => embed(file, manifest, output.as_deref()),
+        ComponentCommand::Allow {
+            file,
+            publisher,
+            key,
+            files,
+            no_cpuid,
+            config,
+        } => allow(
+            a.policy.as_deref(),
+            file,
+            publisher.as_deref(),
+            key.as_deref(),
+            files.clone(),
+            *no_cpuid,
+            config.clone(),
+        ),
+        ComponentCommand::Deny { target } => deny(a.policy.as_deref(), target),
+        ComponentCommand::Add { file, system } => add(&pol()?, file, *system),
+    }
+}
+
+/// A component selection, as `HWLOC_COMPONENTS`: names in order, `-NAME`
+/// to exclude, `stop` to end the list.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Names to run, in order.
+    pub names: Vec<String>,
+    /// Names excluded.
+    pub excluded: Vec<String>,
+}
+
+impl Selection {
+    /// Parses a list separated by commas (or spaces).
+    pub fn parse(list: &str) -> Result<Selection, String> {
+        let mut s = Selection::default();
+        for tok in list
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            if tok == "stop" {
+                break;
+            }
+            let (excl, name) = match tok.strip_prefix('-') {
+                Some(n) => (true, n),
+                None => (false, tok),
+            };
+            if !manifest::valid_name(name) && name != "xml" {
+                return Err(format!(
+                    "invalid component name '{}' in the component list",
+                    wloc_runtime_sanitize(name)
+                ));
+            }
+            if excl {
+                s.excluded.push(name.to_string());
+            } else if !s.names.iter().any(|n| n == name) {
+                s.names.push(name.to_string());
+            }
+        }
+        Ok(s)
+    }
+}
+
+fn wloc_runtime_sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(80)
+        .collect()
+}
+
+/// The built-in discovery that reads a source.
+fn default_name(source: &Source) -> &'static str {
+    match source {
+        Source::Xml(_) => "xml",
+        Source::Synthetic(_) => builtin::SYNTHETIC_NAME,
+        Source::Fsroot(_) | Source::ThisSystem => builtin::LINUX_NAME,
+        Source::Cpuid(_) | Source::CpuidThisSystem => builtin::X86_NAME,
+    }
+}
+
+/// A candidate of the run: a built-in reading some source, or a file.
+enum Candidate {
+    Builtin(Source),
+    File(PathBuf),
+}
+
+/// Finds an installed component by name (its file stem, then its
+/// manifest name).
+fn find_installed(name: &str) -> Option<PathBuf> {
+    let files = installed();
+    if let Some(f) = files
+        .iter()
+        .find(|f| f.file_stem().is_some_and(|s| s == name))
+    {
+        return Some(f.clone());
+    }
+    files.into_iter().find(|f| {
+        read_component(f)
+            .ok()
+            .and_then(|b| manifest::inspect(&b).ok())
+            .and_then(|i| i.manifest)
+            .is_some_and(|m| m.name == name)
+    })
+}
+
+/// Loads a topology as `wloc ls` does, with the components `--component`
+/// adds and the selection `--components` (or `WLOC_COMPONENTS`) makes.
+///
+/// Discovery components are alternatives tried in order: the first that
+/// succeeds gives the topology, and one that is refused, traps or returns
+/// bad data is reported on standard error while the next one is tried.
+/// Annotation components then run on the result, each reported on
+/// failure without changing the topology.  Every component, built in or
+/// not, passes the policy.
+pub fn load_for_ls(
+    source: &Source,
+    topo: Topology,
+    files: &[String],
+    list: Option<&str>,
+    policy_path: Option<&Path>,
+) -> Result<Topology, LoadError> {
+    input::set_policy_path(policy_path.map(Path::to_path_buf));
+    let env_list = std::env::var("WLOC_COMPONENTS")
+        .ok()
+        .filter(|v| !v.is_empty());
+    let list = list.map(str::to_string).or(env_list);
+    if files.is_empty() && list.is_none() {
+        return input::load(source, topo);
+    }
+    let sel = Selection::parse(list.as_deref().unwrap_or("")).map_err(LoadError::BadInput)?;
+    let policy = Policy::load(policy_path).map_err(LoadError::BadInput)?;
+
+    // Discovery and annotation candidates, in order.
+    let mut discovery: Vec<(String, Candidate)> = Vec::new();
+    let mut annotation: Vec<(String, PathBuf, Vec<u8>, Admission)> = Vec::new();
+    let mut extra: Vec<(String, PathBuf)> = files
+        .iter()
+        .map(|f| (f.clone(), PathBuf::from(f)))
+        .collect();
+    for n in &sel.names {
+        let default = default_name(source);
+        if n == default {
+            discovery.push((n.clone(), Candidate::Builtin(source.clone())));
+        } else if n == builtin::LINUX_NAME
+            && matches!(source, Source::Cpuid(_) | Source::CpuidThisSystem)
+        {
+            discovery.push((n.clone(), Candidate::Builtin(Source::ThisSystem)));
+        } else if n == builtin::X86_NAME && matches!(source, Source::ThisSystem) {
+            discovery.push((n.clone(), Candidate::Builtin(Source::CpuidThisSystem)));
+        } else if [
+            builtin::SYNTHETIC_NAME,
+            builtin::LINUX_NAME,
+            builtin::X86_NAME,
+            "xml",
+        ]
+        .contains(&n.as_str())
+        {
+            eprintln!("wloc: component {n} does not apply to this input; skipped");
+        } else {
+            match find_installed(n) {
+                Some(p) => extra.push((n.clone(), p)),
+                None => {
+                    return Err(LoadError::BadInput(format!(
+                        "no component named '{n}' (built in, or on the search path {})",
+                        search_path()
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(":")
+                    )))
+                }
+            }
+        }
+    }
+    let mut file_discovery: Vec<(String, Candidate)> = Vec::new();
+    for (label, path) in extra {
+        let bytes = read_component(&path).map_err(LoadError::BadInput)?;
+        let shown = path.display().to_string();
+        match enforce::admit(&policy, &bytes, false, &label, &shown) {
+            Err(e) => eprintln!("wloc: {e}"),
+            Ok(a) if sel.excluded.contains(&a.manifest.name) => {}
+            Ok(a) if a.manifest.kind == Kind::Annotation => {
+                annotation.push((label, path, bytes, a))
+            }
+            Ok(_) => file_discovery.push((label, Candidate::File(path))),
+        }
+    }
+    // Files given with --component come first; the input's own discovery
+    // is the fallback unless the list names discovery components.
+    file_discovery.append(&mut discovery);
+    let mut discovery = file_discovery;
+    if !sel.names.iter().any(|n| {
+        [
+            builtin::SYNTHETIC_NAME,
+            builtin::LINUX_NAME,
+            builtin::X86_NAME,
+            "xml",
+        ]
+        .contains(&n.as_str())
+    }) {
+        discovery.push((
+            default_name(source).to_string(),
+            Candidate::Builtin(source.clone()),
+        ));
+    }
+    discovery.retain(|(n, c)| match c {
+        Candidate::Builtin(_) => !sel.excluded.contains(n),
+        Candidate::File(_) => true,
+    });
+
+    let mut result: Option<Topology> = None;
+    let mut last_error: Option<LoadError> = None;
+    for (name, c) in discovery {
+        let attempt = match c {
+            Candidate::Builtin(s) => input::load(&s, topo.clone()),
+            Candidate::File(p) => run_file(&policy, &p, source, topo.clone()),
+        };
+        match attempt {
+            Ok(t) => {
+                result = Some(t);
+                break;
+            }
+            Err(e) => {
+                eprintln!("wloc: discovery with {name} failed: {e}; trying the next component");
+                last_error = Some(e);
+            }
+        }
+    }
+    let mut topo = match result {
+        Some(t) => t,
+        None => {
+            return Err(last_error.unwrap_or_else(|| {
+                LoadError::BadInput("no discovery component left to run (all excluded)".into())
+            }))
+        }
+    };
+    if !annotation.is_empty() {
+        let rt = Runtime::new().map_err(|e| {
+            LoadError::Unsupported(format!("cannot start the component runtime: {e}"))
+        })?;
+        for (_, path, bytes, adm) in annotation {
+            let r = rt.load_annotator(&adm.manifest.name, &bytes).and_then(|c| {
+                let opts = adm.grant.narrow(&base_options(&adm, source)?);
+                rt.annotate(&c, &opts, &mut topo)
+            });
+            if let Err(e) = r {
+                eprintln!("wloc: annotation with {} failed: {e}", path.display());
+            }
+        }
+    }
+    Ok(topo)
+}
+
+/// The options of a third-party component's run: its granted roots
+/// (below the fsroot when the input is one).
+fn base_options(
+    adm: &Admission,
+    source: &Source,
+) -> Result<RunOptions, wloc_runtime::ComponentError> {
+    let fsroot = match source {
+        Source::Fsroot(p) => Some(p.as_path()),
+        _ => None,
+    };
+    let roots: Vec<&str> = adm.grant.caps.files.iter().map(String::as_str).collect();
+    let files = wloc_runtime::FileAccess::new(&roots, fsroot).map_err(|e| {
+        wloc_runtime::ComponentError {
+            component: adm.manifest.name.clone(),
+            digest: adm.digest.clone(),
+            kind: wloc_runtime::ErrorKind::Refused(format!("cannot open its granted roots: {e}")),
+        }
+    })?;
+    Ok(RunOptions {
+        files: std::sync::Arc::new(files),
+        ..RunOptions::default()
+    })
+}
+
+/// Runs a discovery component from a file, under the policy.
+fn run_file(
+    policy: &Policy,
+    path: &Path,
+    source: &Source,
+    topo: Topology,
+) -> Result<Topology, LoadError> {
+    let bytes = read_component(path).map_err(LoadError::BadInput)?;
+    let shown = path.display().to_string();
+    let adm =
+        enforce::admit(policy, &bytes, false, &shown, &shown).map_err(LoadError::Component)?;
+    let rt = Runtime::new()
+        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
+    let c = rt
+        .load_admitted(&adm, &bytes)
+        .map_err(LoadError::Component)?;
+    let opts = base_options(&adm, source).map_err(LoadError::Component)?;
+    rt.discover(&c, &opts, topo).map_err(LoadError::Component)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_component_lists_like_hwloc() {
+        let s = Selection::parse("acme,-x86, linux,stop,other").unwrap();
+        assert_eq!(s.names, vec!["acme".to_string(), "linux".to_string()]);
+        assert_eq!(s.excluded, vec!["x86".to_string()]);
+        assert!(Selection::parse("Bad Name").is_err());
+        assert_eq!(Selection::parse("").unwrap(), Selection::default());
+    }
+
+    #[test]
+    fn decisions_of_builtins_under_the_default_policy() {
+        let p = Policy::default();
+        for (name, bytes) in builtins() {
+            let (ok, _, status) = decision_text(&p, bytes, true, name, "built-in");
+            assert!(ok, "{name}: {status}");
+        }
+        // The same bytes from a file are not allowed.
+        let (ok, _, status) = decision_text(&p, builtin::synthetic_wasm(), false, "x", "x");
+        assert!(!ok && status.contains("unsigned"), "{status}");
+    }
+}

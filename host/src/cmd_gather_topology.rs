@@ -1,0 +1,784 @@
+//! `wloc gather-topology NAME`: records this machine's sysfs and procfs files
+//! into `NAME.tar.bz2`, with the console listing in `NAME.output` and the
+//! XML in `NAME.xml`, as `hwloc-gather-topology` does.  The tarball holds one
+//! top directory `basename(NAME)` with the files under their absolute paths;
+//! unpacked, it is read back with `wloc ls -i DIR --if fsroot` (or hwloc's
+//! `lstopo -i DIR`).
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use wloc_core::{Topology, TypeFilter};
+
+/// Options of `wloc gather-topology`.
+#[derive(Args, Debug)]
+pub struct GatherTopologyArgs {
+    /// Do not gather I/O files (PCI devices, block, network, GPU, ... classes).
+    #[arg(long)]
+    no_io: bool,
+    /// Gather I/O files (the default; accepted as hwloc-gather-topology spells it).
+    #[arg(long, conflicts_with = "no_io")]
+    io: bool,
+    /// Also gather SMBIOS memory device entries (/sys/firmware/dmi; readable by root only).
+    #[arg(long)]
+    dmi: bool,
+    /// Do not record the x86 CPUID of every PU into the recording's `cpuid` directory.
+    #[arg(long)]
+    no_cpuid: bool,
+    /// Also keep the gathered tree unpacked, in directory NAME.
+    #[arg(long)]
+    keep: bool,
+    /// Overwrite NAME.tar.bz2, NAME.output and NAME.xml if they exist.
+    #[arg(short = 'f', long)]
+    force: bool,
+    /// Do not print progress messages.
+    #[arg(short = 's', long)]
+    silent: bool,
+    /// Where to save: NAME.tar.bz2, NAME.output and NAME.xml are written (e.g. /tmp/$(uname -n)).
+    name: PathBuf,
+}
+
+/// Largest file recorded: the discovery reads no more of a file
+/// ([`wloc_linux::MAX_FILE_SIZE`]).
+const MAX_FILE: usize = wloc_linux::MAX_FILE_SIZE;
+/// Deepest directory walked below a gathered root (PCI trees nest bridges).
+const MAX_DEPTH: usize = 48;
+/// Most entries recorded, so that an odd sysfs cannot fill the disk.
+const MAX_ENTRIES: usize = 2_000_000;
+/// Most file bytes recorded in total.
+const MAX_TOTAL_BYTES: u64 = 1 << 30;
+
+/// One recorded path.
+#[derive(Debug, PartialEq, Eq)]
+enum Entry {
+    Dir,
+    File(Vec<u8>),
+    Link(PathBuf),
+}
+
+/// The files gathered so far, by absolute path.  Kept in memory (sysfs
+/// files are small and capped) and written to the tarball in path order,
+/// so that every directory comes before its content.
+#[derive(Default)]
+struct Recording {
+    entries: BTreeMap<PathBuf, Entry>,
+    bytes: u64,
+    full: bool,
+}
+
+/// Roots that recorded link targets may lie under: the recording never
+/// follows a link out of the trees discovery reads.
+const TARGET_ROOTS: &[&str] = &["/sys", "/proc", "/run/udev"];
+
+impl Recording {
+    fn has_room(&mut self, more: u64) -> bool {
+        if self.entries.len() >= MAX_ENTRIES || self.bytes + more > MAX_TOTAL_BYTES {
+            self.full = true;
+        }
+        !self.full
+    }
+
+    /// Records `path` (whose ancestors become directories) unless one of its
+    /// ancestors is already a link, which a tarball cannot hold content under.
+    fn insert(&mut self, path: &Path, entry: Entry) {
+        let mut cur = PathBuf::from("/");
+        let comps: Vec<_> = path.components().skip(1).collect();
+        for c in &comps[..comps.len().saturating_sub(1)] {
+            cur.push(c);
+            match self.entries.get(&cur) {
+                Some(Entry::Dir) => {}
+                Some(_) => return,
+                None => {
+                    self.entries.insert(cur.clone(), Entry::Dir);
+                }
+            }
+        }
+        if comps.is_empty() {
+            return;
+        }
+        let size = match &entry {
+            Entry::File(b) => b.len() as u64,
+            _ => 0,
+        };
+        if !self.has_room(size) {
+            return;
+        }
+        match self.entries.get(path) {
+            // A directory reached both as a directory and through a walk
+            // stays a directory.
+            Some(Entry::Dir) if !matches!(entry, Entry::File(_)) => {}
+            _ => {
+                self.bytes += size;
+                self.entries.insert(path.to_path_buf(), entry);
+            }
+        }
+    }
+
+    /// Records a regular file if it can be read; anything else is skipped.
+    fn save_file(&mut self, path: &Path) {
+        if let Some(bytes) = read_capped(path) {
+            self.insert(path, Entry::File(bytes));
+        }
+    }
+
+    /// Records whatever is at `path` without following a final link.
+    fn save_link(&mut self, path: &Path) {
+        if let Ok(t) = std::fs::read_link(path) {
+            self.insert(path, Entry::Link(t));
+        }
+    }
+
+    /// Records a directory tree (as `find DIR` sees it: links are recorded
+    /// as links, not followed).  A root that is itself a link is recorded
+    /// as such and its target walked too.
+    fn save_dir(&mut self, path: &Path) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if meta.file_type().is_symlink() {
+            self.save_link(path);
+            if let Some(t) = canonical_target(path) {
+                self.walk(&t, 0);
+            }
+        } else {
+            self.walk(path, 0);
+        }
+    }
+
+    fn walk(&mut self, path: &Path, depth: usize) {
+        if depth > MAX_DEPTH || self.full {
+            return;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            self.save_link(path);
+        } else if ft.is_file() {
+            if !skipped_file(path) {
+                self.save_file(path);
+            }
+        } else if ft.is_dir() {
+            self.insert(path, Entry::Dir);
+            let Ok(rd) = std::fs::read_dir(path) else {
+                return;
+            };
+            let mut names: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            names.sort();
+            for p in names {
+                self.walk(&p, depth + 1);
+            }
+        }
+        // FIFOs, sockets and devices are never recorded.
+    }
+
+    /// A class or bus directory (`/sys/class/net`): its entries, and the
+    /// targets of its links (with the `device` link of each target) unless
+    /// they are in a PCI tree, which is gathered whole.  `rel` is a path
+    /// below each target to walk instead (`..` for DAX devices).
+    fn save_class(&mut self, dir: &Path, rel: &str) {
+        self.save_dir(dir);
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for e in entries {
+            let Some(target) = canonical_target(&e) else {
+                continue;
+            };
+            let target = if rel.is_empty() {
+                target
+            } else {
+                match canonical_under_roots(&target.join(rel)) {
+                    Some(t) => t,
+                    None => continue,
+                }
+            };
+            if !in_pci_tree(&target) {
+                self.save_dir(&target);
+            }
+            if let Some(dev) = canonical_target(&target.join("device")) {
+                if !in_pci_tree(&dev) {
+                    self.save_dir(&dev);
+                }
+            }
+        }
+    }
+
+    /// The cgroup (or cpuset) hierarchies holding CPU restrictions: the
+    /// files at each mount point's top and along the path of this
+    /// process's own group, which is what the discovery reads.
+    fn save_cgroups(&mut self) {
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+        let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        for line in mounts.lines() {
+            let f: Vec<&str> = line.split_ascii_whitespace().collect();
+            if f.len() < 4 {
+                continue;
+            }
+            let (dir, kind, opts) = (unescape_mount(f[1]), f[2], f[3]);
+            let wanted = match kind {
+                "cpuset" => true,
+                "cgroup" => opts.split(',').any(|o| o == "cpuset"),
+                "cgroup2" => true,
+                _ => false,
+            };
+            if !wanted || dir.contains('\n') {
+                continue;
+            }
+            let own = groups.lines().find_map(|l| {
+                let (_, rest) = l.split_once(':')?;
+                let (ctrls, path) = rest.split_once(':')?;
+                let matches = if kind == "cgroup2" {
+                    ctrls.is_empty()
+                } else {
+                    ctrls.split(',').any(|c| c == "cpuset")
+                };
+                matches.then(|| path.to_string())
+            });
+            let mut cur = PathBuf::from(&dir);
+            self.save_files_of(&cur);
+            for c in own.as_deref().unwrap_or("/").split('/') {
+                if c.is_empty() || c == "." || c == ".." {
+                    continue;
+                }
+                cur.push(c);
+                self.save_files_of(&cur);
+            }
+        }
+    }
+
+    /// The regular files directly in `dir` (not its subdirectories).
+    fn save_files_of(&mut self, dir: &Path) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        self.insert(dir, Entry::Dir);
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for f in files {
+            self.save_file(&f);
+        }
+    }
+
+    /// Writes the recording as a bzip2-compressed tar stream with every
+    /// path under `top/`.
+    fn write_tar(&self, top: &str, out: impl Write) -> std::io::Result<()> {
+        let enc = bzip2::write::BzEncoder::new(out, bzip2::Compression::best());
+        let mut tar = tar::Builder::new(enc);
+        let mtime = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let header = |kind: tar::EntryType, mode: u32, size: u64| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(kind);
+            h.set_mode(mode);
+            h.set_size(size);
+            h.set_mtime(mtime);
+            h
+        };
+        let mut h = header(tar::EntryType::Directory, 0o755, 0);
+        tar.append_data(&mut h, format!("{top}/"), std::io::empty())?;
+        for (path, entry) in &self.entries {
+            let rel = Path::new(top).join(path.strip_prefix("/").unwrap_or(path));
+            match entry {
+                Entry::Dir => {
+                    let mut h = header(tar::EntryType::Directory, 0o755, 0);
+                    tar.append_data(&mut h, &rel, std::io::empty())?;
+                }
+                Entry::File(b) => {
+                    let mut h = header(tar::EntryType::Regular, 0o644, b.len() as u64);
+                    tar.append_data(&mut h, &rel, b.as_slice())?;
+                }
+                Entry::Link(t) => {
+                    let mut h = header(tar::EntryType::Symlink, 0o777, 0);
+                    tar.append_link(&mut h, &rel, t)?;
+                }
+            }
+        }
+        tar.into_inner()?.finish()?.flush()
+    }
+
+    /// Writes the recording as a directory tree under `dir`.
+    fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for (path, entry) in &self.entries {
+            let p = dir.join(path.strip_prefix("/").unwrap_or(path));
+            match entry {
+                Entry::Dir => std::fs::create_dir_all(&p)?,
+                Entry::File(b) => std::fs::write(&p, b)?,
+                Entry::Link(t) => std::os::unix::fs::symlink(t, &p)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Files never read: PCI resource and ROM files map device memory or I/O
+/// ports (reading an I/O port BAR touches the device), and the discovery
+/// does not use them.
+fn skipped_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return true;
+    };
+    name == "rom"
+        || name
+            .strip_prefix("resource")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Whether a path is in a `/sys/devices/pci*` tree.
+fn in_pci_tree(p: &Path) -> bool {
+    p.strip_prefix("/sys/devices")
+        .ok()
+        .and_then(|r| r.components().next())
+        .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with("pci"))
+}
+
+/// Where a link finally leads, if it is a link and the target exists under
+/// one of the [`TARGET_ROOTS`].
+fn canonical_target(link: &Path) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(link).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    canonical_under_roots(link)
+}
+
+fn canonical_under_roots(p: &Path) -> Option<PathBuf> {
+    let t = std::fs::canonicalize(p).ok()?;
+    TARGET_ROOTS.iter().any(|r| t.starts_with(r)).then_some(t)
+}
+
+/// Reads at most [`MAX_FILE`] bytes of a regular file, without blocking on
+/// FIFOs; `None` when it is not a regular file or cannot be read.
+fn read_capped(path: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let mut buf = Vec::new();
+    // sysfs and procfs sizes are not real sizes: read until the end.
+    f.take(MAX_FILE as u64).read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// Decodes the octal escapes of `/proc/mounts` (`\040` for a space).
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .is_some_and(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        if b[i] == b'\\' && octal {
+            out.push(((b[i + 1] - b'0') << 6) | ((b[i + 2] - b'0') << 3) | (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The system facts a recording cannot hold as files, in the
+/// `/proc/hwloc-nofile-info` format hwloc's Linux backend reads back.
+fn nofile_info() -> String {
+    let k = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .map(|s| s.lines().next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    let machine = wloc::input::linux_options(true).machine.unwrap_or_default();
+    // SAFETY: sysconf only reads system configuration values.
+    let (nproc, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let mut s = String::new();
+    for (name, v) in [
+        ("OSName", k("ostype")),
+        ("OSRelease", k("osrelease")),
+        ("OSVersion", k("version")),
+        ("HostName", k("hostname")),
+        ("Architecture", machine),
+    ] {
+        if !v.is_empty() {
+            s.push_str(&format!("{name}: {v}\n"));
+        }
+    }
+    if nproc > 0 {
+        s.push_str(&format!("FallbackNbProcessors: {nproc}\n"));
+    }
+    if page > 0 {
+        s.push_str(&format!("PageSize: {page}\n"));
+    }
+    s
+}
+
+/// Gathers every file the Linux discovery reads.
+fn gather(a: &GatherTopologyArgs, say: &dyn Fn(&str)) -> Recording {
+    let mut r = Recording::default();
+    say("Gathering main files and directories...");
+    for f in [
+        "/proc/cmdline",
+        "/proc/cpuinfo",
+        "/proc/meminfo",
+        "/proc/mounts",
+        "/proc/stat",
+        "/proc/version",
+        "/proc/self/cpuset",
+        "/proc/self/cgroup",
+        "/proc/self/mountinfo",
+    ] {
+        r.save_file(Path::new(f));
+    }
+    for d in [
+        "/proc/driver/nvidia",
+        "/sys/devices/system/cpu",
+        "/sys/bus/cpu/devices",
+        "/sys/devices/system/node",
+        "/sys/bus/node/devices",
+        "/sys/class/dmi/id",
+        "/sys/devices/virtual/dmi/id",
+        "/sys/kernel/mm/hugepages",
+        "/proc/device-tree/cpus",
+        // Intel hybrid PMUs list their CPUs there.
+        "/sys/devices/cpu_atom",
+        "/sys/devices/cpu_core",
+        "/sys/devices/cpu_lowpower",
+    ] {
+        r.save_dir(Path::new(d));
+    }
+    r.save_class(Path::new("/sys/bus/soc/devices"), "");
+    r.save_cgroups();
+    if !a.no_io {
+        say("Gathering I/O files...");
+        r.save_dir(Path::new("/sys/bus/pci/devices"));
+        r.save_dir(Path::new("/sys/bus/pci/slots"));
+        if let Ok(rd) = std::fs::read_dir("/sys/devices") {
+            let mut pci: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| in_pci_tree(p))
+                .collect();
+            pci.sort();
+            for p in pci {
+                r.save_dir(&p);
+            }
+        }
+        for class in [
+            "block",
+            "dax",
+            "dma",
+            "drm",
+            "infiniband",
+            "net",
+            "mic",
+            "ve",
+            "bxi",
+            "cxi",
+        ] {
+            r.save_class(&Path::new("/sys/class").join(class), "");
+        }
+        r.save_class(Path::new("/sys/bus/dax/devices"), "..");
+        r.save_dir(Path::new("/sys/bus/dax/drivers/kmem"));
+        r.save_class(Path::new("/sys/bus/cxl/devices"), "");
+        if let Ok(rd) = std::fs::read_dir("/run/udev/data") {
+            let mut block: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.as_encoded_bytes()[0] == b'b')
+                })
+                .collect();
+            block.sort();
+            for p in block {
+                r.save_file(&p);
+            }
+        }
+    }
+    if a.dmi {
+        say("Gathering DMI files...");
+        r.save_dir(Path::new("/sys/firmware/dmi"));
+    }
+    r.insert(
+        Path::new("/proc/hwloc-nofile-info"),
+        Entry::File(nofile_info().into_bytes()),
+    );
+    if !a.no_cpuid {
+        gather_cpuid(&mut r, say);
+    }
+    r
+}
+
+/// Records the CPUID of every PU under `/cpuid` in the format of
+/// `hwloc-gather-cpuid` (x86_64 Linux only; elsewhere nothing is recorded).
+fn gather_cpuid(r: &mut Recording, say: &dyn Fn(&str)) {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        use wloc::cpuid_native::{gather_pu, LinuxPuRunner, CPUID_INFO};
+        let Ok(runner) = LinuxPuRunner::new() else {
+            say("Cannot read this thread's CPU affinity: CPUID not recorded.");
+            return;
+        };
+        let n = runner.pus().len();
+        let src = wloc_probe::NativeSource::with_runner(runner);
+        say("Exporting x86 CPUID...");
+        let mut dumps = Vec::new();
+        for pu in 0..n {
+            if !src.runner().pin(pu) {
+                say("Cannot bind to every PU: CPUID not recorded.");
+                let _ = src.runner().restore();
+                return;
+            }
+            dumps.push(gather_pu(&src, pu));
+        }
+        let _ = src.runner().restore();
+        for (pu, d) in dumps.into_iter().enumerate() {
+            r.insert(
+                &PathBuf::from(format!("/cpuid/pu{pu}")),
+                Entry::File(d.into_bytes()),
+            );
+        }
+        r.insert(
+            &Path::new("/cpuid").join(wloc_probe::CPUID_INFO_FILE),
+            Entry::File(CPUID_INFO.as_bytes().to_vec()),
+        );
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        let _ = (r, say);
+    }
+}
+
+/// This machine's topology with lstopo's default filters, or with
+/// `--whole-io --disallowed` for the XML hwloc-gather-topology writes.
+fn live_topology(whole: bool) -> Result<Topology, String> {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    t.set_io_types_filter(if whole {
+        TypeFilter::KeepAll
+    } else {
+        TypeFilter::KeepImportant
+    });
+    t.include_disallowed = whole;
+    wloc::input::load(&wloc::input::Source::ThisSystem, t)
+        .map_err(|e| format!("cannot discover this machine: {e}"))
+}
+
+/// Writes `data` to `path` through a temporary file, so that a failure
+/// leaves no partial output.
+fn write_atomically(
+    path: &Path,
+    data: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
+    let res = std::fs::File::create(&tmp)
+        .and_then(|mut f| data(&mut f).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write '{}': {e}", path.display())
+    })
+}
+
+/// Runs `wloc gather-topology`.
+pub fn run_gather_topology(a: &GatherTopologyArgs) -> Result<(), String> {
+    if !cfg!(target_os = "linux") {
+        return Err(
+            "gather-topology records Linux sysfs and procfs files: only Linux is supported".into(),
+        );
+    }
+    let name = &a.name;
+    let base = name
+        .file_name()
+        .and_then(|b| b.to_str())
+        .filter(|b| !b.is_empty() && *b != "." && *b != "..")
+        .ok_or_else(|| {
+            format!(
+                "invalid recording name '{}': expected a path ending in a file name",
+                name.display()
+            )
+        })?
+        .to_string();
+    let with_ext = |ext: &str| {
+        let mut s = name.as_os_str().to_owned();
+        s.push(ext);
+        PathBuf::from(s)
+    };
+    let (tarball, output, xml) = (with_ext(".tar.bz2"), with_ext(".output"), with_ext(".xml"));
+    if !a.force {
+        for p in [&tarball, &output, &xml] {
+            if p.exists() {
+                return Err(format!("'{}' exists; use -f to overwrite it", p.display()));
+            }
+        }
+    }
+    if a.keep && name.exists() {
+        return Err(format!(
+            "cannot keep the gathered tree in '{}': it exists",
+            name.display()
+        ));
+    }
+    if let Some(parent) = name.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create directory '{}': {e}", parent.display()))?;
+    }
+    let silent = a.silent;
+    let say = |s: &str| {
+        if !silent {
+            println!("{s}");
+        }
+    };
+    if a.no_io {
+        say("I/O files won't be saved (--no-io given).");
+    }
+    if !a.dmi {
+        say("DMI memory device files won't be saved (--dmi not given).");
+    }
+    let rec = gather(a, &say);
+    if rec.full {
+        eprintln!(
+            "wloc: warning: the recording was cut at {MAX_ENTRIES} entries or {MAX_TOTAL_BYTES} bytes"
+        );
+    }
+    write_atomically(&tarball, |f| {
+        rec.write_tar(&base, std::io::BufWriter::new(f))
+    })?;
+    say(&format!(
+        "Topology files gathered in {} ({} entries)",
+        tarball.display(),
+        rec.entries.len()
+    ));
+    if a.keep {
+        rec.write_dir(name)
+            .map_err(|e| format!("cannot write the tree into '{}': {e}", name.display()))?;
+        say(&format!("Gathered tree kept in {}", name.display()));
+    }
+
+    let topo = live_topology(false)?;
+    let opts = wloc::console::ConsoleOptions {
+        verbose: true,
+        ..wloc::console::ConsoleOptions::default()
+    };
+    let text = wloc::console::render(&topo, &opts);
+    write_atomically(&output, |f| f.write_all(text.as_bytes()))?;
+    say(&format!(
+        "Expected topology output stored in {}",
+        output.display()
+    ));
+    let topo = live_topology(true)?;
+    let text = wloc::xml::export(&topo, wloc::xml::XmlVersion::V2);
+    write_atomically(&xml, |f| f.write_all(text.as_bytes()))?;
+    say(&format!("XML topology stored in {}", xml.display()));
+    say("");
+    say("WARNING: Do not post these files on a public list or website unless you");
+    say("WARNING: are sure that no information about this platform is sensitive.");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_escapes_are_decoded() {
+        assert_eq!(unescape_mount(r"/a\040b\134c"), r"/a b\c");
+        assert_eq!(unescape_mount(r"/x\04"), r"/x\04");
+        assert_eq!(unescape_mount(r"\"), r"\");
+    }
+
+    #[test]
+    fn pci_trees_and_skipped_files() {
+        assert!(in_pci_tree(Path::new(
+            "/sys/devices/pci0000:00/0000:00:01.0"
+        )));
+        assert!(!in_pci_tree(Path::new("/sys/devices/virtual/net/lo")));
+        assert!(!in_pci_tree(Path::new("/sys/devices")));
+        assert!(skipped_file(Path::new(
+            "/sys/devices/pci0000:00/x/resource0"
+        )));
+        assert!(skipped_file(Path::new("/sys/devices/pci0000:00/x/rom")));
+        assert!(!skipped_file(Path::new(
+            "/sys/devices/pci0000:00/x/resource"
+        )));
+        assert!(!skipped_file(Path::new("/sys/devices/pci0000:00/x/config")));
+    }
+
+    #[test]
+    fn entries_below_links_are_not_recorded() {
+        let mut r = Recording::default();
+        r.insert(Path::new("/sys/a/l"), Entry::Link("../b".into()));
+        r.insert(Path::new("/sys/a/l/f"), Entry::File(b"x".to_vec()));
+        r.insert(Path::new("/sys/a/d/f"), Entry::File(b"y".to_vec()));
+        r.insert(Path::new("/sys/a/d"), Entry::Link("x".into()));
+        let keys: Vec<_> = r.entries.keys().map(|k| k.display().to_string()).collect();
+        assert_eq!(
+            keys,
+            ["/sys", "/sys/a", "/sys/a/d", "/sys/a/d/f", "/sys/a/l"]
+        );
+        assert_eq!(r.entries[Path::new("/sys/a/d")], Entry::Dir);
+        assert_eq!(r.bytes, 1);
+    }
+
+    #[test]
+    fn tarball_holds_the_tree_under_its_top_directory() {
+        let mut r = Recording::default();
+        r.insert(
+            Path::new("/proc/meminfo"),
+            Entry::File(b"MemTotal: 1 kB\n".to_vec()),
+        );
+        r.insert(
+            Path::new("/sys/class/net/lo"),
+            Entry::Link("../../devices/virtual/net/lo".into()),
+        );
+        let mut out = Vec::new();
+        r.write_tar("rec", &mut out).unwrap();
+        let mut ar = tar::Archive::new(bzip2::read::BzDecoder::new(out.as_slice()));
+        let mut seen = Vec::new();
+        for e in ar.entries().unwrap() {
+            let mut e = e.unwrap();
+            let path = e.path().unwrap().display().to_string();
+            let kind = e.header().entry_type();
+            let mut content = String::new();
+            if kind.is_file() {
+                e.read_to_string(&mut content).unwrap();
+            } else if kind.is_symlink() {
+                content = e.link_name().unwrap().unwrap().display().to_string();
+            }
+            seen.push(format!("{path}={content}"));
+        }
+        assert_eq!(
+            seen,
+            [
+                "rec/=",
+                "rec/proc=",
+                "rec/proc/meminfo=MemTotal: 1 kB\n",
+                "rec/sys=",
+                "rec/sys/class=",
+                "rec/sys/class/net=",
+                "rec/sys/class/net/lo=../../devices/virtual/net/lo",
+            ]
+        );
+    }
+}

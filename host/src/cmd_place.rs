@@ -1,0 +1,267 @@
+//! `wloc place`: the OS procs each OpenMP thread gets under KMP_AFFINITY,
+//! GOMP_CPU_AFFINITY or OMP_PLACES/OMP_PROC_BIND, printed or handed to a
+//! command as an explicit environment any OpenMP runtime follows.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+
+use clap::Args;
+use wloc::input::{self, InputFormat, Source};
+use wloc_core::{CpuSet, Topology};
+use wloc_openmp::{
+    flat_topology, parse_places, place, topology_from_cpuinfo, CpuinfoError, KmpAffinity, Method,
+    PlacesSpec, Policy, ProcBind,
+};
+
+/// Options of `wloc place`.  Without a placement option, the settings
+/// are read from KMP_AFFINITY, GOMP_CPU_AFFINITY, OMP_PLACES and
+/// OMP_PROC_BIND (in that order of precedence), and likewise
+/// OMP_NUM_THREADS, KMP_TOPOLOGY_METHOD and KMP_CPUINFO_FILE.
+#[derive(Args, Debug)]
+pub struct PlaceArgs {
+    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
+    #[arg(short = 'i', long = "input", value_name = "INPUT")]
+    pub input: Option<String>,
+    /// Force the input format: xml, synthetic, fsroot or cpuid.
+    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+    /// Number of OpenMP threads (default: OMP_NUM_THREADS, else one per available OS proc).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// A KMP_AFFINITY setting, e.g. `granularity=fine,compact,1,0`.
+    #[arg(long, value_name = "STR", conflicts_with_all = ["gomp_cpu_affinity", "omp_places", "omp_proc_bind"])]
+    pub kmp_affinity: Option<String>,
+    /// A GOMP_CPU_AFFINITY list, e.g. `3,0-2` or `0-15:4`.
+    #[arg(long, value_name = "STR", conflicts_with_all = ["omp_places", "omp_proc_bind"])]
+    pub gomp_cpu_affinity: Option<String>,
+    /// An OMP_PLACES value: threads, cores, ll_caches, numa_domains, sockets (with an optional count) or `{...}` lists.
+    #[arg(long, value_name = "STR")]
+    pub omp_places: Option<String>,
+    /// An OMP_PROC_BIND value: close, spread, primary, true or false.
+    #[arg(long, value_name = "STR")]
+    pub omp_proc_bind: Option<String>,
+    /// How the topology map is built: hwloc (all of wloc's levels), cpuid (the levels CPUID gives, from this machine or the -i input), cpuinfo or flat.
+    #[arg(long, value_name = "METHOD")]
+    pub topology_method: Option<String>,
+    /// The /proc/cpuinfo-format file of the cpuinfo method (default /proc/cpuinfo).
+    #[arg(long, value_name = "FILE")]
+    pub cpuinfo_file: Option<PathBuf>,
+    /// The initial affinity mask, as a list (`0-3,8`); default: this process's mask on this machine, else every proc.
+    #[arg(long, value_name = "SET")]
+    pub initial_mask: Option<String>,
+    /// Print the runtime's topology map and bindings on standard error.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Command to run with the equivalent explicit OpenMP environment.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+    InputFormat::parse(s).ok_or_else(|| {
+        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
+    })
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The placement policy from the options, else from the environment.
+fn policy(a: &PlaceArgs) -> Result<Policy, String> {
+    let from_options = a.kmp_affinity.is_some()
+        || a.gomp_cpu_affinity.is_some()
+        || a.omp_places.is_some()
+        || a.omp_proc_bind.is_some();
+    let get = |opt: &Option<String>, name: &str| -> Option<String> {
+        if from_options {
+            opt.clone()
+        } else {
+            env(name)
+        }
+    };
+    if let Some(k) = get(&a.kmp_affinity, "KMP_AFFINITY") {
+        return Ok(Policy::Kmp(
+            KmpAffinity::parse(&k).map_err(|e| e.to_string())?,
+        ));
+    }
+    if let Some(g) = get(&a.gomp_cpu_affinity, "GOMP_CPU_AFFINITY") {
+        return Ok(Policy::Kmp(
+            KmpAffinity::from_gomp(&g).map_err(|e| e.to_string())?,
+        ));
+    }
+    let places = get(&a.omp_places, "OMP_PLACES");
+    let bind = get(&a.omp_proc_bind, "OMP_PROC_BIND");
+    let bind = match (&bind, &places) {
+        (Some(b), _) => ProcBind::parse(b).map_err(|e| e.to_string())?,
+        // Places without a policy bind the threads.
+        (None, Some(_)) => ProcBind::True,
+        (None, None) => ProcBind::False,
+    };
+    let places = match places {
+        Some(p) => parse_places(&p).map_err(|e| e.to_string())?,
+        // A binding policy without places binds to cores.
+        None => PlacesSpec::Abstract {
+            level: wloc_openmp::HwType::Core,
+            count: None,
+        },
+    };
+    Ok(Policy::Places { places, bind })
+}
+
+fn thread_count(a: &PlaceArgs) -> Result<Option<usize>, String> {
+    if let Some(n) = a.threads {
+        return Ok(Some(n));
+    }
+    match env("OMP_NUM_THREADS") {
+        None => Ok(None),
+        Some(v) => {
+            let first = v.split(',').next().unwrap_or("").trim();
+            first
+                .parse::<usize>()
+                .map(Some)
+                .map_err(|_| format!("OMP_NUM_THREADS: \"{v}\" is not a number of threads"))
+        }
+    }
+}
+
+/// This process's CPU affinity mask.
+fn own_affinity() -> Option<CpuSet> {
+    // Large enough for any machine Linux supports (CONFIG_NR_CPUS <= 8192).
+    let mut words = vec![0u64; 8192 / 64];
+    // SAFETY: the buffer is valid for writes of the size passed, and the
+    // kernel writes at most that many bytes.
+    let n = unsafe {
+        libc::sched_getaffinity(
+            0,
+            words.len() * 8,
+            words.as_mut_ptr() as *mut libc::cpu_set_t,
+        )
+    };
+    (n == 0).then(|| CpuSet::from_words(&words))
+}
+
+fn load(a: &PlaceArgs, format: Option<InputFormat>) -> Result<(Topology, bool), String> {
+    let source = input::resolve(a.input.as_deref(), format).map_err(|e| e.to_string())?;
+    let this_system = matches!(source, Source::ThisSystem | Source::CpuidThisSystem);
+    let topo = input::load(&source, Topology::new()).map_err(|e| {
+        format!(
+            "failed to load topology from {}: {e}",
+            a.input.as_deref().unwrap_or("this machine")
+        )
+    })?;
+    Ok((topo, this_system))
+}
+
+/// The processor ids a cpuinfo file lists, for the flat fallback.
+fn cpuinfo_processors(text: &str) -> CpuSet {
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(k, _)| k.trim_end() == "processor")
+        .filter_map(|(_, v)| v.trim().parse::<u32>().ok())
+        .filter(|&v| v <= wloc_openmp::MAX_PROC_ID)
+        .collect()
+}
+
+/// Loads the topology the method models, with whether it is this machine.
+fn topology(
+    a: &PlaceArgs,
+    method: Method,
+    warnings: &mut Vec<String>,
+) -> Result<(Topology, bool), String> {
+    match method {
+        Method::Hwloc => load(a, a.input_format),
+        // Without -i, this machine's CPUID; with -i, a CPUID dump or any
+        // other input, modelled with the levels CPUID gives.
+        Method::Cpuid if a.input.is_none() => load(a, a.input_format.or(Some(InputFormat::Cpuid))),
+        Method::Cpuid => load(a, a.input_format),
+        Method::Flat => {
+            let (t, this) = load(a, a.input_format)?;
+            let flat = flat_topology(t.cpuset()).map_err(|e| e.to_string())?;
+            Ok((flat, this))
+        }
+        Method::Cpuinfo => {
+            let path = a
+                .cpuinfo_file
+                .clone()
+                .or_else(|| env("KMP_CPUINFO_FILE").map(PathBuf::from))
+                .unwrap_or_else(|| PathBuf::from("/proc/cpuinfo"));
+            let this = path == std::path::Path::new("/proc/cpuinfo");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read cpuinfo file '{}': {e}", path.display()))?;
+            match topology_from_cpuinfo(&text) {
+                Ok(t) => Ok((t, this)),
+                // The runtime falls back to the flat model for these.
+                Err(e @ (CpuinfoError::IdsNotUnique | CpuinfoError::MissingPhysicalIdField(_))) => {
+                    let procs = cpuinfo_processors(&text);
+                    if procs.is_empty() {
+                        return Err(format!("{}: {e}", path.display()));
+                    }
+                    warnings.push(format!(
+                        "KMP_AFFINITY: {}: {e} - using \"flat\" OS <-> physical proc mapping.",
+                        path.display()
+                    ));
+                    Ok((flat_topology(&procs).map_err(|e| e.to_string())?, this))
+                }
+                Err(e) => Err(format!("{}: {e}", path.display())),
+            }
+        }
+    }
+}
+
+/// Runs `wloc place`.
+pub fn run_place(a: &PlaceArgs) -> Result<(), String> {
+    let policy = policy(a)?;
+    let nthreads = thread_count(a)?;
+    let method = match a
+        .topology_method
+        .clone()
+        .or_else(|| env("KMP_TOPOLOGY_METHOD"))
+    {
+        None => Method::Hwloc,
+        Some(m) => Method::parse(m.trim()).ok_or_else(|| {
+            format!("unknown topology method '{m}' (expected hwloc, cpuid, cpuinfo or flat)")
+        })?,
+    };
+    let mut warnings = Vec::new();
+    let (topo, this_system) = topology(a, method, &mut warnings)?;
+    let initial = match &a.initial_mask {
+        Some(s) => CpuSet::parse_list(s.trim())
+            .map_err(|e| format!("invalid --initial-mask '{s}': {e}"))?,
+        None if this_system => own_affinity().unwrap_or_else(CpuSet::full),
+        None => CpuSet::full(),
+    };
+    let p =
+        place(&topo, method, &initial, &policy, nthreads, a.verbose).map_err(|e| e.to_string())?;
+    let show_warnings = !matches!(&policy, Policy::Kmp(k) if !k.warnings);
+    {
+        let mut err = std::io::stderr().lock();
+        if show_warnings {
+            for w in warnings.iter().chain(&p.warnings) {
+                let _ = writeln!(err, "wloc place: warning: {w}");
+            }
+        }
+        for l in &p.report {
+            let _ = writeln!(err, "{l}");
+        }
+    }
+    if a.command.is_empty() {
+        let mut out = std::io::stdout().lock();
+        for (i, s) in p.threads.iter().enumerate() {
+            writeln!(out, "{i} {}", s.to_list_string())
+                .map_err(|e| format!("cannot write: {e}"))?;
+        }
+        return Ok(());
+    }
+    let mut cmd = std::process::Command::new(&a.command[0]);
+    cmd.args(&a.command[1..]);
+    for (name, value) in p.environment() {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
+    let err = cmd.exec();
+    Err(format!("cannot run '{}': {err}", a.command[0]))
+}

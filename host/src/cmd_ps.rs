@@ -1,0 +1,350 @@
+//! `wloc ps`: list the processes (and threads) bound to part of the
+//! machine, as hwloc-ps does.
+
+use std::os::unix::fs::MetadataExt;
+
+use clap::Args;
+use wloc_bind::{BindError, Binder, CpuBindFlags};
+use wloc_core::object::CacheKind;
+use wloc_core::{CpuSet, ObjId, ObjType, Object, Topology};
+
+/// Options of `wloc ps`, named as hwloc-ps's.
+#[derive(Args, Debug)]
+pub struct PsArgs {
+    /// Show all processes, including those that are not bound.
+    #[arg(short = 'a')]
+    pub all: bool,
+    /// Only show process PID.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
+    /// Only show processes whose name contains NAME.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Only show processes of the user with this uid, or of all users with `all` (default: the current user).
+    #[arg(long, value_name = "UID")]
+    pub uid: Option<String>,
+    /// Show logical object indexes (the default).
+    #[arg(short = 'l', long)]
+    pub logical: bool,
+    /// Show physical (OS) object indexes.
+    #[arg(short = 'p', long)]
+    pub physical: bool,
+    /// Show CPU sets instead of objects.
+    #[arg(short = 'c', long)]
+    pub cpuset: bool,
+    /// Show a single object containing the whole binding.
+    #[arg(long)]
+    pub single_ancestor: bool,
+    /// Show the threads of processes that have some bound thread.
+    #[arg(short = 't', long)]
+    pub threads: bool,
+    /// Show where tasks last ran instead of their binding.
+    #[arg(short = 'e', long = "get-last-cpu-location")]
+    pub get_last_cpu_location: bool,
+    /// Show only the short process name (`comm`) instead of its command path.
+    #[arg(long)]
+    pub short_name: bool,
+}
+
+/// hwloc's long type name of a normal object (`hwloc_obj_type_snprintf`
+/// verbose): `L2Cache`, `L1dCache`, `Group0`, `Core`, ...
+pub(crate) fn type_name(o: &Object) -> String {
+    if o.obj_type.is_cache() {
+        let (depth, kind) = match o.cache() {
+            Some(c) => (c.depth, c.kind),
+            None => (o.obj_type.cache_level().unwrap_or(0), CacheKind::Unified),
+        };
+        let letter = match kind {
+            CacheKind::Unified => "",
+            CacheKind::Data => "d",
+            CacheKind::Instruction => "i",
+        };
+        return format!("L{depth}{letter}Cache");
+    }
+    match (o.obj_type, o.group()) {
+        (ObjType::Group, Some(g)) => format!("Group{}", g.depth),
+        (t, _) => t.xml_name().into(),
+    }
+}
+
+/// The first largest object whose CPU set is inside `set`
+/// (`hwloc_get_first_largest_obj_inside_cpuset`).
+fn first_largest_inside(topo: &Topology, set: &CpuSet) -> Option<ObjId> {
+    let mut id = topo.root();
+    let cs = |id: ObjId| topo.obj(id).cpuset.clone().unwrap_or_default();
+    if !cs(id).intersects(set) {
+        return None;
+    }
+    while !cs(id).is_included_in(set) {
+        match topo
+            .obj(id)
+            .children()
+            .iter()
+            .find(|&&c| cs(c).intersects(set))
+        {
+            Some(&c) => id = c,
+            None => return Some(id),
+        }
+    }
+    Some(id)
+}
+
+/// The smallest object covering `set` (`hwloc_get_obj_covering_cpuset`).
+fn covering(topo: &Topology, set: &CpuSet) -> ObjId {
+    let mut id = topo.root();
+    loop {
+        let next = topo.obj(id).children().iter().find(|&&c| {
+            topo.obj(c)
+                .cpuset
+                .as_ref()
+                .is_some_and(|cs| set.is_included_in(cs))
+        });
+        match next {
+            Some(&c) => id = c,
+            None => return id,
+        }
+    }
+}
+
+/// Names a CPU set as the objects that make it up: `Core:1 PU:4`.
+pub(crate) fn objects_string(
+    topo: &Topology,
+    set: &CpuSet,
+    physical: bool,
+    single: bool,
+) -> String {
+    let name = |id: ObjId| {
+        let o = topo.obj(id);
+        let idx = if physical {
+            o.os_index
+        } else {
+            Some(o.logical_index())
+        };
+        match idx {
+            Some(i) => format!("{}:{i}", type_name(o)),
+            None => type_name(o),
+        }
+    };
+    if single {
+        return name(covering(topo, set));
+    }
+    let mut remaining = set.clone();
+    let mut parts = Vec::new();
+    while let Some(mut id) = first_largest_inside(topo, &remaining) {
+        // A cache with a single child says less than that child.
+        while topo.obj(id).obj_type.is_cache() && topo.obj(id).children().len() == 1 {
+            id = topo.obj(id).children()[0];
+        }
+        parts.push(name(id));
+        let cs = topo.obj(id).cpuset.clone().unwrap_or_default();
+        if cs.is_empty() {
+            break;
+        }
+        remaining -= &cs;
+    }
+    parts.join(" ")
+}
+
+/// A process or thread and where it is bound.
+struct Task {
+    id: i32,
+    name: String,
+    cpuset: CpuSet,
+}
+
+/// The process name hwloc-ps shows: the start of `/proc/PID/cmdline`
+/// (first argument, at most 63 bytes), or `comm` with `--short-name`.
+/// `None` for kernel threads, which have no command line.
+fn process_name(pid: i32, short: bool) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    if cmdline.is_empty() {
+        return None;
+    }
+    if short {
+        if let Some(c) = comm(&format!("/proc/{pid}/comm")) {
+            return Some(c);
+        }
+    }
+    let head = &cmdline[..cmdline.len().min(63)];
+    let end = head.iter().position(|&b| b == 0).unwrap_or(head.len());
+    Some(String::from_utf8_lossy(&head[..end]).into_owned())
+}
+
+fn comm(path: &str) -> Option<String> {
+    let c = std::fs::read_to_string(path).ok()?;
+    Some(c.trim_end_matches('\n').to_string())
+}
+
+/// The binding (or last location) of a process or thread, restricted to
+/// the topology; `None` if it vanished, cannot be read or is outside.
+fn task_set(
+    binder: &Binder<'_>,
+    id: i32,
+    thread: bool,
+    last: bool,
+) -> Result<Option<CpuSet>, BindError> {
+    let flags = if thread {
+        CpuBindFlags::THREAD
+    } else {
+        CpuBindFlags::empty()
+    };
+    let res = if last {
+        binder.process_last_cpu_location(id, flags)
+    } else {
+        binder.process_cpu_binding(id, flags)
+    };
+    match res {
+        Ok(s) => {
+            let s = s & binder.topology().cpuset();
+            Ok((!s.is_empty()).then_some(s))
+        }
+        Err(BindError::NoSuchTask { .. }) | Err(BindError::Permission { .. }) => Ok(None),
+        Err(BindError::Io { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn thread_ids(pid: i32) -> Vec<i32> {
+    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    tids.sort_unstable();
+    tids
+}
+
+/// Runs `wloc ps`.
+pub fn run_ps(a: &PsArgs) -> Result<(), String> {
+    let uid_filter = match a.uid.as_deref() {
+        None => {
+            // SAFETY: getuid has no preconditions and cannot fail.
+            Some(unsafe { libc::getuid() })
+        }
+        Some("all") => None,
+        Some(u) => Some(
+            u.parse::<u32>()
+                .map_err(|_| format!("invalid --uid '{u}' (expected a number or all)"))?,
+        ),
+    };
+    if let Some(p) = a.pid {
+        if p <= 0 {
+            return Err(format!("invalid --pid {p}: process ids are positive"));
+        }
+    }
+    let topo = crate::cmd_bind::load_topology(None, None, true, false)?;
+    let binder = Binder::new(&topo);
+    let topo_set = topo.cpuset().clone();
+    let physical = a.physical && !a.logical;
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map_err(|e| format!("cannot list /proc: {e}"))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    let mut out = String::new();
+    for pid in pids {
+        if a.pid.is_some_and(|p| p != pid) {
+            continue;
+        }
+        if let Some(uid) = uid_filter {
+            match std::fs::metadata(format!("/proc/{pid}")) {
+                Ok(m) if m.uid() == uid => {}
+                _ => continue,
+            }
+        }
+        let Some(name) = process_name(pid, a.short_name) else {
+            continue;
+        };
+        if let Some(n) = &a.name {
+            if !name.contains(n.as_str()) {
+                continue;
+            }
+        }
+        let mut threads = Vec::new();
+        let mut bound_threads = 0;
+        if a.threads {
+            let tids = thread_ids(pid);
+            if tids.len() > 1 {
+                for tid in tids {
+                    let Some(set) = task_set(&binder, tid, true, a.get_last_cpu_location)
+                        .map_err(|e| e.to_string())?
+                    else {
+                        continue;
+                    };
+                    if set != topo_set {
+                        bound_threads += 1;
+                    }
+                    let name = comm(&format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
+                    threads.push(Task {
+                        id: tid,
+                        name,
+                        cpuset: set,
+                    });
+                }
+            }
+        }
+        let Some(set) =
+            task_set(&binder, pid, false, a.get_last_cpu_location).map_err(|e| e.to_string())?
+        else {
+            continue;
+        };
+        if set == topo_set && bound_threads == 0 && !a.all {
+            continue;
+        }
+        let show = |t: &Task| {
+            if a.cpuset {
+                t.cpuset.bitmap().to_hwloc_string()
+            } else {
+                objects_string(&topo, &t.cpuset, physical, a.single_ancestor)
+            }
+        };
+        let proc_task = Task {
+            id: pid,
+            name,
+            cpuset: set,
+        };
+        out.push_str(&format!(
+            "{}\t{}\t\t{}\n",
+            pid,
+            show(&proc_task),
+            proc_task.name
+        ));
+        for t in &threads {
+            out.push_str(&format!(" {}\t{}\t\t{}\n", t.id, show(t), t.name));
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(desc: &str) -> Topology {
+        wloc_core::synthetic::parse(desc)
+            .unwrap()
+            .build(Topology::new())
+            .unwrap()
+    }
+
+    fn cpus(list: &str) -> CpuSet {
+        CpuSet::from_bitmap(wloc_core::Bitmap::parse_list(list).unwrap())
+    }
+
+    #[test]
+    fn sets_are_named_by_their_largest_objects() {
+        let t = topo("pack:2 l2:2 core:1 pu:2");
+        assert_eq!(objects_string(&t, &cpus("0-7"), false, false), "Machine:0");
+        assert_eq!(objects_string(&t, &cpus("4-7"), false, false), "Package:1");
+        // A cache with one child gives way to it.
+        assert_eq!(objects_string(&t, &cpus("2-3"), false, false), "Core:1");
+        assert_eq!(
+            objects_string(&t, &cpus("1-3"), false, false),
+            "PU:1 Core:1"
+        );
+        assert_eq!(objects_string(&t, &cpus("1-3"), false, true), "Package:0");
+        assert_eq!(objects_string(&t, &cpus("5"), true, false), "PU:5");
+    }
+}
