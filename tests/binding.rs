@@ -71,7 +71,7 @@ fn kernel_policy(addr: *const u8) -> (i32, u64) {
         )
     };
     assert_eq!(r, 0, "get_mempolicy: {}", std::io::Error::last_os_error());
-    (mode, mask[0] as u64)
+    (mode, mask[0])
 }
 
 /// The `Cpus_allowed_list` line of a status file.

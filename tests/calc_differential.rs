@@ -138,14 +138,14 @@ pub fn run(
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
     pub fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
         v[self.below(v.len())]
@@ -322,7 +322,7 @@ fn generated(rng: &mut Rng, count: usize) -> Vec<String> {
         for k in 0..1 + rng.below(3) {
             let op = if k == 0 { "" } else { rng.pick(&ops) };
             let w = match rng.below(8) {
-                0 => format!("0x{:x}", rng.next() & 0xffff),
+                0 => format!("0x{:x}", rng.next_u64() & 0xffff),
                 1 => format!(
                     "{}{}:{}.{}:{}",
                     op,

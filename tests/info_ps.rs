@@ -25,14 +25,16 @@ fn last_cpu() -> u32 {
             0
         );
         (0..libc::CPU_SETSIZE as usize)
-            .filter(|&i| libc::CPU_ISSET(i, &set))
-            .last()
+            .rfind(|&i| libc::CPU_ISSET(i, &set))
             .unwrap() as u32
     }
 }
 
 /// Starts `sleep` through `wloc bind` on one PU and waits until the
 /// command runs (`wloc` has replaced itself by `sleep`).
+// The caller kills and waits for the child (`stop`); an assertion failing
+// here leaves a `sleep 30` behind, which ends by itself.
+#[allow(clippy::zombie_processes)]
 fn bound_sleep(cpu: u32) -> Child {
     let child = Command::new(wloc())
         .args(["bind", "-p", &format!("pu:{cpu}"), "--", "sleep", "30"])

@@ -204,13 +204,17 @@ fn embed_manifests(built: &Path, out: &Path) {
         write(&out.join(format!("{file}.wasm")), &bytes);
     }
     let dir = out.join("test-components");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     for (name, caps) in TEST_MANIFESTS {
         let file = format!("wloc_component_hostile_{}", name.replace('-', "_"));
         let wasm = read(&built.join(format!("{file}.wasm")));
         let full = format!("hostile-{name}");
         let text = manifest_text(&full, "discovery", "a hostile test component", caps);
-        write(&dir.join(format!("{full}.wasm")), &with_manifest(&wasm, &text));
+        write(
+            &dir.join(format!("{full}.wasm")),
+            &with_manifest(&wasm, &text),
+        );
     }
     println!("cargo:rustc-env=WLOC_TEST_COMPONENTS_DIR={}", dir.display());
 }

@@ -297,7 +297,6 @@ impl Plan {
         }
         let opts = wloc_locality::EvalOptions {
             physical_input: self.physical,
-            ..Default::default()
         };
         let loc = wloc_locality::evaluate(topo, words, &opts).map_err(|e| e.to_string())?;
         let nodes = if loc.nodeset.is_empty() {

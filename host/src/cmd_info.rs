@@ -272,7 +272,12 @@ fn describe(topo: &Topology, id: ObjId) -> String {
         line("attr cache type", &kind);
         line("attr cache size", &c.size);
         line("attr cache line size", &c.linesize);
-        line("attr cache ways", &c.associativity);
+        // As hwloc-info: unknown associativity (0) is not shown.
+        match c.associativity {
+            0 => {}
+            -1 => line("attr cache ways", &"fully-associative"),
+            ways => line("attr cache ways", &ways),
+        }
     }
     if let Some(g) = o.group() {
         line("attr group depth", &g.depth);

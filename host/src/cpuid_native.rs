@@ -278,9 +278,9 @@ pub fn gather_this_machine() -> Result<DumpProvider, String> {
     }
     let src = wloc_probe::NativeSource::with_runner(runner);
     let mut files = Vec::with_capacity(pus.len() + 1);
-    for pu in 0..pus.len() {
+    for (pu, os) in pus.iter().enumerate() {
         if !src.runner().pin(pu) {
-            return Err(format!("cannot bind to PU P#{}", pus[pu]));
+            return Err(format!("cannot bind to PU P#{os}"));
         }
         files.push((format!("pu{pu}"), gather_pu(&src, pu).into_bytes()));
     }

@@ -197,7 +197,8 @@ fn load_builtin(
     wasm: &[u8],
 ) -> Result<wloc_runtime::LoadedComponent, LoadError> {
     let path = POLICY_PATH.get().cloned().flatten();
-    let policy = wloc_runtime::policy::Policy::load(path.as_deref()).map_err(LoadError::BadInput)?;
+    let policy =
+        wloc_runtime::policy::Policy::load(path.as_deref()).map_err(LoadError::BadInput)?;
     let adm = wloc_runtime::enforce::admit(&policy, wasm, true, name, "built-in")
         .map_err(LoadError::Component)?;
     rt.load_admitted(&adm, wasm).map_err(LoadError::Component)
@@ -210,7 +211,11 @@ fn load_synthetic(desc: &str, topo: Topology) -> Result<Topology, LoadError> {
     wloc_core::synthetic::parse(desc).map_err(LoadError::Synthetic)?;
     let rt = wloc_runtime::Runtime::new()
         .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = load_builtin(&rt, wloc_runtime::builtin::SYNTHETIC_NAME, wloc_runtime::builtin::synthetic_wasm())?;
+    let c = load_builtin(
+        &rt,
+        wloc_runtime::builtin::SYNTHETIC_NAME,
+        wloc_runtime::builtin::synthetic_wasm(),
+    )?;
     let opts = wloc_runtime::RunOptions::with_config([("description", desc)]);
     rt.discover(&c, &opts, topo).map_err(LoadError::Component)
 }
@@ -301,7 +306,11 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
         .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;
     let rt = wloc_runtime::Runtime::new()
         .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = load_builtin(&rt, wloc_runtime::builtin::LINUX_NAME, wloc_runtime::builtin::linux_wasm())?;
+    let c = load_builtin(
+        &rt,
+        wloc_runtime::builtin::LINUX_NAME,
+        wloc_runtime::builtin::linux_wasm(),
+    )?;
     let mut run = wloc_runtime::RunOptions::with_config(linux_settings(&opts, &topo));
     run.files = std::sync::Arc::new(files);
     let mut t = rt.discover(&c, &run, topo).map_err(LoadError::Component)?;
@@ -384,9 +393,15 @@ pub(crate) fn run_x86(
 ) -> Result<Topology, LoadError> {
     let rt = wloc_runtime::Runtime::new()
         .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = load_builtin(&rt, wloc_runtime::builtin::X86_NAME, wloc_runtime::builtin::x86_wasm())?;
-    let mut run = wloc_runtime::RunOptions::default();
-    run.cpuid = Some(std::sync::Arc::new(provider));
+    let c = load_builtin(
+        &rt,
+        wloc_runtime::builtin::X86_NAME,
+        wloc_runtime::builtin::x86_wasm(),
+    )?;
+    let mut run = wloc_runtime::RunOptions {
+        cpuid: Some(std::sync::Arc::new(provider)),
+        ..Default::default()
+    };
     if let Some(f) = files {
         run.files = std::sync::Arc::new(f);
     }

@@ -251,7 +251,7 @@ fn sensor_of(name: &str, suffix: &str) -> Option<(usize, String)> {
 /// The last PCI bus id (`dddd:bb:dd.f`) among the components of a path.
 fn pci_busid(path: &str) -> Option<String> {
     path.split('/')
-        .filter(|c| {
+        .rfind(|c| {
             let b = c.as_bytes();
             b.len() == 12
                 && b[4] == b':'
@@ -261,7 +261,6 @@ fn pci_busid(path: &str) -> Option<String> {
                     .enumerate()
                     .all(|(i, ch)| matches!(i, 4 | 7 | 10) || ch.is_ascii_hexdigit())
         })
-        .next_back()
         .map(str::to_ascii_lowercase)
 }
 
@@ -287,15 +286,12 @@ fn hwmon(view: &View, props: &mut Vec<DynamicProperty>) {
                 sensors.push(Sensor {
                     kind,
                     input: format!("{dir}/{e}"),
-                    label: entries
-                        .iter()
-                        .any(|x| *x == label)
-                        .then(|| format!("{dir}/{label}")),
+                    label: entries.contains(&label).then(|| format!("{dir}/{label}")),
                     stem,
                 });
             }
         }
-        sensors.sort_by(|a, b| (a.kind, natural(&a.stem)).cmp(&(b.kind, natural(&b.stem))));
+        sensors.sort_by_key(|a| (a.kind, natural(&a.stem)));
         paths.push(format!("{dir}/name"));
         for s in &sensors {
             paths.push(s.input.clone());

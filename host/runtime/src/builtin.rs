@@ -49,7 +49,10 @@ pub const ANNOTATE_DMI_ROOTS: &[&str] = &[
 
 /// The bytes of the DMI and sensors annotation component.
 pub fn annotate_dmi_wasm() -> &'static [u8] {
-    include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_annotate_dmi.wasm"))
+    include_bytes!(concat!(
+        env!("OUT_DIR"),
+        "/wloc_component_annotate_dmi.wasm"
+    ))
 }
 
 /// The annotation component naming PCI vendors and devices (`PCIVendor`

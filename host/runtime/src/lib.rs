@@ -47,8 +47,8 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, Trap};
 use wloc_core::Topology;
 
-pub use bindings::types::Discovery;
 pub use annotate::{LoadedAnnotator, Property};
+pub use bindings::types::Discovery;
 pub use cache::{CacheOutcome, CompiledCache};
 pub use fs::FileAccess;
 use host::{HostState, HostTrap};
