@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::Store;
 use wloc_core::bitmap::Bitmap as CoreBitmap;
 use wloc_core::distances::Distances as CoreDistances;
 use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
@@ -183,19 +182,9 @@ impl Runtime {
             opts.log,
         );
         state.topology = objects;
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limiter);
-        store
-            .set_fuel(limits.fuel)
+        let mut store = self
+            .limited_store(state, limits)
             .map_err(|e| err(ErrorKind::Trap(format!("{e:#}"))))?;
-        let ticks = limits
-            .deadline
-            .as_nanos()
-            .div_ceil(crate::TICK.as_nanos())
-            .max(1)
-            + 1;
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store.epoch_deadline_trap();
         let _ticking = self.ticker.running();
 
         let result = c

@@ -517,14 +517,9 @@ impl Runtime {
             limits,
             opts.log,
         );
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limiter);
-        store
-            .set_fuel(limits.fuel)
+        let mut store = self
+            .limited_store(state, limits)
             .map_err(|e| err(ErrorKind::Trap(format!("{e:#}"))))?;
-        let ticks = limits.deadline.as_nanos().div_ceil(TICK.as_nanos()).max(1) + 1;
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store.epoch_deadline_trap();
         let _ticking = self.ticker.running();
 
         let result = c
@@ -543,6 +538,23 @@ impl Runtime {
             Ok(Err(msg)) => Err(err(ErrorKind::Failed(msg))),
             Err((instantiating, e)) => Err(err(classify(&e, store.data(), limits, instantiating))),
         }
+    }
+
+    /// A fresh store for one run, with every per-run limit armed: memory
+    /// and table caps, the fuel budget and the epoch deadline.  Discovery
+    /// and annotation runs both start here, so limits are set in one place.
+    pub(crate) fn limited_store(
+        &self,
+        state: HostState,
+        limits: &Limits,
+    ) -> wasmtime::Result<Store<HostState>> {
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store.set_fuel(limits.fuel)?;
+        let ticks = limits.deadline.as_nanos().div_ceil(TICK.as_nanos()).max(1) + 1;
+        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+        store.epoch_deadline_trap();
+        Ok(store)
     }
 
     /// Runs a component and adds what it found to `topo` (whose type
