@@ -118,6 +118,8 @@ struct Report {
     distances: BTreeMap<String, (Vec<u32>, Vec<u64>)>,
     /// (name, target) -> (initiator cpuset, value)
     memattrs: BTreeMap<(String, u32), (BTreeSet<u32>, u64)>,
+    /// The hwloc XML document printed after the report.
+    xml: Option<String>,
     text: String,
 }
 
@@ -160,8 +162,13 @@ impl Report {
             status.starts_with("=== wloc-uefi end ok"),
             "the application failed: {status}\n{body}"
         );
+        let (body, xml) = match body.split_once("=== wloc-uefi xml ===") {
+            Some((report, xml)) => (report, Some(xml.trim_start().replace('\r', ""))),
+            None => (body, None),
+        };
         let mut r = Report {
             text: body.to_string(),
+            xml,
             ..Report::default()
         };
         for line in body.lines().skip(1) {
@@ -500,6 +507,64 @@ fn check_synthetic(r: &Report, n: u32) {
     let o = run_wloc(["ls", "-i", desc, "--of", "xml", "-"]);
     let xml = String::from_utf8_lossy(&o.stdout);
     assert_eq!(xml.matches("type=\"PU\"").count(), n as usize, "{desc}");
+    check_xml(r, desc);
+}
+
+/// The XML document the firmware printed reads back, in `wloc` and in
+/// hwloc 2.9, as the machine the synthetic description names; and
+/// `wloc` writes it back unchanged.
+fn check_xml(r: &Report, desc: &str) {
+    let xml = r
+        .xml
+        .as_deref()
+        .unwrap_or_else(|| panic!("no XML document after the report\n{}", r.text));
+    let tmp = TempDir::new("firmware-xml");
+    let file = tmp.0.join("firmware.xml");
+    std::fs::write(&file, xml).unwrap();
+    let o = run_wloc([
+        "ls".as_ref(),
+        "-i".as_ref(),
+        file.as_os_str(),
+        "--of".as_ref(),
+        "synthetic".as_ref(),
+        "-".as_ref(),
+    ]);
+    assert!(
+        o.status.success(),
+        "wloc reads the firmware's XML: {}\n{xml}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), desc, "{xml}");
+    let o = run_wloc([
+        "ls".as_ref(),
+        "-i".as_ref(),
+        file.as_os_str(),
+        "--of".as_ref(),
+        "xml".as_ref(),
+        "--export-xml-flags".as_ref(),
+        "2".as_ref(),
+        "-".as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        xml,
+        "wloc rewrites the firmware's XML differently"
+    );
+    common::require_hwloc();
+    let h = Command::new("lstopo-no-graphics")
+        .arg("-i")
+        .arg(&file)
+        .args(["--of", "synthetic", "-"])
+        .env("LC_ALL", "C")
+        .output()
+        .expect("lstopo-no-graphics runs");
+    assert!(
+        h.status.success(),
+        "hwloc reads the firmware's XML: {}\n{xml}",
+        String::from_utf8_lossy(&h.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&h.stdout).trim(), desc, "hwloc\n{xml}");
 }
 
 #[test]

@@ -7,6 +7,11 @@
 //! Names, subtypes and infos lose the characters hwloc drops (anything but
 //! printable ASCII, tabs and line breaks).
 
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
 use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr};
@@ -108,7 +113,7 @@ struct Writer {
 
 impl Writer {
     fn indent(&mut self, n: usize) {
-        self.out.extend(std::iter::repeat_n(' ', n));
+        self.out.extend(core::iter::repeat_n(' ', n));
     }
 
     /// Starts `<tag` (attributes follow).

@@ -24,13 +24,26 @@
 //! already set, for instance for `--no-io`), drops the objects those filters
 //! reject the way hwloc's XML importer does (their children move up to the
 //! nearest kept ancestor), then calls [`Topology::finish`].
+//!
+//! Without the default `std` feature the crate is `no_std` (with `alloc`)
+//! and offers only [`export`]: a bootloader or UEFI application can print
+//! hwloc XML without an operating system.
+#![cfg_attr(not(feature = "std"), no_std)]
 
-use std::fmt;
+extern crate alloc;
+
+use alloc::string::String;
+#[cfg(feature = "std")]
+use alloc::vec::Vec;
+use core::fmt;
+#[cfg(feature = "std")]
 use std::path::Path;
 
+#[cfg(feature = "std")]
 use wloc_core::Topology;
 
 mod export;
+#[cfg(feature = "std")]
 mod import;
 #[cfg(test)]
 mod proptests;
@@ -111,8 +124,9 @@ impl fmt::Display for XmlError {
     }
 }
 
-impl std::error::Error for XmlError {}
+impl core::error::Error for XmlError {}
 
+#[cfg(feature = "std")]
 /// Reads an hwloc XML document (version 2 or 3) into `topo`, calls
 /// [`Topology::finish`] and returns the finished topology.
 ///
@@ -134,6 +148,7 @@ pub fn import_str(text: &str, topo: Topology) -> Result<Topology, XmlError> {
     import_str_with_warnings(text, topo).map(|(t, _)| t)
 }
 
+#[cfg(feature = "std")]
 /// As [`import_str`], also returning the warnings about the parts of the
 /// document that were ignored.
 ///
@@ -147,6 +162,7 @@ pub fn import_str_with_warnings(
     import::import(text, topo)
 }
 
+#[cfg(feature = "std")]
 /// Reads an hwloc XML file into `topo`, as [`import_str`] does.
 ///
 /// # Errors
@@ -157,6 +173,7 @@ pub fn import_file(path: &Path, topo: Topology) -> Result<Topology, XmlError> {
     import_file_with_warnings(path, topo).map(|(t, _)| t)
 }
 
+#[cfg(feature = "std")]
 /// As [`import_file`], also returning the warnings about the parts of the
 /// document that were ignored.
 ///

@@ -6,7 +6,8 @@
 //! services, reads the MADT, SRAT, SLIT and HMAT that the firmware's
 //! configuration table points to, builds a `wloc-core` topology with
 //! `wloc-probe`, prints it between the markers [`BEGIN`] and [`END`] (see
-//! `report` for the line format), and leaves QEMU through its
+//! `report` for the line format, then, after the line [`XML`], the
+//! topology as an hwloc XML document), and leaves QEMU through its
 //! `isa-debug-exit` device (I/O port 0xf4): code 3 (QEMU exit status 7)
 //! when everything worked, 0 (exit status 1) with an `error` line
 //! otherwise.  On a machine without that device, the firmware's reset
@@ -35,6 +36,8 @@ use serial::SerialOut;
 
 /// Line printed before the topology.
 pub const BEGIN: &str = "=== wloc-uefi begin ===";
+/// Line printed between the report and the hwloc XML document.
+pub const XML: &str = "=== wloc-uefi xml ===";
 /// Start of the line printed after it, followed by `ok` or `failed`.
 pub const END: &str = "=== wloc-uefi end";
 
@@ -87,8 +90,12 @@ fn run(out: &mut SerialOut) -> Result<(), String> {
     if numa.as_ref().is_none_or(|n| n.nodes.is_empty()) {
         set_single_node_memory(&mut topo, ram_bytes()?)?;
     }
-    report::print(out, &topo, &cpus, tables.as_ref(), numa.as_ref())
-        .map_err(|_| String::from("cannot write to the serial port"))
+    let serial_error = |_| String::from("cannot write to the serial port");
+    report::print(out, &topo, &cpus, tables.as_ref(), numa.as_ref()).map_err(serial_error)?;
+    // hwloc 2 format, so that hwloc 2.x and wloc both read it back.
+    let xml = wloc_xml::export(&topo, wloc_xml::XmlVersion::V2);
+    writeln!(out, "{XML}").map_err(serial_error)?;
+    out.write_str(&xml).map_err(serial_error)
 }
 
 /// Bytes of RAM an operating system could use, from the firmware's
