@@ -433,3 +433,165 @@ fn calc_matches_hwloc_calc() {
         bad.len()
     );
 }
+
+/// Exports conformance XML cases as hwloc 2 XML into `dir`, as
+/// [`topologies`] does, for the cases given.
+fn export_cases(dir: &Path, cases: &[&str]) -> Vec<Topo> {
+    let conf = common::conformance();
+    cases
+        .iter()
+        .map(|case| {
+            let src = conf.join("xml").join(case);
+            let dst = dir.join(case);
+            let o = common::run_wloc([
+                "ls".as_ref(),
+                "-i".as_ref(),
+                src.as_os_str(),
+                "--if".as_ref(),
+                "xml".as_ref(),
+                "--of".as_ref(),
+                "xml".as_ref(),
+                "--export-xml-flags".as_ref(),
+                "2".as_ref(),
+                "--whole-io".as_ref(),
+                dst.as_os_str(),
+            ]);
+            assert!(
+                o.status.success(),
+                "cannot export {case} as hwloc 2 XML: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            Topo {
+                name: case.to_string(),
+                args: vec![
+                    "-i".into(),
+                    dst.to_string_lossy().into_owned(),
+                    "--if".into(),
+                    "xml".into(),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// `--best-memattr` (with `--local-memory-flags`) on the cases with memory
+/// attributes, and `--restrict nodeset=...` with its flags everywhere.
+#[test]
+fn calc_best_memattr_and_nodeset_restriction_match_hwloc_calc() {
+    common::require_hwloc();
+    let tmp = common::TempDir::new("calc-memattr");
+    let mut topos = export_cases(
+        &tmp.0,
+        &[
+            "8intel64-4n2t-memattrs.xml",
+            "64intel64-heteromem.xml",
+            "memorysidecaches.xml",
+            "16amd64-8n2c-cpusets.xml",
+        ],
+    );
+    for s in [
+        "pack:2 [numa] l3:1 core:2 pu:2",
+        "numa:2 pack:1 l2:2 core:2 pu:2",
+        "pack:2 numa:2 core:2 pu:1",
+    ] {
+        topos.push(Topo {
+            name: s.to_string(),
+            args: vec!["-i".into(), s.into(), "--if".into(), "synthetic".into()],
+        });
+    }
+    let memattr: &[&str] = &[
+        "--best-memattr bandwidth pu:0",
+        "--best-memattr Bandwidth all",
+        "--best-memattr bandwidth pu:0-3",
+        "--best-memattr bandwidth numa:1",
+        "--best-memattr Latency pu:0",
+        "--best-memattr latency all",
+        "--best-memattr capacity all",
+        "--best-memattr capacity pu:0",
+        "--best-memattr locality numa:1",
+        "--best-memattr locality all",
+        "--best-memattr readbandwidth all",
+        "--best-memattr foobar pu:0",
+        "--best-memattr foobar pu:0-1",
+        "--best-memattr foobar -p pu:0",
+        "--best-memattr foobar --po pu:4",
+        "--best-memattr barnoinit all",
+        "--best-memattr coincoin all",
+        "--best-memattr nosuchattr pu:0",
+        "--best-memattr 2 pu:0",
+        "--best-memattr 8 pu:0",
+        "--best-memattr 9 all",
+        "--best-memattr 10 all",
+        "--best-memattr 11 all",
+        "--best-memattr 2x all",
+        "--best-memattr bandwidth --nodeset pu:0",
+        "--best-memattr bandwidth --local-memory-flags all pu:0",
+        "--local-memory-flags 7 --best-memattr foobar pu:4",
+        "--local-memory-flags 4 --best-memattr foobar pu:0",
+        "--local-memory-flags 4 --best-memattr barnoinit pu:0",
+        "--local-memory-flags 4 --best-memattr bandwidth pu:0",
+        "--local-memory-flags 7 --best-memattr latency pu:0",
+        "--local-memory-flags all pu:0",
+        "--local-memory-flags smaller pu:0",
+        "--local-memory-flags larger$ all",
+        "--local-memory-flags larger,smaller pu:0-1",
+        "--local-memory-flags bogus all",
+    ];
+    let restrict: &[&str] = &[
+        "nodeset=0x1",
+        "nodeset=0x2",
+        "nodeset=0x5",
+        "nodeset=0x100",
+        "nodeset=0x3 --restrict-flags remove_memless",
+        "nodeset=0x2 --restrict-flags 24",
+        "nodeset=0x2 --restrict-flags 9",
+        "nodeset=0x4 --restrict-flags 12",
+        "0x3 --restrict-flags 16",
+        "0x3 --restrict-flags bynodeset",
+        "0x0000000f --restrict-flags cpuless",
+    ];
+    let queries: &[&str] = &[
+        "all",
+        "-N pu all",
+        "-N numa all",
+        "-I numa all",
+        "-I core all",
+        "--local-memory all",
+        "-H pack.core all",
+        "--largest all",
+        "-n all",
+        "-I memcache all",
+        "-N group all",
+    ];
+    let mut cases: Vec<(Vec<String>, Option<String>)> = Vec::new();
+    for t in &topos {
+        for l in memattr {
+            let mut args = t.args.clone();
+            args.extend(l.split(' ').map(String::from));
+            cases.push((args, None));
+        }
+        for r in restrict {
+            for q in queries {
+                let mut args = t.args.clone();
+                args.push("--restrict".into());
+                args.extend(r.split(' ').map(String::from));
+                args.extend(q.split(' ').map(String::from));
+                cases.push((args, None));
+            }
+        }
+    }
+    let (count, bad) = compare_all("hwloc-calc", "calc", &cases);
+    println!(
+        "{count} hwloc-calc invocations compared, {} differ",
+        bad.len()
+    );
+    for b in &bad {
+        println!("{b}");
+    }
+    assert!(count >= 1000, "only {count} invocations");
+    assert!(
+        bad.is_empty(),
+        "{} of {count} invocations differ (listed above)",
+        bad.len()
+    );
+}

@@ -9,7 +9,8 @@ use std::io::{BufRead, Write};
 
 use clap::Args;
 use wloc::input::{self, InputFormat};
-use wloc_core::{Bitmap, CpuSet, ObjType, Topology, TypeFilter};
+use wloc_core::memattrs;
+use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology, TypeFilter};
 use wloc_locality::query::{self, LevelSpec};
 use wloc_locality::{CpusetFormat, WordOptions};
 
@@ -40,8 +41,9 @@ Topology options (must be at the beginning):
   --no-smt[=N]              only keep the first (N-th) PU of each core in the output
   --cpukind <n>             only keep PUs of CPU kind n
   --cpukind <name>=<value>  only keep PUs whose CPU kind has that info
-  --restrict <cpuset>       restrict the topology to some PUs
-  --restrict-flags <n>      restriction flags (1 removes CPU-less NUMA nodes)
+  --restrict [nodeset=]<set>  restrict the topology to some PUs or NUMA nodes
+  --restrict-flags <n>      restriction flags (a number or hwloc's names: remove_cpuless,
+                            adapt_misc, adapt_io, bynodeset, remove_memless)
   --disallowed              include objects disallowed by administrative limits
 Conversion options:
   [default]                 report the combined locations as a CPU set
@@ -50,7 +52,8 @@ Conversion options:
   -H, --hierarchical <type1>.<type2>...  objects as type1:i.type2:j...
   --largest                 the largest objects inside the set
   --local-memory            the NUMA nodes local to the set
-  --local-memory-flags <x>  which local nodes: larger, smaller, all (or a number)
+  --local-memory-flags <x>  which local nodes: larger, smaller (or a number; 4 for all)
+  --best-memattr <attr>     only the best local node for a memory attribute (name or id)
 Formatting options:
   -l, --logical / -p, --physical   logical (default) or OS indexes
   --li, --lo, --pi, --po    the same for input or output only
@@ -74,6 +77,7 @@ struct Output {
     largest: bool,
     local_memory: bool,
     local_flags: u64,
+    best_memattr: Option<String>,
     no_smt: Option<u32>,
     single: bool,
     format: CpusetFormat,
@@ -86,6 +90,8 @@ struct Levels {
     number_of: Option<LevelSpec>,
     intersect: Option<LevelSpec>,
     hierarchical: Option<Vec<i64>>,
+    /// hwloc's id of the `--best-memattr` attribute.
+    best_memattr: Option<usize>,
 }
 
 fn take_value<'a>(args: &'a [String], i: &mut usize, opt: &str) -> Result<&'a str, String> {
@@ -117,49 +123,167 @@ pub(crate) fn load_tool_topology(
     })
 }
 
-/// Applies `--restrict` (a CPU set in hwloc's form).  As hwloc's tools, a
-/// restriction that fails is reported and the whole topology is kept.
-pub(crate) fn apply_restrict(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
-    if let Some(nodes) = spec.strip_prefix("nodeset=") {
-        eprintln!(
-            "wloc: --restrict nodeset={nodes}: restricting by NUMA node set is not supported; keeping the whole topology"
-        );
-        return;
-    }
-    let set = match Bitmap::parse(spec) {
-        Ok(b) => CpuSet::from_bitmap(b),
-        Err(e) => {
-            eprintln!("wloc: invalid --restrict set `{spec}': {e}; keeping the whole topology");
-            return;
-        }
-    };
-    if let Err(e) = topo.restrict(&set, flags & 1 != 0) {
-        if !quiet {
-            eprintln!("wloc: cannot restrict the topology to {spec}: {e}");
-        }
+/// hwloc's restriction flags (`HWLOC_RESTRICT_FLAG_*`), as
+/// `--restrict-flags` takes them.
+pub(crate) mod restrict_flags {
+    /// Remove NUMA nodes left without PUs.
+    pub const REMOVE_CPULESS: u64 = 1;
+    /// Move Misc objects of removed objects to their parent.
+    pub const ADAPT_MISC: u64 = 2;
+    /// Move I/O objects of removed objects to their parent.
+    pub const ADAPT_IO: u64 = 4;
+    /// The set is a NUMA node set.
+    pub const BYNODESET: u64 = 8;
+    /// With [`BYNODESET`], remove PUs left without NUMA nodes.
+    pub const REMOVE_MEMLESS: u64 = 16;
+    /// Every flag hwloc 2.9 knows.
+    pub const ALL: u64 = 31;
+}
+
+/// Splits a `--restrict` value into the set and the flag it implies: a
+/// value starting with `nodeset` is a NUMA node set (hwloc's tools compare
+/// the first 7 characters of `nodeset=` and skip 8).
+pub(crate) fn split_restrict(spec: &str) -> (&str, u64) {
+    if spec.starts_with("nodeset") {
+        (spec.get(8..).unwrap_or(""), restrict_flags::BYNODESET)
+    } else {
+        (spec, 0)
     }
 }
 
-/// Parses `--restrict-flags`: a number or hwloc's flag names.
+/// Applies `--restrict [nodeset=]SET` with `--restrict-flags` (see
+/// [`restrict_topology`]).
+pub(crate) fn apply_restrict(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
+    let (set, implied) = split_restrict(spec);
+    restrict_topology(topo, set, flags | implied, quiet);
+}
+
+/// Restricts the topology to a set in hwloc's form: a CPU set, or a NUMA
+/// node set with [`restrict_flags::BYNODESET`].  As hwloc's tools, a
+/// restriction that fails (bad set, set outside the machine, flags hwloc
+/// rejects) is reported and the whole topology is kept.
+pub(crate) fn restrict_topology(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
+    use restrict_flags::*;
+    let report = |why: &str| {
+        if !quiet {
+            eprintln!(
+                "wloc: cannot restrict the topology to {spec}: {why}; keeping the whole topology"
+            );
+        }
+    };
+    let bynodeset = flags & BYNODESET != 0;
+    if flags & !ALL != 0 {
+        return report(&format!("invalid restriction flags {flags:#x}"));
+    }
+    if bynodeset && flags & REMOVE_CPULESS != 0 {
+        return report("flag remove_cpuless cannot be used with a node set");
+    }
+    if !bynodeset && flags & REMOVE_MEMLESS != 0 {
+        return report("flag remove_memless needs a node set");
+    }
+    let set = match Bitmap::parse(spec) {
+        Ok(b) => b,
+        Err(e) => return report(&format!("invalid set: {e}")),
+    };
+    let res = if bynodeset {
+        topo.restrict_by_nodeset(&NodeSet::from_bitmap(set), flags & REMOVE_MEMLESS != 0)
+    } else {
+        topo.restrict(&CpuSet::from_bitmap(set), flags & REMOVE_CPULESS != 0)
+    };
+    if let Err(e) = res {
+        report(&e.to_string());
+    }
+}
+
+/// Parses flags as hwloc's tools do (`hwloc_utils_parse_flags`): a C
+/// number, `none`, or names separated by `,`, `|` or `+`, each matching a
+/// single flag name anywhere in it, ignoring case (or its end, with a
+/// trailing `$`).  On a name matching no flag or several, hwloc's message
+/// goes to standard error and every bit is set, which hwloc's functions
+/// then reject, as the tools do.
+pub(crate) fn parse_hwloc_flags(s: &str, names: &[(&str, u64)], kind: &str) -> u64 {
+    if let Some(n) = wloc_locality::parse_c_integer(s) {
+        // hwloc keeps the number in an int.
+        return n as i32 as i64 as u64;
+    }
+    let upper = s.to_ascii_uppercase();
+    if upper == "NONE" {
+        return 0;
+    }
+    let fail = |msg: String| {
+        eprintln!("{msg}");
+        eprintln!("Supported {kind} flags are substrings of:");
+        for (n, _) in names {
+            eprintln!("  {n}");
+        }
+        u64::MAX
+    };
+    let mut flags = 0u64;
+    let mut rest = upper.as_str();
+    loop {
+        rest = rest.trim_start_matches([',', '|', '+']);
+        let end = rest.find([' ', ',', '|', '+']).unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        let mut token = &rest[..end];
+        rest = rest.get(end + 1..).unwrap_or("");
+        let suffix = token.find('$').map(|i| {
+            token = &token[..i];
+        });
+        let matches: Vec<u64> = names
+            .iter()
+            .filter(|(n, _)| match suffix {
+                Some(()) => n.ends_with(token),
+                None => n.contains(token),
+            })
+            .map(|(_, v)| *v)
+            .collect();
+        match matches.as_slice() {
+            [] => return fail(format!("Failed to parse {kind} flag `{token}'.")),
+            [v] => flags |= v,
+            _ => return fail(format!("Duplicate match for {kind} flag `{token}'.")),
+        }
+        if rest.is_empty() {
+            break;
+        }
+    }
+    flags
+}
+
+/// Parses `--restrict-flags` as hwloc's tools do (see [`parse_hwloc_flags`]).
 pub(crate) fn parse_restrict_flags(s: &str) -> Result<u64, String> {
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(n);
-    }
-    if let Some(h) = s.strip_prefix("0x") {
-        return u64::from_str_radix(h, 16).map_err(|_| format!("invalid --restrict-flags {s}"));
-    }
-    let mut f = 0;
-    for part in s.split([',', '|']) {
-        f |= match part.to_ascii_lowercase().as_str() {
-            "remove_cpuless" | "cpuless" => 1,
-            "adapt_misc" | "misc" => 2,
-            "adapt_io" | "io" => 4,
-            "bynodeset" => 8,
-            "remove_memless" | "memless" => 16,
-            _ => return Err(format!("invalid --restrict-flags {s}")),
-        };
-    }
-    Ok(f)
+    use restrict_flags::*;
+    Ok(parse_hwloc_flags(
+        s,
+        &[
+            ("HWLOC_RESTRICT_FLAG_REMOVE_CPULESS", REMOVE_CPULESS),
+            ("HWLOC_RESTRICT_FLAG_BYNODESET", BYNODESET),
+            ("HWLOC_RESTRICT_FLAG_REMOVE_MEMLESS", REMOVE_MEMLESS),
+            ("HWLOC_RESTRICT_FLAG_ADAPT_MISC", ADAPT_MISC),
+            ("HWLOC_RESTRICT_FLAG_ADAPT_IO", ADAPT_IO),
+        ],
+        "restrict",
+    ))
+}
+
+/// Parses `--local-memory-flags` as hwloc's tools do (see
+/// [`parse_hwloc_flags`]); hwloc 2.9 reads `all` as ambiguous (it is also
+/// in `SMALLER`), which selects nothing.
+pub(crate) fn parse_local_memory_flags(s: &str) -> u64 {
+    use query::local_flags::*;
+    parse_hwloc_flags(
+        s,
+        &[
+            ("HWLOC_LOCAL_NUMANODE_FLAG_LARGER_LOCALITY", LARGER_LOCALITY),
+            (
+                "HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY",
+                SMALLER_LOCALITY,
+            ),
+            ("HWLOC_LOCAL_NUMANODE_FLAG_ALL", ALL),
+        ],
+        "local_numanode",
+    )
 }
 
 fn cpukind_set(topo: &Topology, spec: &str) -> CpuSet {
@@ -214,10 +338,19 @@ fn resolve_levels(topo: &Topology, out: &Output) -> Result<Levels, String> {
         }
         None => None,
     };
+    let best_memattr = match &out.best_memattr {
+        Some(s) => Some(
+            memattrs::find_attribute(topo, s)
+                .ok_or_else(|| format!("unrecognized memattr {s}"))?
+                .id,
+        ),
+        None => None,
+    };
     Ok(Levels {
         number_of,
         intersect,
         hierarchical,
+        best_memattr,
     })
 }
 
@@ -291,7 +424,18 @@ fn output(
         )?;
     } else if out.local_memory {
         let sep = out.sep.as_deref().unwrap_or(",");
-        let idx: Vec<String> = query::local_numanodes(topo, &cpus, out.local_flags)
+        // hwloc rejects unknown flags (and flags it could not parse).
+        let mut nodes = if out.local_flags & !query::local_flags::MASK != 0 {
+            Vec::new()
+        } else {
+            query::local_numanodes(topo, &cpus, out.local_flags)
+        };
+        if let Some(id) = levels.best_memattr {
+            let best = memattrs::attribute(topo, id)
+                .and_then(|attr| memattrs::best_node(topo, &attr, &nodes, &cpus));
+            nodes = best.map(|i| vec![nodes[i]]).unwrap_or_default();
+        }
+        let idx: Vec<String> = nodes
             .into_iter()
             .map(|id| {
                 let o = topo.obj(id);
@@ -362,7 +506,11 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
         let arg = args[i].as_str();
         match arg {
             "--disallowed" | "--whole-system" => disallowed = true,
-            "--restrict" => restrict = Some(take_value(args, &mut i, arg)?.to_string()),
+            "--restrict" => {
+                let (set, implied) = split_restrict(take_value(args, &mut i, arg)?);
+                restrict = Some(set.to_string());
+                restrict_flags |= implied;
+            }
             "--restrict-flags" => {
                 restrict_flags = parse_restrict_flags(take_value(args, &mut i, arg)?)?
             }
@@ -385,7 +533,7 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
     let mut topo = load_tool_topology(input_arg.as_deref(), input_format, true, disallowed)?;
     let quiet_early = args[i..].iter().any(|a| a == "-q" || a == "--quiet");
     if let Some(r) = &restrict {
-        apply_restrict(&mut topo, r, restrict_flags, quiet_early);
+        restrict_topology(&mut topo, r, restrict_flags, quiet_early);
     }
     let mut out = Output {
         logical_out: true,
@@ -396,6 +544,7 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
         largest: false,
         local_memory: false,
         local_flags: query::local_flags::LARGER_LOCALITY | query::local_flags::SMALLER_LOCALITY,
+        best_memattr: None,
         no_smt: None,
         single: false,
         format: CpusetFormat::Hwloc,
@@ -435,11 +584,11 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
                 "--local-memory-flags" => {
                     let v = take_value(args, &mut i, arg)?;
                     out.local_memory = true;
-                    out.local_flags = query::parse_local_flags(v)
-                        .ok_or_else(|| format!("invalid --local-memory-flags {v} (expected larger, smaller, all or a number)"))?;
+                    out.local_flags = parse_local_memory_flags(v);
                 }
                 "--best-memattr" => {
-                    return Err("--best-memattr is not supported: memory attributes are not used for choosing local nodes yet".into())
+                    out.best_memattr = Some(take_value(args, &mut i, arg)?.into());
+                    out.local_memory = true;
                 }
                 "--pulist" | "--proclist" => out.intersect = Some("pu".into()),
                 "--nodelist" => out.intersect = Some("numa".into()),

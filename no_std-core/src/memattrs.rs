@@ -4,7 +4,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::bitmap::CpuSet;
-use crate::object::ObjId;
+use crate::object::{Depth, ObjId};
+use crate::topology::Topology;
 
 /// Memory attribute flags (hwloc's `HWLOC_MEMATTR_FLAG_*`).
 pub mod flags {
@@ -119,6 +120,147 @@ impl MemAttr {
     }
 }
 
+/// A memory attribute as hwloc numbers them (`hwloc_memattr_id_t`): the
+/// [`PREDEFINED`] ones are ids 0 to 7, custom ones follow in the order
+/// they were registered.
+#[derive(Clone, Copy, Debug)]
+pub struct AttrRef<'a> {
+    /// hwloc's id.
+    pub id: usize,
+    /// The attribute's name.
+    pub name: &'a str,
+    /// Its flags (see [`flags`]).
+    pub flags: u64,
+    /// The stored values; `None` for Capacity and Locality, computed from
+    /// the NUMA nodes, and for predefined attributes without values.
+    pub stored: Option<&'a MemAttr>,
+}
+
+/// The attribute with hwloc's id `id`.
+pub fn attribute(topo: &Topology, id: usize) -> Option<AttrRef<'_>> {
+    let is_predefined = |m: &&MemAttr| PREDEFINED.iter().any(|(n, _)| *n == m.name);
+    if let Some(&(name, flags)) = PREDEFINED.get(id) {
+        let stored = if id < 2 {
+            None
+        } else {
+            topo.memattrs.iter().find(|m| m.name == name)
+        };
+        return Some(AttrRef {
+            id,
+            name,
+            flags,
+            stored,
+        });
+    }
+    let m = topo
+        .memattrs
+        .iter()
+        .filter(|m| !is_predefined(m))
+        .nth(id - PREDEFINED.len())?;
+    Some(AttrRef {
+        id,
+        name: &m.name,
+        flags: m.flags,
+        stored: Some(m),
+    })
+}
+
+/// Finds an attribute as hwloc's tools read one on their command line: by
+/// name, ignoring case, or else by id when the text starts with a digit
+/// (read as C's `atoi` does).
+pub fn find_attribute<'a>(topo: &'a Topology, s: &str) -> Option<AttrRef<'a>> {
+    let mut id = 0;
+    while let Some(a) = attribute(topo, id) {
+        if a.name.eq_ignore_ascii_case(s) {
+            return Some(a);
+        }
+        id += 1;
+    }
+    if !s.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let n: usize = s[..digits].parse().ok()?;
+    attribute(topo, n)
+}
+
+/// The targets of an attribute with their values, as seen from the PUs in
+/// `initiator` (`hwloc_memattr_get_targets` with a CPU set location).
+///
+/// Capacity and Locality give every NUMA node.  For attributes that need
+/// an initiator, a target counts when one of its values was measured from
+/// a CPU set that contains `initiator` (the first such value, in the order
+/// values were set); values from objects never match a CPU set.
+pub fn targets(topo: &Topology, attr: &AttrRef<'_>, initiator: &CpuSet) -> Vec<(ObjId, u64)> {
+    if attr.id < 2 {
+        return topo
+            .level(Depth::NumaNode)
+            .iter()
+            .map(|&n| {
+                let o = topo.obj(n);
+                let value = if attr.id == 0 {
+                    o.numa().map(|a| a.local_memory).unwrap_or(0)
+                } else {
+                    // An infinite set weighs -1, read as unsigned.
+                    o.cpuset
+                        .as_ref()
+                        .map(|c| c.weight().map(u64::from).unwrap_or(u64::MAX))
+                        .unwrap_or(0)
+                };
+                (n, value)
+            })
+            .collect();
+    }
+    let Some(m) = attr.stored else {
+        return Vec::new();
+    };
+    let need = attr.flags & flags::NEED_INITIATOR != 0;
+    let mut out: Vec<(ObjId, u64)> = Vec::new();
+    for v in &m.values {
+        if topo.get(v.target).is_none() || out.iter().any(|(t, _)| *t == v.target) {
+            continue;
+        }
+        if need {
+            match &v.initiator {
+                Some(Initiator::CpuSet(c))
+                    if !initiator.is_empty() && initiator.is_included_in(c) => {}
+                _ => continue,
+            }
+        }
+        out.push((v.target, v.value));
+    }
+    out
+}
+
+/// The best of `nodes` for an attribute, from the PUs in `initiator`: the
+/// position of the first node with the highest value (or lowest, for
+/// attributes where lower is better), skipping nodes without a value
+/// (`hwloc_utils_get_best_node_in_array_by_memattr` of hwloc's tools).
+pub fn best_node(
+    topo: &Topology,
+    attr: &AttrRef<'_>,
+    nodes: &[ObjId],
+    initiator: &CpuSet,
+) -> Option<usize> {
+    let values = targets(topo, attr, initiator);
+    let higher = attr.flags & flags::HIGHER_FIRST != 0;
+    let mut best: Option<(usize, u64)> = None;
+    for (i, n) in nodes.iter().enumerate() {
+        let Some(&(_, v)) = values.iter().find(|(t, _)| t == n) else {
+            continue;
+        };
+        let better = match best {
+            None => true,
+            Some((_, b)) if higher => v > b,
+            Some((_, b)) => v < b,
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +278,40 @@ mod tests {
         assert_eq!(l.get(3, Some(&Initiator::Object(2))), Some(7));
         l.retain_objects(|o| o != 2);
         assert_eq!(l.values.len(), 1);
+    }
+
+    #[test]
+    fn best_node_follows_hwloc_tools() {
+        let mut t = crate::synthetic::parse("pack:2 [numa] pu:2")
+            .unwrap()
+            .build(Topology::new())
+            .unwrap();
+        let nodes: Vec<ObjId> = t.level(Depth::NumaNode).to_vec();
+        let mut bw = MemAttr::new("Bandwidth", flags::HIGHER_FIRST | flags::NEED_INITIATOR);
+        let all = CpuSet::from_range(0, Some(3));
+        bw.set(nodes[0], Some(Initiator::CpuSet(all.clone())), 10);
+        bw.set(nodes[1], Some(Initiator::CpuSet(all.clone())), 30);
+        bw.set(nodes[1], Some(Initiator::Object(nodes[0])), 99);
+        let mut custom = MemAttr::new("Custom", flags::LOWER_FIRST);
+        custom.set(nodes[1], None, 5);
+        t.memattrs.push(bw);
+        t.memattrs.push(custom);
+        let bw = find_attribute(&t, "bandwidth").unwrap();
+        assert_eq!(bw.id, 2);
+        assert_eq!(best_node(&t, &bw, &nodes, &CpuSet::from_index(0)), Some(1));
+        // An initiator larger than every measured one matches nothing.
+        let wide = CpuSet::from_range(0, Some(8));
+        assert_eq!(best_node(&t, &bw, &nodes, &wide), None);
+        assert_eq!(best_node(&t, &bw, &nodes, &CpuSet::new()), None);
+        assert_eq!(find_attribute(&t, "8").unwrap().name, "Custom");
+        assert_eq!(find_attribute(&t, "8abc").unwrap().name, "Custom");
+        assert!(find_attribute(&t, "9").is_none());
+        assert!(find_attribute(&t, "x8").is_none());
+        let custom = find_attribute(&t, "CUSTOM").unwrap();
+        assert_eq!(best_node(&t, &custom, &nodes, &wide), Some(1));
+        // Capacity ties keep the first node; Locality prefers fewer PUs.
+        let cap = find_attribute(&t, "capacity").unwrap();
+        assert_eq!(best_node(&t, &cap, &nodes, &all), Some(0));
+        assert_eq!(targets(&t, &cap, &all).len(), 2);
     }
 }

@@ -1747,6 +1747,113 @@ impl Topology {
         self.restrict_rec(root, &dropped, &dropped_nodes, remove_cpuless);
         self.allowed_cpuset = self.allowed_cpuset.and_not(&dropped);
         self.allowed_nodeset = self.allowed_nodeset.and_not(&dropped_nodes);
+        self.finish_restrict(&dropped);
+        Ok(())
+    }
+
+    /// Removes the NUMA nodes outside `set` (hwloc's `hwloc_topology_restrict`
+    /// with `HWLOC_RESTRICT_FLAG_BYNODESET`), dropping memory objects left
+    /// without nodes.  PUs stay, even those whose nodes all went away,
+    /// unless `remove_memless` is set: then PUs whose nodes are all removed
+    /// go too, with the objects left without PUs
+    /// (`HWLOC_RESTRICT_FLAG_REMOVE_MEMLESS`).
+    pub fn restrict_by_nodeset(
+        &mut self,
+        set: &NodeSet,
+        remove_memless: bool,
+    ) -> Result<(), TopologyError> {
+        if !set.intersects(&self.allowed_nodeset) {
+            return Err(TopologyError::Invalid(
+                "restriction set does not contain any allowed NUMA node".into(),
+            ));
+        }
+        let dropped_nodes = set.not();
+        let mut dropped = CpuSet::new();
+        if remove_memless {
+            for pu in self.objs_by_type(ObjType::PU) {
+                let o = self.obj(pu);
+                let empty_cpus = o.cpuset.as_ref().is_none_or(|c| c.is_empty());
+                let gone = o.nodeset.as_ref().is_none_or(|n| dropped_nodes.includes(n));
+                if empty_cpus || gone {
+                    if let Some(os) = o.os_index {
+                        dropped.set(os);
+                    }
+                }
+            }
+            if dropped.includes(&self.allowed_cpuset) {
+                return Err(TopologyError::Invalid(
+                    "restriction would remove every PU".into(),
+                ));
+            }
+        }
+        let root = self.root;
+        self.restrict_nodeset_rec(root, &dropped, &dropped_nodes, remove_memless);
+        self.allowed_nodeset = self.allowed_nodeset.and_not(&dropped_nodes);
+        self.allowed_cpuset = self.allowed_cpuset.and_not(&dropped);
+        self.finish_restrict(&dropped);
+        Ok(())
+    }
+
+    /// Restriction by node set, below `id`: as hwloc, only subtrees whose
+    /// sets lose something are visited, and an object goes when it has no
+    /// normal or memory child left and no node (PUs only with
+    /// `remove_memless`).
+    fn restrict_nodeset_rec(&mut self, id: ObjId, dc: &CpuSet, dn: &NodeSet, remove_memless: bool) {
+        let o = self.obj_mut(id);
+        let mut modified = false;
+        if o.complete_nodeset
+            .as_ref()
+            .is_some_and(|n| n.intersects(dn))
+        {
+            for s in [&mut o.nodeset, &mut o.complete_nodeset]
+                .into_iter()
+                .flatten()
+            {
+                *s = s.and_not(dn);
+            }
+            modified = true;
+        }
+        if o.complete_cpuset.as_ref().is_some_and(|c| c.intersects(dc)) {
+            for s in [&mut o.cpuset, &mut o.complete_cpuset]
+                .into_iter()
+                .flatten()
+            {
+                *s = s.and_not(dc);
+            }
+            modified = true;
+        }
+        if modified {
+            let children = o.children.clone();
+            for c in children {
+                self.restrict_nodeset_rec(c, dc, dn, remove_memless);
+            }
+            if remove_memless {
+                let mut ch = core::mem::take(&mut self.obj_mut(id).children);
+                ch.sort_by(|&a, &b| self.cmp_first(a, b));
+                self.obj_mut(id).children = ch;
+            }
+            let memory = self.obj(id).memory_children.clone();
+            for c in memory {
+                self.restrict_nodeset_rec(c, dc, dn, remove_memless);
+            }
+        }
+        let o = self.obj(id);
+        if id != self.root
+            && o.children.is_empty()
+            && o.memory_children.is_empty()
+            && o.nodeset.as_ref().is_none_or(|n| n.is_empty())
+            && (o.obj_type != ObjType::PU || remove_memless)
+            && matches!(o.kind(), ObjKind::Normal | ObjKind::Memory)
+        {
+            self.remove_subtree(id);
+        }
+    }
+
+    /// What both restrictions do once objects are gone: levels rebuilt,
+    /// memory and symmetry recomputed, distances, memory attributes and
+    /// CPU kinds cleared of what went away.
+    fn finish_restrict(&mut self, dropped: &CpuSet) {
+        let root = self.root;
         self.connect();
         self.merge_structure_levels();
         self.connect();
@@ -1755,13 +1862,12 @@ impl Topology {
         self.set_group_depths();
         self.refresh_references();
         for k in &mut self.cpukinds {
-            k.cpuset = k.cpuset.and_not(&dropped);
+            k.cpuset = k.cpuset.and_not(dropped);
         }
         self.cpukinds.retain(|k| !k.cpuset.is_empty());
         self.allowed_request = None;
         self.set_bounds.clear();
         self.finished = true;
-        Ok(())
     }
 
     fn restrict_rec(&mut self, id: ObjId, dc: &CpuSet, dn: &NodeSet, remove_cpuless: bool) {
@@ -2180,6 +2286,30 @@ mod tests {
         assert_eq!(t.objs_by_type(ObjType::PU).len(), 4);
         assert_eq!(t.level(Depth::NumaNode).len(), 1);
         assert!(t.restrict(&cs(100, 101), false).is_err());
+    }
+
+    #[test]
+    fn restrict_by_nodeset_keeps_pus_unless_memless_go() {
+        let mut t = small_machine();
+        t.restrict_by_nodeset(&NodeSet::from_index(1), false)
+            .unwrap();
+        t.check().unwrap();
+        assert_eq!(t.level(Depth::NumaNode).len(), 1);
+        assert_eq!(t.objs_by_type(ObjType::PU).len(), 8);
+        assert_eq!(t.allowed_nodeset, NodeSet::from_index(1));
+        assert_eq!(t.obj(t.root()).nodeset, Some(NodeSet::from_index(1)));
+        let mut t = small_machine();
+        t.restrict_by_nodeset(&NodeSet::from_index(1), true)
+            .unwrap();
+        t.check().unwrap();
+        assert_eq!(t.objs_by_type(ObjType::PU).len(), 4);
+        assert_eq!(t.objs_by_type(ObjType::Package).len(), 1);
+        assert_eq!(t.allowed_cpuset, cs(4, 7));
+        let mut t = small_machine();
+        assert!(t
+            .restrict_by_nodeset(&NodeSet::from_index(5), false)
+            .is_err());
+        assert_eq!(t.level(Depth::NumaNode).len(), 2);
     }
 
     #[test]

@@ -813,7 +813,7 @@ impl<'a> Ctx<'a> {
 
 /// Parses an integer as C's `strtol(s, _, 0)` over the whole string:
 /// decimal, `0x` hexadecimal or `0` octal.
-fn parse_c_integer(s: &str) -> Option<i64> {
+pub fn parse_c_integer(s: &str) -> Option<i64> {
     let (neg, t) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),

@@ -228,6 +228,8 @@ pub mod local_flags {
     pub const SMALLER_LOCALITY: u64 = 1 << 1;
     /// Every node.
     pub const ALL: u64 = 1 << 2;
+    /// The flags hwloc knows; others make it select nothing.
+    pub const MASK: u64 = LARGER_LOCALITY | SMALLER_LOCALITY | ALL;
 }
 
 /// Parses `--local-memory-flags`: a number, or names (`larger`, `smaller`,
