@@ -92,6 +92,12 @@ fn ps_finds_a_process_that_bind_started() {
         vec!["-c"],
         vec!["-t"],
         vec!["--short-name"],
+        vec!["--pid-cmd", "echo"],
+        vec!["--pid-cmd", "echo first; echo second"],
+        vec!["--pid-cmd", "printf 'no newline'"],
+        vec!["--pid-cmd", "true"],
+        vec!["-c", "--pid-cmd", "printf '\\tx\\0y'; :"],
+        vec!["--pid-cmd", "head -c 5000 /dev/zero | tr '\\0' x; :"],
     ] {
         let mut w = vec!["ps", "--pid", pid.as_str()];
         w.extend(args.iter().copied());
@@ -237,4 +243,152 @@ fn info_support_matches_hwloc_on_this_machine() {
         .output()
         .unwrap();
     assert!(text(&o).0.contains("cpubind:set_thisproc_cpubind = 0\n"));
+}
+
+/// `wloc info` with `--ancestors`, `--ancestor`, `--children`,
+/// `--descendants`, `--local-memory`, `--best-memattr`, `-n` and
+/// `--restrict`, against hwloc-info over conformance cases exported as
+/// hwloc 2 XML (so that both read the same gp indexes and infos) and
+/// synthetic topologies (silent output, which leaves gp indexes out).
+#[test]
+fn info_relations_match_hwloc_info() {
+    require_hwloc();
+    let tmp = common::TempDir::new("info-relations");
+    let conf = common::conformance();
+    let mut inputs: Vec<String> = Vec::new();
+    for case in [
+        "24em64t-2n6c2t-pci.xml",
+        "64intel64-heteromem.xml",
+        "memorysidecaches.xml",
+        "16amd64-8n2c-cpusets.xml",
+        "fakecpukinds.xml",
+        "8intel64-4n2t-memattrs.xml",
+        "16-2gr2gr2n2c+misc.xml",
+        "192em64t-12gr2n8c2t.xml",
+    ] {
+        let src = conf.join("xml").join(case);
+        let dst = tmp.0.join(case);
+        let o = run_wloc([
+            "ls".as_ref(),
+            "-i".as_ref(),
+            src.as_os_str(),
+            "--if".as_ref(),
+            "xml".as_ref(),
+            "--of".as_ref(),
+            "xml".as_ref(),
+            "--export-xml-flags".as_ref(),
+            "2".as_ref(),
+            "--whole-io".as_ref(),
+            dst.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{case}: {}", text(&o).1);
+        inputs.push(dst.to_string_lossy().into_owned());
+    }
+    let queries: &[&str] = &[
+        "pu:3",
+        "--ancestors pu:3",
+        "-s --ancestors pu:3",
+        "--ancestor pack pu:5",
+        "--ancestor l2 pu:1-2",
+        "--ancestor numa pu:0",
+        "--ancestor pu pu:1",
+        "--ancestor frob pu:0",
+        "--children pack:0",
+        "-s --children root",
+        "--children root",
+        "--children pci:0",
+        "--children core:0 root pack:0",
+        "--descendants pu pack:1",
+        "-s --descendants core root",
+        "--descendants numa root",
+        "-s --descendants numa numa:0",
+        "-s --descendants pu numa:1",
+        "--descendants memcache pack:0",
+        "--descendants pci root",
+        "--descendants bridge root",
+        "--descendants l1i root",
+        "--descendants misc root",
+        "--descendants group root",
+        "-s --descendants osdev pci:1",
+        "-s --ancestors os:0",
+        "--ancestors numa:1",
+        "-n -s --descendants pu pack:0 pack:1",
+        "-n --ancestors pu:1",
+        "-n core:0-1",
+        "--local-memory pu:0",
+        "-s --local-memory core:1",
+        "--best-memattr bandwidth pu:0",
+        "--best-memattr capacity --local-memory-flags 7 pu:0",
+        "--restrict nodeset=0x1 --descendants numa root",
+        "--restrict nodeset=0x2 -s --children root",
+    ];
+    let synthetic: &[&str] = &[
+        "pack:2 [numa] l3:1 core:2 pu:2",
+        "numa:2 pack:1 l2:2 core:2 pu:2",
+        "group:2 pack:2 core:2 pu:2",
+        "pack:2 die:2 core:3 pu:1",
+    ];
+    let silent: &[&str] = &[
+        "-s --ancestors pu:3",
+        "-s --ancestor pack pu:5",
+        "-s --ancestor group pu:5",
+        "-s --children root",
+        "-s --descendants pu pack:1",
+        "-s --descendants numa root",
+        "-n -s --children pack:0 pack:1",
+        "-s --descendants die root",
+        "-s --local-memory pu:3",
+    ];
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for i in &inputs {
+        for q in queries {
+            let mut a = vec!["-i".to_string(), i.clone()];
+            a.extend(q.split(' ').map(String::from));
+            cases.push(a);
+        }
+    }
+    for d in synthetic {
+        for q in silent {
+            let mut a = vec!["-i".to_string(), d.to_string()];
+            a.extend(q.split(' ').map(String::from));
+            cases.push(a);
+        }
+    }
+    let mut bad = Vec::new();
+    for a in &cases {
+        let h = Command::new("hwloc-info").args(a).output().unwrap();
+        let w = Command::new(wloc()).arg("info").args(a).output().unwrap();
+        let (wout, werr) = text(&w);
+        assert!(!werr.contains("panicked"), "{a:?}: {werr}");
+        if text(&h).0 != wout {
+            bad.push(format!(
+                "{a:?}\n  hwloc: {:?}\n  wloc:  {wout:?}",
+                text(&h).0
+            ));
+        }
+    }
+    println!(
+        "{} hwloc-info invocations compared, {} differ",
+        cases.len(),
+        bad.len()
+    );
+    for b in &bad {
+        println!("{b}");
+    }
+    assert!(cases.len() >= 300, "only {} invocations", cases.len());
+    assert!(
+        bad.is_empty(),
+        "{} invocations differ (listed above)",
+        bad.len()
+    );
+    // Bad types are reported as hwloc-info reports them.
+    let o = run_wloc(["info", "-i", "pu:2", "--ancestor", "frob", "pu:0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("unrecognized --ancestor type frob"));
+    let o = run_wloc(["info", "-i", "pu:2", "--descendants", "group", "root"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("unavailable --descendants type group"));
+    let o = run_wloc(["info", "-i", "pu:2", "--best-memattr", "nope", "pu:0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("unrecognized memattr nope"));
 }

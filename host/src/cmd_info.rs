@@ -6,8 +6,10 @@ use std::fmt::Write as _;
 use clap::Args;
 use wloc::input::InputFormat;
 use wloc_bind::Binder;
+use wloc_core::memattrs::{self, Initiator};
 use wloc_core::object::{BridgeUpstream, CacheKind, Depth};
-use wloc_core::{ObjId, ObjType, Topology};
+use wloc_core::topology::TypeDepth;
+use wloc_core::{ObjId, ObjKind, ObjType, Topology, TypeFilter};
 
 use crate::cmd_ps::type_name;
 
@@ -41,6 +43,36 @@ pub struct InfoArgs {
     /// Object indexes in locations are logical (the default).
     #[arg(short = 'l', long)]
     pub logical: bool,
+    /// Show each object's ancestors up to the root, starting with itself.
+    #[arg(long)]
+    pub ancestors: bool,
+    /// Show only each object's ancestor (or itself) of this type.
+    #[arg(long, value_name = "TYPE")]
+    pub ancestor: Option<String>,
+    /// Show each object's children (normal, memory, I/O then Misc).
+    #[arg(long)]
+    pub children: bool,
+    /// Show each object's descendants of this type.
+    #[arg(long, value_name = "TYPE")]
+    pub descendants: Option<String>,
+    /// Show the NUMA nodes local to each object.
+    #[arg(long)]
+    pub local_memory: bool,
+    /// Which local NUMA nodes (hwloc's names or a number; implies --local-memory).
+    #[arg(long, value_name = "FLAGS")]
+    pub local_memory_flags: Option<String>,
+    /// Show only the best local NUMA node for this memory attribute (name or id; implies --local-memory).
+    #[arg(long, value_name = "ATTR")]
+    pub best_memattr: Option<String>,
+    /// Prefix each line with the index of the object it is about.
+    #[arg(short = 'n')]
+    pub index_prefix: bool,
+    /// Restrict the topology to a CPU set, or a NUMA node set with `nodeset=`.
+    #[arg(long, value_name = "[nodeset=]SET")]
+    pub restrict: Option<String>,
+    /// Restriction flags (a number or hwloc's names).
+    #[arg(long, value_name = "FLAGS")]
+    pub restrict_flags: Option<String>,
     /// Objects: TYPE:INDEX, TYPE:FIRST-LAST, TYPE:all or TYPE (for example core:0, numa:all, pci:1).
     pub locations: Vec<String>,
 }
@@ -182,40 +214,19 @@ fn pci_busid(domain: u32, bus: u8, dev: u8, func: u8) -> String {
     format!("{domain:04x}:{bus:02x}:{dev:02x}.{func:01x}")
 }
 
-/// hwloc's long name of an I/O object (`PCI`, `HostBridge`, `Block`, ...)
-/// or of another object.
+/// hwloc's long name of an object (`hwloc_obj_type_snprintf` verbose):
+/// `PCI`, `HostBridge`, `Network`, `L2Cache`, `Group0`, ...
 fn full_type(topo: &Topology, id: ObjId) -> String {
-    let o = topo.obj(id);
-    match o.obj_type {
-        ObjType::Bridge => match o.bridge().map(|b| &b.upstream) {
-            Some(BridgeUpstream::Pci(_)) => "PCIBridge".into(),
-            _ => "HostBridge".into(),
-        },
-        ObjType::PCIDevice => "PCI".into(),
-        ObjType::OSDevice => osdev_kind(o).unwrap_or("OSDev").into(),
-        _ => type_name(o),
-    }
+    wloc_locality::types::type_label(topo.obj(id))
 }
 
-fn osdev_kind(o: &wloc_core::Object) -> Option<&'static str> {
-    let types = o.osdev_types()?;
-    Some(match types.v2_code(o.subtype.as_deref())? {
-        0 => "Block",
-        1 => "GPU",
-        2 => "Network",
-        3 => "OpenFabrics",
-        4 => "DMA",
-        5 => "CoProc",
-        _ => return None,
-    })
-}
-
-/// Every attribute of an object, as hwloc-info prints them.
-fn describe(topo: &Topology, id: ObjId) -> String {
+/// Every attribute of an object, as hwloc-info prints them, each line
+/// after `prefix`.
+fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
     let o = topo.obj(id);
     let mut out = String::new();
     let mut line = |k: &str, v: &dyn std::fmt::Display| {
-        let _ = writeln!(out, " {k} = {v}");
+        let _ = writeln!(out, "{prefix} {k} = {v}");
     };
     line("type", &o.obj_type.xml_name());
     line("full type", &full_type(topo, id));
@@ -283,23 +294,32 @@ fn describe(topo: &Topology, id: ObjId) -> String {
         line("attr group depth", &g.depth);
     }
     if let Some(b) = o.bridge() {
-        if let BridgeUpstream::Pci(p) = &b.upstream {
-            line(
-                "attr PCI bus id",
-                &pci_busid(p.domain, p.bus, p.dev, p.func),
-            );
-            line("attr PCI class", &format!("{:04x}", p.class_id));
-            line(
-                "attr PCI id",
-                &format!("{:04x}:{:04x}", p.vendor_id, p.device_id),
-            );
+        match &b.upstream {
+            BridgeUpstream::Pci(p) => {
+                line("attr bridge upstream type", &"PCI");
+                line(
+                    "attr PCI bus id",
+                    &pci_busid(p.domain, p.bus, p.dev, p.func),
+                );
+                line("attr PCI class", &format!("{:04x}", p.class_id));
+                line(
+                    "attr PCI id",
+                    &format!("{:04x}:{:04x}", p.vendor_id, p.device_id),
+                );
+                if p.linkspeed != 0.0 {
+                    line("attr PCI linkspeed", &format!("{:.6} GB/s", p.linkspeed));
+                }
+            }
+            _ => line("attr bridge upstream type", &"Host"),
         }
+        line("attr bridge downstream type", &"PCI");
         line(
-            "attr bridge downstream buses",
-            &format!(
-                "{:04x}:[{:02x}-{:02x}]",
-                b.domain, b.secondary_bus, b.subordinate_bus
-            ),
+            "attr PCI secondary bus",
+            &format!("{:02x}", b.secondary_bus),
+        );
+        line(
+            "attr PCI subordinate bus",
+            &format!("{:02x}", b.subordinate_bus),
         );
     }
     if let Some(p) = o.pci() {
@@ -313,50 +333,370 @@ fn describe(topo: &Topology, id: ObjId) -> String {
                 "attr PCI id",
                 &format!("{:04x}:{:04x}", p.vendor_id, p.device_id),
             );
-            if p.linkspeed > 0.0 {
-                line("attr PCI linkspeed", &format!("{:.2} GB/s", p.linkspeed));
+            if p.linkspeed != 0.0 {
+                line("attr PCI linkspeed", &format!("{:.6} GB/s", p.linkspeed));
             }
         }
     }
     if o.obj_type == ObjType::OSDevice {
-        if let Some(k) = osdev_kind(o) {
-            line("attr osdev type", &k);
-        }
+        line("attr osdev type", &full_type(topo, id));
     }
     line("symmetric subtree", &(o.symmetric_subtree() as u8));
     for i in &o.infos {
         line(&format!("info {}", i.name), &i.value);
     }
-    if o.obj_type == ObjType::NUMANode {
-        if let Some(n) = o.numa() {
-            line("memory attribute Capacity", &n.local_memory);
-        }
-        if let Some(w) = o.cpuset.as_ref().and_then(|c| c.weight()) {
-            line("memory attribute Locality", &w);
+    // Topology-wide infos are the root's in hwloc 2.
+    if id == topo.root() {
+        for i in &topo.infos {
+            line(&format!("info {}", i.name), &i.value);
         }
     }
-    if let Some(cs) = o.cpuset.as_ref().filter(|c| !c.is_empty()) {
-        if let Some((i, k)) = topo
-            .cpukinds
-            .iter()
-            .enumerate()
-            .find(|(_, k)| cs.is_included_in(&k.cpuset))
-        {
-            line("cpukind", &i);
-            line("cpukind efficiency", &k.efficiency);
+    if o.kind() == ObjKind::Normal {
+        let empty = wloc_core::CpuSet::new();
+        let cs = o.cpuset.as_ref().unwrap_or(&empty);
+        for (i, k) in topo.cpukinds.iter().enumerate() {
+            let partially = if cs.is_included_in(&k.cpuset) {
+                ""
+            } else if cs.intersects(&k.cpuset) {
+                " (partially)"
+            } else {
+                continue;
+            };
+            line("cpukind", &format!("{i}{partially}"));
+            if k.efficiency != -1 {
+                line("cpukind efficiency", &k.efficiency);
+            }
             for info in &k.infos {
                 line(&format!("cpukind info {}", info.name), &info.value);
             }
         }
     }
+    if o.obj_type == ObjType::NUMANode {
+        for (name, value) in numa_memattrs(topo, id) {
+            line(&name, &value);
+        }
+    }
     out
+}
+
+/// The memory attribute lines of a NUMA node, by attribute id: the value
+/// of attributes without initiator, then one line per initiator.
+fn numa_memattrs(topo: &Topology, id: ObjId) -> Vec<(String, u64)> {
+    let o = topo.obj(id);
+    let mut lines = Vec::new();
+    let mut attr_id = 0;
+    while let Some(attr) = memattrs::attribute(topo, attr_id) {
+        attr_id += 1;
+        let name = attr.name;
+        if attr.id < 2 {
+            let value = if attr.id == 0 {
+                o.numa().map(|n| n.local_memory).unwrap_or(0)
+            } else {
+                o.cpuset
+                    .as_ref()
+                    .map(|c| c.weight().map(u64::from).unwrap_or(u64::MAX))
+                    .unwrap_or(0)
+            };
+            lines.push((format!("memory attribute {name}"), value));
+            continue;
+        }
+        let Some(m) = attr.stored else {
+            continue;
+        };
+        for v in m.values.iter().filter(|v| v.target == id) {
+            if attr.flags & memattrs::flags::NEED_INITIATOR == 0 {
+                lines.push((format!("memory attribute {name}"), v.value));
+                break;
+            }
+            let from = match &v.initiator {
+                Some(Initiator::CpuSet(c)) => c.bitmap().to_hwloc_string(),
+                Some(Initiator::Object(i)) => {
+                    let Some(io) = topo.get(*i) else {
+                        continue;
+                    };
+                    match io.os_index {
+                        Some(os) => {
+                            format!("{} L#{} P#{os}", full_type(topo, *i), io.logical_index())
+                        }
+                        None => format!("{} L#{}", full_type(topo, *i), io.logical_index()),
+                    }
+                }
+                None => continue,
+            };
+            lines.push((
+                format!("memory attribute {name} from initiator {from}"),
+                v.value,
+            ));
+        }
+    }
+    lines
+}
+
+/// What is shown about each object of the locations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Relation {
+    /// The object itself.
+    Itself,
+    /// The object and its ancestors up to the root (`--ancestors`).
+    Ancestors,
+    /// The object or its first ancestor at this depth (`--ancestor`).
+    Ancestor(Depth),
+    /// Its children (`--children`).
+    Children,
+    /// Its descendants at this depth (`--descendants`).
+    Descendants(Depth),
+    /// Its local NUMA nodes with these flags, maybe only the best for a
+    /// memory attribute of this id (`--local-memory`, `--best-memattr`).
+    LocalMemory(u64, Option<usize>),
+}
+
+/// Resolves the type of `--ancestor` or `--descendants` to a depth as
+/// hwloc-info does, with its messages.
+fn relation_depth(topo: &Topology, opt: &str, s: &str) -> Result<Depth, String> {
+    let spec = wloc_locality::types::parse_type(s)
+        .ok_or_else(|| format!("unrecognized --{opt} type {s}"))?;
+    match wloc_locality::types::spec_depth(topo, &spec) {
+        TypeDepth::Depth(d) => Ok(d),
+        TypeDepth::Unknown => Err(format!("unavailable --{opt} type {s}")),
+        TypeDepth::Multiple => Err(format!("multiple --{opt} type {s}")),
+    }
+}
+
+/// The descendants hwloc-info lists for `--descendants`: on a normal
+/// level, the objects whose CPU and node sets, not both empty, are inside
+/// the object's (the object itself included); on a special level, the
+/// objects whose first ancestor with a CPU set is inside the object's CPU
+/// and node sets, or, for an object without CPU set, that are below it.
+fn descendants(topo: &Topology, id: ObjId, depth: Depth) -> Vec<ObjId> {
+    let o = topo.obj(id);
+    let level = topo.level(depth).iter().copied();
+    if let Depth::Normal(_) = depth {
+        let Some(cpus) = &o.cpuset else {
+            return Vec::new();
+        };
+        let empty = wloc_core::NodeSet::new();
+        let nodes = o.nodeset.as_ref().unwrap_or(&empty);
+        return level
+            .filter(|&c| {
+                let co = topo.obj(c);
+                let cc = co.cpuset.clone().unwrap_or_default();
+                let cn = co.nodeset.as_ref().unwrap_or(&empty);
+                cc.is_included_in(cpus)
+                    && cn.is_included_in(nodes)
+                    && !(cc.is_empty() && cn.is_empty())
+            })
+            .collect();
+    }
+    let ancestors =
+        |c: ObjId| std::iter::successors(topo.obj(c).parent(), |&p| topo.obj(p).parent());
+    level
+        .filter(|&c| match &o.cpuset {
+            Some(cpus) => {
+                let Some(p) = ancestors(c).find(|&p| topo.obj(p).cpuset.is_some()) else {
+                    return false;
+                };
+                let po = topo.obj(p);
+                let inside_c = po.cpuset.as_ref().is_some_and(|pc| pc.is_included_in(cpus));
+                let inside_n = match (&po.nodeset, &o.nodeset) {
+                    (Some(pn), Some(n)) => pn.is_included_in(n),
+                    (None, _) => true,
+                    (Some(pn), None) => pn.is_empty(),
+                };
+                inside_c && inside_n
+            }
+            None => ancestors(c).any(|p| p == id),
+        })
+        .collect()
+}
+
+/// Children in hwloc's order: normal, memory, I/O, then Misc.
+fn all_children(topo: &Topology, id: ObjId) -> Vec<ObjId> {
+    let o = topo.obj(id);
+    o.children()
+        .iter()
+        .chain(o.memory_children())
+        .chain(o.io_children())
+        .chain(o.misc_children())
+        .copied()
+        .collect()
+}
+
+/// Writes what hwloc-info shows about the objects of the locations.
+struct ObjectReport<'a> {
+    topo: &'a Topology,
+    relation: Relation,
+    silent: bool,
+    index_prefix: bool,
+    /// Index of the object being shown, for `-n`.
+    current: usize,
+    out: String,
+}
+
+impl ObjectReport<'_> {
+    /// One line naming `shown` (with `relation` after it unless silent),
+    /// then its attributes.
+    fn entry(&mut self, shown: ObjId, prefix: &str, relation: Option<String>) {
+        let o = self.topo.obj(shown);
+        let label = full_type(self.topo, shown);
+        if self.silent {
+            let _ = writeln!(self.out, "{prefix}{label}:{}", o.logical_index());
+            return;
+        }
+        match relation {
+            Some(r) => {
+                let _ = writeln!(self.out, "{prefix}{label} L#{} = {r}", o.logical_index());
+            }
+            None => {
+                let _ = writeln!(self.out, "{prefix}{label} L#{}", o.logical_index());
+            }
+        }
+        self.out.push_str(&describe(self.topo, shown, prefix));
+    }
+
+    fn prefix(&self, sub: Option<usize>) -> String {
+        match (self.index_prefix, sub) {
+            (false, _) => String::new(),
+            (true, None) => format!("{}: ", self.current),
+            (true, Some(i)) => format!("{}.{i}: ", self.current),
+        }
+    }
+
+    /// Shows one object of the locations.
+    fn object(&mut self, id: ObjId) {
+        let topo = self.topo;
+        let o = topo.obj(id);
+        let objs = format!("{} L#{}", full_type(topo, id), o.logical_index());
+        match self.relation.clone() {
+            Relation::Itself => {
+                let p = self.prefix(None);
+                self.entry(id, &p, None);
+            }
+            Relation::Ancestors => {
+                let chain = std::iter::successors(Some(id), |&p| topo.obj(p).parent());
+                for (level, a) in chain.enumerate() {
+                    let p = self.prefix(Some(level));
+                    let r = (level > 0).then(|| format!("parent #{level} of {objs}"));
+                    self.entry(a, &p, r);
+                }
+            }
+            Relation::Ancestor(depth) => {
+                let found = std::iter::successors(Some(id), |&p| topo.obj(p).parent())
+                    .find(|&a| topo.obj(a).depth() == depth);
+                if let Some(a) = found {
+                    let p = self.prefix(None);
+                    self.entry(a, &p, Some(format!("parent of {objs}")));
+                }
+            }
+            Relation::Children => {
+                for (i, c) in all_children(topo, id).into_iter().enumerate() {
+                    let p = self.prefix(Some(i));
+                    self.entry(c, &p, Some(format!("child #{i} of {objs}")));
+                }
+            }
+            Relation::Descendants(depth) => {
+                for (i, d) in descendants(topo, id, depth).into_iter().enumerate() {
+                    let p = self.prefix(Some(i));
+                    self.entry(d, &p, Some(format!("descendant #{i} of {objs}")));
+                }
+            }
+            Relation::LocalMemory(flags, best) => {
+                let cpus = first_cpuset(topo, id);
+                let nodes = if flags & !wloc_locality::query::local_flags::MASK != 0 {
+                    Vec::new()
+                } else {
+                    wloc_locality::query::local_numanodes(topo, &cpus, flags)
+                };
+                // Nodes keep their number among the local ones.
+                let mut numbered: Vec<(usize, ObjId)> = nodes.iter().copied().enumerate().collect();
+                if let Some(best) = best {
+                    // hwloc measures from the object's own CPU set.
+                    let from = o.cpuset.clone().unwrap_or_default();
+                    let pick = wloc_core::memattrs::attribute(topo, best).and_then(|attr| {
+                        wloc_core::memattrs::best_node(topo, &attr, &nodes, &from)
+                    });
+                    numbered.retain(|(i, _)| Some(*i) == pick);
+                }
+                for (i, n) in numbered {
+                    let p = self.prefix(Some(i));
+                    self.entry(n, &p, Some(format!("local memory #{i} of {objs}")));
+                }
+            }
+        }
+        self.current += 1;
+    }
+}
+
+/// The CPU set of an object or of its first ancestor that has one.
+fn first_cpuset(topo: &Topology, id: ObjId) -> wloc_core::CpuSet {
+    std::iter::successors(Some(id), |&p| topo.obj(p).parent())
+        .find_map(|a| topo.obj(a).cpuset.clone())
+        .unwrap_or_default()
+}
+
+/// Loads the topology as hwloc-info does: every object type kept, I/O
+/// objects that matter (`important`) too.
+fn load_info_topology(a: &InfoArgs) -> Result<Topology, String> {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    t.set_io_types_filter(TypeFilter::KeepImportant);
+    let input = a.input.as_deref();
+    let source = wloc::input::resolve(input, a.input_format).map_err(|e| e.to_string())?;
+    let mut topo = wloc::input::load(&source, t).map_err(|e| {
+        format!(
+            "failed to load topology from {}: {e}",
+            input.unwrap_or("the environment")
+        )
+    })?;
+    if a.thissystem || wloc::input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
+        topo.is_thissystem = true;
+    }
+    Ok(topo)
 }
 
 /// Runs `wloc info`.
 pub fn run_info(a: &InfoArgs) -> Result<(), String> {
-    let topo =
-        crate::cmd_bind::load_topology(a.input.as_deref(), a.input_format, a.thissystem, false)?;
+    let mut topo = load_info_topology(a)?;
+    let relation = if a.ancestors {
+        Relation::Ancestors
+    } else if let Some(t) = &a.ancestor {
+        Relation::Ancestor(relation_depth(&topo, "ancestor", t)?)
+    } else if a.children {
+        Relation::Children
+    } else if let Some(t) = &a.descendants {
+        Relation::Descendants(relation_depth(&topo, "descendants", t)?)
+    } else if a.local_memory || a.local_memory_flags.is_some() || a.best_memattr.is_some() {
+        let flags = match &a.local_memory_flags {
+            Some(f) => crate::cmd_calc::parse_local_memory_flags(f),
+            None => {
+                wloc_locality::query::local_flags::LARGER_LOCALITY
+                    | wloc_locality::query::local_flags::SMALLER_LOCALITY
+            }
+        };
+        Relation::LocalMemory(flags, None)
+    } else {
+        Relation::Itself
+    };
+    if let Some(r) = &a.restrict {
+        let (set, implied) = crate::cmd_calc::split_restrict(r);
+        let flags = match &a.restrict_flags {
+            Some(f) => crate::cmd_calc::parse_restrict_flags(f)?,
+            None => implied,
+        };
+        crate::cmd_calc::restrict_topology(&mut topo, set, flags, false);
+    }
+    let relation = match relation {
+        Relation::LocalMemory(flags, None) => match &a.best_memattr {
+            Some(m) => {
+                let attr = wloc_core::memattrs::find_attribute(&topo, m)
+                    .ok_or_else(|| format!("unrecognized memattr {m}"))?;
+                Relation::LocalMemory(flags, Some(attr.id))
+            }
+            None => Relation::LocalMemory(flags, None),
+        },
+        r => r,
+    };
     let mut out = String::new();
+    let mut failed: Option<String> = None;
     let show_objects = !a.locations.is_empty() && !a.topology && !a.support;
     if a.topology || (a.locations.is_empty() && !a.support && !a.objects) {
         out.push_str(&levels(&topo));
@@ -366,25 +706,38 @@ pub fn run_info(a: &InfoArgs) -> Result<(), String> {
     }
     if show_objects || (a.objects && !a.locations.is_empty()) {
         let physical = a.physical && !a.logical;
+        let mut report = ObjectReport {
+            topo: &topo,
+            relation,
+            silent: a.silent,
+            index_prefix: a.index_prefix,
+            current: 0,
+            out,
+        };
         for w in &a.locations {
-            for id in find_objects(&topo, w, physical)? {
-                let o = topo.obj(id);
-                if a.silent {
-                    let idx = if physical {
-                        o.os_index.unwrap_or(o.logical_index())
-                    } else {
-                        o.logical_index()
-                    };
-                    let _ = writeln!(out, "{}:{idx}", o.obj_type.xml_name());
-                } else {
-                    let _ = writeln!(out, "{} L#{}", full_type(&topo, id), o.logical_index());
-                    out.push_str(&describe(&topo, id));
+            let ids = if w == "all" || w == "root" {
+                vec![topo.root()]
+            } else {
+                // As hwloc-info, a bad location does not stop the others.
+                match find_objects(&topo, w, physical) {
+                    Ok(ids) => ids,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        continue;
+                    }
                 }
+            };
+            for id in ids {
+                report.object(id);
             }
         }
+        out = report.out;
     }
     print!("{out}");
-    Ok(())
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -425,7 +778,7 @@ mod tests {
             .unwrap_err()
             .contains("bogus"));
         assert!(find_objects(&t, "core:x", false).is_err());
-        let d = describe(&t, find_objects(&t, "core:0", false).unwrap()[0]);
+        let d = describe(&t, find_objects(&t, "core:0", false).unwrap()[0], "");
         assert!(
             d.starts_with(" type = Core\n full type = Core\n logical index = 0\n"),
             "{d}"

@@ -44,6 +44,47 @@ pub struct PsArgs {
     /// Show only the short process name (`comm`) instead of its command path.
     #[arg(long)]
     pub short_name: bool,
+    /// Run CMD with the process id appended (through `/bin/sh -c`) and
+    /// append the first line it prints to the process line.
+    #[arg(long, value_name = "CMD")]
+    pub pid_cmd: Option<String>,
+}
+
+/// The longest line hwloc-ps keeps from `--pid-cmd` (its buffer holds
+/// 1024 bytes with the terminating NUL).
+const PID_CMD_MAX: usize = 1023;
+
+/// Runs `CMD PID` through `/bin/sh -c` (as `popen` does), and returns the
+/// first line of its standard output without the newline, at most
+/// [`PID_CMD_MAX`] bytes and cut at a NUL byte.  Its standard error goes
+/// through; the rest of its output is not read, and it is waited for.
+/// A command that cannot start gives an empty string.
+fn pid_cmd_output(cmd: &str, pid: i32) -> String {
+    use std::io::Read;
+    let child = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("{cmd} {pid}"))
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        return String::new();
+    };
+    let mut line = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let mut bytes = out.bytes();
+        while line.len() < PID_CMD_MAX {
+            match bytes.next() {
+                Some(Ok(b'\n')) | None | Some(Err(_)) => break,
+                Some(Ok(b)) => line.push(b),
+            }
+        }
+        // Closing the pipe here, as pclose does, stops a talkative command.
+    }
+    let _ = child.wait();
+    if let Some(nul) = line.iter().position(|&b| b == 0) {
+        line.truncate(nul);
+    }
+    String::from_utf8_lossy(&line).into_owned()
 }
 
 /// hwloc's long type name of a normal object (`hwloc_obj_type_snprintf`
@@ -304,11 +345,17 @@ pub fn run_ps(a: &PsArgs) -> Result<(), String> {
             name,
             cpuset: set,
         };
+        let extra = match &a.pid_cmd {
+            Some(cmd) => pid_cmd_output(cmd, pid),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "{}\t{}\t\t{}\n",
+            "{}\t{}\t\t{}{}{}\n",
             pid,
             show(&proc_task),
-            proc_task.name
+            proc_task.name,
+            if extra.is_empty() { "" } else { "\t" },
+            extra
         ));
         for t in &threads {
             out.push_str(&format!(" {}\t{}\t\t{}\n", t.id, show(t), t.name));
