@@ -210,6 +210,14 @@ fn find_objects(topo: &Topology, word: &str, physical: bool) -> Result<Vec<ObjId
     Ok(objs)
 }
 
+/// A set as hwloc-info 2.9 prints it: in hwloc's form, cut to the 127
+/// characters of its buffer.
+fn set_text(b: &wloc_core::Bitmap) -> String {
+    let mut s = b.to_hwloc_string();
+    s.truncate(127);
+    s
+}
+
 fn pci_busid(domain: u32, bus: u8, dev: u8, func: u8) -> String {
     format!("{domain:04x}:{bus:02x}:{dev:02x}.{func:01x}")
 }
@@ -254,23 +262,23 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         line("total memory", &o.total_memory);
     }
     if let Some(cs) = &o.cpuset {
-        line("cpuset", &cs.bitmap().to_hwloc_string());
+        line("cpuset", &set_text(cs.bitmap()));
         if let Some(c) = &o.complete_cpuset {
-            line("complete cpuset", &c.bitmap().to_hwloc_string());
+            line("complete cpuset", &set_text(c.bitmap()));
         }
         line(
             "allowed cpuset",
-            &(cs & &topo.allowed_cpuset).bitmap().to_hwloc_string(),
+            &set_text((cs & &topo.allowed_cpuset).bitmap()),
         );
     }
     if let Some(ns) = &o.nodeset {
-        line("nodeset", &ns.bitmap().to_hwloc_string());
+        line("nodeset", &set_text(ns.bitmap()));
         if let Some(c) = &o.complete_nodeset {
-            line("complete nodeset", &c.bitmap().to_hwloc_string());
+            line("complete nodeset", &set_text(c.bitmap()));
         }
         line(
             "allowed nodeset",
-            &(ns & &topo.allowed_nodeset).bitmap().to_hwloc_string(),
+            &set_text((ns & &topo.allowed_nodeset).bitmap()),
         );
     }
     if let Some(c) = o.cache() {

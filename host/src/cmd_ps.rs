@@ -71,7 +71,7 @@ fn pid_cmd_output(cmd: &str, pid: i32) -> String {
     };
     let mut line = Vec::new();
     if let Some(out) = child.stdout.take() {
-        let mut bytes = out.bytes();
+        let mut bytes = std::io::BufReader::new(out).bytes();
         while line.len() < PID_CMD_MAX {
             match bytes.next() {
                 Some(Ok(b'\n')) | None | Some(Err(_)) => break,
