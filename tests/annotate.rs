@@ -354,3 +354,55 @@ fn this_machine_pci_names_match_hwloc() {
         "hwloc found no PCI name although pci.ids exists"
     );
 }
+
+/// The admin's policy governs the built-in annotation components as it
+/// does every other: one disabled does not run (and says so), one whose
+/// files are narrowed reads only what is left.
+#[test]
+fn policy_disables_and_narrows_builtin_annotations() {
+    let tmp = common::TempDir::new("annot-policy");
+    let root = recording(&tmp);
+    write(&root, "usr/share/misc/pci.ids", PCI_IDS);
+    let named = |names: &BTreeMap<String, Vec<(String, String)>>| {
+        names.values().filter(|n| !n.is_empty()).count()
+    };
+    assert!(named(&pci_names(&ls_xml(&root, &[]))) > 0);
+
+    let policy = tmp.0.join("policy.toml");
+    let run = |text: &str| {
+        fs::write(&policy, text).unwrap();
+        let o = common::run_wloc([
+            "ls".as_ref(),
+            "--policy".as_ref(),
+            policy.as_os_str(),
+            "-i".as_ref(),
+            root.as_os_str(),
+            "--if".as_ref(),
+            "fsroot".as_ref(),
+            "--of".as_ref(),
+            "xml".as_ref(),
+            "--whole-io".as_ref(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            pci_names(&String::from_utf8(o.stdout).unwrap()),
+            String::from_utf8(o.stderr).unwrap(),
+        )
+    };
+    let (names, err) = run("[builtin.annotate-pci-names]\nenabled = false\n");
+    assert_eq!(named(&names), 0, "a disabled component ran");
+    assert!(
+        err.contains("annotate-pci-names") && err.contains("disabled"),
+        "{err}"
+    );
+    // Granted hwdata's copy only: Debian's file is not read.
+    let (names, _) = run("[builtin.annotate-pci-names]\nfiles = [\"/usr/share/hwdata/pci.ids\"]\n");
+    assert_eq!(
+        named(&names),
+        0,
+        "a file outside the narrowed grant was read"
+    );
+    write(&root, "usr/share/hwdata/pci.ids", PCI_IDS);
+    let (names, _) = run("[builtin.annotate-pci-names]\nfiles = [\"/usr/share/hwdata/pci.ids\"]\n");
+    assert!(named(&names) > 0, "the granted file was not read");
+}

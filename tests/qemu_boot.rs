@@ -564,7 +564,11 @@ fn check_xml(r: &Report, desc: &str) {
         "hwloc reads the firmware's XML: {}\n{xml}",
         String::from_utf8_lossy(&h.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&h.stdout).trim(), desc, "hwloc\n{xml}");
+    assert_eq!(
+        String::from_utf8_lossy(&h.stdout).trim(),
+        desc,
+        "hwloc\n{xml}"
+    );
 }
 
 #[test]

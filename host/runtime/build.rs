@@ -10,6 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "src/engine_config.rs"]
+mod engine_config;
+
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.join("../..");
@@ -95,6 +98,7 @@ fn main() {
     // The built-in copies get their manifests (the copies above of the
     // others stay as built).
     embed_manifests(&built, &out);
+    precompile_builtins(&out);
     for (var, name) in [
         ("WLOC_HOSTILE_WASM", "wloc_component_hostile"),
         ("WLOC_HOSTILE_NET_WASM", "wloc_component_hostile_net"),
@@ -217,6 +221,41 @@ fn embed_manifests(built: &Path, out: &Path) {
         );
     }
     println!("cargo:rustc-env=WLOC_TEST_COMPONENTS_DIR={}", dir.display());
+}
+
+/// Records the sha256 digest of each built-in component (with its
+/// manifest) as `NAME.sha256`, and its code compiled for this host with the
+/// runtime's engine settings as `NAME.cwasm`, so that wloc neither hashes
+/// nor compiles its own components when it runs.  A cross build, or a
+/// host Cranelift cannot compile for, gets empty `.cwasm` files: the
+/// runtime then compiles them on first use and caches them.
+fn precompile_builtins(out: &Path) {
+    use sha2::{Digest, Sha256};
+    println!("cargo:rerun-if-env-changed=WLOC_NO_PRECOMPILE");
+    let native = std::env::var("TARGET").ok() == std::env::var("HOST").ok()
+        && std::env::var_os("WLOC_NO_PRECOMPILE").is_none();
+    let engine = native
+        .then(|| wasmtime::Engine::new(&engine_config::engine_config()).ok())
+        .flatten();
+    for (file, ..) in BUILTIN_MANIFESTS {
+        let wasm = read(&out.join(format!("{file}.wasm")));
+        let digest: String = Sha256::digest(&wasm)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        write(&out.join(format!("{file}.sha256")), digest.as_bytes());
+        let code = engine
+            .as_ref()
+            .and_then(|e| match e.precompile_component(&wasm) {
+                Ok(code) => Some(code),
+                Err(err) => {
+                    println!("cargo:warning=cannot precompile {file}: {err}");
+                    None
+                }
+            })
+            .unwrap_or_default();
+        write(&out.join(format!("{file}.cwasm")), &code);
+    }
 }
 
 fn read(p: &Path) -> Vec<u8> {

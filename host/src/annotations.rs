@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use wloc_core::{ObjType, Topology};
 use wloc_runtime::annotate::topology_objects;
-use wloc_runtime::{builtin, FileAccess, Limits, LoadedAnnotator, Property, RunOptions, Runtime};
+use wloc_runtime::{
+    builtin, enforce, FileAccess, Limits, LoadedAnnotator, Property, RunOptions, Runtime,
+};
 
 use crate::input::Source;
 
@@ -48,40 +50,44 @@ fn annotation_limits() -> Limits {
 /// Loaded annotation components with their grants, ready to run again and
 /// again (each run gets a fresh instance).
 pub struct Annotators {
-    runtime: Runtime,
+    runtime: &'static Runtime,
     loaded: Vec<(LoadedAnnotator, RunOptions)>,
 }
 
 impl Annotators {
-    /// Loads the built-in annotation components, granted their files below
-    /// `fsroot` (or `/`).  Components that cannot be loaded are left out,
-    /// each with a warning; the error is a runtime that cannot start.
+    /// Loads the built-in annotation components through the admin's
+    /// policy (which may disable them, narrow their files or set their
+    /// limits), granted their files below `fsroot` (or `/`).  Components
+    /// that cannot be loaded are left out, each with a warning; the error
+    /// is a runtime that cannot start or a policy that cannot be read.
     pub fn builtin(fsroot: Option<&Path>) -> Result<(Annotators, Vec<String>), String> {
+        Self::builtin_matching(fsroot, |_| true)
+    }
+
+    /// As [`Annotators::builtin`], for the built-in components `wanted`
+    /// accepts.
+    pub fn builtin_matching(
+        fsroot: Option<&Path>,
+        wanted: impl Fn(&builtin::Builtin) -> bool,
+    ) -> Result<(Annotators, Vec<String>), String> {
         let mut warnings = Vec::new();
-        let runtime =
-            Runtime::new().map_err(|e| format!("cannot start the component runtime: {e}"))?;
+        let policy = crate::input::policy()?;
+        let runtime = crate::input::runtime()?;
         let mut loaded = Vec::new();
-        let table: [(&str, &[u8], &[&str]); 2] = [
-            (
-                builtin::ANNOTATE_DMI_NAME,
-                builtin::annotate_dmi_wasm(),
-                builtin::ANNOTATE_DMI_ROOTS,
-            ),
-            (
-                builtin::ANNOTATE_PCI_NAMES_NAME,
-                builtin::annotate_pci_names_wasm(),
-                builtin::ANNOTATE_PCI_NAMES_ROOTS,
-            ),
-        ];
-        for (name, wasm, roots) in table {
-            let files = match FileAccess::new(roots, fsroot) {
+        for b in [&builtin::ANNOTATE_DMI, &builtin::ANNOTATE_PCI_NAMES] {
+            if !wanted(b) {
+                continue;
+            }
+            let files = match FileAccess::new(b.roots, fsroot) {
                 Ok(f) => f,
                 Err(e) => {
-                    warnings.push(format!("component {name}: cannot open its files: {e}"));
+                    warnings.push(format!("component {}: cannot open its files: {e}", b.name));
                     continue;
                 }
             };
-            match runtime.load_annotator(name, wasm) {
+            let loaded_one = enforce::admit_builtin(policy, b, annotation_limits())
+                .and_then(|adm| runtime.load_builtin_annotator(&adm, b));
+            match loaded_one {
                 Ok(c) => {
                     let opts = RunOptions {
                         files: Arc::new(files),
@@ -157,7 +163,11 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
     if !applies_to(source) {
         return;
     }
-    let warnings = match Annotators::builtin(fsroot_of(source)) {
+    // PCI names only matter when there are PCI objects to name.
+    let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
+        || !topo.objs_by_type(ObjType::Bridge).is_empty();
+    let wanted = |b: &builtin::Builtin| has_pci || b.name != builtin::ANNOTATE_PCI_NAMES_NAME;
+    let warnings = match Annotators::builtin_matching(fsroot_of(source), wanted) {
         Ok((annotators, mut warnings)) => {
             warnings.extend(annotators.annotate(topo).1);
             warnings

@@ -818,7 +818,7 @@ pub fn load_for_ls(
             LoadError::Unsupported(format!("cannot start the component runtime: {e}"))
         })?;
         for (_, path, bytes, adm) in annotation {
-            let r = rt.load_annotator(&adm.manifest.name, &bytes).and_then(|c| {
+            let r = rt.load_annotator_admitted(&adm, &bytes).and_then(|c| {
                 let opts = adm.grant.narrow(&base_options(&adm, source)?);
                 rt.annotate(&c, &opts, &mut topo)
             });

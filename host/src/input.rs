@@ -188,20 +188,51 @@ pub fn set_policy_path(path: Option<PathBuf>) {
     let _ = POLICY_PATH.set(path);
 }
 
+/// The admin's policy, read once per process.
+pub fn policy() -> Result<&'static wloc_runtime::policy::Policy, String> {
+    static POLICY: std::sync::OnceLock<Result<wloc_runtime::policy::Policy, String>> =
+        std::sync::OnceLock::new();
+    POLICY
+        .get_or_init(|| {
+            let path = POLICY_PATH.get().cloned().flatten();
+            wloc_runtime::policy::Policy::load(path.as_deref())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The component runtime of this process, started on first use and shared
+/// by discovery and annotation (one engine, one epoch thread).
+pub fn runtime() -> Result<&'static wloc_runtime::Runtime, String> {
+    static RUNTIME: std::sync::OnceLock<Result<wloc_runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            wloc_runtime::Runtime::new()
+                .map_err(|e| format!("cannot start the component runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// Loads a built-in component through the policy (which may disable it,
 /// narrow its grant or set its limits): the one path every component
 /// takes.
 fn load_builtin(
-    rt: &wloc_runtime::Runtime,
-    name: &str,
-    wasm: &[u8],
-) -> Result<wloc_runtime::LoadedComponent, LoadError> {
-    let path = POLICY_PATH.get().cloned().flatten();
-    let policy =
-        wloc_runtime::policy::Policy::load(path.as_deref()).map_err(LoadError::BadInput)?;
-    let adm = wloc_runtime::enforce::admit(&policy, wasm, true, name, "built-in")
+    b: &wloc_runtime::builtin::Builtin,
+) -> Result<
+    (
+        &'static wloc_runtime::Runtime,
+        wloc_runtime::LoadedComponent,
+    ),
+    LoadError,
+> {
+    let policy = policy().map_err(LoadError::BadInput)?;
+    let rt = runtime().map_err(LoadError::Unsupported)?;
+    let adm = wloc_runtime::enforce::admit_builtin(policy, b, wloc_runtime::Limits::default())
         .map_err(LoadError::Component)?;
-    rt.load_admitted(&adm, wasm).map_err(LoadError::Component)
+    let c = rt.load_builtin(&adm, b).map_err(LoadError::Component)?;
+    Ok((rt, c))
 }
 
 /// Builds a synthetic description in the sandboxed built-in synthetic
@@ -209,13 +240,7 @@ fn load_builtin(
 /// so that syntax errors keep the parser's positions and wording.
 fn load_synthetic(desc: &str, topo: Topology) -> Result<Topology, LoadError> {
     wloc_core::synthetic::parse(desc).map_err(LoadError::Synthetic)?;
-    let rt = wloc_runtime::Runtime::new()
-        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = load_builtin(
-        &rt,
-        wloc_runtime::builtin::SYNTHETIC_NAME,
-        wloc_runtime::builtin::synthetic_wasm(),
-    )?;
+    let (rt, c) = load_builtin(&wloc_runtime::builtin::SYNTHETIC)?;
     let opts = wloc_runtime::RunOptions::with_config([("description", desc)]);
     rt.discover(&c, &opts, topo).map_err(LoadError::Component)
 }
@@ -304,13 +329,7 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
     let fsroot = (!this_system).then_some(root);
     let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::LINUX_ROOTS, fsroot)
         .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;
-    let rt = wloc_runtime::Runtime::new()
-        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = load_builtin(
-        &rt,
-        wloc_runtime::builtin::LINUX_NAME,
-        wloc_runtime::builtin::linux_wasm(),
-    )?;
+    let (rt, c) = load_builtin(&wloc_runtime::builtin::LINUX)?;
     let mut run = wloc_runtime::RunOptions::with_config(linux_settings(&opts, &topo));
     run.files = std::sync::Arc::new(files);
     let mut t = rt.discover(&c, &run, topo).map_err(LoadError::Component)?;
@@ -391,13 +410,7 @@ pub(crate) fn run_x86(
     files: Option<wloc_runtime::FileAccess>,
     topo: Topology,
 ) -> Result<Topology, LoadError> {
-    let rt = wloc_runtime::Runtime::new()
-        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = load_builtin(
-        &rt,
-        wloc_runtime::builtin::X86_NAME,
-        wloc_runtime::builtin::x86_wasm(),
-    )?;
+    let (rt, c) = load_builtin(&wloc_runtime::builtin::X86)?;
     let mut run = wloc_runtime::RunOptions {
         cpuid: Some(std::sync::Arc::new(provider)),
         ..Default::default()

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{Component, HasSelf, Linker};
 use wloc_core::bitmap::Bitmap as CoreBitmap;
 use wloc_core::distances::Distances as CoreDistances;
 use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
@@ -27,6 +27,7 @@ use crate::bindings::types::{
 };
 use crate::cache::{self, CacheOutcome};
 use crate::host::{self, HostState};
+use crate::{builtin, enforce};
 use crate::{classify, component_error, ComponentError, ErrorKind, Limits, RunOptions, Runtime};
 
 /// Host bindings of the `annotation-backend` world.  The interfaces it
@@ -62,6 +63,9 @@ pub struct LoadedAnnotator {
     digest: String,
     pre: bindings::AnnotationBackendPre<HostState>,
     outcome: CacheOutcome,
+    /// What the policy granted; `None` for bytes the host itself trusts
+    /// ([`Runtime::load_annotator`]).
+    grant: Option<Arc<enforce::Grant>>,
 }
 
 impl LoadedAnnotator {
@@ -76,6 +80,10 @@ impl LoadedAnnotator {
     /// Whether it came from the compiled cache.
     pub fn cache_outcome(&self) -> CacheOutcome {
         self.outcome
+    }
+    /// What it was granted, if it went through the policy.
+    pub fn grant(&self) -> Option<&enforce::Grant> {
+        self.grant.as_deref()
     }
 }
 
@@ -133,6 +141,72 @@ impl Runtime {
                 )
             })
             .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
+        self.prepare_annotator(name, digest, component, outcome, &linker, None)
+    }
+
+    /// Loads an annotation component the policy admitted
+    /// ([`enforce::admit`]): only its granted interfaces are linked, and
+    /// every run is narrowed to its grant.  `wasm` must be the admitted
+    /// bytes.
+    pub fn load_annotator_admitted(
+        &self,
+        adm: &enforce::Admission,
+        wasm: &[u8],
+    ) -> Result<LoadedAnnotator, ComponentError> {
+        let digest = cache::sha256_hex(wasm);
+        self.load_annotator_code(adm, wasm, &digest, &[])
+    }
+
+    /// Loads a built-in annotation component the policy admitted, from
+    /// the code precompiled when wloc was built when wasmtime accepts it.
+    pub fn load_builtin_annotator(
+        &self,
+        adm: &enforce::Admission,
+        b: &builtin::Builtin,
+    ) -> Result<LoadedAnnotator, ComponentError> {
+        self.load_annotator_code(adm, b.wasm, b.digest, b.precompiled)
+    }
+
+    fn load_annotator_code(
+        &self,
+        adm: &enforce::Admission,
+        wasm: &[u8],
+        digest: &str,
+        precompiled: &[u8],
+    ) -> Result<LoadedAnnotator, ComponentError> {
+        let name = adm.manifest.name.as_str();
+        let err = |kind| component_error(name, digest, kind);
+        if digest != adm.digest {
+            return Err(err(ErrorKind::Refused(
+                "its bytes are not the ones the policy admitted".into(),
+            )));
+        }
+        if adm.manifest.kind != crate::manifest::Kind::Annotation {
+            return Err(err(ErrorKind::Refused(format!(
+                "its manifest says {}, not annotation",
+                adm.manifest.kind
+            ))));
+        }
+        let mut linker: Linker<HostState> = Linker::new(&self.engine);
+        host::link_granted(&mut linker, adm.grant.interfaces)
+            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
+        let (component, outcome) = self
+            .compiled(wasm, digest, precompiled)
+            .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
+        let grant = Some(Arc::new(adm.grant.clone()));
+        self.prepare_annotator(name, digest.to_string(), component, outcome, &linker, grant)
+    }
+
+    fn prepare_annotator(
+        &self,
+        name: &str,
+        digest: String,
+        component: Component,
+        outcome: CacheOutcome,
+        linker: &Linker<HostState>,
+        grant: Option<Arc<enforce::Grant>>,
+    ) -> Result<LoadedAnnotator, ComponentError> {
+        let err = |kind| component_error(name, &digest, kind);
         let pre = linker
             .instantiate_pre(&component)
             .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
@@ -146,6 +220,7 @@ impl Runtime {
             digest,
             pre,
             outcome,
+            grant,
         })
     }
 
@@ -170,6 +245,14 @@ impl Runtime {
         opts: &RunOptions,
         objects: Arc<Vec<WitObject>>,
     ) -> Result<AnnotationOutput, ComponentError> {
+        let narrowed;
+        let opts = match &c.grant {
+            Some(g) => {
+                narrowed = g.narrow(opts);
+                &narrowed
+            }
+            None => opts,
+        };
         let start = Instant::now();
         let err = |kind| component_error(&c.name, &c.digest, kind);
         let limits = &opts.limits;

@@ -1,12 +1,49 @@
-//! Components built into wloc, embedded at build time (see `build.rs`).
+//! Components built into wloc, embedded at build time (see `build.rs`):
+//! their bytes (with manifests), their sha256 digests and their code
+//! precompiled for the build host.
+
+/// A component built into wloc.
+#[derive(Debug)]
+pub struct Builtin {
+    /// Its name (the one its manifest gives).
+    pub name: &'static str,
+    /// Its bytes, manifest included: what the policy judges.
+    pub wasm: &'static [u8],
+    /// The sha256 digest of `wasm`, in hexadecimal, computed at build time.
+    pub digest: &'static str,
+    /// `wasm` compiled at build time with the runtime's engine settings,
+    /// or empty when the build could not (a cross build).  The runtime
+    /// falls back on compiling when wasmtime refuses these bytes (another
+    /// CPU, another engine configuration).
+    pub precompiled: &'static [u8],
+    /// The read-only roots it is granted by default.
+    pub roots: &'static [&'static str],
+}
+
+/// The bytes, digest and precompiled code of the component `$file` built
+/// by `build.rs`.
+macro_rules! builtin {
+    ($name:expr, $file:literal, $roots:expr) => {
+        Builtin {
+            name: $name,
+            wasm: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".wasm")),
+            digest: include_str!(concat!(env!("OUT_DIR"), "/", $file, ".sha256")),
+            precompiled: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".cwasm")),
+            roots: $roots,
+        }
+    };
+}
 
 /// The synthetic discovery component: hwloc's synthetic description
 /// language (setting `description`), compiled to WebAssembly.
 pub const SYNTHETIC_NAME: &str = "synthetic";
 
+/// The built-in synthetic discovery component.
+pub static SYNTHETIC: Builtin = builtin!(SYNTHETIC_NAME, "wloc_component_synthetic", &[]);
+
 /// The bytes of the synthetic discovery component.
 pub fn synthetic_wasm() -> &'static [u8] {
-    include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_synthetic.wasm"))
+    SYNTHETIC.wasm
 }
 
 /// The Linux discovery component: `/sys` and `/proc` through the host's
@@ -16,6 +53,14 @@ pub const LINUX_NAME: &str = "linux";
 /// The roots the Linux discovery component is granted (read-only).
 pub const LINUX_ROOTS: &[&str] = &["/sys", "/proc", "/run/udev/data", "/dev/cpuset"];
 
+/// The built-in Linux discovery component.
+pub static LINUX: Builtin = builtin!(LINUX_NAME, "wloc_component_linux", LINUX_ROOTS);
+
+/// The bytes of the Linux discovery component.
+pub fn linux_wasm() -> &'static [u8] {
+    LINUX.wasm
+}
+
 /// The x86 discovery component: CPUID of every PU through the `cpuid`
 /// import, and the ACPI NUMA tables when granted.
 pub const X86_NAME: &str = "x86";
@@ -23,14 +68,12 @@ pub const X86_NAME: &str = "x86";
 /// The roots the x86 discovery component may be granted (read-only).
 pub const X86_ROOTS: &[&str] = &["/sys/firmware/acpi/tables"];
 
+/// The built-in x86 discovery component.
+pub static X86: Builtin = builtin!(X86_NAME, "wloc_component_x86", X86_ROOTS);
+
 /// The bytes of the x86 discovery component.
 pub fn x86_wasm() -> &'static [u8] {
-    include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_x86.wasm"))
-}
-
-/// The bytes of the Linux discovery component.
-pub fn linux_wasm() -> &'static [u8] {
-    include_bytes!(concat!(env!("OUT_DIR"), "/wloc_component_linux.wasm"))
+    X86.wasm
 }
 
 /// The annotation component for the machine's identity and sensors: DMI
@@ -47,12 +90,16 @@ pub const ANNOTATE_DMI_ROOTS: &[&str] = &[
     "/sys/devices",
 ];
 
+/// The built-in DMI and sensors annotation component.
+pub static ANNOTATE_DMI: Builtin = builtin!(
+    ANNOTATE_DMI_NAME,
+    "wloc_component_annotate_dmi",
+    ANNOTATE_DMI_ROOTS
+);
+
 /// The bytes of the DMI and sensors annotation component.
 pub fn annotate_dmi_wasm() -> &'static [u8] {
-    include_bytes!(concat!(
-        env!("OUT_DIR"),
-        "/wloc_component_annotate_dmi.wasm"
-    ))
+    ANNOTATE_DMI.wasm
 }
 
 /// The annotation component naming PCI vendors and devices (`PCIVendor`
@@ -64,10 +111,46 @@ pub const ANNOTATE_PCI_NAMES_NAME: &str = "annotate-pci-names";
 pub const ANNOTATE_PCI_NAMES_ROOTS: &[&str] =
     &["/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"];
 
+/// The built-in PCI names annotation component.
+pub static ANNOTATE_PCI_NAMES: Builtin = builtin!(
+    ANNOTATE_PCI_NAMES_NAME,
+    "wloc_component_annotate_pci_names",
+    ANNOTATE_PCI_NAMES_ROOTS
+);
+
 /// The bytes of the PCI names annotation component.
 pub fn annotate_pci_names_wasm() -> &'static [u8] {
-    include_bytes!(concat!(
-        env!("OUT_DIR"),
-        "/wloc_component_annotate_pci_names.wasm"
-    ))
+    ANNOTATE_PCI_NAMES.wasm
+}
+
+/// Every built-in component, discovery ones first.
+pub static ALL: [&Builtin; 5] = [&SYNTHETIC, &LINUX, &X86, &ANNOTATE_DMI, &ANNOTATE_PCI_NAMES];
+
+/// The built-in component of that name.
+pub fn by_name(name: &str) -> Option<&'static Builtin> {
+    ALL.iter().copied().find(|b| b.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_those_of_the_embedded_bytes() {
+        for b in ALL {
+            assert_eq!(b.digest, crate::cache::sha256_hex(b.wasm), "{}", b.name);
+        }
+    }
+
+    #[test]
+    fn precompiled_code_loads_in_the_runtime_engine() {
+        let engine = wasmtime::Engine::new(&crate::engine_config::engine_config()).unwrap();
+        for b in ALL {
+            assert!(!b.precompiled.is_empty(), "{} was not precompiled", b.name);
+            // SAFETY: produced by the build script from `b.wasm` with
+            // the same engine settings.
+            unsafe { wasmtime::component::Component::deserialize(&engine, b.precompiled) }
+                .unwrap_or_else(|e| panic!("{}: {e:#}", b.name));
+        }
+    }
 }

@@ -59,6 +59,8 @@ pub enum CacheOutcome {
     Stored,
     /// Compiled without caching (no usable cache directory, or storing failed).
     Compiled,
+    /// A built-in component's code, precompiled when wloc was built.
+    Precompiled,
 }
 
 /// Where compiled artifacts live, if anywhere.

@@ -170,10 +170,15 @@ pub struct Examined {
 
 /// Reads a component's manifest, signature, imports and exports.
 pub fn examine(bytes: &[u8]) -> Result<Examined, String> {
+    examine_known(bytes, cache::sha256_hex(bytes))
+}
+
+/// As [`examine`], for bytes whose digest is already known.
+fn examine_known(bytes: &[u8], digest: String) -> Result<Examined, String> {
     let inspection = inspect(bytes)?;
     let signature = verify(bytes)?;
     Ok(Examined {
-        digest: cache::sha256_hex(bytes),
+        digest,
         inspection,
         signature,
     })
@@ -268,7 +273,46 @@ pub fn admit(
     source: &str,
 ) -> Result<Admission, ComponentError> {
     let digest = cache::sha256_hex(bytes);
-    let ex = examine(bytes).map_err(|e| refused(label, &digest, e))?;
+    admit_known(
+        policy,
+        bytes,
+        digest,
+        builtin,
+        label,
+        source,
+        Limits::default(),
+    )
+}
+
+/// As [`admit`], for a component built into wloc: its digest is the one
+/// recorded when wloc was built, and it runs with `base` limits unless
+/// the policy sets others.
+pub fn admit_builtin(
+    policy: &Policy,
+    b: &crate::builtin::Builtin,
+    base: Limits,
+) -> Result<Admission, ComponentError> {
+    admit_known(
+        policy,
+        b.wasm,
+        b.digest.to_string(),
+        true,
+        b.name,
+        "built-in",
+        base,
+    )
+}
+
+fn admit_known(
+    policy: &Policy,
+    bytes: &[u8],
+    digest: String,
+    builtin: bool,
+    label: &str,
+    source: &str,
+    base: Limits,
+) -> Result<Admission, ComponentError> {
+    let ex = examine_known(bytes, digest.clone()).map_err(|e| refused(label, &digest, e))?;
     let manifest = ex.inspection.manifest.clone().ok_or_else(|| {
         refused(
             label,
@@ -291,7 +335,7 @@ pub fn admit(
         builtin,
         requested: &manifest.capabilities,
     };
-    let (caps, limits, by) = match policy.decide(&subject) {
+    let (caps, limits, by) = match policy.decide_with_base(&subject, base) {
         Decision::Allowed { grant, limits, by } => (grant, limits, by),
         Decision::Denied(why) => return Err(refused(name, &digest, why)),
     };

@@ -427,6 +427,14 @@ pub(crate) fn sanitize(s: &str, max_chars: usize) -> String {
 
 impl log::Host for HostState {
     fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
+        // Debug messages reach the terminal only on request: they explain
+        // ordinary situations (a recording without pci.ids, say).
+        if level == log::Level::Debug
+            && self.log_target == LogTarget::Stderr
+            && std::env::var_os("WLOC_COMPONENT_DEBUG").is_none_or(|v| v.is_empty() || v == "0")
+        {
+            return Ok(());
+        }
         self.log_count = self.log_count.saturating_add(1);
         let max = self.limits.max_log_messages;
         if self.log_count > max.saturating_add(1) {

@@ -30,6 +30,7 @@ pub mod builtin;
 pub mod cache;
 pub mod convert;
 pub mod enforce;
+pub mod engine_config;
 pub mod fs;
 mod host;
 pub mod manifest;
@@ -44,7 +45,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, Store, Trap};
+use wasmtime::{Engine, Store, Trap};
 use wloc_core::Topology;
 
 pub use annotate::{LoadedAnnotator, Property};
@@ -399,13 +400,7 @@ impl Runtime {
 
     /// A runtime with a given compiled cache.
     pub fn with_cache(cache: CompiledCache) -> wasmtime::Result<Runtime> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        config.consume_fuel(true);
-        config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-        config.parallel_compilation(true);
-        let engine = Engine::new(&config)?;
+        let engine = Engine::new(&engine_config::engine_config())?;
         let mut linker = Linker::new(&engine);
         host::link(&mut linker)?;
         let ticker = Ticker::start(engine.clone())
@@ -448,9 +443,31 @@ impl Runtime {
         adm: &enforce::Admission,
         wasm: &[u8],
     ) -> Result<LoadedComponent, ComponentError> {
-        let name = adm.manifest.name.as_str();
         let digest = cache::sha256_hex(wasm);
-        let err = |kind| component_error(name, &digest, kind);
+        self.load_admitted_code(adm, wasm, &digest, &[])
+    }
+
+    /// Loads a built-in component the policy admitted, from the code
+    /// precompiled when wloc was built when wasmtime accepts it.
+    pub fn load_builtin(
+        &self,
+        adm: &enforce::Admission,
+        b: &builtin::Builtin,
+    ) -> Result<LoadedComponent, ComponentError> {
+        self.load_admitted_code(adm, b.wasm, b.digest, b.precompiled)
+    }
+
+    /// Links the granted interfaces and loads `wasm` (whose sha256 is
+    /// `digest`) from `precompiled`, the cache or the compiler.
+    fn load_admitted_code(
+        &self,
+        adm: &enforce::Admission,
+        wasm: &[u8],
+        digest: &str,
+        precompiled: &[u8],
+    ) -> Result<LoadedComponent, ComponentError> {
+        let name = adm.manifest.name.as_str();
+        let err = |kind| component_error(name, digest, kind);
         if digest != adm.digest {
             return Err(err(ErrorKind::Refused(
                 "its bytes are not the ones the policy admitted".into(),
@@ -460,11 +477,33 @@ impl Runtime {
         host::link_granted(&mut linker, adm.grant.interfaces)
             .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
         let (component, outcome) = self
-            .cache
-            .load_or_compile(&self.engine, wasm, &digest)
+            .compiled(wasm, digest, precompiled)
             .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
         let grant = Some(Arc::new(adm.grant.clone()));
-        self.prepare(name, digest.clone(), component, outcome, &linker, grant)
+        self.prepare(name, digest.to_string(), component, outcome, &linker, grant)
+    }
+
+    /// The compiled form of `wasm` (sha256 `digest`): `precompiled` when
+    /// it is given and wasmtime accepts it for this engine, else from the
+    /// cache or the compiler.
+    pub(crate) fn compiled(
+        &self,
+        wasm: &[u8],
+        digest: &str,
+        precompiled: &[u8],
+    ) -> wasmtime::Result<(Component, CacheOutcome)> {
+        if !precompiled.is_empty() {
+            // SAFETY: only built-in components pass `precompiled`: bytes
+            // that the build script produced from `wasm` with
+            // `engine_config()` and that are part of this executable.
+            // wasmtime checks its version and the engine settings and
+            // refuses code compiled for anything else, which then
+            // compiles again below.
+            if let Ok(c) = unsafe { Component::deserialize(&self.engine, precompiled) } {
+                return Ok((c, CacheOutcome::Precompiled));
+            }
+        }
+        self.cache.load_or_compile(&self.engine, wasm, digest)
     }
 
     fn prepare(

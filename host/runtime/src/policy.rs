@@ -462,8 +462,15 @@ impl Policy {
         self.publishers.iter().find(|p| &p.key == key)
     }
 
-    /// Decides whether a component may run, and with what.
+    /// Decides whether a component may run, and with what: the policy's
+    /// limits over the default ones.
     pub fn decide(&self, s: &Subject) -> Decision {
+        self.decide_with_base(s, Limits::default())
+    }
+
+    /// As [`Policy::decide`], the policy's limits applying over `base`
+    /// (the limits a built-in component needs, for instance).
+    pub fn decide_with_base(&self, s: &Subject, base: Limits) -> Decision {
         let signer = s.signer.and_then(|k| self.publisher_of(k));
         for d in &self.deny {
             let hit = d.digest.as_deref() == Some(s.digest)
@@ -477,7 +484,7 @@ impl Policy {
                 ));
             }
         }
-        let mut limits = Limits::default();
+        let mut limits = base;
         self.limits.apply(&mut limits);
         if s.builtin {
             let rule = self.builtin.get(s.name).cloned().unwrap_or_default();
