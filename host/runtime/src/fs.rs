@@ -403,9 +403,41 @@ impl FileAccess {
             opts.read(true)
                 .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
             let mut f = g.dir.open_with(rel, &opts)?;
-            // Short reads end sysfs and procfs files; stop at `max`.
-            let mut buf = vec![0u8; max.clamp(1, 4096)];
+            // Most files fit the stack buffer and are then copied at their
+            // size: batches hold thousands of results at once, and 4 KiB
+            // heap buffers each would be megabytes of fresh pages.
+            let mut first = [0u8; 4096];
+            let cap = max.clamp(1, first.len());
             let mut len = 0;
+            let mut ended = false;
+            while len < cap {
+                let want = cap - len;
+                match f.read(&mut first[len..cap]) {
+                    Ok(0) => {
+                        ended = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        len += n;
+                        if short_read_ends && n < want {
+                            ended = true;
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        ended = true;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if ended || len >= max {
+                return Ok(first[..len.min(max)].to_vec());
+            }
+            // Larger files: go on in a growing heap buffer, up to `max`.
+            let mut buf = first[..len].to_vec();
+            buf.resize((len * 2).min(max), 0);
             loop {
                 if len == buf.len() {
                     if len >= max {
