@@ -602,4 +602,29 @@ mod tests {
         assert_eq!(split_request("/a/./b//c").unwrap(), vec!["a", "b", "c"]);
         assert_eq!(split_request("/a\0b"), Err(FileError::Denied));
     }
+
+    #[test]
+    fn files_of_every_size_read_whole_or_up_to_max() {
+        let dir = std::env::temp_dir().join(format!("wloc-fs-sizes-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        let sizes = [0usize, 1, 4095, 4096, 4097, 8192, 10_000, 70_000];
+        for n in sizes {
+            let bytes: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+            std::fs::write(dir.join("data").join(n.to_string()), &bytes).unwrap();
+        }
+        let files = FileAccess::new(&["/data"], Some(&dir)).unwrap();
+        for n in sizes {
+            let expected: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+            let path = format!("/data/{n}");
+            assert_eq!(files.read(&path, 1 << 20).unwrap(), expected, "{n} bytes");
+            for max in [1usize, 4096, 5000] {
+                assert_eq!(
+                    files.read(&path, max).unwrap(),
+                    expected[..n.min(max)],
+                    "{n} bytes, max {max}"
+                );
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
