@@ -392,3 +392,17 @@ fn info_relations_match_hwloc_info() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).1.contains("unrecognized memattr nope"));
 }
+
+/// A location that names nothing is reported on standard error while the
+/// others are shown, and, as with hwloc-info, the command still succeeds.
+#[test]
+fn info_reports_bad_locations_and_goes_on() {
+    require_hwloc();
+    let args = ["-i", "pack:2 pu:2", "core:9", "pu:0"];
+    let w = run_wloc(["info"].iter().chain(args.iter()));
+    let h = Command::new("hwloc-info").args(args).output().unwrap();
+    assert_eq!(w.status.success(), h.status.success());
+    assert!(w.status.success());
+    assert_eq!(text(&w).0, text(&h).0);
+    assert!(text(&w).1.contains("core:9"), "{}", text(&w).1);
+}
