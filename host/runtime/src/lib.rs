@@ -379,7 +379,10 @@ impl Drop for Ticker {
 /// The component host.
 pub struct Runtime {
     engine: Engine,
-    linker: Linker<HostState>,
+    /// Everything linked, for components the host itself trusts
+    /// ([`Runtime::load`]); made on first use, since components loaded
+    /// through the policy get a linker of their own grant.
+    linker: std::sync::OnceLock<Linker<HostState>>,
     cache: CompiledCache,
     ticker: Ticker,
 }
@@ -401,13 +404,11 @@ impl Runtime {
     /// A runtime with a given compiled cache.
     pub fn with_cache(cache: CompiledCache) -> wasmtime::Result<Runtime> {
         let engine = Engine::new(&engine_config::engine_config())?;
-        let mut linker = Linker::new(&engine);
-        host::link(&mut linker)?;
         let ticker = Ticker::start(engine.clone())
             .map_err(|e| wasmtime::format_err!("cannot start the epoch thread: {e}"))?;
         Ok(Runtime {
             engine,
-            linker,
+            linker: std::sync::OnceLock::new(),
             cache,
             ticker,
         })
@@ -432,7 +433,15 @@ impl Runtime {
             .cache
             .load_or_compile(&self.engine, wasm, &digest)
             .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
-        self.prepare(name, digest.clone(), component, outcome, &self.linker, None)
+        let linker = match self.linker.get() {
+            Some(l) => l,
+            None => {
+                let mut l = Linker::new(&self.engine);
+                host::link(&mut l).map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
+                self.linker.get_or_init(|| l)
+            }
+        };
+        self.prepare(name, digest.clone(), component, outcome, linker, None)
     }
 
     /// Loads a component the policy admitted ([`enforce::admit`]): only
