@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of Linux discovery: whole-process time of
 # `wloc ls --of xml` and hwloc's `lstopo-no-graphics --of xml`, in the same
-# run, on this machine and on the three largest recorded sysfs trees.
+# run, on this machine, on the three largest recorded sysfs trees and on
+# the two recorded machines with the most PUs.
 # Prints each pair and the wloc/hwloc ratio of medians.
 #
 # Usage: bench/linux-discovery.sh        (needs hyperfine and hwloc)
@@ -25,7 +26,10 @@ PY
 }
 
 compare "this machine" "$wloc ls --of xml -" "lstopo-no-graphics --of xml -"
-for tarball in $(ls -S "$conf"/*.tar.bz2 | head -3); do
+largest_files=$(ls -S "$conf"/*.tar.bz2 | head -3)
+# Recording names start with the machine's PU count.
+most_pus=$(ls "$conf"/*.tar.bz2 | awk -F/ '{print $NF, $0}' | sort -rn | head -2 | cut -d' ' -f2)
+for tarball in $largest_files $most_pus; do
   name=$(basename "$tarball" .tar.bz2)
   mkdir -p "$tmp/$name" && tar xjf "$tarball" -C "$tmp/$name"
   root=$(find "$tmp/$name" -mindepth 1 -maxdepth 1 -type d | head -1)

@@ -119,7 +119,9 @@ fn pci_names(xml: &str) -> BTreeMap<String, Vec<(String, String)>> {
     m
 }
 
-fn ls_xml(root: &Path, extra: &[&str]) -> String {
+/// `wloc ls` of a recording as XML with every I/O object, and `extra`
+/// options.
+fn ls(root: &Path, extra: &[&std::ffi::OsStr]) -> std::process::Output {
     let mut args: Vec<&std::ffi::OsStr> = vec![
         "ls".as_ref(),
         "-i".as_ref(),
@@ -130,8 +132,13 @@ fn ls_xml(root: &Path, extra: &[&str]) -> String {
         "xml".as_ref(),
         "--whole-io".as_ref(),
     ];
-    args.extend(extra.iter().map(|s| std::ffi::OsStr::new(*s)));
-    let o = common::run_wloc(args);
+    args.extend_from_slice(extra);
+    common::run_wloc(args)
+}
+
+fn ls_xml(root: &Path, extra: &[&str]) -> String {
+    let extra: Vec<&std::ffi::OsStr> = extra.iter().map(|s| std::ffi::OsStr::new(*s)).collect();
+    let o = ls(root, &extra);
     assert!(
         o.status.success(),
         "wloc ls failed: {}",
@@ -371,18 +378,7 @@ fn policy_disables_and_narrows_builtin_annotations() {
     let policy = tmp.0.join("policy.toml");
     let run = |text: &str| {
         fs::write(&policy, text).unwrap();
-        let o = common::run_wloc([
-            "ls".as_ref(),
-            "--policy".as_ref(),
-            policy.as_os_str(),
-            "-i".as_ref(),
-            root.as_os_str(),
-            "--if".as_ref(),
-            "fsroot".as_ref(),
-            "--of".as_ref(),
-            "xml".as_ref(),
-            "--whole-io".as_ref(),
-        ]);
+        let o = ls(&root, &["--policy".as_ref(), policy.as_os_str()]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         (
             pci_names(&String::from_utf8(o.stdout).unwrap()),

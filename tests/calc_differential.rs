@@ -53,28 +53,9 @@ pub fn topologies(dir: &Path) -> Vec<Topo> {
             ],
         })
         .collect();
-    let conf = common::conformance();
     for case in XML_CASES {
-        let src = conf.join("xml").join(case);
         let dst = dir.join(case);
-        let o = common::run_wloc([
-            "ls".as_ref(),
-            "-i".as_ref(),
-            src.as_os_str(),
-            "--if".as_ref(),
-            "xml".as_ref(),
-            "--of".as_ref(),
-            "xml".as_ref(),
-            "--export-xml-flags".as_ref(),
-            "2".as_ref(),
-            "--whole-io".as_ref(),
-            dst.as_os_str(),
-        ]);
-        assert!(
-            o.status.success(),
-            "cannot export {case} as hwloc 2 XML: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        common::export_case_v2(case, &dst, true);
         out.push(Topo {
             name: case.to_string(),
             args: vec![
@@ -437,30 +418,11 @@ fn calc_matches_hwloc_calc() {
 /// Exports conformance XML cases as hwloc 2 XML into `dir`, as
 /// [`topologies`] does, for the cases given.
 fn export_cases(dir: &Path, cases: &[&str]) -> Vec<Topo> {
-    let conf = common::conformance();
     cases
         .iter()
         .map(|case| {
-            let src = conf.join("xml").join(case);
             let dst = dir.join(case);
-            let o = common::run_wloc([
-                "ls".as_ref(),
-                "-i".as_ref(),
-                src.as_os_str(),
-                "--if".as_ref(),
-                "xml".as_ref(),
-                "--of".as_ref(),
-                "xml".as_ref(),
-                "--export-xml-flags".as_ref(),
-                "2".as_ref(),
-                "--whole-io".as_ref(),
-                dst.as_os_str(),
-            ]);
-            assert!(
-                o.status.success(),
-                "cannot export {case} as hwloc 2 XML: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            common::export_case_v2(case, &dst, true);
             Topo {
                 name: case.to_string(),
                 args: vec![

@@ -52,27 +52,9 @@ fn distrib_matches_hwloc_distrib() {
             ]
         })
         .collect();
-    let conf = common::conformance();
     for case in XML_CASES {
-        let src = conf.join("xml").join(case);
         let dst = tmp.0.join(case);
-        let o = common::run_wloc([
-            "ls".as_ref(),
-            "-i".as_ref(),
-            src.as_os_str(),
-            "--if".as_ref(),
-            "xml".as_ref(),
-            "--of".as_ref(),
-            "xml".as_ref(),
-            "--export-xml-flags".as_ref(),
-            "2".as_ref(),
-            dst.as_os_str(),
-        ]);
-        assert!(
-            o.status.success(),
-            "cannot export {case}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        common::export_case_v2(case, &dst, false);
         topos.push(vec![
             "-i".into(),
             dst.to_string_lossy().into_owned(),

@@ -255,7 +255,6 @@ fn info_support_matches_hwloc_on_this_machine() {
 fn info_relations_match_hwloc_info() {
     require_hwloc();
     let tmp = common::TempDir::new("info-relations");
-    let conf = common::conformance();
     let mut inputs: Vec<String> = Vec::new();
     for case in [
         "24em64t-2n6c2t-pci.xml",
@@ -267,22 +266,8 @@ fn info_relations_match_hwloc_info() {
         "16-2gr2gr2n2c+misc.xml",
         "192em64t-12gr2n8c2t.xml",
     ] {
-        let src = conf.join("xml").join(case);
         let dst = tmp.0.join(case);
-        let o = run_wloc([
-            "ls".as_ref(),
-            "-i".as_ref(),
-            src.as_os_str(),
-            "--if".as_ref(),
-            "xml".as_ref(),
-            "--of".as_ref(),
-            "xml".as_ref(),
-            "--export-xml-flags".as_ref(),
-            "2".as_ref(),
-            "--whole-io".as_ref(),
-            dst.as_os_str(),
-        ]);
-        assert!(o.status.success(), "{case}: {}", text(&o).1);
+        common::export_case_v2(case, &dst, true);
         inputs.push(dst.to_string_lossy().into_owned());
     }
     let queries: &[&str] = &[

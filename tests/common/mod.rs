@@ -42,6 +42,34 @@ where
         .expect("wloc runs")
 }
 
+/// Writes the conformance XML case `case` as an hwloc 2 XML document at
+/// `dst`, with every I/O object when `whole_io`, so that hwloc 2.9 reads
+/// what wloc reads; panics naming the case when wloc fails.
+pub fn export_case_v2(case: &str, dst: &Path, whole_io: bool) {
+    let src = conformance().join("xml").join(case);
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "ls".as_ref(),
+        "-i".as_ref(),
+        src.as_os_str(),
+        "--if".as_ref(),
+        "xml".as_ref(),
+        "--of".as_ref(),
+        "xml".as_ref(),
+        "--export-xml-flags".as_ref(),
+        "2".as_ref(),
+    ];
+    if whole_io {
+        args.push("--whole-io".as_ref());
+    }
+    args.push(dst.as_os_str());
+    let o = run_wloc(args);
+    assert!(
+        o.status.success(),
+        "cannot export {case} as hwloc 2 XML: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Whether a tool from Debian's hwloc package is installed; the tests that
 /// compare with hwloc fail with this message when it is not.
 pub fn require_hwloc() {

@@ -175,24 +175,17 @@ impl Runtime {
         precompiled: &[u8],
     ) -> Result<LoadedAnnotator, ComponentError> {
         let name = adm.manifest.name.as_str();
-        let err = |kind| component_error(name, digest, kind);
-        if digest != adm.digest {
-            return Err(err(ErrorKind::Refused(
-                "its bytes are not the ones the policy admitted".into(),
-            )));
-        }
         if adm.manifest.kind != crate::manifest::Kind::Annotation {
-            return Err(err(ErrorKind::Refused(format!(
-                "its manifest says {}, not annotation",
-                adm.manifest.kind
-            ))));
+            return Err(component_error(
+                name,
+                digest,
+                ErrorKind::Refused(format!(
+                    "its manifest says {}, not annotation",
+                    adm.manifest.kind
+                )),
+            ));
         }
-        let mut linker: Linker<HostState> = Linker::new(&self.engine);
-        host::link_granted(&mut linker, adm.grant.interfaces)
-            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
-        let (component, outcome) = self
-            .compiled(wasm, digest, precompiled)
-            .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
+        let (component, outcome, linker) = self.admitted_code(adm, wasm, digest, precompiled)?;
         let grant = Some(Arc::new(adm.grant.clone()));
         self.prepare_annotator(name, digest.to_string(), component, outcome, &linker, grant)
     }

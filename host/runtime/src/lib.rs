@@ -475,8 +475,24 @@ impl Runtime {
         digest: &str,
         precompiled: &[u8],
     ) -> Result<LoadedComponent, ComponentError> {
+        let (component, outcome, linker) = self.admitted_code(adm, wasm, digest, precompiled)?;
+        let grant = Some(Arc::new(adm.grant.clone()));
         let name = adm.manifest.name.as_str();
-        let err = |kind| component_error(name, digest, kind);
+        self.prepare(name, digest.to_string(), component, outcome, &linker, grant)
+    }
+
+    /// What every admitted component goes through before it is prepared
+    /// for its world: its bytes must be the admitted ones, only its
+    /// granted interfaces are linked, and its code comes precompiled,
+    /// from the cache or from the compiler.
+    pub(crate) fn admitted_code(
+        &self,
+        adm: &enforce::Admission,
+        wasm: &[u8],
+        digest: &str,
+        precompiled: &[u8],
+    ) -> Result<(Component, CacheOutcome, Linker<HostState>), ComponentError> {
+        let err = |kind| component_error(&adm.manifest.name, digest, kind);
         if digest != adm.digest {
             return Err(err(ErrorKind::Refused(
                 "its bytes are not the ones the policy admitted".into(),
@@ -488,8 +504,7 @@ impl Runtime {
         let (component, outcome) = self
             .compiled(wasm, digest, precompiled)
             .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
-        let grant = Some(Arc::new(adm.grant.clone()));
-        self.prepare(name, digest.to_string(), component, outcome, &linker, grant)
+        Ok((component, outcome, linker))
     }
 
     /// The compiled form of `wasm` (sha256 `digest`): `precompiled` when
