@@ -272,6 +272,18 @@ fn info_relations_match_hwloc_info() {
     }
     let queries: &[&str] = &[
         "pu:3",
+        // hwloc's location language: hierarchies, steps, counts, names,
+        // and words that name no object.
+        "-s pack:1.core:1",
+        "-s core:1.pu:1 core:0-1.pu:1",
+        "-s pu:even pu:odd",
+        "-s pu:1:2 pu:2:3",
+        "-s os=eth0 os=sda pci=0000:02:00.0",
+        "-s numa:0.pu:1",
+        "-s -p core:1-2 pu:3",
+        "-s pack pu 0x3 nosuch:1 pack:9.core:0",
+        "-s group:1 l3:0.core:1",
+        "pack:0.core:1.pu:0",
         "--ancestors pu:3",
         "-s --ancestors pu:3",
         "--ancestor pack pu:5",

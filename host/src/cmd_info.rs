@@ -161,53 +161,30 @@ fn support(topo: &Topology) -> String {
     out
 }
 
-/// The objects a `TYPE[:INDEXES]` word designates.
+/// The objects a location word designates, in hwloc's location language
+/// (`core:2-3`, `pack:0.core:1`, `pu:even`, `pu:1:2`, `os=eth0`, ...).
 fn find_objects(topo: &Topology, word: &str, physical: bool) -> Result<Vec<ObjId>, String> {
-    let (tname, idx) = match word.split_once(':') {
-        Some((t, i)) => (t, Some(i)),
-        None => (word, None),
-    };
-    let ty = ObjType::parse(tname)
-        .ok_or_else(|| format!("invalid location '{word}': unknown object type '{tname}'"))?;
-    let mut objs = topo.objs_by_type(ty);
-    // `l2` also names unified and data caches only; ObjType::parse picks the level.
-    if objs.is_empty() {
+    // hwloc-info shows the objects of `type:index`, `type=name` and
+    // `type[...]` words (hierarchical ones too); set strings name none.
+    let typelen = word
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    if typelen == 0 || !matches!(word.as_bytes().get(typelen), Some(b':' | b'=' | b'[')) {
         return Err(format!(
-            "invalid location '{word}': the topology has no {}",
-            ty.xml_name()
+            "invalid location '{word}': not an object location (TYPE:INDEX, TYPE=NAME)"
         ));
     }
-    let index_of = |id: ObjId| -> Option<u32> {
-        let o = topo.obj(id);
-        if physical {
-            o.os_index
-        } else {
-            Some(o.logical_index())
-        }
+    let opts = wloc_locality::WordOptions {
+        physical_input: physical,
+        ..wloc_locality::WordOptions::default()
     };
-    let Some(idx) = idx.filter(|i| *i != "all") else {
-        return Ok(objs);
-    };
-    let bad = || format!("invalid location '{word}': expected an index, a range FIRST-LAST or all");
-    let (first, last) = match idx.split_once('-') {
-        Some((a, "")) => (a.parse::<u32>().map_err(|_| bad())?, u32::MAX),
-        Some((a, b)) => (
-            a.parse::<u32>().map_err(|_| bad())?,
-            b.parse::<u32>().map_err(|_| bad())?,
-        ),
-        None => {
-            let i = idx.parse::<u32>().map_err(|_| bad())?;
-            (i, i)
-        }
-    };
-    objs.retain(|&id| index_of(id).is_some_and(|i| (first..=last).contains(&i)));
-    if physical {
-        objs.sort_by_key(|&id| index_of(id));
-    }
-    if objs.is_empty() {
+    let r = wloc_locality::resolve_word(topo, word, &opts)
+        .map_err(|e| format!("invalid location '{word}': {e}"))?;
+    if r.objects.is_empty() {
         return Err(format!("invalid location '{word}': no such object"));
     }
-    Ok(objs)
+    Ok(r.objects)
 }
 
 /// A set as hwloc-info 2.9 prints it: in hwloc's form, cut to the 127
@@ -779,7 +756,12 @@ mod tests {
         let t = topo("pack:2 core:2 pu:2");
         assert_eq!(find_objects(&t, "core:1-2", false).unwrap().len(), 2);
         assert_eq!(find_objects(&t, "pu:all", false).unwrap().len(), 8);
-        assert_eq!(find_objects(&t, "pack", false).unwrap().len(), 2);
+        // As hwloc-info: a bare type or a set string names no object.
+        assert!(find_objects(&t, "pack", false).is_err());
+        assert!(find_objects(&t, "0x3", false).is_err());
+        assert_eq!(find_objects(&t, "pack:1.core:0", false).unwrap().len(), 1);
+        assert_eq!(find_objects(&t, "pu:1:2", false).unwrap().len(), 2);
+        assert_eq!(find_objects(&t, "pu:even", false).unwrap().len(), 4);
         assert!(find_objects(&t, "core:9", false)
             .unwrap_err()
             .contains("core:9"));

@@ -157,6 +157,9 @@ pub struct Resolved {
     pub sets: Locations,
     /// Problems that did not stop it (indexes that name no object).
     pub warnings: Vec<LocationError>,
+    /// The objects it names, in the order hwloc's tools find them (none
+    /// for set strings and `all`).
+    pub objects: Vec<ObjId>,
 }
 
 /// Evaluates a list of location words, left to right, as hwloc-calc does,
@@ -200,6 +203,7 @@ pub fn resolve_word(
         only_hbm: None,
         warnings: Vec::new(),
         sets: Locations::default(),
+        objects: Vec::new(),
     };
     if arg == "all" || arg == "root" {
         ctx.sets = Locations {
@@ -231,6 +235,7 @@ pub fn resolve_word(
         op,
         sets: ctx.sets,
         warnings: ctx.warnings,
+        objects: ctx.objects,
     })
 }
 
@@ -459,6 +464,8 @@ struct Ctx<'a> {
     only_hbm: Option<bool>,
     warnings: Vec<LocationError>,
     sets: Locations,
+    /// Every object named, before I/O and Misc ones are walked up.
+    objects: Vec<ObjId>,
 }
 
 impl<'a> Ctx<'a> {
@@ -560,6 +567,7 @@ impl<'a> Ctx<'a> {
 
     /// Adds an object's sets, walking up out of I/O and Misc objects.
     fn add(&mut self, mut id: ObjId) {
+        self.objects.push(id);
         loop {
             let o = self.topo.obj(id);
             if let Some(c) = &o.cpuset {
