@@ -109,6 +109,14 @@ struct LsArgs {
     /// Include objects disallowed by administrative limits.
     #[arg(long)]
     disallowed: bool,
+    /// Restrict the topology to some PUs, to NUMA nodes (nodeset=SET) or
+    /// to this process's binding (binding).
+    #[arg(long = "restrict", value_name = "[nodeset=]SET|binding")]
+    restrict: Option<String>,
+    /// Restriction flags: a number or hwloc's names (remove_cpuless,
+    /// adapt_misc, adapt_io, bynodeset, remove_memless).
+    #[arg(long = "restrict-flags", value_name = "FLAGS")]
+    restrict_flags: Option<String>,
     /// Assume the input describes the system we run on.
     #[arg(long)]
     thissystem: bool,
@@ -302,6 +310,27 @@ fn run_ls(a: &LsArgs) -> Result<(), String> {
     })?;
     if a.thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
         topo.is_thissystem = true;
+    }
+    if let Some(spec) = &a.restrict {
+        // --restrict-flags replaces the flag nodeset= implies, as lstopo
+        // does when it comes after --restrict.
+        let flags = match &a.restrict_flags {
+            Some(f) => Some(crate::cmd_calc::parse_restrict_flags(f)?),
+            None => None,
+        };
+        if spec == "binding" {
+            // Only a topology of this system has this process's binding;
+            // lstopo keeps the others whole, silently.
+            if topo.is_thissystem {
+                let set =
+                    crate::cmd_place::own_affinity().ok_or("cannot read this process's binding")?;
+                let set = format!("{set}");
+                crate::cmd_calc::restrict_topology(&mut topo, &set, flags.unwrap_or(0), false);
+            }
+        } else {
+            let (set, implied) = crate::cmd_calc::split_restrict(spec);
+            crate::cmd_calc::restrict_topology(&mut topo, set, flags.unwrap_or(implied), false);
+        }
     }
     if !a.no_annotate {
         wloc::annotations::annotate_discovered(&source, &mut topo);

@@ -127,7 +127,7 @@ fn thread_count(a: &PlaceArgs) -> Result<Option<usize>, String> {
 }
 
 /// This process's CPU affinity mask.
-fn own_affinity() -> Option<CpuSet> {
+pub(crate) fn own_affinity() -> Option<CpuSet> {
     // Large enough for any machine Linux supports (CONFIG_NR_CPUS <= 8192).
     let mut words = vec![0u64; 8192 / 64];
     // SAFETY: the buffer is valid for writes of the size passed, and the

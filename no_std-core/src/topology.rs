@@ -1828,9 +1828,7 @@ impl Topology {
                 self.restrict_nodeset_rec(c, dc, dn, remove_memless);
             }
             if remove_memless {
-                let mut ch = core::mem::take(&mut self.obj_mut(id).children);
-                ch.sort_by(|&a, &b| self.cmp_first(a, b));
-                self.obj_mut(id).children = ch;
+                self.reorder_children_after_restrict(id);
             }
             let memory = self.obj(id).memory_children.clone();
             for c in memory {
@@ -1872,6 +1870,10 @@ impl Topology {
 
     fn restrict_rec(&mut self, id: ObjId, dc: &CpuSet, dn: &NodeSet, remove_cpuless: bool) {
         let o = self.obj_mut(id);
+        // As hwloc, only objects whose PUs change (or CPU-less ones whose
+        // nodes may go) get their children reordered.
+        let modified = o.complete_cpuset.as_ref().is_some_and(|c| c.intersects(dc))
+            || (remove_cpuless && o.complete_cpuset.as_ref().is_some_and(|c| c.is_empty()));
         for s in [&mut o.cpuset, &mut o.complete_cpuset]
             .into_iter()
             .flatten()
@@ -1908,11 +1910,20 @@ impl Topology {
                 return;
             }
             self.remove_subtree(id);
-        } else {
-            let mut ch = core::mem::take(&mut self.obj_mut(id).children);
-            ch.sort_by(|&a, &b| self.cmp_first(a, b));
-            self.obj_mut(id).children = ch;
+        } else if modified {
+            self.reorder_children_after_restrict(id);
         }
+    }
+
+    /// Reorders normal children by their first PU as hwloc's
+    /// `hwloc__reorder_children` does after a restriction: each child in
+    /// turn goes before the first one it does not sort after, so children
+    /// that compare equal (CPU-less ones) end up in reverse order.
+    fn reorder_children_after_restrict(&mut self, id: ObjId) {
+        let old = core::mem::take(&mut self.obj_mut(id).children);
+        let mut ranked: Vec<(usize, ObjId)> = old.into_iter().enumerate().collect();
+        ranked.sort_by(|&(ia, a), &(ib, b)| self.cmp_first(a, b).then(ib.cmp(&ia)));
+        self.obj_mut(id).children = ranked.into_iter().map(|(_, c)| c).collect();
     }
 
     // ------------------------------------------------------------ checks
