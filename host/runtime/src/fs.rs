@@ -435,31 +435,23 @@ impl FileAccess {
             if ended || len >= max {
                 return Ok(first[..len.min(max)].to_vec());
             }
-            // Larger files: go on in a growing heap buffer, up to `max`.
-            let mut buf = first[..len].to_vec();
-            buf.resize((len * 2).min(max), 0);
+            // Larger files: the rest goes into a buffer sized from the
+            // file's length when it tells one (large regular files such as
+            // pci.ids), read up to `max` without zero-filling it first.
+            let hint = f.metadata().map_or(0, |m| m.len() as usize);
+            let mut buf = Vec::with_capacity(hint.max(2 * len).min(max).saturating_add(1));
+            buf.extend_from_slice(&first[..len]);
             loop {
-                if len == buf.len() {
-                    if len >= max {
-                        break;
-                    }
-                    buf.resize((len * 2).min(max), 0);
-                }
-                let want = buf.len() - len;
-                match f.read(&mut buf[len..]) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        len += n;
-                        if short_read_ends && n < want {
-                            break;
-                        }
-                    }
+                match (&mut f)
+                    .take((max - buf.len()) as u64)
+                    .read_to_end(&mut buf)
+                {
+                    Ok(_) => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => return Err(e),
                 }
             }
-            buf.truncate(len.min(max));
             Ok(buf)
         })
     }
