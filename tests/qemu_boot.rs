@@ -861,6 +861,47 @@ fn hmat_latencies_bandwidths_and_memory_side_caches() {
         ("4194304", "1", "128", "0")
     );
     assert_eq!(cache(2).cpuset, set(&[0, 1]));
+    // No synthetic description holds memory-side caches: the XML document
+    // is read by both tools and shown alike instead.
+    check_xml_like_hwloc(&r);
+}
+
+/// The XML document the firmware printed is rewritten unchanged by
+/// `wloc`, and `wloc ls` and lstopo 2.9 show it alike (`-v`: with
+/// memory, caches and attributes).
+fn check_xml_like_hwloc(r: &Report) {
+    let xml = r
+        .xml
+        .as_deref()
+        .unwrap_or_else(|| panic!("no XML document after the report\n{}", r.text));
+    let tmp = TempDir::new("firmware-xml");
+    let file = tmp.0.join("firmware.xml");
+    std::fs::write(&file, xml).unwrap();
+    let f = file.to_str().unwrap();
+    let o = run_wloc(["ls", "-i", f, "--of", "xml", "--export-xml-flags", "2", "-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        xml,
+        "wloc rewrites it differently"
+    );
+    common::require_hwloc();
+    let ours = run_wloc(["ls", "-i", f, "-v"]);
+    let theirs = Command::new("lstopo-no-graphics")
+        .args(["-i", f, "-v"])
+        .env("LC_ALL", "C")
+        .output()
+        .expect("lstopo-no-graphics runs");
+    assert!(
+        theirs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&theirs.stdout),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -897,4 +938,5 @@ fn amd_epyc() {
     }
     check_no_numa(&r, 16, 512);
     check_dump_like_hwloc(&r, "epyc");
+    check_synthetic(&r, 16);
 }
