@@ -510,10 +510,9 @@ fn check_synthetic(r: &Report, n: u32) {
     check_xml(r, desc);
 }
 
-/// The XML document the firmware printed reads back, in `wloc` and in
-/// hwloc 2.9, as the machine the synthetic description names; and
-/// `wloc` writes it back unchanged.
-fn check_xml(r: &Report, desc: &str) {
+/// Writes the XML document the firmware printed to a file, checks that
+/// `wloc` rewrites it unchanged, and returns the file (in its folder).
+fn firmware_xml(r: &Report) -> (TempDir, std::path::PathBuf, &str) {
     let xml = r
         .xml
         .as_deref()
@@ -521,54 +520,49 @@ fn check_xml(r: &Report, desc: &str) {
     let tmp = TempDir::new("firmware-xml");
     let file = tmp.0.join("firmware.xml");
     std::fs::write(&file, xml).unwrap();
-    let o = run_wloc([
-        "ls".as_ref(),
-        "-i".as_ref(),
-        file.as_os_str(),
-        "--of".as_ref(),
-        "synthetic".as_ref(),
-        "-".as_ref(),
-    ]);
+    let f = file.to_str().unwrap();
+    let o = run_wloc(["ls", "-i", f, "--of", "xml", "--export-xml-flags", "2", "-"]);
     assert!(
         o.status.success(),
         "wloc reads the firmware's XML: {}\n{xml}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), desc, "{xml}");
-    let o = run_wloc([
-        "ls".as_ref(),
-        "-i".as_ref(),
-        file.as_os_str(),
-        "--of".as_ref(),
-        "xml".as_ref(),
-        "--export-xml-flags".as_ref(),
-        "2".as_ref(),
-        "-".as_ref(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
         xml,
         "wloc rewrites the firmware's XML differently"
     );
+    (tmp, file, xml)
+}
+
+/// Runs lstopo 2.9 on a file with more arguments.
+fn lstopo(file: &std::path::Path, args: &[&str]) -> String {
     common::require_hwloc();
     let h = Command::new("lstopo-no-graphics")
         .arg("-i")
-        .arg(&file)
-        .args(["--of", "synthetic", "-"])
+        .arg(file)
+        .args(args)
         .env("LC_ALL", "C")
         .output()
         .expect("lstopo-no-graphics runs");
     assert!(
         h.status.success(),
-        "hwloc reads the firmware's XML: {}\n{xml}",
+        "hwloc reads the firmware's XML: {}",
         String::from_utf8_lossy(&h.stderr)
     );
-    assert_eq!(
-        String::from_utf8_lossy(&h.stdout).trim(),
-        desc,
-        "hwloc\n{xml}"
-    );
+    String::from_utf8_lossy(&h.stdout).into_owned()
+}
+
+/// The XML document the firmware printed reads back, in `wloc` and in
+/// hwloc 2.9, as the machine the synthetic description names; and
+/// `wloc` writes it back unchanged.
+fn check_xml(r: &Report, desc: &str) {
+    let (_tmp, file, xml) = firmware_xml(r);
+    let f = file.to_str().unwrap();
+    let o = run_wloc(["ls", "-i", f, "--of", "synthetic", "-"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), desc, "{xml}");
+    let theirs = lstopo(&file, &["--of", "synthetic", "-"]);
+    assert_eq!(theirs.trim(), desc, "hwloc\n{xml}");
 }
 
 #[test]
@@ -870,36 +864,11 @@ fn hmat_latencies_bandwidths_and_memory_side_caches() {
 /// `wloc`, and `wloc ls` and lstopo 2.9 show it alike (`-v`: with
 /// memory, caches and attributes).
 fn check_xml_like_hwloc(r: &Report) {
-    let xml = r
-        .xml
-        .as_deref()
-        .unwrap_or_else(|| panic!("no XML document after the report\n{}", r.text));
-    let tmp = TempDir::new("firmware-xml");
-    let file = tmp.0.join("firmware.xml");
-    std::fs::write(&file, xml).unwrap();
-    let f = file.to_str().unwrap();
-    let o = run_wloc(["ls", "-i", f, "--of", "xml", "--export-xml-flags", "2", "-"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        xml,
-        "wloc rewrites it differently"
-    );
-    common::require_hwloc();
-    let ours = run_wloc(["ls", "-i", f, "-v"]);
-    let theirs = Command::new("lstopo-no-graphics")
-        .args(["-i", f, "-v"])
-        .env("LC_ALL", "C")
-        .output()
-        .expect("lstopo-no-graphics runs");
-    assert!(
-        theirs.status.success(),
-        "{}",
-        String::from_utf8_lossy(&theirs.stderr)
-    );
+    let (_tmp, file, xml) = firmware_xml(r);
+    let ours = run_wloc(["ls", "-i", file.to_str().unwrap(), "-v"]);
     assert_eq!(
         String::from_utf8_lossy(&ours.stdout),
-        String::from_utf8_lossy(&theirs.stdout),
+        lstopo(&file, &["-v"]),
         "{xml}"
     );
 }
