@@ -187,6 +187,23 @@ fn find_objects(topo: &Topology, word: &str, physical: bool) -> Result<Vec<ObjId
     Ok(r.objects)
 }
 
+/// The PCI attribute lines hwloc-info prints for a PCI device or the
+/// upstream side of a PCI bridge.
+fn pci_attr_lines(p: &wloc_core::object::PciAttr) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        ("attr PCI bus id", pci_busid(p.domain, p.bus, p.dev, p.func)),
+        ("attr PCI class", format!("{:04x}", p.class_id)),
+        (
+            "attr PCI id",
+            format!("{:04x}:{:04x}", p.vendor_id, p.device_id),
+        ),
+    ];
+    if p.linkspeed != 0.0 {
+        v.push(("attr PCI linkspeed", format!("{:.6} GB/s", p.linkspeed)));
+    }
+    v
+}
+
 /// A set as hwloc-info 2.9 prints it: in hwloc's form, cut to the 127
 /// characters of its buffer.
 fn set_text(b: &wloc_core::Bitmap) -> String {
@@ -282,17 +299,8 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         match &b.upstream {
             BridgeUpstream::Pci(p) => {
                 line("attr bridge upstream type", &"PCI");
-                line(
-                    "attr PCI bus id",
-                    &pci_busid(p.domain, p.bus, p.dev, p.func),
-                );
-                line("attr PCI class", &format!("{:04x}", p.class_id));
-                line(
-                    "attr PCI id",
-                    &format!("{:04x}:{:04x}", p.vendor_id, p.device_id),
-                );
-                if p.linkspeed != 0.0 {
-                    line("attr PCI linkspeed", &format!("{:.6} GB/s", p.linkspeed));
+                for (k, v) in pci_attr_lines(p) {
+                    line(k, &v);
                 }
             }
             _ => line("attr bridge upstream type", &"Host"),
@@ -309,17 +317,8 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
     }
     if let Some(p) = o.pci() {
         if o.obj_type == ObjType::PCIDevice {
-            line(
-                "attr PCI bus id",
-                &pci_busid(p.domain, p.bus, p.dev, p.func),
-            );
-            line("attr PCI class", &format!("{:04x}", p.class_id));
-            line(
-                "attr PCI id",
-                &format!("{:04x}:{:04x}", p.vendor_id, p.device_id),
-            );
-            if p.linkspeed != 0.0 {
-                line("attr PCI linkspeed", &format!("{:.6} GB/s", p.linkspeed));
+            for (k, v) in pci_attr_lines(p) {
+                line(k, &v);
             }
         }
     }
