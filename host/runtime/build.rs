@@ -237,6 +237,11 @@ fn precompile_builtins(out: &Path) {
     let engine = native
         .then(|| wasmtime::Engine::new(&engine_config::engine_config()).ok())
         .flatten();
+    // Tells the tests whether precompiled code is to be expected.
+    println!(
+        "cargo:rustc-env=WLOC_BUILTINS_PRECOMPILED={}",
+        u8::from(engine.is_some())
+    );
     for (file, ..) in BUILTIN_MANIFESTS {
         let wasm = read(&out.join(format!("{file}.wasm")));
         let digest: String = Sha256::digest(&wasm)
