@@ -400,19 +400,7 @@ fn calc_matches_hwloc_calc() {
         cases.push((a, Some("core:0\npack:1\n".into())));
     }
     let (count, bad) = compare_all("hwloc-calc", "calc", &cases);
-    println!(
-        "{count} hwloc-calc invocations compared, {} differ",
-        bad.len()
-    );
-    for b in &bad {
-        println!("{b}");
-    }
-    assert!(count >= 300, "only {count} invocations");
-    assert!(
-        bad.is_empty(),
-        "{} of {count} invocations differ (listed above)",
-        bad.len()
-    );
+    common::assert_no_differences("hwloc-calc", count, &bad, 300);
 }
 
 /// Exports conformance XML cases as hwloc 2 XML into `dir`, as
@@ -543,17 +531,5 @@ fn calc_best_memattr_and_nodeset_restriction_match_hwloc_calc() {
         }
     }
     let (count, bad) = compare_all("hwloc-calc", "calc", &cases);
-    println!(
-        "{count} hwloc-calc invocations compared, {} differ",
-        bad.len()
-    );
-    for b in &bad {
-        println!("{b}");
-    }
-    assert!(count >= 1000, "only {count} invocations");
-    assert!(
-        bad.is_empty(),
-        "{} of {count} invocations differ (listed above)",
-        bad.len()
-    );
+    common::assert_no_differences("hwloc-calc", count, &bad, 1000);
 }

@@ -112,19 +112,7 @@ fn distrib_matches_hwloc_distrib() {
             }
         }
     }
-    println!(
-        "{count} hwloc-distrib invocations compared, {} differ",
-        bad.len()
-    );
-    for b in &bad {
-        println!("{b}");
-    }
-    assert!(count >= 50, "only {count} invocations");
-    assert!(
-        bad.is_empty(),
-        "{} of {count} invocations differ (listed above)",
-        bad.len()
-    );
+    common::assert_no_differences("hwloc-distrib", count, &bad, 50);
 }
 
 #[test]

@@ -366,21 +366,13 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
 /// The memory attribute lines of a NUMA node, by attribute id: the value
 /// of attributes without initiator, then one line per initiator.
 fn numa_memattrs(topo: &Topology, id: ObjId) -> Vec<(String, u64)> {
-    let o = topo.obj(id);
     let mut lines = Vec::new();
     let mut attr_id = 0;
     while let Some(attr) = memattrs::attribute(topo, attr_id) {
         attr_id += 1;
         let name = attr.name;
         if attr.id < 2 {
-            let value = if attr.id == 0 {
-                o.numa().map(|n| n.local_memory).unwrap_or(0)
-            } else {
-                o.cpuset
-                    .as_ref()
-                    .map(|c| c.weight().map(u64::from).unwrap_or(u64::MAX))
-                    .unwrap_or(0)
-            };
+            let value = memattrs::builtin_value(topo, attr.id, id);
             lines.push((format!("memory attribute {name}"), value));
             continue;
         }

@@ -184,6 +184,21 @@ pub fn find_attribute<'a>(topo: &'a Topology, s: &str) -> Option<AttrRef<'a>> {
     attribute(topo, n)
 }
 
+/// The value of a built-in attribute computed from the object itself:
+/// Capacity (id 0) is its local memory, Locality (id 1) the number of its
+/// PUs (an infinite set weighs -1, read as unsigned).
+pub fn builtin_value(topo: &Topology, attr_id: usize, obj: ObjId) -> u64 {
+    let o = topo.obj(obj);
+    if attr_id == 0 {
+        o.numa().map(|a| a.local_memory).unwrap_or(0)
+    } else {
+        o.cpuset
+            .as_ref()
+            .map(|c| c.weight().map(u64::from).unwrap_or(u64::MAX))
+            .unwrap_or(0)
+    }
+}
+
 /// The targets of an attribute with their values, as seen from the PUs in
 /// `initiator` (`hwloc_memattr_get_targets` with a CPU set location).
 ///
@@ -196,19 +211,7 @@ pub fn targets(topo: &Topology, attr: &AttrRef<'_>, initiator: &CpuSet) -> Vec<(
         return topo
             .level(Depth::NumaNode)
             .iter()
-            .map(|&n| {
-                let o = topo.obj(n);
-                let value = if attr.id == 0 {
-                    o.numa().map(|a| a.local_memory).unwrap_or(0)
-                } else {
-                    // An infinite set weighs -1, read as unsigned.
-                    o.cpuset
-                        .as_ref()
-                        .map(|c| c.weight().map(u64::from).unwrap_or(u64::MAX))
-                        .unwrap_or(0)
-                };
-                (n, value)
-            })
+            .map(|&n| (n, builtin_value(topo, attr.id, n)))
             .collect();
     }
     let Some(m) = attr.stored else {

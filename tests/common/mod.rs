@@ -70,6 +70,21 @@ pub fn export_case_v2(case: &str, dst: &Path, whole_io: bool) {
     );
 }
 
+/// Prints how many invocations of `tool` were compared and those that
+/// differ, then fails unless there were at least `min` and none differ.
+pub fn assert_no_differences(tool: &str, count: usize, bad: &[String], min: usize) {
+    println!("{count} {tool} invocations compared, {} differ", bad.len());
+    for b in bad {
+        println!("{b}");
+    }
+    assert!(count >= min, "only {count} invocations");
+    assert!(
+        bad.is_empty(),
+        "{} of {count} invocations differ (listed above)",
+        bad.len()
+    );
+}
+
 /// Whether a tool from Debian's hwloc package is installed; the tests that
 /// compare with hwloc fail with this message when it is not.
 pub fn require_hwloc() {
