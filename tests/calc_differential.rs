@@ -53,19 +53,7 @@ pub fn topologies(dir: &Path) -> Vec<Topo> {
             ],
         })
         .collect();
-    for case in XML_CASES {
-        let dst = dir.join(case);
-        common::export_case_v2(case, &dst, true);
-        out.push(Topo {
-            name: case.to_string(),
-            args: vec![
-                "-i".into(),
-                dst.to_string_lossy().into_owned(),
-                "--if".into(),
-                "xml".into(),
-            ],
-        });
-    }
+    out.extend(export_cases(dir, XML_CASES));
     out
 }
 
@@ -403,9 +391,9 @@ fn calc_matches_hwloc_calc() {
     common::assert_no_differences("hwloc-calc", count, &bad, 300);
 }
 
-/// Exports conformance XML cases as hwloc 2 XML into `dir`, as
-/// [`topologies`] does, for the cases given.
-fn export_cases(dir: &Path, cases: &[&str]) -> Vec<Topo> {
+/// Exports conformance XML cases as hwloc 2 XML into `dir` (with every
+/// I/O object), as inputs of both tools.
+pub fn export_cases(dir: &Path, cases: &[&str]) -> Vec<Topo> {
     cases
         .iter()
         .map(|case| {
