@@ -28,6 +28,19 @@ pub(crate) struct Uname {
     pub machine: String,
 }
 
+impl Uname {
+    /// Whether the kernel release is known and at least `major.minor`
+    /// (`"6.1.0-13-amd64"` is 6.1).
+    pub fn release_at_least(&self, major: u32, minor: u32) -> bool {
+        let mut parts = self.release.split(|c: char| !c.is_ascii_digit());
+        let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok());
+        match (next(), next()) {
+            (Some(a), Some(b)) => (a, b) >= (major, minor),
+            _ => false,
+        }
+    }
+}
+
 /// A value of a memory attribute found in sysfs, kept by OS index until the
 /// nodes are in the tree.
 #[derive(Clone, Debug)]
@@ -543,4 +556,24 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     s[..end].to_string()
+}
+
+#[cfg(test)]
+mod uname_tests {
+    use super::Uname;
+
+    #[test]
+    fn release_comparison() {
+        let u = |r: &str| Uname {
+            release: r.into(),
+            ..Uname::default()
+        };
+        assert!(u("6.1.0-13-amd64").release_at_least(4, 13));
+        assert!(u("4.13").release_at_least(4, 13));
+        assert!(!u("4.9.0").release_at_least(4, 13));
+        assert!(!u("3.99").release_at_least(4, 13));
+        assert!(!u("").release_at_least(0, 0));
+        assert!(!u("garbage").release_at_least(0, 0));
+        assert!(!u("99999999999.1").release_at_least(0, 0));
+    }
 }

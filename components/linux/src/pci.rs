@@ -367,9 +367,14 @@ impl Ctx<'_> {
             values.push((0..FILES.len()).map(|_| res.next().flatten()).collect());
         }
         // Config space where the revision is not in sysfs, or the link
-        // speed when the kernel predates the link files (newer kernels
-        // have them for every PCI Express function).
-        let kernel_has_links = values.iter().any(|v| v[5].is_some());
+        // speed when the kernel predates the link files: since Linux 4.13
+        // every PCI Express function has them, so a function without them
+        // has no PCI Express capability.  Config space reads can cost
+        // milliseconds each (they trap to the hypervisor in a VM); the
+        // release is trusted only for the running kernel, since a recording
+        // may have left the link files out.
+        let kernel_has_links = values.iter().any(|v| v[5].is_some())
+            || (self.opts.this_system && self.uname.release_at_least(4, 13));
         let need: Vec<usize> = (0..kept.len())
             .filter(|&i| {
                 values[i][4].is_none()

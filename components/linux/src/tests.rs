@@ -679,3 +679,43 @@ fn this_system_reads_kernel_names() {
     assert_eq!(info("HostName"), Some("box"));
     assert_eq!(info("Architecture"), Some("aarch64"));
 }
+
+/// A PCI Express device without sysfs link files: on a kernel that has
+/// them (4.13 and later), it has no PCI Express capability, so config
+/// space is not read; on older kernels the link comes from config space.
+#[test]
+fn pci_link_speed_from_config_only_on_old_kernels() {
+    let mut fs = machine(1, 1, 1);
+    let d = "/sys/devices/pci0000:00/0000:00:02.0";
+    let mut cfg = vec![0u8; 256];
+    cfg[0x06] = 0x10; // capability list present
+    cfg[0x34] = 0x40;
+    cfg[0x40] = 0x10; // PCI Express
+    cfg[0x40 + 0x12] = 0x43; // 8 GT/s x4
+    fs.add_file(&format!("{d}/config"), cfg);
+    fs.add_file(&format!("{d}/class"), "0x020000\n");
+    fs.add_file(&format!("{d}/vendor"), "0x8086\n");
+    fs.add_file(&format!("{d}/device"), "0x1234\n");
+    fs.add_file(&format!("{d}/revision"), "0x01\n");
+    fs.add_link(
+        "/sys/bus/pci/devices/0000:00:02.0",
+        "../../../devices/pci0000:00/0000:00:02.0",
+    );
+    let speed = |release: &str| {
+        let mut fs = fs.clone();
+        fs.add_file("/proc/sys/kernel/osrelease", format!("{release}\n"));
+        let opts = Options {
+            this_system: true,
+            ..Options::default()
+        };
+        let t = discover(&fs, &opts, topo_all()).unwrap();
+        let dev = t.objs_by_type(ObjType::PCIDevice)[0];
+        t.obj(dev).pci().unwrap().linkspeed
+    };
+    assert!((speed("4.9.0-8-amd64") - 3.938).abs() < 0.01);
+    assert!(
+        (speed("") - 3.938).abs() < 0.01,
+        "unknown release reads config"
+    );
+    assert_eq!(speed("6.1.0-13-amd64"), 0.0);
+}
