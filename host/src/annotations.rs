@@ -61,14 +61,17 @@ impl Annotators {
     /// that cannot be loaded are left out, each with a warning; the error
     /// is a runtime that cannot start or a policy that cannot be read.
     pub fn builtin(fsroot: Option<&Path>) -> Result<(Annotators, Vec<String>), String> {
-        Self::builtin_matching(fsroot, |_| true)
+        Self::builtin_matching(fsroot, |_| true, &BTreeMap::new())
     }
 
     /// As [`Annotators::builtin`], for the built-in components `wanted`
-    /// accepts.
+    /// accepts, with `settings` (`readings=none`: no sensor readings).
+    /// The PCI names component is left out when neither of its databases
+    /// exists, since it could name nothing.
     pub fn builtin_matching(
         fsroot: Option<&Path>,
         wanted: impl Fn(&builtin::Builtin) -> bool,
+        settings: &BTreeMap<String, String>,
     ) -> Result<(Annotators, Vec<String>), String> {
         let mut warnings = Vec::new();
         let policy = crate::input::policy()?;
@@ -85,6 +88,9 @@ impl Annotators {
                     continue;
                 }
             };
+            if b.name == builtin::ANNOTATE_PCI_NAMES_NAME && files.roots().is_empty() {
+                continue;
+            }
             let loaded_one = enforce::admit_builtin(policy, b, annotation_limits())
                 .and_then(|adm| runtime.load_builtin_annotator(&adm, b));
             match loaded_one {
@@ -92,7 +98,7 @@ impl Annotators {
                     let opts = RunOptions {
                         files: Arc::new(files),
                         limits: annotation_limits(),
-                        config: Arc::new(BTreeMap::new()),
+                        config: Arc::new(settings.clone()),
                         ..RunOptions::default()
                     };
                     loaded.push((c, opts));
@@ -167,7 +173,10 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
     let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
         || !topo.objs_by_type(ObjType::Bridge).is_empty();
     let wanted = |b: &builtin::Builtin| has_pci || b.name != builtin::ANNOTATE_PCI_NAMES_NAME;
-    let warnings = match Annotators::builtin_matching(fsroot_of(source), wanted) {
+    // Sensor readings are dynamic properties, which a topology does not
+    // keep: only `wloc watch` asks for them.
+    let settings = BTreeMap::from([("readings".to_string(), "none".to_string())]);
+    let warnings = match Annotators::builtin_matching(fsroot_of(source), wanted, &settings) {
         Ok((annotators, mut warnings)) => {
             warnings.extend(annotators.annotate(topo).1);
             warnings

@@ -18,6 +18,9 @@
 //! Property names have no spaces (labels' spaces become `_`), so that a
 //! reading prints as `object name value unit`.  All files are read in a
 //! few batched calls.
+//!
+//! The setting `readings=none` leaves the sensors out, for callers that
+//! only want the infos (`wloc ls`).
 
 use std::collections::HashMap;
 
@@ -80,9 +83,11 @@ impl Guest for Annotator {
             properties: Vec::new(),
         };
         out.infos = dmi_infos(view.root);
-        hwmon(&view, &mut out.properties);
-        thermal(view.root, &mut out.properties);
-        cpufreq(&view, &mut out.properties);
+        if wloc::backend::config::get("readings").as_deref() != Some("none") {
+            hwmon(&view, &mut out.properties);
+            thermal(view.root, &mut out.properties);
+            cpufreq(&view, &mut out.properties);
+        }
         Ok(out)
     }
 }

@@ -172,7 +172,7 @@ impl Runtime {
         adm: &enforce::Admission,
         wasm: &[u8],
         digest: &str,
-        precompiled: &[u8],
+        precompiled: &'static [u8],
     ) -> Result<LoadedAnnotator, ComponentError> {
         let name = adm.manifest.name.as_str();
         if adm.manifest.kind != crate::manifest::Kind::Annotation {

@@ -20,18 +20,35 @@ pub struct Builtin {
     pub roots: &'static [&'static str],
 }
 
+/// Alignment of the embedded precompiled code: a page, so that its text
+/// section (page-aligned inside the artifact) can be made executable
+/// where it lies instead of being copied (see [`crate::code_memory`]).
+pub const PRECOMPILED_ALIGN: usize = 4096;
+
+/// Bytes aligned to [`PRECOMPILED_ALIGN`].
+#[repr(C, align(4096))]
+struct PageAligned<T: ?Sized>(T);
+
 /// The bytes, digest and precompiled code of the component `$file` built
 /// by `build.rs`.
 macro_rules! builtin {
-    ($name:expr, $file:literal, $roots:expr) => {
+    ($name:expr, $file:literal, $roots:expr) => {{
+        const CODE_LEN: usize =
+            include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".cwasm")).len();
+        static CODE: PageAligned<[u8; CODE_LEN]> = PageAligned(*include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/",
+            $file,
+            ".cwasm"
+        )));
         Builtin {
             name: $name,
             wasm: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".wasm")),
             digest: include_str!(concat!(env!("OUT_DIR"), "/", $file, ".sha256")),
-            precompiled: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".cwasm")),
+            precompiled: &CODE.0,
             roots: $roots,
         }
-    };
+    }};
 }
 
 /// The synthetic discovery component: hwloc's synthetic description
@@ -126,6 +143,26 @@ pub fn annotate_pci_names_wasm() -> &'static [u8] {
 /// Every built-in component, discovery ones first.
 pub static ALL: [&Builtin; 5] = [&SYNTHETIC, &LINUX, &X86, &ANNOTATE_DMI, &ANNOTATE_PCI_NAMES];
 
+/// Whether `bytes` is the precompiled code of a built-in component, which
+/// lives as long as the process and is never written.
+pub fn is_embedded_code(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && ALL.iter().any(|b| {
+            std::ptr::eq(b.precompiled.as_ptr(), bytes.as_ptr())
+                && b.precompiled.len() == bytes.len()
+        })
+}
+
+/// Whether `ptr..ptr+len` overlaps the precompiled code of a built-in
+/// component.
+pub(crate) fn overlaps_embedded_code(ptr: *const u8, len: usize) -> bool {
+    let (start, end) = (ptr as usize, (ptr as usize).saturating_add(len));
+    ALL.iter().any(|b| {
+        let s = b.precompiled.as_ptr() as usize;
+        s < end && start < s + b.precompiled.len()
+    })
+}
+
 /// The built-in component of that name.
 pub fn by_name(name: &str) -> Option<&'static Builtin> {
     ALL.iter().copied().find(|b| b.name == name)
@@ -134,6 +171,28 @@ pub fn by_name(name: &str) -> Option<&'static Builtin> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn precompiled_code_is_page_aligned() {
+        for b in ALL {
+            assert_eq!(
+                b.precompiled.as_ptr() as usize % PRECOMPILED_ALIGN,
+                0,
+                "{}",
+                b.name
+            );
+            assert!(
+                is_embedded_code(b.precompiled) || b.precompiled.is_empty(),
+                "{}",
+                b.name
+            );
+            assert!(overlaps_embedded_code(b.precompiled.as_ptr(), 1) || b.precompiled.is_empty());
+        }
+        assert!(!is_embedded_code(&[1, 2, 3]));
+        assert!(!is_embedded_code(
+            &LINUX.precompiled[..LINUX.precompiled.len() / 2]
+        ));
+    }
 
     #[test]
     fn digests_are_those_of_the_embedded_bytes() {

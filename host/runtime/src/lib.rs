@@ -28,6 +28,7 @@ pub mod annotate;
 pub mod bindings;
 pub mod builtin;
 pub mod cache;
+pub mod code_memory;
 pub mod convert;
 pub mod enforce;
 pub mod engine_config;
@@ -379,6 +380,11 @@ impl Drop for Ticker {
 /// The component host.
 pub struct Runtime {
     engine: Engine,
+    /// Whether built-in code is used where it lies in this executable
+    /// ([`code_memory`]) rather than copied.
+    code_in_place: bool,
+    /// The built-in components this runtime uses in place, by address.
+    in_place: std::sync::Mutex<Vec<(usize, Component)>>,
     /// Everything linked, for components the host itself trusts
     /// ([`Runtime::load`]); made on first use, since components loaded
     /// through the policy get a linker of their own grant.
@@ -403,11 +409,19 @@ impl Runtime {
 
     /// A runtime with a given compiled cache.
     pub fn with_cache(cache: CompiledCache) -> wasmtime::Result<Runtime> {
-        let engine = Engine::new(&engine_config::engine_config())?;
+        let mut config = engine_config::engine_config();
+        let in_place = code_memory::ProtectInPlace::new();
+        let code_in_place = in_place.is_some();
+        if let Some(m) = in_place {
+            config.with_custom_code_memory(Some(Arc::new(m)));
+        }
+        let engine = Engine::new(&config)?;
         let ticker = Ticker::start(engine.clone())
             .map_err(|e| wasmtime::format_err!("cannot start the epoch thread: {e}"))?;
         Ok(Runtime {
             engine,
+            code_in_place,
+            in_place: std::sync::Mutex::new(Vec::new()),
             linker: std::sync::OnceLock::new(),
             cache,
             ticker,
@@ -473,7 +487,7 @@ impl Runtime {
         adm: &enforce::Admission,
         wasm: &[u8],
         digest: &str,
-        precompiled: &[u8],
+        precompiled: &'static [u8],
     ) -> Result<LoadedComponent, ComponentError> {
         let (component, outcome, linker) = self.admitted_code(adm, wasm, digest, precompiled)?;
         let grant = Some(Arc::new(adm.grant.clone()));
@@ -490,7 +504,7 @@ impl Runtime {
         adm: &enforce::Admission,
         wasm: &[u8],
         digest: &str,
-        precompiled: &[u8],
+        precompiled: &'static [u8],
     ) -> Result<(Component, CacheOutcome, Linker<HostState>), ComponentError> {
         let err = |kind| component_error(&adm.manifest.name, digest, kind);
         if digest != adm.digest {
@@ -514,7 +528,7 @@ impl Runtime {
         &self,
         wasm: &[u8],
         digest: &str,
-        precompiled: &[u8],
+        precompiled: &'static [u8],
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
         if !precompiled.is_empty() {
             // SAFETY: only built-in components pass `precompiled`: bytes
@@ -523,11 +537,50 @@ impl Runtime {
             // wasmtime checks its version and the engine settings and
             // refuses code compiled for anything else, which then
             // compiles again below.
+            if let Some(c) = self.in_place_component(precompiled) {
+                return Ok((c, CacheOutcome::Precompiled));
+            }
             if let Ok(c) = unsafe { Component::deserialize(&self.engine, precompiled) } {
                 return Ok((c, CacheOutcome::Precompiled));
             }
         }
         self.cache.load_or_compile(&self.engine, wasm, digest)
+    }
+
+    /// The built-in component whose precompiled code is `precompiled`,
+    /// using that code where it lies in this executable
+    /// ([`code_memory`]), if this runtime may.
+    ///
+    /// wasmtime registers every piece of code by its address, once per
+    /// process, so in-place code backs one [`Component`] at a time: the
+    /// first runtime that asks keeps it for good and gives out clones;
+    /// other runtimes of the process copy the code as usual.
+    fn in_place_component(&self, precompiled: &'static [u8]) -> Option<Component> {
+        static CLAIMED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+        if !self.code_in_place || !builtin::is_embedded_code(precompiled) {
+            return None;
+        }
+        let key = precompiled.as_ptr() as usize;
+        let mut mine = self.in_place.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = mine.iter().find(|(k, _)| *k == key) {
+            return Some(c.clone());
+        }
+        let mut claimed = CLAIMED.lock().unwrap_or_else(|e| e.into_inner());
+        if claimed.contains(&key) {
+            return None;
+        }
+        // SAFETY: the bytes are the precompiled code of a built-in
+        // component (see `compiled`), a static of this executable:
+        // page-aligned, never written and never freed, which is what
+        // using them in place requires.  No other component uses them
+        // (the claim above).
+        let c = unsafe {
+            Component::deserialize_raw(&self.engine, std::ptr::NonNull::from(precompiled))
+        }
+        .ok()?;
+        claimed.push(key);
+        mine.push((key, c.clone()));
+        Some(c)
     }
 
     fn prepare(

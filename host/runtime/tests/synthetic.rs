@@ -81,3 +81,50 @@ fn large_machine_4096_pus() {
     // Generous bounds: debug-free release builds do this in milliseconds.
     assert!(rebuild < native_time * 4 + std::time::Duration::from_millis(200));
 }
+
+/// Built-in code is used where it lies in the executable by one runtime
+/// of the process and copied by the others: loading a built-in again and
+/// again, from several runtimes at once, works, and each load runs.
+#[test]
+fn builtin_loads_repeatedly_from_several_runtimes() {
+    use wloc_runtime::{builtin, enforce, policy::Policy, CompiledCache, Limits, Runtime};
+    let policy = Policy::parse("", "test").unwrap();
+    let adm = enforce::admit_builtin(&policy, &builtin::SYNTHETIC, Limits::default()).unwrap();
+    let policy = &policy;
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                let rt = Runtime::with_cache(CompiledCache::disabled()).unwrap();
+                let loads: Vec<_> = (0..3)
+                    .map(|_| rt.load_builtin(&adm, &builtin::SYNTHETIC).unwrap())
+                    .collect();
+                for c in &loads {
+                    let t = rt
+                        .discover(
+                            c,
+                            &opts(&[("description", "pack:2 pu:3")]),
+                            lstopo_topology(),
+                        )
+                        .unwrap();
+                    assert_eq!(count(&t, ObjType::PU), 6);
+                }
+                // A trap in that code (out of fuel) is caught as usual.
+                let starved = enforce::admit_builtin(
+                    policy,
+                    &builtin::SYNTHETIC,
+                    Limits {
+                        fuel: 10_000,
+                        ..Limits::default()
+                    },
+                )
+                .unwrap();
+                let c = rt.load_builtin(&starved, &builtin::SYNTHETIC).unwrap();
+                let desc = opts(&[("description", "pack:64 core:64 pu:4")]);
+                match rt.discover(&c, &desc, lstopo_topology()) {
+                    Err(e) => assert!(matches!(e.kind, ErrorKind::OutOfFuel { .. }), "{e}"),
+                    Ok(_) => panic!("10,000 units of fuel built 16,384 PUs"),
+                }
+            });
+        }
+    });
+}
