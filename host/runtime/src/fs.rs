@@ -83,8 +83,9 @@ pub struct FileAccess {
     missing: Vec<String>,
 }
 
-/// A path split into components, `..` refused.
-fn split_request(path: &str) -> Result<Vec<String>, FileError> {
+/// A path split into components, `..` refused.  Borrowed: thousands of
+/// paths go through here per discovery.
+fn split_request(path: &str) -> Result<Vec<&str>, FileError> {
     if !path.starts_with('/') || path.contains('\0') || path.len() > MAX_PATH_BYTES {
         return Err(FileError::Denied);
     }
@@ -93,7 +94,7 @@ fn split_request(path: &str) -> Result<Vec<String>, FileError> {
         match c {
             "" | "." => {}
             ".." => return Err(FileError::Denied),
-            c => out.push(c.to_string()),
+            c => out.push(c),
         }
     }
     if out.len() > MAX_PATH_COMPONENTS {
@@ -119,12 +120,26 @@ fn is_escape(e: &io::Error) -> bool {
         || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
 }
 
-fn rel_path(comps: &[String]) -> PathBuf {
+fn rel_path<S: AsRef<str>>(comps: &[S]) -> PathBuf {
     if comps.is_empty() {
-        PathBuf::from(".")
-    } else {
-        comps.iter().collect()
+        return PathBuf::from(".");
     }
+    // One allocation, where collecting components would grow the buffer
+    // once per component.
+    let len = comps.iter().map(|c| c.as_ref().len() + 1).sum();
+    let mut p = String::with_capacity(len);
+    for (i, c) in comps.iter().enumerate() {
+        if i > 0 {
+            p.push('/');
+        }
+        p.push_str(c.as_ref());
+    }
+    PathBuf::from(p)
+}
+
+/// Whether two component lists are equal.
+fn same<A: AsRef<str>>(a: &[A], b: &[String]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.as_ref() == y)
 }
 
 /// Matches `*` (any run of characters) and `?` (one character).
@@ -177,6 +192,7 @@ impl FileAccess {
                     format!("granted root {root:?} must be an absolute path without '..'"),
                 )
             })?;
+            let vpath: Vec<String> = vpath.into_iter().map(String::from).collect();
             match Self::open_grant(base.as_ref(), &vpath) {
                 Ok(Some(g)) => grants.push(g),
                 Ok(None) => missing.push(root.to_string()),
@@ -269,14 +285,14 @@ impl FileAccess {
 
     /// The grant holding a (symlink-free) path and the path relative to
     /// the grant's directory handle.
-    fn locate(&self, comps: &[String]) -> Option<(&Grant, PathBuf)> {
+    fn locate<S: AsRef<str>>(&self, comps: &[S]) -> Option<(&Grant, PathBuf)> {
         for g in &self.grants {
             let n = g.vpath.len();
             match &g.file {
-                None if comps.len() >= n && comps[..n] == g.vpath[..] => {
+                None if comps.len() >= n && same(&comps[..n], &g.vpath) => {
                     return Some((g, rel_path(&comps[n..])));
                 }
-                Some(name) if comps == &g.vpath[..] => return Some((g, PathBuf::from(name))),
+                Some(name) if same(comps, &g.vpath) => return Some((g, PathBuf::from(name))),
                 _ => {}
             }
         }
@@ -285,10 +301,10 @@ impl FileAccess {
 
     /// Whether a path is an ancestor of some grant (then it exists on the
     /// way to the grant, but is itself not granted).
-    fn above_grant(&self, comps: &[String]) -> bool {
+    fn above_grant<S: AsRef<str>>(&self, comps: &[S]) -> bool {
         self.grants
             .iter()
-            .any(|g| g.vpath.len() > comps.len() && g.vpath[..comps.len()] == comps[..])
+            .any(|g| g.vpath.len() > comps.len() && same(comps, &g.vpath[..comps.len()]))
     }
 
     /// Resolves every symbolic link of a path (of the final component too
@@ -380,7 +396,8 @@ impl FileAccess {
         } else if !self.above_grant(&comps) {
             return Err(FileError::Denied);
         }
-        let resolved = self.resolve(comps, follow_last)?;
+        let owned = comps.iter().map(|c| c.to_string()).collect();
+        let resolved = self.resolve(owned, follow_last)?;
         let (g, rel) = self.locate(&resolved).ok_or(FileError::Denied)?;
         op(g, &rel).map_err(|e| {
             if is_escape(&e) {
