@@ -28,18 +28,7 @@ fn hwloc_reads_our_v2_exports_of_every_xml_case() {
         let name = input.file_name().unwrap().to_string_lossy().to_string();
         let ours = tmp.0.join(format!("{name}.wloc-v2.xml"));
         let theirs = tmp.0.join(format!("{name}.hwloc.xml"));
-        let out = common::run_wloc([
-            "ls".as_ref(),
-            "-i".as_ref(),
-            input.as_os_str(),
-            "--if".as_ref(),
-            "xml".as_ref(),
-            "--of".as_ref(),
-            "xml".as_ref(),
-            "--export-xml-flags".as_ref(),
-            "2".as_ref(),
-            ours.as_os_str(),
-        ]);
+        let out = common::export_v2(&input, &ours, false);
         if !out.status.success() {
             failures.push(format!(
                 "{name}: wloc failed: {}",

@@ -42,11 +42,10 @@ where
         .expect("wloc runs")
 }
 
-/// Writes the conformance XML case `case` as an hwloc 2 XML document at
-/// `dst`, with every I/O object when `whole_io`, so that hwloc 2.9 reads
-/// what wloc reads; panics naming the case when wloc fails.
-pub fn export_case_v2(case: &str, dst: &Path, whole_io: bool) {
-    let src = conformance().join("xml").join(case);
+/// Runs `wloc ls` to rewrite the XML topology `src` as an hwloc 2 XML
+/// document at `dst`, with every I/O object when `whole_io`, so that
+/// hwloc 2.9 reads what wloc reads.
+pub fn export_v2(src: &Path, dst: &Path, whole_io: bool) -> std::process::Output {
     let mut args: Vec<&std::ffi::OsStr> = vec![
         "ls".as_ref(),
         "-i".as_ref(),
@@ -62,7 +61,13 @@ pub fn export_case_v2(case: &str, dst: &Path, whole_io: bool) {
         args.push("--whole-io".as_ref());
     }
     args.push(dst.as_os_str());
-    let o = run_wloc(args);
+    run_wloc(args)
+}
+
+/// [`export_v2`] of the conformance XML case `case`; panics naming the
+/// case when wloc fails.
+pub fn export_case_v2(case: &str, dst: &Path, whole_io: bool) {
+    let o = export_v2(&conformance().join("xml").join(case), dst, whole_io);
     assert!(
         o.status.success(),
         "cannot export {case} as hwloc 2 XML: {}",
