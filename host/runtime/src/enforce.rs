@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::manifest::{inspect, Capabilities, Inspection, Kind, Manifest};
 use crate::policy::{Decision, Policy, Subject};
-use crate::signing::{verify, PublicKey, SignatureState};
+use crate::signing::{PublicKey, SignatureState};
 use crate::{cache, ComponentError, ErrorKind, FileAccess, Limits, RunOptions};
 
 /// The WIT package of wloc's interfaces.
@@ -176,7 +176,7 @@ pub fn examine(bytes: &[u8]) -> Result<Examined, String> {
 /// As [`examine`], for bytes whose digest is already known.
 fn examine_known(bytes: &[u8], digest: String) -> Result<Examined, String> {
     let inspection = inspect(bytes)?;
-    let signature = verify(bytes)?;
+    let signature = crate::signing::verify_inspected(bytes, &inspection)?;
     Ok(Examined {
         digest,
         inspection,

@@ -214,12 +214,11 @@ pub struct Inspection {
 /// static of the guest ends up); two manifests are an error.  A signature
 /// section must be the last section of the file.
 pub fn inspect(wasm: &[u8]) -> Result<Inspection, String> {
-    use wasmparser::{Encoding, Parser, Payload};
+    use wasmparser::{Encoding, Payload};
     let mut out = Inspection::default();
     let mut depth = 0usize;
     let mut saw_header = false;
-    for payload in Parser::new(0).parse_all(wasm) {
-        let payload = payload.map_err(|e| format!("not a valid WebAssembly component: {e}"))?;
+    for_each_payload(wasm, |payload| {
         if let Some(sig) = &out.signature {
             // Only the end of the component may follow its signature.
             if !matches!(payload, Payload::End(_)) || depth != 0 {
@@ -276,11 +275,82 @@ pub fn inspect(wasm: &[u8]) -> Result<Inspection, String> {
             }
             _ => {}
         }
-    }
+        Ok(())
+    })?;
     if !saw_header {
         return Err("empty file".into());
     }
     Ok(out)
+}
+
+/// Calls `f` on every payload of `wasm`, nested modules and components
+/// included, as `Parser::parse_all` yields them, except that code sections
+/// are stepped over whole: nothing here looks into function bodies, and
+/// walking them one by one was most of the time of a load.
+fn for_each_payload(
+    wasm: &[u8],
+    mut f: impl FnMut(wasmparser::Payload<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    use wasmparser::{Chunk, Parser, Payload};
+    let invalid =
+        |e: wasmparser::BinaryReaderError| format!("not a valid WebAssembly component: {e}");
+    let mut data = wasm;
+    // Enclosing parsers, each with the offset where the nested module or
+    // component it is reading declared its end.
+    let mut stack: Vec<(Parser, usize)> = Vec::new();
+    let mut cur = Parser::new(0);
+    loop {
+        let (payload, consumed) = match cur.parse(data, true).map_err(invalid)? {
+            Chunk::Parsed { payload, consumed } => (payload, consumed),
+            // `eof` is true: the parser has all the bytes there are.
+            Chunk::NeedMoreData(_) => {
+                return Err("not a valid WebAssembly component: truncated".into())
+            }
+        };
+        data = &data[consumed..];
+        let mut done = false;
+        match &payload {
+            Payload::ModuleSection {
+                parser,
+                unchecked_range,
+            }
+            | Payload::ComponentSection {
+                parser,
+                unchecked_range,
+            } => {
+                stack.push((cur.clone(), unchecked_range.end));
+                cur = parser.clone();
+            }
+            Payload::CodeSectionStart { size, .. } => {
+                let size = *size as usize;
+                if size > data.len() {
+                    return Err(
+                        "not a valid WebAssembly component: a code section runs past the end"
+                            .into(),
+                    );
+                }
+                cur.skip_section();
+                data = &data[size..];
+            }
+            Payload::End(offset) => match stack.pop() {
+                // The parser ends a nested module where the bytes end, even
+                // before its declared size: a truncated file.
+                Some((_, declared_end)) if *offset != declared_end => {
+                    return Err(format!(
+                        "not a valid WebAssembly component: a nested module ends at byte {offset}, \
+                         before its declared end at byte {declared_end} (truncated?)"
+                    ))
+                }
+                Some((p, _)) => cur = p,
+                None => done = true,
+            },
+            _ => {}
+        }
+        f(payload)?;
+        if done {
+            return Ok(());
+        }
+    }
 }
 
 /// Appends a custom section to a component (custom sections may come
@@ -419,6 +489,51 @@ config = ["acme.*"]
         let w2 = embed(&w, &m2).unwrap();
         assert_eq!(inspect(&w2).unwrap().manifest, Some(m2));
         assert_eq!(w2.len(), w.len());
+    }
+
+    /// A component with one core module holding a function, and `manifest`
+    /// as a custom section of that module, after its code.
+    fn component_with_code(manifest: &Manifest) -> Vec<u8> {
+        use wasm_encoder::{
+            CodeSection, Component, CustomSection, Function, FunctionSection, Module,
+            ModuleSection, TypeSection,
+        };
+        let mut types = TypeSection::new();
+        types.ty().function([], []);
+        let mut funcs = FunctionSection::new();
+        funcs.function(0);
+        let mut body = Function::new([]);
+        body.instructions().end();
+        let mut code = CodeSection::new();
+        code.function(&body);
+        let text = manifest.to_toml();
+        let mut module = Module::new();
+        module
+            .section(&types)
+            .section(&funcs)
+            .section(&code)
+            .section(&CustomSection {
+                name: MANIFEST_SECTION.into(),
+                data: text.as_bytes().into(),
+            });
+        let mut component = Component::new();
+        component.section(&ModuleSection(&module));
+        component.finish()
+    }
+
+    #[test]
+    fn reads_a_manifest_after_code_and_refuses_every_truncation() {
+        let w = component_with_code(&sample());
+        assert_eq!(inspect(&w).unwrap().manifest, Some(sample()));
+        // Code sections are stepped over, not read: cutting the bytes
+        // anywhere, inside the code section included, is an error, except
+        // right after the header, which leaves a valid empty component.
+        for len in 0..w.len() {
+            match inspect(&w[..len]) {
+                Ok(i) => assert!(len == 8 && i.manifest.is_none(), "cut at {len}"),
+                Err(e) => assert!(!e.is_empty()),
+            }
+        }
     }
 
     #[test]

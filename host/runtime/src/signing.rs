@@ -24,7 +24,7 @@ use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
 use crate::cache::hex;
-use crate::manifest::{append_custom_section, inspect, section_start};
+use crate::manifest::{append_custom_section, inspect, section_start, Inspection};
 
 /// Name of the custom section holding the signature.
 pub const SIGNATURE_SECTION: &str = "wloc:signature";
@@ -113,13 +113,21 @@ fn message(unsigned: &[u8]) -> Vec<u8> {
     m
 }
 
-/// The bytes before the signature section, and that section's payload.
-fn split(wasm: &[u8]) -> Result<(&[u8], Option<Vec<u8>>), String> {
-    let found = inspect(wasm)?;
-    match found.signature {
+/// The bytes before the signature section (all of them when unsigned).
+fn unsigned_bytes(wasm: &[u8]) -> Result<&[u8], String> {
+    split_inspected(wasm, &inspect(wasm)?).map(|(unsigned, _)| unsigned)
+}
+
+/// The bytes before the signature section and that section's payload,
+/// given `found`, the [`inspect`]ion of `wasm`.
+fn split_inspected<'w, 'f>(
+    wasm: &'w [u8],
+    found: &'f Inspection,
+) -> Result<(&'w [u8], Option<&'f [u8]>), String> {
+    match &found.signature {
         None => Ok((wasm, None)),
         Some((payload, content)) => {
-            let start = section_start(wasm, &content).ok_or("malformed signature section")?;
+            let start = section_start(wasm, content).ok_or("malformed signature section")?;
             if content.end != wasm.len() {
                 return Err("bytes follow the signature section".into());
             }
@@ -131,13 +139,13 @@ fn split(wasm: &[u8]) -> Result<(&[u8], Option<Vec<u8>>), String> {
 /// The bytes of a component before its signature section (all of them
 /// when it is unsigned).
 pub fn unsigned_part(wasm: &[u8]) -> Result<&[u8], String> {
-    split(wasm).map(|(u, _)| u)
+    unsigned_bytes(wasm)
 }
 
 /// Signs a component (replacing an earlier signature) and returns the
 /// signed bytes.
 pub fn sign(wasm: &[u8], key: &SigningKey) -> Result<Vec<u8>, String> {
-    let (unsigned, _) = split(wasm)?;
+    let unsigned = unsigned_bytes(wasm)?;
     let sig = key.sign(&message(unsigned));
     let mut payload = MAGIC.to_vec();
     payload.extend_from_slice(key.verifying_key().as_bytes());
@@ -161,7 +169,13 @@ pub enum SignatureState {
 /// Checks the signature of a component.  Malformed components are errors;
 /// a signature that does not match is [`SignatureState::Invalid`].
 pub fn verify(wasm: &[u8]) -> Result<SignatureState, String> {
-    let (unsigned, payload) = split(wasm)?;
+    verify_inspected(wasm, &inspect(wasm)?)
+}
+
+/// As [`verify`], with `found`, the [`inspect`]ion of `wasm` (so that a
+/// load parses the component once).
+pub fn verify_inspected(wasm: &[u8], found: &Inspection) -> Result<SignatureState, String> {
+    let (unsigned, payload) = split_inspected(wasm, found)?;
     let Some(p) = payload else {
         return Ok(SignatureState::Unsigned);
     };
