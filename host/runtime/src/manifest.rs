@@ -536,6 +536,29 @@ config = ["acme.*"]
         }
     }
 
+    proptest::proptest! {
+        /// Damaged components (bytes overwritten, cut or inserted, in the
+        /// code section or anywhere else) are read or refused, never a
+        /// panic; and what still reads also gives a signature verdict.
+        #[test]
+        fn damaged_components_never_panic(
+            edits in proptest::collection::vec((0usize..400, proptest::num::u8::ANY, 0u8..3), 1..6),
+        ) {
+            let mut w = component_with_code(&sample());
+            for (at, byte, how) in edits {
+                let at = at % (w.len() + 1);
+                match how {
+                    0 if at < w.len() => w[at] = byte,
+                    1 => w.truncate(at),
+                    _ => w.insert(at, byte),
+                }
+            }
+            if let Ok(found) = inspect(&w) {
+                let _ = crate::signing::verify_inspected(&w, &found);
+            }
+        }
+    }
+
     #[test]
     fn refuses_bad_bytes() {
         assert!(inspect(b"").is_err());
