@@ -1,5 +1,5 @@
-//! The built-in annotation components, run after the discovery of a Linux
-//! machine (this one, or a recorded fsroot):
+//! The built-in annotation components, run after the discovery of this
+//! machine or of a recorded fsroot:
 //! * `annotate-dmi`: DMI infos of the root, and hwmon, thermal and cpufreq
 //!   readings as dynamic properties;
 //! * `annotate-pci-names`: `PCIVendor` and `PCIDevice` infos of PCI
@@ -22,10 +22,15 @@ use wloc_runtime::{
 
 use crate::input::Source;
 
-/// Whether the built-in annotations apply to a source: the Linux machines
-/// (this one, or a recorded `/sys` and `/proc` tree).
+/// Whether the built-in annotations apply to a source: this machine
+/// (through Linux or CPUID discovery) or a recorded `/sys` and `/proc`
+/// tree.  A recorded CPUID dump is another machine: this one's files
+/// would not describe it.
 pub fn applies_to(source: &Source) -> bool {
-    matches!(source, Source::ThisSystem | Source::Fsroot(_))
+    matches!(
+        source,
+        Source::ThisSystem | Source::CpuidThisSystem | Source::Fsroot(_)
+    )
 }
 
 /// The fsroot of a source, if it has one.
@@ -169,10 +174,7 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
     if !applies_to(source) {
         return;
     }
-    // PCI names only matter when there are PCI objects to name.
-    let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
-        || !topo.objs_by_type(ObjType::Bridge).is_empty();
-    let wanted = |b: &builtin::Builtin| has_pci || b.name != builtin::ANNOTATE_PCI_NAMES_NAME;
+    let wanted = wanted_after_discovery(topo);
     // Sensor readings are dynamic properties, which a topology does not
     // keep: only `wloc watch` asks for them.
     let settings = BTreeMap::from([("readings".to_string(), "none".to_string())]);
@@ -185,6 +187,28 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
     };
     for w in warnings {
         eprintln!("wloc: warning: annotation skipped: {w}");
+    }
+}
+
+/// Which built-in components can add something to a discovered topology
+/// that keeps no sensor readings:
+/// * PCI names, when there are PCI objects to name;
+/// * DMI infos, when discovery left the root without any.  Linux discovery
+///   reads the same `/sys/class/dmi/id` files, as hwloc's Linux backend
+///   does; the component adds them to a topology of this machine found
+///   another way, such as through CPUID.
+fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin) -> bool {
+    let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
+        || !topo.objs_by_type(ObjType::Bridge).is_empty();
+    let has_dmi = topo
+        .obj(topo.root())
+        .infos
+        .iter()
+        .any(|i| i.name.starts_with("DMI"));
+    move |b: &builtin::Builtin| match b.name {
+        builtin::ANNOTATE_PCI_NAMES_NAME => has_pci,
+        builtin::ANNOTATE_DMI_NAME => !has_dmi,
+        _ => true,
     }
 }
 
@@ -225,9 +249,41 @@ mod tests {
     }
 
     #[test]
-    fn annotations_apply_to_linux_sources_only() {
+    fn only_components_that_can_add_something_run_after_discovery() {
+        let names = |topo: &Topology| {
+            let wanted = wanted_after_discovery(topo);
+            [&builtin::ANNOTATE_DMI, &builtin::ANNOTATE_PCI_NAMES]
+                .into_iter()
+                .filter(|b| wanted(b))
+                .map(|b| b.name)
+                .collect::<Vec<_>>()
+        };
+        let desc = wloc_core::synthetic::parse("pu:2").unwrap();
+        let mut topo = desc.build(Topology::new()).unwrap();
+        assert_eq!(names(&topo), [builtin::ANNOTATE_DMI_NAME]);
+        topo.root_mut().infos.push(wloc_core::object::Info {
+            name: "DMIBoardVendor".into(),
+            value: "Vendor".into(),
+        });
+        assert!(names(&topo).is_empty());
+
+        let mut topo = desc.build(Topology::new()).unwrap();
+        topo.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
+        let root = topo.root();
+        topo.insert_by_parent(root, wloc_core::Object::new(ObjType::PCIDevice, None));
+        topo.finish().unwrap();
+        assert_eq!(
+            names(&topo),
+            [builtin::ANNOTATE_DMI_NAME, builtin::ANNOTATE_PCI_NAMES_NAME]
+        );
+    }
+
+    #[test]
+    fn annotations_apply_to_this_machine_and_recordings() {
         assert!(applies_to(&Source::ThisSystem));
+        assert!(applies_to(&Source::CpuidThisSystem));
         assert!(applies_to(&Source::Fsroot("/x".into())));
+        assert!(!applies_to(&Source::Cpuid("dump".into())));
         assert!(!applies_to(&Source::Synthetic("pu:2".into())));
         assert!(!applies_to(&Source::Xml("a.xml".into())));
     }
