@@ -33,27 +33,8 @@ use wloc::backend::files;
 use wloc::backend::topology;
 use wloc::backend::types::{DynamicProperty, Info, Object, ObjectAttr, ObjectType};
 
-/// hwloc's DMI files and info names.
-const DMI_FILES: [(&str, &str); 18] = [
-    ("product_name", "DMIProductName"),
-    ("product_version", "DMIProductVersion"),
-    ("product_serial", "DMIProductSerial"),
-    ("product_uuid", "DMIProductUUID"),
-    ("board_vendor", "DMIBoardVendor"),
-    ("board_name", "DMIBoardName"),
-    ("board_version", "DMIBoardVersion"),
-    ("board_serial", "DMIBoardSerial"),
-    ("board_asset_tag", "DMIBoardAssetTag"),
-    ("chassis_vendor", "DMIChassisVendor"),
-    ("chassis_type", "DMIChassisType"),
-    ("chassis_version", "DMIChassisVersion"),
-    ("chassis_serial", "DMIChassisSerial"),
-    ("chassis_asset_tag", "DMIChassisAssetTag"),
-    ("bios_vendor", "DMIBIOSVendor"),
-    ("bios_version", "DMIBIOSVersion"),
-    ("bios_date", "DMIBIOSDate"),
-    ("sys_vendor", "DMISysVendor"),
-];
+// hwloc's DMI files and info names, as Linux discovery reads them.
+use wloc_linux::DMI_FILES;
 
 /// Bytes read of a sensor or DMI file: they hold one short line.
 const SMALL_FILE: u32 = 256;

@@ -4,7 +4,9 @@ use wloc_core::object::Info;
 
 use crate::ctx::{truncate, Ctx};
 
-const DMI_FILES: [(&str, &str); 18] = [
+/// hwloc's DMI files of `/sys/class/dmi/id`, with the info name each gives
+/// the root object.
+pub const DMI_FILES: [(&str, &str); 18] = [
     ("product_name", "DMIProductName"),
     ("product_version", "DMIProductVersion"),
     ("product_serial", "DMIProductSerial"),
