@@ -66,16 +66,17 @@ impl Annotators {
     /// that cannot be loaded are left out, each with a warning; the error
     /// is a runtime that cannot start or a policy that cannot be read.
     pub fn builtin(fsroot: Option<&Path>) -> Result<(Annotators, Vec<String>), String> {
-        Self::builtin_matching(fsroot, |_| true, &BTreeMap::new())
+        Self::builtin_matching(fsroot, |_, _| true, &BTreeMap::new())
     }
 
     /// As [`Annotators::builtin`], for the built-in components `wanted`
-    /// accepts, with `settings` (`readings=none`: no sensor readings).
+    /// accepts, given the files each would be granted, with `settings`
+    /// (`readings=none`: no sensor readings).
     /// The PCI names component is left out when neither of its databases
     /// exists, since it could name nothing.
     pub fn builtin_matching(
         fsroot: Option<&Path>,
-        wanted: impl Fn(&builtin::Builtin) -> bool,
+        wanted: impl Fn(&builtin::Builtin, &FileAccess) -> bool,
         settings: &BTreeMap<String, String>,
     ) -> Result<(Annotators, Vec<String>), String> {
         let mut warnings = Vec::new();
@@ -83,9 +84,6 @@ impl Annotators {
         let runtime = crate::input::runtime()?;
         let mut loaded = Vec::new();
         for b in [&builtin::ANNOTATE_DMI, &builtin::ANNOTATE_PCI_NAMES] {
-            if !wanted(b) {
-                continue;
-            }
             let files = match FileAccess::new(b.roots, fsroot) {
                 Ok(f) => f,
                 Err(e) => {
@@ -93,6 +91,9 @@ impl Annotators {
                     continue;
                 }
             };
+            if !wanted(b, &files) {
+                continue;
+            }
             if b.name == builtin::ANNOTATE_PCI_NAMES_NAME && files.roots().is_empty() {
                 continue;
             }
@@ -191,13 +192,13 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
 }
 
 /// Which built-in components can add something to a discovered topology
-/// that keeps no sensor readings:
+/// that keeps no sensor readings, given the files each would be granted:
 /// * PCI names, when there are PCI objects to name;
-/// * DMI infos, when discovery left the root without any.  Linux discovery
-///   reads the same `/sys/class/dmi/id` files, as hwloc's Linux backend
-///   does; the component adds them to a topology of this machine found
-///   another way, such as through CPUID.
-fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin) -> bool {
+/// * DMI infos, when discovery left the root without any and the DMI
+///   folder exists.  Linux discovery reads the same `/sys/class/dmi/id`
+///   files, as hwloc's Linux backend does; the component adds them to a
+///   topology of this machine found another way, such as through CPUID.
+fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin, &FileAccess) -> bool {
     let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
         || !topo.objs_by_type(ObjType::Bridge).is_empty();
     let has_dmi = topo
@@ -205,12 +206,17 @@ fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin) -> bool
         .infos
         .iter()
         .any(|i| i.name.starts_with("DMI"));
-    move |b: &builtin::Builtin| match b.name {
+    move |b: &builtin::Builtin, files: &FileAccess| match b.name {
         builtin::ANNOTATE_PCI_NAMES_NAME => has_pci,
-        builtin::ANNOTATE_DMI_NAME => !has_dmi,
+        builtin::ANNOTATE_DMI_NAME => {
+            !has_dmi && DMI_FOLDERS.iter().any(|dir| files.list_dir(dir).is_ok())
+        }
         _ => true,
     }
 }
+
+/// Where the DMI annotation component looks for DMI files, in order.
+const DMI_FOLDERS: [&str; 2] = ["/sys/devices/virtual/dmi/id", "/sys/class/dmi/id"];
 
 /// How an object is named in property listings: its type and logical
 /// index (`Package:0`, `PU:3`, `PCIDev:1`), as hwloc-calc names objects.
@@ -250,22 +256,28 @@ mod tests {
 
     #[test]
     fn only_components_that_can_add_something_run_after_discovery() {
-        let names = |topo: &Topology| {
+        // A recorded tree with a DMI folder, and one without.
+        let base = std::env::temp_dir().join(format!("wloc-annot-wanted-{}", std::process::id()));
+        let (with_dmi, without_dmi) = (base.join("with"), base.join("without"));
+        std::fs::create_dir_all(with_dmi.join("sys/class/dmi/id")).unwrap();
+        std::fs::create_dir_all(without_dmi.join("sys/class/hwmon")).unwrap();
+        let names = |topo: &Topology, fsroot: &Path| {
             let wanted = wanted_after_discovery(topo);
             [&builtin::ANNOTATE_DMI, &builtin::ANNOTATE_PCI_NAMES]
                 .into_iter()
-                .filter(|b| wanted(b))
+                .filter(|b| wanted(b, &FileAccess::new(b.roots, Some(fsroot)).unwrap()))
                 .map(|b| b.name)
                 .collect::<Vec<_>>()
         };
         let desc = wloc_core::synthetic::parse("pu:2").unwrap();
         let mut topo = desc.build(Topology::new()).unwrap();
-        assert_eq!(names(&topo), [builtin::ANNOTATE_DMI_NAME]);
+        assert_eq!(names(&topo, &with_dmi), [builtin::ANNOTATE_DMI_NAME]);
+        assert!(names(&topo, &without_dmi).is_empty());
         topo.root_mut().infos.push(wloc_core::object::Info {
             name: "DMIBoardVendor".into(),
             value: "Vendor".into(),
         });
-        assert!(names(&topo).is_empty());
+        assert!(names(&topo, &with_dmi).is_empty());
 
         let mut topo = desc.build(Topology::new()).unwrap();
         topo.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
@@ -273,9 +285,10 @@ mod tests {
         topo.insert_by_parent(root, wloc_core::Object::new(ObjType::PCIDevice, None));
         topo.finish().unwrap();
         assert_eq!(
-            names(&topo),
+            names(&topo, &with_dmi),
             [builtin::ANNOTATE_DMI_NAME, builtin::ANNOTATE_PCI_NAMES_NAME]
         );
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
