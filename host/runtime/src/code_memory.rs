@@ -14,6 +14,7 @@
 //! itself (compiled or cached components), the way wasmtime's own
 //! default does on x86-64 (read+execute, never writable).
 
+use rustix::mm::MprotectFlags;
 use wasmtime::CustomCodeMemory;
 
 /// Whether built-in code can be used in place on this platform.
@@ -48,13 +49,13 @@ impl CustomCodeMemory for ProtectInPlace {
         // process); making it read+execute removes no access it relies
         // on, since the code is never written after this.
         unsafe {
-            rustix::mm::mprotect(
-                ptr.cast_mut().cast(),
+            protect(
+                ptr as usize,
                 len,
-                rustix::mm::MprotectFlags::READ | rustix::mm::MprotectFlags::EXEC,
+                MprotectFlags::READ | MprotectFlags::EXEC,
+                "executable",
             )
         }
-        .map_err(|e| wasmtime::format_err!("cannot make compiled code executable: {e}"))
     }
 
     fn unpublish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
@@ -68,12 +69,31 @@ impl CustomCodeMemory for ProtectInPlace {
         // SAFETY: wasmtime unpublishes only memory it mapped itself, when
         // that code no longer runs.
         unsafe {
-            rustix::mm::mprotect(
-                ptr.cast_mut().cast(),
+            protect(
+                ptr as usize,
                 len,
-                rustix::mm::MprotectFlags::READ | rustix::mm::MprotectFlags::WRITE,
+                MprotectFlags::READ | MprotectFlags::WRITE,
+                "writable",
             )
         }
-        .map_err(|e| wasmtime::format_err!("cannot make compiled code writable: {e}"))
     }
+}
+
+/// Gives the `len` bytes at address `addr` the access `flags`; `making`
+/// names it in the error.  (An address, not a pointer: the kernel changes
+/// the pages, nothing here dereferences them.)
+///
+/// # Safety
+///
+/// The range must be code memory wasmtime handed over, and nothing may
+/// rely on an access the new flags remove.
+unsafe fn protect(
+    addr: usize,
+    len: usize,
+    flags: MprotectFlags,
+    making: &str,
+) -> wasmtime::Result<()> {
+    // SAFETY: as the caller promises.
+    unsafe { rustix::mm::mprotect(addr as *mut std::ffi::c_void, len, flags) }
+        .map_err(|e| wasmtime::format_err!("cannot make compiled code {making}: {e}"))
 }
