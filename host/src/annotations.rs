@@ -209,14 +209,14 @@ fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin, &FileAc
     move |b: &builtin::Builtin, files: &FileAccess| match b.name {
         builtin::ANNOTATE_PCI_NAMES_NAME => has_pci,
         builtin::ANNOTATE_DMI_NAME => {
-            !has_dmi && DMI_FOLDERS.iter().any(|dir| files.list_dir(dir).is_ok())
+            !has_dmi
+                && wloc_linux::DMI_FOLDERS
+                    .iter()
+                    .any(|dir| files.list_dir(dir).is_ok())
         }
         _ => true,
     }
 }
-
-/// Where the DMI annotation component looks for DMI files, in order.
-const DMI_FOLDERS: [&str; 2] = ["/sys/devices/virtual/dmi/id", "/sys/class/dmi/id"];
 
 /// How an object is named in property listings: its type and logical
 /// index (`Package:0`, `PU:3`, `PCIDev:1`), as hwloc-calc names objects.

@@ -33,8 +33,9 @@ use wloc::backend::files;
 use wloc::backend::topology;
 use wloc::backend::types::{DynamicProperty, Info, Object, ObjectAttr, ObjectType};
 
-// hwloc's DMI files and info names, as Linux discovery reads them.
-use wloc_linux::DMI_FILES;
+// hwloc's DMI files and info names, and their folders, as Linux
+// discovery reads them.
+use wloc_linux::{DMI_FILES, DMI_FOLDERS};
 
 /// Bytes read of a sensor or DMI file: they hold one short line.
 const SMALL_FILE: u32 = 256;
@@ -168,9 +169,7 @@ fn read_all(paths: &[String]) -> Vec<Option<Vec<u8>>> {
 
 /// DMI infos of the root, as hwloc reads them.
 fn dmi_infos(root: u64) -> Vec<(u64, Info)> {
-    let dir = ["/sys/devices/virtual/dmi/id", "/sys/class/dmi/id"]
-        .into_iter()
-        .find(|d| files::list_dir(d).is_ok());
+    let dir = DMI_FOLDERS.into_iter().find(|d| files::list_dir(d).is_ok());
     let Some(dir) = dir else {
         return Vec::new();
     };

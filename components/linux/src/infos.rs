@@ -27,14 +27,14 @@ pub const DMI_FILES: [(&str, &str); 18] = [
     ("sys_vendor", "DMISysVendor"),
 ];
 
+/// Where the DMI files are looked for, in order (`/sys/class/dmi/id`
+/// links to the first).
+pub const DMI_FOLDERS: [&str; 2] = ["/sys/devices/virtual/dmi/id", "/sys/class/dmi/id"];
+
 impl Ctx<'_> {
     /// `DMI*` infos of the root object, from `/sys/class/dmi/id`.
     pub(crate) fn dmi_id_infos(&mut self) {
-        let dir = if self.fs.list("/sys/devices/virtual/dmi/id").is_some() {
-            "/sys/devices/virtual/dmi/id"
-        } else if self.fs.list("/sys/class/dmi/id").is_some() {
-            "/sys/class/dmi/id"
-        } else {
+        let Some(dir) = DMI_FOLDERS.into_iter().find(|d| self.fs.list(d).is_some()) else {
             return;
         };
         let paths: Vec<String> = DMI_FILES

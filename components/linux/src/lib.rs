@@ -34,7 +34,7 @@ use std::fmt;
 #[cfg(feature = "native")]
 pub use fs::NativeFs;
 pub use fs::{components, FsAccess, MemEntry, MemFs, MAX_DIR_ENTRIES, MAX_FILE_SIZE};
-pub use infos::DMI_FILES;
+pub use infos::{DMI_FILES, DMI_FOLDERS};
 
 use wloc_core::{Topology, TopologyError};
 

@@ -285,8 +285,8 @@ pub fn inspect(wasm: &[u8]) -> Result<Inspection, String> {
 
 /// Calls `f` on every payload of `wasm`, nested modules and components
 /// included, as `Parser::parse_all` yields them, except that code sections
-/// are stepped over whole: nothing here looks into function bodies, and
-/// walking them one by one was most of the time of a load.
+/// are stepped over whole: nothing here looks into function bodies.  A
+/// nested module or component must end where its section says it does.
 fn for_each_payload(
     wasm: &[u8],
     mut f: impl FnMut(wasmparser::Payload<'_>) -> Result<(), String>,
@@ -337,7 +337,7 @@ fn for_each_payload(
                 // before its declared size: a truncated file.
                 Some((_, declared_end)) if *offset != declared_end => {
                     return Err(format!(
-                        "not a valid WebAssembly component: a nested module ends at byte {offset}, \
+                        "not a valid WebAssembly component: a nested module or component ends at byte {offset}, \
                          before its declared end at byte {declared_end} (truncated?)"
                     ))
                 }

@@ -113,11 +113,6 @@ fn message(unsigned: &[u8]) -> Vec<u8> {
     m
 }
 
-/// The bytes before the signature section (all of them when unsigned).
-fn unsigned_bytes(wasm: &[u8]) -> Result<&[u8], String> {
-    split_inspected(wasm, &inspect(wasm)?).map(|(unsigned, _)| unsigned)
-}
-
 /// The bytes before the signature section and that section's payload,
 /// given `found`, the [`inspect`]ion of `wasm`.
 fn split_inspected<'w, 'f>(
@@ -139,13 +134,13 @@ fn split_inspected<'w, 'f>(
 /// The bytes of a component before its signature section (all of them
 /// when it is unsigned).
 pub fn unsigned_part(wasm: &[u8]) -> Result<&[u8], String> {
-    unsigned_bytes(wasm)
+    split_inspected(wasm, &inspect(wasm)?).map(|(unsigned, _)| unsigned)
 }
 
 /// Signs a component (replacing an earlier signature) and returns the
 /// signed bytes.
 pub fn sign(wasm: &[u8], key: &SigningKey) -> Result<Vec<u8>, String> {
-    let unsigned = unsigned_bytes(wasm)?;
+    let unsigned = unsigned_part(wasm)?;
     let sig = key.sign(&message(unsigned));
     let mut payload = MAGIC.to_vec();
     payload.extend_from_slice(key.verifying_key().as_bytes());
