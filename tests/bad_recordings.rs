@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{conformance, wloc, TempDir};
+use common::{unpack, wloc, TempDir};
 
 /// Recordings with NUMA nodes and distances, caches, PCI trees with OS
 /// devices, cgroups and cpusets, memory-side caches and GPU memory nodes.
@@ -381,21 +381,6 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// Unpacks a recording and returns its top directory.
-fn unpack(name: &str, dest: &Path) -> PathBuf {
-    let tarball = conformance().join("linux").join(format!("{name}.tar.bz2"));
-    let f = std::fs::File::open(&tarball).unwrap_or_else(|e| panic!("{}: {e}", tarball.display()));
-    tar::Archive::new(bzip2::read::BzDecoder::new(f))
-        .unpack(dest)
-        .unwrap_or_else(|e| panic!("unpacking {}: {e}", tarball.display()));
-    let top: Vec<_> = std::fs::read_dir(dest)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(top.len(), 1, "{name} holds one top directory");
-    top[0].clone()
 }
 
 /// Runs every mutation of one recording; returns (runs, successes, failures).

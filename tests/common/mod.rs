@@ -149,3 +149,19 @@ pub fn run_conformance(folder: &str, level: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Unpacks the Linux conformance recording `name` into `dest` and
+/// returns its top directory.
+pub fn unpack(name: &str, dest: &Path) -> PathBuf {
+    let tarball = conformance().join("linux").join(format!("{name}.tar.bz2"));
+    let f = std::fs::File::open(&tarball).unwrap_or_else(|e| panic!("{}: {e}", tarball.display()));
+    tar::Archive::new(bzip2::read::BzDecoder::new(f))
+        .unpack(dest)
+        .unwrap_or_else(|e| panic!("unpacking {}: {e}", tarball.display()));
+    let top: Vec<_> = std::fs::read_dir(dest)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(top.len(), 1, "{name} holds one top directory");
+    top[0].clone()
+}

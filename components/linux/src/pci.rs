@@ -154,6 +154,20 @@ fn link_speed_from_string(s: &str) -> f32 {
     }
 }
 
+/// PCIe link speed in GB/s from `current_link_speed` and
+/// `current_link_width` (0 when either is missing or unknown).
+fn sysfs_link_speed(speed: &Option<Vec<u8>>, width: &Option<Vec<u8>>) -> f32 {
+    let speed = speed
+        .as_ref()
+        .map(|b| link_speed_from_string(&parse::text(&b[..b.len().min(15)])))
+        .unwrap_or(0.0);
+    let width = width
+        .as_ref()
+        .map(|b| parse::atoi(&parse::text(&b[..b.len().min(15)])).clamp(0, 1024))
+        .unwrap_or(0);
+    speed * width as f32 / 8.0
+}
+
 /// Offset of a PCI capability in the first 256 bytes of config space.
 fn find_cap(config: &[u8; 256], cap: u8) -> usize {
     if config[0x06] & 0x10 == 0 {
@@ -373,12 +387,17 @@ impl Ctx<'_> {
         // milliseconds each (they trap to the hypervisor in a VM); the
         // release is trusted only for the running kernel, since a recording
         // may have left the link files out.
+        // Functions whose link registers the kernel does not show (root
+        // complex integrated endpoints say `Unknown` and 0) may still have
+        // them in config space, where hwloc reads them first.
         let kernel_has_links = values.iter().any(|v| v[5].is_some())
             || (self.opts.this_system && self.uname.release_at_least(4, 13));
         let need: Vec<usize> = (0..kept.len())
             .filter(|&i| {
-                values[i][4].is_none()
-                    || (!kernel_has_links && (values[i][5].is_none() || values[i][6].is_none()))
+                let v = &values[i];
+                v[4].is_none()
+                    || (!kernel_has_links && (v[5].is_none() || v[6].is_none()))
+                    || (v[5].is_some() && sysfs_link_speed(&v[5], &v[6]) == 0.0)
             })
             .collect();
         let paths: Vec<String> = need
@@ -405,17 +424,7 @@ impl Ctx<'_> {
             let cap = config.as_ref().map(|c| find_cap(c, 0x10)).unwrap_or(0);
             let linkspeed = match (&v[5], &v[6], &config) {
                 (_, _, Some(c)) if cap > 0 && cap + 20 <= 256 => config_link_speed(c, cap),
-                (speed, width, _) => {
-                    let speed = speed
-                        .as_ref()
-                        .map(|b| link_speed_from_string(&parse::text(&b[..b.len().min(15)])))
-                        .unwrap_or(0.0);
-                    let width = width
-                        .as_ref()
-                        .map(|b| parse::atoi(&parse::text(&b[..b.len().min(15)])).clamp(0, 1024))
-                        .unwrap_or(0);
-                    speed * width as f32 / 8.0
-                }
+                (speed, width, _) => sysfs_link_speed(speed, width),
             };
             let attr = PciAttr {
                 domain,

@@ -719,3 +719,40 @@ fn pci_link_speed_from_config_only_on_old_kernels() {
     );
     assert_eq!(speed("6.1.0-13-amd64"), 0.0);
 }
+
+/// A root complex integrated endpoint: the kernel's link files say
+/// `Unknown` and 0, but config space has link status (hwloc reads it there
+/// first).  A function whose link files give a speed keeps that one.
+#[test]
+fn pci_link_speed_from_config_when_sysfs_says_unknown() {
+    let mut fs = machine(1, 1, 1);
+    let d = "/sys/devices/pci0000:00/0000:00:02.0";
+    let mut cfg = vec![0u8; 256];
+    cfg[0x06] = 0x10; // capability list present
+    cfg[0x34] = 0x40;
+    cfg[0x40] = 0x10; // PCI Express
+    cfg[0x40 + 0x12] = 0x11; // 2.5 GT/s x1
+    fs.add_file(&format!("{d}/config"), cfg);
+    fs.add_file(&format!("{d}/class"), "0x020000\n");
+    fs.add_file(&format!("{d}/vendor"), "0x8086\n");
+    fs.add_file(&format!("{d}/device"), "0x10d3\n");
+    fs.add_file(&format!("{d}/revision"), "0x00\n");
+    fs.add_file(&format!("{d}/current_link_speed"), "Unknown\n");
+    fs.add_file(&format!("{d}/current_link_width"), "0\n");
+    fs.add_link(
+        "/sys/bus/pci/devices/0000:00:02.0",
+        "../../../devices/pci0000:00/0000:00:02.0",
+    );
+    let speed = |fs: &MemFs| {
+        let t = discover(fs, &Options::default(), topo_all()).unwrap();
+        let dev = t.objs_by_type(ObjType::PCIDevice)[0];
+        t.obj(dev).pci().unwrap().linkspeed
+    };
+    assert!((speed(&fs) - 0.25).abs() < 0.001);
+    fs.add_file(&format!("{d}/current_link_speed"), "8.0 GT/s PCIe\n");
+    fs.add_file(&format!("{d}/current_link_width"), "4\n");
+    assert!(
+        (speed(&fs) - 3.938).abs() < 0.01,
+        "known link files are used without reading config space"
+    );
+}

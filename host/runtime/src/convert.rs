@@ -423,7 +423,28 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
                 ck.string(&format!("{what}: subtype"), s)?;
             }
             attr(&what, t, &o.attr)?;
+            // The root's sets are rebuilt from its PUs and NUMA nodes, but
+            // its complete sets also hold what has no object: offline PUs
+            // and nodes.  They come from the record.
+            let full_cpuset =
+                match ck.cpuset(&format!("{what}: complete cpuset"), &o.complete_cpuset)? {
+                    Some(c) => Some(c),
+                    None => ck.cpuset(&format!("{what}: cpuset"), &o.cpuset)?,
+                };
+            let full_nodeset =
+                match ck.nodeset(&format!("{what}: complete nodeset"), &o.complete_nodeset)? {
+                    Some(n) => Some(n),
+                    None => ck.nodeset(&format!("{what}: nodeset"), &o.nodeset)?,
+                };
             let r = topo.root_mut();
+            if let Some(c) = full_cpuset {
+                let rc = r.complete_cpuset.get_or_insert_with(CpuSet::new);
+                *rc = &*rc | &c;
+            }
+            if let Some(n) = full_nodeset {
+                let rn = r.complete_nodeset.get_or_insert_with(NodeSet::new);
+                *rn = &*rn | &n;
+            }
             if o.name.is_some() {
                 r.name = o.name.clone();
             }
