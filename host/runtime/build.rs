@@ -127,7 +127,7 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
         "linux",
         "discovery",
         "Linux discovery from /sys and /proc",
-        "files = [\"/sys\", \"/proc\", \"/run/udev/data\", \"/dev/cpuset\"]\nconfig = [\"*\"]",
+        "files = [\"/sys\", \"/proc\", \"/run/udev/data\", \"/dev/cpuset\"]\ncpuid = true\nconfig = [\"*\"]",
     ),
     (
         "wloc_component_x86",

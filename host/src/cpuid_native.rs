@@ -17,6 +17,8 @@ use std::fmt::Write as _;
 
 #[cfg(target_os = "linux")]
 pub use linux::LinuxPuRunner;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub use linux::LiveProvider;
 use wloc_probe::CpuidSource;
 
 /// Most subleaves asked for in one "until invalid" loop: real processors
@@ -372,6 +374,121 @@ mod linux {
             v.extend(a..=b);
         }
         Some(v)
+    }
+
+    /// CPUID of this machine, answered on demand for the PUs a component
+    /// asks about: the asking thread is pinned on each PU in turn (once
+    /// per PU in a row) and answers are kept.  [`restore`](Self::restore),
+    /// called by the thread that asked, gives it its affinity back.
+    ///
+    /// Components that ask a few leaves of a few PUs (the Linux
+    /// component's cache inclusiveness) get them without the cost of a
+    /// whole-machine dump.
+    #[cfg(target_arch = "x86_64")]
+    pub struct LiveProvider {
+        pus: Vec<u32>,
+        state: std::sync::Mutex<LiveState>,
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[derive(Default)]
+    struct LiveState {
+        /// The pinned thread, its original affinity and the PU it is on.
+        pinned: Option<(std::thread::ThreadId, Vec<Word>, usize)>,
+        answers: std::collections::HashMap<(u32, u32, u32), [u32; 4]>,
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    impl LiveProvider {
+        /// A provider over the online PUs the calling thread may use.
+        pub fn new() -> io::Result<Self> {
+            Ok(LiveProvider {
+                pus: LinuxPuRunner::new()?.pus().to_vec(),
+                state: std::sync::Mutex::new(LiveState::default()),
+            })
+        }
+
+        /// Gives the pinned thread its original affinity back; a no-op
+        /// when nothing is pinned or another thread asks.
+        pub fn restore(&self) -> io::Result<()> {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            match st.pinned.take() {
+                Some((t, original, _)) if t == std::thread::current().id() => {
+                    set_affinity(&original)
+                }
+                other => {
+                    st.pinned = other;
+                    Ok(())
+                }
+            }
+        }
+
+        /// Pins the calling thread on PU position `pu`; false if that failed.
+        fn pin(&self, st: &mut LiveState, pu: usize) -> bool {
+            let me = std::thread::current().id();
+            if matches!(&st.pinned, Some((t, _, p)) if *t == me && *p == pu) {
+                return true;
+            }
+            let original = match st.pinned.take() {
+                Some((t, original, _)) if t == me => original,
+                _ => match get_affinity() {
+                    Ok(m) => m,
+                    Err(_) => return false,
+                },
+            };
+            let Some(&cpu) = self.pus.get(pu) else {
+                let _ = set_affinity(&original);
+                return false;
+            };
+            let cpu = cpu as usize;
+            let mut mask: Vec<Word> = vec![0; original.len().max(cpu / WORD_BITS + 1)];
+            mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
+            let here = set_affinity(&mask).is_ok()
+                && (current_cpu() == Some(cpu as u32) || {
+                    std::thread::yield_now();
+                    current_cpu() == Some(cpu as u32)
+                });
+            if here {
+                st.pinned = Some((me, original, pu));
+            } else {
+                let _ = set_affinity(&original);
+            }
+            here
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    impl Drop for LiveProvider {
+        fn drop(&mut self) {
+            let _ = self.restore();
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    impl wloc_runtime::CpuidProvider for LiveProvider {
+        fn pu_count(&self) -> u32 {
+            self.pus.len() as u32
+        }
+        fn os_index(&self, pu: u32) -> u32 {
+            self.pus.get(pu as usize).copied().unwrap_or(0)
+        }
+        fn query(&self, pu: u32, leaf: u32, subleaf: u32) -> [u32; 4] {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(&r) = st.answers.get(&(pu, leaf, subleaf)) {
+                return r;
+            }
+            if !self.pin(&mut st, pu as usize) {
+                return [0; 4];
+            }
+            let r = wloc_probe::CpuidSource::cpuid(
+                &wloc_probe::NativeSource::current(),
+                0,
+                leaf,
+                subleaf,
+            );
+            st.answers.insert((pu, leaf, subleaf), r);
+            r
+        }
     }
 
     /// Runs code on chosen PUs of this Linux machine by pinning the
@@ -734,5 +851,34 @@ mod tests {
             Some(vec![0, 1, 2, 3, 8, 10, 11])
         );
         assert_eq!(linux::parse_cpu_list("3-1"), None);
+    }
+
+    /// The on-demand provider answers on the PU asked (leaf 1's initial
+    /// APIC ids differ between PUs), keeps answers, and gives the thread
+    /// its affinity back.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn live_provider_answers_on_each_pu_and_restores() {
+        use wloc_runtime::CpuidProvider;
+        // SAFETY: no arguments.
+        let tid = unsafe { libc::gettid() };
+        let allowed = || {
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
+                .unwrap()
+                .lines()
+                .find(|l| l.starts_with("Cpus_allowed_list"))
+                .map(String::from)
+        };
+        let before = allowed();
+        let p = super::LiveProvider::new().unwrap();
+        let n = p.pu_count();
+        assert!(n >= 1);
+        let apic = |pu| p.query(pu, 1, 0)[1] >> 24;
+        let ids: std::collections::BTreeSet<u32> = (0..n).map(apic).collect();
+        assert_eq!(ids.len(), n as usize, "one initial APIC id per PU");
+        assert_eq!(p.query(0, 0, 0), p.query(0, 0, 0));
+        assert_eq!(p.query(n, 0, 0), [0; 4], "no such PU");
+        p.restore().unwrap();
+        assert_eq!(allowed(), before);
     }
 }

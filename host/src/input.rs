@@ -332,7 +332,24 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
     let (rt, c) = load_builtin(&wloc_runtime::builtin::LINUX)?;
     let mut run = wloc_runtime::RunOptions::with_config(linux_settings(&opts, &topo));
     run.files = std::sync::Arc::new(files);
-    let mut t = rt.discover(&c, &run, topo).map_err(LoadError::Component)?;
+    // On x86, CPUID tells which caches are inclusive (sysfs does not), as
+    // hwloc's x86 backend adds it after the Linux one.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    let live = this_system
+        .then(|| crate::cpuid_native::LiveProvider::new().ok())
+        .flatten()
+        .map(std::sync::Arc::new);
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    if let Some(p) = &live {
+        run.cpuid = Some(p.clone());
+    }
+    let result = rt.discover(&c, &run, topo);
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    if let Some(p) = &live {
+        p.restore()
+            .map_err(|e| LoadError::Unsupported(format!("cannot restore the CPU affinity: {e}")))?;
+    }
+    let mut t = result.map_err(LoadError::Component)?;
     t.is_thissystem = this_system;
     Ok(t)
 }

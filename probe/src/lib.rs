@@ -44,4 +44,4 @@ pub use source::native::CurrentCpu;
 #[cfg(target_arch = "x86_64")]
 pub use source::NativeSource;
 pub use source::{CpuidSource, PuRunner};
-pub use x86::{discover, group_kind_x86, MAX_OS_INDEX};
+pub use x86::{annotate_inclusive_caches, discover, group_kind_x86, MAX_OS_INDEX};

@@ -233,18 +233,7 @@ fn read_machine(src: &dyn CpuidSource, topo: &Topology) -> Option<Machine> {
     let topoext = vendor != Vendor::Intel
         && highest_ext >= 0x8000_0001
         && src.cpuid(0, 0x8000_0001, 0)[2] & (1 << 22) != 0;
-    let want_caches = [
-        ObjType::L1Cache,
-        ObjType::L2Cache,
-        ObjType::L3Cache,
-        ObjType::L4Cache,
-        ObjType::L5Cache,
-        ObjType::L1ICache,
-        ObjType::L2ICache,
-        ObjType::L3ICache,
-    ]
-    .into_iter()
-    .any(|t| topo.keeps_type(t));
+    let want_caches = CACHE_TYPES.into_iter().any(|t| topo.keeps_type(t));
     Some(Machine {
         highest,
         highest_ext,
@@ -935,6 +924,104 @@ fn cpukinds_amd(topo: &mut Topology, infos: &[ProcInfo], os: &[u32]) {
         }
     }
 }
+
+/// The caches one PU describes in its deterministic cache leaves: leaf 4
+/// (Intel, Zhaoxin), 0x8000001D (AMD and Hygon with topology extensions)
+/// or the legacy AMD leaves, as [`discover`] reads them.
+fn pu_caches(p: &Pu, m: &mut Machine) -> Vec<CacheInfo> {
+    let mut info = ProcInfo::new();
+    let [eax, ebx, _, edx] = p.cpuid(1, 0);
+    let vendor = m.vendor;
+    if vendor == Vendor::Intel {
+        let family = (eax >> 8) & 0xf;
+        let model = ((eax >> 4) & 0xf) + (((eax >> 16) & 0xf) << 4);
+        m.is_knl = family == 0x6 && (model == 0x57 || model == 0x85);
+    }
+    if !vendor.intel_like() && m.topoext {
+        read_amd_caches_topoext(p, &mut info);
+    } else if !vendor.intel_like() && m.highest_ext >= 0x8000_0006 {
+        let field = (ebx >> 16) & 0xff;
+        let legacy_max_log_proc = if edx & (1 << 28) != 0 && field != 0 {
+            1u32 << fls(field - 1)
+        } else {
+            1
+        };
+        read_amd_caches_legacy(p, &mut info, legacy_max_log_proc);
+    }
+    if !vendor.amd_like() && m.highest >= 4 {
+        read_intel_caches(p, m, &mut info);
+    }
+    info.caches
+}
+
+/// Marks the caches another backend discovered (Linux sysfs, which does
+/// not say) as inclusive when CPUID says so, as hwloc's x86 backend does
+/// when it runs after the Linux one.  A cache is matched by level and
+/// type with the caches of a PU of its CPU kind: caches of one kind share
+/// one design, so one PU per kind is asked rather than every PU.  Caches
+/// whose kind has no PU in `src` are left alone.
+pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
+    let n = src.pu_count();
+    if n == 0 {
+        return;
+    }
+    let Some(mut m) = read_machine(src, topo) else {
+        return;
+    };
+    let os: Vec<u32> = (0..n).map(|pu| src.os_index(pu)).collect();
+    let kinds: Vec<CpuSet> = topo.cpukinds.iter().map(|k| k.cpuset.clone()).collect();
+    let mut asked: BTreeMap<usize, Vec<CacheInfo>> = BTreeMap::new();
+    for t in CACHE_TYPES {
+        for id in topo.objs_by_type(t) {
+            let o = topo.obj(id);
+            let ObjAttr::Cache(attr) = &o.attr else {
+                continue;
+            };
+            let (level, kind) = (attr.depth, attr.kind);
+            let Some(first) = o
+                .complete_cpuset
+                .as_ref()
+                .or(o.cpuset.as_ref())
+                .and_then(|c| c.first())
+            else {
+                continue;
+            };
+            let pu = if kinds.len() > 1 {
+                let Some(k) = kinds.iter().find(|k| k.is_set(first)) else {
+                    continue;
+                };
+                match os.iter().position(|&x| k.is_set(x)) {
+                    Some(pu) => pu,
+                    None => continue,
+                }
+            } else {
+                0
+            };
+            let caches = asked
+                .entry(pu)
+                .or_insert_with(|| pu_caches(&Pu { src, pu }, &mut m));
+            let inclusive = caches
+                .iter()
+                .find(|c| c.level == level && c.kind == kind)
+                .is_some_and(|c| c.inclusive);
+            if let ObjAttr::Cache(a) = &mut topo.obj_mut(id).attr {
+                a.inclusive = inclusive;
+            }
+        }
+    }
+}
+
+/// The object types of CPU caches.
+const CACHE_TYPES: [ObjType; 8] = [
+    ObjType::L1Cache,
+    ObjType::L2Cache,
+    ObjType::L3Cache,
+    ObjType::L4Cache,
+    ObjType::L5Cache,
+    ObjType::L1ICache,
+    ObjType::L2ICache,
+    ObjType::L3ICache,
+];
 
 /// Discovers the topology that the CPUID answers of `src` describe, as
 /// hwloc's x86 backend does, and finishes `topo` (whose type filters the

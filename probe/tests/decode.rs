@@ -490,3 +490,44 @@ fn native_runner_is_used_for_every_pu() {
     let calls = src.runner().0.borrow();
     assert!(calls.contains(&0) && calls.contains(&1));
 }
+
+/// Caches found elsewhere (Linux sysfs says nothing of inclusiveness) get
+/// the inclusive flag CPUID gives, the same as full CPUID discovery.
+#[test]
+fn annotation_marks_inclusive_caches_as_discovery_does() {
+    use wloc_core::ObjAttr;
+    let table = intel_2c2t();
+    let types = [
+        ObjType::L1Cache,
+        ObjType::L1ICache,
+        ObjType::L2Cache,
+        ObjType::L3Cache,
+    ];
+    let flags = |t: &Topology| -> Vec<(ObjType, bool)> {
+        types
+            .iter()
+            .flat_map(|&ty| t.objs_by_type(ty).into_iter().map(move |o| (ty, o)))
+            .map(|(ty, o)| match &t.obj(o).attr {
+                ObjAttr::Cache(c) => (ty, c.inclusive),
+                _ => panic!("a cache without cache attributes"),
+            })
+            .collect()
+    };
+    let discovered = discover(&table, topo_with_icaches()).unwrap();
+    let expected = flags(&discovered);
+    assert!(expected.contains(&(ObjType::L3Cache, true)));
+    assert!(expected.contains(&(ObjType::L2Cache, false)));
+    let mut other = discovered.clone();
+    for ty in types {
+        for o in other.objs_by_type(ty) {
+            if let ObjAttr::Cache(c) = &mut other.obj_mut(o).attr {
+                c.inclusive = false;
+            }
+        }
+    }
+    let before = flags(&other);
+    wloc_probe::annotate_inclusive_caches(&Table::new(0), &mut other);
+    assert_eq!(flags(&other), before, "no PU, no change");
+    wloc_probe::annotate_inclusive_caches(&table, &mut other);
+    assert_eq!(flags(&other), expected);
+}

@@ -31,6 +31,42 @@ pub use bindings::wloc::backend::types::*;
 pub use bindings::wloc::backend::{config, cpuid, files, log};
 pub use bindings::{export, Guest};
 
+/// The host's CPUID answers (the `cpuid` import) as a `wloc-probe` source.
+pub struct HostCpuid {
+    pus: usize,
+}
+
+impl HostCpuid {
+    /// A source over the PUs the host lets the component query (none when
+    /// CPUID is not granted, or the topology is not this machine's).
+    pub fn new() -> Self {
+        HostCpuid {
+            pus: cpuid::pu_count() as usize,
+        }
+    }
+}
+
+impl Default for HostCpuid {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl wloc_probe::CpuidSource for HostCpuid {
+    fn pu_count(&self) -> usize {
+        self.pus
+    }
+
+    fn os_index(&self, pu: usize) -> u32 {
+        cpuid::os_index(pu as u32)
+    }
+
+    fn cpuid(&self, pu: usize, leaf: u32, subleaf: u32) -> [u32; 4] {
+        let (a, b, c, d) = cpuid::query(pu as u32, leaf, subleaf);
+        [a, b, c, d]
+    }
+}
+
 use wloc_core::bitmap::{Bitmap as CoreBitmap, Set, SetKind};
 use wloc_core::object::{BridgeUpstream, CacheKind as CoreCacheKind, ObjAttr};
 use wloc_core::{ObjId, ObjKind, ObjType, Topology};

@@ -13,7 +13,7 @@
 
 use wloc_core::{ObjType, Topology, TypeFilter};
 use wloc_guest::files::{self, FileError};
-use wloc_guest::{config, Discovery};
+use wloc_guest::{config, Discovery, HostCpuid};
 use wloc_linux::{FsAccess, Options, MAX_FILE_SIZE};
 
 /// Most paths asked in one host call (the host caps requests too).
@@ -112,7 +112,12 @@ impl wloc_guest::Guest for Linux {
                     .map_err(|e| format!("setting `{setting}`: {e}"))?;
             }
         }
-        let topo = wloc_linux::discover(&HostFs, &opts, topo).map_err(|e| e.to_string())?;
+        let mut topo = wloc_linux::discover(&HostFs, &opts, topo).map_err(|e| e.to_string())?;
+        // sysfs does not say which caches are inclusive; CPUID does, and
+        // the host grants it only when the topology is this machine's.
+        if opts.this_system {
+            wloc_probe::annotate_inclusive_caches(&HostCpuid::new(), &mut topo);
+        }
         wloc_guest::discovery_from_topology(&topo)
     }
 }

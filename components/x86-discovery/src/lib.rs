@@ -9,29 +9,9 @@
 //! the host applies the user's filters when it rebuilds the tree.
 
 use wloc_core::{Topology, TypeFilter};
-use wloc_guest::{cpuid, files, log, Discovery};
+use wloc_guest::{files, log, Discovery, HostCpuid};
 use wloc_probe::acpi::{AcpiTables, Checksum};
 use wloc_probe::CpuidSource;
-
-/// The host's CPUID answers.
-struct HostCpuid {
-    pus: usize,
-}
-
-impl CpuidSource for HostCpuid {
-    fn pu_count(&self) -> usize {
-        self.pus
-    }
-
-    fn os_index(&self, pu: usize) -> u32 {
-        cpuid::os_index(pu as u32)
-    }
-
-    fn cpuid(&self, pu: usize, leaf: u32, subleaf: u32) -> [u32; 4] {
-        let (a, b, c, d) = cpuid::query(pu as u32, leaf, subleaf);
-        [a, b, c, d]
-    }
-}
 
 /// Where Linux shows the firmware's ACPI tables (readable by root only).
 const ACPI_DIR: &str = "/sys/firmware/acpi/tables";
@@ -81,10 +61,9 @@ struct X86;
 
 impl wloc_guest::Guest for X86 {
     fn discover() -> Result<Discovery, String> {
-        let src = HostCpuid {
-            pus: cpuid::pu_count() as usize,
-        };
-        if src.pus == 0 {
+        let src = HostCpuid::new();
+        let pus = src.pu_count();
+        if pus == 0 {
             return Err("the host granted no CPUID access (no PU to query)".into());
         }
         let mut topo = Topology::new();
@@ -94,7 +73,7 @@ impl wloc_guest::Guest for X86 {
         if let Some(tables) = acpi_tables() {
             match tables.numa(Checksum::Verify) {
                 Ok(numa) => {
-                    let apic: Vec<(u32, u32)> = (0..src.pus)
+                    let apic: Vec<(u32, u32)> = (0..pus)
                         .map(|pu| (apic_id(&src, pu), src.os_index(pu)))
                         .collect();
                     let to_pu = |a: u32| apic.iter().find(|(id, _)| *id == a).map(|(_, os)| *os);
