@@ -1,0 +1,519 @@
+//! Linux machines wloc has never seen: QEMU boots Debian's kernel on
+//! machines configured here (packages, dies, SMT, NUMA nodes with
+//! distances, PCI bridges and a second host bridge on another node, NVMe,
+//! SATA, network and persistent-memory devices, an offline CPU, a cgroup
+//! restriction) and runs `wloc ls` and hwloc 2.9's `lstopo-no-graphics`
+//! side by side inside.  Both must describe the same machine.
+//!
+//! The guest has no disk: a small initramfs (busybox and the 9p modules)
+//! mounts this machine's root read-only over virtio-9p and runs both tools
+//! from it, so the kernel's real sysfs is what they read.  QEMU emulates
+//! the CPUs (TCG), so a boot takes a minute or two.
+//!
+//! Needs `qemu-system-x86_64`, a Debian kernel in `/boot` with its
+//! modules, `busybox` and `cpio` (packages `qemu-system-x86`,
+//! `linux-image-amd64`, `busybox-static`, `cpio`).  Without them the tests
+//! are skipped, unless `WLOC_REQUIRE_QEMU=1` (set by CI) makes them fail.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::{conformance, require_hwloc, wloc, TempDir};
+
+const QEMU: &str = "qemu-system-x86_64";
+/// Longest a boot may take before QEMU is killed.
+const BOOT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Modules the guest loads before mounting the root, in order.
+const BOOT_MODULES: &[&str] = &[
+    "virtio_ring",
+    "virtio",
+    "virtio_pci_modern_dev",
+    "virtio_pci_legacy_dev",
+    "virtio_pci",
+    "netfs",
+    "fscache",
+    "9pnet",
+    "9pnet_virtio",
+    "9p",
+];
+/// Device drivers the guest loads from the shared root.
+const DEVICE_MODULES: &str =
+    "nvme virtio_blk virtio_net e1000e e1000 ahci sd_mod nfit nd_pmem dax_pmem device_dax";
+
+/// The guest's first program: mounts the shared root and an output folder,
+/// runs the job written there, and powers off.
+const INIT: &str = r#"#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in $(cat /modules); do insmod /mods/$m.ko; done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro hostroot /mnt
+mount -t 9p -o trans=virtio,version=9p2000.L out /out
+mount --bind /proc /mnt/proc; mount --bind /sys /mnt/sys; mount --bind /dev /mnt/dev
+mount --bind /out /mnt/mnt
+chroot /mnt /bin/sh /mnt/job > /out/job.log 2>&1
+echo $? > /out/rc
+poweroff -f
+"#;
+
+/// A kernel, its version and the initramfs built for it; `None` when
+/// something is missing and not required.
+struct Guest {
+    kernel: PathBuf,
+    initrd: PathBuf,
+    _dir: TempDir,
+}
+
+fn guest() -> Option<&'static Guest> {
+    static GUEST: OnceLock<Option<Guest>> = OnceLock::new();
+    GUEST
+        .get_or_init(|| match prepare() {
+            Ok(g) => Some(g),
+            Err(missing) => {
+                let required = std::env::var("WLOC_REQUIRE_QEMU").is_ok_and(|v| v == "1");
+                assert!(!required, "{missing}: the QEMU Linux tests need it");
+                eprintln!("skipping the QEMU Linux tests: {missing}");
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// Finds the kernel and builds the initramfs.
+fn prepare() -> Result<Guest, String> {
+    let ok = |cmd: &str, arg: &str| {
+        Command::new(cmd)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ok(QEMU, "--version") {
+        return Err(format!(
+            "{QEMU} is not installed (apt-get install qemu-system-x86)"
+        ));
+    }
+    if !ok("cpio", "--version") {
+        return Err("cpio is not installed (apt-get install cpio)".into());
+    }
+    if !Path::new("/mnt").is_dir() {
+        return Err("the guest writes its results over /mnt, which is missing here".into());
+    }
+    let busybox = Path::new("/bin/busybox");
+    let bytes = std::fs::read(busybox)
+        .map_err(|e| format!("/bin/busybox: {e} (apt-get install busybox-static)"))?;
+    if bytes.windows(8).any(|w| w == b"/lib64/l") {
+        return Err("/bin/busybox is linked dynamically (apt-get install busybox-static)".into());
+    }
+    let mut kernels: Vec<PathBuf> = std::fs::read_dir("/boot")
+        .map_err(|e| format!("/boot: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("vmlinuz-"))
+        })
+        .collect();
+    kernels.sort();
+    let kernel = kernels
+        .pop()
+        .ok_or("no kernel in /boot (apt-get install linux-image-amd64)")?;
+    let version = kernel.file_name().unwrap().to_str().unwrap()["vmlinuz-".len()..].to_string();
+
+    let dir = TempDir::new("qemu-linux-initrd");
+    let root = dir.0.join("root");
+    for d in ["bin", "mods", "proc", "sys", "dev", "mnt", "out"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::copy(busybox, root.join("bin/busybox")).map_err(|e| format!("busybox: {e}"))?;
+    for m in BOOT_MODULES {
+        let o = Command::new("modinfo")
+            .args(["-k", &version, "-F", "filename", m])
+            .output()
+            .map_err(|e| format!("modinfo: {e}"))?;
+        let file = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        if !o.status.success() || !file.ends_with(".ko") {
+            return Err(format!(
+                "module {m} of kernel {version} not found as an uncompressed .ko ({file})"
+            ));
+        }
+        std::fs::copy(&file, root.join(format!("mods/{m}.ko")))
+            .map_err(|e| format!("{file}: {e}"))?;
+    }
+    std::fs::write(root.join("modules"), BOOT_MODULES.join(" ")).unwrap();
+    let init = root.join("init");
+    std::fs::write(&init, INIT).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&init, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let initrd = dir.0.join("initrd.cpio");
+    let list = Command::new("find")
+        .arg(".")
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("find: {e}"))?;
+    let mut cpio = Command::new("cpio")
+        .args(["-o", "-H", "newc", "--quiet"])
+        .current_dir(&root)
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&initrd).unwrap())
+        .spawn()
+        .map_err(|e| format!("cpio: {e}"))?;
+    use std::io::Write;
+    cpio.stdin.take().unwrap().write_all(&list.stdout).unwrap();
+    if !cpio.wait().is_ok_and(|s| s.success()) {
+        return Err("cpio failed to build the initramfs".into());
+    }
+    Ok(Guest {
+        kernel,
+        initrd,
+        _dir: dir,
+    })
+}
+
+/// One configured machine.
+struct Machine<'a> {
+    name: &'a str,
+    /// QEMU options beyond the kernel, memory and shares.
+    qemu: &'a [&'a str],
+    /// Shell commands the guest runs before the tools (as root).
+    prep: &'a str,
+}
+
+/// Boots `m` and returns the folder holding what the tools wrote, or
+/// `None` when the tests are skipped.
+fn run(m: &Machine) -> Option<TempDir> {
+    let g = guest()?;
+    require_hwloc();
+    // One machine at a time: two emulated machines on two cores would
+    // only slow each other down.
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = TempDir::new(&format!("qemu-linux-{}", m.name));
+    let w = wloc();
+    let w = w.display();
+    let job = format!(
+        "modprobe -a {DEVICE_MODULES} 2>/dev/null; sleep 1\n{prep}\n\
+         lstopo-no-graphics --of xml - > /mnt/hwloc.xml\n\
+         {w} ls --of xml - > /mnt/wloc.xml\n\
+         lstopo-no-graphics --disallowed --of xml - > /mnt/hwloc-disallowed.xml\n\
+         {w} ls --disallowed --of xml - > /mnt/wloc-disallowed.xml\n",
+        prep = m.prep
+    );
+    std::fs::write(out.0.join("job"), job).unwrap();
+    let share = |id: &str, path: &Path, tag: &str, ro: bool| {
+        [
+            "-fsdev".to_string(),
+            format!(
+                "local,id={id},path={},security_model=none{}",
+                path.display(),
+                if ro {
+                    ",readonly=on,multidevs=remap"
+                } else {
+                    ""
+                }
+            ),
+            "-device".to_string(),
+            format!("virtio-9p-pci,fsdev={id},mount_tag={tag},bus=pcie.0"),
+        ]
+    };
+    let mut args: Vec<String> = vec![
+        "-accel".into(),
+        "tcg".into(),
+        "-nographic".into(),
+        "-no-reboot".into(),
+        "-kernel".into(),
+        g.kernel.display().to_string(),
+        "-initrd".into(),
+        g.initrd.display().to_string(),
+        "-append".into(),
+        "console=ttyS0 quiet panic=-1".into(),
+    ];
+    args.extend(m.qemu.iter().map(|s| s.to_string()));
+    args.extend(share("root", Path::new("/"), "hostroot", true));
+    args.extend(share("out", &out.0, "out", false));
+    // The job sees the output folder at /mnt, bound over that folder of
+    // the read-only root.
+    let job_path = out.0.join("job");
+    let mut child = Command::new(QEMU)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(out.0.join("console.log")).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("qemu starts");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > BOOT_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{}: the guest did not power off in {BOOT_TIMEOUT:?}",
+                m.name
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let rc = std::fs::read_to_string(out.0.join("rc")).unwrap_or_default();
+    assert_eq!(
+        rc.trim(),
+        "0",
+        "{}: the guest job failed ({}); console:\n{}\njob log:\n{}",
+        m.name,
+        job_path.display(),
+        std::fs::read_to_string(out.0.join("console.log")).unwrap_or_default(),
+        std::fs::read_to_string(out.0.join("job.log")).unwrap_or_default()
+    );
+    Some(out)
+}
+
+/// Compares two XML topologies at full level with the conformance tool.
+fn same_machine(name: &str, hwloc: &Path, ours: &Path) -> Result<(), String> {
+    let c = Command::new("python3")
+        .arg(conformance().join("compare.py"))
+        .arg(hwloc)
+        .arg(ours)
+        .args(["--level", "full"])
+        .output()
+        .expect("compare.py runs");
+    if c.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}: {}{}",
+            String::from_utf8_lossy(&c.stdout),
+            String::from_utf8_lossy(&c.stderr)
+        ))
+    }
+}
+
+/// The value of attribute `name` of the root object.
+fn root_attr(xml: &str, name: &str) -> Option<String> {
+    let start = xml.find("type=\"Machine\"")?;
+    let tag = &xml[start..start + xml[start..].find('>')?];
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    Some(tag[at..at + tag[at..].find('"')?].to_string())
+}
+
+/// Boots a machine and checks it: same topology as hwloc with and without
+/// `--disallowed`, same root sets.  Returns what the tools wrote.
+fn check(m: &Machine) -> Option<TempDir> {
+    let out = run(m)?;
+    let mut failures = Vec::new();
+    for (h, w) in [
+        ("hwloc.xml", "wloc.xml"),
+        ("hwloc-disallowed.xml", "wloc-disallowed.xml"),
+    ] {
+        let (hp, wp) = (out.0.join(h), out.0.join(w));
+        if let Err(e) = same_machine(&format!("{} ({w})", m.name), &hp, &wp) {
+            failures.push(e);
+        }
+        let (hx, wx) = (
+            std::fs::read_to_string(&hp).unwrap_or_default(),
+            std::fs::read_to_string(&wp).unwrap_or_default(),
+        );
+        for attr in [
+            "cpuset",
+            "complete_cpuset",
+            "allowed_cpuset",
+            "allowed_nodeset",
+        ] {
+            let (a, b) = (root_attr(&hx, attr), root_attr(&wx, attr));
+            if a != b {
+                failures.push(format!(
+                    "{} ({w}): root {attr} {b:?}, hwloc says {a:?}",
+                    m.name
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Some(out)
+}
+
+/// hwloc's `Inclusive` infos of the caches (hwloc 2.9 annotates Linux's
+/// caches from CPUID) against wloc's `cache_inclusive` attribute, by
+/// cache type and cpuset.
+fn inclusive_caches(xml: &str, hwloc: bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, _) in xml.match_indices("<object type=\"L") {
+        let tag_end = i + xml[i..].find('>').unwrap();
+        let tag = &xml[i..tag_end];
+        let ty = &tag["<object type=\"".len()..];
+        let ty = &ty[..ty.find('"').unwrap()];
+        if !ty.ends_with("Cache") {
+            continue;
+        }
+        let cpuset = tag
+            .split(" cpuset=\"")
+            .nth(1)
+            .map(|s| s[..s.find('"').unwrap()].to_string())
+            .unwrap_or_default();
+        let inclusive = if hwloc {
+            // The infos directly inside this object come before its first child.
+            let body = &xml[tag_end..];
+            let body = &body[..body.find("<object").unwrap_or(body.len())];
+            body.contains("<info name=\"Inclusive\" value=\"1\"/>")
+        } else {
+            tag.contains(" cache_inclusive=\"1\"")
+        };
+        if inclusive {
+            out.push((ty.to_string(), cpuset));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Two packages of two SMT cores on two NUMA nodes, PCI Express root ports
+/// with NVMe and network devices, a PCI bridge, a second host bridge on
+/// node 1, SATA and persistent memory; CPU 5 offline and the job's cgroup
+/// limited to CPUs 0-3 and 6 and to node 0.
+#[test]
+fn two_packages_with_io_an_offline_cpu_and_a_cgroup() {
+    let _ = check(&Machine {
+        name: "io",
+        qemu: &[
+            "-machine",
+            "q35,nvdimm=on",
+            "-cpu",
+            "Skylake-Server",
+            "-smp",
+            "8,sockets=2,cores=2,threads=2",
+            "-m",
+            "2G,slots=2,maxmem=4G",
+            "-object",
+            "memory-backend-ram,size=1G,id=m0",
+            "-object",
+            "memory-backend-ram,size=1G,id=m1",
+            "-numa",
+            "node,nodeid=0,memdev=m0,cpus=0-3",
+            "-numa",
+            "node,nodeid=1,memdev=m1,cpus=4-7",
+            "-numa",
+            "dist,src=0,dst=1,val=21",
+            "-object",
+            "memory-backend-ram,id=nv1,size=128M",
+            "-device",
+            "nvdimm,memdev=nv1,id=nvd1,node=1",
+            "-drive",
+            "if=none,id=d0,driver=null-co",
+            "-drive",
+            "if=none,id=d1,driver=null-co",
+            "-drive",
+            "if=none,id=d2,driver=null-co",
+            "-device",
+            "ide-hd,drive=d2,bus=ide.0",
+            "-device",
+            "pcie-root-port,id=rp1,bus=pcie.0,chassis=1",
+            "-device",
+            "nvme,serial=wloc1,drive=d0,bus=rp1",
+            "-device",
+            "pcie-root-port,id=rp2,bus=pcie.0,chassis=2",
+            "-device",
+            "virtio-net-pci,bus=rp2",
+            "-device",
+            "pcie-pci-bridge,id=br1,bus=pcie.0",
+            "-device",
+            "e1000,bus=br1,addr=1",
+            "-device",
+            "pxb-pcie,id=pxb1,bus_nr=128,numa_node=1,bus=pcie.0",
+            "-device",
+            "pcie-root-port,id=rp3,bus=pxb1,chassis=3",
+            "-device",
+            "virtio-blk-pci,drive=d1,bus=rp3",
+        ],
+        prep: "echo 0 > /sys/devices/system/cpu/cpu5/online\n\
+               mount -t cgroup2 none /sys/fs/cgroup\n\
+               echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control\n\
+               mkdir /sys/fs/cgroup/job\n\
+               echo 0-3,6 > /sys/fs/cgroup/job/cpuset.cpus\n\
+               echo 0 > /sys/fs/cgroup/job/cpuset.mems\n\
+               echo $$ > /sys/fs/cgroup/job/cgroup.procs",
+    });
+}
+
+/// One package of two dies of two SMT cores with inclusive L3 caches, four
+/// NUMA nodes whose distances make two groups.
+#[test]
+fn dies_inclusive_caches_and_distance_groups() {
+    let m = Machine {
+        name: "dies",
+        qemu: &[
+            "-machine",
+            "q35",
+            "-cpu",
+            "Skylake-Server",
+            "-smp",
+            "8,sockets=1,dies=2,cores=2,threads=2",
+            "-m",
+            "2G",
+            "-object",
+            "memory-backend-ram,size=512M,id=m0",
+            "-object",
+            "memory-backend-ram,size=512M,id=m1",
+            "-object",
+            "memory-backend-ram,size=512M,id=m2",
+            "-object",
+            "memory-backend-ram,size=512M,id=m3",
+            "-numa",
+            "node,nodeid=0,memdev=m0,cpus=0-1",
+            "-numa",
+            "node,nodeid=1,memdev=m1,cpus=2-3",
+            "-numa",
+            "node,nodeid=2,memdev=m2,cpus=4-5",
+            "-numa",
+            "node,nodeid=3,memdev=m3,cpus=6-7",
+            "-numa",
+            "dist,src=0,dst=1,val=20",
+            "-numa",
+            "dist,src=0,dst=2,val=40",
+            "-numa",
+            "dist,src=0,dst=3,val=40",
+            "-numa",
+            "dist,src=1,dst=2,val=40",
+            "-numa",
+            "dist,src=1,dst=3,val=40",
+            "-numa",
+            "dist,src=2,dst=3,val=20",
+        ],
+        prep: "",
+    };
+    let Some(out) = check(&m) else { return };
+    let read = |f: &str| std::fs::read_to_string(out.0.join(f)).unwrap();
+    let (h, w) = (
+        inclusive_caches(&read("hwloc.xml"), true),
+        inclusive_caches(&read("wloc.xml"), false),
+    );
+    assert!(
+        !h.is_empty(),
+        "QEMU's Skylake-Server has inclusive L3 caches"
+    );
+    assert_eq!(w, h, "inclusive caches");
+}
+
+/// An AMD EPYC: caches from leaf 0x8000001D, core complexes sharing L3s.
+#[test]
+fn amd_epyc() {
+    let _ = check(&Machine {
+        name: "epyc",
+        qemu: &[
+            "-machine",
+            "q35",
+            "-cpu",
+            "EPYC",
+            "-smp",
+            "4,sockets=1,cores=2,threads=2",
+            "-m",
+            "1G",
+        ],
+        prep: "",
+    });
+}
