@@ -96,18 +96,9 @@ fn gathers_this_machine_like_hwloc() {
     assert!(h.status.success(), "{}", stderr(&h));
     let theirs = tmp.0.join("hwloc.xml");
     std::fs::write(&theirs, &h.stdout).unwrap();
-    let c = Command::new("python3")
-        .arg(common::conformance().join("compare.py"))
-        .arg(&theirs)
-        .arg(&ours)
-        .args(["--level", "full"])
-        .output()
-        .expect("compare.py runs");
-    assert!(
-        c.status.success(),
-        "hwloc and wloc read the dump differently: {}",
-        String::from_utf8_lossy(&c.stdout)
-    );
+    if let Err(e) = common::compare_full(&theirs, &ours) {
+        panic!("hwloc and wloc read the dump differently: {e}");
+    }
 
     // hwloc-gather-cpuid writes the same lines (a later hwloc may add
     // leaves, so ours must hold every line of theirs, in order).

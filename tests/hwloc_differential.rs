@@ -51,18 +51,8 @@ fn hwloc_reads_our_v2_exports_of_every_xml_case() {
             ));
             continue;
         }
-        let c = Command::new("python3")
-            .arg(conf.join("compare.py"))
-            .arg(&ours)
-            .arg(&theirs)
-            .args(["--level", "full"])
-            .output()
-            .expect("compare.py runs");
-        if !c.status.success() {
-            failures.push(format!(
-                "{name}: hwloc's re-export differs: {}",
-                String::from_utf8_lossy(&c.stdout)
-            ));
+        if let Err(e) = common::compare_full(&ours, &theirs) {
+            failures.push(format!("{name}: hwloc's re-export differs: {e}"));
         }
     }
     assert!(

@@ -10,7 +10,6 @@ use std::process::Command;
 #[test]
 fn this_machine_matches_hwloc_at_full_level() {
     common::require_hwloc();
-    let conf = common::conformance();
     let tmp = common::TempDir::new("live");
     let ours = tmp.0.join("wloc.xml");
     let theirs = tmp.0.join("hwloc.xml");
@@ -38,16 +37,7 @@ fn this_machine_matches_hwloc_at_full_level() {
         "lstopo failed: {}",
         String::from_utf8_lossy(&h.stderr)
     );
-    let c = Command::new("python3")
-        .arg(conf.join("compare.py"))
-        .arg(&theirs)
-        .arg(&ours)
-        .args(["--level", "full"])
-        .output()
-        .expect("compare.py runs");
-    assert!(
-        c.status.success(),
-        "wloc and hwloc differ on this machine: {}",
-        String::from_utf8_lossy(&c.stdout)
-    );
+    if let Err(e) = common::compare_full(&theirs, &ours) {
+        panic!("wloc and hwloc differ on this machine: {e}");
+    }
 }

@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use common::{conformance, require_hwloc, wloc, TempDir};
+use common::{compare_full, require_hwloc, root_attr, wloc, TempDir};
 
 const QEMU: &str = "qemu-system-x86_64";
 /// Longest a boot may take before QEMU is killed.
@@ -273,35 +273,6 @@ fn run(m: &Machine) -> Option<TempDir> {
     Some(out)
 }
 
-/// Compares two XML topologies at full level with the conformance tool.
-fn same_machine(name: &str, hwloc: &Path, ours: &Path) -> Result<(), String> {
-    let c = Command::new("python3")
-        .arg(conformance().join("compare.py"))
-        .arg(hwloc)
-        .arg(ours)
-        .args(["--level", "full"])
-        .output()
-        .expect("compare.py runs");
-    if c.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name}: {}{}",
-            String::from_utf8_lossy(&c.stdout),
-            String::from_utf8_lossy(&c.stderr)
-        ))
-    }
-}
-
-/// The value of attribute `name` of the root object.
-fn root_attr(xml: &str, name: &str) -> Option<String> {
-    let start = xml.find("type=\"Machine\"")?;
-    let tag = &xml[start..start + xml[start..].find('>')?];
-    let key = format!(" {name}=\"");
-    let at = tag.find(&key)? + key.len();
-    Some(tag[at..at + tag[at..].find('"')?].to_string())
-}
-
 /// Boots a machine and checks it: same topology as hwloc with and without
 /// `--disallowed`, same root sets.  Returns what the tools wrote.
 fn check(m: &Machine) -> Option<TempDir> {
@@ -312,8 +283,8 @@ fn check(m: &Machine) -> Option<TempDir> {
         ("hwloc-disallowed.xml", "wloc-disallowed.xml"),
     ] {
         let (hp, wp) = (out.0.join(h), out.0.join(w));
-        if let Err(e) = same_machine(&format!("{} ({w})", m.name), &hp, &wp) {
-            failures.push(e);
+        if let Err(e) = compare_full(&hp, &wp) {
+            failures.push(format!("{} ({w}): {e}", m.name));
         }
         let (hx, wx) = (
             std::fs::read_to_string(&hp).unwrap_or_default(),

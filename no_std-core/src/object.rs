@@ -72,6 +72,19 @@ pub enum ObjKind {
 }
 
 impl ObjType {
+    /// The CPU cache types (data and unified, then instruction), memory-side
+    /// caches excluded.
+    pub const CPU_CACHES: [ObjType; 8] = [
+        ObjType::L1Cache,
+        ObjType::L2Cache,
+        ObjType::L3Cache,
+        ObjType::L4Cache,
+        ObjType::L5Cache,
+        ObjType::L1ICache,
+        ObjType::L2ICache,
+        ObjType::L3ICache,
+    ];
+
     /// All types, in hwloc's enumeration order.
     pub const ALL: [ObjType; 20] = [
         ObjType::Machine,

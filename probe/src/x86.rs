@@ -233,7 +233,7 @@ fn read_machine(src: &dyn CpuidSource, topo: &Topology) -> Option<Machine> {
     let topoext = vendor != Vendor::Intel
         && highest_ext >= 0x8000_0001
         && src.cpuid(0, 0x8000_0001, 0)[2] & (1 << 22) != 0;
-    let want_caches = CACHE_TYPES.into_iter().any(|t| topo.keeps_type(t));
+    let want_caches = ObjType::CPU_CACHES.into_iter().any(|t| topo.keeps_type(t));
     Some(Machine {
         highest,
         highest_ext,
@@ -971,7 +971,7 @@ pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
     let os: Vec<u32> = (0..n).map(|pu| src.os_index(pu)).collect();
     let kinds: Vec<CpuSet> = topo.cpukinds.iter().map(|k| k.cpuset.clone()).collect();
     let mut asked: BTreeMap<usize, Vec<CacheInfo>> = BTreeMap::new();
-    for t in CACHE_TYPES {
+    for t in ObjType::CPU_CACHES {
         for id in topo.objs_by_type(t) {
             let o = topo.obj(id);
             let ObjAttr::Cache(attr) = &o.attr else {
@@ -1010,18 +1010,6 @@ pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
         }
     }
 }
-
-/// The object types of CPU caches.
-const CACHE_TYPES: [ObjType; 8] = [
-    ObjType::L1Cache,
-    ObjType::L2Cache,
-    ObjType::L3Cache,
-    ObjType::L4Cache,
-    ObjType::L5Cache,
-    ObjType::L1ICache,
-    ObjType::L2ICache,
-    ObjType::L3ICache,
-];
 
 /// Discovers the topology that the CPUID answers of `src` describe, as
 /// hwloc's x86 backend does, and finishes `topo` (whose type filters the

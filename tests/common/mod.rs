@@ -165,3 +165,34 @@ pub fn unpack(name: &str, dest: &Path) -> PathBuf {
     assert_eq!(top.len(), 1, "{name} holds one top directory");
     top[0].clone()
 }
+
+/// Compares two XML topologies at full level with the conformance
+/// suite's `compare.py`; the error is its report.
+pub fn compare_full(expected: &Path, actual: &Path) -> Result<(), String> {
+    let c = Command::new("python3")
+        .arg(conformance().join("compare.py"))
+        .arg(expected)
+        .arg(actual)
+        .args(["--level", "full"])
+        .output()
+        .expect("compare.py runs");
+    if c.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&c.stdout),
+            String::from_utf8_lossy(&c.stderr)
+        ))
+    }
+}
+
+/// The value of attribute `name` of the root (Machine) object of an XML
+/// topology.
+pub fn root_attr(xml: &str, name: &str) -> Option<String> {
+    let start = xml.find("type=\"Machine\"")?;
+    let tag = &xml[start..start + xml[start..].find('>')?];
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    Some(tag[at..at + tag[at..].find('"')?].to_string())
+}

@@ -617,18 +617,7 @@ impl Ctx<'_> {
         old: bool,
     ) -> Vec<(u32, Object)> {
         let mut out = Vec::new();
-        let any_cache = [
-            ObjType::L1Cache,
-            ObjType::L2Cache,
-            ObjType::L3Cache,
-            ObjType::L4Cache,
-            ObjType::L5Cache,
-            ObjType::L1ICache,
-            ObjType::L2ICache,
-            ObjType::L3ICache,
-        ]
-        .iter()
-        .any(|&t| self.keeps(t));
+        let any_cache = ObjType::CPU_CACHES.iter().any(|&t| self.keeps(t));
         if !any_cache || cpus.is_empty() {
             return out;
         }

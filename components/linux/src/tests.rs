@@ -683,15 +683,16 @@ fn this_system_reads_kernel_names() {
 /// A PCI Express device without sysfs link files: on a kernel that has
 /// them (4.13 and later), it has no PCI Express capability, so config
 /// space is not read; on older kernels the link comes from config space.
-#[test]
-fn pci_link_speed_from_config_only_on_old_kernels() {
+/// A machine with one network function at 0000:00:02.0 whose config space
+/// has a PCI Express capability with link status `lnksta` (low byte).
+fn machine_with_pcie_function(lnksta: u8) -> (MemFs, &'static str) {
     let mut fs = machine(1, 1, 1);
     let d = "/sys/devices/pci0000:00/0000:00:02.0";
     let mut cfg = vec![0u8; 256];
     cfg[0x06] = 0x10; // capability list present
     cfg[0x34] = 0x40;
     cfg[0x40] = 0x10; // PCI Express
-    cfg[0x40 + 0x12] = 0x43; // 8 GT/s x4
+    cfg[0x40 + 0x12] = lnksta;
     fs.add_file(&format!("{d}/config"), cfg);
     fs.add_file(&format!("{d}/class"), "0x020000\n");
     fs.add_file(&format!("{d}/vendor"), "0x8086\n");
@@ -701,6 +702,12 @@ fn pci_link_speed_from_config_only_on_old_kernels() {
         "/sys/bus/pci/devices/0000:00:02.0",
         "../../../devices/pci0000:00/0000:00:02.0",
     );
+    (fs, d)
+}
+
+#[test]
+fn pci_link_speed_from_config_only_on_old_kernels() {
+    let (fs, _) = machine_with_pcie_function(0x43); // 8 GT/s x4
     let speed = |release: &str| {
         let mut fs = fs.clone();
         fs.add_file("/proc/sys/kernel/osrelease", format!("{release}\n"));
@@ -725,24 +732,9 @@ fn pci_link_speed_from_config_only_on_old_kernels() {
 /// first).  A function whose link files give a speed keeps that one.
 #[test]
 fn pci_link_speed_from_config_when_sysfs_says_unknown() {
-    let mut fs = machine(1, 1, 1);
-    let d = "/sys/devices/pci0000:00/0000:00:02.0";
-    let mut cfg = vec![0u8; 256];
-    cfg[0x06] = 0x10; // capability list present
-    cfg[0x34] = 0x40;
-    cfg[0x40] = 0x10; // PCI Express
-    cfg[0x40 + 0x12] = 0x11; // 2.5 GT/s x1
-    fs.add_file(&format!("{d}/config"), cfg);
-    fs.add_file(&format!("{d}/class"), "0x020000\n");
-    fs.add_file(&format!("{d}/vendor"), "0x8086\n");
-    fs.add_file(&format!("{d}/device"), "0x10d3\n");
-    fs.add_file(&format!("{d}/revision"), "0x00\n");
+    let (mut fs, d) = machine_with_pcie_function(0x11); // 2.5 GT/s x1
     fs.add_file(&format!("{d}/current_link_speed"), "Unknown\n");
     fs.add_file(&format!("{d}/current_link_width"), "0\n");
-    fs.add_link(
-        "/sys/bus/pci/devices/0000:00:02.0",
-        "../../../devices/pci0000:00/0000:00:02.0",
-    );
     let speed = |fs: &MemFs| {
         let t = discover(fs, &Options::default(), topo_all()).unwrap();
         let dev = t.objs_by_type(ObjType::PCIDevice)[0];
