@@ -170,3 +170,37 @@ fn restrict_matches_lstopo() {
         }
     }
 }
+
+/// An admin may withhold CPUID from the built-in Linux component: it still
+/// describes this machine (without CPUID's cache inclusiveness), while a
+/// component importing CPUID without asking for it stays refused (see
+/// `tests/hostile.rs`).
+#[test]
+fn linux_discovery_runs_with_cpuid_withheld() {
+    let tmp = common::TempDir::new("cli-no-cpuid");
+    let policy = tmp.0.join("policy.toml");
+    std::fs::write(&policy, "[builtin.linux]\ncpuid = false\n").unwrap();
+    let o = run_wloc([
+        "ls",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--of",
+        "xml",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = String::from_utf8_lossy(&o.stdout);
+    assert!(doc.contains("type=\"PU\""), "{doc}");
+    assert!(!doc.contains("cache_inclusive"), "CPUID was asked: {doc}");
+    let o = run_wloc(["component", "list", "--policy", policy.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let linux = text
+        .split("\nlinux ")
+        .nth(1)
+        .and_then(|t| t.lines().nth(2))
+        .unwrap_or_default();
+    assert!(
+        linux.contains("granted") && !linux.contains("cpuid"),
+        "{text}"
+    );
+}

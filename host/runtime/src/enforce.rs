@@ -197,10 +197,14 @@ fn unversioned(name: &str) -> &str {
 }
 
 /// Checks every import against the grant and returns the interfaces to
-/// link.
+/// link.  CPUID asked for in the manifest (`requested`) but withheld by
+/// the policy is linked with no PU to query, so that a component for
+/// which it is optional (Linux discovery's cache inclusiveness) still
+/// runs; imported without being asked for, it is refused.
 pub fn check_imports(
     kind: Kind,
     imports: &[String],
+    requested: &Capabilities,
     grant: &Capabilities,
 ) -> Result<Interfaces, String> {
     let mut ifaces = Interfaces::default();
@@ -222,7 +226,7 @@ pub fn check_imports(
                         "it imports {shown}, but no file roots are granted (capability `files`)"
                     ))
                 }
-                "cpuid" if grant.cpuid => ifaces.cpuid = true,
+                "cpuid" if grant.cpuid || requested.cpuid => ifaces.cpuid = true,
                 "cpuid" => {
                     return Err(format!(
                         "it imports {shown}, but CPUID is not granted (capability `cpuid`)"
@@ -353,8 +357,13 @@ fn admit_known(
             ),
         ));
     }
-    let interfaces = check_imports(manifest.kind, &ex.inspection.imports, &caps)
-        .map_err(|e| refused(name, &digest, e))?;
+    let interfaces = check_imports(
+        manifest.kind,
+        &ex.inspection.imports,
+        &manifest.capabilities,
+        &caps,
+    )
+    .map_err(|e| refused(name, &digest, e))?;
     Ok(Admission {
         manifest,
         digest,
@@ -399,6 +408,7 @@ mod tests {
                 "wasi:cli/environment@0.2.0",
             ]),
             &g,
+            &g,
         )
         .unwrap();
         assert_eq!(
@@ -410,28 +420,57 @@ mod tests {
                 topology: false
             }
         );
-        let e = check_imports(Kind::Discovery, &imports(&["wloc:backend/cpuid@0.1.0"]), &g)
-            .unwrap_err();
+        let e = check_imports(
+            Kind::Discovery,
+            &imports(&["wloc:backend/cpuid@0.1.0"]),
+            &g,
+            &g,
+        )
+        .unwrap_err();
         assert!(e.contains("cpuid") && e.contains("not granted"), "{e}");
+        // Asked for but withheld: linked, with no PU to query.
+        let asked = caps(&["/sys"], true, &["a"]);
+        assert!(
+            check_imports(
+                Kind::Discovery,
+                &imports(&["wloc:backend/cpuid@0.1.0"]),
+                &asked,
+                &g
+            )
+            .unwrap()
+            .cpuid
+        );
         let e = check_imports(
             Kind::Discovery,
             &imports(&["wloc:backend/files@0.1.0"]),
             &caps(&[], false, &[]),
+            &caps(&[], false, &[]),
         )
         .unwrap_err();
         assert!(e.contains("capability `files`"), "{e}");
-        let e =
-            check_imports(Kind::Discovery, &imports(&["wloc:backend/log@0.2.0"]), &g).unwrap_err();
+        let e = check_imports(
+            Kind::Discovery,
+            &imports(&["wloc:backend/log@0.2.0"]),
+            &g,
+            &g,
+        )
+        .unwrap_err();
         assert!(
             e.contains("wloc:backend@0.2.0") && e.contains("speaks wloc:backend@0.1.0"),
             "{e}"
         );
-        let e =
-            check_imports(Kind::Discovery, &imports(&["wasi:sockets/tcp@0.2.0"]), &g).unwrap_err();
+        let e = check_imports(
+            Kind::Discovery,
+            &imports(&["wasi:sockets/tcp@0.2.0"]),
+            &g,
+            &g,
+        )
+        .unwrap_err();
         assert!(e.contains("never granted"), "{e}");
         let e = check_imports(
             Kind::Discovery,
             &imports(&["wasi:http/outgoing-handler@0.2.0"]),
+            &g,
             &g,
         )
         .unwrap_err();
@@ -440,6 +479,7 @@ mod tests {
             Kind::Discovery,
             &imports(&["wloc:backend/topology@0.1.0"]),
             &g,
+            &g,
         )
         .unwrap_err();
         assert!(e.contains("discovery backend is never given"), "{e}");
@@ -447,6 +487,7 @@ mod tests {
             check_imports(
                 Kind::Annotation,
                 &imports(&["wloc:backend/topology@0.1.0"]),
+                &g,
                 &g
             )
             .unwrap()
