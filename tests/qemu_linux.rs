@@ -2,8 +2,9 @@
 //! machines configured here (packages, dies, SMT, NUMA nodes with
 //! distances, PCI bridges and a second host bridge on another node, NVMe,
 //! SATA, network and persistent-memory devices, an offline CPU, a cgroup
-//! restriction) and runs `wloc ls` and hwloc 2.9's `lstopo-no-graphics`
-//! side by side inside.  Both must describe the same machine.
+//! restriction, HMAT attributes, memory-side caches and memory without
+//! CPUs) and runs `wloc ls` and hwloc 2.9's `lstopo-no-graphics` side by
+//! side inside.  Both must describe the same machine.
 //!
 //! The guest has no disk: a small initramfs (busybox and the 9p modules)
 //! mounts this machine's root read-only over virtio-9p and runs both tools
@@ -181,6 +182,9 @@ struct Machine<'a> {
     qemu: &'a [&'a str],
     /// Shell commands the guest runs before the tools (as root).
     prep: &'a str,
+    /// Compare without NUMA nodes' memory tier subtypes (see
+    /// [`without_memory_tiers`]).
+    ignore_memory_tiers: bool,
 }
 
 /// Boots `m` and returns the folder holding what the tools wrote, or
@@ -282,7 +286,15 @@ fn check(m: &Machine) -> Option<TempDir> {
         ("hwloc.xml", "wloc.xml"),
         ("hwloc-disallowed.xml", "wloc-disallowed.xml"),
     ] {
-        let (hp, wp) = (out.0.join(h), out.0.join(w));
+        let (mut hp, mut wp) = (out.0.join(h), out.0.join(w));
+        if m.ignore_memory_tiers {
+            for p in [&mut hp, &mut wp] {
+                let text = std::fs::read_to_string(&*p).unwrap_or_default();
+                let stripped = p.with_extension("no-tiers.xml");
+                std::fs::write(&stripped, without_memory_tiers(&text)).unwrap();
+                *p = stripped;
+            }
+        }
         if let Err(e) = compare_full(&hp, &wp) {
             failures.push(format!("{} ({w}): {e}", m.name));
         }
@@ -408,6 +420,7 @@ fn two_packages_with_io_an_offline_cpu_and_a_cgroup() {
                echo 0-3,6 > /sys/fs/cgroup/job/cpuset.cpus\n\
                echo 0 > /sys/fs/cgroup/job/cpuset.mems\n\
                echo $$ > /sys/fs/cgroup/job/cgroup.procs",
+        ignore_memory_tiers: false,
     });
 }
 
@@ -456,6 +469,7 @@ fn dies_inclusive_caches_and_distance_groups() {
             "dist,src=2,dst=3,val=20",
         ],
         prep: "",
+        ignore_memory_tiers: false,
     };
     let Some(out) = check(&m) else { return };
     let read = |f: &str| std::fs::read_to_string(out.0.join(f)).unwrap();
@@ -470,21 +484,111 @@ fn dies_inclusive_caches_and_distance_groups() {
     assert_eq!(w, h, "inclusive caches");
 }
 
-/// An AMD EPYC: caches from leaf 0x8000001D, core complexes sharing L3s.
+/// Memory attribute values as (name, target node, initiator, value), read
+/// back with wloc's XML importer so that both tools' documents are seen
+/// the same way.
+fn memattr_values(xml: &str) -> Vec<(String, Option<u32>, String, u64)> {
+    use wloc_core::memattrs::Initiator;
+    let t = wloc_xml::import_str(xml, wloc_core::Topology::new()).expect("the XML reads back");
+    let mut out = Vec::new();
+    for m in &t.memattrs {
+        for v in &m.values {
+            let initiator = match &v.initiator {
+                None => String::new(),
+                Some(Initiator::CpuSet(c)) => c.to_string(),
+                Some(Initiator::Object(o)) => {
+                    format!("{} {:?}", t.obj(*o).obj_type, t.obj(*o).os_index)
+                }
+            };
+            out.push((m.name.clone(), t.obj(v.target).os_index, initiator, v.value));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The document without the memory tier subtypes of NUMA nodes (DRAM,
+/// HBM, ...): hwloc 2.9 predates memory tiers, which wloc guesses as
+/// hwloc 3 does (the conformance recordings check those).
+fn without_memory_tiers(xml: &str) -> String {
+    let mut out = xml.to_string();
+    for tier in ["DRAM", "HBM", "NVM", "SPM", "CXL-DRAM", "CXL-NVM"] {
+        out = out.replace(&format!(" subtype=\"{tier}\""), "");
+    }
+    out
+}
+
+/// An AMD EPYC (caches from leaf 0x8000001D) on two NUMA nodes and a
+/// third node of memory without CPUs, with HMAT latencies and bandwidths
+/// for every initiator and memory-side caches in front of the first two.
 #[test]
-fn amd_epyc() {
-    let _ = check(&Machine {
-        name: "epyc",
-        qemu: &[
-            "-machine",
-            "q35",
-            "-cpu",
-            "EPYC",
-            "-smp",
-            "4,sockets=1,cores=2,threads=2",
-            "-m",
-            "1G",
-        ],
+fn amd_epyc_with_hmat_and_memory_side_caches() {
+    let mut qemu: Vec<&str> = vec![
+        "-machine",
+        "q35,hmat=on",
+        "-cpu",
+        "EPYC",
+        "-smp",
+        "4,sockets=1,cores=2,threads=2",
+        "-m",
+        "2G",
+        "-object",
+        "memory-backend-ram,size=768M,id=m0",
+        "-object",
+        "memory-backend-ram,size=768M,id=m1",
+        "-object",
+        "memory-backend-ram,size=512M,id=m2",
+        "-numa",
+        "node,nodeid=0,memdev=m0,cpus=0-1,initiator=0",
+        "-numa",
+        "node,nodeid=1,memdev=m1,cpus=2-3,initiator=1",
+        "-numa",
+        "node,nodeid=2,memdev=m2,initiator=0",
+        "-numa",
+        "dist,src=0,dst=1,val=21",
+        "-numa",
+        "dist,src=0,dst=2,val=17",
+        "-numa",
+        "dist,src=1,dst=2,val=28",
+    ];
+    let mut hmat: Vec<String> = Vec::new();
+    for (i, t, latency, bandwidth) in [
+        (0, 0, 10, "10G"),
+        (0, 1, 20, "5G"),
+        (0, 2, 30, "2G"),
+        (1, 0, 20, "5G"),
+        (1, 1, 10, "10G"),
+        (1, 2, 40, "1G"),
+    ] {
+        let pair = format!("hmat-lb,initiator={i},target={t},hierarchy=memory");
+        hmat.push(format!("{pair},data-type=access-latency,latency={latency}"));
+        hmat.push(format!(
+            "{pair},data-type=access-bandwidth,bandwidth={bandwidth}"
+        ));
+    }
+    for n in [0, 1] {
+        hmat.push(format!(
+            "hmat-cache,node-id={n},size=8M,level=1,associativity=direct,policy=write-back,line=64"
+        ));
+    }
+    for h in &hmat {
+        qemu.extend(["-numa", h.as_str()]);
+    }
+    let m = Machine {
+        name: "hmat",
+        qemu: &qemu,
         prep: "",
-    });
+        ignore_memory_tiers: true,
+    };
+    let Some(out) = check(&m) else { return };
+    let read = |f: &str| std::fs::read_to_string(out.0.join(f)).unwrap();
+    let (h, w) = (
+        memattr_values(&read("hwloc.xml")),
+        memattr_values(&read("wloc.xml")),
+    );
+    assert!(
+        h.iter().any(|(name, ..)| name == "Bandwidth"),
+        "hwloc read HMAT bandwidths"
+    );
+    assert_eq!(w, h, "memory attributes");
 }
