@@ -351,6 +351,22 @@ mod linux {
         }
     }
 
+    /// Pins the calling thread on `cpu` (with a mask of at least `words`
+    /// words) and checks that it runs there.
+    fn move_to(cpu: u32, words: usize) -> bool {
+        let cpu = cpu as usize;
+        let mut mask: Vec<Word> = vec![0; words.max(cpu / WORD_BITS + 1)];
+        mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
+        if set_affinity(&mask).is_err() {
+            return false;
+        }
+        // The kernel migrates the thread before returning; check.
+        current_cpu() == Some(cpu as u32) || {
+            std::thread::yield_now();
+            current_cpu() == Some(cpu as u32)
+        }
+    }
+
     fn current_cpu() -> Option<u32> {
         // SAFETY: no arguments, no memory.
         let c = unsafe { libc::sched_getcpu() };
@@ -440,14 +456,7 @@ mod linux {
                 let _ = set_affinity(&original);
                 return false;
             };
-            let cpu = cpu as usize;
-            let mut mask: Vec<Word> = vec![0; original.len().max(cpu / WORD_BITS + 1)];
-            mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
-            let here = set_affinity(&mask).is_ok()
-                && (current_cpu() == Some(cpu as u32) || {
-                    std::thread::yield_now();
-                    current_cpu() == Some(cpu as u32)
-                });
+            let here = move_to(cpu, original.len());
             if here {
                 st.pinned = Some((me, original, pu));
             } else {
@@ -547,18 +556,7 @@ mod linux {
             let Some(&cpu) = self.pus.get(pu) else {
                 return false;
             };
-            let cpu = cpu as usize;
-            let mut mask: Vec<Word> = vec![0; self.original.len().max(cpu / WORD_BITS + 1)];
-            mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
-            if set_affinity(&mask).is_err() {
-                self.pinned.set(None);
-                return false;
-            }
-            // The kernel migrates the thread before returning; check.
-            let ok = current_cpu() == Some(cpu as u32) || {
-                std::thread::yield_now();
-                current_cpu() == Some(cpu as u32)
-            };
+            let ok = move_to(cpu, self.original.len());
             self.pinned.set(ok.then_some(pu));
             ok
         }
