@@ -605,3 +605,160 @@ fn component_list_and_inspect_show_what_is_granted() {
         text(&out.stderr)
     );
 }
+
+/// Runs `wloc ls --component FILE` on this machine (no input), as XML.
+fn ls_live(env: &Env, file: &Path) -> Output {
+    env.run(&[
+        "ls",
+        "--no-annotate",
+        "--component",
+        file.to_str().unwrap(),
+        "--of",
+        "xml",
+    ])
+}
+
+/// An annotator granted `/proc` and `/sys`, allowed as an admin would
+/// (`wloc component allow FILE` grants what it asks), reads nothing
+/// private to a process and learns no PID, while the files discovery
+/// needs are still served.
+#[test]
+fn a_component_granted_proc_reads_nothing_private() {
+    let env = Env::new("read-proc");
+    let file = component("read-proc");
+    env.allow(&file, &[]);
+    let out = ls_live(&env, &file);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = infos(&text(&out.stdout), "");
+    let value = |name: &str| {
+        got.iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no info {name}: {got:?}"))
+            .1
+            .clone()
+    };
+    for p in [
+        "/proc/self/cgroup",
+        "/proc/self/mounts",
+        "/proc/mounts",
+        "/proc/cpuinfo",
+    ] {
+        let v = value(&format!("control {p}"));
+        assert!(v.starts_with("read ") && v != "read 0 bytes", "{p}: {v}");
+    }
+    let mut attempts = 0;
+    for (n, v) in &got {
+        assert!(!v.contains("LEAKED"), "{n} = {v}");
+        if n.starts_with("read ") || n.starts_with("readlink ") {
+            assert_eq!(v, "denied", "{n}");
+            attempts += 1;
+        }
+        if n.starts_with("list ") || n.starts_with("glob ") {
+            assert!(v == "denied" || v == "no match", "{n} = {v}");
+        }
+    }
+    assert!(attempts >= 80, "{attempts} attempts: {got:?}");
+    assert_eq!(value("process folders in list /proc"), "0");
+    for pattern in [
+        "/proc/*",
+        "/proc/*/cmdline",
+        "/proc/*/environ",
+        "/proc/*/task/*/environ",
+    ] {
+        assert_eq!(
+            value(&format!("process folders in glob {pattern}")),
+            "0",
+            "{pattern}"
+        );
+    }
+    assert_eq!(value("pids answered other than denied"), "0");
+}
+
+/// Runs `wloc` and returns its output with its peak resident memory in
+/// KiB, measured by the kernel for that one process (`wait4`).
+fn run_measured(env: &Env, args: &[&str]) -> (std::process::ExitStatus, String, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let err_path = env.dir.0.join("stderr");
+    let child = env
+        .cmd()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("wloc runs");
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    let stderr = std::fs::read_to_string(&err_path).unwrap();
+    (
+        std::process::ExitStatus::from_raw(status),
+        stderr,
+        usage.ru_maxrss as u64,
+    )
+}
+
+/// A component asking for 65,536 copies of a 5 MB granted file in one
+/// batch, or for endless batches of them, is stopped at its read budget
+/// naming the component and the limit, and `wloc`'s peak memory stays
+/// within the bound the trust model states: the read budget, plus the
+/// component's memory cap, plus one file per reading thread, plus what
+/// wloc itself needs.
+#[test]
+fn a_flood_of_reads_is_stopped_with_memory_bounded() {
+    const WLOC_ITSELF_MIB: u64 = 150;
+    for (mode, limits, read_mib, memory_mib) in [
+        ("one-batch", "max_read_mib = 64\nmemory_mib = 64\n", 64, 64),
+        (
+            "many-batches",
+            "max_read_mib = 64\nmemory_mib = 64\n",
+            64,
+            64,
+        ),
+        ("one-batch", "", 256, 256),
+    ] {
+        let env = Env::new("read-flood");
+        std::fs::write(
+            env.policy(),
+            format!("[limits]\ndeadline_ms = 30000\n{limits}"),
+        )
+        .unwrap();
+        let sys = env.fsroot().join("sys");
+        std::fs::write(sys.join("flood"), vec![b'x'; 5 << 20]).unwrap();
+        std::fs::write(sys.join("flood-mode"), mode).unwrap();
+        let file = component("read-flood");
+        env.allow(&file, &[]);
+        let root = env.fsroot();
+        let (status, err, peak_kib) = run_measured(
+            &env,
+            &[
+                "ls",
+                "-i",
+                root.to_str().unwrap(),
+                "--if",
+                "fsroot",
+                "--no-annotate",
+                "--component",
+                file.to_str().unwrap(),
+                "--of",
+                "xml",
+            ],
+        );
+        assert!(status.code().is_some(), "{mode}: killed: {status:?} {err}");
+        let budget = read_mib << 20;
+        assert!(
+            err.contains("hostile-read-flood")
+                && err.contains(&format!("budget of {budget} bytes")),
+            "{mode}: {err}"
+        );
+        let bound_mib = read_mib + memory_mib + 8 + WLOC_ITSELF_MIB;
+        eprintln!("{mode}, read {read_mib} MiB, memory {memory_mib} MiB: peak {} MiB (bound {bound_mib} MiB)", peak_kib >> 10);
+        assert!(
+            peak_kib >> 10 <= bound_mib,
+            "{mode}: peak {} MiB over {bound_mib} MiB",
+            peak_kib >> 10
+        );
+    }
+}

@@ -22,31 +22,23 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| out.join("wasm-target"));
 
-    for p in [
-        "components/Cargo.toml",
-        "components/Cargo.lock",
-        "components/guest",
-        "components/synthetic",
-        "components/linux-discovery",
-        "components/x86-discovery",
-        "probe/src",
-        "probe/Cargo.toml",
-        "components/linux/src",
-        "components/linux/Cargo.toml",
-        "components/annotate-dmi",
-        "components/annotate-pci-names",
-        "components/example-vendor",
-        "components/hostile",
-        "components/hostile-net",
-        "components/hostile-v2",
-        "components/hostile-kit",
-        "wit",
-        "no_std-core/src",
-        "no_std-core/Cargo.toml",
-    ] {
-        println!("cargo:rerun-if-changed={}", root.join(p).display());
+    // What to rebuild on is read from the dependency files the last
+    // build of the components wrote (every source file of every guest, the
+    // core and the probe included), plus every manifest and the WIT files;
+    // on the first build there are none, and it runs anyway.
+    println!("cargo:rerun-if-changed={}", components.join("Cargo.toml").display());
+    println!("cargo:rerun-if-changed={}", components.join("Cargo.lock").display());
+    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    if let Ok(entries) = std::fs::read_dir(&components) {
+        for e in entries.flatten() {
+            let m = e.path().join("Cargo.toml");
+            if m.is_file() {
+                println!("cargo:rerun-if-changed={}", m.display());
+            }
+        }
     }
     println!("cargo:rerun-if-env-changed=WLOC_WASM_TARGET_DIR");
+    ensure_wasm_target();
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -75,11 +67,12 @@ fn main() {
         .status()
         .unwrap_or_else(|e| panic!("cannot run cargo to build the wloc components: {e}"));
     if !status.success() {
-        panic!(
-            "building the wloc components failed ({status}); they need the wasm32-wasip2 target: rustup target add wasm32-wasip2"
-        );
+        fail(&format!(
+            "building the wloc components (components/, for wasm32-wasip2) failed ({status}); see the errors above"
+        ));
     }
     let built = target_dir.join("wasm32-wasip2/release");
+    watch_dependency_files(&built, &root);
     for name in [
         "wloc_component_synthetic",
         "wloc_component_linux",
@@ -161,6 +154,9 @@ const TEST_MANIFESTS: &[(&str, &str)] = &[
     ("read-absolute", "files = [\"/\"]"),
     ("read-symlink", "files = [\"/sys\"]"),
     ("read-environ", "files = [\"/sys\", \"/proc/self/environ\"]"),
+    // Asks for /proc and /sys, as a third-party annotator might.
+    ("read-proc", "files = [\"/proc\", \"/sys\"]"),
+    ("read-flood", "files = [\"/sys\"]"),
     ("write", ""),
     ("socket", ""),
     ("spin", ""),
@@ -260,6 +256,75 @@ fn precompile_builtins(out: &Path) {
             })
             .unwrap_or_default();
         write(&out.join(format!("{file}.cwasm")), &code);
+    }
+}
+
+/// Stops the build with a message for people, not a panic's backtrace.
+fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    std::process::exit(1)
+}
+
+/// The guest components are built for `wasm32-wasip2`.  rustup installs a
+/// `rust-toolchain.toml`'s targets only when it installs the toolchain, so
+/// a machine that already had the pinned Rust lacks it: add it here, with
+/// rustup, for the toolchain this build runs on.
+fn ensure_wasm_target() {
+    const TARGET: &str = "wasm32-wasip2";
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if sysroot.is_some_and(|s| s.join("lib/rustlib").join(TARGET).is_dir()) {
+        return;
+    }
+    println!("cargo:warning=installing the {TARGET} target with rustup (the guest components are built for it)");
+    let status = Command::new("rustup").args(["target", "add", TARGET]).status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => fail(&format!(
+            "`rustup target add {TARGET}` failed ({s}); wloc's components are built for it. \
+             Run it yourself (it needs the network), then build again"
+        )),
+        Err(e) => fail(&format!(
+            "the {TARGET} target is missing and rustup cannot be run ({e}); \
+             install that target for your Rust toolchain, then build again"
+        )),
+    }
+}
+
+/// Asks cargo to run this script again when any file the components were
+/// built from changes, as their dependency files (`*.d`) list them.
+fn watch_dependency_files(built: &Path, root: &Path) {
+    let Ok(root) = root.canonicalize() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(built) else {
+        return;
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "d") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        // `target: dep dep ...`, spaces in names escaped with `\`.
+        let Some((_, deps)) = text.split_once(": ") else {
+            continue;
+        };
+        let deps = deps.replace("\\ ", "\0");
+        for d in deps.split_whitespace() {
+            let d = PathBuf::from(d.replace('\0', " "));
+            if d.starts_with(&root) && seen.insert(d.clone()) {
+                println!("cargo:rerun-if-changed={}", d.display());
+            }
+        }
     }
 }
 

@@ -620,7 +620,7 @@ pub fn apply(
         // down.
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             t.finish().map_err(|e| e.to_string())?;
-            t.check()
+            t.check().map_err(|e| e.to_string())
         }));
         match r {
             Ok(Ok(())) => {}

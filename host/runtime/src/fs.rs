@@ -19,6 +19,17 @@
 //! * only reading: files are opened read-only and non-blocking (a FIFO
 //!   cannot stall the host), directories are listed, links are read.
 //!
+//! * files private to a process are never served, whatever the grant
+//!   ([`privacy`]): everything under `/proc/PID/`, `/proc/self/` and
+//!   `/proc/thread-self/` except [`OWN_PROCESS_FILES`], and the few
+//!   machine-wide `/proc` files that reveal other processes or memory
+//!   ([`PROC_FILES_WITHHELD`]).  The rule is checked on the path as asked
+//!   and again on the path its links lead to; listings of `/proc` leave
+//!   process folders out;
+//! * every read is charged to the run's [`ReadBudget`] while it happens,
+//!   so a run never holds more file data than its budget (plus one file
+//!   per reading thread).
+//!
 //! Anything else is answered [`FileError::Denied`].
 
 use std::io::{self, Read};
@@ -26,6 +37,12 @@ use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+
+mod budget;
+pub mod privacy;
+
+pub use budget::ReadBudget;
+use privacy::Privacy;
 
 /// Why a file operation failed, as the `files` interface reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,8 +53,19 @@ pub enum FileError {
     Denied,
     /// Over a size or count limit.
     TooLarge,
+    /// The run's [`ReadBudget`] is spent: the run is to be stopped.
+    OverBudget(BudgetKind),
     /// Any other failure.
     Io(String),
+}
+
+/// Which part of a [`ReadBudget`] ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetKind {
+    /// Bytes of file contents, names and link targets.
+    Bytes,
+    /// Entries: files read, names listed, paths matched.
+    Entries,
 }
 
 impl std::fmt::Display for FileError {
@@ -46,6 +74,10 @@ impl std::fmt::Display for FileError {
             FileError::NotFound => f.write_str("not found"),
             FileError::Denied => f.write_str("denied: outside the granted roots"),
             FileError::TooLarge => f.write_str("too large"),
+            FileError::OverBudget(BudgetKind::Bytes) => f.write_str("the run's read budget is spent"),
+            FileError::OverBudget(BudgetKind::Entries) => {
+                f.write_str("the run's entry budget is spent")
+            }
             FileError::Io(s) => f.write_str(s),
         }
     }
@@ -308,12 +340,21 @@ impl FileAccess {
     }
 
     /// Resolves every symbolic link of a path (of the final component too
-    /// when `follow_last`), staying inside the grants.
+    /// when `follow_last`), staying inside the grants.  A path whose links
+    /// lead through a process's folder (`/dev/fd/0` -> `/proc/self/fd/0`)
+    /// is refused unless it ends at one of the files served
+    /// ([`privacy::OWN_PROCESS_FILES`]), wherever it ends.
     fn resolve(&self, comps: Vec<String>, follow_last: bool) -> Result<Vec<String>, FileError> {
         let mut todo: std::collections::VecDeque<String> = comps.into();
         let mut done: Vec<String> = Vec::new();
         let mut hops = 0;
+        let mut through_private = false;
         while let Some(c) = todo.pop_front() {
+            if done.len() >= 2
+                && privacy::classify(&done, self.own_pid()) == Privacy::Private
+            {
+                through_private = true;
+            }
             match c.as_str() {
                 "" | "." => continue,
                 ".." => {
@@ -373,33 +414,61 @@ impl FileAccess {
                 todo.push_front(s);
             }
         }
+        if through_private && privacy::classify(&done, self.own_pid()) != Privacy::OwnProcessFile {
+            return Err(FileError::Denied);
+        }
         Ok(done)
     }
 
-    /// Runs an operation on a path: first straight through the grant's
-    /// handle (links that stay inside that root are followed by the
-    /// kernel), and when that leaves the root, again after resolving the
-    /// links here.
+    /// Whether a grant's tree holds `/proc` (the grant is `/` or lies in
+    /// `/proc`): there the kernel must not follow links on its own, since
+    /// a link may lead from a machine file into a process's folder
+    /// (`/proc/mounts` -> `self/mounts`, `/proc/net` -> `self/net`).
+    fn reaches_proc(g: &Grant) -> bool {
+        g.vpath.first().is_none_or(|c| c == "proc")
+    }
+
+    /// The PID `/proc/self` resolves to, on the running system only: in a
+    /// recording, `proc/PID` is just a folder and stays private.
+    fn own_pid(&self) -> Option<&'static str> {
+        self.fsroot.is_none().then(privacy::own_pid)
+    }
+
+    /// Runs an operation on a path, which must not be private to a process
+    /// ([`privacy`]) as asked nor where its links lead.  Outside `/proc`,
+    /// the operation goes straight through the grant's handle (links that
+    /// stay inside that root are followed by the kernel), and when that
+    /// leaves the root, again after resolving the links here; a grant that
+    /// holds `/proc` always has its links resolved here first.  `op` gets
+    /// the grant, the path relative to it and the path as resolved.
     fn with_path<T>(
         &self,
         path: &str,
         follow_last: bool,
-        op: impl Fn(&Grant, &Path) -> io::Result<T>,
+        op: impl Fn(&Grant, &Path, &[&str]) -> io::Result<T>,
     ) -> Result<T, FileError> {
         let comps = split_request(path)?;
-        if let Some((g, rel)) = self.locate(&comps) {
-            match op(g, &rel) {
+        if privacy::classify(&comps, None) == Privacy::Private {
+            return Err(FileError::Denied);
+        }
+        match self.locate(&comps) {
+            Some((g, rel)) if !Self::reaches_proc(g) => match op(g, &rel, &comps) {
                 Ok(v) => return Ok(v),
                 Err(e) if is_escape(&e) => {}
                 Err(e) => return Err(io_error(e)),
-            }
-        } else if !self.above_grant(&comps) {
-            return Err(FileError::Denied);
+            },
+            Some(_) => {}
+            None if self.above_grant(&comps) => {}
+            None => return Err(FileError::Denied),
         }
         let owned = comps.iter().map(|c| c.to_string()).collect();
         let resolved = self.resolve(owned, follow_last)?;
+        if privacy::classify(&resolved, self.own_pid()) == Privacy::Private {
+            return Err(FileError::Denied);
+        }
         let (g, rel) = self.locate(&resolved).ok_or(FileError::Denied)?;
-        op(g, &rel).map_err(|e| {
+        let view: Vec<&str> = resolved.iter().map(String::as_str).collect();
+        op(g, &rel, &view).map_err(|e| {
             if is_escape(&e) {
                 FileError::Denied
             } else {
@@ -410,12 +479,29 @@ impl FileAccess {
 
     /// Reads a file, at most `max` bytes of it.
     pub fn read(&self, path: &str, max: usize) -> Result<Vec<u8>, FileError> {
+        self.read_within(path, max, &ReadBudget::unlimited())
+    }
+
+    /// Reads a file, at most `max` bytes of it, charging the file and its
+    /// bytes to `budget` as they are read: no more than one buffer of
+    /// `max` bytes is held past the budget, and then the read fails with
+    /// [`FileError::OverBudget`].
+    pub fn read_within(
+        &self,
+        path: &str,
+        max: usize,
+        budget: &ReadBudget,
+    ) -> Result<Vec<u8>, FileError> {
+        budget.take_file()?;
+        // Never read more than the budget could pay for (one byte more,
+        // to know that it does not).
+        let max = max.min(usize::try_from(budget.bytes_left()).unwrap_or(usize::MAX).saturating_add(1));
         // Regular files and sysfs attributes return everything up to the
         // buffer's size in one read, so a short read ends them and saves
         // one system call per file.  procfs files are produced in pieces
         // (seq_file) and are read until end of file.
         let short_read_ends = !(path == "/proc" || path.starts_with("/proc/"));
-        self.with_path(path, true, |g, rel| {
+        let bytes = self.with_path(path, true, |g, rel, _| {
             let mut opts = OpenOptions::new();
             opts.read(true)
                 .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
@@ -470,12 +556,26 @@ impl FileAccess {
                 }
             }
             Ok(buf)
-        })
+        })?;
+        budget.take_bytes(bytes.len() as u64)?;
+        Ok(bytes)
     }
 
     /// The entry names of a directory, sorted.
     pub fn list_dir(&self, path: &str) -> Result<Vec<String>, FileError> {
-        let names = self.with_path(path, true, |g, rel| {
+        self.list_dir_within(path, &ReadBudget::unlimited())
+    }
+
+    /// [`FileAccess::list_dir`], charging every name to `budget` as it is
+    /// read.  Process folders of `/proc` are not listed.
+    pub fn list_dir_within(
+        &self,
+        path: &str,
+        budget: &ReadBudget,
+    ) -> Result<Vec<String>, FileError> {
+        budget.take_file()?;
+        let over = std::cell::Cell::new(None);
+        let names = self.with_path(path, true, |g, rel, view| {
             if g.file.is_some() {
                 return Err(io::Error::from_raw_os_error(
                     rustix::io::Errno::NOTDIR.raw_os_error(),
@@ -488,12 +588,23 @@ impl FileAccess {
                     return Err(io::Error::other("too many entries"));
                 }
                 // Names that are not UTF-8 cannot be asked for; skip them.
-                if let Ok(n) = e.file_name().into_string() {
-                    names.push(n);
+                let Ok(n) = e.file_name().into_string() else {
+                    continue;
+                };
+                if !privacy::listable(view, &n) {
+                    continue;
                 }
+                if let Err(FileError::OverBudget(kind)) = budget.take_entry(n.len()) {
+                    over.set(Some(kind));
+                    return Err(io::Error::other("over budget"));
+                }
+                names.push(n);
             }
             Ok(names)
         });
+        if let Some(kind) = over.get() {
+            return Err(FileError::OverBudget(kind));
+        }
         match names {
             Err(FileError::Io(s)) if s == "too many entries" => Err(FileError::TooLarge),
             Err(FileError::NotFound) => Err(FileError::NotFound),
@@ -506,29 +617,41 @@ impl FileAccess {
 
     /// The target of a symbolic link, as written in the link.
     pub fn read_link(&self, path: &str) -> Result<String, FileError> {
-        let t = self.with_path(path, false, |g, rel| g.dir.read_link_contents(rel))?;
-        t.into_os_string()
+        self.read_link_within(path, &ReadBudget::unlimited())
+    }
+
+    /// [`FileAccess::read_link`], charging the target to `budget`.
+    pub fn read_link_within(&self, path: &str, budget: &ReadBudget) -> Result<String, FileError> {
+        budget.take_file()?;
+        let t = self.with_path(path, false, |g, rel, _| g.dir.read_link_contents(rel))?;
+        let t = t
+            .into_os_string()
             .into_string()
-            .map_err(|_| FileError::Io("link target is not UTF-8".into()))
+            .map_err(|_| FileError::Io("link target is not UTF-8".into()))?;
+        budget.take_bytes(t.len() as u64)?;
+        Ok(t)
     }
 
     /// Whether something exists at a path (following links).
     pub fn exists(&self, path: &str) -> bool {
-        self.with_path(path, true, |g, rel| g.dir.metadata(rel))
+        self.with_path(path, true, |g, rel, _| g.dir.metadata(rel))
             .is_ok()
     }
 
     /// Paths matching a pattern whose components may hold `*` and `?`,
     /// sorted, spelled as the pattern spells them.
     pub fn glob(&self, pattern: &str) -> Result<Vec<String>, FileError> {
-        self.glob_counted(pattern, &mut 0)
+        self.glob_counted(pattern, &mut 0, &ReadBudget::unlimited())
     }
 
-    /// [`FileAccess::glob`], adding the directories it listed to `listings`.
+    /// [`FileAccess::glob`], adding the directories it listed to
+    /// `listings` and charging every listed name and every match to
+    /// `budget` as they come.
     pub fn glob_counted(
         &self,
         pattern: &str,
         listings: &mut usize,
+        budget: &ReadBudget,
     ) -> Result<Vec<String>, FileError> {
         let comps = split_request(pattern)?;
         if comps.is_empty() {
@@ -550,19 +673,21 @@ impl FileAccess {
                         return Err(FileError::TooLarge);
                     }
                     let dir_path = if dir.is_empty() { "/" } else { dir.as_str() };
-                    let names = match self.list_dir(dir_path) {
+                    let names = match self.list_dir_within(dir_path, budget) {
                         Ok(n) => n,
                         Err(FileError::Denied) if candidates.len() == 1 => {
                             return Err(FileError::Denied)
                         }
-                        Err(FileError::TooLarge) => return Err(FileError::TooLarge),
+                        Err(e @ (FileError::TooLarge | FileError::OverBudget(_))) => return Err(e),
                         Err(_) => continue,
                     };
                     for n in names {
                         // Like shells, `*` does not match hidden names.
                         let visible = !n.starts_with('.') || c.starts_with('.');
                         if visible && wildcard_match(c, &n) {
-                            next.push(format!("{dir}/{n}"));
+                            let p = format!("{dir}/{n}");
+                            budget.take_entry(p.len())?;
+                            next.push(p);
                             if next.len() > MAX_GLOB_RESULTS {
                                 return Err(FileError::TooLarge);
                             }
@@ -571,7 +696,9 @@ impl FileAccess {
                 }
             } else {
                 for dir in &candidates {
-                    next.push(format!("{dir}/{c}"));
+                    let p = format!("{dir}/{c}");
+                    budget.take_entry(p.len())?;
+                    next.push(p);
                 }
             }
             // Intermediate matches must be directories we can enter; the

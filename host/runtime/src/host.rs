@@ -16,7 +16,7 @@ use wasmtime_wasi::random::WasiRandom;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::{config, cpuid, files, log, types};
-use crate::fs::{FileAccess, FileError};
+use crate::fs::{BudgetKind, FileAccess, FileError, ReadBudget};
 use crate::{CpuidProvider, Limits, LogTarget};
 
 /// An error raised by the host to stop a component (a trap).
@@ -163,7 +163,8 @@ pub(crate) struct HostState {
     log_target: LogTarget,
     log_count: u32,
     pub logs: Vec<String>,
-    read_bytes: u64,
+    /// What the run may still read through `files`.
+    budget: ReadBudget,
     file_ops: u64,
     /// The current topology, for the `topology` import of annotation
     /// backends (empty for discovery backends).
@@ -213,7 +214,7 @@ impl HostState {
             log_target,
             log_count: 0,
             logs: Vec::new(),
-            read_bytes: 0,
+            budget: ReadBudget::new(limits.max_read_bytes, limits.max_read_entries),
             file_ops: 0,
             topology: Arc::new(Vec::new()),
         }
@@ -242,6 +243,32 @@ impl HostState {
         Ok(())
     }
 
+    /// The trap that ends a run whose read budget is spent, naming the
+    /// limit and the policy setting that raises it.
+    fn over_budget(&self, kind: BudgetKind) -> wasmtime::Error {
+        HostTrap(match kind {
+            BudgetKind::Bytes => format!(
+                "it read more than its budget of {} bytes of files in one run ([limits] max_read_mib in the policy)",
+                self.limits.max_read_bytes
+            ),
+            BudgetKind::Entries => format!(
+                "it read more than its budget of {} files, names and paths in one run",
+                self.limits.max_read_entries
+            ),
+        })
+        .into()
+    }
+
+    /// A file operation's result for the component; a spent budget
+    /// stops the run instead.
+    fn answer<T>(&self, r: Result<T, FileError>) -> wasmtime::Result<Result<T, files::FileError>> {
+        match r {
+            Err(FileError::OverBudget(kind)) => Err(self.over_budget(kind)),
+            Err(e) => Ok(Err(file_error(e))),
+            Ok(v) => Ok(Ok(v)),
+        }
+    }
+
     fn emit(&mut self, line: String) {
         match self.log_target {
             LogTarget::Stderr => {
@@ -267,6 +294,8 @@ fn file_error(e: FileError) -> files::FileError {
         FileError::NotFound => files::FileError::NotFound,
         FileError::Denied => files::FileError::Denied,
         FileError::TooLarge => files::FileError::TooLarge,
+        // Stops the run before it gets here (`HostState::answer`).
+        FileError::OverBudget(_) => files::FileError::TooLarge,
         FileError::Io(s) => files::FileError::Io(s),
     }
 }
@@ -280,20 +309,10 @@ impl files::Host for HostState {
         self.check_path_count(paths.len())?;
         self.count_ops(paths.len())?;
         let max = max_bytes.min(self.limits.max_file_bytes) as usize;
-        let mut out = Vec::with_capacity(paths.len());
-        for r in read_parallel(&self.files, &paths, max) {
-            let r = match r {
-                Ok(bytes) => {
-                    self.read_bytes = self.read_bytes.saturating_add(bytes.len() as u64);
-                    if self.read_bytes > self.limits.max_read_bytes {
-                        Err(files::FileError::TooLarge)
-                    } else {
-                        Ok(bytes)
-                    }
-                }
-                Err(e) => Err(file_error(e)),
-            };
-            out.push(r);
+        let results = read_parallel(&self.files, &paths, max, &self.budget);
+        let mut out = Vec::with_capacity(results.len());
+        for r in results {
+            out.push(self.answer(r)?);
         }
         Ok(out)
     }
@@ -303,26 +322,26 @@ impl files::Host for HostState {
         path: String,
     ) -> wasmtime::Result<Result<Vec<String>, files::FileError>> {
         self.count_ops(1)?;
-        let r = self.files.list_dir(&path).map_err(file_error);
+        let r = self.files.list_dir_within(&path, &self.budget);
         if let Ok(names) = &r {
             self.count_ops(names.len() / 64)?;
         }
-        Ok(r)
+        self.answer(r)
     }
 
     fn read_link(&mut self, path: String) -> wasmtime::Result<Result<String, files::FileError>> {
         self.count_ops(1)?;
-        Ok(self.files.read_link(&path).map_err(file_error))
+        let r = self.files.read_link_within(&path, &self.budget);
+        self.answer(r)
     }
 
     fn glob(&mut self, pattern: String) -> wasmtime::Result<Result<Vec<String>, files::FileError>> {
         let mut listings = 0;
         let r = self
             .files
-            .glob_counted(&pattern, &mut listings)
-            .map_err(file_error);
+            .glob_counted(&pattern, &mut listings, &self.budget);
         self.count_ops(1 + listings + r.as_ref().map_or(0, Vec::len))?;
-        Ok(r)
+        self.answer(r)
     }
 }
 
@@ -330,37 +349,40 @@ impl files::Host for HostState {
 /// threads costs more than the system calls they would share.
 const PARALLEL_READ_MIN: usize = 64;
 
+/// Most threads reading one batch: with the budget, what bounds the
+/// file data a run holds beyond it (one file of `max` bytes per thread).
+pub(crate) const MAX_READ_THREADS: usize = 8;
+
 /// Reads a batch of files, spreading large batches over the machine's
 /// cores: file reads are system calls, and a batch is what lets the
-/// host overlap them.  Results keep the order of `paths`.
+/// host overlap them.  Results keep the order of `paths`.  Every read
+/// is charged to `budget` while it happens; once it is spent, the files
+/// left are not read (they answer [`FileError::OverBudget`]).
 fn read_parallel(
     files: &FileAccess,
     paths: &[String],
     max: usize,
+    budget: &ReadBudget,
 ) -> Vec<Result<Vec<u8>, FileError>> {
     // Asked once: the answer reads cgroup files every time.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let threads = *THREADS.get_or_init(|| {
         std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .min(8)
+            .min(MAX_READ_THREADS)
     });
+    let read = |p: &String| files.read_within(p, max, budget);
     if threads < 2 || paths.len() < PARALLEL_READ_MIN {
-        return paths.iter().map(|p| files.read(p, max)).collect();
+        return paths.iter().map(read).collect();
     }
     let chunk = paths.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let workers: Vec<_> = paths
             .chunks(chunk)
             .skip(1)
-            .map(|part| {
-                scope.spawn(move || part.iter().map(|p| files.read(p, max)).collect::<Vec<_>>())
-            })
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
             .collect();
-        let mut out: Vec<_> = paths[..chunk.min(paths.len())]
-            .iter()
-            .map(|p| files.read(p, max))
-            .collect();
+        let mut out: Vec<_> = paths[..chunk.min(paths.len())].iter().map(read).collect();
         for w in workers {
             match w.join() {
                 Ok(part) => out.extend(part),

@@ -107,8 +107,12 @@ pub struct Limits {
     pub max_string_bytes: usize,
     /// Infos of one object.
     pub max_infos: usize,
-    /// Bytes of file contents read in one run.
+    /// Bytes of file contents (and listed names and link targets) read in
+    /// one run; charged while reading, so this is also what the host holds
+    /// of a run's file data, plus one file per reading thread.
     pub max_read_bytes: u64,
+    /// Files read, names listed and paths matched in one run.
+    pub max_read_entries: u64,
     /// Bytes of one file.
     pub max_file_bytes: u32,
     /// File operations in one run (files read, directories listed, ...).
@@ -133,6 +137,7 @@ impl Default for Limits {
             max_string_bytes: 64 << 10,
             max_infos: 4096,
             max_read_bytes: 256 << 20,
+            max_read_entries: 1 << 22,
             max_file_bytes: 1 << 20,
             max_file_ops: 1 << 20,
             max_paths_per_call: 1 << 16,
@@ -702,7 +707,8 @@ pub fn build_topology(
         convert::apply(d, &mut topo, limits).map_err(ErrorKind::InvalidData)?;
         topo.finish()
             .map_err(|e| ErrorKind::Topology(e.to_string()))?;
-        topo.check().map_err(ErrorKind::Topology)?;
+        topo.check()
+            .map_err(|e| ErrorKind::Topology(e.to_string()))?;
         Ok::<_, ErrorKind>(())
     }));
     match r {

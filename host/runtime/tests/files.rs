@@ -157,11 +157,194 @@ fn links_between_grants_are_followed_and_out_of_them_refused() {
 #[test]
 fn file_grants_give_that_file_only() {
     // Without an fsroot: the real /proc, one file of it.
+    let fa = FileAccess::new(&["/proc/cpuinfo"], None).unwrap();
+    assert!(read(&fa, "/proc/cpuinfo").unwrap().contains("processor"));
+    assert_eq!(read(&fa, "/proc/meminfo"), Err(FileError::Denied));
+    assert_eq!(read(&fa, "/proc/cpuinfo/x"), Err(FileError::Denied));
+    assert_eq!(fa.list_dir("/proc"), Err(FileError::Denied));
+    // A granted file private to the process is still withheld.
     let fa = FileAccess::new(&["/proc/self/status"], None).unwrap();
-    assert!(read(&fa, "/proc/self/status").unwrap().contains("Pid:"));
+    assert_eq!(read(&fa, "/proc/self/status"), Err(FileError::Denied));
     assert_eq!(read(&fa, "/proc/self/environ"), Err(FileError::Denied));
-    assert_eq!(read(&fa, "/proc/self/status/x"), Err(FileError::Denied));
     assert_eq!(fa.list_dir("/proc/self"), Err(FileError::Denied));
+}
+
+/// Every spelling of a file private to a process, on the running system.
+const PRIVATE_PATHS: &[&str] = &[
+    "/proc/self/environ",
+    "/proc/./self/environ",
+    "/proc//self/environ",
+    "/proc/self/./environ",
+    "/proc/self/cmdline",
+    "/proc/self/status",
+    "/proc/self/maps",
+    "/proc/self/auxv",
+    "/proc/self/stack",
+    "/proc/self/syscall",
+    "/proc/self/mem",
+    "/proc/self/fd/0",
+    "/proc/self/fd/1",
+    "/proc/self/root/etc/passwd",
+    "/proc/self/task/1/environ",
+    "/proc/thread-self/environ",
+    "/proc/thread-self/cgroup",
+    "/proc/1/environ",
+    "/proc/1/cmdline",
+    "/proc/1/cgroup",
+    "/proc/net/unix",
+    "/proc/net/tcp",
+    "/proc/kcore",
+    "/proc/loadavg",
+    "/proc/sys/kernel/ns_last_pid",
+];
+
+fn is_process_folder(p: &str) -> bool {
+    wloc_runtime::fs::privacy::is_process_folder(p.rsplit('/').next().unwrap())
+}
+
+#[test]
+fn process_private_files_are_never_served_whatever_the_grant() {
+    let own = format!("/proc/{}/environ", std::process::id());
+    for roots in [&["/proc", "/sys"][..], &["/"][..], &["/proc/self"][..]] {
+        let fa = FileAccess::new(roots, None).unwrap();
+        for p in PRIVATE_PATHS.iter().copied().chain([own.as_str()]) {
+            assert_eq!(fa.read(p, 4096), Err(FileError::Denied), "{roots:?} {p}");
+            assert_eq!(fa.read_link(p), Err(FileError::Denied), "{roots:?} {p}");
+            assert!(!fa.exists(p), "{roots:?} {p}");
+        }
+        for p in ["/proc/self", "/proc/self/fd", "/proc/1", "/proc/thread-self"] {
+            assert_eq!(fa.list_dir(p), Err(FileError::Denied), "{roots:?} {p}");
+            assert_eq!(fa.read_link(p), Err(FileError::Denied), "{roots:?} {p}");
+            assert!(!matches!(fa.glob(&format!("{p}/*")), Ok(v) if !v.is_empty()), "{p}");
+        }
+    }
+    // The grant of "/" also reaches /proc through links elsewhere.
+    let fa = FileAccess::new(&["/"], None).unwrap();
+    for p in ["/dev/fd/0", "/dev/stdin", "/dev/fd/1"] {
+        assert!(matches!(fa.read(p, 16), Err(FileError::Denied | FileError::NotFound)), "{p}");
+    }
+    // What discovery needs is still served.
+    let fa = FileAccess::new(&["/proc", "/sys"], None).unwrap();
+    for p in ["/proc/self/cgroup", "/proc/self/mounts", "/proc/mounts", "/proc/cpuinfo"] {
+        assert!(!fa.read(p, 1 << 20).unwrap().is_empty(), "{p}");
+    }
+    // Listings and globs show no process.
+    let names = fa.list_dir("/proc").unwrap();
+    assert!(names.iter().any(|n| n == "cpuinfo"));
+    assert!(!names.iter().any(|n| is_process_folder(n)), "{names:?}");
+    for pattern in ["/proc/*", "/proc/*/cmdline", "/proc/*/environ", "/proc/*/task/*/environ"] {
+        let found = fa.glob(pattern).unwrap();
+        assert!(
+            !found.iter().any(|p| p.split('/').nth(2).is_some_and(is_process_folder)),
+            "{pattern}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn process_private_files_of_a_recording_are_withheld_too() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("files-proc-recording");
+    let _ = std::fs::remove_dir_all(&root);
+    for d in ["proc/self", "proc/1", "proc/sys/kernel", "sys"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for (f, text) in [
+        ("proc/self/cgroup", "0::/job\n"),
+        ("proc/self/environ", SECRET),
+        ("proc/1/environ", SECRET),
+        ("proc/cpuinfo", "processor : 0\n"),
+        ("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+        ("proc/sys/kernel/ns_last_pid", "4242\n"),
+    ] {
+        std::fs::write(root.join(f), text).unwrap();
+    }
+    symlink("../proc/self/environ", root.join("sys/to_environ")).unwrap();
+    let fa = FileAccess::new(&["/proc", "/sys"], Some(&root)).unwrap();
+    assert_eq!(read(&fa, "/proc/self/cgroup").unwrap(), "0::/job\n");
+    assert!(read(&fa, "/proc/mounts").unwrap().starts_with("cgroup2"));
+    for p in [
+        "/proc/self/environ",
+        "/proc/1/environ",
+        "/proc/sys/kernel/ns_last_pid",
+        "/sys/to_environ",
+    ] {
+        assert_eq!(read(&fa, p), Err(FileError::Denied), "{p}");
+    }
+    assert_eq!(fa.list_dir("/proc").unwrap(), vec!["cpuinfo", "mounts", "sys"]);
+    assert_eq!(fa.list_dir("/proc/sys/kernel").unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn reads_stop_at_the_budget_while_reading() {
+    use wloc_runtime::fs::{BudgetKind, ReadBudget};
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("files-budget");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("data/dir")).unwrap();
+    std::fs::write(root.join("data/big"), vec![7u8; 60_000]).unwrap();
+    for i in 0..10 {
+        std::fs::write(root.join(format!("data/dir/f{i}")), "x").unwrap();
+    }
+    let fa = FileAccess::new(&["/data"], Some(&root)).unwrap();
+    let budget = ReadBudget::new(100_000, u64::MAX);
+    assert_eq!(fa.read_within("/data/big", 1 << 20, &budget).unwrap().len(), 60_000);
+    // The second copy would pass the budget: refused after at most the
+    // bytes left plus one were read, and everything after it too.
+    assert_eq!(
+        fa.read_within("/data/big", 1 << 20, &budget),
+        Err(FileError::OverBudget(BudgetKind::Bytes))
+    );
+    assert_eq!(budget.bytes_left(), 0);
+    assert_eq!(
+        fa.read_within("/data/dir/f0", 16, &budget),
+        Err(FileError::OverBudget(BudgetKind::Bytes))
+    );
+    assert!(matches!(
+        fa.list_dir_within("/data/dir", &budget),
+        Err(FileError::OverBudget(_))
+    ));
+    // Listings and globs are charged name by name.
+    let budget = ReadBudget::new(1 << 20, 5);
+    assert_eq!(
+        fa.list_dir_within("/data/dir", &budget),
+        Err(FileError::OverBudget(BudgetKind::Entries))
+    );
+    let budget = ReadBudget::new(1 << 20, 8);
+    assert_eq!(
+        fa.glob_counted("/data/dir/*", &mut 0, &budget),
+        Err(FileError::OverBudget(BudgetKind::Entries))
+    );
+    let budget = ReadBudget::new(1 << 20, 100);
+    assert_eq!(fa.glob_counted("/data/dir/*", &mut 0, &budget).unwrap().len(), 10);
+}
+
+/// A component that asks for one large file 65,536 times in one batch is
+/// stopped at its read budget with a message naming the limit.
+#[test]
+fn a_flood_of_reads_ends_at_the_budget() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("files-flood");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("sys")).unwrap();
+    std::fs::write(root.join("sys/flood"), vec![b'x'; 5 << 20]).unwrap();
+    let wasm = std::fs::read(
+        Path::new(wloc_runtime::test_components_dir()).join("hostile-read-flood.wasm"),
+    )
+    .unwrap();
+    let flood = runtime().load("flood", &wasm).unwrap();
+    for mode in ["one-batch", "many-batches"] {
+        std::fs::write(root.join("sys/flood-mode"), mode).unwrap();
+        let mut o = opts(&[]);
+        o.files = Arc::new(FileAccess::new(&["/sys"], Some(&root)).unwrap());
+        o.limits.max_read_bytes = 8 << 20;
+        let e = runtime().run(&flood, &o).err().expect("the flood ran to its end");
+        let msg = e.to_string();
+        assert!(
+            matches!(e.kind, wloc_runtime::ErrorKind::HostLimit(_))
+                && msg.contains("budget of 8388608 bytes")
+                && msg.contains("flood"),
+            "{mode}: {msg}"
+        );
+    }
+    still_works();
 }
 
 /// The same checks made from inside a component: nothing outside the
