@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::{run_wloc, wloc};
-use wloc::core::{CpuSet, NodeSet, Topology};
+use wloc::model::{CpuSet, NodeSet, Topology};
 use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy};
 
 const MPOL_DEFAULT: i32 = 0;

@@ -76,7 +76,7 @@ fn ps_finds_a_process_that_bind_started() {
     assert!(line.ends_with("\t\tsleep"), "{line}");
 
     let o = run_wloc(["ps", "-c", "--pid", &pid]);
-    let want = wloc::core::CpuSet::from_index(cpu)
+    let want = wloc::model::CpuSet::from_index(cpu)
         .bitmap()
         .to_hwloc_string();
     assert_eq!(text(&o).0, format!("{pid}\t{want}\t\tsleep\n"));
@@ -137,7 +137,7 @@ fn ps_shows_bound_threads() {
     let o = run_wloc(["ps", "-t", "-c", "--pid", &pid]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let want = wloc::core::CpuSet::from_index(cpu)
+    let want = wloc::model::CpuSet::from_index(cpu)
         .bitmap()
         .to_hwloc_string();
     assert!(out.starts_with(&format!("{pid}\t")), "{out}");

@@ -289,7 +289,7 @@ fn memory_size(size: u64, verbose: bool) -> String {
 
 /// hwloc's short or long type name of an object (`hwloc_obj_type_snprintf`):
 /// `L2`/`L2Cache`, `L1d`, `Group0`, `HostBridge`, `PCI`, `Net`/`Network`, ...
-fn type_name(o: &Object, verbose: bool) -> String {
+pub fn type_name(o: &Object, verbose: bool) -> String {
     match o.obj_type {
         t if t.is_cache() => {
             let (depth, kind) = match o.cache() {

@@ -4,8 +4,8 @@
 //! machine, without the operating system's topology files.
 //!
 //! - [`LinuxPuRunner`] implements the probe's
-//!   [`PuRunner`](wloc_probe::PuRunner) by pinning the calling thread with
-//!   `sched_setaffinity`, so that `wloc_probe::NativeSource::with_runner`
+//!   [`PuRunner`](wloc_probe::PuRunner) by pinning the calling thread
+//!   through `wloc-bind`, so that `wloc_probe::NativeSource::with_runner`
 //!   executes `cpuid` on every PU.
 //! - [`gather_pu`] asks any [`CpuidSource`] for the leaves
 //!   `hwloc-gather-cpuid` records and formats them as it does.
@@ -303,74 +303,18 @@ mod linux {
     use std::io;
     use std::marker::PhantomData;
 
+    use wloc_bind::{set_thread_affinity, thread_affinity};
+
     use wloc_probe::PuRunner;
 
-    type Word = libc::c_ulong;
-    const WORD_BITS: usize = Word::BITS as usize;
-    /// Largest affinity mask tried, in bits.
+    use wloc_core::CpuSet;
+
+    /// Largest CPU list accepted, in PUs.
     const MAX_MASK_BITS: usize = 1 << 22;
 
-    fn get_affinity() -> io::Result<Vec<Word>> {
-        let mut bits = 1024;
-        loop {
-            let mut mask: Vec<Word> = vec![0; bits / WORD_BITS];
-            // SAFETY: the buffer holds `size` bytes that the kernel may
-            // write; cpu_set_t is a plain bit array, so a larger buffer
-            // than the libc type is what CPU_ALLOC does too.
-            let r = unsafe {
-                libc::sched_getaffinity(
-                    0,
-                    mask.len() * std::mem::size_of::<Word>(),
-                    mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
-                )
-            };
-            if r == 0 {
-                return Ok(mask);
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINVAL) || bits >= MAX_MASK_BITS {
-                return Err(e);
-            }
-            bits *= 2;
-        }
-    }
-
-    fn set_affinity(mask: &[Word]) -> io::Result<()> {
-        // SAFETY: the kernel reads `size` bytes of the buffer.
-        let r = unsafe {
-            libc::sched_setaffinity(
-                0,
-                std::mem::size_of_val(mask),
-                mask.as_ptr().cast::<libc::cpu_set_t>(),
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    /// Pins the calling thread on `cpu` (with a mask of at least `words`
-    /// words) and checks that it runs there.
-    fn move_to(cpu: u32, words: usize) -> bool {
-        let cpu = cpu as usize;
-        let mut mask: Vec<Word> = vec![0; words.max(cpu / WORD_BITS + 1)];
-        mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
-        if set_affinity(&mask).is_err() {
-            return false;
-        }
-        // The kernel migrates the thread before returning; check.
-        current_cpu() == Some(cpu as u32) || {
-            std::thread::yield_now();
-            current_cpu() == Some(cpu as u32)
-        }
-    }
-
-    fn current_cpu() -> Option<u32> {
-        // SAFETY: no arguments, no memory.
-        let c = unsafe { libc::sched_getcpu() };
-        u32::try_from(c).ok()
+    /// Pins the calling thread on `cpu` and checks that it runs there.
+    fn move_to(cpu: u32) -> bool {
+        wloc_bind::pin_thread_to_pu(cpu).unwrap_or(false)
     }
 
     /// Parses a kernel CPU list such as `0-3,8,10-11`.
@@ -410,7 +354,7 @@ mod linux {
     #[derive(Default)]
     struct LiveState {
         /// The pinned thread, its original affinity and the PU it is on.
-        pinned: Option<(std::thread::ThreadId, Vec<Word>, usize)>,
+        pinned: Option<(std::thread::ThreadId, CpuSet, usize)>,
         answers: std::collections::HashMap<(u32, u32, u32), [u32; 4]>,
     }
 
@@ -430,7 +374,7 @@ mod linux {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             match st.pinned.take() {
                 Some((t, original, _)) if t == std::thread::current().id() => {
-                    set_affinity(&original)
+                    set_thread_affinity(&original)
                 }
                 other => {
                     st.pinned = other;
@@ -447,20 +391,20 @@ mod linux {
             }
             let original = match st.pinned.take() {
                 Some((t, original, _)) if t == me => original,
-                _ => match get_affinity() {
+                _ => match thread_affinity() {
                     Ok(m) => m,
                     Err(_) => return false,
                 },
             };
             let Some(&cpu) = self.pus.get(pu) else {
-                let _ = set_affinity(&original);
+                let _ = set_thread_affinity(&original);
                 return false;
             };
-            let here = move_to(cpu, original.len());
+            let here = move_to(cpu);
             if here {
                 st.pinned = Some((me, original, pu));
             } else {
-                let _ = set_affinity(&original);
+                let _ = set_thread_affinity(&original);
             }
             here
         }
@@ -511,7 +455,7 @@ mod linux {
     /// runner belongs to the thread that created it (it is not `Send`).
     pub struct LinuxPuRunner {
         pus: Vec<u32>,
-        original: Vec<Word>,
+        original: CpuSet,
         pinned: Cell<Option<usize>>,
         _thread_bound: PhantomData<*const ()>,
     }
@@ -519,18 +463,11 @@ mod linux {
     impl LinuxPuRunner {
         /// A runner over the PUs the calling thread may use.
         pub fn new() -> io::Result<Self> {
-            let original = get_affinity()?;
+            let original = thread_affinity()?;
             let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
                 .ok()
                 .and_then(|s| parse_cpu_list(&s));
-            let mut pus = Vec::new();
-            for (w, &word) in original.iter().enumerate() {
-                for b in 0..WORD_BITS {
-                    if word & (1 << b) != 0 {
-                        pus.push((w * WORD_BITS + b) as u32);
-                    }
-                }
-            }
+            let mut pus: Vec<u32> = original.iter().collect();
             if let Some(online) = online {
                 pus.retain(|p| online.binary_search(p).is_ok());
             }
@@ -556,7 +493,7 @@ mod linux {
             let Some(&cpu) = self.pus.get(pu) else {
                 return false;
             };
-            let ok = move_to(cpu, self.original.len());
+            let ok = move_to(cpu);
             self.pinned.set(ok.then_some(pu));
             ok
         }
@@ -564,7 +501,7 @@ mod linux {
         /// Gives the calling thread its original affinity back.
         pub fn restore(&self) -> io::Result<()> {
             if self.pinned.take().is_some() {
-                set_affinity(&self.original)?;
+                set_thread_affinity(&self.original)?;
             }
             Ok(())
         }
@@ -832,10 +769,7 @@ mod tests {
         assert!(!r.pus().is_empty());
         for pu in 0..r.pus().len() {
             let mut ran = None;
-            wloc_probe::PuRunner::run_on(&r, pu, &mut || {
-                // SAFETY: no arguments.
-                ran = Some(unsafe { libc::sched_getcpu() } as u32)
-            });
+            wloc_probe::PuRunner::run_on(&r, pu, &mut || ran = wloc_bind::current_pu().ok());
             assert_eq!(ran, Some(r.pus()[pu]));
         }
         let mut called = false;

@@ -6,12 +6,16 @@
 //! The topology model itself lives in [`wloc_core`].
 
 pub mod annotations;
+pub mod components;
 pub mod console;
 pub mod cpuid_native;
 pub mod input;
 pub mod json;
+pub mod tool_flags;
 
-pub use wloc_core as core;
+/// The topology model (the `wloc-core` crate).  Not named `core`, which
+/// would shadow Rust's own `core` for users of this crate.
+pub use wloc_core as model;
 
 /// hwloc XML import and export (the `wloc-xml` crate).
 pub use wloc_xml as xml;

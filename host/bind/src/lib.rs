@@ -30,10 +30,12 @@ mod error;
 mod mem;
 mod support;
 mod sys;
+mod thread;
 
 pub use error::BindError;
 pub use mem::{BoundMemory, MemPolicy, MemSet};
 pub use support::Support;
+pub use thread::{current_pu, pin_thread_to_pu, set_thread_affinity, thread_affinity};
 
 use wloc_core::{CpuSet, NodeSet, Topology};
 

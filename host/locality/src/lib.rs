@@ -50,6 +50,15 @@ impl CpusetFormat {
             _ => None,
         }
     }
+
+    /// A set (of PUs or NUMA nodes) in this form.
+    pub fn show(self, b: &wloc_core::Bitmap) -> String {
+        match self {
+            CpusetFormat::Hwloc => b.to_hwloc_string(),
+            CpusetFormat::List => b.to_list_string(),
+            CpusetFormat::Taskset => b.to_taskset_string(),
+        }
+    }
 }
 
 /// Options of location evaluation (hwloc-calc/hwloc-bind semantics).

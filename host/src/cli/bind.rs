@@ -4,24 +4,20 @@
 use std::os::unix::process::CommandExt;
 
 use clap::Args;
-use wloc::input::{self, InputFormat};
+use wloc::tool_flags::parse_set_format;
 use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet};
 use wloc_core::{CpuSet, NodeSet, ObjType, Topology, TypeFilter};
+use wloc_locality::CpusetFormat;
+
+use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc bind`, named as hwloc-bind's.  Options may also
 /// appear between locations: `--cpubind` and `--membind` choose what the
 /// locations after them bind.
 #[derive(Args, Debug)]
 pub struct BindArgs {
-    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Option<String>,
-    /// Force the input format: xml, synthetic, fsroot or cpuid.
-    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-    /// Assume the input topology describes the system we run on (also WLOC_THISSYSTEM=1).
-    #[arg(long)]
-    pub thissystem: bool,
+    #[command(flatten)]
+    pub topo_args: TopologyArgs,
     /// Use the following locations for CPU binding (the default).
     #[arg(long)]
     pub cpubind: bool,
@@ -82,71 +78,8 @@ pub struct BindArgs {
     pub words: Vec<String>,
 }
 
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
-    })
-}
-
-/// Loads the topology for a binding tool, with hwloc's default filters
-/// or, with `whole_io`, every object (I/O devices included, as hwloc-bind
-/// does, so that `os=eth0` works).  A topology read from elsewhere is
-/// this system only if the user says so.
-pub(crate) fn load_topology(
-    input: Option<&str>,
-    format: Option<InputFormat>,
-    thissystem: bool,
-    whole_io: bool,
-) -> Result<Topology, String> {
-    let mut t = Topology::new();
-    if whole_io {
-        t.set_all_types_filter(TypeFilter::KeepAll);
-        t.set_io_types_filter(TypeFilter::KeepAll);
-    }
-    let source = input::resolve(input, format).map_err(|e| e.to_string())?;
-    let mut topo = input::load(&source, t).map_err(|e| {
-        format!(
-            "failed to load topology from {}: {e}",
-            input.unwrap_or("the environment")
-        )
-    })?;
-    if thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
-        topo.is_thissystem = true;
-    }
-    Ok(topo)
-}
-
-/// How sets are shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SetFormat {
-    Hwloc,
-    List,
-    Taskset,
-}
-
-impl SetFormat {
-    pub(crate) fn parse(s: &str) -> Result<SetFormat, String> {
-        match s {
-            "hwloc" => Ok(SetFormat::Hwloc),
-            "list" => Ok(SetFormat::List),
-            "taskset" => Ok(SetFormat::Taskset),
-            _ => Err(format!(
-                "unknown set format '{s}' (expected hwloc, list or taskset)"
-            )),
-        }
-    }
-
-    pub(crate) fn show(self, b: &wloc_core::Bitmap) -> String {
-        match self {
-            SetFormat::Hwloc => b.to_hwloc_string(),
-            SetFormat::List => b.to_list_string(),
-            SetFormat::Taskset => b.to_taskset_string(),
-        }
-    }
-}
-
 /// The PUs local to a set of NUMA nodes (hwloc_cpuset_from_nodeset).
-pub(crate) fn nodes_to_cpus(topo: &Topology, nodes: &NodeSet) -> CpuSet {
+fn nodes_to_cpus(topo: &Topology, nodes: &NodeSet) -> CpuSet {
     let mut cpus = CpuSet::new();
     for id in topo.objs_by_type(ObjType::NUMANode) {
         let o = topo.obj(id);
@@ -180,7 +113,7 @@ struct Plan {
     use_nodeset: bool,
     pid: Option<i32>,
     tid: Option<i32>,
-    format: SetFormat,
+    format: CpusetFormat,
     physical: bool,
     force: bool,
     quiet: bool,
@@ -194,12 +127,12 @@ struct Plan {
 impl Plan {
     fn from_args(a: &BindArgs) -> Result<Plan, String> {
         let mut format = if a.taskset {
-            SetFormat::Taskset
+            CpusetFormat::Taskset
         } else {
-            SetFormat::Hwloc
+            CpusetFormat::Hwloc
         };
         if let Some(c) = &a.cof {
-            format = SetFormat::parse(c)?;
+            format = parse_set_format(c)?;
         }
         Ok(Plan {
             cpu_words: Vec::new(),
@@ -249,7 +182,7 @@ impl Plan {
             "--get" => self.get = true,
             "-e" | "--get-last-cpu-location" => self.last = true,
             "--nodeset" => self.use_nodeset = true,
-            "--taskset" => self.format = SetFormat::Taskset,
+            "--taskset" => self.format = CpusetFormat::Taskset,
             "-l" | "--logical" => self.physical = false,
             "-p" | "--physical" => self.physical = true,
             "-f" | "--force" => self.force = true,
@@ -260,7 +193,7 @@ impl Plan {
                 return Ok(2);
             }
             "--cof" => {
-                self.format = SetFormat::parse(value("a format")?)?;
+                self.format = parse_set_format(value("a format")?)?;
                 return Ok(2);
             }
             "--pid" => {
@@ -352,8 +285,15 @@ impl Plan {
 
 /// Runs `wloc bind`.  On success with a command, the command replaces
 /// this process and the function does not return.
-pub fn run_bind(a: &BindArgs) -> Result<(), String> {
-    let topo = load_topology(a.input.as_deref(), a.input_format, a.thissystem, true)?;
+pub fn run(a: &BindArgs) -> super::Result {
+    // Every object, I/O devices included, as hwloc-bind loads it, so that
+    // `os=eth0` works.  A topology read from elsewhere is this system only
+    // if the user says so.
+    let how = Load::new(
+        keep_all(TypeFilter::KeepAll),
+        LoadErrors::Named("the environment"),
+    );
+    let (topo, _) = a.topo_args.load(how)?;
     let mut plan = Plan::from_args(a)?;
     plan.read_words(&topo, &a.words)?;
     let binder = Binder::new(&topo);
@@ -369,7 +309,7 @@ pub fn run_bind(a: &BindArgs) -> Result<(), String> {
         return Err("cannot show and set the binding at the same time".into());
     }
     if querying {
-        println!("{}", show_binding(&binder, &plan)?);
+        super::print(&format!("{}\n", show_binding(&binder, &plan)?))?;
     }
 
     let mut failed = false;
@@ -453,7 +393,8 @@ pub fn run_bind(a: &BindArgs) -> Result<(), String> {
         return Err(match &plan.not_a_location {
             Some(e) => e.clone(),
             None => "nothing to do: give a command to run after the locations".into(),
-        });
+        }
+        .into());
     }
     let err = std::process::Command::new(&plan.command[0])
         .args(&plan.command[1..])
@@ -462,7 +403,7 @@ pub fn run_bind(a: &BindArgs) -> Result<(), String> {
     if let Some(e) = &plan.not_a_location {
         msg.push_str(&format!(" (nor is it a location: {e})"));
     }
-    Err(msg)
+    Err(msg.into())
 }
 
 /// The text of `--get` or `--get-last-cpu-location`.

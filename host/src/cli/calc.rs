@@ -8,11 +8,17 @@
 use std::io::{BufRead, Write};
 
 use clap::Args;
-use wloc::input::{self, InputFormat};
+use wloc::tool_flags::{
+    parse_local_memory_flags, parse_restrict_flags, parse_set_format, split_restrict,
+};
 use wloc_core::memattrs;
-use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology, TypeFilter};
+use wloc_core::{Bitmap, CpuSet, ObjType, Topology, TypeFilter};
 use wloc_locality::query::{self, LevelSpec};
 use wloc_locality::{CpusetFormat, WordOptions};
+
+use super::topology::{
+    keep_all, parse_input_format, InputArgs, Load, LoadErrors, RestrictFlags, TopologyArgs,
+};
 
 /// Options of `wloc calc`, named as hwloc-calc's (see `wloc calc --help`).
 #[derive(Args, Debug)]
@@ -101,191 +107,6 @@ fn take_value<'a>(args: &'a [String], i: &mut usize, opt: &str) -> Result<&'a st
         .ok_or_else(|| format!("option {opt} needs a value\n{USAGE}"))
 }
 
-/// Loads the topology as hwloc-calc does: every object kept, I/O included.
-pub(crate) fn load_tool_topology(
-    input: Option<&str>,
-    format: Option<InputFormat>,
-    keep_all: bool,
-    disallowed: bool,
-) -> Result<Topology, String> {
-    let mut t = Topology::new();
-    if keep_all {
-        t.set_all_types_filter(TypeFilter::KeepAll);
-        t.set_io_types_filter(TypeFilter::KeepAll);
-    }
-    t.include_disallowed = disallowed;
-    let source = input::resolve(input, format).map_err(|e| e.to_string())?;
-    input::load(&source, t).map_err(|e| {
-        format!(
-            "failed to load topology from {}: {e}",
-            input.unwrap_or("this system")
-        )
-    })
-}
-
-/// hwloc's restriction flags (`HWLOC_RESTRICT_FLAG_*`), as
-/// `--restrict-flags` takes them.
-pub(crate) mod restrict_flags {
-    /// Remove NUMA nodes left without PUs.
-    pub const REMOVE_CPULESS: u64 = 1;
-    /// Move Misc objects of removed objects to their parent.
-    pub const ADAPT_MISC: u64 = 2;
-    /// Move I/O objects of removed objects to their parent.
-    pub const ADAPT_IO: u64 = 4;
-    /// The set is a NUMA node set.
-    pub const BYNODESET: u64 = 8;
-    /// With [`BYNODESET`], remove PUs left without NUMA nodes.
-    pub const REMOVE_MEMLESS: u64 = 16;
-    /// Every flag hwloc 2.9 knows.
-    pub const ALL: u64 = 31;
-}
-
-/// Splits a `--restrict` value into the set and the flag it implies: a
-/// value starting with `nodeset` is a NUMA node set (hwloc's tools compare
-/// the first 7 characters of `nodeset=` and skip 8).
-pub(crate) fn split_restrict(spec: &str) -> (&str, u64) {
-    if spec.starts_with("nodeset") {
-        (spec.get(8..).unwrap_or(""), restrict_flags::BYNODESET)
-    } else {
-        (spec, 0)
-    }
-}
-
-/// Applies `--restrict [nodeset=]SET` with `--restrict-flags` (see
-/// [`restrict_topology`]).
-pub(crate) fn apply_restrict(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
-    let (set, implied) = split_restrict(spec);
-    restrict_topology(topo, set, flags | implied, quiet);
-}
-
-/// Restricts the topology to a set in hwloc's form: a CPU set, or a NUMA
-/// node set with [`restrict_flags::BYNODESET`].  As hwloc's tools, a
-/// restriction that fails (bad set, set outside the machine, flags hwloc
-/// rejects) is reported and the whole topology is kept.
-pub(crate) fn restrict_topology(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
-    use restrict_flags::*;
-    let report = |why: &str| {
-        if !quiet {
-            eprintln!(
-                "wloc: cannot restrict the topology to {spec}: {why}; keeping the whole topology"
-            );
-        }
-    };
-    let bynodeset = flags & BYNODESET != 0;
-    if flags & !ALL != 0 {
-        return report(&format!("invalid restriction flags {flags:#x}"));
-    }
-    if bynodeset && flags & REMOVE_CPULESS != 0 {
-        return report("flag remove_cpuless cannot be used with a node set");
-    }
-    if !bynodeset && flags & REMOVE_MEMLESS != 0 {
-        return report("flag remove_memless needs a node set");
-    }
-    let set = match Bitmap::parse(spec) {
-        Ok(b) => b,
-        Err(e) => return report(&format!("invalid set: {e}")),
-    };
-    let res = if bynodeset {
-        topo.restrict_by_nodeset(&NodeSet::from_bitmap(set), flags & REMOVE_MEMLESS != 0)
-    } else {
-        topo.restrict(&CpuSet::from_bitmap(set), flags & REMOVE_CPULESS != 0)
-    };
-    if let Err(e) = res {
-        report(&e.to_string());
-    }
-}
-
-/// Parses flags as hwloc's tools do (`hwloc_utils_parse_flags`): a C
-/// number, `none`, or names separated by `,`, `|` or `+`, each matching a
-/// single flag name anywhere in it, ignoring case (or its end, with a
-/// trailing `$`).  On a name matching no flag or several, hwloc's message
-/// goes to standard error and every bit is set, which hwloc's functions
-/// then reject, as the tools do.
-pub(crate) fn parse_hwloc_flags(s: &str, names: &[(&str, u64)], kind: &str) -> u64 {
-    if let Some(n) = wloc_locality::parse_c_integer(s) {
-        // hwloc keeps the number in an int.
-        return n as i32 as i64 as u64;
-    }
-    let upper = s.to_ascii_uppercase();
-    if upper == "NONE" {
-        return 0;
-    }
-    let fail = |msg: String| {
-        eprintln!("{msg}");
-        eprintln!("Supported {kind} flags are substrings of:");
-        for (n, _) in names {
-            eprintln!("  {n}");
-        }
-        u64::MAX
-    };
-    let mut flags = 0u64;
-    let mut rest = upper.as_str();
-    loop {
-        rest = rest.trim_start_matches([',', '|', '+']);
-        let end = rest.find([' ', ',', '|', '+']).unwrap_or(rest.len());
-        if end == 0 {
-            break;
-        }
-        let mut token = &rest[..end];
-        rest = rest.get(end + 1..).unwrap_or("");
-        let suffix = token.find('$').map(|i| {
-            token = &token[..i];
-        });
-        let matches: Vec<u64> = names
-            .iter()
-            .filter(|(n, _)| match suffix {
-                Some(()) => n.ends_with(token),
-                None => n.contains(token),
-            })
-            .map(|(_, v)| *v)
-            .collect();
-        match matches.as_slice() {
-            [] => return fail(format!("Failed to parse {kind} flag `{token}'.")),
-            [v] => flags |= v,
-            _ => return fail(format!("Duplicate match for {kind} flag `{token}'.")),
-        }
-        if rest.is_empty() {
-            break;
-        }
-    }
-    flags
-}
-
-/// Parses `--restrict-flags` as hwloc's tools do (see [`parse_hwloc_flags`]).
-pub(crate) fn parse_restrict_flags(s: &str) -> Result<u64, String> {
-    use restrict_flags::*;
-    Ok(parse_hwloc_flags(
-        s,
-        &[
-            ("HWLOC_RESTRICT_FLAG_REMOVE_CPULESS", REMOVE_CPULESS),
-            ("HWLOC_RESTRICT_FLAG_BYNODESET", BYNODESET),
-            ("HWLOC_RESTRICT_FLAG_REMOVE_MEMLESS", REMOVE_MEMLESS),
-            ("HWLOC_RESTRICT_FLAG_ADAPT_MISC", ADAPT_MISC),
-            ("HWLOC_RESTRICT_FLAG_ADAPT_IO", ADAPT_IO),
-        ],
-        "restrict",
-    ))
-}
-
-/// Parses `--local-memory-flags` as hwloc's tools do (see
-/// [`parse_hwloc_flags`]); hwloc 2.9 reads `all` as ambiguous (it is also
-/// in `SMALLER`), which selects nothing.
-pub(crate) fn parse_local_memory_flags(s: &str) -> u64 {
-    use query::local_flags::*;
-    parse_hwloc_flags(
-        s,
-        &[
-            ("HWLOC_LOCAL_NUMANODE_FLAG_LARGER_LOCALITY", LARGER_LOCALITY),
-            (
-                "HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY",
-                SMALLER_LOCALITY,
-            ),
-            ("HWLOC_LOCAL_NUMANODE_FLAG_ALL", ALL),
-        ],
-        "local_numanode",
-    )
-}
-
 fn cpukind_set(topo: &Topology, spec: &str) -> CpuSet {
     if let Some((name, value)) = spec.split_once('=') {
         let mut set = CpuSet::new();
@@ -352,14 +173,6 @@ fn resolve_levels(topo: &Topology, out: &Output) -> Result<Levels, String> {
         hierarchical,
         best_memattr,
     })
-}
-
-fn format_set(b: &Bitmap, f: CpusetFormat) -> String {
-    match f {
-        CpusetFormat::Hwloc => b.to_hwloc_string(),
-        CpusetFormat::List => b.to_list_string(),
-        CpusetFormat::Taskset => b.to_taskset_string(),
-    }
 }
 
 /// Converts and prints one result set.  Returns false when `--largest`
@@ -448,7 +261,7 @@ fn output(
             .collect();
         writeln!(w, "{}", idx.join(sep))?;
     } else {
-        writeln!(w, "{}", format_set(&set, out.format))?;
+        writeln!(w, "{}", out.format.show(&set))?;
     }
     Ok(true)
 }
@@ -491,50 +304,51 @@ impl Reader {
     }
 }
 
-/// Runs `wloc calc`; returns the exit code.
-pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
+/// Runs `wloc calc`.
+pub fn run(a: &CalcArgs) -> super::Result {
     let args = &a.args;
     let mut i = 0;
-    // Topology options first.
-    let mut input_arg: Option<String> = None;
-    let mut input_format: Option<InputFormat> = None;
-    let mut disallowed = false;
-    let mut restrict: Option<String> = None;
+    // Topology options first, read in order as hwloc-calc reads them.
+    let mut topology = TopologyArgs::from_input(InputArgs::default());
     let mut restrict_flags = 0u64;
     let mut cpukind: Option<String> = None;
     while i < args.len() {
         let arg = args[i].as_str();
         match arg {
-            "--disallowed" | "--whole-system" => disallowed = true,
+            "--disallowed" | "--whole-system" => topology.disallowed = true,
             "--restrict" => {
-                let (set, implied) = split_restrict(take_value(args, &mut i, arg)?);
-                restrict = Some(set.to_string());
-                restrict_flags |= implied;
+                let spec = take_value(args, &mut i, arg)?;
+                restrict_flags |= split_restrict(spec).1;
+                topology.restrict = Some(spec.to_string());
             }
             "--restrict-flags" => {
                 restrict_flags = parse_restrict_flags(take_value(args, &mut i, arg)?)?
             }
             "--cpukind" => cpukind = Some(take_value(args, &mut i, arg)?.to_string()),
-            "-i" | "--input" => input_arg = Some(take_value(args, &mut i, arg)?.to_string()),
+            "-i" | "--input" => {
+                topology.input.input = Some(take_value(args, &mut i, arg)?.to_string())
+            }
             "--if" | "--input-format" => {
-                let v = take_value(args, &mut i, arg)?;
-                input_format = Some(InputFormat::parse(v).ok_or_else(|| {
-                    format!("unknown input format '{v}' (expected xml, synthetic, fsroot or cpuid)")
-                })?);
+                topology.input.input_format =
+                    Some(parse_input_format(take_value(args, &mut i, arg)?)?);
             }
             _ => break,
         }
         i += 1;
     }
     if args[i..].iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return Ok(());
+        return super::print(USAGE);
     }
-    let mut topo = load_tool_topology(input_arg.as_deref(), input_format, true, disallowed)?;
-    let quiet_early = args[i..].iter().any(|a| a == "-q" || a == "--quiet");
-    if let Some(r) = &restrict {
-        restrict_topology(&mut topo, r, restrict_flags, quiet_early);
-    }
+    // As hwloc-calc: every object kept, I/O included.
+    let how = Load {
+        restrict_flags: RestrictFlags::Given(restrict_flags),
+        quiet: args[i..].iter().any(|a| a == "-q" || a == "--quiet"),
+        ..Load::new(
+            keep_all(TypeFilter::KeepAll),
+            LoadErrors::Named("this system"),
+        )
+    };
+    let (topo, _) = topology.load(how)?;
     let mut out = Output {
         logical_out: true,
         nodeset_out: false,
@@ -570,7 +384,8 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
                 | "--input" | "--if" | "--input-format" => {
                     return Err(format!(
                         "input option {arg} disallowed after options using the topology (put it first)"
-                    ))
+                    )
+                    .into())
                 }
                 "--no-smt" => out.no_smt = Some(0),
                 a if a.starts_with("--no-smt=") => {
@@ -594,8 +409,7 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
                 "--nodelist" => out.intersect = Some("numa".into()),
                 "--largest" | "--objects" => out.largest = true,
                 "--version" => {
-                    println!("wloc calc {}", env!("CARGO_PKG_VERSION"));
-                    return Ok(());
+                    return super::print(&format!("wloc calc {}\n", env!("CARGO_PKG_VERSION")));
                 }
                 "-l" | "--logical" => {
                     reader.opts.physical_input = false;
@@ -619,18 +433,13 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
                 "--single" => out.single = true,
                 "--taskset" => out.format = CpusetFormat::Taskset,
                 "--cof" | "--cpuset-output-format" => {
-                    let v = take_value(args, &mut i, arg)?;
-                    out.format = CpusetFormat::parse(v)
-                        .ok_or_else(|| format!("unknown set format '{v}' (expected hwloc, list or taskset)"))?;
+                    out.format = parse_set_format(take_value(args, &mut i, arg)?)?;
                 }
                 "--cif" | "--cpuset-input-format" => {
-                    let v = take_value(args, &mut i, arg)?;
-                    reader.opts.cpuset_format = Some(
-                        CpusetFormat::parse(v)
-                            .ok_or_else(|| format!("unknown set format '{v}' (expected hwloc, list or taskset)"))?,
-                    );
+                    reader.opts.cpuset_format =
+                        Some(parse_set_format(take_value(args, &mut i, arg)?)?);
                 }
-                _ => return Err(format!("Unrecognized option: {arg}\n{USAGE}")),
+                _ => return Err(format!("Unrecognized option: {arg}\n{USAGE}").into()),
             }
         } else {
             locations += 1;
@@ -675,10 +484,8 @@ pub fn run_calc(a: &CalcArgs) -> Result<(), String> {
         Ok(true)
     })();
     let flushed = w.flush();
-    match res.and_then(|c| flushed.map(|_| c)) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err("No object included in this cpuset".into()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("cannot write the output: {e}")),
+    match res.and_then(|c| flushed.map(|_| c))? {
+        true => Ok(()),
+        false => Err("No object included in this cpuset".into()),
     }
 }

@@ -1,30 +1,17 @@
 //! `wloc component`: list, inspect, verify, sign, install, allow and deny
-//! sandboxed components; and the `--component`/`--components` options of
-//! `wloc ls`.
-//!
-//! Components are found on a search path, as hwloc finds plugins:
-//! `WLOC_COMPONENTS_PATH` (colon-separated), then the user folder
-//! (`$XDG_DATA_HOME/wloc/components` or `~/.local/share/wloc/components`),
-//! then the system folder `/usr/lib/wloc/components`.  Being on the path
-//! never means being allowed: every component goes through the policy.
+//! sandboxed components (found on the search path of
+//! [`wloc::components`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wloc::input::{self, LoadError, Source};
-use wloc_core::Topology;
-use wloc_runtime::enforce::{self, Admission, Examined};
-use wloc_runtime::manifest::{self, Capabilities, Kind, Manifest};
+use wloc::components::{installed, read_component, user_dir, SYSTEM_DIR};
+use wloc_runtime::builtin;
+use wloc_runtime::enforce::{self, Examined};
+use wloc_runtime::manifest::{self, Capabilities, Manifest};
 use wloc_runtime::policy::{self, Policy};
 use wloc_runtime::signing::{self, SignatureState};
-use wloc_runtime::{builtin, RunOptions, Runtime};
-
-/// The system folder of components.
-pub const SYSTEM_DIR: &str = "/usr/lib/wloc/components";
-
-/// Largest component file read.
-const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 
 /// Options of `wloc component`.
 #[derive(Args, Debug)]
@@ -115,50 +102,6 @@ enum ComponentCommand {
     },
 }
 
-/// The folders searched for components, first match first.
-pub fn search_path() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(p) = std::env::var_os("WLOC_COMPONENTS_PATH") {
-        dirs.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
-    }
-    if let Some(d) = user_dir() {
-        dirs.push(d);
-    }
-    dirs.push(PathBuf::from(SYSTEM_DIR));
-    dirs
-}
-
-/// The user folder of components.
-pub fn user_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| Path::new(v).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| Path::new(v).is_absolute())
-                .map(|h| PathBuf::from(h).join(".local/share"))
-        })?;
-    Some(base.join("wloc/components"))
-}
-
-fn read_component(path: &Path) -> Result<Vec<u8>, String> {
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(f, MAX_COMPONENT_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if bytes.len() as u64 > MAX_COMPONENT_BYTES {
-        return Err(format!(
-            "{} is larger than {MAX_COMPONENT_BYTES} bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
-}
-
 /// The built-in components: name and bytes.
 fn builtins() -> Vec<(&'static str, &'static [u8])> {
     vec![
@@ -171,29 +114,6 @@ fn builtins() -> Vec<(&'static str, &'static [u8])> {
             builtin::annotate_pci_names_wasm(),
         ),
     ]
-}
-
-/// Installed components: `.wasm` files of the search path, first of a
-/// file name wins.
-fn installed() -> Vec<PathBuf> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for dir in search_path() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
-            .collect();
-        files.sort();
-        for f in files {
-            if seen.insert(f.file_name().map(|n| n.to_owned())) {
-                out.push(f);
-            }
-        }
-    }
-    out
 }
 
 fn short(d: &str) -> &str {
@@ -229,7 +149,7 @@ fn refusal(e: &wloc_runtime::ComponentError) -> String {
     }
 }
 
-fn list(policy: &Policy) -> Result<(), String> {
+fn list(policy: &Policy) -> super::Result {
     let mut out = std::io::stdout().lock();
     let mut rows: Vec<(String, Vec<u8>, bool)> = builtins()
         .into_iter()
@@ -264,16 +184,17 @@ fn list(policy: &Policy) -> Result<(), String> {
             Err(e) => (label.clone(), "?".into(), "?".into(), format!("? ({e})")),
         };
         let (_, granted, status) = decision_text(policy, &bytes, builtin, &label, &source);
-        let _ = writeln!(
+        writeln!(
             out,
             "{name} {version} {kind} sha256:{} {source}\n  requested: {requested}\n  granted:   {granted}\n  {status}",
             short(&digest)
-        );
+        )?;
     }
+    out.flush()?;
     Ok(())
 }
 
-fn inspect(policy: &Policy, file: &Path) -> Result<(), String> {
+fn inspect(policy: &Policy, file: &Path) -> super::Result {
     let bytes = read_component(file)?;
     let ex: Examined = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut out = String::new();
@@ -305,22 +226,23 @@ fn inspect(policy: &Policy, file: &Path) -> Result<(), String> {
     let (_, granted, status) = decision_text(policy, &bytes, false, &label, &label);
     let _ = writeln!(out, "granted:   {granted}");
     let _ = writeln!(out, "policy:    {status}");
-    print!("{out}");
+    super::print(&out)?;
     Ok(())
 }
 
-fn verify(policy: &Policy, file: &Path) -> Result<(), String> {
+fn verify(policy: &Policy, file: &Path) -> super::Result {
     let bytes = read_component(file)?;
     let label = file.display().to_string();
     let a = enforce::admit(policy, &bytes, false, &label, &label).map_err(|e| e.to_string())?;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{}: {} {} may run ({}); granted {}",
         file.display(),
         a.manifest.name,
         a.manifest.version,
         a.by,
         a.grant.caps.summary()
-    );
+    )?;
     Ok(())
 }
 
@@ -340,13 +262,13 @@ fn write_new(path: &Path, text: &str, secret: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn keygen(prefix: &Path) -> Result<(), String> {
+fn keygen(prefix: &Path) -> super::Result {
     let k = signing::generate()?;
     let key = PathBuf::from(format!("{}.key", prefix.display()));
     let public = PathBuf::from(format!("{}.pub", prefix.display()));
     write_new(&key, &signing::secret_key_text(&k), true)?;
     write_new(&public, &format!("{}\n", signing::public_key(&k)), false)?;
-    println!("{}", signing::public_key(&k));
+    writeln!(std::io::stdout(), "{}", signing::public_key(&k))?;
     Ok(())
 }
 
@@ -371,7 +293,7 @@ fn sign(
     key: &Path,
     manifest_file: Option<&Path>,
     output: Option<&Path>,
-) -> Result<(), String> {
+) -> super::Result {
     let text = std::fs::read_to_string(key)
         .map_err(|e| format!("cannot read key {}: {e}", key.display()))?;
     let k = signing::parse_secret_key(&text).map_err(|e| format!("{}: {e}", key.display()))?;
@@ -387,17 +309,19 @@ fn sign(
         return Err(format!(
             "{} has no manifest: give one with --manifest (a signature must cover it)",
             file.display()
-        ));
+        )
+        .into());
     }
     let signed = signing::sign(&bytes, &k).map_err(|e| format!("{}: {e}", file.display()))?;
     let out = output.unwrap_or(file);
     replace(out, &signed)?;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{}: signed by {}, sha256:{}",
         out.display(),
         signing::public_key(&k),
         wloc_runtime::cache::sha256_hex(&signed)
-    );
+    )?;
     Ok(())
 }
 
@@ -406,18 +330,19 @@ fn strip_signature(bytes: &[u8]) -> Result<Vec<u8>, String> {
     signing::unsigned_part(bytes).map(<[u8]>::to_vec)
 }
 
-fn embed(file: &Path, manifest_file: &Path, output: Option<&Path>) -> Result<(), String> {
+fn embed(file: &Path, manifest_file: &Path, output: Option<&Path>) -> super::Result {
     let m = read_manifest(manifest_file)?;
     let bytes = read_component(file)?;
     let out_bytes = manifest::embed(&bytes, &m).map_err(|e| format!("{}: {e}", file.display()))?;
     let out = output.unwrap_or(file);
     replace(out, &out_bytes)?;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{}: manifest of {} {} embedded",
         out.display(),
         m.name,
         m.version
-    );
+    )?;
     Ok(())
 }
 
@@ -434,7 +359,7 @@ fn allow(
     files: Option<Vec<String>>,
     no_cpuid: bool,
     config: Option<Vec<String>>,
-) -> Result<(), String> {
+) -> super::Result {
     let bytes = read_component(file)?;
     let ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let m = ex
@@ -442,7 +367,7 @@ fn allow(
         .manifest
         .ok_or_else(|| format!("{} has no manifest; it cannot be allowed", file.display()))?;
     if let SignatureState::Invalid(why) = &ex.signature {
-        return Err(format!("{}: bad signature: {why}", file.display()));
+        return Err(format!("{}: bad signature: {why}", file.display()).into());
     }
     let offered = Capabilities {
         files: files.unwrap_or_else(|| m.capabilities.files.clone()),
@@ -466,13 +391,12 @@ fn allow(
             match &ex.signature {
                 SignatureState::Valid(s) if *s == k => {}
                 SignatureState::Valid(s) => {
-                    return Err(format!("{} is signed by {s}, not by {k}", file.display()))
+                    return Err(format!("{} is signed by {s}, not by {k}", file.display()).into())
                 }
                 _ => {
-                    return Err(format!(
-                        "{} is not signed; allow it by digest",
-                        file.display()
-                    ))
+                    return Err(
+                        format!("{} is not signed; allow it by digest", file.display()).into(),
+                    )
                 }
             }
             let current = Policy::read(&path).ok();
@@ -496,17 +420,18 @@ fn allow(
         )),
     }
     policy::append(&path, &text)?;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{}: {} allowed in {}, granted {}",
         file.display(),
         m.name,
         path.display(),
         grant.summary()
-    );
+    )?;
     Ok(())
 }
 
-fn deny(policy_path: Option<&Path>, target: &str) -> Result<(), String> {
+fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
     let path = policy_file(policy_path);
     let text = if Path::new(target).is_file() {
         let bytes = read_component(Path::new(target))?;
@@ -519,16 +444,14 @@ fn deny(policy_path: Option<&Path>, target: &str) -> Result<(), String> {
     } else if manifest::valid_name(target) {
         policy::deny_entry("", None, Some(target))
     } else {
-        return Err(format!(
-            "'{target}' is neither a component file nor a component name"
-        ));
+        return Err(format!("'{target}' is neither a component file nor a component name").into());
     };
     policy::append(&path, &text)?;
-    println!("{target}: denied in {}", path.display());
+    writeln!(std::io::stdout(), "{target}: denied in {}", path.display())?;
     Ok(())
 }
 
-fn add(policy: &Policy, file: &Path, system: bool) -> Result<(), String> {
+fn add(policy: &Policy, file: &Path, system: bool) -> super::Result {
     let bytes = read_component(file)?;
     let ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let m = ex
@@ -536,7 +459,7 @@ fn add(policy: &Policy, file: &Path, system: bool) -> Result<(), String> {
         .manifest
         .ok_or_else(|| format!("{} has no manifest; it cannot be installed", file.display()))?;
     if let SignatureState::Invalid(why) = &ex.signature {
-        return Err(format!("{}: bad signature: {why}", file.display()));
+        return Err(format!("{}: bad signature: {why}", file.display()).into());
     }
     let dir = if system {
         PathBuf::from(SYSTEM_DIR)
@@ -548,18 +471,19 @@ fn add(policy: &Policy, file: &Path, system: bool) -> Result<(), String> {
     replace(&to, &bytes)?;
     let label = to.display().to_string();
     let (_, _, status) = decision_text(policy, &bytes, false, &label, &label);
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{}: installed {} {} ({}); {status}",
         to.display(),
         m.name,
         m.version,
         signature_text(&ex.signature)
-    );
+    )?;
     Ok(())
 }
 
 /// Runs `wloc component`.
-pub fn run_component(a: &ComponentArgs) -> Result<(), String> {
+pub fn run(a: &ComponentArgs) -> super::Result {
     let pol = || Policy::load(a.policy.as_deref());
     match &a.command {
         ComponentCommand::List => list(&pol()?),
@@ -598,294 +522,9 @@ pub fn run_component(a: &ComponentArgs) -> Result<(), String> {
     }
 }
 
-/// A component selection, as `HWLOC_COMPONENTS`: names in order, `-NAME`
-/// to exclude, `stop` to end the list.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Selection {
-    /// Names to run, in order.
-    pub names: Vec<String>,
-    /// Names excluded.
-    pub excluded: Vec<String>,
-}
-
-impl Selection {
-    /// Parses a list separated by commas (or spaces).
-    pub fn parse(list: &str) -> Result<Selection, String> {
-        let mut s = Selection::default();
-        for tok in list
-            .split([',', ' '])
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
-            if tok == "stop" {
-                break;
-            }
-            let (excl, name) = match tok.strip_prefix('-') {
-                Some(n) => (true, n),
-                None => (false, tok),
-            };
-            if !manifest::valid_name(name) && name != "xml" {
-                return Err(format!(
-                    "invalid component name '{}' in the component list",
-                    wloc_runtime_sanitize(name)
-                ));
-            }
-            if excl {
-                s.excluded.push(name.to_string());
-            } else if !s.names.iter().any(|n| n == name) {
-                s.names.push(name.to_string());
-            }
-        }
-        Ok(s)
-    }
-}
-
-fn wloc_runtime_sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(80)
-        .collect()
-}
-
-/// The built-in discovery that reads a source.
-fn default_name(source: &Source) -> &'static str {
-    match source {
-        Source::Xml(_) => "xml",
-        Source::Synthetic(_) => builtin::SYNTHETIC_NAME,
-        Source::Fsroot(_) | Source::ThisSystem => builtin::LINUX_NAME,
-        Source::Cpuid(_) | Source::CpuidThisSystem => builtin::X86_NAME,
-    }
-}
-
-/// A candidate of the run: a built-in reading some source, or a file.
-enum Candidate {
-    Builtin(Source),
-    File(PathBuf),
-}
-
-/// Finds an installed component by name (its file stem, then its
-/// manifest name).
-fn find_installed(name: &str) -> Option<PathBuf> {
-    let files = installed();
-    if let Some(f) = files
-        .iter()
-        .find(|f| f.file_stem().is_some_and(|s| s == name))
-    {
-        return Some(f.clone());
-    }
-    files.into_iter().find(|f| {
-        read_component(f)
-            .ok()
-            .and_then(|b| manifest::inspect(&b).ok())
-            .and_then(|i| i.manifest)
-            .is_some_and(|m| m.name == name)
-    })
-}
-
-/// Loads a topology as `wloc ls` does, with the components `--component`
-/// adds and the selection `--components` (or `WLOC_COMPONENTS`) makes.
-///
-/// Discovery components are alternatives tried in order: the first that
-/// succeeds gives the topology, and one that is refused, traps or returns
-/// bad data is reported on standard error while the next one is tried.
-/// Annotation components then run on the result, each reported on
-/// failure without changing the topology.  Every component, built in or
-/// not, passes the policy.
-pub fn load_for_ls(
-    source: &Source,
-    topo: Topology,
-    files: &[String],
-    list: Option<&str>,
-    policy_path: Option<&Path>,
-) -> Result<Topology, LoadError> {
-    input::set_policy_path(policy_path.map(Path::to_path_buf));
-    let env_list = std::env::var("WLOC_COMPONENTS")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let list = list.map(str::to_string).or(env_list);
-    if files.is_empty() && list.is_none() {
-        return input::load(source, topo);
-    }
-    let sel = Selection::parse(list.as_deref().unwrap_or("")).map_err(LoadError::BadInput)?;
-    let policy = Policy::load(policy_path).map_err(LoadError::BadInput)?;
-
-    // Discovery and annotation candidates, in order.
-    let mut discovery: Vec<(String, Candidate)> = Vec::new();
-    let mut annotation: Vec<(String, PathBuf, Vec<u8>, Admission)> = Vec::new();
-    let mut extra: Vec<(String, PathBuf)> = files
-        .iter()
-        .map(|f| (f.clone(), PathBuf::from(f)))
-        .collect();
-    for n in &sel.names {
-        let default = default_name(source);
-        if n == default {
-            discovery.push((n.clone(), Candidate::Builtin(source.clone())));
-        } else if n == builtin::LINUX_NAME
-            && matches!(source, Source::Cpuid(_) | Source::CpuidThisSystem)
-        {
-            discovery.push((n.clone(), Candidate::Builtin(Source::ThisSystem)));
-        } else if n == builtin::X86_NAME && matches!(source, Source::ThisSystem) {
-            discovery.push((n.clone(), Candidate::Builtin(Source::CpuidThisSystem)));
-        } else if [
-            builtin::SYNTHETIC_NAME,
-            builtin::LINUX_NAME,
-            builtin::X86_NAME,
-            "xml",
-        ]
-        .contains(&n.as_str())
-        {
-            eprintln!("wloc: component {n} does not apply to this input; skipped");
-        } else {
-            match find_installed(n) {
-                Some(p) => extra.push((n.clone(), p)),
-                None => {
-                    return Err(LoadError::BadInput(format!(
-                        "no component named '{n}' (built in, or on the search path {})",
-                        search_path()
-                            .iter()
-                            .map(|p| p.display().to_string())
-                            .collect::<Vec<_>>()
-                            .join(":")
-                    )))
-                }
-            }
-        }
-    }
-    let mut file_discovery: Vec<(String, Candidate)> = Vec::new();
-    for (label, path) in extra {
-        let bytes = read_component(&path).map_err(LoadError::BadInput)?;
-        let shown = path.display().to_string();
-        match enforce::admit(&policy, &bytes, false, &label, &shown) {
-            Err(e) => eprintln!("wloc: {e}"),
-            Ok(a) if sel.excluded.contains(&a.manifest.name) => {}
-            Ok(a) if a.manifest.kind == Kind::Annotation => {
-                annotation.push((label, path, bytes, a))
-            }
-            Ok(_) => file_discovery.push((label, Candidate::File(path))),
-        }
-    }
-    // Files given with --component come first; the input's own discovery
-    // is the fallback unless the list names discovery components.
-    file_discovery.append(&mut discovery);
-    let mut discovery = file_discovery;
-    if !sel.names.iter().any(|n| {
-        [
-            builtin::SYNTHETIC_NAME,
-            builtin::LINUX_NAME,
-            builtin::X86_NAME,
-            "xml",
-        ]
-        .contains(&n.as_str())
-    }) {
-        discovery.push((
-            default_name(source).to_string(),
-            Candidate::Builtin(source.clone()),
-        ));
-    }
-    discovery.retain(|(n, c)| match c {
-        Candidate::Builtin(_) => !sel.excluded.contains(n),
-        Candidate::File(_) => true,
-    });
-
-    let mut result: Option<Topology> = None;
-    let mut last_error: Option<LoadError> = None;
-    for (name, c) in discovery {
-        let attempt = match c {
-            Candidate::Builtin(s) => input::load(&s, topo.clone()),
-            Candidate::File(p) => run_file(&policy, &p, source, topo.clone()),
-        };
-        match attempt {
-            Ok(t) => {
-                result = Some(t);
-                break;
-            }
-            Err(e) => {
-                eprintln!("wloc: discovery with {name} failed: {e}; trying the next component");
-                last_error = Some(e);
-            }
-        }
-    }
-    let mut topo = match result {
-        Some(t) => t,
-        None => {
-            return Err(last_error.unwrap_or_else(|| {
-                LoadError::BadInput("no discovery component left to run (all excluded)".into())
-            }))
-        }
-    };
-    if !annotation.is_empty() {
-        let rt = Runtime::new().map_err(|e| {
-            LoadError::Unsupported(format!("cannot start the component runtime: {e}"))
-        })?;
-        for (_, path, bytes, adm) in annotation {
-            let r = rt.load_annotator_admitted(&adm, &bytes).and_then(|c| {
-                let opts = adm.grant.narrow(&base_options(&adm, source)?);
-                rt.annotate(&c, &opts, &mut topo)
-            });
-            if let Err(e) = r {
-                eprintln!("wloc: annotation with {} failed: {e}", path.display());
-            }
-        }
-    }
-    Ok(topo)
-}
-
-/// The options of a third-party component's run: its granted roots
-/// (below the fsroot when the input is one).
-fn base_options(
-    adm: &Admission,
-    source: &Source,
-) -> Result<RunOptions, wloc_runtime::ComponentError> {
-    let fsroot = match source {
-        Source::Fsroot(p) => Some(p.as_path()),
-        _ => None,
-    };
-    let roots: Vec<&str> = adm.grant.caps.files.iter().map(String::as_str).collect();
-    let files = wloc_runtime::FileAccess::new(&roots, fsroot).map_err(|e| {
-        wloc_runtime::ComponentError {
-            component: adm.manifest.name.clone(),
-            digest: adm.digest.clone(),
-            kind: wloc_runtime::ErrorKind::Refused(format!("cannot open its granted roots: {e}")),
-        }
-    })?;
-    Ok(RunOptions {
-        files: std::sync::Arc::new(files),
-        ..RunOptions::default()
-    })
-}
-
-/// Runs a discovery component from a file, under the policy.
-fn run_file(
-    policy: &Policy,
-    path: &Path,
-    source: &Source,
-    topo: Topology,
-) -> Result<Topology, LoadError> {
-    let bytes = read_component(path).map_err(LoadError::BadInput)?;
-    let shown = path.display().to_string();
-    let adm =
-        enforce::admit(policy, &bytes, false, &shown, &shown).map_err(LoadError::Component)?;
-    let rt = Runtime::new()
-        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
-    let c = rt
-        .load_admitted(&adm, &bytes)
-        .map_err(LoadError::Component)?;
-    let opts = base_options(&adm, source).map_err(LoadError::Component)?;
-    rt.discover(&c, &opts, topo).map_err(LoadError::Component)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_component_lists_like_hwloc() {
-        let s = Selection::parse("acme,-x86, linux,stop,other").unwrap();
-        assert_eq!(s.names, vec!["acme".to_string(), "linux".to_string()]);
-        assert_eq!(s.excluded, vec!["x86".to_string()]);
-        assert!(Selection::parse("Bad Name").is_err());
-        assert_eq!(Selection::parse("").unwrap(), Selection::default());
-    }
 
     #[test]
     fn decisions_of_builtins_under_the_default_policy() {

@@ -4,24 +4,20 @@
 use std::io::Write;
 
 use clap::Args;
-use wloc::input::InputFormat;
+use wloc::tool_flags::parse_set_format;
 use wloc_core::object::Depth;
 use wloc_core::topology::TypeDepth;
 use wloc_core::{Bitmap, TypeFilter};
 use wloc_locality::types::{parse_type, spec_depth};
 use wloc_locality::CpusetFormat;
 
-use crate::cmd_calc::{apply_restrict, parse_restrict_flags};
+use super::topology::{Load, LoadErrors, RestrictFlags, TopologyArgs};
 
 /// Options of `wloc distrib`, named as hwloc-distrib's.
 #[derive(Args, Debug)]
 pub struct DistribArgs {
-    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Option<String>,
-    /// Force the input format: xml, synthetic, fsroot or cpuid.
-    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
+    #[command(flatten)]
+    pub topo_args: TopologyArgs,
     /// Ignore objects of the given type (may be repeated).
     #[arg(long = "ignore", value_name = "TYPE")]
     pub ignore: Vec<String>,
@@ -46,32 +42,12 @@ pub struct DistribArgs {
     /// Form of the output sets: hwloc, list or taskset.
     #[arg(long = "cof", alias = "cpuset-output-format", value_name = "FORMAT", value_parser = parse_set_format)]
     pub cof: Option<CpusetFormat>,
-    /// Restrict the topology to some PUs (a CPU set in hwloc's form).
-    #[arg(long, value_name = "CPUSET")]
-    pub restrict: Option<String>,
-    /// Restriction flags (1 removes CPU-less NUMA nodes).
-    #[arg(long, value_name = "FLAGS")]
-    pub restrict_flags: Option<String>,
-    /// Include objects disallowed by administrative limitations.
-    #[arg(long, alias = "whole-system")]
-    pub disallowed: bool,
     /// Show verbose messages.
     #[arg(short = 'v', long)]
     pub verbose: bool,
     /// The number of sets to make.
     #[arg(value_name = "N")]
     pub number: String,
-}
-
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
-    })
-}
-
-fn parse_set_format(s: &str) -> Result<CpusetFormat, String> {
-    CpusetFormat::parse(s)
-        .ok_or_else(|| format!("unknown set format '{s}' (expected hwloc, list or taskset)"))
 }
 
 /// The number as C's `atol` reads it: optional blanks and sign, then digits.
@@ -104,7 +80,7 @@ fn type_depth(topo: &wloc_core::Topology, s: &str, opt: &str) -> Result<u32, Str
 }
 
 /// Runs `wloc distrib`.
-pub fn run_distrib(a: &DistribArgs) -> Result<(), String> {
+pub fn run(a: &DistribArgs) -> super::Result {
     let n = parse_count(&a.number)?;
     let mut t = wloc_core::Topology::new();
     for ty in &a.ignore {
@@ -116,22 +92,11 @@ pub fn run_distrib(a: &DistribArgs) -> Result<(), String> {
             None => eprintln!("Unsupported type `{ty}' passed to --ignore, ignoring."),
         }
     }
-    t.include_disallowed = a.disallowed;
-    let source =
-        wloc::input::resolve(a.input.as_deref(), a.input_format).map_err(|e| e.to_string())?;
-    let mut topo = wloc::input::load(&source, t).map_err(|e| {
-        format!(
-            "failed to load topology from {}: {e}",
-            a.input.as_deref().unwrap_or("this system")
-        )
-    })?;
-    if let Some(r) = &a.restrict {
-        let flags = match &a.restrict_flags {
-            Some(f) => parse_restrict_flags(f)?,
-            None => 0,
-        };
-        apply_restrict(&mut topo, r, flags, false);
-    }
+    let how = Load {
+        restrict_flags: RestrictFlags::Add,
+        ..Load::new(t, LoadErrors::Named("this system"))
+    };
+    let (topo, _) = a.topo_args.load(how)?;
     if a.verbose {
         eprintln!("distributing {n}");
     }
@@ -154,7 +119,7 @@ pub fn run_distrib(a: &DistribArgs) -> Result<(), String> {
     });
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    let res = (|| -> std::io::Result<()> {
+    (|| -> std::io::Result<()> {
         for (set, count) in &runs.0 {
             let mut b: Bitmap = set.bitmap().clone();
             if a.single {
@@ -166,20 +131,12 @@ pub fn run_distrib(a: &DistribArgs) -> Result<(), String> {
                     b.singlify();
                 }
             }
-            let line = match format {
-                CpusetFormat::Hwloc => b.to_hwloc_string(),
-                CpusetFormat::List => b.to_list_string(),
-                CpusetFormat::Taskset => b.to_taskset_string(),
-            };
+            let line = format.show(&b);
             for _ in 0..*count {
                 writeln!(w, "{line}")?;
             }
         }
         w.flush()
-    })();
-    match res {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("cannot write the output: {e}")),
-    }
+    })()?;
+    Ok(())
 }

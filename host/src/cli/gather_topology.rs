@@ -10,7 +10,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use wloc::input::Source;
 use wloc_core::{Topology, TypeFilter};
+
+use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc gather-topology`.
 #[derive(Args, Debug)]
@@ -572,15 +575,14 @@ fn gather_cpuid(r: &mut Recording, say: &dyn Fn(&str)) {
 /// This machine's topology with lstopo's default filters, or with
 /// `--whole-io --disallowed` for the XML hwloc-gather-topology writes.
 fn live_topology(whole: bool) -> Result<Topology, String> {
-    let mut t = Topology::new();
-    t.set_all_types_filter(TypeFilter::KeepAll);
-    t.set_io_types_filter(if whole {
+    let mut t = keep_all(if whole {
         TypeFilter::KeepAll
     } else {
         TypeFilter::KeepImportant
     });
     t.include_disallowed = whole;
-    wloc::input::load(&wloc::input::Source::ThisSystem, t)
+    TopologyArgs::default()
+        .load_source(&Source::ThisSystem, Load::new(t, LoadErrors::Plain))
         .map_err(|e| format!("cannot discover this machine: {e}"))
 }
 
@@ -603,7 +605,7 @@ fn write_atomically(
 }
 
 /// Runs `wloc gather-topology`.
-pub fn run_gather_topology(a: &GatherTopologyArgs) -> Result<(), String> {
+pub fn run(a: &GatherTopologyArgs) -> super::Result {
     if !cfg!(target_os = "linux") {
         return Err(
             "gather-topology records Linux sysfs and procfs files: only Linux is supported".into(),
@@ -630,7 +632,7 @@ pub fn run_gather_topology(a: &GatherTopologyArgs) -> Result<(), String> {
     if !a.force {
         for p in [&tarball, &output, &xml] {
             if p.exists() {
-                return Err(format!("'{}' exists; use -f to overwrite it", p.display()));
+                return Err(format!("'{}' exists; use -f to overwrite it", p.display()).into());
             }
         }
     }
@@ -638,18 +640,15 @@ pub fn run_gather_topology(a: &GatherTopologyArgs) -> Result<(), String> {
         return Err(format!(
             "cannot keep the gathered tree in '{}': it exists",
             name.display()
-        ));
+        )
+        .into());
     }
     if let Some(parent) = name.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create directory '{}': {e}", parent.display()))?;
     }
-    let silent = a.silent;
-    let say = |s: &str| {
-        if !silent {
-            println!("{s}");
-        }
-    };
+    let progress = super::Progress::new(a.silent);
+    let say = |s: &str| progress.say(s);
     if a.no_io {
         say("I/O files won't be saved (--no-io given).");
     }
@@ -694,7 +693,7 @@ pub fn run_gather_topology(a: &GatherTopologyArgs) -> Result<(), String> {
     say("");
     say("WARNING: Do not post these files on a public list or website unless you");
     say("WARNING: are sure that no information about this platform is sensitive.");
-    Ok(())
+    progress.finish()
 }
 
 #[cfg(test)]

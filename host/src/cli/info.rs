@@ -4,27 +4,20 @@
 use std::fmt::Write as _;
 
 use clap::Args;
-use wloc::input::InputFormat;
+use wloc::console::type_name;
 use wloc_bind::Binder;
 use wloc_core::memattrs::{self, Initiator};
 use wloc_core::object::{BridgeUpstream, CacheKind, Depth};
 use wloc_core::topology::TypeDepth;
 use wloc_core::{ObjId, ObjKind, ObjType, Topology, TypeFilter};
 
-use crate::cmd_ps::type_name;
+use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc info`, named as hwloc-info's.
 #[derive(Args, Debug)]
 pub struct InfoArgs {
-    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Option<String>,
-    /// Force the input format: xml, synthetic, fsroot or cpuid.
-    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-    /// Assume the input topology describes the system we run on (also WLOC_THISSYSTEM=1).
-    #[arg(long)]
-    pub thissystem: bool,
+    #[command(flatten)]
+    pub topo_args: TopologyArgs,
     /// Report the topology levels (the default without locations).
     #[arg(long)]
     pub topology: bool,
@@ -67,20 +60,8 @@ pub struct InfoArgs {
     /// Prefix each line with the index of the object it is about.
     #[arg(short = 'n')]
     pub index_prefix: bool,
-    /// Restrict the topology to a CPU set, or a NUMA node set with `nodeset=`.
-    #[arg(long, value_name = "[nodeset=]SET")]
-    pub restrict: Option<String>,
-    /// Restriction flags (a number or hwloc's names).
-    #[arg(long, value_name = "FLAGS")]
-    pub restrict_flags: Option<String>,
     /// Objects: TYPE:INDEX, TYPE:FIRST-LAST, TYPE:all or TYPE (for example core:0, numa:all, pci:1).
     pub locations: Vec<String>,
-}
-
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
-    })
 }
 
 /// The levels of the topology, as `hwloc-info --topology` lists them.
@@ -96,7 +77,7 @@ fn levels(topo: &Topology) -> String {
             out,
             "{label:<18} {} {} (type #{})",
             level.len(),
-            type_name(o),
+            type_name(o, true),
             o.obj_type.index()
         );
     }
@@ -609,29 +590,15 @@ fn first_cpuset(topo: &Topology, id: ObjId) -> wloc_core::CpuSet {
         .unwrap_or_default()
 }
 
-/// Loads the topology as hwloc-info does: every object type kept, I/O
-/// objects that matter (`important`) too.
-fn load_info_topology(a: &InfoArgs) -> Result<Topology, String> {
-    let mut t = Topology::new();
-    t.set_all_types_filter(TypeFilter::KeepAll);
-    t.set_io_types_filter(TypeFilter::KeepImportant);
-    let input = a.input.as_deref();
-    let source = wloc::input::resolve(input, a.input_format).map_err(|e| e.to_string())?;
-    let mut topo = wloc::input::load(&source, t).map_err(|e| {
-        format!(
-            "failed to load topology from {}: {e}",
-            input.unwrap_or("the environment")
-        )
-    })?;
-    if a.thissystem || wloc::input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
-        topo.is_thissystem = true;
-    }
-    Ok(topo)
-}
-
 /// Runs `wloc info`.
-pub fn run_info(a: &InfoArgs) -> Result<(), String> {
-    let mut topo = load_info_topology(a)?;
+pub fn run(a: &InfoArgs) -> super::Result {
+    // As hwloc-info: every object type kept, I/O objects that matter
+    // (`important`) too.
+    let how = Load::new(
+        keep_all(TypeFilter::KeepImportant),
+        LoadErrors::Named("the environment"),
+    );
+    let (topo, _) = a.topo_args.load(how)?;
     let relation = if a.ancestors {
         Relation::Ancestors
     } else if let Some(t) = &a.ancestor {
@@ -642,7 +609,7 @@ pub fn run_info(a: &InfoArgs) -> Result<(), String> {
         Relation::Descendants(relation_depth(&topo, "descendants", t)?)
     } else if a.local_memory || a.local_memory_flags.is_some() || a.best_memattr.is_some() {
         let flags = match &a.local_memory_flags {
-            Some(f) => crate::cmd_calc::parse_local_memory_flags(f),
+            Some(f) => wloc::tool_flags::parse_local_memory_flags(f),
             None => {
                 wloc_locality::query::local_flags::LARGER_LOCALITY
                     | wloc_locality::query::local_flags::SMALLER_LOCALITY
@@ -652,14 +619,6 @@ pub fn run_info(a: &InfoArgs) -> Result<(), String> {
     } else {
         Relation::Itself
     };
-    if let Some(r) = &a.restrict {
-        let (set, implied) = crate::cmd_calc::split_restrict(r);
-        let flags = match &a.restrict_flags {
-            Some(f) => crate::cmd_calc::parse_restrict_flags(f)?,
-            None => implied,
-        };
-        crate::cmd_calc::restrict_topology(&mut topo, set, flags, false);
-    }
     let relation = match relation {
         Relation::LocalMemory(flags, None) => match &a.best_memattr {
             Some(m) => {
@@ -709,7 +668,7 @@ pub fn run_info(a: &InfoArgs) -> Result<(), String> {
         }
         out = report.out;
     }
-    print!("{out}");
+    super::print(&out)?;
     // hwloc-info reports a bad location and still succeeds.
     if let Some(e) = failed {
         eprintln!("wloc: {e}");

@@ -7,12 +7,14 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
 use clap::Args;
-use wloc::input::{self, InputFormat, Source};
+use wloc::input::{InputFormat, Source};
 use wloc_core::{CpuSet, Topology};
 use wloc_openmp::{
     flat_topology, parse_places, place, topology_from_cpuinfo, CpuinfoError, KmpAffinity, Method,
     PlacesSpec, Policy, ProcBind,
 };
+
+use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc place`.  Without a placement option, the settings
 /// are read from KMP_AFFINITY, GOMP_CPU_AFFINITY, OMP_PLACES and
@@ -20,12 +22,8 @@ use wloc_openmp::{
 /// OMP_NUM_THREADS, KMP_TOPOLOGY_METHOD and KMP_CPUINFO_FILE.
 #[derive(Args, Debug)]
 pub struct PlaceArgs {
-    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Option<String>,
-    /// Force the input format: xml, synthetic, fsroot or cpuid.
-    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Number of OpenMP threads (default: OMP_NUM_THREADS, else one per available OS proc).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -56,12 +54,6 @@ pub struct PlaceArgs {
     /// Command to run with the equivalent explicit OpenMP environment.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
-}
-
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
-    })
 }
 
 fn env(name: &str) -> Option<String> {
@@ -126,31 +118,16 @@ fn thread_count(a: &PlaceArgs) -> Result<Option<usize>, String> {
     }
 }
 
-/// This process's CPU affinity mask.
-pub(crate) fn own_affinity() -> Option<CpuSet> {
-    // Large enough for any machine Linux supports (CONFIG_NR_CPUS <= 8192).
-    let mut words = vec![0u64; 8192 / 64];
-    // SAFETY: the buffer is valid for writes of the size passed, and the
-    // kernel writes at most that many bytes.
-    let n = unsafe {
-        libc::sched_getaffinity(
-            0,
-            words.len() * 8,
-            words.as_mut_ptr() as *mut libc::cpu_set_t,
-        )
-    };
-    (n == 0).then(|| CpuSet::from_words(&words))
-}
-
+/// Loads the topology from `-i` (with `format` for `--if`), with whether
+/// it is this machine.
 fn load(a: &PlaceArgs, format: Option<InputFormat>) -> Result<(Topology, bool), String> {
-    let source = input::resolve(a.input.as_deref(), format).map_err(|e| e.to_string())?;
+    let args = TopologyArgs::from_input(InputArgs {
+        input: a.input.input.clone(),
+        input_format: format,
+    });
+    let how = Load::new(Topology::new(), LoadErrors::Named("this machine"));
+    let (topo, source) = args.load(how)?;
     let this_system = matches!(source, Source::ThisSystem | Source::CpuidThisSystem);
-    let topo = input::load(&source, Topology::new()).map_err(|e| {
-        format!(
-            "failed to load topology from {}: {e}",
-            a.input.as_deref().unwrap_or("this machine")
-        )
-    })?;
     Ok((topo, this_system))
 }
 
@@ -171,13 +148,15 @@ fn topology(
     warnings: &mut Vec<String>,
 ) -> Result<(Topology, bool), String> {
     match method {
-        Method::Hwloc => load(a, a.input_format),
+        Method::Hwloc => load(a, a.input.input_format),
         // Without -i, this machine's CPUID; with -i, a CPUID dump or any
         // other input, modelled with the levels CPUID gives.
-        Method::Cpuid if a.input.is_none() => load(a, a.input_format.or(Some(InputFormat::Cpuid))),
-        Method::Cpuid => load(a, a.input_format),
+        Method::Cpuid if a.input.input.is_none() => {
+            load(a, a.input.input_format.or(Some(InputFormat::Cpuid)))
+        }
+        Method::Cpuid => load(a, a.input.input_format),
         Method::Flat => {
-            let (t, this) = load(a, a.input_format)?;
+            let (t, this) = load(a, a.input.input_format)?;
             let flat = flat_topology(t.cpuset()).map_err(|e| e.to_string())?;
             Ok((flat, this))
         }
@@ -211,7 +190,7 @@ fn topology(
 }
 
 /// Runs `wloc place`.
-pub fn run_place(a: &PlaceArgs) -> Result<(), String> {
+pub fn run(a: &PlaceArgs) -> super::Result {
     let policy = policy(a)?;
     let nthreads = thread_count(a)?;
     let method = match a
@@ -229,7 +208,7 @@ pub fn run_place(a: &PlaceArgs) -> Result<(), String> {
     let initial = match &a.initial_mask {
         Some(s) => CpuSet::parse_list(s.trim())
             .map_err(|e| format!("invalid --initial-mask '{s}': {e}"))?,
-        None if this_system => own_affinity().unwrap_or_else(CpuSet::full),
+        None if this_system => wloc_bind::thread_affinity().unwrap_or_else(|_| CpuSet::full()),
         None => CpuSet::full(),
     };
     let p =
@@ -249,9 +228,9 @@ pub fn run_place(a: &PlaceArgs) -> Result<(), String> {
     if a.command.is_empty() {
         let mut out = std::io::stdout().lock();
         for (i, s) in p.threads.iter().enumerate() {
-            writeln!(out, "{i} {}", s.to_list_string())
-                .map_err(|e| format!("cannot write: {e}"))?;
+            writeln!(out, "{i} {}", s.to_list_string())?;
         }
+        out.flush()?;
         return Ok(());
     }
     let mut cmd = std::process::Command::new(&a.command[0]);
@@ -263,5 +242,5 @@ pub fn run_place(a: &PlaceArgs) -> Result<(), String> {
         };
     }
     let err = cmd.exec();
-    Err(format!("cannot run '{}': {err}", a.command[0]))
+    Err(format!("cannot run '{}': {err}", a.command[0]).into())
 }

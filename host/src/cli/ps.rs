@@ -4,9 +4,11 @@
 use std::os::unix::fs::MetadataExt;
 
 use clap::Args;
+use wloc::console::type_name;
 use wloc_bind::{BindError, Binder, CpuBindFlags};
-use wloc_core::object::CacheKind;
-use wloc_core::{CpuSet, ObjId, ObjType, Object, Topology};
+use wloc_core::{CpuSet, ObjId, Topology};
+
+use super::topology::{Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc ps`, named as hwloc-ps's.
 #[derive(Args, Debug)]
@@ -87,27 +89,6 @@ fn pid_cmd_output(cmd: &str, pid: i32) -> String {
     String::from_utf8_lossy(&line).into_owned()
 }
 
-/// hwloc's long type name of a normal object (`hwloc_obj_type_snprintf`
-/// verbose): `L2Cache`, `L1dCache`, `Group0`, `Core`, ...
-pub(crate) fn type_name(o: &Object) -> String {
-    if o.obj_type.is_cache() {
-        let (depth, kind) = match o.cache() {
-            Some(c) => (c.depth, c.kind),
-            None => (o.obj_type.cache_level().unwrap_or(0), CacheKind::Unified),
-        };
-        let letter = match kind {
-            CacheKind::Unified => "",
-            CacheKind::Data => "d",
-            CacheKind::Instruction => "i",
-        };
-        return format!("L{depth}{letter}Cache");
-    }
-    match (o.obj_type, o.group()) {
-        (ObjType::Group, Some(g)) => format!("Group{}", g.depth),
-        (t, _) => t.xml_name().into(),
-    }
-}
-
 /// The first largest object whose CPU set is inside `set`
 /// (`hwloc_get_first_largest_obj_inside_cpuset`).
 fn first_largest_inside(topo: &Topology, set: &CpuSet) -> Option<ObjId> {
@@ -148,12 +129,7 @@ fn covering(topo: &Topology, set: &CpuSet) -> ObjId {
 }
 
 /// Names a CPU set as the objects that make it up: `Core:1 PU:4`.
-pub(crate) fn objects_string(
-    topo: &Topology,
-    set: &CpuSet,
-    physical: bool,
-    single: bool,
-) -> String {
+fn objects_string(topo: &Topology, set: &CpuSet, physical: bool, single: bool) -> String {
     let name = |id: ObjId| {
         let o = topo.obj(id);
         let idx = if physical {
@@ -162,8 +138,8 @@ pub(crate) fn objects_string(
             Some(o.logical_index())
         };
         match idx {
-            Some(i) => format!("{}:{i}", type_name(o)),
-            None => type_name(o),
+            Some(i) => format!("{}:{i}", type_name(o, true)),
+            None => type_name(o, true),
         }
     };
     if single {
@@ -257,7 +233,7 @@ fn thread_ids(pid: i32) -> Vec<i32> {
 }
 
 /// Runs `wloc ps`.
-pub fn run_ps(a: &PsArgs) -> Result<(), String> {
+pub fn run(a: &PsArgs) -> super::Result {
     let uid_filter = match a.uid.as_deref() {
         None => {
             // SAFETY: getuid has no preconditions and cannot fail.
@@ -271,10 +247,20 @@ pub fn run_ps(a: &PsArgs) -> Result<(), String> {
     };
     if let Some(p) = a.pid {
         if p <= 0 {
-            return Err(format!("invalid --pid {p}: process ids are positive"));
+            return Err(format!("invalid --pid {p}: process ids are positive").into());
         }
     }
-    let topo = crate::cmd_bind::load_topology(None, None, true, false)?;
+    // This machine (or the environment's input), with hwloc's default
+    // filters, taken as this system.
+    let args = TopologyArgs {
+        thissystem: true,
+        ..TopologyArgs::default()
+    };
+    let how = Load::new(
+        wloc_core::Topology::new(),
+        LoadErrors::Named("the environment"),
+    );
+    let (topo, _) = args.load(how)?;
     let binder = Binder::new(&topo);
     let topo_set = topo.cpuset().clone();
     let physical = a.physical && !a.logical;
@@ -361,8 +347,7 @@ pub fn run_ps(a: &PsArgs) -> Result<(), String> {
             out.push_str(&format!(" {}\t{}\t\t{}\n", t.id, show(t), t.name));
         }
     }
-    print!("{out}");
-    Ok(())
+    super::print(&out)
 }
 
 #[cfg(test)]

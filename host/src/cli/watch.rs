@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use wloc::annotations::{self, Annotators};
-use wloc::input::{self, InputFormat};
-use wloc_core::{Topology, TypeFilter};
+use wloc_core::TypeFilter;
+
+use super::topology::{keep_all, InputArgs, Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc watch`.
 #[derive(Args, Debug)]
@@ -25,18 +26,10 @@ pub struct WatchArgs {
     /// Number of samples (0: until interrupted).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub count: u64,
-    /// Read the topology from a recorded fsroot directory (the readings come from it too).
-    #[arg(short = 'i', long = "input", value_name = "INPUT")]
-    pub input: Option<String>,
-    /// Force the input format: xml, synthetic, fsroot or cpuid.
-    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-}
-
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
-    })
+    // The machine: this one, or a recorded fsroot (`-i DIR`, whose
+    // readings are used).
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 /// Whether a property name passes the filter.
@@ -52,18 +45,17 @@ pub fn matches(filter: Option<&str>, name: &str) -> bool {
 }
 
 /// Runs `wloc watch`.
-pub fn run_watch(a: &WatchArgs) -> Result<(), String> {
-    let source = input::resolve(a.input.as_deref(), a.input_format).map_err(|e| e.to_string())?;
+pub fn run(a: &WatchArgs) -> super::Result {
+    let args = TopologyArgs::from_input(a.input.clone());
+    let source = args.source()?;
     if !annotations::applies_to(&source) {
         return Err(
             "wloc watch reads the sensors of a Linux machine: use this machine or a recorded fsroot (-i DIR --if fsroot)"
                 .into(),
         );
     }
-    let mut topo = Topology::new();
-    topo.set_all_types_filter(TypeFilter::KeepAll);
-    topo.set_io_types_filter(TypeFilter::KeepImportant);
-    let topo = input::load(&source, topo).map_err(|e| e.to_string())?;
+    let how = Load::new(keep_all(TypeFilter::KeepImportant), LoadErrors::Plain);
+    let topo = args.load_source(&source, how)?;
     let (annotators, warnings) = Annotators::builtin(annotations::fsroot_of(&source))?;
     for w in warnings {
         eprintln!("wloc: warning: {w}");
@@ -89,11 +81,12 @@ pub fn run_watch(a: &WatchArgs) -> Result<(), String> {
                     available(&props)
                 ),
                 None => "no dynamic property is available: no hwmon, thermal zone or cpufreq reading was found".into(),
-            });
+            }
+            .into());
         }
         let mut out = stdout.lock();
         if sample > 0 {
-            let _ = writeln!(out);
+            writeln!(out)?;
         }
         for p in shown {
             let line = format!(
@@ -103,12 +96,9 @@ pub fn run_watch(a: &WatchArgs) -> Result<(), String> {
                 annotations::format_value(p.value),
                 p.unit
             );
-            if writeln!(out, "{}", line.trim_end()).is_err() {
-                // Standard output closed (`| head`): nothing more to do.
-                return Ok(());
-            }
+            writeln!(out, "{}", line.trim_end())?;
         }
-        let _ = out.flush();
+        out.flush()?;
         drop(out);
         sample += 1;
         if a.count != 0 && sample >= a.count {

@@ -1,0 +1,301 @@
+//! `wloc ls`: show the topology as lstopo does, as a console listing,
+//! XML, a synthetic description or JSON.
+
+use std::path::Path;
+
+use clap::Args;
+use wloc::console::{ConsoleOptions, IndexMode};
+use wloc::input;
+use wloc::xml::XmlVersion;
+use wloc_core::{ObjType, Topology, TypeFilter};
+
+use super::topology::{keep_all, Components, Load, LoadErrors, TopologyArgs};
+
+/// Options of `wloc ls`, named as lstopo's.
+#[derive(Args, Debug)]
+pub struct LsArgs {
+    #[command(flatten)]
+    topo_args: TopologyArgs,
+    /// Force the output format: console, xml, synthetic or json.
+    #[arg(long = "of", alias = "output-format", value_name = "FORMAT", value_parser = parse_output_format)]
+    output_format: Option<OutputFormat>,
+    /// Overwrite the output file if it exists.
+    #[arg(short = 'f', long)]
+    force: bool,
+    /// Include additional details (twice for even more).
+    #[arg(short = 'v', long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Reduce the amount of details shown.
+    #[arg(short = 's', long)]
+    silent: bool,
+    /// Display logical object indexes only.
+    #[arg(short = 'l', long)]
+    logical: bool,
+    /// Display OS (physical) object indexes only.
+    #[arg(short = 'p', long)]
+    physical: bool,
+    /// Show the cpuset of each object.
+    #[arg(short = 'c', long)]
+    cpuset: bool,
+    /// Only show the cpuset of each object.
+    #[arg(short = 'C', long = "cpuset-only")]
+    cpuset_only: bool,
+    /// Show cpusets in taskset form.
+    #[arg(long)]
+    taskset: bool,
+    /// Do not show any I/O device or bridge.
+    #[arg(long)]
+    no_io: bool,
+    /// Do not show I/O bridges except host bridges.
+    #[arg(long)]
+    no_bridges: bool,
+    /// Show all I/O devices and bridges.
+    #[arg(long)]
+    whole_io: bool,
+    /// Do not show caches.
+    #[arg(long)]
+    no_caches: bool,
+    /// Do not show instruction caches.
+    #[arg(long)]
+    no_icaches: bool,
+    /// Do not show levels that have no hierarchical impact.
+    #[arg(long)]
+    merge: bool,
+    /// Do not collapse identical PCI devices.
+    #[arg(long)]
+    no_collapse: bool,
+    /// Filter objects of a type: TYPE:KIND, KIND being all, none, structure or important.
+    #[arg(long = "filter", value_name = "TYPE:KIND")]
+    filters: Vec<String>,
+    /// Ignore objects of the given type.
+    #[arg(long = "ignore", value_name = "TYPE")]
+    ignore: Vec<String>,
+    /// Do not run the built-in annotation components (DMI infos, PCI names) after Linux discovery.
+    #[arg(long)]
+    no_annotate: bool,
+    /// Add a component (.wasm) for this run; it still needs the policy's approval.
+    #[arg(long = "component", value_name = "FILE")]
+    component: Vec<String>,
+    /// Select and order components as HWLOC_COMPONENTS does: NAME, -NAME to exclude, stop.
+    #[arg(long = "components", value_name = "LIST", allow_hyphen_values = true)]
+    components: Option<String>,
+    /// The component policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
+    #[arg(long = "policy", value_name = "FILE")]
+    policy: Option<std::path::PathBuf>,
+    /// XML export flags: 2 writes hwloc 2.x XML (version 3.0 otherwise).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    export_xml_flags: u64,
+    /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_* bits.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    export_synthetic_flags: u64,
+    /// Output file (`-` for standard output; `-.xml` and the like pick a format).
+    output: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OutputFormat {
+    Console,
+    Xml,
+    Synthetic,
+    Json,
+}
+
+fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
+    Ok(match s {
+        "console" | "txt" | "ascii" => OutputFormat::Console,
+        "xml" => OutputFormat::Xml,
+        "synthetic" => OutputFormat::Synthetic,
+        "json" => OutputFormat::Json,
+        _ => {
+            return Err(format!(
+                "unknown output format '{s}' (expected console, xml, synthetic or json)"
+            ))
+        }
+    })
+}
+
+fn parse_filter_kind(s: &str) -> Option<TypeFilter> {
+    Some(match s {
+        "all" => TypeFilter::KeepAll,
+        "none" => TypeFilter::KeepNone,
+        "structure" => TypeFilter::KeepStructure,
+        "important" => TypeFilter::KeepImportant,
+        _ => return None,
+    })
+}
+
+/// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or io).
+fn apply_filter(topo: &mut Topology, spec: &str) -> Result<(), String> {
+    let (t, k) = spec.split_once(':').unwrap_or((spec, "none"));
+    let kind = parse_filter_kind(k).ok_or_else(|| {
+        format!("invalid filter kind '{k}' in --filter {spec} (expected all, none, structure or important)")
+    })?;
+    match t {
+        "all" => topo.set_all_types_filter(kind),
+        "cache" => topo.set_cache_types_filter(kind),
+        "icache" => topo.set_icache_types_filter(kind),
+        "io" => topo.set_io_types_filter(kind),
+        _ => {
+            let ty = ObjType::parse(t)
+                .ok_or_else(|| format!("unknown object type '{t}' in --filter {spec}"))?;
+            topo.set_type_filter(ty, kind)
+                .map_err(|e| format!("cannot apply --filter {spec}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds an empty topology with lstopo's filters and the user's.
+fn configured_topology(a: &LsArgs) -> Result<Topology, String> {
+    let mut t = keep_all(TypeFilter::KeepImportant);
+    if a.merge {
+        t.set_all_types_filter(TypeFilter::KeepStructure);
+    }
+    if a.no_caches {
+        // lstopo drops memory-side caches with the CPU caches.
+        t.set_cache_types_filter(TypeFilter::KeepNone);
+        t.set_type_filter(ObjType::MemCache, TypeFilter::KeepNone)
+            .map_err(|e| e.to_string())?;
+    }
+    if a.no_icaches {
+        t.set_icache_types_filter(TypeFilter::KeepNone);
+    }
+    if a.no_io {
+        t.set_io_types_filter(TypeFilter::KeepNone);
+    } else if a.whole_io {
+        t.set_io_types_filter(TypeFilter::KeepAll);
+    }
+    if a.no_bridges {
+        t.set_type_filter(ObjType::Bridge, TypeFilter::KeepNone)
+            .map_err(|e| e.to_string())?;
+    }
+    for f in &a.filters {
+        apply_filter(&mut t, f)?;
+    }
+    for i in &a.ignore {
+        apply_filter(&mut t, &format!("{i}:none"))?;
+    }
+    Ok(t)
+}
+
+/// Where the output goes and in which format.
+fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
+    let mut format = a.output_format;
+    let mut path = None;
+    if let Some(out) = &a.output {
+        let ext = Path::new(out).extension().and_then(|e| e.to_str());
+        let from_ext = match ext {
+            Some("xml") => Some(OutputFormat::Xml),
+            Some("synthetic") => Some(OutputFormat::Synthetic),
+            Some("json") => Some(OutputFormat::Json),
+            Some("txt") | Some("console") => Some(OutputFormat::Console),
+            _ => None,
+        };
+        if format.is_none() {
+            format = from_ext;
+        }
+        let stdout = out == "-" || (out.starts_with("-.") && from_ext.is_some());
+        if !stdout {
+            if format.is_none() {
+                return Err(format!(
+                    "cannot guess the output format of '{out}': use --of console, xml, synthetic or json"
+                ));
+            }
+            path = Some(out.clone());
+        }
+    }
+    Ok((path, format.unwrap_or(OutputFormat::Console)))
+}
+
+/// Runs `wloc ls`.
+pub fn run(a: &LsArgs) -> super::Result {
+    let (path, format) = output_target(a)?;
+    if let Some(p) = &path {
+        if Path::new(p).exists() && !a.force {
+            return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
+        }
+    }
+    let mut topo = configured_topology(a)?;
+    if let Some(r) = input::env_var("CPUKINDS_RANKING") {
+        topo.cpukinds_ranking = wloc_core::cpukinds::Ranking::parse(&r)
+            .ok_or_else(|| format!("unknown CPU kinds ranking '{r}' in HWLOC_CPUKINDS_RANKING"))?;
+    }
+    let args = &a.topo_args;
+    let source = args.source()?;
+    let mut preamble = String::new();
+    if a.verbose > 0 && args.input.input_format.is_none() && format == OutputFormat::Console {
+        // lstopo says how it understood an input whose format it guessed.
+        if let Some(i) = &args.input.input {
+            let what = match &source {
+                input::Source::Xml(_) => "a XML file",
+                input::Source::Synthetic(_) => "a synthetic topology description",
+                input::Source::Cpuid(_) => "a cpuid dump",
+                input::Source::CpuidThisSystem => "",
+                input::Source::Fsroot(_) => "a file-system root",
+                input::Source::ThisSystem => "",
+            };
+            preamble = format!("assuming `{i}' is {what}\n");
+        }
+    }
+    let how = Load {
+        restrict_to_binding: true,
+        components: Some(Components {
+            files: &a.component,
+            list: a.components.as_deref(),
+            policy: a.policy.as_deref(),
+        }),
+        ..Load::new(topo, LoadErrors::ContentNamed("the environment"))
+    };
+    let mut topo = args.load_source(&source, how)?;
+    if !a.no_annotate {
+        wloc::annotations::annotate_discovered(&source, &mut topo);
+    }
+    let text = match format {
+        OutputFormat::Console => {
+            let opts = ConsoleOptions {
+                verbose: a.verbose > 0,
+                very_verbose: a.verbose > 1,
+                silent: a.silent,
+                index_mode: if a.logical {
+                    IndexMode::Logical
+                } else if a.physical {
+                    IndexMode::Physical
+                } else {
+                    IndexMode::Default
+                },
+                show_cpuset: a.cpuset,
+                show_cpuset_only: a.cpuset_only,
+                taskset: a.taskset,
+                collapse: !a.no_collapse,
+                ..ConsoleOptions::default()
+            };
+            preamble + &wloc::console::render(&topo, &opts)
+        }
+        OutputFormat::Xml => {
+            let version = if a.export_xml_flags & 2 != 0 {
+                XmlVersion::V2
+            } else {
+                XmlVersion::V3
+            };
+            wloc::xml::export(&topo, version)
+        }
+        OutputFormat::Synthetic => {
+            let flags = wloc_core::synthetic::ExportFlags::from_bits(a.export_synthetic_flags)
+                .ok_or_else(|| {
+                    format!(
+                        "invalid --export-synthetic-flags {}: unknown flag bits",
+                        a.export_synthetic_flags
+                    )
+                })?;
+            let mut s = wloc_core::synthetic::export(&topo, flags)
+                .map_err(|e| format!("cannot export a synthetic description: {e}"))?;
+            s.push('\n');
+            s
+        }
+        OutputFormat::Json => wloc::json::export(&topo),
+    };
+    match path {
+        Some(p) => Ok(std::fs::write(&p, text).map_err(|e| format!("cannot write '{p}': {e}"))?),
+        None => super::print(&text),
+    }
+}

@@ -1,0 +1,207 @@
+//! The topology options commands share (`-i`, `--if`, `--thissystem`,
+//! `--disallowed`, `--restrict`, `--restrict-flags`) and the one place
+//! that turns them into a topology: resolved, loaded with the command's
+//! filters, marked as this system and restricted.
+
+use std::path::Path;
+
+use clap::Args;
+use wloc::input::{self, InputFormat, LoadError, Source};
+use wloc::tool_flags::{parse_restrict_flags, restrict_topology, split_restrict};
+use wloc_core::{Topology, TypeFilter};
+
+/// Where the topology comes from: `-i` and `--if`, else the environment
+/// (`WLOC_XMLFILE`, `HWLOC_SYNTHETIC`, ...), else this machine.
+#[derive(Args, Debug, Clone, Default)]
+pub struct InputArgs {
+    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
+    #[arg(short = 'i', long = "input", value_name = "INPUT")]
+    pub input: Option<String>,
+    /// Force the input format: xml, synthetic, fsroot or cpuid.
+    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+}
+
+/// The topology options of the commands that read a topology and act on
+/// it as hwloc's tools do.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TopologyArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Assume the input topology describes the system we run on (also WLOC_THISSYSTEM=1).
+    #[arg(long)]
+    pub thissystem: bool,
+    /// Include objects disallowed by administrative limits.
+    #[arg(long, alias = "whole-system")]
+    pub disallowed: bool,
+    /// Restrict the topology to some PUs, to NUMA nodes (nodeset=SET) or,
+    /// in `wloc ls`, to this process's binding (binding).
+    #[arg(long, value_name = "[nodeset=]SET|binding")]
+    pub restrict: Option<String>,
+    /// Restriction flags: a number or hwloc's names (remove_cpuless,
+    /// adapt_misc, adapt_io, bynodeset, remove_memless).
+    #[arg(long, value_name = "FLAGS")]
+    pub restrict_flags: Option<String>,
+}
+
+/// The one parser of input format names (`--if`).
+pub fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+    InputFormat::parse(s).ok_or_else(|| {
+        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
+    })
+}
+
+/// An empty topology that keeps every object type, and I/O objects as
+/// `io` says.
+pub fn keep_all(io: TypeFilter) -> Topology {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    t.set_io_types_filter(io);
+    t
+}
+
+/// How a command's messages name a load that failed.
+#[derive(Clone, Copy, Debug)]
+pub enum LoadErrors {
+    /// `failed to load topology from INPUT: ...`, INPUT being `-i` or
+    /// this name.
+    Named(&'static str),
+    /// As lstopo: only errors in the input's content (XML, synthetic
+    /// description, component) are named so; others are told alone.
+    ContentNamed(&'static str),
+    /// The loader's message alone.
+    Plain,
+}
+
+/// How `--restrict-flags` and the flag `nodeset=` implies combine.
+#[derive(Clone, Copy, Debug)]
+pub enum RestrictFlags {
+    /// The flags given replace the implied one (lstopo, hwloc-info).
+    Replace,
+    /// The flags given are added to the implied one (hwloc-distrib).
+    Add,
+    /// The command read the flags itself, in order (hwloc-calc).
+    Given(u64),
+}
+
+/// Components chosen for discovery with `--component` and
+/// `--components` (`wloc ls`).
+#[derive(Clone, Copy, Debug)]
+pub struct Components<'a> {
+    pub files: &'a [String],
+    pub list: Option<&'a str>,
+    pub policy: Option<&'a Path>,
+}
+
+/// How a command loads its topology.
+pub struct Load<'a> {
+    /// An empty topology with the command's filters.
+    pub topology: Topology,
+    pub errors: LoadErrors,
+    pub restrict_flags: RestrictFlags,
+    /// `--restrict binding` restricts to this process's binding (lstopo).
+    pub restrict_to_binding: bool,
+    /// Failed restrictions are not reported.
+    pub quiet: bool,
+    /// Discovery components other than the input's own (`wloc ls`).
+    pub components: Option<Components<'a>>,
+}
+
+impl Load<'_> {
+    /// Loading into `topology`, failures told as `errors` says, restriction
+    /// flags replacing the implied one.
+    pub fn new(topology: Topology, errors: LoadErrors) -> Self {
+        Load {
+            topology,
+            errors,
+            restrict_flags: RestrictFlags::Replace,
+            restrict_to_binding: false,
+            quiet: false,
+            components: None,
+        }
+    }
+}
+
+impl TopologyArgs {
+    /// Options reading only `input`.
+    pub fn from_input(input: InputArgs) -> Self {
+        TopologyArgs {
+            input,
+            ..TopologyArgs::default()
+        }
+    }
+
+    /// The source `-i` and `--if` (else the environment) name.
+    pub fn source(&self) -> Result<Source, String> {
+        input::resolve(self.input.input.as_deref(), self.input.input_format)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Resolves the source, then loads it (see [`Self::load_source`]).
+    pub fn load(&self, how: Load<'_>) -> Result<(Topology, Source), String> {
+        let source = self.source()?;
+        let topo = self.load_source(&source, how)?;
+        Ok((topo, source))
+    }
+
+    /// Loads `source` into the command's topology, marks it as this
+    /// system (`--thissystem`, `WLOC_THISSYSTEM`) and restricts it
+    /// (`--restrict`): every command's topology comes from here.
+    pub fn load_source(&self, source: &Source, how: Load<'_>) -> Result<Topology, String> {
+        let mut t = how.topology;
+        if self.disallowed {
+            t.include_disallowed = true;
+        }
+        let loaded = match how.components {
+            Some(c) => wloc::components::load_for_ls(source, t, c.files, c.list, c.policy),
+            None => input::load(source, t),
+        };
+        let input = self.input.input.as_deref();
+        let named = |name: &str, e: &LoadError| {
+            format!(
+                "failed to load topology from {}: {e}",
+                input.unwrap_or(name)
+            )
+        };
+        let mut topo = loaded.map_err(|e| match how.errors {
+            LoadErrors::Named(name) => named(name, &e),
+            LoadErrors::ContentNamed(name) => match e {
+                LoadError::Xml(_) | LoadError::Synthetic(_) | LoadError::Component(_) => {
+                    named(name, &e)
+                }
+                other => other.to_string(),
+            },
+            LoadErrors::Plain => e.to_string(),
+        })?;
+        if self.thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
+            topo.is_thissystem = true;
+        }
+        if let Some(spec) = &self.restrict {
+            let given = match &self.restrict_flags {
+                Some(f) => Some(parse_restrict_flags(f)?),
+                None => None,
+            };
+            if how.restrict_to_binding && spec == "binding" {
+                // Only a topology of this system has this process's binding;
+                // lstopo keeps the others whole, silently.
+                if topo.is_thissystem {
+                    let set = wloc_bind::thread_affinity()
+                        .map_err(|_| "cannot read this process's binding")?;
+                    let set = format!("{set}");
+                    restrict_topology(&mut topo, &set, given.unwrap_or(0), how.quiet);
+                }
+            } else {
+                let (set, implied) = split_restrict(spec);
+                let flags = match how.restrict_flags {
+                    // --restrict-flags replaces the flag nodeset= implies, as
+                    // lstopo does when it comes after --restrict.
+                    RestrictFlags::Replace => given.unwrap_or(implied),
+                    RestrictFlags::Add => given.unwrap_or(0) | implied,
+                    RestrictFlags::Given(f) => f,
+                };
+                restrict_topology(&mut topo, set, flags, how.quiet);
+            }
+        }
+        Ok(topo)
+    }
+}

@@ -1,0 +1,169 @@
+//! Flags and restrictions as hwloc's command-line tools take them:
+//! `hwloc_utils_parse_flags` (numbers or flag names), `--restrict
+//! [nodeset=]SET` with `--restrict-flags`, `--local-memory-flags` and the
+//! form of shown sets (`--cof`).
+
+use wloc_core::{Bitmap, CpuSet, NodeSet, Topology};
+use wloc_locality::{query, CpusetFormat};
+
+/// Parses the form of shown sets (`--cof`): hwloc, list or taskset.
+pub fn parse_set_format(s: &str) -> Result<CpusetFormat, String> {
+    CpusetFormat::parse(s)
+        .ok_or_else(|| format!("unknown set format '{s}' (expected hwloc, list or taskset)"))
+}
+
+/// hwloc's restriction flags (`HWLOC_RESTRICT_FLAG_*`), as
+/// `--restrict-flags` takes them.
+pub mod restrict_flags {
+    /// Remove NUMA nodes left without PUs.
+    pub const REMOVE_CPULESS: u64 = 1;
+    /// Move Misc objects of removed objects to their parent.
+    pub const ADAPT_MISC: u64 = 2;
+    /// Move I/O objects of removed objects to their parent.
+    pub const ADAPT_IO: u64 = 4;
+    /// The set is a NUMA node set.
+    pub const BYNODESET: u64 = 8;
+    /// With [`BYNODESET`], remove PUs left without NUMA nodes.
+    pub const REMOVE_MEMLESS: u64 = 16;
+    /// Every flag hwloc 2.9 knows.
+    pub const ALL: u64 = 31;
+}
+
+/// Splits a `--restrict` value into the set and the flag it implies: a
+/// value starting with `nodeset` is a NUMA node set (hwloc's tools compare
+/// the first 7 characters of `nodeset=` and skip 8).
+pub fn split_restrict(spec: &str) -> (&str, u64) {
+    if spec.starts_with("nodeset") {
+        (spec.get(8..).unwrap_or(""), restrict_flags::BYNODESET)
+    } else {
+        (spec, 0)
+    }
+}
+
+/// Restricts the topology to a set in hwloc's form: a CPU set, or a NUMA
+/// node set with [`restrict_flags::BYNODESET`].  As hwloc's tools, a
+/// restriction that fails (bad set, set outside the machine, flags hwloc
+/// rejects) is reported and the whole topology is kept.
+pub fn restrict_topology(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
+    use restrict_flags::*;
+    let report = |why: &str| {
+        if !quiet {
+            eprintln!(
+                "wloc: cannot restrict the topology to {spec}: {why}; keeping the whole topology"
+            );
+        }
+    };
+    let bynodeset = flags & BYNODESET != 0;
+    if flags & !ALL != 0 {
+        return report(&format!("invalid restriction flags {flags:#x}"));
+    }
+    if bynodeset && flags & REMOVE_CPULESS != 0 {
+        return report("flag remove_cpuless cannot be used with a node set");
+    }
+    if !bynodeset && flags & REMOVE_MEMLESS != 0 {
+        return report("flag remove_memless needs a node set");
+    }
+    let set = match Bitmap::parse(spec) {
+        Ok(b) => b,
+        Err(e) => return report(&format!("invalid set: {e}")),
+    };
+    let res = if bynodeset {
+        topo.restrict_by_nodeset(&NodeSet::from_bitmap(set), flags & REMOVE_MEMLESS != 0)
+    } else {
+        topo.restrict(&CpuSet::from_bitmap(set), flags & REMOVE_CPULESS != 0)
+    };
+    if let Err(e) = res {
+        report(&e.to_string());
+    }
+}
+
+/// Parses flags as hwloc's tools do (`hwloc_utils_parse_flags`): a C
+/// number, `none`, or names separated by `,`, `|` or `+`, each matching a
+/// single flag name anywhere in it, ignoring case (or its end, with a
+/// trailing `$`).  On a name matching no flag or several, hwloc's message
+/// goes to standard error and every bit is set, which hwloc's functions
+/// then reject, as the tools do.
+pub fn parse_hwloc_flags(s: &str, names: &[(&str, u64)], kind: &str) -> u64 {
+    if let Some(n) = wloc_locality::parse_c_integer(s) {
+        // hwloc keeps the number in an int.
+        return n as i32 as i64 as u64;
+    }
+    let upper = s.to_ascii_uppercase();
+    if upper == "NONE" {
+        return 0;
+    }
+    let fail = |msg: String| {
+        eprintln!("{msg}");
+        eprintln!("Supported {kind} flags are substrings of:");
+        for (n, _) in names {
+            eprintln!("  {n}");
+        }
+        u64::MAX
+    };
+    let mut flags = 0u64;
+    let mut rest = upper.as_str();
+    loop {
+        rest = rest.trim_start_matches([',', '|', '+']);
+        let end = rest.find([' ', ',', '|', '+']).unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        let mut token = &rest[..end];
+        rest = rest.get(end + 1..).unwrap_or("");
+        let suffix = token.find('$').map(|i| {
+            token = &token[..i];
+        });
+        let matches: Vec<u64> = names
+            .iter()
+            .filter(|(n, _)| match suffix {
+                Some(()) => n.ends_with(token),
+                None => n.contains(token),
+            })
+            .map(|(_, v)| *v)
+            .collect();
+        match matches.as_slice() {
+            [] => return fail(format!("Failed to parse {kind} flag `{token}'.")),
+            [v] => flags |= v,
+            _ => return fail(format!("Duplicate match for {kind} flag `{token}'.")),
+        }
+        if rest.is_empty() {
+            break;
+        }
+    }
+    flags
+}
+
+/// Parses `--restrict-flags` as hwloc's tools do (see [`parse_hwloc_flags`]).
+pub fn parse_restrict_flags(s: &str) -> Result<u64, String> {
+    use restrict_flags::*;
+    Ok(parse_hwloc_flags(
+        s,
+        &[
+            ("HWLOC_RESTRICT_FLAG_REMOVE_CPULESS", REMOVE_CPULESS),
+            ("HWLOC_RESTRICT_FLAG_BYNODESET", BYNODESET),
+            ("HWLOC_RESTRICT_FLAG_REMOVE_MEMLESS", REMOVE_MEMLESS),
+            ("HWLOC_RESTRICT_FLAG_ADAPT_MISC", ADAPT_MISC),
+            ("HWLOC_RESTRICT_FLAG_ADAPT_IO", ADAPT_IO),
+        ],
+        "restrict",
+    ))
+}
+
+/// Parses `--local-memory-flags` as hwloc's tools do (see
+/// [`parse_hwloc_flags`]); hwloc 2.9 reads `all` as ambiguous (it is also
+/// in `SMALLER`), which selects nothing.
+pub fn parse_local_memory_flags(s: &str) -> u64 {
+    use query::local_flags::*;
+    parse_hwloc_flags(
+        s,
+        &[
+            ("HWLOC_LOCAL_NUMANODE_FLAG_LARGER_LOCALITY", LARGER_LOCALITY),
+            (
+                "HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY",
+                SMALLER_LOCALITY,
+            ),
+            ("HWLOC_LOCAL_NUMANODE_FLAG_ALL", ALL),
+        ],
+        "local_numanode",
+    )
+}
