@@ -673,7 +673,7 @@ impl Ctx<'_> {
             todo = next;
         }
         maps.sort_by_key(|m| (m.0, m.1));
-        let mut firsts: Vec<(u32, u32, CpuSet)> = Vec::new();
+        let mut all: Vec<(u32, u32, CpuSet)> = Vec::with_capacity(maps.len());
         for (c, j, mut set) in maps {
             if set.is_empty() {
                 // ia64 reports empty L3 and L2i maps: use the core instead.
@@ -683,9 +683,62 @@ impl Ctx<'_> {
                     // Nothing better known.
                 }
             }
-            let set = &set & cpuset;
-            if set.first() == Some(c) {
-                firsts.push((c, j, set));
+            all.push((c, j, &set & cpuset));
+        }
+        // A cache is described by the first CPU of its set.  When that CPU
+        // does not list it (its `cache/` folder lacks some `indexN`), the
+        // first CPU that does describes it, so that a cache listed under
+        // some of its CPUs only is still built.  Normally every CPU of a
+        // set lists it at the same index as the first one, and nothing
+        // more is read; otherwise the levels and types tell whether the
+        // first CPU lists the same cache under another index.
+        let at: HashMap<(u32, u32), &CpuSet> = all.iter().map(|(c, j, s)| ((*c, *j), s)).collect();
+        let mut firsts: Vec<(u32, u32, CpuSet)> = Vec::new();
+        let mut unmatched: Vec<(u32, u32, &CpuSet)> = Vec::new();
+        for (c, j, set) in &all {
+            match set.first() {
+                Some(f) if f == *c => firsts.push((*c, *j, set.clone())),
+                Some(f) if at.get(&(f, *j)) != Some(&set) => unmatched.push((*c, *j, set)),
+                _ => {}
+            }
+        }
+        if !unmatched.is_empty() {
+            // (CPU, index) pairs whose level and type are needed: the
+            // unmatched ones and those of their first CPUs with the same set.
+            let mut keys: Vec<(u32, u32)> = unmatched.iter().map(|(c, j, _)| (*c, *j)).collect();
+            for (_, _, set) in &unmatched {
+                let f = set.first().unwrap_or(0);
+                keys.extend(all.iter().filter(|(c, _, s)| *c == f && s == *set).map(|(c, j, _)| (*c, *j)));
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            let paths: Vec<String> = keys
+                .iter()
+                .flat_map(|(c, j)| {
+                    ["level", "type"].map(|f| format!("{CPU}/cpu{c}/cache/index{j}/{f}"))
+                })
+                .collect();
+            let mut res = self.read_batch(&paths).into_iter();
+            let mut kind: HashMap<(u32, u32), (Vec<u8>, Vec<u8>)> = HashMap::new();
+            for k in &keys {
+                let level = res.next().flatten().unwrap_or_default();
+                let ty = res.next().flatten().unwrap_or_default();
+                kind.insert(*k, (level, ty));
+            }
+            let mut known: Vec<(&(Vec<u8>, Vec<u8>), &CpuSet)> = Vec::new();
+            for (c, j, set) in &all {
+                if set.first() == Some(*c) {
+                    if let Some(k) = kind.get(&(*c, *j)) {
+                        known.push((k, set));
+                    }
+                }
+            }
+            for (c, j, set) in unmatched {
+                let Some(k) = kind.get(&(c, j)) else { continue };
+                if !known.iter().any(|(kk, s)| *kk == k && *s == set) {
+                    known.push((k, set));
+                    firsts.push((c, j, set.clone()));
+                }
             }
         }
         const FILES: [&str; 7] = [

@@ -285,6 +285,15 @@ impl MemFs {
         self
     }
 
+    /// Removes an entry and everything below it, as Linux hides a folder.
+    pub fn remove(&mut self, path: &str) -> &mut Self {
+        if let Some(p) = Self::norm(path) {
+            let below = format!("{p}/");
+            self.entries.retain(|k, _| *k != p && !k.starts_with(&below));
+        }
+        self
+    }
+
     /// Adds an empty directory.
     pub fn add_dir(&mut self, path: &str) -> &mut Self {
         if let Some(p) = Self::norm(path) {

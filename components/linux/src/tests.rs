@@ -121,6 +121,41 @@ fn discovers_a_small_machine() {
         .any(|i| i.name == "OSName" && i.value == "Linux"));
 }
 
+/// hwloc builds every cache from the CPUs that list it: a cache whose
+/// first CPU lacks its `indexN` folder, or whose CPUs number their folders
+/// with gaps, is still built, once.
+#[test]
+fn caches_listed_under_only_some_cpus_are_kept() {
+    let full = discover(&machine(1, 2, 2), &Options::default(), topo_all()).unwrap();
+    let mut fs = machine(1, 2, 2);
+    // The L2 of core 0 is listed under cpu1 only, the L1 of core 1 under
+    // cpu3 only, and cpu3 numbers its folders index1, index2 (no index0).
+    fs.remove(&format!("{CPU}/cpu0/cache/index1"));
+    fs.remove(&format!("{CPU}/cpu2/cache/index0"));
+    fs.remove(&format!("{CPU}/cpu3/cache/index0"));
+    let d = format!("{CPU}/cpu3/cache/index0");
+    for (f, v) in [
+        ("level", "1\n"),
+        ("type", "Data\n"),
+        ("size", "32K\n"),
+        ("coherency_line_size", "64\n"),
+        ("number_of_sets", "64\n"),
+        ("physical_line_partition", "1\n"),
+        ("shared_cpu_map", "00000000,0000000c\n"),
+    ] {
+        fs.add_file(&format!("{CPU}/cpu3/cache/index3/{f}"), v);
+    }
+    fs.remove(&d);
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    for ty in [ObjType::L1Cache, ObjType::L2Cache, ObjType::L3Cache, ObjType::Core] {
+        assert_eq!(count(&t, ty), count(&full, ty), "{ty:?}");
+    }
+    for l2 in t.objs_by_type(ObjType::L2Cache) {
+        assert_eq!(t.obj(l2).children().len(), 1, "an L2 lost its core");
+    }
+}
+
 #[test]
 fn numa_distances_make_groups() {
     let mut fs = machine(4, 1, 1);
