@@ -103,6 +103,7 @@ impl Bitmap {
     // ----- construction ---------------------------------------------------
 
     /// The empty set (`hwloc_bitmap_alloc`).
+    #[doc(alias = "hwloc_bitmap_alloc")]
     #[inline]
     pub const fn new() -> Self {
         Bitmap {
@@ -112,6 +113,7 @@ impl Bitmap {
     }
 
     /// The set of all indexes (`hwloc_bitmap_alloc_full`); it is infinite.
+    #[doc(alias = "hwloc_bitmap_alloc_full")]
     #[inline]
     pub const fn full() -> Self {
         Bitmap {
@@ -121,6 +123,7 @@ impl Bitmap {
     }
 
     /// The set containing only `i` (`hwloc_bitmap_only`).
+    #[doc(alias = "hwloc_bitmap_only")]
     pub fn from_index(i: u32) -> Self {
         let mut b = Bitmap::new();
         b.set(i);
@@ -128,6 +131,7 @@ impl Bitmap {
     }
 
     /// Every index except `i` (`hwloc_bitmap_allbut`); it is infinite.
+    #[doc(alias = "hwloc_bitmap_allbut")]
     pub fn all_but(i: u32) -> Self {
         let mut b = Bitmap::full();
         b.unset(i);
@@ -144,6 +148,7 @@ impl Bitmap {
 
     /// A finite set from 64-bit words, least significant first: bit `j` of
     /// `words[i]` is index `64*i + j` (`hwloc_bitmap_from_ulongs`).
+    #[doc(alias = "hwloc_bitmap_from_ulongs")]
     pub fn from_words(words: &[u64]) -> Self {
         let mut b = Bitmap {
             words: words.to_vec(),
@@ -154,6 +159,7 @@ impl Bitmap {
     }
 
     /// A finite set from a single 64-bit mask (`hwloc_bitmap_from_ulong`).
+    #[doc(alias = "hwloc_bitmap_from_ulong")]
     pub fn from_u64(mask: u64) -> Self {
         Bitmap::from_words(&[mask])
     }
@@ -170,6 +176,7 @@ impl Bitmap {
 
     /// The `i`-th 64-bit word (indexes `64*i ..= 64*i+63`), including the
     /// infinite part (`hwloc_bitmap_to_ith_ulong`).
+    #[doc(alias = "hwloc_bitmap_to_ith_ulong")]
     #[inline]
     pub fn word(&self, i: usize) -> u64 {
         match self.words.get(i) {
@@ -180,6 +187,7 @@ impl Bitmap {
 
     /// Number of 64-bit words needed to hold every set index, `None` when
     /// infinite (`hwloc_bitmap_nr_ulongs`).  `Some(0)` for the empty set.
+    #[doc(alias = "hwloc_bitmap_nr_ulongs")]
     #[inline]
     pub fn nr_words(&self) -> Option<usize> {
         if self.infinite {
@@ -219,12 +227,14 @@ impl Bitmap {
     // ----- predicates -----------------------------------------------------
 
     /// Whether no index is set (`hwloc_bitmap_iszero`).
+    #[doc(alias = "hwloc_bitmap_iszero")]
     #[inline]
     pub fn is_empty(&self) -> bool {
         !self.infinite && self.words.is_empty()
     }
 
     /// Whether every index is set (`hwloc_bitmap_isfull`).
+    #[doc(alias = "hwloc_bitmap_isfull")]
     #[inline]
     pub fn is_full(&self) -> bool {
         self.infinite && self.words.is_empty()
@@ -237,6 +247,7 @@ impl Bitmap {
     }
 
     /// Whether index `i` is set (`hwloc_bitmap_isset`).
+    #[doc(alias = "hwloc_bitmap_isset")]
     #[inline]
     pub fn is_set(&self, i: u32) -> bool {
         self.word(word_index(i)) & bit_of(i) != 0
@@ -248,6 +259,7 @@ impl Bitmap {
     ///
     /// Storage grows to index `i`: setting index 4 billion in a finite set
     /// allocates 512 MiB.
+    #[doc(alias = "hwloc_bitmap_set")]
     pub fn set(&mut self, i: u32) {
         if self.is_set(i) {
             return;
@@ -259,6 +271,7 @@ impl Bitmap {
     }
 
     /// Removes index `i` (`hwloc_bitmap_clr`).
+    #[doc(alias = "hwloc_bitmap_clr")]
     pub fn unset(&mut self, i: u32) {
         if !self.is_set(i) {
             return;
@@ -271,12 +284,14 @@ impl Bitmap {
 
     /// Adds indexes `first..=last`, or `first..` when `last` is `None`
     /// (`hwloc_bitmap_set_range`).  Nothing happens when `last < first`.
+    #[doc(alias = "hwloc_bitmap_set_range")]
     pub fn set_range(&mut self, first: u32, last: Option<u32>) {
         self.assign_range(first, last, true);
     }
 
     /// Removes indexes `first..=last`, or `first..` when `last` is `None`
     /// (`hwloc_bitmap_clr_range`).  Nothing happens when `last < first`.
+    #[doc(alias = "hwloc_bitmap_clr_range")]
     pub fn unset_range(&mut self, first: u32, last: Option<u32>) {
         self.assign_range(first, last, false);
     }
@@ -331,6 +346,7 @@ impl Bitmap {
     }
 
     /// Makes the set empty (`hwloc_bitmap_zero`).
+    #[doc(alias = "hwloc_bitmap_zero")]
     #[inline]
     pub fn clear(&mut self) {
         self.words.clear();
@@ -338,6 +354,7 @@ impl Bitmap {
     }
 
     /// Makes the set full (`hwloc_bitmap_fill`).
+    #[doc(alias = "hwloc_bitmap_fill")]
     #[inline]
     pub fn fill(&mut self) {
         self.words.clear();
@@ -346,6 +363,7 @@ impl Bitmap {
 
     /// Keeps only the lowest set index, if any (`hwloc_bitmap_singlify`).
     /// An infinite set keeps its first index and becomes finite.
+    #[doc(alias = "hwloc_bitmap_singlify")]
     pub fn singlify(&mut self) {
         match self.find_from(0, true) {
             Some(p) => {
@@ -363,6 +381,7 @@ impl Bitmap {
 
     /// Number of set indexes, `None` when infinite (`hwloc_bitmap_weight`).
     /// Saturates at `u32::MAX` (only reachable with all of `0..=u32::MAX`).
+    #[doc(alias = "hwloc_bitmap_weight")]
     pub fn weight(&self) -> Option<u32> {
         if self.infinite {
             return None;
@@ -409,12 +428,14 @@ impl Bitmap {
     }
 
     /// Lowest set index, `None` if empty (`hwloc_bitmap_first`).
+    #[doc(alias = "hwloc_bitmap_first")]
     #[inline]
     pub fn first(&self) -> Option<u32> {
         to_index(self.find_from(0, true))
     }
 
     /// Highest set index, `None` if empty or infinite (`hwloc_bitmap_last`).
+    #[doc(alias = "hwloc_bitmap_last")]
     #[inline]
     pub fn last(&self) -> Option<u32> {
         to_index(self.find_last(true))
@@ -422,6 +443,7 @@ impl Bitmap {
 
     /// Lowest set index strictly above `after`, or the lowest set index when
     /// `after` is `None` (`hwloc_bitmap_next`).
+    #[doc(alias = "hwloc_bitmap_next")]
     #[inline]
     pub fn next_set(&self, after: Option<u32>) -> Option<u32> {
         let start = after.map_or(0, |a| u64::from(a) + 1);
@@ -430,6 +452,7 @@ impl Bitmap {
 
     /// Lowest unset index, `None` if the set is full
     /// (`hwloc_bitmap_first_unset`).
+    #[doc(alias = "hwloc_bitmap_first_unset")]
     #[inline]
     pub fn first_unset(&self) -> Option<u32> {
         to_index(self.find_from(0, false))
@@ -437,6 +460,7 @@ impl Bitmap {
 
     /// Lowest unset index strictly above `after`, or the lowest unset index
     /// when `after` is `None` (`hwloc_bitmap_next_unset`).
+    #[doc(alias = "hwloc_bitmap_next_unset")]
     #[inline]
     pub fn next_unset(&self, after: Option<u32>) -> Option<u32> {
         let start = after.map_or(0, |a| u64::from(a) + 1);
@@ -445,6 +469,7 @@ impl Bitmap {
 
     /// Highest unset index, `None` if the set is finite (infinitely many
     /// unset indexes) or full (`hwloc_bitmap_last_unset`).
+    #[doc(alias = "hwloc_bitmap_last_unset")]
     #[inline]
     pub fn last_unset(&self) -> Option<u32> {
         to_index(self.find_last(false))
@@ -522,6 +547,7 @@ impl Bitmap {
     }
 
     /// Intersection (`hwloc_bitmap_and`).
+    #[doc(alias = "hwloc_bitmap_and")]
     #[must_use]
     #[inline]
     pub fn and(&self, other: &Self) -> Self {
@@ -529,6 +555,7 @@ impl Bitmap {
     }
 
     /// Union (`hwloc_bitmap_or`).
+    #[doc(alias = "hwloc_bitmap_or")]
     #[must_use]
     #[inline]
     pub fn or(&self, other: &Self) -> Self {
@@ -536,6 +563,7 @@ impl Bitmap {
     }
 
     /// Symmetric difference (`hwloc_bitmap_xor`).
+    #[doc(alias = "hwloc_bitmap_xor")]
     #[must_use]
     #[inline]
     pub fn xor(&self, other: &Self) -> Self {
@@ -543,6 +571,7 @@ impl Bitmap {
     }
 
     /// Difference: indexes of `self` not in `other` (`hwloc_bitmap_andnot`).
+    #[doc(alias = "hwloc_bitmap_andnot")]
     #[must_use]
     #[inline]
     pub fn and_not(&self, other: &Self) -> Self {
@@ -553,6 +582,7 @@ impl Bitmap {
     ///
     /// With `core::ops::Not` in scope, `x.not()` resolves to the operator
     /// (which consumes `x`); write `!&x` or `Bitmap::not(&x)` to keep `x`.
+    #[doc(alias = "hwloc_bitmap_not")]
     #[must_use]
     pub fn not(&self) -> Self {
         // Complementing keeps the representation canonical.
@@ -595,6 +625,7 @@ impl Bitmap {
     }
 
     /// Whether the sets share an index (`hwloc_bitmap_intersects`).
+    #[doc(alias = "hwloc_bitmap_intersects")]
     #[inline]
     pub fn intersects(&self, other: &Self) -> bool {
         self.any_word(other, |x, y| x & y)
@@ -603,6 +634,7 @@ impl Bitmap {
     /// Whether every index of `sub` is in `self`, i.e. `self ⊇ sub`
     /// (`hwloc_bitmap_isincluded(sub, self)`).  Everything includes the
     /// empty set.
+    #[doc(alias = "hwloc_bitmap_isincluded")]
     #[inline]
     pub fn includes(&self, sub: &Self) -> bool {
         !self.any_word(sub, |x, y| y & !x)
@@ -619,6 +651,7 @@ impl Bitmap {
     /// Compares by lowest set index (`hwloc_bitmap_compare_first`): the set
     /// whose first index is lower is `Less`; the empty set is greater than
     /// any non-empty set.  `Equal` only means the first indexes are equal.
+    #[doc(alias = "hwloc_bitmap_compare_first")]
     pub fn compare_first(&self, other: &Self) -> Ordering {
         match (self.find_from(0, true), other.find_from(0, true)) {
             (Some(a), Some(b)) => a.cmp(&b),
@@ -632,6 +665,7 @@ impl Bitmap {
     /// (`hwloc_bitmap_compare`): an infinite set is greater than a finite
     /// one; otherwise the sets compare like the binary numbers they spell
     /// (so the empty set is the lowest).  `Equal` only for equal sets.
+    #[doc(alias = "hwloc_bitmap_compare")]
     pub fn compare_last(&self, other: &Self) -> Ordering {
         if self.infinite != other.infinite {
             return self.infinite.cmp(&other.infinite);
@@ -659,6 +693,7 @@ impl Bitmap {
     /// # Errors
     ///
     /// A [`BitmapParseError`] locating the first invalid byte.
+    #[doc(alias = "hwloc_bitmap_sscanf")]
     pub fn parse(s: &str) -> Result<Self, BitmapParseError> {
         parse_hwloc(s)
     }
@@ -670,6 +705,7 @@ impl Bitmap {
     /// # Errors
     ///
     /// A [`BitmapParseError`] locating the first invalid byte.
+    #[doc(alias = "hwloc_bitmap_list_sscanf")]
     pub fn parse_list(s: &str) -> Result<Self, BitmapParseError> {
         parse_list(s)
     }
@@ -681,12 +717,14 @@ impl Bitmap {
     /// # Errors
     ///
     /// A [`BitmapParseError`] locating the first invalid byte.
+    #[doc(alias = "hwloc_bitmap_taskset_sscanf")]
     pub fn parse_taskset(s: &str) -> Result<Self, BitmapParseError> {
         parse_taskset(s)
     }
 
     /// The hwloc form, exactly as `hwloc_bitmap_snprintf` prints it (same as
     /// [`Display`](fmt::Display)).
+    #[doc(alias = "hwloc_bitmap_snprintf")]
     pub fn to_hwloc_string(&self) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
@@ -696,6 +734,7 @@ impl Bitmap {
 
     /// The list form, exactly as `hwloc_bitmap_list_snprintf` prints it:
     /// `2,67-70`, `8-` for an infinite tail, `""` for the empty set.
+    #[doc(alias = "hwloc_bitmap_list_snprintf")]
     pub fn to_list_string(&self) -> String {
         let mut s = String::new();
         let _ = write_list(self, &mut s);
@@ -706,6 +745,7 @@ impl Bitmap {
     /// hwloc 2.9 on a 64-bit host prints it: `0x780000000000000004`, `0x0`
     /// when empty, `0xf...f` followed by whole 64-bit words (16 digits
     /// each) below the infinite part.
+    #[doc(alias = "hwloc_bitmap_taskset_snprintf")]
     pub fn to_taskset_string(&self) -> String {
         let mut s = String::new();
         let _ = write_taskset(self, &mut s);
@@ -730,6 +770,7 @@ impl Ord for Bitmap {
 
 impl fmt::Display for Bitmap {
     /// The hwloc form, as `hwloc_bitmap_snprintf` prints it.
+    #[doc(alias = "hwloc_bitmap_snprintf")]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_hwloc(self, f)
     }
@@ -859,6 +900,7 @@ impl FusedIterator for Ranges<'_> {}
 /// significant first, as `0x%08x`; zero halves print as nothing between
 /// commas, except the last one which prints `0x0`; leading zero halves of a
 /// finite set are skipped; `0x0` if nothing else was printed.
+#[doc(alias = "hwloc_bitmap_snprintf")]
 fn write_hwloc(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     let mut need_comma = false;
     let mut wrote = false;
@@ -891,6 +933,7 @@ fn write_hwloc(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
 }
 
 /// `hwloc_bitmap_list_snprintf`.
+#[doc(alias = "hwloc_bitmap_list_snprintf")]
 fn write_list(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     for (k, (first, last)) in b.ranges().enumerate() {
         if k > 0 {
@@ -906,6 +949,7 @@ fn write_list(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
 }
 
 /// `hwloc_bitmap_taskset_snprintf` of hwloc 2.9 with 64-bit `unsigned long`.
+#[doc(alias = "hwloc_bitmap_taskset_snprintf")]
 fn write_taskset(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     let mut started = false;
     if b.infinite {

@@ -21,4 +21,4 @@ pub mod topology;
 
 pub use bitmap::{Bitmap, BitmapParseError, CpuSet, NodeSet};
 pub use object::{ObjAttr, ObjId, ObjKind, ObjType, Object};
-pub use topology::{Topology, TopologyError, TypeFilter};
+pub use topology::{RestrictError, RestrictFlags, Topology, TopologyError, TypeFilter};

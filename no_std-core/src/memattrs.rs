@@ -206,6 +206,7 @@ pub fn builtin_value(topo: &Topology, attr_id: usize, obj: ObjId) -> u64 {
 /// an initiator, a target counts when one of its values was measured from
 /// a CPU set that contains `initiator` (the first such value, in the order
 /// values were set); values from objects never match a CPU set.
+#[doc(alias = "hwloc_memattr_get_targets")]
 pub fn targets(topo: &Topology, attr: &AttrRef<'_>, initiator: &CpuSet) -> Vec<(ObjId, u64)> {
     if attr.id < 2 {
         return topo
@@ -239,6 +240,7 @@ pub fn targets(topo: &Topology, attr: &AttrRef<'_>, initiator: &CpuSet) -> Vec<(
 /// position of the first node with the highest value (or lowest, for
 /// attributes where lower is better), skipping nodes without a value
 /// (`hwloc_utils_get_best_node_in_array_by_memattr` of hwloc's tools).
+#[doc(alias = "hwloc_utils_get_best_node_in_array_by_memattr")]
 pub fn best_node(
     topo: &Topology,
     attr: &AttrRef<'_>,

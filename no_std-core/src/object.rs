@@ -285,6 +285,7 @@ impl ObjType {
     ///
     /// Returns the type and, for caches written as `l2d`/`l2u`/`l2i`, the
     /// cache kind that was spelled out.
+    #[doc(alias = "hwloc_type_sscanf")]
     pub fn parse(name: &str) -> Option<ObjType> {
         let lower: String = name.chars().map(|c| c.to_ascii_lowercase()).collect();
         let s = lower.as_str();
@@ -323,6 +324,7 @@ impl ObjType {
 
 impl fmt::Display for ObjType {
     /// The name hwloc prints for the type (`hwloc_obj_type_string`).
+    #[doc(alias = "hwloc_obj_type_string")]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.xml_name())
     }

@@ -372,6 +372,7 @@ impl TypeSpec {
 /// `hwloc__type_match`: matching stops at the first byte that is neither a
 /// letter nor `-`, and at least `min` bytes must have matched.  Returns the
 /// offset where matching stopped.
+#[doc(alias = "hwloc__type_match")]
 fn type_match(s: &[u8], pos: usize, name: &str, min: usize) -> Option<usize> {
     let name = name.as_bytes();
     let mut i = 0;
@@ -412,6 +413,7 @@ fn decimal_u32(s: &[u8], pos: usize) -> Option<(Option<u32>, usize)> {
 /// type and the offset where the name ends, or `None` when no type matches.
 /// I/O, Misc, Machine and memory-side cache types are returned too; callers
 /// decide where they are allowed.
+#[doc(alias = "hwloc_type_sscanf")]
 fn scan_type(s: &[u8], pos: usize) -> Option<(TypeSpec, usize)> {
     const TABLE: &[(&str, usize, ObjType)] = &[
         ("osdev", 2, ObjType::OSDevice),
@@ -1795,6 +1797,7 @@ fn export_indexes(topo: &Topology, level: &[ObjId], out: &mut String) {
 
 /// Looks for interleaving loops describing `os` exactly (as
 /// `hwloc__export_synthetic_indexes`).
+#[doc(alias = "hwloc__export_synthetic_indexes")]
 fn find_loops(os: &[u64]) -> Option<Vec<Loop>> {
     let total = os.len() as u64;
     if os.first() != Some(&0) {
@@ -1978,6 +1981,7 @@ fn export_memory(
 
 /// Whether every object at the depth of each NUMA node's parent has the
 /// same number of memory children (hwloc's `hwloc_check_memory_symmetric`).
+#[doc(alias = "hwloc_check_memory_symmetric")]
 fn memory_symmetric(topo: &Topology) -> bool {
     let mut depths: Vec<Depth> = Vec::new();
     for &n in topo.level(Depth::NumaNode) {
@@ -2025,6 +2029,7 @@ fn normal_parent_depth(topo: &Topology, mut id: ObjId) -> Option<Depth> {
 /// [`SyntheticErrorKind::V1Incompatible`] for layouts [`ExportFlags::V1`]
 /// cannot express, and [`SyntheticErrorKind::NotFinished`] before
 /// [`Topology::finish`].
+#[doc(alias = "hwloc_topology_export_synthetic")]
 pub fn export(topo: &Topology, flags: ExportFlags) -> Result<String, SyntheticError> {
     if !topo.is_finished() {
         return Err(export_err(

@@ -1,0 +1,719 @@
+//! Completing the tree once objects are in, as hwloc's
+//! `hwloc_topology_load` does after discovery: sets propagated, disallowed
+//! resources and filtered types removed, empty objects dropped, levels
+//! that add no structure merged, then levels, depths, logical indexes,
+//! special levels, total memory, symmetric subtrees, group depths and CPU
+//! kind ranks computed.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::filters::{osdev_is_important, pci_class_is_important};
+use super::{SpecialLevel, Topology, TopologyError, TypeDepth, TypeFilter};
+use crate::bitmap::{CpuSet, NodeSet};
+use crate::object::*;
+
+impl Topology {
+    /// Completes the topology after objects were added: sets are
+    /// propagated, filters applied, redundant levels merged, and depths,
+    /// logical indexes and special levels computed.
+    pub fn finish(&mut self) -> Result<(), TopologyError> {
+        let root = self.root;
+        {
+            let r = self.obj_mut(root);
+            if r.cpuset.as_ref().is_none_or(|c| c.is_empty())
+                && r.complete_cpuset.as_ref().is_none_or(|c| c.is_empty())
+            {
+                return Err(TopologyError::NoPu);
+            }
+        }
+        // A machine with no NUMA node gets one holding everything.
+        if self
+            .obj(root)
+            .complete_nodeset
+            .as_ref()
+            .is_none_or(|n| n.is_empty())
+        {
+            let mut node = Object::new(ObjType::NUMANode, Some(0));
+            node.cpuset = self.obj(root).cpuset.clone();
+            node.complete_cpuset = self.obj(root).complete_cpuset.clone();
+            node.nodeset = Some(NodeSet::from_index(0));
+            let _ = self.insert_memory(node)?;
+        }
+        {
+            let r = self.obj_mut(root);
+            let cc = r.complete_cpuset.clone().unwrap_or_default();
+            let cn = r.complete_nodeset.clone().unwrap_or_default();
+            let c = r.cpuset.get_or_insert_with(CpuSet::new);
+            *c = &*c & &cc;
+            let n = r.nodeset.get_or_insert_with(NodeSet::new);
+            *n = &*n & &cn;
+        }
+        let rc = self.obj(root).cpuset.clone().unwrap_or_default();
+        let rn = self.obj(root).nodeset.clone().unwrap_or_default();
+        let current = (self.allowed_cpuset.clone(), self.allowed_nodeset.clone());
+        let (req_c, req_n) = match self.allowed_request.take() {
+            Some((request, narrowed)) if narrowed == current => request,
+            _ => current,
+        };
+        self.allowed_cpuset = &req_c & &rc;
+        self.allowed_nodeset = &req_n & &rn;
+        self.allowed_request = Some((
+            (req_c, req_n),
+            (self.allowed_cpuset.clone(), self.allowed_nodeset.clone()),
+        ));
+        self.propagate_nodeset(root, None);
+        self.fixup_sets(root);
+        if !self.include_disallowed {
+            let (ac, an) = (self.allowed_cpuset.clone(), self.allowed_nodeset.clone());
+            self.remove_unused_sets(root, &ac, &an);
+        }
+        self.apply_type_filters(root);
+        self.filter_bridges(root, 0);
+        self.remove_empty(root);
+        if self.obj(root).cpuset.as_ref().is_none_or(|c| c.is_empty()) {
+            return Err(TopologyError::NoPu);
+        }
+        if self.obj(root).nodeset.as_ref().is_none_or(|n| n.is_empty()) {
+            return Err(TopologyError::NoNuma);
+        }
+        self.connect();
+        self.merge_structure_levels();
+        self.connect();
+        self.propagate_total_memory(root);
+        self.propagate_symmetric(root);
+        self.set_group_depths();
+        self.refresh_references();
+        self.rank_cpukinds();
+        self.set_bounds.clear();
+        self.finished = true;
+        Ok(())
+    }
+
+    /// Whether [`finish`](Self::finish) ran since the last structural change.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    fn propagate_nodeset(&mut self, id: ObjId, parent_nodeset: Option<&NodeSet>) {
+        let mut ns = parent_nodeset.cloned().unwrap_or_default();
+        let mut cns = self.obj(id).complete_nodeset.clone().unwrap_or_default();
+        cns = &cns | &ns;
+        for m in self.obj(id).memory_children.clone() {
+            let mo = self.obj(m);
+            if let Some(n) = &mo.nodeset {
+                ns = &ns | n;
+            }
+            // A complete set left unset is the plain one.
+            if let Some(n) = mo.complete_nodeset.as_ref().or(mo.nodeset.as_ref()) {
+                cns = &cns | n;
+            }
+        }
+        let children = self.obj(id).children.clone();
+        for &c in &children {
+            self.propagate_nodeset(c, Some(&ns));
+        }
+        for &c in &children {
+            let co = self.obj(c);
+            if let Some(n) = &co.nodeset {
+                ns = &ns | n;
+            }
+            if let Some(n) = &co.complete_nodeset {
+                cns = &cns | n;
+            }
+        }
+        let o = self.obj_mut(id);
+        o.nodeset = Some(ns);
+        o.complete_nodeset = Some(cns);
+    }
+
+    fn fixup_sets(&mut self, id: ObjId) {
+        let o = self.obj(id);
+        let (pc, pcc, pn, pcn) = (
+            o.cpuset.clone().unwrap_or_default(),
+            o.complete_cpuset.clone().unwrap_or_default(),
+            o.nodeset.clone().unwrap_or_default(),
+            o.complete_nodeset.clone().unwrap_or_default(),
+        );
+        let children: Vec<ObjId> = o
+            .children
+            .iter()
+            .chain(&o.memory_children)
+            .copied()
+            .collect();
+        for c in children {
+            let co = self.obj_mut(c);
+            let cs = co.cpuset.take().unwrap_or_default();
+            co.cpuset = Some(&cs & &pc);
+            let ns = co.nodeset.take().unwrap_or_default();
+            co.nodeset = Some(&ns & &pn);
+            co.complete_cpuset = Some(match co.complete_cpuset.take() {
+                Some(x) => &x & &pcc,
+                None => co.cpuset.clone().unwrap_or_default(),
+            });
+            co.complete_nodeset = Some(match co.complete_nodeset.take() {
+                Some(x) => &x & &pcn,
+                None => co.nodeset.clone().unwrap_or_default(),
+            });
+            if co.kind() == ObjKind::Memory {
+                co.cpuset = Some(pc.clone());
+                co.complete_cpuset = Some(pcc.clone());
+            }
+            self.fixup_sets(c);
+        }
+    }
+
+    fn remove_unused_sets(&mut self, id: ObjId, ac: &CpuSet, an: &NodeSet) {
+        let o = self.obj_mut(id);
+        if let Some(c) = o.cpuset.take() {
+            o.cpuset = Some(&c & ac);
+        }
+        if let Some(n) = o.nodeset.take() {
+            o.nodeset = Some(&n & an);
+        }
+        let children: Vec<ObjId> = o
+            .children
+            .iter()
+            .chain(&o.memory_children)
+            .copied()
+            .collect();
+        for c in children {
+            self.remove_unused_sets(c, ac, an);
+        }
+    }
+
+    /// Removes objects whose type filter rejects them, keeping their children.
+    fn apply_type_filters(&mut self, id: ObjId) {
+        let o = self.obj(id);
+        let children: Vec<ObjId> = o
+            .children
+            .iter()
+            .chain(&o.memory_children)
+            .chain(&o.io_children)
+            .chain(&o.misc_children)
+            .copied()
+            .collect();
+        for c in children {
+            self.apply_type_filters(c);
+        }
+        if id == self.root {
+            return;
+        }
+        let o = self.obj(id);
+        let t = o.obj_type;
+        let drop = match self.filters[t.index()] {
+            TypeFilter::KeepNone => !matches!(t, ObjType::PU | ObjType::NUMANode),
+            TypeFilter::KeepImportant => match t {
+                // Bridges are judged later, once their children are known.
+                // Unimportant PCI functions go; OS devices below them move up.
+                ObjType::PCIDevice => !o.pci().is_some_and(|p| pci_class_is_important(p.class_id)),
+                ObjType::OSDevice => !o.osdev_types().is_some_and(osdev_is_important),
+                _ => false,
+            },
+            _ => false,
+        };
+        if drop {
+            self.remove_single(id);
+        }
+    }
+
+    fn filter_bridges(&mut self, id: ObjId, depth: u32) {
+        for c in self.obj(id).children.clone() {
+            self.filter_bridges(c, 0);
+        }
+        for c in self.obj(id).io_children.clone() {
+            self.filter_bridges(c, depth + 1);
+            if let ObjAttr::Bridge(b) = &mut self.obj_mut(c).attr {
+                b.depth = depth;
+            }
+            let co = self.obj(c);
+            let important = self.filters[co.obj_type.index()] == TypeFilter::KeepImportant;
+            let bridge_like = co.obj_type == ObjType::Bridge
+                || (co.obj_type == ObjType::PCIDevice
+                    && co.pci().is_some_and(|p| p.class_id >> 8 == 0x06)
+                    && co.subtype.as_deref() != Some("NVSwitch"));
+            if important && co.io_children.is_empty() && bridge_like {
+                self.remove_subtree(c);
+            }
+        }
+    }
+
+    /// Removes normal objects without PUs and memory objects without nodes,
+    /// unless memory or I/O hangs below them.  Returns whether `id` was removed.
+    fn remove_empty(&mut self, id: ObjId) -> bool {
+        let o = self.obj(id);
+        let children: Vec<ObjId> = o
+            .children
+            .iter()
+            .chain(&o.memory_children)
+            .copied()
+            .collect();
+        for c in children {
+            self.remove_empty(c);
+        }
+        let o = self.obj(id);
+        if id == self.root
+            || !o.children.is_empty()
+            || !o.memory_children.is_empty()
+            || !o.io_children.is_empty()
+        {
+            return false;
+        }
+        let empty = match o.kind() {
+            ObjKind::Normal => o.cpuset.as_ref().is_none_or(|c| c.is_empty()),
+            ObjKind::Memory => o.nodeset.as_ref().is_none_or(|n| n.is_empty()),
+            _ => false,
+        };
+        if empty {
+            self.remove_subtree(id);
+        }
+        empty
+    }
+
+    /// Recomputes sibling ranks, normal levels, depths, logical indexes and special levels.
+    pub fn connect(&mut self) {
+        let root = self.root;
+        self.connect_children(root);
+        self.connect_levels();
+        self.connect_special_levels();
+    }
+
+    fn connect_children(&mut self, id: ObjId) {
+        let o = self.obj(id);
+        let lists = [
+            o.children.clone(),
+            o.memory_children.clone(),
+            o.io_children.clone(),
+            o.misc_children.clone(),
+        ];
+        for list in lists {
+            for (rank, &c) in list.iter().enumerate() {
+                let co = self.obj_mut(c);
+                co.sibling_rank = rank as u32;
+                co.parent = Some(id);
+                self.connect_children(c);
+            }
+        }
+    }
+
+    fn has_same_type_below(&self, under: ObjId, like: ObjId) -> bool {
+        self.obj(under)
+            .children
+            .iter()
+            .any(|&c| self.same_level_type(c, like) || self.has_same_type_below(c, like))
+    }
+
+    fn connect_levels(&mut self) {
+        let root = self.root;
+        self.type_depth = [TypeDepth::Unknown; 20];
+        self.levels.clear();
+        {
+            let r = self.obj_mut(root);
+            r.depth = Depth::Normal(0);
+            r.logical_index = 0;
+            r.sibling_rank = 0;
+            r.parent = None;
+        }
+        self.type_depth[self.obj(root).obj_type.index()] = TypeDepth::Depth(Depth::Normal(0));
+        self.levels.push(vec![root]);
+        let mut objs: Vec<ObjId> = self.obj(root).children.clone();
+        while !objs.is_empty() {
+            let mut top = objs
+                .iter()
+                .copied()
+                .find(|&i| self.obj(i).obj_type != ObjType::PU)
+                .unwrap_or(objs[0]);
+            for &o in &objs {
+                if !self.same_level_type(top, o) && self.has_same_type_below(o, top) {
+                    top = o;
+                }
+            }
+            let mut taken = Vec::new();
+            let mut next = Vec::new();
+            for &o in &objs {
+                if self.same_level_type(top, o) {
+                    taken.push(o);
+                    next.extend_from_slice(&self.obj(o).children);
+                } else {
+                    next.push(o);
+                }
+            }
+            let d = self.levels.len() as u32;
+            for (i, &o) in taken.iter().enumerate() {
+                let ob = self.obj_mut(o);
+                ob.depth = Depth::Normal(d);
+                ob.logical_index = i as u32;
+            }
+            let t = self.obj(top).obj_type.index();
+            self.type_depth[t] = match self.type_depth[t] {
+                TypeDepth::Unknown => TypeDepth::Depth(Depth::Normal(d)),
+                _ => TypeDepth::Multiple,
+            };
+            self.levels.push(taken);
+            objs = next;
+        }
+    }
+
+    fn connect_special_levels(&mut self) {
+        for l in self.special.iter_mut() {
+            l.clear();
+        }
+        let mut stack = vec![self.root];
+        let mut order = Vec::new();
+        while let Some(id) = stack.pop() {
+            order.push(id);
+            let o = self.obj(id);
+            for list in [
+                &o.misc_children,
+                &o.io_children,
+                &o.memory_children,
+                &o.children,
+            ] {
+                stack.extend(list.iter().rev());
+            }
+        }
+        for id in order {
+            let t = self.obj(id).obj_type;
+            if let Some(d) = Depth::special_for(t) {
+                let s = SpecialLevel::of(d).expect("special depth") as usize;
+                let idx = self.special[s].len() as u32;
+                self.special[s].push(id);
+                let o = self.obj_mut(id);
+                o.depth = d;
+                o.logical_index = idx;
+            }
+        }
+    }
+
+    /// Removes levels made only of single children identical to their
+    /// parents, when the type filter says they only matter for structure.
+    pub(super) fn merge_structure_levels(&mut self) {
+        let mut i = self.levels.len();
+        while i > 1 {
+            i -= 1;
+            if i >= self.levels.len() {
+                continue;
+            }
+            let (p0, c0) = (self.levels[i - 1][0], self.levels[i][0]);
+            let (t1, t2) = (self.obj(p0).obj_type, self.obj(c0).obj_type);
+            let dont_merge = |topo: &Self, lvl: usize| {
+                topo.levels[lvl]
+                    .iter()
+                    .any(|&o| topo.obj(o).group().is_some_and(|g| g.dont_merge))
+            };
+            let mut replace_parent = self.filters[t1.index()] == TypeFilter::KeepStructure
+                && !(t1 == ObjType::Group && dont_merge(self, i - 1));
+            let mut replace_child = self.filters[t2.index()] == TypeFilter::KeepStructure
+                && !(t1 == ObjType::Group && dont_merge(self, i));
+            if !replace_parent && !replace_child {
+                continue;
+            }
+            if replace_parent && replace_child {
+                if t1.merge_priority() >= t2.merge_priority() {
+                    replace_parent = false;
+                } else {
+                    replace_child = false;
+                }
+            }
+            if !self.levels_identical(i) {
+                continue;
+            }
+            let pairs: Vec<(ObjId, ObjId)> = self.levels[i - 1]
+                .iter()
+                .copied()
+                .zip(self.levels[i].iter().copied())
+                .collect();
+            for (parent, child) in pairs {
+                if replace_child {
+                    self.remove_single(child);
+                } else if parent == self.root {
+                    self.replace_root(child);
+                } else {
+                    // Keep the child in the grand-parent, with the parent's
+                    // memory, I/O and misc children in front of its own.
+                    self.hoist_into_parent(parent, child);
+                }
+            }
+            if replace_parent {
+                self.levels.remove(i - 1);
+            } else {
+                self.levels.remove(i);
+            }
+        }
+    }
+
+    fn levels_identical(&self, i: usize) -> bool {
+        let (up, down) = (&self.levels[i - 1], &self.levels[i]);
+        if up.len() != down.len() {
+            return false;
+        }
+        let check_memory = self.obj(down[0]).obj_type == ObjType::PU;
+        up.iter().zip(down).all(|(&p, &c)| {
+            let po = self.obj(p);
+            self.obj(c).parent == Some(p)
+                && po.children.len() == 1
+                && (!check_memory || po.memory_children.is_empty())
+        })
+    }
+
+    fn hoist_into_parent(&mut self, parent: ObjId, child: ObjId) {
+        let gp = self.obj(parent).parent.expect("non-root parent");
+        let p = self.objs[parent].take().expect("live parent");
+        {
+            let g = self.obj_mut(gp);
+            if let Some(pos) = g.children.iter().position(|&x| x == parent) {
+                g.children[pos] = child;
+            }
+        }
+        for &c in p
+            .memory_children
+            .iter()
+            .chain(&p.io_children)
+            .chain(&p.misc_children)
+        {
+            self.obj_mut(c).parent = Some(child);
+        }
+        let co = self.obj_mut(child);
+        co.parent = Some(gp);
+        prepend(&mut co.memory_children, &p.memory_children);
+        prepend(&mut co.io_children, &p.io_children);
+        prepend(&mut co.misc_children, &p.misc_children);
+    }
+
+    fn replace_root(&mut self, child: ObjId) {
+        let old = self.root;
+        let p = self.objs[old].take().expect("live root");
+        for &c in p
+            .memory_children
+            .iter()
+            .chain(&p.io_children)
+            .chain(&p.misc_children)
+        {
+            self.obj_mut(c).parent = Some(child);
+        }
+        let co = self.obj_mut(child);
+        co.parent = None;
+        prepend(&mut co.memory_children, &p.memory_children);
+        prepend(&mut co.io_children, &p.io_children);
+        prepend(&mut co.misc_children, &p.misc_children);
+        self.root = child;
+    }
+
+    pub(super) fn propagate_total_memory(&mut self, id: ObjId) -> u64 {
+        let o = self.obj(id);
+        let children: Vec<ObjId> = o
+            .children
+            .iter()
+            .chain(&o.memory_children)
+            .copied()
+            .collect();
+        let mut total = 0u64;
+        for c in children {
+            total = total.saturating_add(self.propagate_total_memory(c));
+        }
+        let o = self.obj_mut(id);
+        if let ObjAttr::Numa(n) = &mut o.attr {
+            total = total.saturating_add(n.local_memory);
+            // Sorted by size, with zero-sized entries dropped.
+            n.page_types.retain(|p| p.size != 0);
+            n.page_types.sort_by_key(|p| p.size);
+        }
+        o.total_memory = total;
+        total
+    }
+
+    pub(super) fn propagate_symmetric(&mut self, id: ObjId) -> bool {
+        let children = self.obj(id).children.clone();
+        let mut ok = true;
+        for &c in &children {
+            if !self.propagate_symmetric(c) {
+                ok = false;
+            }
+        }
+        if ok && children.len() > 1 {
+            let mut cur = children.clone();
+            loop {
+                let d0 = self.obj(cur[0]).depth;
+                let a0 = self.obj(cur[0]).children.len();
+                if cur
+                    .iter()
+                    .any(|&c| self.obj(c).depth != d0 || self.obj(c).children.len() != a0)
+                {
+                    ok = false;
+                    break;
+                }
+                if a0 == 0 {
+                    break;
+                }
+                cur = cur.iter().map(|&c| self.obj(c).children[0]).collect();
+            }
+        }
+        self.obj_mut(id).symmetric_subtree = ok;
+        ok
+    }
+
+    pub(super) fn set_group_depths(&mut self) {
+        let mut gd = 0;
+        for l in 0..self.levels.len() {
+            if self.obj(self.levels[l][0]).obj_type == ObjType::Group {
+                for j in 0..self.levels[l].len() {
+                    let id = self.levels[l][j];
+                    if let ObjAttr::Group(g) = &mut self.obj_mut(id).attr {
+                        g.depth = gd;
+                    }
+                }
+                gd += 1;
+            }
+        }
+    }
+
+    /// Drops distance and memory-attribute entries that refer to removed objects.
+    pub(super) fn refresh_references(&mut self) {
+        let objs = &self.objs;
+        let alive = |id: ObjId| objs.get(id).is_some_and(|o| o.is_some());
+        for d in &mut self.distances {
+            d.retain_objects(alive);
+        }
+        self.distances.retain(|d| d.nbobjs() > 1);
+        for m in &mut self.memattrs {
+            m.retain_objects(alive);
+        }
+    }
+
+    fn rank_cpukinds(&mut self) {
+        let root = self.root;
+        let arch = self
+            .obj(root)
+            .info("Architecture")
+            .map(String::from)
+            .or_else(|| {
+                self.infos
+                    .iter()
+                    .find(|i| i.name == "Architecture")
+                    .map(|i| i.value.clone())
+            });
+        crate::cpukinds::rank(&mut self.cpukinds, self.cpukinds_ranking, arch.as_deref());
+    }
+}
+
+fn prepend(list: &mut Vec<ObjId>, front: &[ObjId]) {
+    if front.is_empty() {
+        return;
+    }
+    let mut v = Vec::with_capacity(front.len() + list.len());
+    v.extend_from_slice(front);
+    v.extend_from_slice(list);
+    *list = v;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::test_machines::{cs, small_machine};
+
+    #[test]
+    fn builds_levels_in_hwloc_order() {
+        let t = small_machine();
+        t.check().unwrap();
+        let types: Vec<ObjType> = t
+            .normal_levels()
+            .iter()
+            .map(|l| t.obj(l[0]).obj_type)
+            .collect();
+        assert_eq!(
+            types,
+            vec![
+                ObjType::Machine,
+                ObjType::Package,
+                ObjType::L2Cache,
+                ObjType::Core,
+                ObjType::PU
+            ]
+        );
+        let pus = t.objs_by_type(ObjType::PU);
+        let os: Vec<_> = pus.iter().map(|&p| t.obj(p).os_index.unwrap()).collect();
+        assert_eq!(os, (0..8).collect::<Vec<_>>());
+        // NUMA nodes hang off packages, whose nodesets follow.
+        let numas = t.level(Depth::NumaNode);
+        assert_eq!(numas.len(), 2);
+        let p1 = t.obj(numas[1]).parent.unwrap();
+        assert_eq!(t.obj(p1).obj_type, ObjType::Package);
+        assert_eq!(t.obj(p1).nodeset.as_ref().unwrap(), &NodeSet::from_index(1));
+        assert_eq!(t.obj(t.root()).total_memory, 2 << 30);
+        assert_eq!(
+            t.type_depth(ObjType::Core),
+            TypeDepth::Depth(Depth::Normal(3))
+        );
+        assert!(t.obj(t.root()).symmetric_subtree());
+    }
+
+    #[test]
+    fn structure_filter_merges_identical_levels() {
+        let mut t = Topology::new();
+        t.set_all_types_filter(TypeFilter::KeepStructure);
+        for pu in 0..4 {
+            t.insert_by_cpuset(Object::with_cpuset(
+                ObjType::PU,
+                Some(pu),
+                CpuSet::from_index(pu),
+            ))
+            .unwrap();
+            t.insert_by_cpuset(Object::with_cpuset(
+                ObjType::Core,
+                Some(pu),
+                CpuSet::from_index(pu),
+            ))
+            .unwrap();
+        }
+        t.insert_by_cpuset(Object::with_cpuset(ObjType::Package, Some(0), cs(0, 3)))
+            .unwrap();
+        t.finish().unwrap();
+        t.check().unwrap();
+        let types: Vec<ObjType> = t
+            .normal_levels()
+            .iter()
+            .map(|l| t.obj(l[0]).obj_type)
+            .collect();
+        // Machine has a single Package child: the Package wins over Machine? No:
+        // Machine has priority 90 > Package 40, so Package goes; Core (60) < PU (100), so Core goes.
+        assert_eq!(types, vec![ObjType::Machine, ObjType::PU]);
+    }
+
+    #[test]
+    fn disallowed_pus_are_removed_unless_asked() {
+        for include in [false, true] {
+            let mut t = Topology::new();
+            t.include_disallowed = include;
+            for pu in 0..4 {
+                t.insert_by_cpuset(Object::with_cpuset(
+                    ObjType::PU,
+                    Some(pu),
+                    CpuSet::from_index(pu),
+                ))
+                .unwrap();
+            }
+            t.allowed_cpuset = cs(0, 1);
+            t.finish().unwrap();
+            t.check().unwrap();
+            assert_eq!(
+                t.objs_by_type(ObjType::PU).len(),
+                if include { 4 } else { 2 }
+            );
+            assert_eq!(t.complete_cpuset(), &cs(0, 3));
+        }
+    }
+
+    #[test]
+    fn finishing_again_keeps_nodes_added_since() {
+        let mut t = small_machine();
+        let mut n = Object::new(ObjType::NUMANode, Some(7));
+        n.cpuset = Some(CpuSet::new());
+        n.nodeset = Some(NodeSet::from_index(7));
+        t.insert_by_cpuset(n).unwrap();
+        t.finish().unwrap();
+        t.check().unwrap();
+        assert_eq!(t.level(Depth::NumaNode).len(), 3);
+        assert!(t.allowed_nodeset.is_set(7));
+    }
+}
