@@ -3,7 +3,7 @@
 //! [nodeset=]SET` with `--restrict-flags`, `--local-memory-flags` and the
 //! form of shown sets (`--cof`).
 
-use wloc_core::{Bitmap, CpuSet, NodeSet, Topology};
+use wloc_core::{Bitmap, RestrictFlags, Topology};
 use wloc_locality::{query, CpusetFormat};
 
 /// Parses the form of shown sets (`--cof`): hwloc, list or taskset.
@@ -12,40 +12,22 @@ pub fn parse_set_format(s: &str) -> Result<CpusetFormat, String> {
         .ok_or_else(|| format!("unknown set format '{s}' (expected hwloc, list or taskset)"))
 }
 
-/// hwloc's restriction flags (`HWLOC_RESTRICT_FLAG_*`), as
-/// `--restrict-flags` takes them.
-pub mod restrict_flags {
-    /// Remove NUMA nodes left without PUs.
-    pub const REMOVE_CPULESS: u64 = 1;
-    /// Move Misc objects of removed objects to their parent.
-    pub const ADAPT_MISC: u64 = 2;
-    /// Move I/O objects of removed objects to their parent.
-    pub const ADAPT_IO: u64 = 4;
-    /// The set is a NUMA node set.
-    pub const BYNODESET: u64 = 8;
-    /// With [`BYNODESET`], remove PUs left without NUMA nodes.
-    pub const REMOVE_MEMLESS: u64 = 16;
-    /// Every flag hwloc 2.9 knows.
-    pub const ALL: u64 = 31;
-}
-
 /// Splits a `--restrict` value into the set and the flag it implies: a
 /// value starting with `nodeset` is a NUMA node set (hwloc's tools compare
 /// the first 7 characters of `nodeset=` and skip 8).
-pub fn split_restrict(spec: &str) -> (&str, u64) {
+pub fn split_restrict(spec: &str) -> (&str, RestrictFlags) {
     if spec.starts_with("nodeset") {
-        (spec.get(8..).unwrap_or(""), restrict_flags::BYNODESET)
+        (spec.get(8..).unwrap_or(""), RestrictFlags::BYNODESET)
     } else {
-        (spec, 0)
+        (spec, RestrictFlags::NONE)
     }
 }
 
 /// Restricts the topology to a set in hwloc's form: a CPU set, or a NUMA
-/// node set with [`restrict_flags::BYNODESET`].  As hwloc's tools, a
-/// restriction that fails (bad set, set outside the machine, flags hwloc
-/// rejects) is reported and the whole topology is kept.
-pub fn restrict_topology(topo: &mut Topology, spec: &str, flags: u64, quiet: bool) {
-    use restrict_flags::*;
+/// node set with [`RestrictFlags::BYNODESET`].  As hwloc's tools, a
+/// restriction that fails (flags hwloc rejects, bad set, set outside the
+/// machine) is reported and the whole topology is kept.
+pub fn restrict_topology(topo: &mut Topology, spec: &str, flags: RestrictFlags, quiet: bool) {
     let report = |why: &str| {
         if !quiet {
             eprintln!(
@@ -53,26 +35,15 @@ pub fn restrict_topology(topo: &mut Topology, spec: &str, flags: u64, quiet: boo
             );
         }
     };
-    let bynodeset = flags & BYNODESET != 0;
-    if flags & !ALL != 0 {
-        return report(&format!("invalid restriction flags {flags:#x}"));
-    }
-    if bynodeset && flags & REMOVE_CPULESS != 0 {
-        return report("flag remove_cpuless cannot be used with a node set");
-    }
-    if !bynodeset && flags & REMOVE_MEMLESS != 0 {
-        return report("flag remove_memless needs a node set");
+    // Flags are judged before the set is read.
+    if let Err(e) = flags.validate() {
+        return report(&e.to_string());
     }
     let set = match Bitmap::parse(spec) {
         Ok(b) => b,
         Err(e) => return report(&format!("invalid set: {e}")),
     };
-    let res = if bynodeset {
-        topo.restrict_by_nodeset(&NodeSet::from_bitmap(set), flags & REMOVE_MEMLESS != 0)
-    } else {
-        topo.restrict(&CpuSet::from_bitmap(set), flags & REMOVE_CPULESS != 0)
-    };
-    if let Err(e) = res {
+    if let Err(e) = topo.restrict_with_flags(&set, flags) {
         report(&e.to_string());
     }
 }
@@ -134,19 +105,26 @@ pub fn parse_hwloc_flags(s: &str, names: &[(&str, u64)], kind: &str) -> u64 {
 }
 
 /// Parses `--restrict-flags` as hwloc's tools do (see [`parse_hwloc_flags`]).
-pub fn parse_restrict_flags(s: &str) -> Result<u64, String> {
-    use restrict_flags::*;
-    Ok(parse_hwloc_flags(
+pub fn parse_restrict_flags(s: &str) -> Result<RestrictFlags, String> {
+    use RestrictFlags as F;
+    // Unknown bits are kept: the restriction rejects them, as hwloc's does.
+    Ok(F::from_bits_retain(parse_hwloc_flags(
         s,
         &[
-            ("HWLOC_RESTRICT_FLAG_REMOVE_CPULESS", REMOVE_CPULESS),
-            ("HWLOC_RESTRICT_FLAG_BYNODESET", BYNODESET),
-            ("HWLOC_RESTRICT_FLAG_REMOVE_MEMLESS", REMOVE_MEMLESS),
-            ("HWLOC_RESTRICT_FLAG_ADAPT_MISC", ADAPT_MISC),
-            ("HWLOC_RESTRICT_FLAG_ADAPT_IO", ADAPT_IO),
+            (
+                "HWLOC_RESTRICT_FLAG_REMOVE_CPULESS",
+                F::REMOVE_CPULESS.bits(),
+            ),
+            ("HWLOC_RESTRICT_FLAG_BYNODESET", F::BYNODESET.bits()),
+            (
+                "HWLOC_RESTRICT_FLAG_REMOVE_MEMLESS",
+                F::REMOVE_MEMLESS.bits(),
+            ),
+            ("HWLOC_RESTRICT_FLAG_ADAPT_MISC", F::ADAPT_MISC.bits()),
+            ("HWLOC_RESTRICT_FLAG_ADAPT_IO", F::ADAPT_IO.bits()),
         ],
         "restrict",
-    ))
+    )))
 }
 
 /// Parses `--local-memory-flags` as hwloc's tools do (see

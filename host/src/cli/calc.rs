@@ -310,7 +310,7 @@ pub fn run(a: &CalcArgs) -> super::Result {
     let mut i = 0;
     // Topology options first, read in order as hwloc-calc reads them.
     let mut topology = TopologyArgs::from_input(InputArgs::default());
-    let mut restrict_flags = 0u64;
+    let mut restrict_flags = wloc_core::RestrictFlags::NONE;
     let mut cpukind: Option<String> = None;
     while i < args.len() {
         let arg = args[i].as_str();

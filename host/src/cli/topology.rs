@@ -81,7 +81,7 @@ pub enum RestrictFlags {
     /// The flags given are added to the implied one (hwloc-distrib).
     Add,
     /// The command read the flags itself, in order (hwloc-calc).
-    Given(u64),
+    Given(wloc_core::RestrictFlags),
 }
 
 /// Components chosen for discovery with `--component` and
@@ -188,7 +188,7 @@ impl TopologyArgs {
                     let set = wloc_bind::thread_affinity()
                         .map_err(|_| "cannot read this process's binding")?;
                     let set = format!("{set}");
-                    restrict_topology(&mut topo, &set, given.unwrap_or(0), how.quiet);
+                    restrict_topology(&mut topo, &set, given.unwrap_or_default(), how.quiet);
                 }
             } else {
                 let (set, implied) = split_restrict(spec);
@@ -196,7 +196,7 @@ impl TopologyArgs {
                     // --restrict-flags replaces the flag nodeset= implies, as
                     // lstopo does when it comes after --restrict.
                     RestrictFlags::Replace => given.unwrap_or(implied),
-                    RestrictFlags::Add => given.unwrap_or(0) | implied,
+                    RestrictFlags::Add => given.unwrap_or_default() | implied,
                     RestrictFlags::Given(f) => f,
                 };
                 restrict_topology(&mut topo, set, flags, how.quiet);
