@@ -8,8 +8,9 @@
 //! than core ids): the assertions are on what QEMU really configures.
 //!
 //! Needs `qemu-system-x86_64` and OVMF (Debian packages `qemu-system-x86`
-//! and `ovmf`).  Without them the tests are skipped, unless
-//! `WLOC_REQUIRE_QEMU=1` (set by CI) makes them fail.
+//! and `ovmf`) and the `x86_64-unknown-uefi` Rust target: the tests
+//! install them when they are missing (as root), and fail saying what to
+//! install when they cannot, unless `WLOC_SKIP_QEMU=1` skips them.
 
 mod common;
 
@@ -36,25 +37,17 @@ const SUCCESS_STATUS: i32 = 7;
 fn app() -> Option<&'static Path> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
-        let qemu = Command::new(QEMU)
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        let missing = match (qemu, Path::new(OVMF).exists()) {
-            (true, true) => None,
-            (false, _) => Some(format!("{QEMU} is not installed")),
-            (_, false) => Some(format!("OVMF firmware {OVMF} is not installed")),
-        };
-        if let Some(m) = missing {
-            let required = std::env::var("WLOC_REQUIRE_QEMU").is_ok_and(|v| v == "1");
+        let needed = common::require_packages(&[
+            ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+            (OVMF, "ovmf"),
+        ])
+        .and_then(|()| common::require_rust_target("x86_64-unknown-uefi"));
+        if let Err(m) = needed {
             assert!(
-                !required,
-                "{m}: the QEMU boot tests need it (apt-get install qemu-system-x86 ovmf)"
+                std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
+                "{m}: the QEMU boot tests need it (WLOC_SKIP_QEMU=1 skips them)"
             );
-            eprintln!(
-                "skipping the QEMU boot tests: {m} (set WLOC_REQUIRE_QEMU=1 to fail instead)"
-            );
+            eprintln!("skipping the QEMU boot tests (WLOC_SKIP_QEMU=1): {m}");
             return None;
         }
         Some(build_app())

@@ -13,8 +13,9 @@
 //!
 //! Needs `qemu-system-x86_64`, a Debian kernel in `/boot` with its
 //! modules, `busybox` and `cpio` (packages `qemu-system-x86`,
-//! `linux-image-amd64`, `busybox-static`, `cpio`).  Without them the tests
-//! are skipped, unless `WLOC_REQUIRE_QEMU=1` (set by CI) makes them fail.
+//! `linux-image-amd64`, `busybox-static`, `cpio`, `kmod`).  The tests
+//! install them when they are missing (as root), and fail saying what to
+//! install when they cannot, unless `WLOC_SKIP_QEMU=1` skips them.
 
 mod common;
 
@@ -74,9 +75,11 @@ fn guest() -> Option<&'static Guest> {
         .get_or_init(|| match prepare() {
             Ok(g) => Some(g),
             Err(missing) => {
-                let required = std::env::var("WLOC_REQUIRE_QEMU").is_ok_and(|v| v == "1");
-                assert!(!required, "{missing}: the QEMU Linux tests need it");
-                eprintln!("skipping the QEMU Linux tests: {missing}");
+                assert!(
+                    std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
+                    "{missing}: the QEMU Linux tests need it (WLOC_SKIP_QEMU=1 skips them)"
+                );
+                eprintln!("skipping the QEMU Linux tests (WLOC_SKIP_QEMU=1): {missing}");
                 None
             }
         })
@@ -85,6 +88,13 @@ fn guest() -> Option<&'static Guest> {
 
 /// Finds the kernel and builds the initramfs.
 fn prepare() -> Result<Guest, String> {
+    common::require_packages(&[
+        ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+        ("/usr/bin/cpio", "cpio"),
+        ("/bin/busybox", "busybox-static"),
+        ("/sbin/insmod", "kmod"),
+        ("/boot/vmlinuz-*", "linux-image-amd64"),
+    ])?;
     let ok = |cmd: &str, arg: &str| {
         Command::new(cmd)
             .arg(arg)
