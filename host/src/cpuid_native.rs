@@ -267,11 +267,14 @@ impl wloc_runtime::CpuidProvider for DumpProvider {
     }
 }
 
-/// Gathers the CPUID leaves of every PU this process may use (pinning the
-/// calling thread on each in turn, as `wloc gather-cpuid` does), into
-/// memory.
+/// Runs `each` with the `puN` dump text of every PU this process may
+/// use (its position from 0, its OS index, the text), pinning the calling
+/// thread on each in turn and giving it its affinity back at the end, as
+/// `hwloc-gather-cpuid` does.  Returns the OS indexes of the PUs.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-pub fn gather_this_machine() -> Result<DumpProvider, String> {
+pub fn gather_every_pu(
+    mut each: impl FnMut(usize, u32, String) -> Result<(), String>,
+) -> Result<Vec<u32>, String> {
     let runner =
         LinuxPuRunner::new().map_err(|e| format!("cannot read this thread's CPU affinity: {e}"))?;
     let pus = runner.pus().to_vec();
@@ -279,16 +282,27 @@ pub fn gather_this_machine() -> Result<DumpProvider, String> {
         return Err("no online PU in this process's CPU affinity".into());
     }
     let src = wloc_probe::NativeSource::with_runner(runner);
-    let mut files = Vec::with_capacity(pus.len() + 1);
-    for (pu, os) in pus.iter().enumerate() {
+    for (pu, &os) in pus.iter().enumerate() {
         if !src.runner().pin(pu) {
             return Err(format!("cannot bind to PU P#{os}"));
         }
-        files.push((format!("pu{pu}"), gather_pu(&src, pu).into_bytes()));
+        each(pu, os, gather_pu(&src, pu))?;
     }
     src.runner()
         .restore()
         .map_err(|e| format!("cannot restore this thread's CPU affinity: {e}"))?;
+    Ok(pus)
+}
+
+/// Gathers the CPUID leaves of every PU this process may use (see
+/// [`gather_every_pu`]) into memory.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub fn gather_this_machine() -> Result<DumpProvider, String> {
+    let mut files = Vec::new();
+    let pus = gather_every_pu(|pu, _, text| {
+        files.push((format!("pu{pu}"), text.into_bytes()));
+        Ok(())
+    })?;
     files.push((
         wloc_probe::CPUID_INFO_FILE.to_string(),
         CPUID_INFO.as_bytes().to_vec(),

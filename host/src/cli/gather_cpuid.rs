@@ -22,7 +22,7 @@ pub struct GatherCpuidArgs {
 pub fn run(a: &GatherCpuidArgs) -> super::Result {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        use wloc::cpuid_native::{gather_pu, LinuxPuRunner, CPUID_INFO};
+        use wloc::cpuid_native::{gather_every_pu, CPUID_INFO};
         let dir = &a.dir;
         let shown = dir.display();
         if dir.exists() {
@@ -53,30 +53,19 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create directory '{shown}': {e}"))?;
         }
-        let runner = LinuxPuRunner::new()
-            .map_err(|e| format!("cannot read this thread's CPU affinity: {e}"))?;
-        let pus = runner.pus().to_vec();
-        if pus.is_empty() {
-            return Err("no online PU in this process's CPU affinity".into());
-        }
-        let src = wloc_probe::NativeSource::with_runner(runner);
         let progress = super::Progress::new(a.silent);
-        progress.say(&format!("Gathering in directory {shown} ..."));
-        for (pu, &os) in pus.iter().enumerate() {
-            if !src.runner().pin(pu) {
-                return Err(format!("cannot bind to PU P#{os}").into());
+        let pus = gather_every_pu(|pu, os, text| {
+            if pu == 0 {
+                progress.say(&format!("Gathering in directory {shown} ..."));
             }
             let path = dir.join(format!("pu{pu}"));
             progress.say(&format!(
                 "Gathering CPUID of PU P#{os} in path {} ...",
                 path.display()
             ));
-            std::fs::write(&path, gather_pu(&src, pu))
-                .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
-        }
-        src.runner()
-            .restore()
-            .map_err(|e| format!("cannot restore this thread's CPU affinity: {e}"))?;
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write '{}': {e}", path.display()))
+        })?;
         let info = dir.join(wloc_probe::CPUID_INFO_FILE);
         std::fs::write(&info, CPUID_INFO)
             .map_err(|e| format!("cannot write '{}': {e}", info.display()))?;

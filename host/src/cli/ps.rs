@@ -7,6 +7,7 @@ use clap::Args;
 use wloc::console::type_name;
 use wloc_bind::{BindError, Binder, CpuBindFlags};
 use wloc_core::{CpuSet, ObjId, Topology};
+use wloc_locality::query::first_largest_inside;
 
 use super::topology::{Load, LoadErrors, TopologyArgs};
 
@@ -87,28 +88,6 @@ fn pid_cmd_output(cmd: &str, pid: i32) -> String {
         line.truncate(nul);
     }
     String::from_utf8_lossy(&line).into_owned()
-}
-
-/// The first largest object whose CPU set is inside `set`
-/// (`hwloc_get_first_largest_obj_inside_cpuset`).
-fn first_largest_inside(topo: &Topology, set: &CpuSet) -> Option<ObjId> {
-    let mut id = topo.root();
-    let cs = |id: ObjId| topo.obj(id).cpuset.clone().unwrap_or_default();
-    if !cs(id).intersects(set) {
-        return None;
-    }
-    while !cs(id).is_included_in(set) {
-        match topo
-            .obj(id)
-            .children()
-            .iter()
-            .find(|&&c| cs(c).intersects(set))
-        {
-            Some(&c) => id = c,
-            None => return Some(id),
-        }
-    }
-    Some(id)
 }
 
 /// The smallest object covering `set` (`hwloc_get_obj_covering_cpuset`).
