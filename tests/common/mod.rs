@@ -12,6 +12,9 @@ pub fn wloc() -> PathBuf {
     ORACLES.call_once(|| {
         if let Err(e) = require_packages(&[
             ("/usr/bin/lstopo-no-graphics", "hwloc"),
+            // hwloc's PCI discovery (a recommended package, left out by
+            // minimal installs) and the names it shows.
+            ("/usr/lib/x86_64-linux-gnu/hwloc/hwloc_pci.so", "libhwloc-plugins"),
             ("/usr/share/misc/pci.ids", "pci.ids"),
         ]) {
             eprintln!("warning: {e}");
