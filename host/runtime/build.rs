@@ -26,8 +26,14 @@ fn main() {
     // build of the components wrote (every source file of every guest, the
     // core and the probe included), plus every manifest and the WIT files;
     // on the first build there are none, and it runs anyway.
-    println!("cargo:rerun-if-changed={}", components.join("Cargo.toml").display());
-    println!("cargo:rerun-if-changed={}", components.join("Cargo.lock").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        components.join("Cargo.toml").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        components.join("Cargo.lock").display()
+    );
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
     if let Ok(entries) = std::fs::read_dir(&components) {
         for e in entries.flatten() {
@@ -282,7 +288,9 @@ fn ensure_wasm_target() {
         return;
     }
     println!("cargo:warning=installing the {TARGET} target with rustup (the guest components are built for it)");
-    let status = Command::new("rustup").args(["target", "add", TARGET]).status();
+    let status = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status();
     match status {
         Ok(s) if s.success() => {}
         Ok(s) => fail(&format!(

@@ -5,87 +5,41 @@
 //!
 //! They run like discovery backends: one fresh store and instance per
 //! run, the same limits, the same host imports (`files`, `log`,
-//! `config`), linked through the same [`host::link`](crate::host) so that
-//! one place decides what a component may import.  What they return is
+//! `config`), loaded, linked and run through the same path
+//! ([`crate::runtime`], [`crate::imports`]) so that one place decides
+//! what a component may import.  What they return is
 //! checked as a whole before anything touches the topology: a failing or
 //! misbehaving annotation component leaves the topology as it was.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use wasmtime::component::{Component, HasSelf, Linker};
 use wloc_core::bitmap::Bitmap as CoreBitmap;
 use wloc_core::distances::Distances as CoreDistances;
 use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
 use wloc_core::object::{BridgeUpstream, CacheKind as CoreCacheKind, Info as CoreInfo};
 use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, Topology};
+use wloc_trust::grant::Admission;
+use wloc_trust::{ComponentError, ErrorKind, Limits};
 
 use crate::bindings::types::{
     BridgeAttr, CacheAttr, CacheKind, GroupAttr, Initiator, NumaAttr, Object as WitObject,
     ObjectAttr, ObjectType, PageType, PciAttr,
 };
-use crate::cache::{self, CacheOutcome};
-use crate::host::{self, HostState};
-use crate::{builtin, enforce};
-use crate::{classify, component_error, ComponentError, ErrorKind, Limits, RunOptions, Runtime};
+use crate::builtin::Builtin;
+use crate::cache;
+use crate::options::RunOptions;
+use crate::runtime::{Loaded, Runtime};
+use crate::world::AnnotationWorld;
 
-/// Host bindings of the `annotation-backend` world.  The interfaces it
-/// shares with the discovery world are those of [`crate::bindings`], so
-/// one implementation serves both.
-pub mod bindings {
-    wasmtime::component::bindgen!({
-        world: "annotation-backend",
-        path: "../../wit/backend@0.1.0",
-        imports: { default: trappable },
-        with: {
-            "wloc:backend/types": crate::bindings::types,
-            "wloc:backend/files": crate::bindings::files,
-            "wloc:backend/log": crate::bindings::log,
-            "wloc:backend/config": crate::bindings::config,
-        },
-    });
-
-    pub use self::wloc::backend::topology;
-}
-
+/// Host bindings of the `annotation-backend` world (in
+/// [`crate::bindings`] with the discovery world's).
+pub use crate::bindings::annotation as bindings;
 pub use crate::bindings::types::{Annotations, DynamicProperty};
 
-impl bindings::topology::Host for HostState {
-    fn objects(&mut self) -> wasmtime::Result<Vec<WitObject>> {
-        Ok((*self.topology).clone())
-    }
-}
-
 /// An annotation component ready to run.
-pub struct LoadedAnnotator {
-    name: String,
-    digest: String,
-    pre: bindings::AnnotationBackendPre<HostState>,
-    outcome: CacheOutcome,
-    /// What the policy granted; `None` for bytes the host itself trusts
-    /// ([`Runtime::load_annotator`]).
-    grant: Option<Arc<enforce::Grant>>,
-}
-
-impl LoadedAnnotator {
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-    /// The sha256 digest of its bytes, in hexadecimal.
-    pub fn digest(&self) -> &str {
-        &self.digest
-    }
-    /// Whether it came from the compiled cache.
-    pub fn cache_outcome(&self) -> CacheOutcome {
-        self.outcome
-    }
-    /// What it was granted, if it went through the policy.
-    pub fn grant(&self) -> Option<&enforce::Grant> {
-        self.grant.as_deref()
-    }
-}
+pub type LoadedAnnotator = Loaded<AnnotationWorld>;
 
 /// What an annotation run returned, before it is checked.
 pub struct AnnotationOutput {
@@ -124,97 +78,29 @@ impl Runtime {
         name: &str,
         wasm: &[u8],
     ) -> Result<LoadedAnnotator, ComponentError> {
-        let digest = cache::sha256_hex(wasm);
-        let err = |kind| component_error(name, &digest, kind);
-        let (component, outcome) = self
-            .cache
-            .load_or_compile(&self.engine, wasm, &digest)
-            .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
-        // The discovery imports and WASI as for every component, plus the
-        // read-only view of the topology.
-        let mut linker: Linker<HostState> = Linker::new(&self.engine);
-        host::link(&mut linker)
-            .and_then(|()| {
-                bindings::topology::add_to_linker::<HostState, HasSelf<HostState>>(
-                    &mut linker,
-                    |s| s,
-                )
-            })
-            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
-        self.prepare_annotator(name, digest, component, outcome, &linker, None)
+        self.load_trusted(name, wasm)
     }
 
     /// Loads an annotation component the policy admitted
-    /// ([`enforce::admit`]): only its granted interfaces are linked, and
-    /// every run is narrowed to its grant.  `wasm` must be the admitted
-    /// bytes.
+    /// ([`crate::enforce::admit`]): only its granted interfaces are
+    /// linked, and every run is narrowed to its grant.  `wasm` must be
+    /// the admitted bytes.
     pub fn load_annotator_admitted(
         &self,
-        adm: &enforce::Admission,
+        adm: &Admission,
         wasm: &[u8],
     ) -> Result<LoadedAnnotator, ComponentError> {
-        let digest = cache::sha256_hex(wasm);
-        self.load_annotator_code(adm, wasm, &digest, &[])
+        self.load_granted(adm, wasm, &cache::sha256_hex(wasm), &[])
     }
 
     /// Loads a built-in annotation component the policy admitted, from
     /// the code precompiled when wloc was built when wasmtime accepts it.
     pub fn load_builtin_annotator(
         &self,
-        adm: &enforce::Admission,
-        b: &builtin::Builtin,
+        adm: &Admission,
+        b: &Builtin,
     ) -> Result<LoadedAnnotator, ComponentError> {
-        self.load_annotator_code(adm, b.wasm, b.digest, b.precompiled)
-    }
-
-    fn load_annotator_code(
-        &self,
-        adm: &enforce::Admission,
-        wasm: &[u8],
-        digest: &str,
-        precompiled: &'static [u8],
-    ) -> Result<LoadedAnnotator, ComponentError> {
-        let name = adm.manifest.name.as_str();
-        if adm.manifest.kind != crate::manifest::Kind::Annotation {
-            return Err(component_error(
-                name,
-                digest,
-                ErrorKind::Refused(format!(
-                    "its manifest says {}, not annotation",
-                    adm.manifest.kind
-                )),
-            ));
-        }
-        let (component, outcome, linker) = self.admitted_code(adm, wasm, digest, precompiled)?;
-        let grant = Some(Arc::new(adm.grant.clone()));
-        self.prepare_annotator(name, digest.to_string(), component, outcome, &linker, grant)
-    }
-
-    fn prepare_annotator(
-        &self,
-        name: &str,
-        digest: String,
-        component: Component,
-        outcome: CacheOutcome,
-        linker: &Linker<HostState>,
-        grant: Option<Arc<enforce::Grant>>,
-    ) -> Result<LoadedAnnotator, ComponentError> {
-        let err = |kind| component_error(name, &digest, kind);
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
-        let pre = bindings::AnnotationBackendPre::new(pre).map_err(|e| {
-            err(ErrorKind::Link(format!(
-                "it is not a wloc:backend@0.1.0 annotation backend: {e:#}"
-            )))
-        })?;
-        Ok(LoadedAnnotator {
-            name: name.to_string(),
-            digest,
-            pre,
-            outcome,
-            grant,
-        })
+        self.load_granted(adm, b.wasm, b.digest, b.precompiled)
     }
 
     /// Runs a component's `annotate` in a fresh store, showing it `topo`,
@@ -226,7 +112,7 @@ impl Runtime {
         topo: &Topology,
     ) -> Result<AnnotationOutput, ComponentError> {
         let objects = topology_objects(topo)
-            .map_err(|m| component_error(&c.name, &c.digest, ErrorKind::Failed(m)))?;
+            .map_err(|m| ComponentError::new(c.name(), c.digest(), ErrorKind::Failed(m)))?;
         self.run_annotator_on(c, opts, Arc::new(objects))
     }
 
@@ -238,47 +124,13 @@ impl Runtime {
         opts: &RunOptions,
         objects: Arc<Vec<WitObject>>,
     ) -> Result<AnnotationOutput, ComponentError> {
-        let narrowed;
-        let opts = match &c.grant {
-            Some(g) => {
-                narrowed = g.narrow(opts);
-                &narrowed
-            }
-            None => opts,
-        };
-        let start = Instant::now();
-        let err = |kind| component_error(&c.name, &c.digest, kind);
-        let limits = &opts.limits;
-        let mut state = HostState::new(
-            Arc::from(c.name.as_str()),
-            opts.files.clone(),
-            None,
-            opts.config.clone(),
-            limits,
-            opts.log,
-        );
-        state.topology = objects;
-        let mut store = self
-            .limited_store(state, limits)
-            .map_err(|e| err(ErrorKind::Trap(format!("{e:#}"))))?;
-        let _ticking = self.ticker.running();
-
-        let result = c
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| (true, e))
-            .and_then(|b| b.call_annotate(&mut store).map_err(|e| (false, e)));
-        let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
-        match result {
-            Ok(Ok(annotations)) => Ok(AnnotationOutput {
-                annotations,
-                logs: std::mem::take(&mut store.data_mut().logs),
-                fuel_used,
-                elapsed: start.elapsed(),
-            }),
-            Ok(Err(msg)) => Err(err(ErrorKind::Failed(msg))),
-            Err((instantiating, e)) => Err(err(classify(&e, store.data(), limits, instantiating))),
-        }
+        let ran = self.run_world(c, opts, Some(objects))?;
+        Ok(AnnotationOutput {
+            annotations: ran.record,
+            logs: ran.logs,
+            fuel_used: ran.fuel_used,
+            elapsed: ran.elapsed,
+        })
     }
 
     /// Runs an annotation component and adds what it returned to `topo`.
@@ -291,7 +143,7 @@ impl Runtime {
     ) -> Result<Vec<Property>, ComponentError> {
         let out = self.run_annotator(c, opts, topo)?;
         apply(&out.annotations, topo, &opts.limits)
-            .map_err(|m| component_error(&c.name, &c.digest, ErrorKind::InvalidData(m)))
+            .map_err(|m| ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m)))
     }
 }
 

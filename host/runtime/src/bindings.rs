@@ -1,4 +1,12 @@
-//! Host bindings of the `discovery-backend` world of `wloc:backend@0.1.0`.
+//! Host bindings of `wloc:backend@0.1.0`, both worlds: every `bindgen!`
+//! of the runtime is here.
+//!
+//! * the `discovery-backend` world, at the top of this module
+//!   ([`DiscoveryBackend`], and the interfaces [`types`], [`files`],
+//!   [`cpuid`], [`log`], [`config`]);
+//! * the `annotation-backend` world, in [`annotation`]: the interfaces it
+//!   shares with the discovery world are those above (`with`), so one
+//!   host implementation serves both; it adds [`topology`].
 //!
 //! Every import may trap (`trappable`): the host stops a component that
 //! goes over a per-call limit instead of answering it.
@@ -11,3 +19,23 @@ wasmtime::component::bindgen!({
 
 pub use self::wloc::backend::types;
 pub use self::wloc::backend::{config, cpuid, files, log};
+
+/// Host bindings of the `annotation-backend` world.
+pub mod annotation {
+    wasmtime::component::bindgen!({
+        world: "annotation-backend",
+        path: "../../wit/backend@0.1.0",
+        imports: { default: trappable },
+        with: {
+            "wloc:backend/types": crate::bindings::types,
+            "wloc:backend/files": crate::bindings::files,
+            "wloc:backend/log": crate::bindings::log,
+            "wloc:backend/config": crate::bindings::config,
+        },
+    });
+
+    pub use self::wloc::backend::topology;
+}
+
+pub use annotation::topology;
+pub use annotation::{AnnotationBackend, AnnotationBackendPre};

@@ -21,15 +21,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
-/// Lower-case hexadecimal of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The sha256 digest of bytes, in hexadecimal.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
+pub use wloc_trust::digest::{hex, sha256_hex};
 
 /// Feeds what `Hash` writes into sha256.
 struct ShaHasher(Sha256);

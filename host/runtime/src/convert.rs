@@ -26,7 +26,7 @@ use crate::bindings::types::{
     Bitmap, CacheKind, Discovery, Info, Initiator, Object as WitObject, ObjectAttr, ObjectType,
     PciAttr,
 };
-use crate::Limits;
+use wloc_trust::Limits;
 
 type Res<T> = Result<T, String>;
 

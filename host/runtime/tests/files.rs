@@ -212,30 +212,53 @@ fn process_private_files_are_never_served_whatever_the_grant() {
             assert_eq!(fa.read_link(p), Err(FileError::Denied), "{roots:?} {p}");
             assert!(!fa.exists(p), "{roots:?} {p}");
         }
-        for p in ["/proc/self", "/proc/self/fd", "/proc/1", "/proc/thread-self"] {
+        for p in [
+            "/proc/self",
+            "/proc/self/fd",
+            "/proc/1",
+            "/proc/thread-self",
+        ] {
             assert_eq!(fa.list_dir(p), Err(FileError::Denied), "{roots:?} {p}");
             assert_eq!(fa.read_link(p), Err(FileError::Denied), "{roots:?} {p}");
-            assert!(!matches!(fa.glob(&format!("{p}/*")), Ok(v) if !v.is_empty()), "{p}");
+            assert!(
+                !matches!(fa.glob(&format!("{p}/*")), Ok(v) if !v.is_empty()),
+                "{p}"
+            );
         }
     }
     // The grant of "/" also reaches /proc through links elsewhere.
     let fa = FileAccess::new(&["/"], None).unwrap();
     for p in ["/dev/fd/0", "/dev/stdin", "/dev/fd/1"] {
-        assert!(matches!(fa.read(p, 16), Err(FileError::Denied | FileError::NotFound)), "{p}");
+        assert!(
+            matches!(fa.read(p, 16), Err(FileError::Denied | FileError::NotFound)),
+            "{p}"
+        );
     }
     // What discovery needs is still served.
     let fa = FileAccess::new(&["/proc", "/sys"], None).unwrap();
-    for p in ["/proc/self/cgroup", "/proc/self/mounts", "/proc/mounts", "/proc/cpuinfo"] {
+    for p in [
+        "/proc/self/cgroup",
+        "/proc/self/mounts",
+        "/proc/mounts",
+        "/proc/cpuinfo",
+    ] {
         assert!(!fa.read(p, 1 << 20).unwrap().is_empty(), "{p}");
     }
     // Listings and globs show no process.
     let names = fa.list_dir("/proc").unwrap();
     assert!(names.iter().any(|n| n == "cpuinfo"));
     assert!(!names.iter().any(|n| is_process_folder(n)), "{names:?}");
-    for pattern in ["/proc/*", "/proc/*/cmdline", "/proc/*/environ", "/proc/*/task/*/environ"] {
+    for pattern in [
+        "/proc/*",
+        "/proc/*/cmdline",
+        "/proc/*/environ",
+        "/proc/*/task/*/environ",
+    ] {
         let found = fa.glob(pattern).unwrap();
         assert!(
-            !found.iter().any(|p| p.split('/').nth(2).is_some_and(is_process_folder)),
+            !found
+                .iter()
+                .any(|p| p.split('/').nth(2).is_some_and(is_process_folder)),
             "{pattern}: {found:?}"
         );
     }
@@ -270,8 +293,14 @@ fn process_private_files_of_a_recording_are_withheld_too() {
     ] {
         assert_eq!(read(&fa, p), Err(FileError::Denied), "{p}");
     }
-    assert_eq!(fa.list_dir("/proc").unwrap(), vec!["cpuinfo", "mounts", "sys"]);
-    assert_eq!(fa.list_dir("/proc/sys/kernel").unwrap(), Vec::<String>::new());
+    assert_eq!(
+        fa.list_dir("/proc").unwrap(),
+        vec!["cpuinfo", "mounts", "sys"]
+    );
+    assert_eq!(
+        fa.list_dir("/proc/sys/kernel").unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -286,7 +315,10 @@ fn reads_stop_at_the_budget_while_reading() {
     }
     let fa = FileAccess::new(&["/data"], Some(&root)).unwrap();
     let budget = ReadBudget::new(100_000, u64::MAX);
-    assert_eq!(fa.read_within("/data/big", 1 << 20, &budget).unwrap().len(), 60_000);
+    assert_eq!(
+        fa.read_within("/data/big", 1 << 20, &budget).unwrap().len(),
+        60_000
+    );
     // The second copy would pass the budget: refused after at most the
     // bytes left plus one were read, and everything after it too.
     assert_eq!(
@@ -314,7 +346,12 @@ fn reads_stop_at_the_budget_while_reading() {
         Err(FileError::OverBudget(BudgetKind::Entries))
     );
     let budget = ReadBudget::new(1 << 20, 100);
-    assert_eq!(fa.glob_counted("/data/dir/*", &mut 0, &budget).unwrap().len(), 10);
+    assert_eq!(
+        fa.glob_counted("/data/dir/*", &mut 0, &budget)
+            .unwrap()
+            .len(),
+        10
+    );
 }
 
 /// A component that asks for one large file 65,536 times in one batch is
@@ -335,7 +372,10 @@ fn a_flood_of_reads_ends_at_the_budget() {
         let mut o = opts(&[]);
         o.files = Arc::new(FileAccess::new(&["/sys"], Some(&root)).unwrap());
         o.limits.max_read_bytes = 8 << 20;
-        let e = runtime().run(&flood, &o).err().expect("the flood ran to its end");
+        let e = runtime()
+            .run(&flood, &o)
+            .err()
+            .expect("the flood ran to its end");
         let msg = e.to_string();
         assert!(
             matches!(e.kind, wloc_runtime::ErrorKind::HostLimit(_))

@@ -48,9 +48,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::limits::Limits;
 use crate::manifest::{check_root, root_within, Capabilities};
 use crate::signing::PublicKey;
-use crate::Limits;
 
 /// The system policy file.
 pub const SYSTEM_POLICY: &str = "/etc/wloc/policy.toml";
@@ -265,7 +265,7 @@ pub fn parse_digest(s: &str) -> Result<String, String> {
     if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!(
             "digest {:?} is not sha256:<64 hexadecimal digits>",
-            crate::host::sanitize(s, 80)
+            crate::text::sanitize(s, 80)
         ));
     }
     Ok(h)
@@ -294,12 +294,12 @@ pub fn intersect(requested: &Capabilities, offered: &Capabilities) -> Capabiliti
         if offered
             .config
             .iter()
-            .any(|o| crate::fs::wildcard_match(o, r))
+            .any(|o| crate::text::wildcard_match(o, r))
         {
             config.push(r.clone());
         } else {
             for o in &offered.config {
-                if crate::fs::wildcard_match(r, o) {
+                if crate::text::wildcard_match(r, o) {
                     config.push(o.clone());
                 }
             }
@@ -629,15 +629,8 @@ pub fn append(path: &Path, text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::tests::caps;
     use crate::signing::{generate, public_key};
-
-    fn caps(files: &[&str], cpuid: bool, config: &[&str]) -> Capabilities {
-        Capabilities {
-            files: files.iter().map(|s| s.to_string()).collect(),
-            cpuid,
-            config: config.iter().map(|s| s.to_string()).collect(),
-        }
-    }
 
     const D1: &str = "1111111111111111111111111111111111111111111111111111111111111111";
     const D2: &str = "2222222222222222222222222222222222222222222222222222222222222222";

@@ -23,11 +23,10 @@
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
-use crate::cache::hex;
+use crate::digest::hex;
+pub use crate::manifest::SIGNATURE_SECTION;
 use crate::manifest::{append_custom_section, inspect, section_start, Inspection};
 
-/// Name of the custom section holding the signature.
-pub const SIGNATURE_SECTION: &str = "wloc:signature";
 const MAGIC: &[u8; 8] = b"WLOCSIG1";
 const CONTEXT: &[u8] = b"wloc:signature:v1\0";
 const PUBLIC_PREFIX: &str = "ed25519:";
@@ -66,7 +65,7 @@ impl std::fmt::Display for PublicKey {
 }
 
 fn short(s: &str) -> String {
-    crate::host::sanitize(s, 80)
+    crate::text::sanitize(s, 80)
 }
 
 fn unhex32(h: &str) -> Option<[u8; 32]> {
@@ -204,6 +203,7 @@ pub fn verify_inspected(wasm: &[u8], found: &Inspection) -> Result<SignatureStat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::tests::{component_with_code, sample};
     use crate::manifest::{embed, Manifest};
 
     fn component() -> Vec<u8> {
@@ -266,5 +266,28 @@ mod tests {
             .contains("64 hexadecimal"));
         assert!(PublicKey::parse("rsa:00").unwrap_err().contains("ed25519:"));
         assert!(parse_secret_key("ed25519:00").is_err());
+    }
+
+    proptest::proptest! {
+        /// Damaged components (bytes overwritten, cut or inserted, in the
+        /// code section or anywhere else) are read or refused, never a
+        /// panic; and what still reads also gives a signature verdict.
+        #[test]
+        fn damaged_components_never_panic(
+            edits in proptest::collection::vec((0usize..400, proptest::num::u8::ANY, 0u8..3), 1..6),
+        ) {
+            let mut w = component_with_code(&sample());
+            for (at, byte, how) in edits {
+                let at = at % (w.len() + 1);
+                match how {
+                    0 if at < w.len() => w[at] = byte,
+                    1 => w.truncate(at),
+                    _ => w.insert(at, byte),
+                }
+            }
+            if let Ok(found) = inspect(&w) {
+                let _ = verify_inspected(&w, &found);
+            }
+        }
     }
 }

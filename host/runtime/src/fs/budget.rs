@@ -90,15 +90,24 @@ mod tests {
         assert_eq!(b.take_bytes(4), Ok(()));
         assert_eq!(b.take_bytes(6), Ok(()));
         assert_eq!(b.bytes_left(), 0);
-        assert_eq!(b.take_bytes(1), Err(FileError::OverBudget(BudgetKind::Bytes)));
+        assert_eq!(
+            b.take_bytes(1),
+            Err(FileError::OverBudget(BudgetKind::Bytes))
+        );
         assert_eq!(b.take_file(), Err(FileError::OverBudget(BudgetKind::Bytes)));
         let b = ReadBudget::new(10, 2);
-        assert_eq!(b.take_bytes(11), Err(FileError::OverBudget(BudgetKind::Bytes)));
+        assert_eq!(
+            b.take_bytes(11),
+            Err(FileError::OverBudget(BudgetKind::Bytes))
+        );
         assert_eq!(b.bytes_left(), 0);
         let b = ReadBudget::new(100, 2);
         assert_eq!(b.take_entry(5), Ok(()));
         assert_eq!(b.take_file(), Ok(()));
-        assert_eq!(b.take_entry(1), Err(FileError::OverBudget(BudgetKind::Entries)));
+        assert_eq!(
+            b.take_entry(1),
+            Err(FileError::OverBudget(BudgetKind::Entries))
+        );
     }
 
     #[test]

@@ -76,9 +76,9 @@ pub fn classify<S: AsRef<str>>(comps: &[S], own_pid: Option<&str>) -> Privacy {
         return Privacy::Private;
     }
     let below = &comps[1..];
-    let withheld = PROC_FILES_WITHHELD.iter().any(|w| {
-        below.len() >= w.len() && w.iter().zip(below).all(|(a, b)| *a == b.as_ref())
-    });
+    let withheld = PROC_FILES_WITHHELD
+        .iter()
+        .any(|w| below.len() >= w.len() && w.iter().zip(below).all(|(a, b)| *a == b.as_ref()));
     if withheld {
         Privacy::Private
     } else {
@@ -102,7 +102,10 @@ pub fn listable<S: AsRef<str>>(folder: &[S], name: &str) -> bool {
 /// `/proc`, a process folder, or holds a withheld entry): `wloc component
 /// allow` and `list` say so, since such a grant gives less than it names.
 pub fn root_withholds(root: &str) -> bool {
-    let comps: Vec<&str> = root.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let comps: Vec<&str> = root
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
     match comps.as_slice() {
         [] | ["proc"] => true,
         ["proc", folder, ..] if is_process_folder(folder) => true,
@@ -158,7 +161,11 @@ mod tests {
         ] {
             assert_eq!(classify(&c(p), None), Privacy::Private, "{p}");
         }
-        for p in ["/proc/self/cgroup", "/proc/self/cpuset", "/proc/self/mounts"] {
+        for p in [
+            "/proc/self/cgroup",
+            "/proc/self/cpuset",
+            "/proc/self/mounts",
+        ] {
             assert_eq!(classify(&c(p), None), Privacy::OwnProcessFile, "{p}");
         }
         for p in [
@@ -178,19 +185,47 @@ mod tests {
 
     #[test]
     fn a_resolved_path_of_this_process_keeps_the_exceptions_only() {
-        assert_eq!(classify(&c("/proc/4242/cgroup"), Some("4242")), Privacy::OwnProcessFile);
-        assert_eq!(classify(&c("/proc/4242/mounts"), Some("4242")), Privacy::OwnProcessFile);
-        assert_eq!(classify(&c("/proc/4242/environ"), Some("4242")), Privacy::Private);
-        assert_eq!(classify(&c("/proc/4243/cgroup"), Some("4242")), Privacy::Private);
-        assert_eq!(classify(&c("/proc/4242/net/dev"), Some("4242")), Privacy::Private);
+        assert_eq!(
+            classify(&c("/proc/4242/cgroup"), Some("4242")),
+            Privacy::OwnProcessFile
+        );
+        assert_eq!(
+            classify(&c("/proc/4242/mounts"), Some("4242")),
+            Privacy::OwnProcessFile
+        );
+        assert_eq!(
+            classify(&c("/proc/4242/environ"), Some("4242")),
+            Privacy::Private
+        );
+        assert_eq!(
+            classify(&c("/proc/4243/cgroup"), Some("4242")),
+            Privacy::Private
+        );
+        assert_eq!(
+            classify(&c("/proc/4242/net/dev"), Some("4242")),
+            Privacy::Private
+        );
     }
 
     #[test]
     fn roots_that_withhold_files_are_named() {
-        for r in ["/", "/proc", "/proc/self", "/proc/1/", "/proc/sys", "/proc/sys/kernel"] {
+        for r in [
+            "/",
+            "/proc",
+            "/proc/self",
+            "/proc/1/",
+            "/proc/sys",
+            "/proc/sys/kernel",
+        ] {
             assert!(root_withholds(r), "{r}");
         }
-        for r in ["/sys", "/proc/cpuinfo", "/proc/sys/vm", "/run/udev/data", "/proc/driver"] {
+        for r in [
+            "/sys",
+            "/proc/cpuinfo",
+            "/proc/sys/vm",
+            "/run/udev/data",
+            "/proc/driver",
+        ] {
             assert!(!root_withholds(r), "{r}");
         }
     }

@@ -1,0 +1,106 @@
+//! The two worlds of `wloc:backend@0.1.0` a component can be loaded in,
+//! and what differs between them for the one load and run path of
+//! [`crate::runtime`]: the bindings of their export, what the host links
+//! for bytes it trusts itself, and what the caller passes to a run.
+
+use wasmtime::component::InstancePre;
+use wasmtime::Store;
+use wloc_trust::grant::{Admission, Interfaces};
+use wloc_trust::manifest::Kind;
+
+use crate::bindings::types::{Annotations, Discovery};
+use crate::bindings::{AnnotationBackendPre, DiscoveryBackendPre};
+use crate::state::HostState;
+
+/// A world a component is loaded in: [`DiscoveryWorld`] or
+/// [`AnnotationWorld`].
+pub trait World {
+    /// The component, linked and ready to be instantiated in this world.
+    #[doc(hidden)]
+    type Pre;
+    /// What its export returns.
+    type Record;
+    /// What a component of this world does (it names the world in errors).
+    const KIND: Kind;
+    /// Every interface a component of this world may import: what is
+    /// linked for bytes the host itself trusts.
+    const ALL: Interfaces;
+    /// Whether runs get the caller's CPUID answers.
+    const CPUID: bool;
+    /// Checks the linked component against the world's exports.
+    #[doc(hidden)]
+    fn pre(pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre>;
+    /// Instantiates the component in `store` (errors: `(true, e)`) and
+    /// calls its export (errors: `(false, e)`).
+    #[doc(hidden)]
+    fn call(
+        pre: &Self::Pre,
+        store: &mut Store<HostState>,
+    ) -> Result<Result<Self::Record, String>, (bool, wasmtime::Error)>;
+    /// Why an admitted component may not be loaded in this world, if
+    /// it may not.
+    fn refuses(adm: &Admission) -> Option<String>;
+}
+
+/// The `discovery-backend` world: `discover` returns objects.
+pub struct DiscoveryWorld;
+
+impl World for DiscoveryWorld {
+    type Pre = DiscoveryBackendPre<HostState>;
+    type Record = Discovery;
+    const KIND: Kind = Kind::Discovery;
+    const ALL: Interfaces = Interfaces::DISCOVERY_ALL;
+    const CPUID: bool = true;
+
+    fn pre(pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
+        DiscoveryBackendPre::new(pre)
+    }
+
+    fn call(
+        pre: &Self::Pre,
+        store: &mut Store<HostState>,
+    ) -> Result<Result<Discovery, String>, (bool, wasmtime::Error)> {
+        pre.instantiate(&mut *store)
+            .map_err(|e| (true, e))
+            .and_then(|b| b.call_discover(store).map_err(|e| (false, e)))
+    }
+
+    fn refuses(_: &Admission) -> Option<String> {
+        None
+    }
+}
+
+/// The `annotation-backend` world: `annotate` reads the finished
+/// topology (the `topology` import) and returns annotations.
+pub struct AnnotationWorld;
+
+impl World for AnnotationWorld {
+    type Pre = AnnotationBackendPre<HostState>;
+    type Record = Annotations;
+    const KIND: Kind = Kind::Annotation;
+    /// The discovery imports and WASI as for every component, plus the
+    /// read-only view of the topology.
+    const ALL: Interfaces = Interfaces {
+        topology: true,
+        ..Interfaces::DISCOVERY_ALL
+    };
+    const CPUID: bool = false;
+
+    fn pre(pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
+        AnnotationBackendPre::new(pre)
+    }
+
+    fn call(
+        pre: &Self::Pre,
+        store: &mut Store<HostState>,
+    ) -> Result<Result<Annotations, String>, (bool, wasmtime::Error)> {
+        pre.instantiate(&mut *store)
+            .map_err(|e| (true, e))
+            .and_then(|b| b.call_annotate(store).map_err(|e| (false, e)))
+    }
+
+    fn refuses(adm: &Admission) -> Option<String> {
+        (adm.manifest.kind != Kind::Annotation)
+            .then(|| format!("its manifest says {}, not annotation", adm.manifest.kind))
+    }
+}

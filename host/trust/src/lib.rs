@@ -1,0 +1,31 @@
+//! `wloc-trust`: the trust model of wloc's components, what *decides*
+//! whether a component runs and with what.  It compiles nothing and runs
+//! nothing (no wasmtime here): `wloc-runtime` links and runs what this
+//! crate admits, within the grant it computes.
+//!
+//! * [`manifest`]: what a component says it is and asks for (a custom
+//!   section of the component), read without compiling it;
+//! * [`signing`]: publisher signatures (ed25519) over the component's bytes;
+//! * [`policy`]: the admin's policy, which components may run, with what,
+//!   within which [`Limits`];
+//! * [`grant`]: the decision for one component, its [`grant::Admission`]
+//!   and [`grant::Grant`] (roots, CPUID, settings, limits, the
+//!   interfaces to link), or its refusal;
+//! * [`error`]: the [`ComponentError`] every refusal and failed run ends as;
+//! * [`text`], [`digest`], [`limits`]: what all of these share.
+//!
+//! Modules only use modules listed after them in this order:
+//! `grant` → `policy` → `signing` → `manifest` → `error` → `text`,
+//! `digest`, `limits`.
+
+pub mod digest;
+pub mod error;
+pub mod grant;
+pub mod limits;
+pub mod manifest;
+pub mod policy;
+pub mod signing;
+pub mod text;
+
+pub use error::{ComponentError, ErrorKind};
+pub use limits::Limits;
