@@ -3,7 +3,7 @@
 //! on a recorded machine with files added under its fsroot, and PCI names
 //! of this machine against hwloc's.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -8,7 +8,7 @@
 //! ones; `WLOC_BAD_RECORDINGS_SEED` and `WLOC_BAD_RECORDINGS_PER_CASE`
 //! change the seed and the number of mutations per recording.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

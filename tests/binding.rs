@@ -4,7 +4,7 @@
 //! `sched_getaffinity`, `get_mempolicy`).  Outputs are compared with
 //! hwloc-bind where it is installed.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::OnceLock;

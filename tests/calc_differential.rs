@@ -5,7 +5,7 @@
 //! Invocations are a fixed list applied to every topology plus a seeded
 //! generator of locations and options, so every run checks the same ones.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

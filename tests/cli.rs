@@ -1,6 +1,6 @@
 //! End-to-end behaviour of the `wloc` command line: inputs, outputs and errors.
 
-mod common;
+use crate::common;
 
 use common::run_wloc;
 

@@ -2,7 +2,7 @@
 //! `hwloc-distrib`: the same arguments over synthetic topologies and the
 //! conformance XML cases must print the same sets, byte for byte.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! hwloc-gather-cpuid writes, wloc reads it back, and so does hwloc's x86
 //! backend, with the same result.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! back by wloc as the live machine is discovered, and by hwloc 2.9 as hwloc
 //! discovers the live machine.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

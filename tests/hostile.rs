@@ -5,7 +5,7 @@
 //! policy's allow and deny entries, signatures, tampering, built-ins
 //! disabled by the policy, and the `wloc component` commands.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -626,7 +626,25 @@ fn ls_live(env: &Env, file: &Path) -> Output {
 fn a_component_granted_proc_reads_nothing_private() {
     let env = Env::new("read-proc");
     let file = component("read-proc");
-    env.allow(&file, &[]);
+    // The admin is told that the grant gives less than it names.
+    let out = env.run(&["component", "allow", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("note: under /proc, files private to a process"),
+        "{said}"
+    );
+    for args in [
+        &["component", "inspect", file.to_str().unwrap()][..],
+        &["component", "list"][..],
+    ] {
+        let out = env.run(args);
+        let said = text(&out.stdout);
+        assert!(
+            said.contains("withheld:  under /proc, files private to a process"),
+            "{args:?}: {said}"
+        );
+    }
     let out = ls_live(&env, &file);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let got = infos(&text(&out.stdout), "");
@@ -676,6 +694,8 @@ fn a_component_granted_proc_reads_nothing_private() {
 
 /// Runs `wloc` and returns its output with its peak resident memory in
 /// KiB, measured by the kernel for that one process (`wait4`).
+// The child is reaped by `wait4`, which `Child` does not know of.
+#[allow(clippy::zombie_processes)]
 fn run_measured(env: &Env, args: &[&str]) -> (std::process::ExitStatus, String, u64) {
     use std::os::unix::process::ExitStatusExt;
     let err_path = env.dir.0.join("stderr");

@@ -1,7 +1,7 @@
 //! Differential tests against Debian's hwloc 2.9: hwloc must read what wloc
 //! exports as hwloc 2 XML, and describe the same machine.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

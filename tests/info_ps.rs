@@ -1,7 +1,7 @@
 //! `wloc ps` finds processes that `wloc bind` started, and `wloc info`
 //! prints what hwloc-info prints.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Runs the conformance suite's Linux recordings (sysfs/procfs trees)
 //! against `wloc ls --if fsroot`, at structure and at full level.
 
-mod common;
+use crate::common;
 
 #[test]
 fn every_linux_case_passes_at_structure_level() {

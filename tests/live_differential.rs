@@ -3,7 +3,7 @@
 //! machine at full level (objects, attributes, I/O, disallowed marks,
 //! NUMA distances).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

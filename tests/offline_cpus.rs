@@ -5,7 +5,7 @@
 //! tree and kept in the complete sets, and objects are still ordered by
 //! their complete sets.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -14,7 +14,7 @@
 //! start).  The document prints the initial mask `0-3` once as `0,1,2,3`
 //! (an older runtime's format): that line is compared as a set.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

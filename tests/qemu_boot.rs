@@ -12,7 +12,7 @@
 //! install them when they are missing (as root), and fail saying what to
 //! install when they cannot, unless `WLOC_SKIP_QEMU=1` skips them.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;

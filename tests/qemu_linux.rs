@@ -17,7 +17,7 @@
 //! install them when they are missing (as root), and fail saying what to
 //! install when they cannot, unless `WLOC_SKIP_QEMU=1` skips them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! Runs the conformance suite's XML cases against `wloc ls` at full level.
 
-mod common;
+use crate::common;
 
 #[test]
 fn every_xml_case_passes_at_full_level() {

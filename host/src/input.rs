@@ -343,6 +343,11 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
     if let Some(p) = &live {
         run.cpuid = Some(p.clone());
     }
+    if !this_system {
+        if let Some(p) = recorded_cpuid(root) {
+            run.cpuid = Some(std::sync::Arc::new(p));
+        }
+    }
     let result = rt.discover(&c, &run, topo);
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     if let Some(p) = &live {
@@ -361,14 +366,25 @@ const MAX_CPUID_FILE_SIZE: u64 = 1 << 20;
 /// the x86 CPUID decoder.  Only `hwloc-cpuid-info` and `puN` files are
 /// read, each at most [`MAX_CPUID_FILE_SIZE`] bytes.
 fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
-    use std::io::Read;
     let bad = |what: String| {
         LoadError::BadInput(format!("cannot read CPUID dump {}: {what}", dir.display()))
     };
-    let entries = std::fs::read_dir(dir).map_err(|e| bad(e.to_string()))?;
+    let src = read_cpuid_dump(dir).map_err(bad)?;
+    let provider = crate::cpuid_native::DumpProvider::new(src, None);
+    run_x86(provider, None, topo).map_err(|e| match e {
+        LoadError::Component(c) => bad(c.to_string()),
+        other => other,
+    })
+}
+
+/// Reads the `hwloc-cpuid-info` and `puN` files of a CPUID dump, each at
+/// most [`MAX_CPUID_FILE_SIZE`] bytes.
+fn read_cpuid_dump(dir: &Path) -> Result<wloc_probe::DumpSource, String> {
+    use std::io::Read;
+    let entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| bad(e.to_string()))?;
+        let entry = entry.map_err(|e| e.to_string())?;
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
@@ -376,26 +392,32 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
             continue;
         }
         if files.len() > wloc_probe::MAX_DUMP_PUS {
-            return Err(bad("too many files".into()));
+            return Err("too many files".into());
         }
-        let file = std::fs::File::open(entry.path()).map_err(|e| bad(format!("{name}: {e}")))?;
+        let file = std::fs::File::open(entry.path()).map_err(|e| format!("{name}: {e}"))?;
         let mut bytes = Vec::new();
         file.take(MAX_CPUID_FILE_SIZE + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| bad(format!("{name}: {e}")))?;
+            .map_err(|e| format!("{name}: {e}"))?;
         if bytes.len() as u64 > MAX_CPUID_FILE_SIZE {
-            return Err(bad(format!(
-                "{name} is larger than {MAX_CPUID_FILE_SIZE} bytes"
-            )));
+            return Err(format!("{name} is larger than {MAX_CPUID_FILE_SIZE} bytes"));
         }
         files.push((name, bytes));
     }
-    let src = wloc_probe::DumpSource::from_files(files).map_err(|e| bad(e.to_string()))?;
-    let provider = crate::cpuid_native::DumpProvider::new(src, None);
-    run_x86(provider, None, topo).map_err(|e| match e {
-        LoadError::Component(c) => bad(c.to_string()),
-        other => other,
-    })
+    wloc_probe::DumpSource::from_files(files).map_err(|e| e.to_string())
+}
+
+/// The CPUID dump a recording holds (`cpuid/`, as `wloc gather-topology`
+/// and `hwloc-gather-topology` write it), so that a recording reads back
+/// with the CPUID-derived attributes of the machine it records (which
+/// caches are inclusive).  A missing or damaged dump leaves them out.
+fn recorded_cpuid(root: &Path) -> Option<crate::cpuid_native::DumpProvider> {
+    let dir = root.join("cpuid");
+    if !dir.join("hwloc-cpuid-info").is_file() {
+        return None;
+    }
+    let src = read_cpuid_dump(&dir).ok()?;
+    Some(crate::cpuid_native::DumpProvider::new(src, None))
 }
 
 /// This machine from CPUID on every PU, plus its ACPI NUMA tables when

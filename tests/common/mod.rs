@@ -14,7 +14,10 @@ pub fn wloc() -> PathBuf {
             ("/usr/bin/lstopo-no-graphics", "hwloc"),
             // hwloc's PCI discovery (a recommended package, left out by
             // minimal installs) and the names it shows.
-            ("/usr/lib/x86_64-linux-gnu/hwloc/hwloc_pci.so", "libhwloc-plugins"),
+            (
+                "/usr/lib/x86_64-linux-gnu/hwloc/hwloc_pci.so",
+                "libhwloc-plugins",
+            ),
             ("/usr/share/misc/pci.ids", "pci.ids"),
         ]) {
             eprintln!("warning: {e}");

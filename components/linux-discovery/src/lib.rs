@@ -113,11 +113,11 @@ impl wloc_guest::Guest for Linux {
             }
         }
         let mut topo = wloc_linux::discover(&HostFs, &opts, topo).map_err(|e| e.to_string())?;
-        // sysfs does not say which caches are inclusive; CPUID does, and
-        // the host grants it only when the topology is this machine's.
-        if opts.this_system {
-            wloc_probe::annotate_inclusive_caches(&HostCpuid::new(), &mut topo);
-        }
+        // sysfs does not say which caches are inclusive; CPUID does.  The
+        // host answers CPUID for this machine, or from the dump a
+        // recording holds, and for nothing else (then there is no PU to
+        // query and nothing is marked).
+        wloc_probe::annotate_inclusive_caches(&HostCpuid::new(), &mut topo);
         wloc_guest::discovery_from_topology(&topo)
     }
 }

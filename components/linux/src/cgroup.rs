@@ -10,29 +10,6 @@ enum CgroupKind {
     Cpuset,
 }
 
-/// Decodes the octal escapes of `/proc/mounts` (`\040` for a space, ...).
-fn unescape_mount(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            out.push(v as u8);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 impl Ctx<'_> {
     fn cgroup_mount_point(&self) -> Option<(CgroupKind, String)> {
         if self.fs.exists("/sys/fs/cgroup/cpuset.cpus.effective") {
@@ -45,14 +22,8 @@ impl Ctx<'_> {
             return Some((CgroupKind::Cpuset, "/dev/cpuset".into()));
         }
         let mounts = self.read_text("/proc/mounts")?;
-        for line in mounts.lines().take(100_000) {
-            let mut f = line.split_ascii_whitespace();
-            let (Some(_dev), Some(dir), Some(kind), Some(opts)) =
-                (f.next(), f.next(), f.next(), f.next())
-            else {
-                continue;
-            };
-            let dir = unescape_mount(dir);
+        for m in crate::mounts::parse(&mounts) {
+            let (dir, kind, opts) = (m.dir, m.fstype, m.options);
             match kind {
                 "cgroup2" => {
                     let ctrls = self.read_line(&format!("{dir}/cgroup.controllers"));
@@ -122,17 +93,5 @@ impl Ctx<'_> {
             }
         }
         Some(name)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mount_escapes() {
-        assert_eq!(unescape_mount("/a\\040b"), "/a b");
-        assert_eq!(unescape_mount("/a\\04"), "/a\\04");
-        assert_eq!(unescape_mount("\\"), "\\");
     }
 }

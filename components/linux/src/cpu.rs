@@ -708,7 +708,11 @@ impl Ctx<'_> {
             let mut keys: Vec<(u32, u32)> = unmatched.iter().map(|(c, j, _)| (*c, *j)).collect();
             for (_, _, set) in &unmatched {
                 let f = set.first().unwrap_or(0);
-                keys.extend(all.iter().filter(|(c, _, s)| *c == f && s == *set).map(|(c, j, _)| (*c, *j)));
+                keys.extend(
+                    all.iter()
+                        .filter(|(c, ..)| *c == f)
+                        .map(|(c, j, _)| (*c, *j)),
+                );
             }
             keys.sort_unstable();
             keys.dedup();
@@ -725,18 +729,19 @@ impl Ctx<'_> {
                 let ty = res.next().flatten().unwrap_or_default();
                 kind.insert(*k, (level, ty));
             }
-            let mut known: Vec<(&(Vec<u8>, Vec<u8>), &CpuSet)> = Vec::new();
-            for (c, j, set) in &all {
-                if set.first() == Some(*c) {
-                    if let Some(k) = kind.get(&(*c, *j)) {
-                        known.push((k, set));
-                    }
-                }
-            }
+            // The first CPU's word wins: when it lists a cache of that
+            // level and type, under any index and with any set, the other
+            // CPU's entry is the same cache or a conflicting claim (which
+            // hwloc drops too); only a level and type it lacks is added.
+            let mut described: Vec<(&(Vec<u8>, Vec<u8>), &CpuSet)> = Vec::new();
             for (c, j, set) in unmatched {
                 let Some(k) = kind.get(&(c, j)) else { continue };
-                if !known.iter().any(|(kk, s)| *kk == k && *s == set) {
-                    known.push((k, set));
+                let f = set.first().unwrap_or(0);
+                let first_lists = all
+                    .iter()
+                    .any(|(fc, fj, _)| *fc == f && kind.get(&(*fc, *fj)) == Some(k));
+                if !first_lists && !described.iter().any(|(kk, s)| *kk == k && *s == set) {
+                    described.push((k, set));
                     firsts.push((c, j, set.clone()));
                 }
             }

@@ -289,7 +289,8 @@ impl MemFs {
     pub fn remove(&mut self, path: &str) -> &mut Self {
         if let Some(p) = Self::norm(path) {
             let below = format!("{p}/");
-            self.entries.retain(|k, _| *k != p && !k.starts_with(&below));
+            self.entries
+                .retain(|k, _| *k != p && !k.starts_with(&below));
         }
         self
     }

@@ -22,6 +22,7 @@ mod dmi;
 mod fs;
 mod infos;
 mod memtiers;
+pub mod mounts;
 mod numa;
 mod osdev;
 pub mod parse;

@@ -148,7 +148,12 @@ fn caches_listed_under_only_some_cpus_are_kept() {
     fs.remove(&d);
     let t = discover(&fs, &Options::default(), topo_all()).unwrap();
     t.check().unwrap();
-    for ty in [ObjType::L1Cache, ObjType::L2Cache, ObjType::L3Cache, ObjType::Core] {
+    for ty in [
+        ObjType::L1Cache,
+        ObjType::L2Cache,
+        ObjType::L3Cache,
+        ObjType::Core,
+    ] {
         assert_eq!(count(&t, ty), count(&full, ty), "{ty:?}");
     }
     for l2 in t.objs_by_type(ObjType::L2Cache) {

@@ -67,8 +67,16 @@ pub fn synthetic_wasm() -> &'static [u8] {
 /// batched, read-only file grants.
 pub const LINUX_NAME: &str = "linux";
 
-/// The roots the Linux discovery component is granted (read-only).
-pub const LINUX_ROOTS: &[&str] = &["/sys", "/proc", "/run/udev/data", "/dev/cpuset"];
+/// The roots the Linux discovery component is granted (read-only): the
+/// kernel's trees, and the cgroup and cpuset hierarchies wherever the
+/// mount table mounts them, as hwloc finds them.
+pub const LINUX_ROOTS: &[&str] = &[
+    "/sys",
+    "/proc",
+    "/run/udev/data",
+    "/dev/cpuset",
+    "mounts:cgroup2,cgroup,cpuset",
+];
 
 /// The built-in Linux discovery component.
 pub static LINUX: Builtin = builtin!(LINUX_NAME, "wloc_component_linux", LINUX_ROOTS);

@@ -118,7 +118,12 @@ pub struct FileAccess {
     grants: Vec<Grant>,
     fsroot: Option<PathBuf>,
     missing: Vec<String>,
+    /// The roots as they were asked for (`mounts:` ones unexpanded).
+    requested: Vec<String>,
 }
+
+/// Largest mount table read to expand a `mounts:` root.
+const MAX_MOUNT_TABLE_BYTES: u64 = 4 << 20;
 
 /// A path split into components, `..` refused.  Borrowed: thousands of
 /// paths go through here per discovery.
@@ -188,6 +193,10 @@ impl FileAccess {
     /// (`/sys`, `/proc/cpuinfo`), below `fsroot` when given.  Roots that do
     /// not exist are left out (see [`FileAccess::missing`]); a root that is
     /// not absolute or holds `..` is an error.
+    ///
+    /// A `mounts:TYPE,...` root stands for the folders where the described
+    /// system mounts filesystems of those types, as its mount table
+    /// (`/proc/self/mounts`, below `fsroot` when given) lists them.
     pub fn new(roots: &[&str], fsroot: Option<&Path>) -> io::Result<FileAccess> {
         let base = match fsroot {
             Some(r) => Some(Dir::open_ambient_dir(r, ambient_authority())?),
@@ -195,7 +204,15 @@ impl FileAccess {
         };
         let mut grants = Vec::new();
         let mut missing = Vec::new();
+        let mut expanded: Vec<String> = Vec::new();
         for root in roots {
+            match wloc_trust::manifest::mount_types(root) {
+                Some(types) => expanded.extend(Self::mount_points(base.as_ref(), &types)),
+                None => expanded.push(root.to_string()),
+            }
+        }
+        expanded.dedup();
+        for root in &expanded {
             let vpath = split_request(root).map_err(|_| {
                 io::Error::new(
                     io::ErrorKind::InvalidInput,
@@ -219,6 +236,7 @@ impl FileAccess {
             grants,
             fsroot: fsroot.map(Path::to_path_buf),
             missing,
+            requested: roots.iter().map(|r| r.to_string()).collect(),
         })
     }
 
@@ -228,7 +246,39 @@ impl FileAccess {
             grants: Vec::new(),
             fsroot: None,
             missing: Vec::new(),
+            requested: Vec::new(),
         }
+    }
+
+    /// The mount points of filesystems of `types` in the described
+    /// system's mount table; nothing when it cannot be read.  Only
+    /// absolute paths without `..` are kept.
+    fn mount_points(base: Option<&Dir>, types: &[&str]) -> Vec<String> {
+        let read = |p: &str| -> Option<String> {
+            let f = match base {
+                Some(b) => b.open(p).ok()?.into_std(),
+                None => std::fs::File::open(Path::new("/").join(p)).ok()?,
+            };
+            let mut text = String::new();
+            f.take(MAX_MOUNT_TABLE_BYTES)
+                .read_to_string(&mut text)
+                .ok()?;
+            Some(text)
+        };
+        let Some(table) = read("proc/self/mounts").or_else(|| read("proc/mounts")) else {
+            return Vec::new();
+        };
+        wloc_linux::mounts::parse(&table)
+            .filter(|m| types.contains(&m.fstype))
+            .filter(|m| split_request(&m.dir).is_ok())
+            .map(|m| m.dir)
+            .collect()
+    }
+
+    /// The roots as they were asked for, `mounts:` ones unexpanded (what a
+    /// grant is checked against).
+    pub fn requested(&self) -> &[String] {
+        &self.requested
     }
 
     fn open_grant(base: Option<&Dir>, vpath: &[String]) -> io::Result<Option<Grant>> {

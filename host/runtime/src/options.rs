@@ -83,7 +83,7 @@ impl Narrow for RunOptions {
     /// File roots outside the grant are dropped, CPUID and settings that
     /// were not granted are removed, and the limits are the grant's.
     fn narrowed(&self, grant: &Grant) -> RunOptions {
-        let files = match grant.files_kept(self.files.roots()) {
+        let files = match grant.files_kept(self.files.requested().to_vec()) {
             None => self.files.clone(),
             // Keep what both the caller and the grant name.
             Some(keep) => {

@@ -142,6 +142,19 @@ fn decision_text(
     }
 }
 
+/// A line saying which roots withhold files private to a process, when a
+/// component asks for or is granted such a root (`/`, `/proc`, ...): the
+/// grant gives less than it names, whatever the policy says.
+fn withheld_text(files: &[String]) -> Option<String> {
+    use wloc_runtime::fs::privacy;
+    let roots: Vec<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|r| privacy::root_withholds(r))
+        .collect();
+    (!roots.is_empty()).then(|| format!("under {}, {}", roots.join(", "), privacy::WITHHELD_NOTE))
+}
+
 fn refusal(e: &wloc_runtime::ComponentError) -> String {
     match &e.kind {
         wloc_runtime::ErrorKind::Refused(m) => m.clone(),
@@ -166,14 +179,13 @@ fn list(policy: &Policy) -> super::Result {
         let label = Path::new(&source)
             .file_stem()
             .map_or(source.clone(), |s| s.to_string_lossy().into_owned());
+        let mut withheld = None;
         let (name, version, kind, requested) = match manifest::inspect(&bytes) {
             Ok(i) => match i.manifest {
-                Some(m) => (
-                    m.name,
-                    m.version,
-                    m.kind.to_string(),
-                    m.capabilities.summary(),
-                ),
+                Some(m) => (m.name, m.version, m.kind.to_string(), {
+                    withheld = withheld_text(&m.capabilities.files);
+                    m.capabilities.summary()
+                }),
                 None => (
                     label.clone(),
                     "?".into(),
@@ -189,6 +201,9 @@ fn list(policy: &Policy) -> super::Result {
             "{name} {version} {kind} sha256:{} {source}\n  requested: {requested}\n  granted:   {granted}\n  {status}",
             short(&digest)
         )?;
+        if let Some(w) = withheld {
+            writeln!(out, "  withheld:  {w}")?;
+        }
     }
     out.flush()?;
     Ok(())
@@ -210,6 +225,9 @@ fn inspect(policy: &Policy, file: &Path) -> super::Result {
                 let _ = writeln!(out, "about:     {}", m.description);
             }
             let _ = writeln!(out, "requested: {}", m.capabilities.summary());
+            if let Some(w) = withheld_text(&m.capabilities.files) {
+                let _ = writeln!(out, "withheld:  {w}");
+            }
         }
         None => {
             let _ = writeln!(
@@ -428,6 +446,9 @@ fn allow(
         path.display(),
         grant.summary()
     )?;
+    if let Some(w) = withheld_text(&grant.files) {
+        writeln!(std::io::stdout(), "note: {w}")?;
+    }
     Ok(())
 }
 

@@ -173,8 +173,37 @@ impl Manifest {
     }
 }
 
-/// Checks a file root: absolute, normalised, no `..`, no control characters.
+/// Prefix of a file root that names mount points rather than a path:
+/// `mounts:cgroup2,cgroup` grants the folders where the described
+/// system's mount table mounts filesystems of those types (the host reads
+/// the table when it opens the grant).
+pub const MOUNTS_PREFIX: &str = "mounts:";
+
+/// The filesystem types a `mounts:TYPE,...` root names, or `None` for a
+/// path.
+pub fn mount_types(root: &str) -> Option<Vec<&str>> {
+    root.strip_prefix(MOUNTS_PREFIX)
+        .map(|t| t.split(',').collect())
+}
+
+/// Checks a file root: absolute, normalised, no `..`, no control
+/// characters; or `mounts:` and filesystem type names.
 pub fn check_root(root: &str) -> Result<(), String> {
+    if let Some(types) = mount_types(root) {
+        let valid = |t: &str| {
+            !t.is_empty()
+                && t.len() <= 64
+                && t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+        };
+        if !types.iter().all(|t| valid(t)) {
+            return Err(format!(
+                "file root {:?}: mounts: takes filesystem type names separated by commas",
+                crate::text::sanitize(root, 80)
+            ));
+        }
+        return Ok(());
+    }
     if !root.starts_with('/') {
         return Err(format!("file root {root:?} is not an absolute path"));
     }
@@ -190,8 +219,12 @@ pub fn check_root(root: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether file root `inner` is `outer` or below it.
+/// Whether file root `inner` is `outer` or below it (a `mounts:` root is
+/// within itself and within `/` only).
 pub fn root_within(inner: &str, outer: &str) -> bool {
+    if mount_types(inner).is_some() || mount_types(outer).is_some() {
+        return inner == outer || outer == "/";
+    }
     outer == "/"
         || inner == outer
         || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
@@ -488,6 +521,23 @@ config = ["acme.*"]
         assert!(root_within("/etc", "/"));
         assert!(!root_within("/sysfoo", "/sys"));
         assert!(!root_within("/sys", "/sys/class"));
+        // Mount-point roots are granted by name, or by `/`.
+        let m = "mounts:cgroup2,cgroup";
+        assert!(check_root(m).is_ok());
+        assert!(root_within(m, m));
+        assert!(root_within(m, "/"));
+        assert!(!root_within(m, "/sys"));
+        assert!(!root_within("/sys", m));
+        assert!(!root_within("mounts:cgroup2", m));
+        for bad in [
+            "mounts:",
+            "mounts:a,,b",
+            "mounts:a/b",
+            "mounts:../x",
+            "mounts:a b",
+        ] {
+            assert!(check_root(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

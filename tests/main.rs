@@ -1,0 +1,27 @@
+//! wloc's end-to-end tests, in one test binary: each module runs the
+//! `wloc` command (and hwloc's tools, QEMU machines or a real policy file)
+//! the way a user would.  One binary links wasmtime once, and its tests
+//! share one harness.
+
+mod common;
+
+mod annotate;
+mod bad_recordings;
+mod binding;
+mod calc_differential;
+mod cgroup_mounts;
+mod cli;
+mod distrib_differential;
+mod gather_cpuid;
+mod gather_topology;
+mod hostile;
+mod hwloc_differential;
+mod info_ps;
+mod linux_conformance;
+mod live_differential;
+mod offline_cpus;
+mod openmp_seed;
+mod qemu_boot;
+mod qemu_linux;
+mod x86_conformance;
+mod xml_conformance;
