@@ -56,6 +56,30 @@ pub(crate) fn group(
 }
 
 impl Ctx<'_> {
+    /// The sets in `topology/{file}` of the CPUs `cpus[k]` whose `skip[k]`
+    /// is false, read in one batch and restricted to `cpuset`, with their
+    /// `k`; unreadable or unparsable files are left out.
+    fn topology_sets(
+        &self,
+        cpus: &[u32],
+        skip: &[bool],
+        file: &str,
+        cpuset: &CpuSet,
+    ) -> Vec<(usize, CpuSet)> {
+        let idx: Vec<usize> = (0..cpus.len()).filter(|&k| !skip[k]).collect();
+        let paths: Vec<String> = idx
+            .iter()
+            .map(|&k| format!("{CPU}/cpu{}/topology/{file}", cpus[k]))
+            .collect();
+        idx.iter()
+            .zip(self.read_batch(&paths))
+            .filter_map(|(&k, b)| {
+                let set = parse::cpumask(&b?)?;
+                Some((k, &set & cpuset))
+            })
+            .collect()
+    }
+
     /// Reads several files in one batch.
     pub(crate) fn read_batch(&self, paths: &[String]) -> Vec<Option<Vec<u8>>> {
         if paths.is_empty() {
@@ -407,16 +431,7 @@ impl Ctx<'_> {
         // Clusters.
         let mut clusters: Vec<Option<CpuSet>> = vec![None; n];
         if self.keeps(ObjType::Group) && has("cluster_cpus") {
-            let idx: Vec<usize> = (0..n).filter(|&k| !notfirst_core[k]).collect();
-            let paths: Vec<String> = idx
-                .iter()
-                .map(|&k| format!("{CPU}/cpu{}/topology/cluster_cpus", cpus[k]))
-                .collect();
-            for (&k, b) in idx.iter().zip(self.read_batch(&paths)) {
-                let Some(set) = b.and_then(|b| parse::cpumask(&b)) else {
-                    continue;
-                };
-                let set = &set & &cpuset;
+            for (k, set) in self.topology_sets(&cpus, &notfirst_core, "cluster_cpus", &cpuset) {
                 if set.weight() == Some(1) {
                     continue;
                 }
@@ -432,16 +447,7 @@ impl Ctx<'_> {
         // Dies.
         let mut dies: Vec<Option<CpuSet>> = vec![None; n];
         if self.keeps(ObjType::Die) && has("die_cpus") {
-            let idx: Vec<usize> = (0..n).filter(|&k| !notfirst_cluster[k]).collect();
-            let paths: Vec<String> = idx
-                .iter()
-                .map(|&k| format!("{CPU}/cpu{}/topology/die_cpus", cpus[k]))
-                .collect();
-            for (&k, b) in idx.iter().zip(self.read_batch(&paths)) {
-                let Some(set) = b.and_then(|b| parse::cpumask(&b)) else {
-                    continue;
-                };
-                let set = &set & &cpuset;
+            for (k, set) in self.topology_sets(&cpus, &notfirst_cluster, "die_cpus", &cpuset) {
                 if set.weight() == Some(1) {
                 } else if set.first() != Some(cpus[k]) {
                     notfirst_die[k] = true;
@@ -458,16 +464,7 @@ impl Ctx<'_> {
         let mut packages: Vec<Option<CpuSet>> = vec![None; n];
         let pkg_file = if old { "core_siblings" } else { "package_cpus" };
         if self.keeps(ObjType::Package) && has(pkg_file) {
-            let idx: Vec<usize> = (0..n).filter(|&k| !notfirst_die[k]).collect();
-            let paths: Vec<String> = idx
-                .iter()
-                .map(|&k| format!("{CPU}/cpu{}/topology/{pkg_file}", cpus[k]))
-                .collect();
-            for (&k, b) in idx.iter().zip(self.read_batch(&paths)) {
-                let Some(set) = b.and_then(|b| parse::cpumask(&b)) else {
-                    continue;
-                };
-                let set = &set & &cpuset;
+            for (k, set) in self.topology_sets(&cpus, &notfirst_die, pkg_file, &cpuset) {
                 if clusters[k].as_ref() == Some(&set) {
                     clusters[k] = None;
                 }

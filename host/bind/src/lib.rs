@@ -37,6 +37,7 @@ pub use mem::{BoundMemory, MemPolicy, MemSet};
 pub use support::Support;
 pub use thread::{current_pu, pin_thread_to_pu, set_thread_affinity, thread_affinity};
 
+use wloc_core::bitmap::{Set, SetKind};
 use wloc_core::{CpuSet, NodeSet, Topology};
 
 bitflags::bitflags! {
@@ -113,55 +114,49 @@ impl<'t> Binder<'t> {
     /// be empty and every PU must exist; a set covering the whole
     /// topology means every PU, disallowed ones included.
     fn fix_cpuset(&self, op: &str, set: &CpuSet) -> Result<CpuSet, BindError> {
-        if set.is_empty() {
-            return Err(BindError::InvalidSet {
-                op: op.into(),
-                reason: "the CPU set is empty".into(),
-            });
-        }
-        let complete = self.topo.complete_cpuset();
-        if set.includes(self.topo.cpuset()) {
-            return Ok(complete.clone());
-        }
-        if !set.is_included_in(complete) {
-            let extra = set - complete;
-            return Err(BindError::InvalidSet {
-                op: op.into(),
-                reason: format!(
-                    "the topology has no PU {} (it has {})",
-                    extra.bitmap().to_list_string(),
-                    complete.bitmap().to_list_string()
-                ),
-            });
-        }
-        Ok(set.clone())
+        let (topo, complete) = (self.topo.cpuset(), self.topo.complete_cpuset());
+        fix_set(op, set, topo, complete, "CPU set", "PU")
     }
 
     /// Checks a NUMA node set against the topology, like [`Self::fix_cpuset`].
     fn fix_nodeset(&self, op: &str, set: &NodeSet) -> Result<NodeSet, BindError> {
-        if set.is_empty() {
-            return Err(BindError::InvalidSet {
-                op: op.into(),
-                reason: "the NUMA node set is empty".into(),
-            });
-        }
-        let complete = self.topo.complete_nodeset();
-        if set.includes(self.topo.nodeset()) {
-            return Ok(complete.clone());
-        }
-        if !set.is_included_in(complete) {
-            let extra = set - complete;
-            return Err(BindError::InvalidSet {
-                op: op.into(),
-                reason: format!(
-                    "the topology has no NUMA node {} (it has {})",
-                    extra.bitmap().to_list_string(),
-                    complete.bitmap().to_list_string()
-                ),
-            });
-        }
-        Ok(set.clone())
+        let (topo, complete) = (self.topo.nodeset(), self.topo.complete_nodeset());
+        fix_set(op, set, topo, complete, "NUMA node set", "NUMA node")
     }
+}
+
+/// The checks of [`Binder::fix_cpuset`] and [`Binder::fix_nodeset`]:
+/// `topo` and `complete` are the topology's sets, `name` names the set
+/// in errors and `member` one of its members.
+fn fix_set<K: SetKind>(
+    op: &str,
+    set: &Set<K>,
+    topo: &Set<K>,
+    complete: &Set<K>,
+    name: &str,
+    member: &str,
+) -> Result<Set<K>, BindError> {
+    if set.is_empty() {
+        return Err(BindError::InvalidSet {
+            op: op.into(),
+            reason: format!("the {name} is empty"),
+        });
+    }
+    if set.includes(topo) {
+        return Ok(complete.clone());
+    }
+    if !set.is_included_in(complete) {
+        let extra = set - complete;
+        return Err(BindError::InvalidSet {
+            op: op.into(),
+            reason: format!(
+                "the topology has no {member} {} (it has {})",
+                extra.bitmap().to_list_string(),
+                complete.bitmap().to_list_string()
+            ),
+        });
+    }
+    Ok(set.clone())
 }
 
 /// Checks a process or thread id given by the caller.

@@ -278,6 +278,24 @@ fn page_range(area: &[u8]) -> (*const u8, usize) {
 }
 
 impl Binder<'_> {
+    /// The checks of a query on the pages of `area` (its flags, and that
+    /// it is not empty), then its whole pages: their start and length.
+    fn check_area_query(
+        &self,
+        op: &str,
+        flags: MemBindFlags,
+        area: &[u8],
+    ) -> Result<(*const u8, usize), BindError> {
+        self.check_mem(op, flags, None, true)?;
+        if area.is_empty() {
+            return Err(BindError::InvalidSet {
+                op: op.into(),
+                reason: "the area is empty".into(),
+            });
+        }
+        Ok(page_range(area))
+    }
+
     /// Checks memory flags and the policy before any call.  `area`
     /// operations take neither PROCESS nor THREAD.
     fn check_mem(
@@ -445,14 +463,7 @@ impl Binder<'_> {
         flags: MemBindFlags,
     ) -> Result<(NodeSet, MemPolicy), BindError> {
         let op = "get the memory binding of an area";
-        self.check_mem(op, flags, None, true)?;
-        if area.is_empty() {
-            return Err(BindError::InvalidSet {
-                op: op.into(),
-                reason: "the area is empty".into(),
-            });
-        }
-        let (start, len) = page_range(area);
+        let (start, len) = self.check_area_query(op, flags, area)?;
         let page = sys::page_size();
         let all = self.topo.complete_nodeset();
         let mut result: Option<(NodeSet, MemPolicy)> = None;
@@ -486,14 +497,7 @@ impl Binder<'_> {
         flags: MemBindFlags,
     ) -> Result<NodeSet, BindError> {
         let op = "get the memory location of an area";
-        self.check_mem(op, flags, None, true)?;
-        if area.is_empty() {
-            return Err(BindError::InvalidSet {
-                op: op.into(),
-                reason: "the area is empty".into(),
-            });
-        }
-        let (start, len) = page_range(area);
+        let (start, len) = self.check_area_query(op, flags, area)?;
         let page = sys::page_size();
         let pages: Vec<*const u8> = (0..len)
             .step_by(page)
