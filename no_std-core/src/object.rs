@@ -109,6 +109,26 @@ impl ObjType {
         ObjType::Die,
     ];
 
+    /// The names `hwloc_type_sscanf` reads as types without attributes
+    /// (neither caches, groups nor OS devices), each with the shortest
+    /// prefix it accepts, in the order they are tried.
+    pub const SSCANF_NAMES: [(&'static str, usize, ObjType); 14] = [
+        ("machine", 2, ObjType::Machine),
+        ("numanode", 2, ObjType::NUMANode),
+        ("node", 2, ObjType::NUMANode),
+        ("memcache", 5, ObjType::MemCache),
+        ("memory-side cache", 8, ObjType::MemCache),
+        ("package", 2, ObjType::Package),
+        ("socket", 2, ObjType::Package),
+        ("die", 2, ObjType::Die),
+        ("core", 2, ObjType::Core),
+        ("pu", 2, ObjType::PU),
+        ("misc", 4, ObjType::Misc),
+        ("bridge", 4, ObjType::Bridge),
+        ("hostbridge", 6, ObjType::Bridge),
+        ("pcibridge", 5, ObjType::Bridge),
+    ];
+
     /// Position in [`ObjType::ALL`], usable as an array index.
     pub fn index(self) -> usize {
         match self {

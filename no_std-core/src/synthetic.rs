@@ -415,7 +415,7 @@ fn decimal_u32(s: &[u8], pos: usize) -> Option<(Option<u32>, usize)> {
 /// decide where they are allowed.
 #[doc(alias = "hwloc_type_sscanf")]
 fn scan_type(s: &[u8], pos: usize) -> Option<(TypeSpec, usize)> {
-    const TABLE: &[(&str, usize, ObjType)] = &[
+    const OSDEV_NAMES: &[(&str, usize, ObjType)] = &[
         ("osdev", 2, ObjType::OSDevice),
         ("block", 4, ObjType::OSDevice),
         ("network", 3, ObjType::OSDevice),
@@ -424,23 +424,10 @@ fn scan_type(s: &[u8], pos: usize) -> Option<(TypeSpec, usize)> {
         ("gpu", 3, ObjType::OSDevice),
         ("coproc", 5, ObjType::OSDevice),
         ("co-processor", 6, ObjType::OSDevice),
-        ("machine", 2, ObjType::Machine),
-        ("numanode", 2, ObjType::NUMANode),
-        ("node", 2, ObjType::NUMANode),
-        ("memcache", 5, ObjType::MemCache),
-        ("memory-side cache", 8, ObjType::MemCache),
-        ("package", 2, ObjType::Package),
-        ("socket", 2, ObjType::Package),
-        ("die", 2, ObjType::Die),
-        ("core", 2, ObjType::Core),
-        ("pu", 2, ObjType::PU),
-        ("misc", 4, ObjType::Misc),
-        ("bridge", 4, ObjType::Bridge),
-        ("hostbridge", 6, ObjType::Bridge),
-        ("pcibridge", 5, ObjType::Bridge),
-        ("pcidev", 3, ObjType::PCIDevice),
     ];
-    for &(name, min, ty) in TABLE {
+    let pcidev = ("pcidev", 3, ObjType::PCIDevice);
+    let names = OSDEV_NAMES.iter().chain(&ObjType::SSCANF_NAMES);
+    for &(name, min, ty) in names.chain([&pcidev]) {
         if let Some(end) = type_match(s, pos, name, min) {
             return Some((TypeSpec::plain(ty), end));
         }

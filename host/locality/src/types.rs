@@ -92,23 +92,7 @@ pub fn parse_type(s: &str) -> Option<TypeSpec> {
     if m("coproc", 5) || m("co-processor", 6) {
         return osdev(Some(5));
     }
-    let table: [(&str, usize, ObjType); 14] = [
-        ("machine", 2, ObjType::Machine),
-        ("numanode", 2, ObjType::NUMANode),
-        ("node", 2, ObjType::NUMANode),
-        ("memcache", 5, ObjType::MemCache),
-        ("memory-side cache", 8, ObjType::MemCache),
-        ("package", 2, ObjType::Package),
-        ("socket", 2, ObjType::Package),
-        ("die", 2, ObjType::Die),
-        ("core", 2, ObjType::Core),
-        ("pu", 2, ObjType::PU),
-        ("misc", 4, ObjType::Misc),
-        ("bridge", 4, ObjType::Bridge),
-        ("hostbridge", 6, ObjType::Bridge),
-        ("pcibridge", 5, ObjType::Bridge),
-    ];
-    for (name, min, t) in table {
+    for (name, min, t) in ObjType::SSCANF_NAMES {
         if m(name, min) {
             return plain(t);
         }

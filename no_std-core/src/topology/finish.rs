@@ -78,6 +78,18 @@ impl Topology {
         if self.obj(root).nodeset.as_ref().is_none_or(|n| n.is_empty()) {
             return Err(TopologyError::NoNuma);
         }
+        self.rebuild_levels();
+        self.rank_cpukinds();
+        self.set_bounds.clear();
+        self.finished = true;
+        Ok(())
+    }
+
+    /// What [`finish`](Self::finish) and the restrictions do once the
+    /// objects are in place: levels connected and merged, total memory,
+    /// symmetric subtrees, group depths and references recomputed.
+    pub(super) fn rebuild_levels(&mut self) {
+        let root = self.root;
         self.connect();
         self.merge_structure_levels();
         self.connect();
@@ -85,10 +97,6 @@ impl Topology {
         self.propagate_symmetric(root);
         self.set_group_depths();
         self.refresh_references();
-        self.rank_cpukinds();
-        self.set_bounds.clear();
-        self.finished = true;
-        Ok(())
     }
 
     /// Whether [`finish`](Self::finish) ran since the last structural change.
@@ -466,24 +474,20 @@ impl Topology {
                 g.children[pos] = child;
             }
         }
-        for &c in p
-            .memory_children
-            .iter()
-            .chain(&p.io_children)
-            .chain(&p.misc_children)
-        {
-            self.obj_mut(c).parent = Some(child);
-        }
-        let co = self.obj_mut(child);
-        co.parent = Some(gp);
-        prepend(&mut co.memory_children, &p.memory_children);
-        prepend(&mut co.io_children, &p.io_children);
-        prepend(&mut co.misc_children, &p.misc_children);
+        self.take_place_of(&p, child, Some(gp));
     }
 
     fn replace_root(&mut self, child: ObjId) {
         let old = self.root;
         let p = self.objs[old].take().expect("live root");
+        self.take_place_of(&p, child, None);
+        self.root = child;
+    }
+
+    /// `child` takes the place of `p`, its removed parent: it gets `p`'s
+    /// memory, I/O and Misc children (before its own) and its parent
+    /// `parent`.
+    fn take_place_of(&mut self, p: &Object, child: ObjId, parent: Option<ObjId>) {
         for &c in p
             .memory_children
             .iter()
@@ -493,11 +497,10 @@ impl Topology {
             self.obj_mut(c).parent = Some(child);
         }
         let co = self.obj_mut(child);
-        co.parent = None;
+        co.parent = parent;
         prepend(&mut co.memory_children, &p.memory_children);
         prepend(&mut co.io_children, &p.io_children);
         prepend(&mut co.misc_children, &p.misc_children);
-        self.root = child;
     }
 
     pub(super) fn propagate_total_memory(&mut self, id: ObjId) -> u64 {

@@ -333,14 +333,7 @@ impl Topology {
     /// memory and symmetry recomputed, distances, memory attributes and
     /// CPU kinds cleared of what went away.
     fn finish_restrict(&mut self, dropped: &CpuSet) {
-        let root = self.root;
-        self.connect();
-        self.merge_structure_levels();
-        self.connect();
-        self.propagate_total_memory(root);
-        self.propagate_symmetric(root);
-        self.set_group_depths();
-        self.refresh_references();
+        self.rebuild_levels();
         for k in &mut self.cpukinds {
             k.cpuset = k.cpuset.and_not(dropped);
         }
