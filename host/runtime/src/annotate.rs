@@ -372,19 +372,7 @@ pub fn apply(
         if let Some(n) = &m.name {
             check_text(&format!("{what}: name"), n, max_s, false)?;
         }
-        let n = m.objects.len();
-        if n == 0 {
-            return Err(format!("{what} has no object"));
-        }
-        if n.checked_mul(n) != Some(m.values.len()) {
-            return Err(format!(
-                "{what} has {n} objects and {} values instead of {n}²",
-                m.values.len()
-            ));
-        }
-        if m.kind >= 1 << 5 {
-            return Err(format!("{what} has unknown kind bits {:#x}", m.kind));
-        }
+        let n = crate::convert::check_distances_shape(&what, m)?;
         let mut seen = HashSet::new();
         let mut objs = Vec::with_capacity(n);
         for &gp in &m.objects {

@@ -23,8 +23,8 @@ use wloc_core::topology::{MemTier, PciLocality};
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjKind, ObjType, Object, Topology};
 
 use crate::bindings::types::{
-    Bitmap, CacheKind, Discovery, Info, Initiator, Object as WitObject, ObjectAttr, ObjectType,
-    PciAttr,
+    Bitmap, CacheKind, Discovery, Distances, Info, Initiator, Object as WitObject, ObjectAttr,
+    ObjectType, PciAttr,
 };
 use wloc_trust::Limits;
 
@@ -334,6 +334,26 @@ enum Placed {
     Filtered,
 }
 
+/// The checks of a distance matrix's shape, whoever sends it (a discovery
+/// or an annotation record): at least one object, objects² values, known
+/// kind bits.  Returns the number of objects.
+pub(crate) fn check_distances_shape(what: &str, m: &Distances) -> Res<usize> {
+    let n = m.objects.len();
+    if n == 0 {
+        return Err(format!("{what} has no object"));
+    }
+    if n.checked_mul(n) != Some(m.values.len()) {
+        return Err(format!(
+            "{what} has {n} objects and {} values instead of {n}²",
+            m.values.len()
+        ));
+    }
+    if m.kind >= 1 << 5 {
+        return Err(format!("{what} has unknown kind bits {:#x}", m.kind));
+    }
+    Ok(n)
+}
+
 /// Checks a discovery and adds its content to `topo` (not finished).
 pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
     let ck = Checker { limits };
@@ -617,19 +637,7 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
         if let Some(n) = &m.name {
             ck.string(&format!("{what}: name"), n)?;
         }
-        let n = m.objects.len();
-        if n == 0 {
-            return Err(format!("{what} has no object"));
-        }
-        if n.checked_mul(n) != Some(m.values.len()) {
-            return Err(format!(
-                "{what} has {n} objects and {} values instead of {n}²",
-                m.values.len()
-            ));
-        }
-        if m.kind >= 1 << 5 {
-            return Err(format!("{what} has unknown kind bits {:#x}", m.kind));
-        }
+        let n = check_distances_shape(&what, m)?;
         let mut seen = HashSet::new();
         let mut objs = Vec::with_capacity(n);
         let mut complete = true;
