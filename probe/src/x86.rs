@@ -784,10 +784,24 @@ fn summarize(
     }
 
     if m.found_die && topo.keeps_type(ObjType::Die) {
+        // hwloc 3.0 drops a die that covers its whole package (AMD parts
+        // whose complexes share one die, or one die per package on Intel):
+        // it adds no structure.  Without packages, such a die is kept.
+        let packages: BTreeMap<u32, CpuSet> = if topo.keeps_type(ObjType::Package) {
+            group_by(all().map(|(i, p)| (i, p.ids[PKG])), os)
+                .into_iter()
+                .map(|(id, set, _)| (id, set))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         let keyed = all()
             .filter(|(_, p)| p.ids[DIE] != UNKNOWN)
             .map(|(i, p)| (i, (p.ids[PKG], p.ids[DIE])));
-        for ((_, id), set, _) in group_by(keyed, os) {
+        for ((pkg, id), set, _) in group_by(keyed, os) {
+            if packages.get(&pkg) == Some(&set) {
+                continue;
+            }
             insert(topo, Object::with_cpuset(ObjType::Die, os_index(id), set))?;
         }
     }
