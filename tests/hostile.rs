@@ -1,5 +1,5 @@
 //! Hostile components against the whole `wloc` command: each test
-//! component (built from `components/hostile-*`) tries one attack, and the
+//! component (built from `components/hostile/NAME`) tries one attack, and the
 //! host must refuse or contain it with a clear message, never crash or
 //! hang, and never let anything outside a grant be read.  Also: the
 //! policy's allow and deny entries, signatures, tampering, built-ins

@@ -1,7 +1,9 @@
 //! Builds the guest components (`../../components`, a workspace of its
 //! own) for `wasm32-wasip2` and leaves their `.wasm` files in `OUT_DIR`,
 //! where `builtin.rs` embeds them.  The paths of the test-only hostile
-//! components are given to the tests as `WLOC_HOSTILE*_WASM`.
+//! components are given to the tests as `WLOC_HOSTILE*_WASM`, and every
+//! folder of `components/hostile/` with a `manifest.toml` becomes
+//! `$OUT_DIR/test-components/hostile-NAME.wasm` (`WLOC_TEST_COMPONENTS_DIR`).
 //!
 //! The nested cargo uses its own target directory (`$OUT_DIR/wasm-target`,
 //! or `$WLOC_WASM_TARGET_DIR`) so it never waits on the outer build's lock,
@@ -24,8 +26,9 @@ fn main() {
 
     // What to rebuild on is read from the dependency files the last
     // build of the components wrote (every source file of every guest, the
-    // core and the probe included), plus every manifest and the WIT files;
-    // on the first build there are none, and it runs anyway.
+    // core and the probe included), plus every manifest, the hostile
+    // components' folder (a new one, its `manifest.toml`) and the WIT
+    // files; on the first build there are none, and it runs anyway.
     println!(
         "cargo:rerun-if-changed={}",
         components.join("Cargo.toml").display()
@@ -35,6 +38,10 @@ fn main() {
         components.join("Cargo.lock").display()
     );
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        components.join("hostile").display()
+    );
     if let Ok(entries) = std::fs::read_dir(&components) {
         for e in entries.flatten() {
             let m = e.path().join("Cargo.toml");
@@ -79,36 +86,19 @@ fn main() {
     }
     let built = target_dir.join("wasm32-wasip2/release");
     watch_dependency_files(&built, &root);
-    for name in [
-        "wloc_component_synthetic",
-        "wloc_component_linux",
-        "wloc_component_x86",
-        "wloc_component_annotate_dmi",
-        "wloc_component_annotate_pci_names",
-        "wloc_component_example_vendor",
-        "wloc_component_hostile",
-        "wloc_component_hostile_net",
-        "wloc_component_hostile_v2",
-    ] {
-        let from = built.join(format!("{name}.wasm"));
-        let to = out.join(format!("{name}.wasm"));
-        copy(&from, &to);
-    }
-    // The built-in copies get their manifests (the copies above of the
-    // others stay as built).
-    embed_manifests(&built, &out);
-    precompile_builtins(&out);
+    // The components the tests load as built, without manifests.
     for (var, name) in [
         ("WLOC_HOSTILE_WASM", "wloc_component_hostile"),
         ("WLOC_HOSTILE_NET_WASM", "wloc_component_hostile_net"),
         ("WLOC_HOSTILE_V2_WASM", "wloc_component_hostile_v2"),
         ("WLOC_EXAMPLE_VENDOR_WASM", "wloc_component_example_vendor"),
     ] {
-        println!(
-            "cargo:rustc-env={var}={}",
-            out.join(format!("{name}.wasm")).display()
-        );
+        let to = out.join(format!("{name}.wasm"));
+        copy(&built.join(format!("{name}.wasm")), &to);
+        println!("cargo:rustc-env={var}={}", to.display());
     }
+    embed_manifests(&built, &out, &test_manifests(&components.join("hostile")));
+    precompile_builtins(&out);
 }
 
 /// The manifests of the built-in components (`wloc:manifest` sections),
@@ -151,36 +141,54 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
     ),
 ];
 
-/// The hostile test components (crate `components/hostile-NAME`) and the
-/// capabilities their manifests ask for; they land in
-/// `$OUT_DIR/test-components/hostile-NAME.wasm` (`WLOC_TEST_COMPONENTS_DIR`).
-const TEST_MANIFESTS: &[(&str, &str)] = &[
-    ("read-dotdot", "files = [\"/sys\"]"),
-    // Asks for everything; the tests' policy grants /sys only.
-    ("read-absolute", "files = [\"/\"]"),
-    ("read-symlink", "files = [\"/sys\"]"),
-    ("read-environ", "files = [\"/sys\", \"/proc/self/environ\"]"),
-    // Asks for /proc and /sys, as a third-party annotator might.
-    ("read-proc", "files = [\"/proc\", \"/sys\"]"),
-    ("read-flood", "files = [\"/sys\"]"),
-    ("write", ""),
-    ("socket", ""),
-    ("spin", ""),
-    ("alloc", ""),
-    ("huge", ""),
-    ("bad-cpuset", ""),
-    ("bad-index", ""),
-    ("cycle", ""),
-    ("duplicate-ids", ""),
-    ("panic", ""),
-    // Imports cpuid without asking for it.
-    ("cpuid", ""),
-    ("exit", ""),
-    ("escape-codes", ""),
-    // Speaks wloc:backend@0.2.0.
-    ("v2", ""),
-    ("net", ""),
-];
+/// The hostile test components and the capabilities their manifests ask
+/// for, by name: each folder `components/hostile/NAME` that holds a
+/// `manifest.toml` (crate `wloc-component-hostile-NAME`).  That file is
+/// the manifest's `[capabilities]` table; the rest of the manifest (name
+/// `hostile-NAME`, version, kind, description) is written here.  The
+/// folders without one (the shared kit, the multi-mode component) are not
+/// test components of their own.
+fn test_manifests(hostile: &Path) -> Vec<(String, String)> {
+    let entries = std::fs::read_dir(hostile)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", hostile.display()));
+    let mut found = Vec::new();
+    for e in entries.flatten() {
+        let file = e.path().join("manifest.toml");
+        if !file.is_file() {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let text = String::from_utf8(read(&file))
+            .unwrap_or_else(|_| fail(&format!("{} is not UTF-8", file.display())));
+        found.push((name, capabilities(&file, &text)));
+    }
+    found.sort();
+    found
+}
+
+/// The lines of the `[capabilities]` table a hostile component's
+/// `manifest.toml` holds, comments and blank lines left out; anything else
+/// in the file stops the build.
+fn capabilities(file: &Path, text: &str) -> String {
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    if lines.next() != Some("[capabilities]") {
+        fail(&format!(
+            "{} must hold the manifest's [capabilities] table and nothing else (the build writes the rest)",
+            file.display()
+        ));
+    }
+    let caps: Vec<&str> = lines.collect();
+    if caps.iter().any(|l| l.starts_with('[')) {
+        fail(&format!(
+            "{}: only the [capabilities] table is read; move other tables out",
+            file.display()
+        ));
+    }
+    caps.join("\n")
+}
 
 fn manifest_text(name: &str, kind: &str, description: &str, caps: &str) -> String {
     format!(
@@ -203,7 +211,7 @@ fn with_manifest(wasm: &[u8], text: &str) -> Vec<u8> {
 
 /// Writes the built-in components with their manifests into `out`, and
 /// the test components into `out/test-components`.
-fn embed_manifests(built: &Path, out: &Path) {
+fn embed_manifests(built: &Path, out: &Path, tests: &[(String, String)]) {
     for (file, name, kind, description, caps) in BUILTIN_MANIFESTS {
         let wasm = read(&built.join(format!("{file}.wasm")));
         let bytes = with_manifest(&wasm, &manifest_text(name, kind, description, caps));
@@ -212,9 +220,15 @@ fn embed_manifests(built: &Path, out: &Path) {
     let dir = out.join("test-components");
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-    for (name, caps) in TEST_MANIFESTS {
+    for (name, caps) in tests {
         let file = format!("wloc_component_hostile_{}", name.replace('-', "_"));
-        let wasm = read(&built.join(format!("{file}.wasm")));
+        let path = built.join(format!("{file}.wasm"));
+        if !path.is_file() {
+            fail(&format!(
+                "components/hostile/{name} has a manifest.toml but built no {file}.wasm: its crate must be named wloc-component-hostile-{name}"
+            ));
+        }
+        let wasm = read(&path);
         let full = format!("hostile-{name}");
         let text = manifest_text(&full, "discovery", "a hostile test component", caps);
         write(

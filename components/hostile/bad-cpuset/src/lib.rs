@@ -3,25 +3,21 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        d.objects[1].cpuset = Some(Bitmap {
-            words: vec![u64::MAX],
-            infinite: true,
-        });
-        d.objects.push(Object {
-            cpuset: set(Vec::new()),
-            ..pu(3, Some(1), 1)
-        });
-        d.objects.push(Object {
-            cpuset: set(vec![1 << 7]),
-            ..pu(4, Some(1), 2)
-        });
-        Ok(d)
-    }
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    d.objects[1].cpuset = Some(Bitmap {
+        words: vec![u64::MAX],
+        infinite: true,
+    });
+    d.objects.push(Object {
+        cpuset: set(Vec::new()),
+        ..pu(3, Some(1), 1)
+    });
+    d.objects.push(Object {
+        cpuset: set(vec![1 << 7]),
+        ..pu(4, Some(1), 2)
+    });
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

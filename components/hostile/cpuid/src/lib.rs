@@ -3,15 +3,11 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let (a, _, _, _) = cpuid::query(0, 0, 0);
-        let mut d = small();
-        d.infos.push(info("cpuid leaf 0 eax", a.to_string()));
-        Ok(d)
-    }
+fn discover() -> Result<Discovery, String> {
+    let (a, _, _, _) = cpuid::query(0, 0, 0);
+    let mut d = small();
+    d.infos.push(info("cpuid leaf 0 eax", a.to_string()));
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

@@ -3,15 +3,11 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        d.objects.push(obj(5, Some(6), ObjectType::Group));
-        d.objects.push(obj(6, Some(5), ObjectType::Group));
-        Ok(d)
-    }
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    d.objects.push(obj(5, Some(6), ObjectType::Group));
+    d.objects.push(obj(6, Some(5), ObjectType::Group));
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

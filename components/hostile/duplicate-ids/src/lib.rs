@@ -3,14 +3,10 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        d.objects.push(pu(2, Some(1), 1));
-        Ok(d)
-    }
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    d.objects.push(pu(2, Some(1), 1));
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

@@ -3,18 +3,14 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        for i in 0..10_000 {
-            log::log(
-                log::Level::Error,
-                &format!("flood {i} \x1b[2J\x1b]0;owned\x07 \u{202e}txet"),
-            );
-        }
-        Err("gave up \x1b[31mred\x1b[0m".into())
+fn discover() -> Result<Discovery, String> {
+    for i in 0..10_000 {
+        log::log(
+            log::Level::Error,
+            &format!("flood {i} \x1b[2J\x1b]0;owned\x07 \u{202e}txet"),
+        );
     }
+    Err("gave up \x1b[31mred\x1b[0m".into())
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

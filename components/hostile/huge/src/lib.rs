@@ -3,17 +3,13 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        for i in 0..300_000u32 {
-            d.objects.push(obj(10 + i, Some(1), ObjectType::Misc));
-        }
-        d.objects[1].infos.push(info("big", "x".repeat(4 << 20)));
-        Ok(d)
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    for i in 0..300_000u32 {
+        d.objects.push(obj(10 + i, Some(1), ObjectType::Misc));
     }
+    d.objects[1].infos.push(info("big", "x".repeat(4 << 20)));
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

@@ -1,21 +1,39 @@
 //! What the hostile test components share: the bindings of the
 //! `discovery-backend` world (without `wloc-core`, so each component
-//! stays small and quick to build) and a small valid answer that they
-//! fill with what their attempts got.  Never shipped.
+//! stays small and quick to build), [`component!`] to export an attack,
+//! a small valid answer that they fill with what their attempts got, and
+//! the probes of files outside a grant.  Never shipped.
 
 /// The generated bindings of the `discovery-backend` world.
 pub mod bindings {
     wit_bindgen::generate!({
         world: "discovery-backend",
-        path: "../../wit/backend@0.1.0",
+        path: "../../../wit/backend@0.1.0",
         pub_export_macro: true,
         default_bindings_module: "wloc_hostile_kit::bindings",
     });
 }
 
 pub use bindings::wloc::backend::types::*;
-pub use bindings::wloc::backend::{cpuid, files, log};
+pub use bindings::wloc::backend::{config, cpuid, files, log};
 pub use bindings::{export, Guest};
+
+/// Exports a function `fn() -> Result<Discovery, String>` (the attack) as
+/// the component's `discover`.
+#[macro_export]
+macro_rules! component {
+    ($discover:path) => {
+        struct Hostile;
+
+        impl $crate::Guest for Hostile {
+            fn discover() -> ::core::result::Result<$crate::Discovery, ::std::string::String> {
+                $discover()
+            }
+        }
+
+        $crate::export!(Hostile with_types_in $crate::bindings);
+    };
+}
 
 /// An object with no sets and no attributes.
 pub fn obj(id: u32, parent: Option<u32>, type_: ObjectType) -> Object {
@@ -70,6 +88,31 @@ pub fn small() -> Discovery {
     }
 }
 
+/// Latencies (kind 5: from the OS, latency) between the objects of these
+/// ids, row-major.
+pub fn distances(objects: Vec<u32>, values: Vec<u64>) -> Distances {
+    Distances {
+        name: None,
+        kind: 5,
+        objects,
+        values,
+    }
+}
+
+/// A bandwidth (flags 5: higher is better, needs an initiator) of 1 for
+/// the target of this id, with no initiator.
+pub fn bandwidth(target: u32) -> Memattr {
+    Memattr {
+        name: "Bandwidth".into(),
+        flags: 5,
+        values: vec![MemattrValue {
+            target,
+            initiator: None,
+            value: 1,
+        }],
+    }
+}
+
 /// A topology info.
 pub fn info(name: impl Into<String>, value: impl Into<String>) -> Info {
     Info {
@@ -78,13 +121,20 @@ pub fn info(name: impl Into<String>, value: impl Into<String>) -> Info {
     }
 }
 
-/// What a read got, in one word or with the start of the content.
+/// What a read outside the grant got: `LEAKED` and the start of the
+/// content, or the error in one word.
 pub fn describe(r: &Result<Vec<u8>, files::FileError>) -> String {
+    describe_read(r, "LEAKED", 40)
+}
+
+/// What a read got: `word`, the size and the first `shown` bytes, or the
+/// error in one word.
+pub fn describe_read(r: &Result<Vec<u8>, files::FileError>, word: &str, shown: usize) -> String {
     match r {
         Ok(bytes) => format!(
-            "LEAKED {} bytes: {}",
+            "{word} {} bytes: {}",
             bytes.len(),
-            String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
+            String::from_utf8_lossy(&bytes[..bytes.len().min(shown)])
         ),
         Err(e) => describe_err(e),
     }
@@ -100,8 +150,22 @@ pub fn describe_err(e: &files::FileError) -> String {
     }
 }
 
-/// Tries to read, list, glob and follow each path through the `files`
-/// import and records every outcome as a topology info (`attempt N`).
+/// A read inside the grant (`/sys/ok`), to show the grant itself works:
+/// the info `control /sys/ok`.
+pub fn control(d: &mut Discovery) {
+    let r = files::read_many(&["/sys/ok".to_string()], 64);
+    d.infos.push(info(
+        "control /sys/ok",
+        match &r[0] {
+            Ok(b) => format!("read {}", String::from_utf8_lossy(b).trim()),
+            Err(e) => describe_err(e),
+        },
+    ));
+}
+
+/// Tries to read, list and glob each path through the `files` import and
+/// records every outcome as a topology info (`read P`, `list P`,
+/// `glob P/*`).
 pub fn probe(d: &mut Discovery, paths: &[&str]) {
     let owned: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
     let results = files::read_many(&owned, 4096);
@@ -119,4 +183,13 @@ pub fn probe(d: &mut Discovery, paths: &[&str]) {
         };
         d.infos.push(info(format!("glob {p}/*"), v));
     }
+}
+
+/// The small machine with the [`control`] read and the [`probe`] of each
+/// path outside the grant: what the `read-*` components answer.
+pub fn probe_outside_grant(paths: &[&str]) -> Discovery {
+    let mut d = small();
+    control(&mut d);
+    probe(&mut d, paths);
+    d
 }

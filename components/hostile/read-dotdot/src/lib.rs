@@ -3,35 +3,13 @@
 
 use wloc_hostile_kit::*;
 
-/// A read inside the grant, to show the grant itself works.
-fn control(d: &mut Discovery) {
-    let r = files::read_many(&["/sys/ok".to_string()], 64);
-    d.infos.push(info(
-        "control /sys/ok",
-        match &r[0] {
-            Ok(b) => format!("read {}", String::from_utf8_lossy(b).trim()),
-            Err(e) => describe_err(e),
-        },
-    ));
+fn discover() -> Result<Discovery, String> {
+    Ok(probe_outside_grant(&[
+        "/sys/../etc/passwd",
+        "/sys/./../etc",
+        "/sys/class/../../etc/hostname",
+        "/sys/..",
+    ]))
 }
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        control(&mut d);
-        probe(
-            &mut d,
-            &[
-                "/sys/../etc/passwd",
-                "/sys/./../etc",
-                "/sys/class/../../etc/hostname",
-                "/sys/..",
-            ],
-        );
-        Ok(d)
-    }
-}
-
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

@@ -3,53 +3,30 @@
 
 use wloc_hostile_kit::*;
 
-/// A read inside the grant, to show the grant itself works.
-fn control(d: &mut Discovery) {
-    let r = files::read_many(&["/sys/ok".to_string()], 64);
-    d.infos.push(info(
-        "control /sys/ok",
-        match &r[0] {
-            Ok(b) => format!("read {}", String::from_utf8_lossy(b).trim()),
-            Err(e) => describe_err(e),
-        },
-    ));
-}
-
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        control(&mut d);
-        probe(
-            &mut d,
-            &[
-                "/proc/self/environ",
-                "/proc/1/environ",
-                "/proc/self/cmdline",
-                "/proc/self/mem",
-            ],
-        );
-        let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
-        d.infos.push(info(
-            "wasi environment",
-            if vars.is_empty() {
-                "empty".to_string()
-            } else {
-                format!("LEAKED {}", vars.join(","))
-            },
-        ));
-        let args: Vec<String> = std::env::args().collect();
-        d.infos.push(info(
-            "wasi arguments",
-            if args.is_empty() {
-                "empty".to_string()
-            } else {
-                format!("LEAKED {}", args.join(","))
-            },
-        ));
-        Ok(d)
+/// What leaked of a list: `empty`, or `LEAKED` and the list.
+fn leaked(items: Vec<String>) -> String {
+    if items.is_empty() {
+        "empty".to_string()
+    } else {
+        format!("LEAKED {}", items.join(","))
     }
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+/// The environment, command line and memory of this process and another.
+const PRIVATE: &[&str] = &[
+    "/proc/self/environ",
+    "/proc/1/environ",
+    "/proc/self/cmdline",
+    "/proc/self/mem",
+];
+
+fn discover() -> Result<Discovery, String> {
+    let mut d = probe_outside_grant(PRIVATE);
+    let vars = std::env::vars().map(|(k, _)| k).collect();
+    d.infos.push(info("wasi environment", leaked(vars)));
+    d.infos
+        .push(info("wasi arguments", leaked(std::env::args().collect())));
+    Ok(d)
+}
+
+component!(discover);

@@ -67,67 +67,63 @@ fn is_process_folder(name: &str) -> bool {
         || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
 }
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        let served: Vec<String> = SERVED.iter().map(|p| p.to_string()).collect();
-        for (p, r) in SERVED.iter().zip(files::read_many(&served, 1 << 16)) {
-            let v = match r {
-                Ok(b) => format!("read {} bytes", b.len()),
-                Err(e) => describe_err(&e),
-            };
-            d.infos.push(info(format!("control {p}"), v));
-        }
-        probe(&mut d, PRIVATE);
-        for p in PRIVATE {
-            let v = match files::read_link(p) {
-                Ok(t) => format!("LEAKED link to {t}"),
-                Err(e) => describe_err(&e),
-            };
-            d.infos.push(info(format!("readlink {p}"), v));
-        }
-        // Ways to enumerate processes: listings and globs of /proc.
-        let folders = match files::list_dir("/proc") {
-            Ok(names) => names
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    let served: Vec<String> = SERVED.iter().map(|p| p.to_string()).collect();
+    for (p, r) in SERVED.iter().zip(files::read_many(&served, 1 << 16)) {
+        let v = match r {
+            Ok(b) => format!("read {} bytes", b.len()),
+            Err(e) => describe_err(&e),
+        };
+        d.infos.push(info(format!("control {p}"), v));
+    }
+    probe(&mut d, PRIVATE);
+    for p in PRIVATE {
+        let v = match files::read_link(p) {
+            Ok(t) => format!("LEAKED link to {t}"),
+            Err(e) => describe_err(&e),
+        };
+        d.infos.push(info(format!("readlink {p}"), v));
+    }
+    // Ways to enumerate processes: listings and globs of /proc.
+    let folders = match files::list_dir("/proc") {
+        Ok(names) => names
+            .iter()
+            .filter(|n| is_process_folder(n))
+            .count()
+            .to_string(),
+        Err(e) => describe_err(&e),
+    };
+    d.infos.push(info("process folders in list /proc", folders));
+    for pattern in [
+        "/proc/*",
+        "/proc/*/cmdline",
+        "/proc/*/environ",
+        "/proc/*/task/*/environ",
+    ] {
+        let v = match files::glob(pattern) {
+            Ok(found) => found
                 .iter()
-                .filter(|n| is_process_folder(n))
+                .filter(|p| p.split('/').nth(2).is_some_and(is_process_folder))
                 .count()
                 .to_string(),
             Err(e) => describe_err(&e),
         };
-        d.infos.push(info("process folders in list /proc", folders));
-        for pattern in [
-            "/proc/*",
-            "/proc/*/cmdline",
-            "/proc/*/environ",
-            "/proc/*/task/*/environ",
-        ] {
-            let v = match files::glob(pattern) {
-                Ok(found) => found
-                    .iter()
-                    .filter(|p| p.split('/').nth(2).is_some_and(is_process_folder))
-                    .count()
-                    .to_string(),
-                Err(e) => describe_err(&e),
-            };
-            d.infos
-                .push(info(format!("process folders in glob {pattern}"), v));
-        }
-        // A PID oracle: does any answer differ between PIDs?
-        let stats: Vec<String> = (1..=4096).map(|pid| format!("/proc/{pid}/stat")).collect();
-        let answers = files::read_many(&stats, 64);
-        let not_denied = answers
-            .iter()
-            .filter(|r| !matches!(r, Err(files::FileError::Denied)))
-            .count();
-        d.infos.push(info(
-            "pids answered other than denied",
-            not_denied.to_string(),
-        ));
-        Ok(d)
+        d.infos
+            .push(info(format!("process folders in glob {pattern}"), v));
     }
+    // A PID oracle: does any answer differ between PIDs?
+    let stats: Vec<String> = (1..=4096).map(|pid| format!("/proc/{pid}/stat")).collect();
+    let answers = files::read_many(&stats, 64);
+    let not_denied = answers
+        .iter()
+        .filter(|r| !matches!(r, Err(files::FileError::Denied)))
+        .count();
+    d.infos.push(info(
+        "pids answered other than denied",
+        not_denied.to_string(),
+    ));
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

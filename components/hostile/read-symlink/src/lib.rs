@@ -3,44 +3,23 @@
 
 use wloc_hostile_kit::*;
 
-/// A read inside the grant, to show the grant itself works.
-fn control(d: &mut Discovery) {
-    let r = files::read_many(&["/sys/ok".to_string()], 64);
-    d.infos.push(info(
-        "control /sys/ok",
-        match &r[0] {
-            Ok(b) => format!("read {}", String::from_utf8_lossy(b).trim()),
-            Err(e) => describe_err(e),
-        },
-    ));
-}
-
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        control(&mut d);
-        probe(
-            &mut d,
-            &[
-                "/sys/escape/passwd",
-                "/sys/escape",
-                "/sys/rel-escape/passwd",
-                "/sys/hop/passwd",
-            ],
-        );
-        for p in ["/sys/escape", "/sys/rel-escape"] {
-            // Reading the link text is allowed (it stays a string); what
-            // it points to is not.
-            let v = match files::read_link(p) {
-                Ok(t) => format!("link text {t}"),
-                Err(e) => describe_err(&e),
-            };
-            d.infos.push(info(format!("readlink {p}"), v));
-        }
-        Ok(d)
+fn discover() -> Result<Discovery, String> {
+    let mut d = probe_outside_grant(&[
+        "/sys/escape/passwd",
+        "/sys/escape",
+        "/sys/rel-escape/passwd",
+        "/sys/hop/passwd",
+    ]);
+    for p in ["/sys/escape", "/sys/rel-escape"] {
+        // Reading the link text is allowed (it stays a string); what
+        // it points to is not.
+        let v = match files::read_link(p) {
+            Ok(t) => format!("link text {t}"),
+            Err(e) => describe_err(&e),
+        };
+        d.infos.push(info(format!("readlink {p}"), v));
     }
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);

@@ -3,30 +3,26 @@
 
 use wloc_hostile_kit::*;
 
-struct Hostile;
-
-impl Guest for Hostile {
-    fn discover() -> Result<Discovery, String> {
-        let mut d = small();
-        for p in [
-            "/sys/ok",
-            "/sys/new-file",
-            "/tmp/wloc-hostile-write",
-            "new-file",
-        ] {
-            let v = match std::fs::write(p, b"written by a component") {
-                Ok(()) => "WROTE".to_string(),
-                Err(e) => format!("refused: {e}"),
-            };
-            d.infos.push(info(format!("write {p}"), v));
-            let v = match std::fs::create_dir(format!("{p}.d")) {
-                Ok(()) => "WROTE".to_string(),
-                Err(e) => format!("refused: {e}"),
-            };
-            d.infos.push(info(format!("mkdir {p}.d"), v));
-        }
-        Ok(d)
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    for p in [
+        "/sys/ok",
+        "/sys/new-file",
+        "/tmp/wloc-hostile-write",
+        "new-file",
+    ] {
+        let v = match std::fs::write(p, b"written by a component") {
+            Ok(()) => "WROTE".to_string(),
+            Err(e) => format!("refused: {e}"),
+        };
+        d.infos.push(info(format!("write {p}"), v));
+        let v = match std::fs::create_dir(format!("{p}.d")) {
+            Ok(()) => "WROTE".to_string(),
+            Err(e) => format!("refused: {e}"),
+        };
+        d.infos.push(info(format!("mkdir {p}.d"), v));
     }
+    Ok(d)
 }
 
-export!(Hostile with_types_in wloc_hostile_kit::bindings);
+component!(discover);
