@@ -554,6 +554,26 @@ impl Ctx<'_> {
         (!s.is_empty()).then_some(s)
     }
 
+    /// The I/O parent of a bus range: where its CPUs place it, the root
+    /// when it has none.
+    fn range_parent(&mut self, r: &BusRange) -> ObjId {
+        r.cpuset
+            .as_ref()
+            .and_then(|c| self.find_insert_io_parent(c))
+            .unwrap_or(self.topo.root())
+    }
+
+    /// The locality of the range `r` alone, under `parent`.
+    fn range_locality(&self, r: &BusRange, parent: ObjId) -> Locality {
+        Locality {
+            domain: r.domain,
+            bus_min: r.min.min(255) as u8,
+            bus_max: r.max.min(255) as u8,
+            parent,
+            cpuset: self.topo.obj(parent).cpuset.clone().unwrap_or_default(),
+        }
+    }
+
     /// The object where I/O near `cpuset` goes: the largest object with
     /// exactly those PUs, or a new I/O Group of them.
     pub(crate) fn find_insert_io_parent(&mut self, cpuset: &CpuSet) -> Option<ObjId> {
@@ -664,29 +684,14 @@ impl Ctx<'_> {
                 merged.push(r);
             }
             for r in merge_forced(merged, &self.pci_forced) {
-                let parent = r
-                    .cpuset
-                    .as_ref()
-                    .and_then(|c| self.find_insert_io_parent(c))
-                    .unwrap_or(self.topo.root());
-                let cpuset = self.topo.obj(parent).cpuset.clone().unwrap_or_default();
-                localities.push(Locality {
-                    domain: r.domain,
-                    bus_min: r.min.min(255) as u8,
-                    bus_max: r.max.min(255) as u8,
-                    parent,
-                    cpuset,
-                });
+                let parent = self.range_parent(&r);
+                localities.push(self.range_locality(&r, parent));
             }
         } else {
             // hwloc's order: a parent per top object, and consecutive buses
             // with the same parent share a locality.
             for r in os_ranges {
-                let parent = r
-                    .cpuset
-                    .as_ref()
-                    .and_then(|c| self.find_insert_io_parent(c))
-                    .unwrap_or(self.topo.root());
+                let parent = self.range_parent(&r);
                 if let Some(last) = localities.last_mut() {
                     if last.parent == parent
                         && last.domain == r.domain
@@ -696,14 +701,7 @@ impl Ctx<'_> {
                         continue;
                     }
                 }
-                let cpuset = self.topo.obj(parent).cpuset.clone().unwrap_or_default();
-                localities.push(Locality {
-                    domain: r.domain,
-                    bus_min: r.min.min(255) as u8,
-                    bus_max: r.max.min(255) as u8,
-                    parent,
-                    cpuset,
-                });
+                localities.push(self.range_locality(&r, parent));
             }
         }
         for top in tree {
