@@ -368,6 +368,23 @@ fn policy_file(explicit: Option<&Path>) -> PathBuf {
     Policy::locate(explicit).0
 }
 
+/// Reads and examines a component file that is to be `verb` (`allowed`,
+/// `installed`): it needs a manifest, and a signature only if not a bad
+/// one.  Its bytes, what was found, and the manifest.
+fn examine_file(file: &Path, verb: &str) -> super::Result<(Vec<u8>, Examined, Manifest)> {
+    let bytes = read_component(file)?;
+    let mut ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let m = ex
+        .inspection
+        .manifest
+        .take()
+        .ok_or_else(|| format!("{} has no manifest; it cannot be {verb}", file.display()))?;
+    if let SignatureState::Invalid(why) = &ex.signature {
+        return Err(format!("{}: bad signature: {why}", file.display()).into());
+    }
+    Ok((bytes, ex, m))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn allow(
     policy_path: Option<&Path>,
@@ -378,15 +395,7 @@ fn allow(
     no_cpuid: bool,
     config: Option<Vec<String>>,
 ) -> super::Result {
-    let bytes = read_component(file)?;
-    let ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let m = ex
-        .inspection
-        .manifest
-        .ok_or_else(|| format!("{} has no manifest; it cannot be allowed", file.display()))?;
-    if let SignatureState::Invalid(why) = &ex.signature {
-        return Err(format!("{}: bad signature: {why}", file.display()).into());
-    }
+    let (_, ex, m) = examine_file(file, "allowed")?;
     let offered = Capabilities {
         files: files.unwrap_or_else(|| m.capabilities.files.clone()),
         cpuid: m.capabilities.cpuid && !no_cpuid,
@@ -473,15 +482,7 @@ fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
 }
 
 fn add(policy: &Policy, file: &Path, system: bool) -> super::Result {
-    let bytes = read_component(file)?;
-    let ex = enforce::examine(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let m = ex
-        .inspection
-        .manifest
-        .ok_or_else(|| format!("{} has no manifest; it cannot be installed", file.display()))?;
-    if let SignatureState::Invalid(why) = &ex.signature {
-        return Err(format!("{}: bad signature: {why}", file.display()).into());
-    }
+    let (bytes, ex, m) = examine_file(file, "installed")?;
     let dir = if system {
         PathBuf::from(SYSTEM_DIR)
     } else {
