@@ -25,3 +25,4 @@ mod qemu_boot;
 mod qemu_linux;
 mod x86_conformance;
 mod xml_conformance;
+mod xml_v1;

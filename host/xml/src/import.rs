@@ -1,4 +1,4 @@
-//! Reading hwloc XML documents (versions 2 and 3) into a [`Topology`].
+//! Reading hwloc XML documents (versions 1.x, 2 and 3) into a [`Topology`].
 //!
 //! The document is read in three passes:
 //!
@@ -30,6 +30,8 @@ use wloc_core::topology::{MemTier, PciLocality};
 use wloc_core::{ObjId, Topology};
 
 use super::XmlError;
+
+mod v1;
 
 /// Deepest object nesting accepted.  Real topologies are a few tens of
 /// levels deep; the bound keeps the recursive parsers (ours and the XML
@@ -91,6 +93,25 @@ struct Importer<'a, 'input> {
     /// PCI localities derived from the host bridges of version 2 documents.
     derived_localities: Vec<PciLocality>,
     seen_gp: HashSet<u64>,
+    /// hwloc 1.x documents only: what the conversion to the version 2
+    /// model needs once the tree is read.
+    v1: V1State,
+}
+
+/// What an hwloc 1.x document leaves for after its object tree is read.
+#[derive(Default)]
+struct V1State {
+    /// `local_memory` of the root object: the memory of a machine without
+    /// NUMA nodes, given to the NUMA node made for it.
+    machine_memory: u64,
+    /// `<page_type>` entries of the root object, likewise.
+    machine_pages: Vec<PageType>,
+    /// OS indexes of every NUMA node, in document order: version 1
+    /// distance matrices list their objects in that order.
+    numa_order: Vec<u32>,
+    /// The `<distances>` matrices of the root object: (element, object count,
+    /// values already multiplied by `latency_base`).
+    distances: Vec<(usize, usize, Vec<f32>)>,
 }
 
 /// Maps from the document's object references to the inserted objects.
@@ -137,6 +158,7 @@ pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<St
         allowed_nodeset: None,
         derived_localities: Vec::new(),
         seen_gp: HashSet::new(),
+        v1: V1State::default(),
     };
     if top.tag_name().name() != "topology" {
         return Err(imp.err(
@@ -166,9 +188,13 @@ pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<St
     imp.check_text_children(top)?;
 
     // Pass 1: the object tree.
-    let root = imp.parse_tree(&topo, root_node)?;
-    // Like hwloc 2 and 3, require the NUMA nodes that these versions always have.
-    if root.obj.nodeset.as_ref().is_none_or(|n| n.is_empty()) {
+    let mut root = imp.parse_tree(&topo, root_node)?;
+    if imp.major == 1 {
+        root = imp.v1_convert_tree(&topo, root);
+    }
+    // Like hwloc 2 and 3, require the NUMA nodes that these versions always
+    // have (hwloc 1.x documents may have none: one is made below).
+    if imp.major >= 2 && root.obj.nodeset.as_ref().is_none_or(|n| n.is_empty()) {
         return Err(imp.err(
             root_node,
             "the root object has no nodeset or an empty one (documents of hwloc 2 and later always have NUMA nodes)",
@@ -178,6 +204,17 @@ pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<St
     // Pass 2: insertion.
     let mut refs = Refs::default();
     imp.install_root(&mut topo, root, &mut refs);
+    if imp.major == 1 {
+        imp.v1_finish(&mut topo, &refs)?;
+        // hwloc 1.x documents end with the root object; hwloc 2 reads nothing after it.
+        if let Some(node) = elements.next() {
+            let name = node.tag_name().name();
+            imp.warn(
+                node,
+                format!("ignoring <{name}> after the root object of an hwloc 1.x document, and everything after it"),
+            );
+        }
+    }
 
     // Pass 3: topology-wide elements.
     let mut got_localities = false;
@@ -296,11 +333,8 @@ impl<'a, 'input> Importer<'a, 'input> {
 
     fn version(&self, top: Node) -> Result<u32, XmlError> {
         let Some(attr) = top.attribute_node("version") else {
-            return Err(self.err(
-                top,
-                "<topology> has no version attribute: hwloc 1.x XML documents are not supported \
-                 (hwloc 3 refuses them too); re-export the topology with hwloc 2 or later",
-            ));
+            // hwloc 1.x wrote no version: read it as hwloc 2 does.
+            return Ok(1);
         };
         let v = attr.value();
         let parsed = v.split_once('.').and_then(|(maj, min)| {
@@ -312,15 +346,15 @@ impl<'a, 'input> Importer<'a, 'input> {
             }
         });
         match parsed {
-            Some(m @ (2 | 3)) => Ok(m),
-            Some(m) if m < 2 => Err(self.attr_err(
+            Some(m @ (1..=3)) => Ok(m),
+            Some(0) => Err(self.attr_err(
                 &attr,
-                format!("hwloc XML version {v} is not supported (only versions 2.x and 3.x are)"),
+                format!("hwloc XML version {v} is not supported (only versions 1.x, 2.x and 3.x are)"),
             )),
             Some(_) => Err(self.attr_err(
                 &attr,
                 format!(
-                    "hwloc XML version {v} is too recent (only versions 2.x and 3.x are supported)"
+                    "hwloc XML version {v} is too recent (only versions 1.x, 2.x and 3.x are supported)"
                 ),
             )),
             None => Err(self.attr_err(
@@ -355,15 +389,24 @@ impl<'a, 'input> Importer<'a, 'input> {
                         ));
                     }
                     // Children of rejected objects go to the nearest kept ancestor.
-                    let parent = stack
-                        .iter()
-                        .rev()
-                        .find(|f| f.parsed.keep)
-                        .map(|f| ParentInfo {
-                            obj_type: f.parsed.obj.obj_type,
-                            cpuset: f.parsed.obj.cpuset.as_ref(),
-                            has_nodeset: f.parsed.obj.nodeset.is_some(),
-                        });
+                    let v1 = self.major == 1;
+                    let parent = stack.iter().rev().find(|f| f.parsed.keep).map(|f| {
+                        let o = &f.parsed.obj;
+                        // In hwloc 1.x documents NUMA nodes sit in the CPU
+                        // tree; their children move to the NUMA node's
+                        // parent (or to a group with the node's locality),
+                        // a normal object covering the node's CPUs.
+                        let obj_type = if v1 && o.obj_type == ObjType::NUMANode {
+                            ObjType::Group
+                        } else {
+                            o.obj_type
+                        };
+                        ParentInfo {
+                            obj_type,
+                            cpuset: o.cpuset.as_ref(),
+                            has_nodeset: o.nodeset.is_some(),
+                        }
+                    });
                     let (parsed, kids) = self.parse_object(topo, node, parent)?;
                     stack.push(Frame {
                         parsed,
@@ -393,11 +436,18 @@ impl<'a, 'input> Importer<'a, 'input> {
         let is_root = parent.is_none();
         let mut attrs = node.attributes();
         let mut group_kind = None;
+        // hwloc 1.x typed every cache `Cache`; its level and kind come from
+        // the depth and cache_type attributes (resolved once they are read).
+        let mut old_cache = false;
         let obj_type = match attrs.next() {
             Some(a) if a.name() == "type" => {
                 let v = a.value();
                 match ObjType::parse(v) {
                     Some(t) => t,
+                    None if self.major == 1 && v.eq_ignore_ascii_case("Cache") => {
+                        old_cache = true;
+                        ObjType::L1Cache
+                    }
                     None if v.eq_ignore_ascii_case("Tile") => {
                         group_kind = Some(GROUP_KIND_INTEL_TILE);
                         ObjType::Group
@@ -455,7 +505,10 @@ impl<'a, 'input> Importer<'a, 'input> {
             match tag {
                 "info" => {
                     if let Some(info) = self.info(c)? {
-                        if is_root
+                        if self.major == 1 && matches!(info.name.as_str(), "Type" | "CoProcType") {
+                            // hwloc 1.x kept the subtype in these infos.
+                            b.subtype = Some(info.value);
+                        } else if is_root
                             && self.major <= 2
                             && V2_TOPOLOGY_INFOS.contains(&info.name.as_str())
                         {
@@ -477,9 +530,13 @@ impl<'a, 'input> Importer<'a, 'input> {
                     if let Some(p) = self.page_type(c)? {
                         if obj_type == ObjType::NUMANode {
                             b.page_types.push(p);
+                        } else if self.major == 1 {
+                            // Memory of a machine without NUMA nodes.
+                            self.v1.machine_pages.push(p);
                         }
                     }
                 }
+                "distances" if self.major == 1 => self.v1_distances(c, is_root)?,
                 "userdata" => self.userdata(c)?,
                 _ => {
                     return Err(self.err(c, format!("unexpected <{tag}> inside <object>")));
@@ -487,8 +544,24 @@ impl<'a, 'input> Importer<'a, 'input> {
             }
         }
 
+        if self.major == 1 && !self.v1_fixup(&mut b, node, old_cache)? {
+            // An inconsistent group of an old document: dropped, its
+            // children go to its parent (as for filtered objects).
+            let obj = Object::new(ObjType::Group, None);
+            return Ok((
+                Parsed {
+                    obj,
+                    keep: false,
+                    children: Vec::new(),
+                },
+                object_children,
+            ));
+        }
         let obj = self.finish_object(b, node, parent)?;
         let keep = is_root || topo.keeps_object(&obj);
+        if self.major == 1 && obj.obj_type == ObjType::NUMANode {
+            self.v1.numa_order.extend(obj.os_index);
+        }
 
         if obj.obj_type == ObjType::Bridge {
             self.note_host_bridge(&obj, parent);
@@ -575,6 +648,9 @@ impl<'a, 'input> Importer<'a, 'input> {
                 let m: u64 = self.num(a)?;
                 if t == ObjType::NUMANode {
                     b.local_memory = m;
+                } else if is_root && self.major == 1 {
+                    // Memory of a machine without NUMA nodes.
+                    self.v1.machine_memory = m;
                 } else {
                     self.ignore_attr(a, t);
                 }
@@ -681,6 +757,21 @@ impl<'a, 'input> Importer<'a, 'input> {
             }
             "osdev_type" if t != ObjType::OSDevice => self.ignore_attr(a, t),
             "osdev_type" => b.osdev_raw = Some(self.num(a)?),
+            // Attributes of hwloc 1.x that hwloc 2 drops or converts.
+            "online_cpuset" | "os_level" if self.major == 1 => {}
+            "dmi_board_vendor" | "dmi_board_name" if self.major == 1 => {
+                if !v.is_empty() {
+                    let name = if a.name() == "dmi_board_vendor" {
+                        "DMIBoardVendor"
+                    } else {
+                        "DMIBoardName"
+                    };
+                    b.infos.push(Info {
+                        name: name.into(),
+                        value: v.into(),
+                    });
+                }
+            }
             other => {
                 let w = format!("ignoring unknown object attribute {other}");
                 self.warnings.push(w);
@@ -711,7 +802,8 @@ impl<'a, 'input> Importer<'a, 'input> {
             // Non-root machines become groups, as in hwloc.
             t = ObjType::Group;
         }
-        if parent.is_none() && t != ObjType::Machine {
+        if parent.is_none() && t != ObjType::Machine && !(self.major == 1 && t == ObjType::NUMANode)
+        {
             return Err(self.err(node, format!("the root object is a {t}, not a Machine")));
         }
         if let Some(p) = parent {

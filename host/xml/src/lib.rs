@@ -15,7 +15,11 @@
 //! | topology infos (`Backend`, `OSName`, `HostName`, ...) | `<info>` of the root object | `<info>` elements after the root object |
 //! | memory tiers, PCI bus localities | absent | `<memtier>`, `<pci_locality>` |
 //!
-//! hwloc 1.x documents (no `version` attribute) are refused, as hwloc 3 does.
+//! hwloc 1.x documents (no `version` attribute) are read as hwloc 2 reads
+//! them, and converted to the version 2 model (NUMA nodes moved from the CPU
+//! tree to the memory children of their parents, `Cache` objects typed by
+//! level, distance matrices turned into NUMA latencies, a NUMA node made for
+//! machines without one); hwloc 3 refuses them.
 //! `<userdata>` is skipped (lstopo does not decode it either).  NUMA
 //! `<page_type>` entries are kept but only written in version 2 documents:
 //! hwloc 3 ignores them.
@@ -127,7 +131,7 @@ impl fmt::Display for XmlError {
 impl core::error::Error for XmlError {}
 
 #[cfg(feature = "std")]
-/// Reads an hwloc XML document (version 2 or 3) into `topo`, calls
+/// Reads an hwloc XML document (version 1.x, 2 or 3) into `topo`, calls
 /// [`Topology::finish`] and returns the finished topology.
 ///
 /// `topo` should be freshly created; its type filters (and
@@ -138,7 +142,7 @@ impl core::error::Error for XmlError {}
 ///
 /// # Errors
 ///
-/// Malformed XML, a document that is not an hwloc version 2 or 3 topology,
+/// Malformed XML, a document that is not an hwloc version 1.x, 2 or 3 topology,
 /// invalid values (unknown types, bad bitmaps, non-numeric attributes...),
 /// impossible structures (children of a PU, I/O objects with cpusets,
 /// distance matrices with the wrong number of values...), objects nested
@@ -486,7 +490,8 @@ mod tests {
             ("".into(), "malformed XML"),
             ("<topology version=\"2.0\"><object".into(), "malformed XML"),
             ("<root/>".into(), "not <topology>"),
-            ("<topology><object type=\"Machine\"/></topology>".into(), "hwloc 1.x"),
+            ("<topology><object type=\"Machine\"/></topology>".into(), "Machine object without a cpuset"),
+            ("<topology version=\"0.9\"/>".into(), "version 0.9 is not supported"),
             ("<topology version=\"4.0\"/>".into(), "too recent"),
             ("<topology version=\"two\"/>".into(), "invalid topology version"),
             ("<topology version=\"2.0\"/>".into(), "no <object>"),
