@@ -804,6 +804,15 @@ impl Object {
     pub fn memory_children(&self) -> &[ObjId] {
         &self.memory_children
     }
+    /// Normal then memory children, copied so that the tree may change
+    /// while they are visited.
+    pub(crate) fn normal_and_memory_children(&self) -> Vec<ObjId> {
+        self.children
+            .iter()
+            .chain(&self.memory_children)
+            .copied()
+            .collect()
+    }
     /// I/O children.
     pub fn io_children(&self) -> &[ObjId] {
         &self.io_children

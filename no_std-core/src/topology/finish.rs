@@ -144,12 +144,7 @@ impl Topology {
             o.nodeset.clone().unwrap_or_default(),
             o.complete_nodeset.clone().unwrap_or_default(),
         );
-        let children: Vec<ObjId> = o
-            .children
-            .iter()
-            .chain(&o.memory_children)
-            .copied()
-            .collect();
+        let children = o.normal_and_memory_children();
         for c in children {
             let co = self.obj_mut(c);
             let cs = co.cpuset.take().unwrap_or_default();
@@ -180,12 +175,7 @@ impl Topology {
         if let Some(n) = o.nodeset.take() {
             o.nodeset = Some(&n & an);
         }
-        let children: Vec<ObjId> = o
-            .children
-            .iter()
-            .chain(&o.memory_children)
-            .copied()
-            .collect();
+        let children = o.normal_and_memory_children();
         for c in children {
             self.remove_unused_sets(c, ac, an);
         }
@@ -251,12 +241,7 @@ impl Topology {
     /// unless memory or I/O hangs below them.  Returns whether `id` was removed.
     fn remove_empty(&mut self, id: ObjId) -> bool {
         let o = self.obj(id);
-        let children: Vec<ObjId> = o
-            .children
-            .iter()
-            .chain(&o.memory_children)
-            .copied()
-            .collect();
+        let children = o.normal_and_memory_children();
         for c in children {
             self.remove_empty(c);
         }
@@ -505,12 +490,7 @@ impl Topology {
 
     pub(super) fn propagate_total_memory(&mut self, id: ObjId) -> u64 {
         let o = self.obj(id);
-        let children: Vec<ObjId> = o
-            .children
-            .iter()
-            .chain(&o.memory_children)
-            .copied()
-            .collect();
+        let children = o.normal_and_memory_children();
         let mut total = 0u64;
         for c in children {
             total = total.saturating_add(self.propagate_total_memory(c));

@@ -361,12 +361,7 @@ impl Topology {
         {
             *s = s.and_not(dn);
         }
-        let children: Vec<ObjId> = o
-            .children
-            .iter()
-            .chain(&o.memory_children)
-            .copied()
-            .collect();
+        let children = o.normal_and_memory_children();
         for c in children {
             self.restrict_rec(c, dc, dn, remove_cpuless);
         }
