@@ -55,6 +55,9 @@ pub(crate) fn group(
     g
 }
 
+/// The raw `level` and `type` files of a cache `indexN` folder.
+type LevelAndType = (Vec<u8>, Vec<u8>);
+
 impl Ctx<'_> {
     /// The sets in `topology/{file}` of the CPUs `cpus[k]` whose `skip[k]`
     /// is false, read in one batch and restricted to `cpuset`, with their
@@ -720,7 +723,7 @@ impl Ctx<'_> {
                 })
                 .collect();
             let mut res = self.read_batch(&paths).into_iter();
-            let mut kind: HashMap<(u32, u32), (Vec<u8>, Vec<u8>)> = HashMap::new();
+            let mut kind: HashMap<(u32, u32), LevelAndType> = HashMap::new();
             for k in &keys {
                 let level = res.next().flatten().unwrap_or_default();
                 let ty = res.next().flatten().unwrap_or_default();
@@ -730,7 +733,7 @@ impl Ctx<'_> {
             // level and type, under any index and with any set, the other
             // CPU's entry is the same cache or a conflicting claim (which
             // hwloc drops too); only a level and type it lacks is added.
-            let mut described: Vec<(&(Vec<u8>, Vec<u8>), &CpuSet)> = Vec::new();
+            let mut described: Vec<(&LevelAndType, &CpuSet)> = Vec::new();
             for (c, j, set) in unmatched {
                 let Some(k) = kind.get(&(c, j)) else { continue };
                 let f = set.first().unwrap_or(0);
