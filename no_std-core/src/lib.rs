@@ -18,6 +18,7 @@ pub mod memattrs;
 pub mod object;
 pub mod synthetic;
 pub mod topology;
+mod wit;
 
 pub use bitmap::{Bitmap, BitmapParseError, CpuSet, NodeSet};
 pub use object::{ObjAttr, ObjId, ObjKind, ObjType, Object};

@@ -68,7 +68,6 @@ impl wloc_probe::CpuidSource for HostCpuid {
 }
 
 use wloc_core::bitmap::{Bitmap as CoreBitmap, Set, SetKind};
-use wloc_core::object::{BridgeUpstream, CacheKind as CoreCacheKind, ObjAttr};
 use wloc_core::{ObjId, ObjKind, ObjType, Topology};
 
 /// Converts a set into the WIT form.
@@ -83,92 +82,11 @@ fn set_of<K: SetKind>(s: &Set<K>) -> Bitmap {
     bitmap_of(s.bitmap())
 }
 
+wloc_core::wit_conversions!(pub);
+
 /// The WIT name of a type.
 pub fn object_type_of(t: ObjType) -> ObjectType {
-    match t {
-        ObjType::Machine => ObjectType::Machine,
-        ObjType::Package => ObjectType::Package,
-        ObjType::Die => ObjectType::Die,
-        ObjType::Core => ObjectType::Core,
-        ObjType::PU => ObjectType::Pu,
-        ObjType::L1Cache => ObjectType::L1Cache,
-        ObjType::L2Cache => ObjectType::L2Cache,
-        ObjType::L3Cache => ObjectType::L3Cache,
-        ObjType::L4Cache => ObjectType::L4Cache,
-        ObjType::L5Cache => ObjectType::L5Cache,
-        ObjType::L1ICache => ObjectType::L1iCache,
-        ObjType::L2ICache => ObjectType::L2iCache,
-        ObjType::L3ICache => ObjectType::L3iCache,
-        ObjType::Group => ObjectType::Group,
-        ObjType::NUMANode => ObjectType::NumaNode,
-        ObjType::MemCache => ObjectType::MemCache,
-        ObjType::Bridge => ObjectType::Bridge,
-        ObjType::PCIDevice => ObjectType::PciDevice,
-        ObjType::OSDevice => ObjectType::OsDevice,
-        ObjType::Misc => ObjectType::Misc,
-    }
-}
-
-fn pci_of(p: &wloc_core::object::PciAttr) -> PciAttr {
-    PciAttr {
-        domain: p.domain,
-        bus: p.bus,
-        dev: p.dev,
-        function: p.func,
-        class_id: p.class_id,
-        vendor_id: p.vendor_id,
-        device_id: p.device_id,
-        subvendor_id: p.subvendor_id,
-        subdevice_id: p.subdevice_id,
-        revision: p.revision,
-        prog_if: p.prog_if,
-        link_speed: p.linkspeed,
-    }
-}
-
-fn attr_of(a: &ObjAttr) -> ObjectAttr {
-    match a {
-        ObjAttr::None => ObjectAttr::None,
-        ObjAttr::Numa(n) => ObjectAttr::Numa(NumaAttr {
-            local_memory: n.local_memory,
-            page_types: n
-                .page_types
-                .iter()
-                .map(|p| PageType {
-                    size: p.size,
-                    count: p.count,
-                })
-                .collect(),
-        }),
-        ObjAttr::Cache(c) => ObjectAttr::Cache(CacheAttr {
-            size: c.size,
-            depth: c.depth,
-            linesize: c.linesize,
-            associativity: c.associativity,
-            kind: match c.kind {
-                CoreCacheKind::Unified => CacheKind::Unified,
-                CoreCacheKind::Data => CacheKind::Data,
-                CoreCacheKind::Instruction => CacheKind::Instruction,
-            },
-            inclusive: c.inclusive,
-        }),
-        ObjAttr::Group(g) => ObjectAttr::Group(GroupAttr {
-            kind: g.kind,
-            subkind: g.subkind,
-            dont_merge: g.dont_merge,
-        }),
-        ObjAttr::Pci(p) => ObjectAttr::Pci(pci_of(p)),
-        ObjAttr::Bridge(b) => ObjectAttr::Bridge(BridgeAttr {
-            upstream: match &b.upstream {
-                BridgeUpstream::Host => None,
-                BridgeUpstream::Pci(p) => Some(pci_of(p)),
-            },
-            domain: b.domain,
-            secondary_bus: b.secondary_bus,
-            subordinate_bus: b.subordinate_bus,
-        }),
-        ObjAttr::OsDev(t) => ObjectAttr::OsDevice(t.0),
-    }
+    wit_type(t)
 }
 
 fn infos_of(infos: &[wloc_core::object::Info]) -> Vec<Info> {
@@ -233,7 +151,7 @@ pub fn discovery_from_topology(t: &Topology) -> Result<Discovery, String> {
             complete_cpuset,
             nodeset,
             complete_nodeset,
-            attr: attr_of(&o.attr),
+            attr: wit_attr(&o.attr),
             infos: infos_of(&o.infos),
         });
         // Pushed in reverse so that children come out in order.

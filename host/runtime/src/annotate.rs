@@ -18,8 +18,8 @@ use std::time::Duration;
 use wloc_core::bitmap::Bitmap as CoreBitmap;
 use wloc_core::distances::Distances as CoreDistances;
 use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
-use wloc_core::object::{BridgeUpstream, CacheKind as CoreCacheKind, Info as CoreInfo};
-use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, Topology};
+use wloc_core::object::Info as CoreInfo;
+use wloc_core::{CpuSet, ObjId, ObjType, Object, Topology};
 use wloc_trust::grant::Admission;
 use wloc_trust::{ComponentError, ErrorKind, Limits};
 
@@ -154,93 +154,7 @@ fn bitmap_of(b: &CoreBitmap) -> crate::bindings::types::Bitmap {
     }
 }
 
-/// The WIT name of a core type.
-pub fn wit_type(t: ObjType) -> ObjectType {
-    match t {
-        ObjType::Machine => ObjectType::Machine,
-        ObjType::Package => ObjectType::Package,
-        ObjType::Die => ObjectType::Die,
-        ObjType::Core => ObjectType::Core,
-        ObjType::PU => ObjectType::Pu,
-        ObjType::L1Cache => ObjectType::L1Cache,
-        ObjType::L2Cache => ObjectType::L2Cache,
-        ObjType::L3Cache => ObjectType::L3Cache,
-        ObjType::L4Cache => ObjectType::L4Cache,
-        ObjType::L5Cache => ObjectType::L5Cache,
-        ObjType::L1ICache => ObjectType::L1iCache,
-        ObjType::L2ICache => ObjectType::L2iCache,
-        ObjType::L3ICache => ObjectType::L3iCache,
-        ObjType::Group => ObjectType::Group,
-        ObjType::NUMANode => ObjectType::NumaNode,
-        ObjType::MemCache => ObjectType::MemCache,
-        ObjType::Bridge => ObjectType::Bridge,
-        ObjType::PCIDevice => ObjectType::PciDevice,
-        ObjType::OSDevice => ObjectType::OsDevice,
-        ObjType::Misc => ObjectType::Misc,
-    }
-}
-
-fn wit_pci(p: &wloc_core::object::PciAttr) -> PciAttr {
-    PciAttr {
-        domain: p.domain,
-        bus: p.bus,
-        dev: p.dev,
-        function: p.func,
-        class_id: p.class_id,
-        vendor_id: p.vendor_id,
-        device_id: p.device_id,
-        subvendor_id: p.subvendor_id,
-        subdevice_id: p.subdevice_id,
-        revision: p.revision,
-        prog_if: p.prog_if,
-        link_speed: p.linkspeed,
-    }
-}
-
-fn wit_attr(a: &ObjAttr) -> ObjectAttr {
-    match a {
-        ObjAttr::None => ObjectAttr::None,
-        ObjAttr::Numa(n) => ObjectAttr::Numa(NumaAttr {
-            local_memory: n.local_memory,
-            page_types: n
-                .page_types
-                .iter()
-                .map(|p| PageType {
-                    size: p.size,
-                    count: p.count,
-                })
-                .collect(),
-        }),
-        ObjAttr::Cache(c) => ObjectAttr::Cache(CacheAttr {
-            size: c.size,
-            depth: c.depth,
-            linesize: c.linesize,
-            associativity: c.associativity,
-            kind: match c.kind {
-                CoreCacheKind::Unified => CacheKind::Unified,
-                CoreCacheKind::Data => CacheKind::Data,
-                CoreCacheKind::Instruction => CacheKind::Instruction,
-            },
-            inclusive: c.inclusive,
-        }),
-        ObjAttr::Group(g) => ObjectAttr::Group(GroupAttr {
-            kind: g.kind,
-            subkind: g.subkind,
-            dont_merge: g.dont_merge,
-        }),
-        ObjAttr::Pci(p) => ObjectAttr::Pci(wit_pci(p)),
-        ObjAttr::Bridge(b) => ObjectAttr::Bridge(BridgeAttr {
-            upstream: match &b.upstream {
-                BridgeUpstream::Host => None,
-                BridgeUpstream::Pci(p) => Some(wit_pci(p)),
-            },
-            domain: b.domain,
-            secondary_bus: b.secondary_bus,
-            subordinate_bus: b.subordinate_bus,
-        }),
-        ObjAttr::OsDev(t) => ObjectAttr::OsDevice(t.0),
-    }
-}
+wloc_core::wit_conversions!(pub);
 
 /// The topology as the `topology` import shows it: every object, parents
 /// first, with its gp index as `id` and its parent's as `parent`, all its
