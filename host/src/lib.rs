@@ -11,6 +11,7 @@ pub mod console;
 pub mod cpuid_native;
 pub mod input;
 pub mod json;
+pub mod slurm;
 pub mod tool_flags;
 
 /// The topology model (the `wloc-core` crate).  Not named `core`, which

@@ -12,6 +12,7 @@ mod info;
 mod ls;
 mod place;
 mod ps;
+mod slurm;
 mod topology;
 mod watch;
 
@@ -52,6 +53,8 @@ enum Command {
     Distrib(distrib::DistribArgs),
     /// Sample dynamic properties (temperatures, power, frequencies) and print `object name value unit` lines.
     Watch(watch::WatchArgs),
+    /// Print Slurm configuration for a node: its slurm.conf line (as `slurmd -C`) or gres.conf lines for its GPUs and NICs.
+    Slurm(slurm::SlurmArgs),
 }
 
 /// Why a command failed.
@@ -152,6 +155,7 @@ pub fn main() -> i32 {
         Command::Calc(a) => calc::run(a),
         Command::Distrib(a) => distrib::run(a),
         Command::Watch(a) => watch::run(a),
+        Command::Slurm(a) => slurm::run(a),
     };
     match res {
         Ok(()) => 0,

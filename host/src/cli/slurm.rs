@@ -1,0 +1,124 @@
+//! `wloc slurm node` and `wloc slurm gres`: the `slurm.conf` node line
+//! `slurmd -C` prints, and `gres.conf` lines for GPUs and NICs, from a
+//! topology or a folder of topology files (see [`wloc::slurm`]).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use wloc::input::InputFormat;
+use wloc::slurm;
+use wloc_core::{Topology, TypeFilter};
+
+use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs};
+
+/// Options of `wloc slurm`.
+#[derive(Args, Debug)]
+pub struct SlurmArgs {
+    #[command(subcommand)]
+    pub command: SlurmCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SlurmCommand {
+    /// Print the slurm.conf node line `slurmd -C` prints (NodeName CPUs Boards SocketsPerBoard CoresPerSocket ThreadsPerCore RealMemory).
+    Node(NodeArgs),
+    /// Print gres.conf lines binding GPUs and NICs to their local cores.
+    Gres(NodeArgs),
+}
+
+/// Options of `wloc slurm node` and `wloc slurm gres`.
+#[derive(Args, Debug)]
+pub struct NodeArgs {
+    /// The topology (XML file, synthetic description, fsroot...) or a
+    /// folder of topology files `*.xml`, one node each, named after the
+    /// file; this machine by default.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The node name (default: the topology's HostName info, else this
+    /// machine's host name, up to the first dot).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// The `*.xml` files of `dir`, sorted, when `dir` is a folder holding
+/// some (a folder without any is an fsroot or a CPUID dump).
+fn xml_files(dir: &Path) -> Option<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        return None;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    (!files.is_empty()).then_some(files)
+}
+
+/// Loads one topology as slurmd does (see [`slurm::slurmd_topology`]).
+fn load(input: InputArgs, io: TypeFilter) -> Result<Topology, String> {
+    let args = TopologyArgs::from_input(input);
+    let (topo, _) = args.load(Load::new(
+        slurm::slurmd_topology(io),
+        LoadErrors::Named("this system"),
+    ))?;
+    Ok(topo)
+}
+
+/// The (name, topology) pairs `-i` names.
+fn nodes(a: &NodeArgs, io: TypeFilter) -> Result<Vec<(String, Topology)>, String> {
+    let dir_files = match (&a.input.input, a.input.input_format) {
+        (Some(i), None) => xml_files(Path::new(i)),
+        _ => None,
+    };
+    match dir_files {
+        Some(files) => {
+            if a.name.is_some() {
+                return Err("--name names one node: it cannot be used with a folder of topologies (each node is named after its file)".into());
+            }
+            files
+                .into_iter()
+                .map(|f| {
+                    let name = f
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let input = InputArgs {
+                        input: Some(f.to_string_lossy().into_owned()),
+                        input_format: Some(InputFormat::Xml),
+                    };
+                    load(input, io).map(|t| (name, t))
+                })
+                .collect()
+        }
+        None => {
+            let topo = load(a.input.clone(), io)?;
+            let name = a
+                .name
+                .clone()
+                .unwrap_or_else(|| slurm::default_node_name(&topo));
+            Ok(vec![(name, topo)])
+        }
+    }
+}
+
+pub fn run(a: &SlurmArgs) -> super::Result {
+    let mut out = String::new();
+    match &a.command {
+        SlurmCommand::Node(n) => {
+            for (name, topo) in nodes(n, TypeFilter::KeepNone)? {
+                out.push_str(&slurm::node_line(&name, &slurm::node_counts(&topo)));
+                out.push('\n');
+            }
+        }
+        SlurmCommand::Gres(n) => {
+            for (name, topo) in nodes(n, TypeFilter::KeepAll)? {
+                for d in slurm::gres_devices(&topo) {
+                    out.push_str(&slurm::gres_line(&name, &d));
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    super::print(&out)
+}
