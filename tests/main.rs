@@ -23,6 +23,7 @@ mod offline_cpus;
 mod openmp_seed;
 mod qemu_boot;
 mod qemu_linux;
+mod topology_diff;
 mod slurm;
 mod x86_conformance;
 mod xml_conformance;

@@ -5,11 +5,13 @@
 mod bind;
 mod calc;
 mod component;
+mod diff;
 mod distrib;
 mod gather_cpuid;
 mod gather_topology;
 mod info;
 mod ls;
+mod patch;
 mod place;
 mod ps;
 mod slurm;
@@ -51,6 +53,10 @@ enum Command {
     Calc(calc::CalcArgs),
     /// Spread N CPU sets evenly over the machine, as hwloc-distrib does.
     Distrib(distrib::DistribArgs),
+    /// Compute the difference between two XML topologies as hwloc's diff XML, as hwloc-diff does (exit 1: too complex).
+    Diff(diff::DiffArgs),
+    /// Apply an hwloc topology diff to an XML topology (-R: backwards), as hwloc-patch does.
+    Patch(patch::PatchArgs),
     /// Sample dynamic properties (temperatures, power, frequencies) and print `object name value unit` lines.
     Watch(watch::WatchArgs),
     /// Print Slurm configuration for a node: its slurm.conf line (as `slurmd -C`) or gres.conf lines for its GPUs and NICs.
@@ -154,6 +160,8 @@ pub fn main() -> i32 {
         Command::GatherTopology(a) => gather_topology::run(a),
         Command::Calc(a) => calc::run(a),
         Command::Distrib(a) => distrib::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Patch(a) => patch::run(a),
         Command::Watch(a) => watch::run(a),
         Command::Slurm(a) => slurm::run(a),
     };

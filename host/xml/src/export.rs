@@ -107,23 +107,28 @@ pub fn export(topo: &Topology, version: XmlVersion) -> String {
 }
 
 /// Appends XML text with hwloc's indentation and escaping.
-struct Writer {
-    out: String,
+pub(crate) struct Writer {
+    pub(crate) out: String,
 }
 
 impl Writer {
+    #[cfg(feature = "std")]
+    pub(crate) fn new() -> Self {
+        Writer { out: String::new() }
+    }
+
     fn indent(&mut self, n: usize) {
         self.out.extend(core::iter::repeat_n(' ', n));
     }
 
     /// Starts `<tag` (attributes follow).
-    fn open(&mut self, indent: usize, tag: &str) {
+    pub(crate) fn open(&mut self, indent: usize, tag: &str) {
         self.indent(indent);
         self.out.push('<');
         self.out.push_str(tag);
     }
 
-    fn attr(&mut self, name: &str, value: &str) {
+    pub(crate) fn attr(&mut self, name: &str, value: &str) {
         self.out.push(' ');
         self.out.push_str(name);
         self.out.push_str("=\"");
@@ -148,16 +153,16 @@ impl Writer {
     }
 
     /// Ends the start tag of an element that has children.
-    fn end_open(&mut self) {
+    pub(crate) fn end_open(&mut self) {
         self.out.push_str(">\n");
     }
 
     /// Ends an element without children.
-    fn end_empty(&mut self) {
+    pub(crate) fn end_empty(&mut self) {
         self.out.push_str("/>\n");
     }
 
-    fn close(&mut self, indent: usize, tag: &str) {
+    pub(crate) fn close(&mut self, indent: usize, tag: &str) {
         self.indent(indent);
         self.out.push_str("</");
         self.out.push_str(tag);
@@ -220,18 +225,11 @@ fn objects(w: &mut Writer, topo: &Topology, v3: bool) {
         w.open(indent, "object");
         object_attrs(w, topo, id, o, v3);
 
-        let mut infos: Vec<Info> = o.infos.clone();
-        if !v3 {
-            if id == root {
-                infos.extend(topo.infos.iter().cloned());
-            }
-            if let Some(backend) = v2_osdev_backend(o) {
-                infos.push(Info {
-                    name: "Backend".into(),
-                    value: backend.into(),
-                });
-            }
-        }
+        let infos: Vec<Info> = if v3 {
+            o.infos.clone()
+        } else {
+            v2_infos(topo, id)
+        };
         let children: Vec<ObjId> = o
             .memory_children()
             .iter()
@@ -377,6 +375,24 @@ fn pci_attrs(w: &mut Writer, p: &PciAttr) {
 }
 
 /// The `Backend` info hwloc 2 kept inside OS devices of compute backends.
+/// The infos of an object as a version 2 document shows them: the
+/// topology infos are the root's (after its own), and OS devices of
+/// compute backends have a `Backend` info.
+pub(crate) fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
+    let o = topo.obj(id);
+    let mut infos = o.infos.clone();
+    if id == topo.root() {
+        infos.extend(topo.infos.iter().cloned());
+    }
+    if let Some(backend) = v2_osdev_backend(o) {
+        infos.push(Info {
+            name: "Backend".into(),
+            value: backend.into(),
+        });
+    }
+    infos
+}
+
 fn v2_osdev_backend(o: &Object) -> Option<&'static str> {
     if o.obj_type != ObjType::OSDevice || o.info("Backend").is_some() {
         return None;

@@ -46,6 +46,8 @@ use std::path::Path;
 #[cfg(feature = "std")]
 use wloc_core::Topology;
 
+#[cfg(feature = "std")]
+pub mod diff;
 mod export;
 #[cfg(feature = "std")]
 mod import;
