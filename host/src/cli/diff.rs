@@ -4,11 +4,9 @@
 use std::path::Path;
 
 use clap::Args;
-use wloc::input::InputFormat;
 use wloc::xml::diff;
-use wloc_core::{Topology, TypeFilter};
 
-use super::topology::{keep_all, InputArgs, Load, LoadErrors, TopologyArgs};
+use super::topology::load_xml;
 
 /// Options of `wloc diff`, named as hwloc-diff's.
 #[derive(Args, Debug)]
@@ -22,20 +20,6 @@ pub struct DiffArgs {
     new: String,
     /// Write the diff to this file instead of standard output.
     out: Option<String>,
-}
-
-/// Loads an XML topology as hwloc's diff tools do: every object kept,
-/// disallowed ones included.
-pub fn load_xml(path: &str) -> Result<Topology, String> {
-    let mut args = TopologyArgs::from_input(InputArgs {
-        input: Some(path.to_string()),
-        input_format: Some(InputFormat::Xml),
-    });
-    args.disallowed = true;
-    args.load_source(
-        &args.source()?,
-        Load::new(keep_all(TypeFilter::KeepAll), LoadErrors::Named("")),
-    )
 }
 
 /// Runs `wloc diff`: exit 0 with the diff written, 1 when the change is

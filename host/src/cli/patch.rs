@@ -6,7 +6,7 @@ use std::io::Read;
 use clap::Args;
 use wloc::xml::{diff, XmlVersion};
 
-use super::diff::load_xml;
+use super::topology::load_xml;
 
 /// Options of `wloc patch`, named as hwloc-patch's.
 #[derive(Args, Debug)]

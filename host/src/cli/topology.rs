@@ -205,3 +205,17 @@ impl TopologyArgs {
         Ok(topo)
     }
 }
+
+/// Loads an XML topology as hwloc's diff tools do: every object kept,
+/// disallowed ones included.
+pub fn load_xml(path: &str) -> Result<Topology, String> {
+    let mut args = TopologyArgs::from_input(InputArgs {
+        input: Some(path.to_string()),
+        input_format: Some(InputFormat::Xml),
+    });
+    args.disallowed = true;
+    args.load_source(
+        &args.source()?,
+        Load::new(keep_all(TypeFilter::KeepAll), LoadErrors::Named("")),
+    )
+}
