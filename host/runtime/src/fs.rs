@@ -39,54 +39,15 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 
 mod budget;
+mod error;
 pub mod privacy;
 
 pub use budget::ReadBudget;
+pub use error::{BudgetKind, FileError};
 use privacy::Privacy;
 /// `*` and `?` patterns, as the trust model matches setting names
 /// (moved to `wloc-trust`, which decides grants without this module).
 pub use wloc_trust::text::wildcard_match;
-
-/// Why a file operation failed, as the `files` interface reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FileError {
-    /// Nothing at that path.
-    NotFound,
-    /// Outside every granted root, or leaving them through a link.
-    Denied,
-    /// Over a size or count limit.
-    TooLarge,
-    /// The run's [`ReadBudget`] is spent: the run is to be stopped.
-    OverBudget(BudgetKind),
-    /// Any other failure.
-    Io(String),
-}
-
-/// Which part of a [`ReadBudget`] ran out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BudgetKind {
-    /// Bytes of file contents, names and link targets.
-    Bytes,
-    /// Entries: files read, names listed, paths matched.
-    Entries,
-}
-
-impl std::fmt::Display for FileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FileError::NotFound => f.write_str("not found"),
-            FileError::Denied => f.write_str("denied: outside the granted roots"),
-            FileError::TooLarge => f.write_str("too large"),
-            FileError::OverBudget(BudgetKind::Bytes) => {
-                f.write_str("the run's read budget is spent")
-            }
-            FileError::OverBudget(BudgetKind::Entries) => {
-                f.write_str("the run's entry budget is spent")
-            }
-            FileError::Io(s) => f.write_str(s),
-        }
-    }
-}
 
 /// Most symbolic links followed while resolving one path (Linux's limit).
 pub const MAX_SYMLINK_HOPS: usize = 40;

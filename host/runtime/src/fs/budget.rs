@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{BudgetKind, FileError};
+use super::error::{BudgetKind, FileError};
 
 /// Bytes and entries a run may still read.
 #[derive(Debug)]
