@@ -7,13 +7,10 @@ use std::collections::HashMap;
 use wloc_core::object::{group_kind, CacheAttr, CacheKind, GroupAttr, Info};
 use wloc_core::{CpuSet, ObjAttr, ObjType, Object};
 
-use crate::ctx::{truncate, Arch, CpuinfoProc, Ctx};
+use crate::ctx::{truncate, Arch, CpuinfoProc, Ctx, MAX_CPUS};
 use crate::parse;
 
 const CPU: &str = "/sys/devices/system/cpu";
-
-/// Most CPUs considered (Linux supports at most 8192 today).
-pub(crate) const MAX_CPUS: usize = 16384;
 
 /// Most cache `indexN` directories hwloc looks at per CPU.
 const MAX_CACHE_INDEX: u32 = 10;

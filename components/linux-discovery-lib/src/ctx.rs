@@ -6,6 +6,28 @@ use wloc_core::{CpuSet, NodeSet, ObjId, ObjType, Topology, TypeFilter};
 use crate::parse;
 use crate::{DiscoveryError, FsAccess, Options};
 
+/// Most CPUs considered (Linux supports at most 8192 today).
+pub(crate) const MAX_CPUS: usize = 16384;
+
+/// Where a range of PCI buses is attached.
+#[derive(Clone, Debug)]
+pub(crate) struct Locality {
+    pub domain: u32,
+    pub bus_min: u8,
+    pub bus_max: u8,
+    pub parent: ObjId,
+    pub cpuset: CpuSet,
+}
+
+/// A locality forced by `HWLOC_PCI_LOCALITY`.
+#[derive(Clone, Debug)]
+pub(crate) struct Forced {
+    pub domain: u32,
+    pub bus_first: u32,
+    pub bus_last: u32,
+    pub cpuset: CpuSet,
+}
+
 /// The architectures whose quirks hwloc knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Arch {
@@ -83,8 +105,8 @@ pub(crate) struct Ctx<'a> {
     pub numa_nodes: Vec<(u32, ObjId)>,
     pub pending_memattrs: Vec<PendingMemAttr>,
     /// PCI bus localities: (domain, first bus, last bus, parent object).
-    pub pci_localities: Vec<crate::pci::Locality>,
-    pub pci_forced: Vec<crate::pci::Forced>,
+    pub pci_localities: Vec<Locality>,
+    pub pci_forced: Vec<Forced>,
     pub grouping_next_subkind: u32,
     /// `discovery.*` support flags found (hwloc's `topology->support`).
     pub support: Vec<&'static str>,
@@ -434,7 +456,7 @@ impl<'a> Ctx<'a> {
                         })
                         .count();
                     if n > 0 {
-                        self.fallback_nbprocessors = n.min(crate::cpu::MAX_CPUS) as i64;
+                        self.fallback_nbprocessors = n.min(MAX_CPUS) as i64;
                     }
                 }
                 self.look_cpuinfo(procs)
@@ -489,9 +511,7 @@ impl<'a> Ctx<'a> {
         if self.fallback_nbprocessors >= 1 {
             self.support.push("discovery.pu");
         }
-        let n = self
-            .fallback_nbprocessors
-            .clamp(1, crate::cpu::MAX_CPUS as i64) as u32;
+        let n = self.fallback_nbprocessors.clamp(1, MAX_CPUS as i64) as u32;
         let pus: Vec<u32> = (0..n).collect();
         self.insert_pus(&pus);
     }

@@ -6,7 +6,7 @@ use wloc_core::topology::{pci_class_is_important, Inserted, PciLocality};
 use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, TypeFilter};
 
 use crate::cpu::group;
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Forced, Locality};
 use crate::parse;
 
 const PCI: &str = "/sys/bus/pci/devices";
@@ -16,25 +16,6 @@ type BusId = (u32, u8, u8, u8);
 
 /// Most PCI functions considered.
 const MAX_PCI_DEVICES: usize = 1 << 14;
-
-/// Where a range of PCI buses is attached.
-#[derive(Clone, Debug)]
-pub(crate) struct Locality {
-    pub domain: u32,
-    pub bus_min: u8,
-    pub bus_max: u8,
-    pub parent: ObjId,
-    pub cpuset: CpuSet,
-}
-
-/// A locality forced by `HWLOC_PCI_LOCALITY`.
-#[derive(Clone, Debug)]
-pub(crate) struct Forced {
-    pub domain: u32,
-    pub bus_first: u32,
-    pub bus_last: u32,
-    pub cpuset: CpuSet,
-}
 
 /// A bus range and the CPUs near it, before objects are attached.
 #[derive(Clone, Debug)]
