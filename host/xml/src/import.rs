@@ -329,6 +329,13 @@ impl<'a, 'input> Importer<'a, 'input> {
         Ok(())
     }
 
+    /// The element children of a node, after rejecting non-blank text
+    /// between them ([`Importer::check_text_children`]).
+    fn element_children<'n, 'i>(&self, node: Node<'n, 'i>) -> Result<Vec<Node<'n, 'i>>, XmlError> {
+        self.check_text_children(node)?;
+        Ok(node.children().filter(|c| c.is_element()).collect())
+    }
+
     // ------------------------------------------------------------ header
 
     fn version(&self, top: Node) -> Result<u32, XmlError> {
@@ -481,16 +488,7 @@ impl<'a, 'input> Importer<'a, 'input> {
 
         // Non-object children come first: infos, page types, userdata.
         let mut object_children = Vec::new();
-        for c in node.children() {
-            if c.is_text() {
-                if c.text().is_some_and(|t| !t.trim().is_empty()) {
-                    return Err(self.err(c, "unexpected text inside <object>"));
-                }
-                continue;
-            }
-            if !c.is_element() {
-                continue;
-            }
+        for c in self.element_children(node)? {
             let tag = c.tag_name().name();
             if tag == "object" {
                 object_children.push(c);
@@ -1316,16 +1314,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             .ok_or_else(|| self.err(node, format!("<{tag}> nbobjs {n} is too large")))?;
         let mut indexes: Vec<(Option<ObjType>, u64)> = Vec::new();
         let mut values: Vec<u64> = Vec::new();
-        for c in node.children() {
-            if c.is_text() {
-                if c.text().is_some_and(|t| !t.trim().is_empty()) {
-                    return Err(self.err(c, format!("unexpected text inside <{tag}>")));
-                }
-                continue;
-            }
-            if !c.is_element() {
-                continue;
-            }
+        for c in self.element_children(node)? {
             let ctag = c.tag_name().name();
             let is_index = match ctag {
                 "indexes" => true,
@@ -1563,16 +1552,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             ),
         }
         let need_initiator = flags.unwrap_or(0) & memattrs::flags::NEED_INITIATOR != 0;
-        for c in node.children() {
-            if c.is_text() {
-                if c.text().is_some_and(|t| !t.trim().is_empty()) {
-                    return Err(self.err(c, "unexpected text inside <memattr>"));
-                }
-                continue;
-            }
-            if !c.is_element() {
-                continue;
-            }
+        for c in self.element_children(node)? {
             match c.tag_name().name() {
                 "memattr_value" => {
                     let v = self.memattr_value(topo, refs, c, need_initiator)?;

@@ -33,7 +33,7 @@
 //!   which old hwloc versions wrote that way for I/O: those are dropped and
 //!   their children given to their parent.
 
-use roxmltree::Node;
+use roxmltree::{Attribute, Node};
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::object::{group_kind, GroupAttr, NumaAttr, ObjAttr, ObjType, Object};
@@ -92,6 +92,25 @@ impl Importer<'_, '_> {
     }
 
     /// A version 1 `<distances>` element of an object.
+    /// A finite number in an attribute; the error names it as `what`,
+    /// followed by `place`.
+    fn finite(&self, a: &Attribute, what: &str, place: &str) -> Result<f32, XmlError> {
+        a.value()
+            .trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| {
+                self.attr_err(
+                    a,
+                    format!(
+                        "invalid {what} \"{}\"{place} (expected a number)",
+                        a.value()
+                    ),
+                )
+            })
+    }
+
     pub(super) fn v1_distances(&mut self, node: Node, is_root: bool) -> Result<(), XmlError> {
         let mut nbobjs: u64 = 0;
         let mut reldepth: u64 = 0;
@@ -100,23 +119,7 @@ impl Importer<'_, '_> {
             match a.name() {
                 "nbobjs" => nbobjs = self.num(&a)?,
                 "relative_depth" => reldepth = self.num(&a)?,
-                "latency_base" => {
-                    base = a
-                        .value()
-                        .trim()
-                        .parse::<f32>()
-                        .ok()
-                        .filter(|x| x.is_finite())
-                        .ok_or_else(|| {
-                            self.attr_err(
-                                &a,
-                                format!(
-                                "invalid latency_base \"{}\" in <distances> (expected a number)",
-                                a.value()
-                            ),
-                            )
-                        })?
-                }
+                "latency_base" => base = self.finite(&a, "latency_base", " in <distances>")?,
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <distances>"))
@@ -125,16 +128,7 @@ impl Importer<'_, '_> {
             }
         }
         let mut values = Vec::new();
-        for c in node.children() {
-            if c.is_text() {
-                if c.text().is_some_and(|t| !t.trim().is_empty()) {
-                    return Err(self.err(c, "unexpected text inside <distances>"));
-                }
-                continue;
-            }
-            if !c.is_element() {
-                continue;
-            }
+        for c in self.element_children(node)? {
             if c.tag_name().name() != "latency" {
                 return Err(self.err(
                     c,
@@ -154,21 +148,7 @@ impl Importer<'_, '_> {
                 ));
             }
             self.no_children(c)?;
-            let v = attr
-                .value()
-                .trim()
-                .parse::<f32>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| {
-                    self.attr_err(
-                        &attr,
-                        format!(
-                            "invalid latency value \"{}\" (expected a number)",
-                            attr.value()
-                        ),
-                    )
-                })?;
+            let v = self.finite(&attr, "latency value", "")?;
             values.push(v * base);
         }
         if nbobjs == 0 || reldepth == 0 || base == 0.0 {
