@@ -17,6 +17,7 @@ mod gather_topology;
 mod hostile;
 mod hwloc_differential;
 mod info_ps;
+mod k8s;
 mod linux_conformance;
 mod live_differential;
 mod offline_cpus;

@@ -11,6 +11,7 @@ pub mod console;
 pub mod cpuid_native;
 pub mod input;
 pub mod json;
+pub mod k8s;
 pub mod slurm;
 pub mod tool_flags;
 

@@ -10,6 +10,7 @@ mod distrib;
 mod gather_cpuid;
 mod gather_topology;
 mod info;
+mod k8s;
 mod ls;
 mod patch;
 mod place;
@@ -61,6 +62,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Print Slurm configuration for a node: its slurm.conf line (as `slurmd -C`) or gres.conf lines for its GPUs and NICs.
     Slurm(slurm::SlurmArgs),
+    /// Print Kubernetes objects for a node: its NodeResourceTopology (NUMA zones with CPUs, memory and distances).
+    K8s(k8s::K8sArgs),
 }
 
 /// Why a command failed.
@@ -164,6 +167,7 @@ pub fn main() -> i32 {
         Command::Patch(a) => patch::run(a),
         Command::Watch(a) => watch::run(a),
         Command::Slurm(a) => slurm::run(a),
+        Command::K8s(a) => k8s::run(a),
     };
     match res {
         Ok(()) => 0,
