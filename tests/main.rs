@@ -14,6 +14,7 @@ mod cli;
 mod distrib_differential;
 mod gather_cpuid;
 mod gather_topology;
+mod graph;
 mod hostile;
 mod hwloc_differential;
 mod info_ps;

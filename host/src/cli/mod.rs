@@ -9,6 +9,7 @@ mod diff;
 mod distrib;
 mod gather_cpuid;
 mod gather_topology;
+mod graph;
 mod info;
 mod k8s;
 mod ls;
@@ -62,6 +63,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Print Slurm configuration for a node: its slurm.conf line (as `slurmd -C`) or gres.conf lines for its GPUs and NICs.
     Slurm(slurm::SlurmArgs),
+    /// The topology as a graph: export it (DOT, GraphML, JSON) or query paths, nearest objects and hop distances.
+    Graph(graph::GraphArgs),
     /// Print Kubernetes objects for a node: its NodeResourceTopology (NUMA zones with CPUs, memory and distances).
     K8s(k8s::K8sArgs),
 }
@@ -167,6 +170,7 @@ pub fn main() -> i32 {
         Command::Patch(a) => patch::run(a),
         Command::Watch(a) => watch::run(a),
         Command::Slurm(a) => slurm::run(a),
+        Command::Graph(a) => graph::run(a),
         Command::K8s(a) => k8s::run(a),
     };
     match res {

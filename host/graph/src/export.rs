@@ -1,0 +1,259 @@
+//! Exports of the graph, whole or filtered: DOT (Graphviz), GraphML and
+//! JSON.  Vertices are named `obj<gp_index>`; edge labels are edge types.
+//!
+//! A filtered view keeps the objects of some types; each is linked to its
+//! nearest kept ancestor by an edge of the type of its own edge to its
+//! parent, and `numa-distance` edges stay between kept NUMA nodes.
+
+use std::fmt::Write;
+
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+
+use crate::{Edge, EdgeKind, TopoGraph, TypeSet, Vertex};
+
+/// The vertices and edges an export writes.
+pub struct View<'g> {
+    pub graph: &'g TopoGraph,
+    pub nodes: Vec<NodeIndex>,
+    pub edges: Vec<(NodeIndex, NodeIndex, Edge)>,
+}
+
+impl<'g> View<'g> {
+    /// The whole graph, or the objects of `filter`'s types.
+    pub fn new(graph: &'g TopoGraph, filter: Option<&TypeSet>) -> Self {
+        let g = graph.graph();
+        let kept = |n: NodeIndex| filter.is_none_or(|f| f.contains(g[n].obj_type));
+        let nodes: Vec<NodeIndex> = g.node_indices().filter(|&n| kept(n)).collect();
+        let parent_edge = |n: NodeIndex| {
+            g.edges_directed(n, Direction::Incoming)
+                .find(|e| e.weight().kind.is_tree())
+        };
+        let mut edges = Vec::new();
+        for &n in &nodes {
+            let Some(own) = parent_edge(n) else { continue };
+            let mut up = own.source();
+            while !kept(up) {
+                match parent_edge(up) {
+                    Some(e) => up = e.source(),
+                    None => break,
+                }
+            }
+            if kept(up) {
+                edges.push((up, n, *own.weight()));
+            }
+        }
+        for e in g.edge_references() {
+            if e.weight().kind == EdgeKind::NumaDistance && kept(e.source()) && kept(e.target()) {
+                edges.push((e.source(), e.target(), *e.weight()));
+            }
+        }
+        edges.sort_by_key(|&(a, b, e)| (e.kind == EdgeKind::NumaDistance, a, b));
+        View {
+            graph,
+            nodes,
+            edges,
+        }
+    }
+
+    fn v(&self, n: NodeIndex) -> &Vertex {
+        self.graph.vertex(n)
+    }
+
+    /// Graphviz's DOT language.
+    pub fn to_dot(&self) -> String {
+        let mut s = String::from("digraph topology {\n  node [shape=box];\n");
+        for &n in &self.nodes {
+            let v = self.v(n);
+            let mut label = format!("{} L#{}", v.obj_type, v.logical_index);
+            if let Some(os) = v.os_index {
+                let _ = write!(label, " P#{os}");
+            }
+            if let Some(b) = &v.pci_busid {
+                let _ = write!(label, "\\n{b}");
+            }
+            if let Some(name) = &v.name {
+                let _ = write!(label, "\\n{}", dot_escape(name));
+            }
+            let _ = writeln!(
+                s,
+                "  {} [label=\"{}\", type=\"{}\"];",
+                v.id(),
+                label,
+                v.obj_type
+            );
+        }
+        for &(a, b, e) in &self.edges {
+            let _ = write!(
+                s,
+                "  {} -> {} [label=\"{}\"",
+                self.v(a).id(),
+                self.v(b).id(),
+                e.kind
+            );
+            if let Some(w) = e.weight {
+                let _ = write!(s, ", weight={w}, style=dashed, dir=none");
+            }
+            s.push_str("];\n");
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// GraphML, with a data key per vertex property.
+    pub fn to_graphml(&self) -> String {
+        const NODE_KEYS: [&str; 11] = [
+            "type",
+            "os_index",
+            "logical_index",
+            "gp_index",
+            "name",
+            "subtype",
+            "cpuset",
+            "nodeset",
+            "infos",
+            "pci_busid",
+            "osdev_name",
+        ];
+        let mut s = String::from(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n",
+        );
+        for k in NODE_KEYS {
+            let ty = match k {
+                "os_index" | "logical_index" | "gp_index" => "long",
+                _ => "string",
+            };
+            let _ = writeln!(
+                s,
+                "  <key id=\"{k}\" for=\"node\" attr.name=\"{k}\" attr.type=\"{ty}\"/>"
+            );
+        }
+        s.push_str("  <key id=\"label\" for=\"edge\" attr.name=\"label\" attr.type=\"string\"/>\n");
+        s.push_str("  <key id=\"weight\" for=\"edge\" attr.name=\"weight\" attr.type=\"long\"/>\n");
+        s.push_str("  <graph id=\"topology\" edgedefault=\"directed\">\n");
+        for &n in &self.nodes {
+            let v = self.v(n);
+            let _ = writeln!(s, "    <node id=\"{}\">", v.id());
+            let infos = v
+                .infos
+                .iter()
+                .map(|(k, val)| format!("{k}={val}"))
+                .collect::<Vec<_>>()
+                .join(";");
+            let props: [(&str, Option<String>); 11] = [
+                ("type", Some(v.obj_type.to_string())),
+                ("os_index", v.os_index.map(|i| i.to_string())),
+                ("logical_index", Some(v.logical_index.to_string())),
+                ("gp_index", Some(v.gp_index.to_string())),
+                ("name", v.name.clone()),
+                ("subtype", v.subtype.clone()),
+                ("cpuset", v.cpuset.clone()),
+                ("nodeset", v.nodeset.clone()),
+                ("infos", (!infos.is_empty()).then_some(infos)),
+                ("pci_busid", v.pci_busid.clone()),
+                ("osdev_name", v.osdev_name.clone()),
+            ];
+            for (k, val) in props {
+                if let Some(val) = val {
+                    let _ = writeln!(s, "      <data key=\"{k}\">{}</data>", xml_escape(&val));
+                }
+            }
+            s.push_str("    </node>\n");
+        }
+        for &(a, b, e) in &self.edges {
+            let _ = write!(
+                s,
+                "    <edge source=\"{}\" target=\"{}\"><data key=\"label\">{}</data>",
+                self.v(a).id(),
+                self.v(b).id(),
+                e.kind
+            );
+            if let Some(w) = e.weight {
+                let _ = write!(s, "<data key=\"weight\">{w}</data>");
+            }
+            s.push_str("</edge>\n");
+        }
+        s.push_str("  </graph>\n</graphml>\n");
+        s
+    }
+
+    /// JSON: `{"vertices": [...], "edges": [...]}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let vertices: Vec<_> = self
+            .nodes
+            .iter()
+            .map(|&n| {
+                let v = self.v(n);
+                let infos: serde_json::Map<String, serde_json::Value> = v
+                    .infos
+                    .iter()
+                    .map(|(k, val)| (k.clone(), json!(val)))
+                    .collect();
+                json!({
+                    "id": v.id(),
+                    "type": v.obj_type.to_string(),
+                    "os_index": v.os_index,
+                    "logical_index": v.logical_index,
+                    "gp_index": v.gp_index,
+                    "name": v.name,
+                    "subtype": v.subtype,
+                    "cpuset": v.cpuset,
+                    "nodeset": v.nodeset,
+                    "infos": infos,
+                    "pci_busid": v.pci_busid,
+                    "osdev_name": v.osdev_name,
+                })
+            })
+            .collect();
+        let edges: Vec<_> = self
+            .edges
+            .iter()
+            .map(|&(a, b, e)| {
+                let mut o = json!({
+                    "source": self.v(a).id(),
+                    "target": self.v(b).id(),
+                    "type": e.kind.name(),
+                });
+                if let Some(w) = e.weight {
+                    o["weight"] = json!(w);
+                }
+                o
+            })
+            .collect();
+        json!({ "vertices": vertices, "edges": edges })
+    }
+}
+
+/// Escapes text for an XML element or attribute.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 cannot hold.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes text inside a DOT double-quoted string.
+fn dot_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! `wloc graph` on conformance XML cases with PCI devices and NICs:
+//! DOT that Graphviz reads, GraphML that roxmltree reads with one node
+//! per object, the PUs nearest a NIC and paths between PUs.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Conformance cases with PCI devices, with a NIC each has.
+const CASES: [(&str, &str); 3] = [
+    ("24em64t-2n6c2t-pci", "eth0"),
+    ("96em64t-4n4d3ca2co-pci", "eth2"),
+    ("32em64t-2n8c2t-pci-wholeio", "ib0"),
+];
+
+fn xml(case: &str) -> PathBuf {
+    common::conformance()
+        .join("xml")
+        .join(format!("{case}.xml"))
+}
+
+fn wloc_ok(args: &[&str]) -> String {
+    let out = common::run_wloc(args);
+    assert!(
+        out.status.success(),
+        "wloc {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// A cpuset in hwloc's form as the OS indexes it holds.
+fn bits(set: &str) -> Vec<u32> {
+    let words: Vec<&str> = set.split(',').collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().rev().enumerate() {
+        // hwloc leaves zero words out between commas.
+        let w = w.strip_prefix("0x").unwrap_or(w);
+        let v = if w.is_empty() {
+            0
+        } else {
+            u32::from_str_radix(w, 16).expect("hex word")
+        };
+        for b in 0..32 {
+            if v & (1 << b) != 0 {
+                out.push(i as u32 * 32 + b);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn graph_dot_output_parses_with_graphviz() {
+    if let Err(e) = common::require_packages(&[("/usr/bin/dot", "graphviz")]) {
+        panic!("{e}");
+    }
+    let dir = common::TempDir::new("graph-dot");
+    for (case, _) in CASES {
+        let x = xml(case);
+        let x = x.to_str().unwrap();
+        for filter in [None, Some("compute,io,memory")] {
+            let out = dir.0.join(format!("{case}.dot"));
+            let mut args = vec!["graph", "-i", x, "--of", "dot"];
+            if let Some(f) = filter {
+                args.extend(["--filter", f]);
+            }
+            args.push(out.to_str().unwrap());
+            wloc_ok(&args);
+            let svg = std::process::Command::new("/usr/bin/dot")
+                .arg("-Tsvg")
+                .arg(&out)
+                .output()
+                .expect("dot runs");
+            assert!(
+                svg.status.success() && svg.stdout.starts_with(b"<?xml"),
+                "{case}: dot rejects the output: {}",
+                String::from_utf8_lossy(&svg.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn graph_graphml_has_one_node_per_object_and_typed_edges() {
+    for (case, _) in CASES {
+        let x = xml(case);
+        let text = wloc_ok(&["graph", "-i", x.to_str().unwrap(), "--of", "graphml"]);
+        let doc = roxmltree::Document::parse(&text).expect("well-formed GraphML");
+        let nodes: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("node"))
+            .collect();
+        // One node per object: as many as the input's objects.
+        let src = std::fs::read_to_string(&x).unwrap();
+        let opts = roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        };
+        let input = roxmltree::Document::parse_with_options(&src, opts).unwrap();
+        let objects = input
+            .descendants()
+            .filter(|n| n.has_tag_name("object"))
+            .count();
+        assert_eq!(nodes.len(), objects, "{case}");
+        let labels: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("edge"))
+            .map(|e| {
+                e.children()
+                    .find(|d| d.attribute("key") == Some("label"))
+                    .and_then(|d| d.text())
+                    .expect("edge label")
+                    .to_string()
+            })
+            .collect();
+        for l in &labels {
+            assert!(
+                ["child", "memory", "io", "misc", "numa-distance"].contains(&l.as_str()),
+                "{case}: edge label {l}"
+            );
+        }
+        for kind in ["child", "memory", "io", "numa-distance"] {
+            assert!(labels.iter().any(|l| l == kind), "{case}: no {kind} edge");
+        }
+        // Tree edges: one per object but the root.
+        let tree = labels.iter().filter(|l| *l != "numa-distance").count();
+        assert_eq!(tree, objects - 1, "{case}");
+    }
+}
+
+#[test]
+fn graph_near_a_nic_gives_its_numa_nodes_pus_first() {
+    for (case, nic) in CASES {
+        let x = xml(case);
+        let x = x.to_str().unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&wloc_ok(&["graph", "-i", x, "--of", "json"])).unwrap();
+        let vertices = json["vertices"].as_array().unwrap();
+        let by_id: HashMap<&str, &serde_json::Value> = vertices
+            .iter()
+            .map(|v| (v["id"].as_str().unwrap(), v))
+            .collect();
+        let parent: HashMap<&str, &str> = json["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] != "numa-distance")
+            .map(|e| (e["target"].as_str().unwrap(), e["source"].as_str().unwrap()))
+            .collect();
+        // The NIC's first ancestor with a cpuset, and its local NUMA nodes.
+        let mut id = vertices.iter().find(|v| v["osdev_name"] == *nic).unwrap()["id"]
+            .as_str()
+            .unwrap();
+        while by_id[id]["cpuset"].is_null() {
+            id = parent[id];
+        }
+        let near: Vec<u32> = bits(by_id[id]["cpuset"].as_str().unwrap());
+        let local: Vec<u32> = vertices
+            .iter()
+            .filter(|v| v["type"] == "NUMANode")
+            .map(|v| bits(v["cpuset"].as_str().unwrap()))
+            .filter(|c| c.iter().any(|p| near.contains(p)))
+            .flatten()
+            .collect();
+        let mut expected: Vec<u64> = vertices
+            .iter()
+            .filter(|v| {
+                v["type"] == "PU" && local.contains(&(v["os_index"].as_u64().unwrap() as u32))
+            })
+            .map(|v| v["logical_index"].as_u64().unwrap())
+            .collect();
+        expected.sort();
+        assert!(!expected.is_empty(), "{case}");
+        let n = (expected.len() + 2).to_string();
+        let out = wloc_ok(&["graph", "near", "-i", x, &format!("os={nic}"), "pu", &n]);
+        let got: Vec<u64> = out
+            .lines()
+            .map(|l| {
+                let label = l.split_whitespace().nth(1).unwrap();
+                label.strip_prefix("PU:").unwrap().parse().unwrap()
+            })
+            .collect();
+        assert_eq!(got.len(), expected.len() + 2, "{case}: {out}");
+        assert_eq!(got[..expected.len()], expected[..], "{case}: {out}");
+        // Hop counts never decrease.
+        let hops: Vec<u32> = out
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+            .collect();
+        assert!(hops.windows(2).all(|w| w[0] <= w[1]), "{case}: {out}");
+    }
+}
+
+#[test]
+fn graph_path_between_pus_goes_through_their_common_ancestor() {
+    let x = xml("24em64t-2n6c2t-pci");
+    let x = x.to_str().unwrap();
+    // Two PUs of one core.
+    let out = wloc_ok(&["graph", "path", "-i", x, "pu:0", "pu:1"]);
+    assert_eq!(out, "PU:0\nCore:0\nPU:1\n");
+    // PUs of two packages meet at the machine.
+    let out = wloc_ok(&["graph", "path", "-i", x, "pu:0", "pu:23"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.first(), Some(&"PU:0"));
+    assert_eq!(lines.last(), Some(&"PU:23"));
+    assert_eq!(lines[lines.len() / 2], "Machine:0", "{out}");
+    assert!(lines.contains(&"Package:0") && lines.contains(&"Package:1"));
+    // Everything within one hop of a core: itself, its PUs and its parent.
+    let out = wloc_ok(&["graph", "hops", "-i", x, "core:0", "1"]);
+    assert_eq!(out.lines().count(), 4, "{out}");
+    assert!(out.starts_with("0 Core:0\n"));
+}
+
+#[test]
+fn graph_bad_locations_and_types_are_told() {
+    let x = xml("24em64t-2n6c2t-pci");
+    let x = x.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["graph", "path", "-i", x, "pu:0", "os=nosuch0"],
+            "os=nosuch0",
+        ),
+        (
+            vec!["graph", "hops", "-i", x, "pci=0000:ff:1f.7"],
+            "pci=0000:ff:1f.7",
+        ),
+        (
+            vec!["graph", "near", "-i", x, "pu:0-3", "pu"],
+            "names 4 objects",
+        ),
+        (vec!["graph", "near", "-i", x, "pu:0", "bogus"], "bogus"),
+        (
+            vec!["graph", "-i", x, "--filter", "nope", "--of", "json"],
+            "nope",
+        ),
+    ] {
+        let out = common::run_wloc(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("wloc: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}
