@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(bytes_quantity(1000), "1000");
         assert_eq!(bytes_quantity(1024), "1Ki");
         assert_eq!(bytes_quantity(8 << 30), "8Gi");
-        assert_eq!(bytes_quantity((8 << 30) + 4096), "2097153Ki");
+        assert_eq!(bytes_quantity((8 << 30) + 4096), "8388612Ki");
         assert_eq!(bytes_quantity(1536 << 20), "1536Mi");
     }
 
