@@ -671,6 +671,21 @@ impl Depth {
         }
     }
 
+    /// A depth from hwloc's integer encoding ([`Depth::to_i32`]); `None`
+    /// for an encoding that names no level.
+    pub fn from_i64(d: i64) -> Option<Depth> {
+        Some(match d {
+            d if d >= 0 => Depth::Normal(u32::try_from(d).ok()?),
+            -3 => Depth::NumaNode,
+            -4 => Depth::Bridge,
+            -5 => Depth::PciDevice,
+            -6 => Depth::OsDevice,
+            -7 => Depth::Misc,
+            -8 => Depth::MemCache,
+            _ => return None,
+        })
+    }
+
     /// The special depth of a non-normal type.
     pub fn special_for(t: ObjType) -> Option<Depth> {
         Some(match t {

@@ -161,16 +161,7 @@ pub fn spec_depth(topo: &Topology, spec: &TypeSpec) -> TypeDepth {
 
 /// hwloc's integer encoding of a depth, back to a [`Depth`].
 pub fn depth_from_i32(d: i64) -> Option<Depth> {
-    Some(match d {
-        d if d >= 0 => Depth::Normal(u32::try_from(d).ok()?),
-        -3 => Depth::NumaNode,
-        -4 => Depth::Bridge,
-        -5 => Depth::PciDevice,
-        -6 => Depth::OsDevice,
-        -7 => Depth::Misc,
-        -8 => Depth::MemCache,
-        _ => return None,
-    })
+    Depth::from_i64(d)
 }
 
 /// The hwloc 2 kind code of an OS device.

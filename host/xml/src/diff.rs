@@ -573,16 +573,7 @@ fn parse_u64(s: &str) -> Option<u64> {
 
 /// The object an hwloc depth and logical index name.
 fn locate(topo: &Topology, depth: i32, index: u32) -> Option<ObjId> {
-    let d = match depth {
-        d if d >= 0 => Depth::Normal(d as u32),
-        -3 => Depth::NumaNode,
-        -4 => Depth::Bridge,
-        -5 => Depth::PciDevice,
-        -6 => Depth::OsDevice,
-        -7 => Depth::Misc,
-        -8 => Depth::MemCache,
-        _ => return None,
-    };
+    let d = Depth::from_i64(depth.into())?;
     topo.level(d).get(index as usize).copied()
 }
 
