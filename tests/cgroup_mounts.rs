@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{compare_full, require_hwloc, root_attr, unpack, wloc, TempDir};
+use common::{compare_full, hwloc_xml_of_fsroot, require_hwloc, root_attr, unpack, wloc, TempDir};
 
 /// Mounts a cgroup hierarchy at `/MOUNT` in the recording and puts the
 /// process in `/job`, allowed CPUs 2-5 and NUMA node 1.
@@ -66,18 +66,8 @@ fn cgroups_mounted_anywhere_restrict_as_in_hwloc() {
             "{}",
             String::from_utf8_lossy(&ours.stderr)
         );
-        let theirs = Command::new("lstopo-no-graphics")
-            .args(["--of", "xml", "--disallowed", "-"])
-            .env("HWLOC_COMPONENTS", "linux,stop")
-            .env("HWLOC_FSROOT", &root)
-            .env("HWLOC_HIDE_ERRORS", "2")
-            .output()
-            .expect("lstopo-no-graphics runs");
-        assert!(theirs.status.success(), "hwloc reads {name}");
-        let (ours, theirs) = (
-            String::from_utf8(ours.stdout).unwrap(),
-            String::from_utf8(theirs.stdout).unwrap(),
-        );
+        let theirs = hwloc_xml_of_fsroot(&root, &["--disallowed"]);
+        let ours = String::from_utf8(ours.stdout).unwrap();
         // The job's CPUs 2-5 and node 1, not the whole machine.
         assert_eq!(
             root_attr(&ours, "allowed_cpuset").as_deref(),

@@ -104,21 +104,30 @@ impl Env {
         ])
     }
 
+    /// The arguments of `wloc ls --component FILE --of xml`, over the
+    /// fsroot or (`fsroot` false) this machine.
+    fn ls_args(&self, file: &Path, fsroot: bool) -> Vec<String> {
+        let mut args: Vec<String> = vec!["ls".into()];
+        if fsroot {
+            args.extend(["-i".into(), self.fsroot().display().to_string()]);
+            args.extend(["--if".into(), "fsroot".into()]);
+        }
+        args.extend(["--no-annotate", "--component"].map(String::from));
+        args.push(file.display().to_string());
+        args.extend(["--of", "xml"].map(String::from));
+        args
+    }
+
     /// Runs `wloc ls --component FILE` over the fsroot, as XML.
     fn ls_fsroot(&self, file: &Path) -> Output {
-        let root = self.fsroot();
-        self.run(&[
-            "ls",
-            "-i",
-            root.to_str().unwrap(),
-            "--if",
-            "fsroot",
-            "--no-annotate",
-            "--component",
-            file.to_str().unwrap(),
-            "--of",
-            "xml",
-        ])
+        let args = self.ls_args(file, true);
+        self.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Runs `wloc ls --component FILE` on this machine (no input), as XML.
+    fn ls_live(&self, file: &Path) -> Output {
+        let args = self.ls_args(file, false);
+        self.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
     }
 }
 
@@ -606,18 +615,6 @@ fn component_list_and_inspect_show_what_is_granted() {
     );
 }
 
-/// Runs `wloc ls --component FILE` on this machine (no input), as XML.
-fn ls_live(env: &Env, file: &Path) -> Output {
-    env.run(&[
-        "ls",
-        "--no-annotate",
-        "--component",
-        file.to_str().unwrap(),
-        "--of",
-        "xml",
-    ])
-}
-
 /// An annotator granted `/proc` and `/sys`, allowed as an admin would
 /// (`wloc component allow FILE` grants what it asks), reads nothing
 /// private to a process and learns no PID, while the files discovery
@@ -645,7 +642,7 @@ fn a_component_granted_proc_reads_nothing_private() {
             "{args:?}: {said}"
         );
     }
-    let out = ls_live(&env, &file);
+    let out = env.ls_live(&file);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let got = infos(&text(&out.stdout), "");
     let value = |name: &str| {
@@ -750,22 +747,9 @@ fn a_flood_of_reads_is_stopped_with_memory_bounded() {
         std::fs::write(sys.join("flood-mode"), mode).unwrap();
         let file = component("read-flood");
         env.allow(&file, &[]);
-        let root = env.fsroot();
-        let (status, err, peak_kib) = run_measured(
-            &env,
-            &[
-                "ls",
-                "-i",
-                root.to_str().unwrap(),
-                "--if",
-                "fsroot",
-                "--no-annotate",
-                "--component",
-                file.to_str().unwrap(),
-                "--of",
-                "xml",
-            ],
-        );
+        let args = env.ls_args(&file, true);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (status, err, peak_kib) = run_measured(&env, &args);
         assert!(status.code().is_some(), "{mode}: killed: {status:?} {err}");
         let budget = read_mib << 20;
         assert!(

@@ -320,3 +320,18 @@ pub fn root_attr(xml: &str, name: &str) -> Option<String> {
     let at = tag.find(&key)? + key.len();
     Some(tag[at..at + tag[at..].find('"')?].to_string())
 }
+
+/// hwloc 2.9's XML of a recorded tree (`lstopo-no-graphics --of xml` with
+/// only its Linux backend, `HWLOC_FSROOT=root`), with extra lstopo options.
+pub fn hwloc_xml_of_fsroot(root: &Path, extra: &[&str]) -> String {
+    let out = Command::new("lstopo-no-graphics")
+        .args(extra)
+        .args(["--of", "xml", "-"])
+        .env("HWLOC_COMPONENTS", "linux,stop")
+        .env("HWLOC_FSROOT", root)
+        .env("HWLOC_HIDE_ERRORS", "2")
+        .output()
+        .expect("lstopo-no-graphics runs");
+    assert!(out.status.success(), "hwloc reads {}", root.display());
+    String::from_utf8(out.stdout).expect("hwloc writes UTF-8")
+}

@@ -90,6 +90,11 @@ pub fn classify<S: AsRef<str>>(comps: &[S], own_pid: Option<&str>) -> Privacy {
 /// withheld entries of `/proc` are left out, so that a listing or a glob
 /// never reveals a PID.
 pub fn listable<S: AsRef<str>>(folder: &[S], name: &str) -> bool {
+    // Listings outside /proc (thousands of sysfs entries per discovery)
+    // hold nothing private: no path is built for them.
+    if folder.first().is_none_or(|f| f.as_ref() != "proc") {
+        return true;
+    }
     if folder.len() == 1 && folder[0].as_ref() == "proc" && is_process_folder(name) {
         return false;
     }
