@@ -97,6 +97,7 @@ impl Topology {
         self.propagate_symmetric(root);
         self.set_group_depths();
         self.refresh_references();
+        self.index_pus();
     }
 
     /// Whether [`finish`](Self::finish) ran since the last structural change.

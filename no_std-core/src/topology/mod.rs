@@ -21,6 +21,7 @@ mod check;
 mod filters;
 mod finish;
 mod insert;
+mod query;
 mod remove;
 mod restrict;
 
@@ -227,6 +228,9 @@ pub struct Topology {
     /// inserting among many siblings rejects disjoint ones without walking
     /// their bitmaps.  `None` means unknown: recomputed on use.
     set_bounds: Vec<Option<(u32, u32)>>,
+    /// PU object of each PU OS index (`ObjId::MAX` where none), filled
+    /// when levels are rebuilt: covering queries start from it.
+    pu_by_os: Vec<ObjId>,
     finished: bool,
 }
 
@@ -290,6 +294,7 @@ impl Topology {
             cpukinds_ranking: crate::cpukinds::Ranking::Default,
             allowed_request: None,
             set_bounds: Vec::new(),
+            pu_by_os: Vec::new(),
             finished: false,
         }
     }

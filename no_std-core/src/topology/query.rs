@@ -1,0 +1,238 @@
+//! The common locality queries of a finished topology, as hwloc's inline
+//! helpers (`hwloc_get_obj_by_type`, `hwloc_get_next_obj_by_type`,
+//! `hwloc_get_ancestor_obj_by_type`, `hwloc_get_obj_covering_cpuset`,
+//! `hwloc_cpuset_to_nodeset`).
+//!
+//! They rely on what [`Topology::finish`] leaves behind: levels indexed by
+//! logical index (so "object `i` of a type" and "next object" are O(1)),
+//! parent links (ancestors are O(depth)) and, for covering queries, a table
+//! from PU OS index to PU object, so that the walk starts at the set's
+//! first PU and goes up instead of scanning children from the root.
+
+use super::{Topology, TypeDepth};
+use crate::bitmap::{CpuSet, NodeSet};
+use crate::object::*;
+
+impl Topology {
+    /// The level holding objects of type `t`, when exactly one does.
+    fn single_level(&self, t: ObjType) -> Option<&[ObjId]> {
+        match self.type_depth(t) {
+            TypeDepth::Depth(d) => Some(self.level(d)),
+            _ => None,
+        }
+    }
+
+    /// Number of objects of type `t` (`hwloc_get_nbobjs_by_type`): 0 when
+    /// none, and `None` when several levels have that type.
+    pub fn nb_objs_by_type(&self, t: ObjType) -> Option<usize> {
+        match self.type_depth(t) {
+            TypeDepth::Depth(d) => Some(self.level(d).len()),
+            TypeDepth::Unknown => Some(0),
+            TypeDepth::Multiple => None,
+        }
+    }
+
+    /// Object `idx` (logical index) of a level (`hwloc_get_obj_by_depth`).
+    pub fn obj_by_depth(&self, depth: Depth, idx: usize) -> Option<ObjId> {
+        self.level(depth).get(idx).copied()
+    }
+
+    /// Object `idx` (logical index) of type `t` (`hwloc_get_obj_by_type`);
+    /// `None` also when several levels have that type.
+    pub fn obj_by_type(&self, t: ObjType, idx: usize) -> Option<ObjId> {
+        self.single_level(t)?.get(idx).copied()
+    }
+
+    /// The object after `prev` on its level, or the first object of type
+    /// `t` when `prev` is `None` (`hwloc_get_next_obj_by_type`).  `None` at
+    /// the end, and when several levels have that type.
+    pub fn next_obj_by_type(&self, t: ObjType, prev: Option<ObjId>) -> Option<ObjId> {
+        let level = self.single_level(t)?;
+        match prev {
+            None => level.first().copied(),
+            Some(p) => {
+                let o = self.get(p)?;
+                if o.obj_type != t {
+                    return None;
+                }
+                level.get(o.logical_index as usize + 1).copied()
+            }
+        }
+    }
+
+    /// The nearest ancestor of `id` of type `t`
+    /// (`hwloc_get_ancestor_obj_by_type`).
+    pub fn ancestor_by_type(&self, id: ObjId, t: ObjType) -> Option<ObjId> {
+        let mut cur = self.get(id)?.parent;
+        while let Some(p) = cur {
+            let o = self.obj(p);
+            if o.obj_type == t {
+                return Some(p);
+            }
+            cur = o.parent;
+        }
+        None
+    }
+
+    /// The PU with OS index `os`, in O(1) once the topology is finished.
+    pub fn pu_by_os_index(&self, os: u32) -> Option<ObjId> {
+        match self.pu_by_os.get(os as usize) {
+            Some(&id) if id != ObjId::MAX => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The deepest normal object whose cpuset includes `set`
+    /// (`hwloc_get_obj_covering_cpuset`); `None` when `set` is empty or
+    /// not included in the topology's cpuset.
+    pub fn obj_covering_cpuset(&self, set: &CpuSet) -> Option<ObjId> {
+        let first = set.first()?;
+        if !self.cpuset().includes(set) {
+            return None;
+        }
+        // Start at the set's first PU and go up to the first object that
+        // holds the whole set; deeper objects cannot hold it.
+        // The table may be stale after changes since the last `finish`.
+        let mut cur = match self.pu_by_os_index(first) {
+            Some(pu)
+                if self
+                    .get(pu)
+                    .is_some_and(|o| o.obj_type == ObjType::PU && o.os_index == Some(first)) =>
+            {
+                pu
+            }
+            _ => return Some(self.covering_from_root(set)),
+        };
+        loop {
+            let o = self.obj(cur);
+            if o.cpuset.as_ref().is_some_and(|c| c.includes(set)) {
+                return Some(cur);
+            }
+            match o.parent {
+                Some(p) => cur = p,
+                None => return Some(cur),
+            }
+        }
+    }
+
+    /// hwloc's own walk down from the root, for sets whose first PU is not
+    /// a PU object (a topology not finished since its last change).
+    fn covering_from_root(&self, set: &CpuSet) -> ObjId {
+        let mut cur = self.root;
+        'down: loop {
+            for &c in &self.obj(cur).children {
+                if self.obj(c).cpuset.as_ref().is_some_and(|s| s.includes(set)) {
+                    cur = c;
+                    continue 'down;
+                }
+            }
+            return cur;
+        }
+    }
+
+    /// The NUMA nodes whose PUs intersect `cpuset`
+    /// (`hwloc_cpuset_to_nodeset`).
+    pub fn cpuset_to_nodeset(&self, cpuset: &CpuSet) -> NodeSet {
+        let mut n = NodeSet::new();
+        for &id in self.level(Depth::NumaNode) {
+            let o = self.obj(id);
+            if o.cpuset.as_ref().is_some_and(|c| c.intersects(cpuset)) {
+                if let Some(os) = o.os_index {
+                    n.set(os);
+                }
+            }
+        }
+        n
+    }
+
+    /// Fills the PU table that [`pu_by_os_index`](Self::pu_by_os_index) reads.
+    pub(super) fn index_pus(&mut self) {
+        let mut table = core::mem::take(&mut self.pu_by_os);
+        table.clear();
+        let pus = match self.type_depth[ObjType::PU.index()] {
+            TypeDepth::Depth(d) => d,
+            _ => {
+                self.pu_by_os = table;
+                return;
+            }
+        };
+        for &id in self.level(pus) {
+            if let Some(os) = self.obj(id).os_index {
+                let os = os as usize;
+                // OS indexes are dense in practice; a sparse one far away
+                // would make the table huge, so such topologies keep the
+                // walk from the root.
+                if os > 4 * self.objs.len() + 1024 {
+                    continue;
+                }
+                if table.len() <= os {
+                    table.resize(os + 1, ObjId::MAX);
+                }
+                table[os] = id;
+            }
+        }
+        self.pu_by_os = table;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_machines::{cs, small_machine};
+    use super::*;
+
+    #[test]
+    fn by_type_and_next() {
+        let t = small_machine();
+        assert_eq!(t.nb_objs_by_type(ObjType::Core), Some(4));
+        assert_eq!(t.nb_objs_by_type(ObjType::Die), Some(0));
+        let c2 = t.obj_by_type(ObjType::Core, 2).unwrap();
+        assert_eq!(t.obj(c2).os_index, Some(2));
+        let mut seen = 0;
+        let mut cur = None;
+        while let Some(pu) = t.next_obj_by_type(ObjType::PU, cur) {
+            assert_eq!(t.obj(pu).logical_index(), seen);
+            seen += 1;
+            cur = Some(pu);
+        }
+        assert_eq!(seen, 8);
+        assert_eq!(
+            t.next_obj_by_type(ObjType::Core, Some(c2)),
+            t.obj_by_type(ObjType::Core, 3)
+        );
+        // A previous object of another type ends the walk.
+        assert_eq!(t.next_obj_by_type(ObjType::PU, Some(c2)), None);
+    }
+
+    #[test]
+    fn ancestors_and_covering() {
+        let t = small_machine();
+        let pu5 = t.pu_by_os_index(5).unwrap();
+        let pkg = t.ancestor_by_type(pu5, ObjType::Package).unwrap();
+        assert_eq!(t.obj(pkg).os_index, Some(1));
+        assert_eq!(t.ancestor_by_type(pu5, ObjType::NUMANode), None);
+        assert_eq!(t.obj_covering_cpuset(&cs(5, 5)), Some(pu5));
+        let core = t.obj_covering_cpuset(&cs(4, 5)).unwrap();
+        assert_eq!(t.obj(core).obj_type, ObjType::Core);
+        assert_eq!(t.obj_covering_cpuset(&cs(4, 7)), Some(pkg));
+        assert_eq!(t.obj_covering_cpuset(&cs(3, 4)), Some(t.root()));
+        assert_eq!(t.obj_covering_cpuset(&CpuSet::new()), None);
+        assert_eq!(t.obj_covering_cpuset(&cs(7, 8)), None);
+        // The walk from the root agrees with the one from the PU.
+        for (a, b) in [(0, 0), (0, 1), (2, 3), (0, 3), (1, 6), (6, 7)] {
+            let set = cs(a, b);
+            assert_eq!(
+                t.obj_covering_cpuset(&set),
+                Some(t.covering_from_root(&set))
+            );
+        }
+    }
+
+    #[test]
+    fn nodesets() {
+        let t = small_machine();
+        assert_eq!(t.cpuset_to_nodeset(&cs(1, 2)), NodeSet::from_index(0));
+        let both = t.cpuset_to_nodeset(&cs(3, 4));
+        assert!(both.is_set(0) && both.is_set(1));
+        assert!(t.cpuset_to_nodeset(&CpuSet::new()).is_empty());
+    }
+}
