@@ -130,6 +130,7 @@ impl ObjType {
     ];
 
     /// Position in [`ObjType::ALL`], usable as an array index.
+    #[inline]
     pub fn index(self) -> usize {
         match self {
             ObjType::Machine => 0,
@@ -156,6 +157,7 @@ impl ObjType {
     }
 
     /// The family of this type.
+    #[inline]
     pub fn kind(self) -> ObjKind {
         match self {
             ObjType::NUMANode | ObjType::MemCache => ObjKind::Memory,
@@ -307,6 +309,11 @@ impl ObjType {
     /// cache kind that was spelled out.
     #[doc(alias = "hwloc_type_sscanf")]
     pub fn parse(name: &str) -> Option<ObjType> {
+        // Documents spell types as hwloc writes them: match those first,
+        // without building a lowercase copy.
+        if let Some(&t) = ObjType::ALL.iter().find(|t| t.xml_name() == name) {
+            return Some(t);
+        }
         let lower: String = name.chars().map(|c| c.to_ascii_lowercase()).collect();
         let s = lower.as_str();
         let starts = |full: &str, min: usize| s.len() >= min && full.starts_with(s);
@@ -803,19 +810,23 @@ impl Object {
     }
 
     /// The kind (normal, memory, I/O or misc) of this object.
+    #[inline]
     pub fn kind(&self) -> ObjKind {
         self.obj_type.kind()
     }
 
     /// The parent, `None` for the root.
+    #[inline]
     pub fn parent(&self) -> Option<ObjId> {
         self.parent
     }
     /// Normal children, ordered by cpuset.
+    #[inline]
     pub fn children(&self) -> &[ObjId] {
         &self.children
     }
     /// Memory children (NUMA nodes, memory-side caches).
+    #[inline]
     pub fn memory_children(&self) -> &[ObjId] {
         &self.memory_children
     }
@@ -829,26 +840,32 @@ impl Object {
             .collect()
     }
     /// I/O children.
+    #[inline]
     pub fn io_children(&self) -> &[ObjId] {
         &self.io_children
     }
     /// Misc children.
+    #[inline]
     pub fn misc_children(&self) -> &[ObjId] {
         &self.misc_children
     }
     /// Normal arity.
+    #[inline]
     pub fn arity(&self) -> usize {
         self.children.len()
     }
     /// Depth of the object's level.
+    #[inline]
     pub fn depth(&self) -> Depth {
         self.depth
     }
     /// Index among the objects of the same level, left to right.
+    #[inline]
     pub fn logical_index(&self) -> u32 {
         self.logical_index
     }
     /// Index among the parent's children of the same kind.
+    #[inline]
     pub fn sibling_rank(&self) -> u32 {
         self.sibling_rank
     }

@@ -66,7 +66,9 @@ const V2_DEVICE_BACKENDS: [&str; 6] = ["CUDA", "NVML", "RSMI", "LevelZero", "Ope
 
 /// One object of the document, checked, before insertion.
 struct Parsed {
-    obj: Object,
+    /// Boxed: parsed objects move several times (into their parent, out of
+    /// rejected ones, into the topology), a pointer is cheaper to move.
+    obj: Box<Object>,
     /// Whether the type filters keep it (the root is always kept).
     keep: bool,
     children: Vec<Parsed>,
@@ -548,7 +550,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             let obj = Object::new(ObjType::Group, None);
             return Ok((
                 Parsed {
-                    obj,
+                    obj: Box::new(obj),
                     keep: false,
                     children: Vec::new(),
                 },
@@ -567,7 +569,7 @@ impl<'a, 'input> Importer<'a, 'input> {
 
         Ok((
             Parsed {
-                obj,
+                obj: Box::new(obj),
                 keep,
                 children: Vec::new(),
             },
@@ -960,12 +962,16 @@ impl<'a, 'input> Importer<'a, 'input> {
         // Reserve every gp index of the document first, so that objects
         // without one get fresh indexes that no later object uses.
         let mut max_gp = obj.gp_index;
+        let mut count = 0;
         let mut stack: Vec<&Parsed> = children.iter().collect();
         while let Some(p) = stack.pop() {
             max_gp = max_gp.max(p.obj.gp_index);
+            count += 1;
             stack.extend(p.children.iter());
         }
         topo.reserve_gp_index(max_gp);
+        topo.reserve_objects(count);
+        refs.by_gp.reserve(count + 1);
         {
             let r = topo.root_mut();
             if obj.gp_index != 0 {
@@ -1033,7 +1039,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             };
             let t = obj.obj_type;
             let os = obj.os_index;
-            let id = topo.insert_by_parent(parent, obj);
+            let id = topo.insert_by_parent(parent, *obj);
             refs.by_gp.insert(topo.obj(id).gp_index, id);
             if let (Some(os), ObjType::PU | ObjType::NUMANode) = (os, t) {
                 refs.by_os.entry((t, os)).or_insert(id);

@@ -11,6 +11,7 @@ use crate::object::*;
 
 impl Topology {
     /// The root object's id.
+    #[inline]
     pub fn root(&self) -> ObjId {
         self.root
     }
@@ -19,6 +20,7 @@ impl Topology {
     ///
     /// # Panics
     /// If the id was never returned by this topology or the object was removed.
+    #[inline]
     pub fn obj(&self, id: ObjId) -> &Object {
         self.objs[id]
             .as_ref()
@@ -30,6 +32,7 @@ impl Topology {
     ///
     /// # Panics
     /// As [`obj`](Self::obj).
+    #[inline]
     pub fn obj_mut(&mut self, id: ObjId) -> &mut Object {
         if let Some(b) = self.set_bounds.get_mut(id) {
             *b = None;
@@ -40,16 +43,19 @@ impl Topology {
     }
 
     /// The object with this id, if it is still in the topology.
+    #[inline]
     pub fn get(&self, id: ObjId) -> Option<&Object> {
         self.objs.get(id).and_then(|o| o.as_ref())
     }
 
     /// Number of normal levels.
+    #[inline]
     pub fn depth(&self) -> u32 {
         self.levels.len() as u32
     }
 
     /// Objects of a level, left to right.
+    #[inline]
     pub fn level(&self, depth: Depth) -> &[ObjId] {
         match depth {
             Depth::Normal(d) => self
@@ -65,11 +71,13 @@ impl Topology {
     }
 
     /// All normal levels, from the root down.
+    #[inline]
     pub fn normal_levels(&self) -> &[Vec<ObjId>] {
         &self.levels
     }
 
     /// Where objects of a type are.
+    #[inline]
     pub fn type_depth(&self, t: ObjType) -> TypeDepth {
         if let Some(d) = Depth::special_for(t) {
             return TypeDepth::Depth(d);
@@ -78,6 +86,7 @@ impl Topology {
     }
 
     /// The type of a level's objects.
+    #[inline]
     pub fn depth_type(&self, depth: Depth) -> Option<ObjType> {
         self.level(depth).first().map(|&id| self.obj(id).obj_type)
     }

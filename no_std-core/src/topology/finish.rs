@@ -106,30 +106,33 @@ impl Topology {
     }
 
     fn propagate_nodeset(&mut self, id: ObjId, parent_nodeset: Option<&NodeSet>) {
+        // Sets grow in place (`or_assign`) and child lists are walked by
+        // index: this runs once per object of every load.
         let mut ns = parent_nodeset.cloned().unwrap_or_default();
         let mut cns = self.obj(id).complete_nodeset.clone().unwrap_or_default();
-        cns = &cns | &ns;
-        for m in self.obj(id).memory_children.clone() {
-            let mo = self.obj(m);
+        cns.or_assign(&ns);
+        for i in 0..self.obj(id).memory_children.len() {
+            let mo = self.obj(self.obj(id).memory_children[i]);
             if let Some(n) = &mo.nodeset {
-                ns = &ns | n;
+                ns.or_assign(n);
             }
             // A complete set left unset is the plain one.
             if let Some(n) = mo.complete_nodeset.as_ref().or(mo.nodeset.as_ref()) {
-                cns = &cns | n;
+                cns.or_assign(n);
             }
         }
-        let children = self.obj(id).children.clone();
-        for &c in &children {
+        let nchildren = self.obj(id).children.len();
+        for i in 0..nchildren {
+            let c = self.obj(id).children[i];
             self.propagate_nodeset(c, Some(&ns));
         }
-        for &c in &children {
-            let co = self.obj(c);
+        for i in 0..nchildren {
+            let co = self.obj(self.obj(id).children[i]);
             if let Some(n) = &co.nodeset {
-                ns = &ns | n;
+                ns.or_assign(n);
             }
             if let Some(n) = &co.complete_nodeset {
-                cns = &cns | n;
+                cns.or_assign(n);
             }
         }
         let o = self.obj_mut(id);
@@ -138,43 +141,52 @@ impl Topology {
     }
 
     fn fixup_sets(&mut self, id: ObjId) {
-        let o = self.obj(id);
+        // The parent's sets are taken out while its children are narrowed
+        // in place (and put back after): no set is copied per object.
+        let o = self.obj_mut(id);
         let (pc, pcc, pn, pcn) = (
-            o.cpuset.clone().unwrap_or_default(),
-            o.complete_cpuset.clone().unwrap_or_default(),
-            o.nodeset.clone().unwrap_or_default(),
-            o.complete_nodeset.clone().unwrap_or_default(),
+            o.cpuset.take().unwrap_or_default(),
+            o.complete_cpuset.take().unwrap_or_default(),
+            o.nodeset.take().unwrap_or_default(),
+            o.complete_nodeset.take().unwrap_or_default(),
         );
         let children = o.normal_and_memory_children();
-        for c in children {
+        for &c in &children {
             let co = self.obj_mut(c);
-            let cs = co.cpuset.take().unwrap_or_default();
-            co.cpuset = Some(&cs & &pc);
-            let ns = co.nodeset.take().unwrap_or_default();
-            co.nodeset = Some(&ns & &pn);
-            co.complete_cpuset = Some(match co.complete_cpuset.take() {
-                Some(x) => &x & &pcc,
-                None => co.cpuset.clone().unwrap_or_default(),
-            });
-            co.complete_nodeset = Some(match co.complete_nodeset.take() {
-                Some(x) => &x & &pcn,
-                None => co.nodeset.clone().unwrap_or_default(),
-            });
+            let cs = co.cpuset.get_or_insert_with(CpuSet::new);
+            cs.and_assign(&pc);
+            let ns = co.nodeset.get_or_insert_with(NodeSet::new);
+            ns.and_assign(&pn);
+            match &mut co.complete_cpuset {
+                Some(x) => x.and_assign(&pcc),
+                None => co.complete_cpuset = co.cpuset.clone(),
+            }
+            match &mut co.complete_nodeset {
+                Some(x) => x.and_assign(&pcn),
+                None => co.complete_nodeset = co.nodeset.clone(),
+            }
             if co.kind() == ObjKind::Memory {
                 co.cpuset = Some(pc.clone());
                 co.complete_cpuset = Some(pcc.clone());
             }
+        }
+        for c in children {
             self.fixup_sets(c);
         }
+        let o = self.obj_mut(id);
+        o.cpuset = Some(pc);
+        o.complete_cpuset = Some(pcc);
+        o.nodeset = Some(pn);
+        o.complete_nodeset = Some(pcn);
     }
 
     fn remove_unused_sets(&mut self, id: ObjId, ac: &CpuSet, an: &NodeSet) {
         let o = self.obj_mut(id);
-        if let Some(c) = o.cpuset.take() {
-            o.cpuset = Some(&c & ac);
+        if let Some(c) = &mut o.cpuset {
+            c.and_assign(ac);
         }
-        if let Some(n) = o.nodeset.take() {
-            o.nodeset = Some(&n & an);
+        if let Some(n) = &mut o.nodeset {
+            n.and_assign(an);
         }
         let children = o.normal_and_memory_children();
         for c in children {

@@ -94,6 +94,13 @@ impl Topology {
         self.objs.len() - 1
     }
 
+    /// Makes room for `additional` more objects, so that a backend that
+    /// knows how many it will add (the XML importer) does not grow the
+    /// object arena step by step, moving every object each time.
+    pub fn reserve_objects(&mut self, additional: usize) {
+        self.objs.reserve(additional);
+    }
+
     /// Replaces the root object's attributes (type stays Machine unless the
     /// caller changes it, infos and names are taken as given).
     pub fn root_mut(&mut self) -> &mut Object {

@@ -15,6 +15,7 @@ use crate::object::*;
 
 impl Topology {
     /// The level holding objects of type `t`, when exactly one does.
+    #[inline]
     fn single_level(&self, t: ObjType) -> Option<&[ObjId]> {
         match self.type_depth(t) {
             TypeDepth::Depth(d) => Some(self.level(d)),
@@ -24,6 +25,7 @@ impl Topology {
 
     /// Number of objects of type `t` (`hwloc_get_nbobjs_by_type`): 0 when
     /// none, and `None` when several levels have that type.
+    #[inline]
     pub fn nb_objs_by_type(&self, t: ObjType) -> Option<usize> {
         match self.type_depth(t) {
             TypeDepth::Depth(d) => Some(self.level(d).len()),
@@ -33,12 +35,14 @@ impl Topology {
     }
 
     /// Object `idx` (logical index) of a level (`hwloc_get_obj_by_depth`).
+    #[inline]
     pub fn obj_by_depth(&self, depth: Depth, idx: usize) -> Option<ObjId> {
         self.level(depth).get(idx).copied()
     }
 
     /// Object `idx` (logical index) of type `t` (`hwloc_get_obj_by_type`);
     /// `None` also when several levels have that type.
+    #[inline]
     pub fn obj_by_type(&self, t: ObjType, idx: usize) -> Option<ObjId> {
         self.single_level(t)?.get(idx).copied()
     }
@@ -46,6 +50,7 @@ impl Topology {
     /// The object after `prev` on its level, or the first object of type
     /// `t` when `prev` is `None` (`hwloc_get_next_obj_by_type`).  `None` at
     /// the end, and when several levels have that type.
+    #[inline]
     pub fn next_obj_by_type(&self, t: ObjType, prev: Option<ObjId>) -> Option<ObjId> {
         let level = self.single_level(t)?;
         match prev {
@@ -62,6 +67,7 @@ impl Topology {
 
     /// The nearest ancestor of `id` of type `t`
     /// (`hwloc_get_ancestor_obj_by_type`).
+    #[inline]
     pub fn ancestor_by_type(&self, id: ObjId, t: ObjType) -> Option<ObjId> {
         let mut cur = self.get(id)?.parent;
         while let Some(p) = cur {
@@ -75,6 +81,7 @@ impl Topology {
     }
 
     /// The PU with OS index `os`, in O(1) once the topology is finished.
+    #[inline]
     pub fn pu_by_os_index(&self, os: u32) -> Option<ObjId> {
         match self.pu_by_os.get(os as usize) {
             Some(&id) if id != ObjId::MAX => Some(id),

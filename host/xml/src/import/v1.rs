@@ -193,7 +193,7 @@ impl Importer<'_, '_> {
             m.complete_nodeset = numa.complete_nodeset.clone();
             m.infos = numa.infos.clone();
             Parsed {
-                obj: m,
+                obj: Box::new(m),
                 keep: true,
                 children: vec![root],
             }
@@ -327,7 +327,7 @@ fn v1_move_numa(p: &mut Parsed, kept_cc: Option<&CpuSet>, groups_allowed: bool) 
             children.push(c);
             children.extend(moved);
             out.push(Parsed {
-                obj: g,
+                obj: Box::new(g),
                 keep: true,
                 children,
             });
