@@ -98,6 +98,7 @@ impl Topology {
         self.set_group_depths();
         self.refresh_references();
         self.index_pus();
+        self.index_links();
     }
 
     /// Whether [`finish`](Self::finish) ran since the last structural change.
@@ -182,11 +183,17 @@ impl Topology {
 
     fn remove_unused_sets(&mut self, id: ObjId, ac: &CpuSet, an: &NodeSet) {
         let o = self.obj_mut(id);
+        // Usually nothing is disallowed: a read-only inclusion test avoids
+        // rewriting (and renormalising) every set.
         if let Some(c) = &mut o.cpuset {
-            c.and_assign(ac);
+            if !c.is_included_in(ac) {
+                c.and_assign(ac);
+            }
         }
         if let Some(n) = &mut o.nodeset {
-            n.and_assign(an);
+            if !n.is_included_in(an) {
+                n.and_assign(an);
+            }
         }
         let children = o.normal_and_memory_children();
         for c in children {

@@ -231,6 +231,8 @@ pub struct Topology {
     /// PU object of each PU OS index (`ObjId::MAX` where none), filled
     /// when levels are rebuilt: covering queries start from it.
     pu_by_os: Vec<ObjId>,
+    /// Dense parent/type/logical-index arrays for the queries.
+    links: query::Links,
     finished: bool,
 }
 
@@ -295,6 +297,7 @@ impl Topology {
             allowed_request: None,
             set_bounds: Vec::new(),
             pu_by_os: Vec::new(),
+            links: query::Links::default(),
             finished: false,
         }
     }

@@ -9,9 +9,28 @@
 //! from PU OS index to PU object, so that the walk starts at the set's
 //! first PU and goes up instead of scanning children from the root.
 
+use alloc::vec::Vec;
+
 use super::{Topology, TypeDepth};
 use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::*;
+
+/// "No parent" in [`Links::parent`].
+const NONE: u32 = u32::MAX;
+
+/// Parent, type and logical index of every arena slot, in dense arrays
+/// (`None` type for removed objects), valid while the topology is
+/// finished.  Walking up a tree or to the next cousin reads these few
+/// bytes instead of whole objects.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Links {
+    parent: Vec<u32>,
+    ty: Vec<Option<ObjType>>,
+    logical: Vec<u32>,
+    /// First and last PU of each NUMA node's cpuset, in level order
+    /// (`None` for an empty or infinite set).
+    numa_bounds: Vec<Option<(u32, u32)>>,
+}
 
 impl Topology {
     /// The level holding objects of type `t`, when exactly one does.
@@ -55,6 +74,13 @@ impl Topology {
         let level = self.single_level(t)?;
         match prev {
             None => level.first().copied(),
+            Some(p) if self.finished => {
+                let q = &self.links;
+                if q.ty.get(p).copied().flatten() != Some(t) {
+                    return None;
+                }
+                level.get(q.logical[p] as usize + 1).copied()
+            }
             Some(p) => {
                 let o = self.get(p)?;
                 if o.obj_type != t {
@@ -69,6 +95,21 @@ impl Topology {
     /// (`hwloc_get_ancestor_obj_by_type`).
     #[inline]
     pub fn ancestor_by_type(&self, id: ObjId, t: ObjType) -> Option<ObjId> {
+        if self.finished {
+            // Dense parent and type arrays: a few bytes per hop instead of
+            // a whole object.
+            let q = &self.links;
+            q.ty.get(id).copied().flatten()?;
+            let mut cur = q.parent[id];
+            while cur != NONE {
+                let c = cur as usize;
+                if q.ty[c] == Some(t) {
+                    return Some(c);
+                }
+                cur = q.parent[c];
+            }
+            return None;
+        }
         let mut cur = self.get(id)?.parent;
         while let Some(p) = cur {
             let o = self.obj(p);
@@ -141,7 +182,19 @@ impl Topology {
     /// (`hwloc_cpuset_to_nodeset`).
     pub fn cpuset_to_nodeset(&self, cpuset: &CpuSet) -> NodeSet {
         let mut n = NodeSet::new();
-        for &id in self.level(Depth::NumaNode) {
+        let nodes = self.level(Depth::NumaNode);
+        // First and last PU of each node, when known: nodes whose range
+        // misses the set's are skipped without reading their bitmaps.
+        let bounds = (self.finished && self.links.numa_bounds.len() == nodes.len())
+            .then_some(&self.links.numa_bounds);
+        let range = cpuset.first().zip(cpuset.last());
+        for (k, &id) in nodes.iter().enumerate() {
+            if let (Some(b), Some((lo, hi))) = (bounds, range) {
+                match b[k] {
+                    Some((first, last)) if last < lo || first > hi => continue,
+                    _ => {}
+                }
+            }
             let o = self.obj(id);
             if o.cpuset.as_ref().is_some_and(|c| c.intersects(cpuset)) {
                 if let Some(os) = o.os_index {
@@ -150,6 +203,38 @@ impl Topology {
             }
         }
         n
+    }
+
+    /// Fills the dense per-object links that the queries read.
+    pub(super) fn index_links(&mut self) {
+        let mut q = core::mem::take(&mut self.links);
+        q.parent.clear();
+        q.ty.clear();
+        q.logical.clear();
+        for o in &self.objs {
+            match o {
+                Some(o) => {
+                    q.parent.push(o.parent.map_or(NONE, |p| p as u32));
+                    q.ty.push(Some(o.obj_type));
+                    q.logical.push(o.logical_index);
+                }
+                None => {
+                    q.parent.push(NONE);
+                    q.ty.push(None);
+                    q.logical.push(0);
+                }
+            }
+        }
+        q.numa_bounds.clear();
+        for &id in self.level(Depth::NumaNode) {
+            let b = self
+                .obj(id)
+                .cpuset
+                .as_ref()
+                .and_then(|c| c.first().zip(c.last()));
+            q.numa_bounds.push(b);
+        }
+        self.links = q;
     }
 
     /// Fills the PU table that [`pu_by_os_index`](Self::pu_by_os_index) reads.
@@ -232,6 +317,19 @@ mod tests {
                 Some(t.covering_from_root(&set))
             );
         }
+    }
+
+    #[test]
+    fn unfinished_topologies_walk_the_objects() {
+        let mut t = small_machine();
+        let pu5 = t.pu_by_os_index(5).unwrap();
+        let pkg = t.ancestor_by_type(pu5, ObjType::Package);
+        let next = t.next_obj_by_type(ObjType::PU, Some(pu5));
+        let root = t.root();
+        t.insert_by_parent(root, Object::new(ObjType::Misc, None));
+        assert!(!t.is_finished());
+        assert_eq!(t.ancestor_by_type(pu5, ObjType::Package), pkg);
+        assert_eq!(t.next_obj_by_type(ObjType::PU, Some(pu5)), next);
     }
 
     #[test]
