@@ -1667,6 +1667,10 @@ impl Description {
     /// object or cannot be finished.
     pub fn build(&self, topo: Topology) -> Result<Topology, SyntheticError> {
         self.check_budget()?;
+        let mut topo = topo;
+        // The object count is known (and bounded by the budget): one
+        // allocation for the arena instead of repeated growth.
+        topo.reserve_objects(usize::try_from(self.object_count()).unwrap_or(0));
         let mut b = Builder {
             desc: self,
             topo,

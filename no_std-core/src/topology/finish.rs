@@ -80,7 +80,8 @@ impl Topology {
         }
         self.rebuild_levels();
         self.rank_cpukinds();
-        self.set_bounds.clear();
+        // Only insertion uses the bounds: give their memory back.
+        self.set_bounds = Vec::new();
         self.finished = true;
         Ok(())
     }
