@@ -34,25 +34,23 @@ def t(ns):
 def kb(b):
     return f"{b/1e6:.2f} MB" if b >= 1e6 else f"{b/1e3:.0f} KB"
 
-print("| load | wloc | libhwloc | time ratio | heap wloc | heap libhwloc | heap ratio |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+print("| load | wloc | libhwloc | time ratio | heap wloc | heap libhwloc | heap ratio | wloc allocations |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 for r in heap:
+    if r["group"] != "load":
+        continue
     w, h = median("load", "wloc", r["id"]), median("load", "hwloc", r["id"])
     if w is None or h is None:
         continue
-    print(f"| {r['name']} | {t(w)} | {t(h)} | {w/h:.2f} | {kb(r['wloc_heap'])} | {kb(r['hwloc_heap'])} | {r['wloc_heap']/r['hwloc_heap']:.2f} |")
+    print(f"| {r['name']} | {t(w)} | {t(h)} | {w/h:.2f} | {kb(r['wloc_heap'])} | {kb(r['hwloc_heap'])} | {r['wloc_heap']/r['hwloc_heap']:.2f} | {r['wloc_allocs']} |")
 print()
 print("| query (whole loop) | topology | wloc | libhwloc | time ratio |")
 print("| --- | --- | --- | --- | --- |")
-for group in sorted(d for d in os.listdir(crit) if d.startswith("query-")):
-    wdir = os.path.join(crit, group, "wloc")
-    if not os.path.isdir(wdir):
+for r in heap:
+    if not r["group"].startswith("query-"):
         continue
-    for ident in sorted(os.listdir(wdir)):
-        if ident == "report":
-            continue
-        w, h = median(group, "wloc", ident), median(group, "hwloc", ident)
-        if w is None or h is None:
-            continue
-        print(f"| {ident.replace('-', ' ')} | {group[len('query-'):]} | {t(w)} | {t(h)} | {w/h:.2f} |")
+    w, h = median(r["group"], "wloc", r["id"]), median(r["group"], "hwloc", r["id"])
+    if w is None or h is None:
+        continue
+    print(f"| {r['name']} | {t(w)} | {t(h)} | {w/h:.2f} |")
 PY
