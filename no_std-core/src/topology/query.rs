@@ -340,4 +340,75 @@ mod tests {
         assert!(both.is_set(0) && both.is_set(1));
         assert!(t.cpuset_to_nodeset(&CpuSet::new()).is_empty());
     }
+
+    extern crate std;
+    use alloc::format;
+    use alloc::string::{String, ToString};
+    use alloc::vec::Vec;
+    use proptest::prelude::*;
+
+    /// Random synthetic machines: packages, NUMA nodes, cores and PUs, with
+    /// the PU indexes rotated so that OS and logical orders differ.
+    fn arb_machine() -> impl Strategy<Value = Topology> {
+        (1u32..4, 1u32..3, 1u32..5, 1u32..4, any::<u64>()).prop_map(|(p, n, c, u, seed)| {
+            let total = u64::from(p * n * c * u);
+            let shift = seed % total;
+            let idx: Vec<String> = (0..total)
+                .map(|i| ((i + shift) % total).to_string())
+                .collect();
+            let desc = format!(
+                "pack:{p} numa:{n} core:{c} pu:{u}(indexes={})",
+                idx.join(",")
+            );
+            crate::synthetic::parse(&desc)
+                .and_then(|d| d.build(Topology::new()))
+                .expect("valid description")
+        })
+    }
+
+    /// The object walks, without the dense arrays and tables.
+    fn naive_ancestor(t: &Topology, id: ObjId, ty: ObjType) -> Option<ObjId> {
+        let mut cur = t.obj(id).parent();
+        while let Some(p) = cur {
+            if t.obj(p).obj_type == ty {
+                return Some(p);
+            }
+            cur = t.obj(p).parent();
+        }
+        None
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn prop_queries_match_object_walks(t in arb_machine(), a in any::<u16>(), b in any::<u16>()) {
+            let n = t.nb_objs_by_type(ObjType::PU).unwrap();
+            let pa = t.obj_by_type(ObjType::PU, usize::from(a) % n).unwrap();
+            let pb = t.obj_by_type(ObjType::PU, usize::from(b) % n).unwrap();
+            let mut set = t.obj(pa).cpuset.clone().unwrap();
+            set.or_assign(t.obj(pb).cpuset.as_ref().unwrap());
+            prop_assert_eq!(t.obj_covering_cpuset(&set), Some(t.covering_from_root(&set)));
+            let os = t.obj(pa).os_index.unwrap();
+            prop_assert_eq!(t.pu_by_os_index(os), Some(pa));
+            for ty in [ObjType::Core, ObjType::Package, ObjType::Machine, ObjType::NUMANode] {
+                prop_assert_eq!(t.ancestor_by_type(pa, ty), naive_ancestor(&t, pa, ty));
+            }
+            let mut walked = Vec::new();
+            let mut cur = None;
+            while let Some(o) = t.next_obj_by_type(ObjType::Core, cur) {
+                walked.push(o);
+                cur = Some(o);
+            }
+            prop_assert_eq!(walked.as_slice(), t.level(t.obj(t.obj_by_type(ObjType::Core, 0).unwrap()).depth()));
+            let mut naive = NodeSet::new();
+            for &id in t.level(Depth::NumaNode) {
+                let o = t.obj(id);
+                if o.cpuset.as_ref().unwrap().intersects(&set) {
+                    naive.set(o.os_index.unwrap());
+                }
+            }
+            prop_assert_eq!(t.cpuset_to_nodeset(&set), naive);
+        }
+    }
 }
