@@ -102,10 +102,13 @@ pub struct Obj {
     pub subtype: Option<String>,
     pub name: Option<String>,
     pub attr: Attr,
-    pub cpuset: Option<Set>,
-    pub complete_cpuset: Option<Set>,
-    pub nodeset: Option<Set>,
-    pub complete_nodeset: Option<Set>,
+    /// The four sets, as indexes into [`Body::sets`] ([`NO_SET`] for none):
+    /// objects share most of them (a core and its caches, every object's
+    /// complete and plain sets), so each distinct set is stored once.
+    pub cpuset: u32,
+    pub complete_cpuset: u32,
+    pub nodeset: u32,
+    pub complete_nodeset: u32,
     pub infos: Vec<Info>,
     pub children: Vec<u32>,
     pub memory_children: Vec<u32>,
@@ -177,6 +180,8 @@ pub struct PciLocality {
 pub struct Body {
     /// Depth-first; entry 0 is the root.
     pub objects: Vec<Obj>,
+    /// The distinct sets of the objects.
+    pub sets: Vec<Set>,
     /// Normal levels, from the root down, as object indexes.
     pub levels: Vec<Vec<u32>>,
     /// Special levels in [`crate::SPECIAL_DEPTHS`] order.
@@ -195,6 +200,9 @@ pub struct Body {
     pub support: Vec<String>,
     pub pci_localities: Vec<PciLocality>,
 }
+
+/// An object without that set.
+pub const NO_SET: u32 = u32::MAX;
 
 /// The rankings in code order.
 pub const RANKINGS: [Ranking; 9] = [
@@ -300,7 +308,17 @@ pub fn body_of(topo: &Topology) -> Body {
             .filter(|&i| i != u32::MAX)
             .collect()
     };
-    let objects = order
+    let mut sets: Vec<Set> = Vec::new();
+    let mut seen: std::collections::HashMap<(Vec<u64>, bool), u32> = Default::default();
+    let mut intern = |b: Option<&Bitmap>| -> u32 {
+        let Some(b) = b else { return NO_SET };
+        let key = (b.words().to_vec(), b.is_infinite());
+        *seen.entry(key).or_insert_with(|| {
+            sets.push(set(b));
+            (sets.len() - 1) as u32
+        })
+    };
+    let objects: Vec<Obj> = order
         .iter()
         .map(|&id| {
             let o = topo.obj(id);
@@ -317,10 +335,10 @@ pub fn body_of(topo: &Topology) -> Body {
                 subtype: o.subtype.clone(),
                 name: o.name.clone(),
                 attr: attr(&o.attr),
-                cpuset: o.cpuset.as_ref().map(|s| set(s.bitmap())),
-                complete_cpuset: o.complete_cpuset.as_ref().map(|s| set(s.bitmap())),
-                nodeset: o.nodeset.as_ref().map(|s| set(s.bitmap())),
-                complete_nodeset: o.complete_nodeset.as_ref().map(|s| set(s.bitmap())),
+                cpuset: intern(o.cpuset.as_ref().map(|s| s.bitmap())),
+                complete_cpuset: intern(o.complete_cpuset.as_ref().map(|s| s.bitmap())),
+                nodeset: intern(o.nodeset.as_ref().map(|s| s.bitmap())),
+                complete_nodeset: intern(o.complete_nodeset.as_ref().map(|s| s.bitmap())),
                 infos: infos(&o.infos),
                 children: ixs(o.children()),
                 memory_children: ixs(o.memory_children()),
@@ -375,6 +393,7 @@ pub fn body_of(topo: &Topology) -> Body {
         .collect();
     Body {
         objects,
+        sets,
         levels,
         special,
         allowed_cpuset: set(topo.allowed_cpuset.bitmap()),

@@ -331,23 +331,38 @@ fn is_sealed(f: &File) -> bool {
 /// sealed memfd, read into private memory otherwise (see the crate
 /// documentation), then checked and validated once.
 pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
-    let ioe = io_err(None);
     if is_sealed(f) {
         // SAFETY: the seals checked above forbid any write or shrink of the
         // file for its whole life, so the mapping stays valid and its
         // bytes constant while the view exists.
-        let map = unsafe { memmap2::Mmap::map(f) }.map_err(ioe)?;
+        let map = unsafe { memmap2::Mmap::map(f) }.map_err(io_err(None))?;
         return AdoptedTopology::new(view::Backing::Mapped(map));
     }
-    let mut buf = AlignedVec::<16>::new();
+    // Read from offset 0 to the end (not only the size fstat saw: the
+    // checks compare what was read with the header), whatever the file
+    // position of the descriptor.
+    use std::os::unix::fs::FileExt;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0) as usize;
-    if len > 0 {
-        buf.reserve(len + 1);
+    let mut buf = AlignedVec::<16>::with_capacity(len.max(4096) + 1);
+    let mut pos = 0usize;
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(buf.capacity());
+        }
+        let spare = buf.capacity() - buf.len();
+        buf.resize(pos + spare, 0);
+        let n = loop {
+            match f.read_at(&mut buf[pos..], pos as u64) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r.map_err(io_err(None))?,
+            }
+        };
+        pos += n;
+        buf.resize(pos, 0);
+        if n == 0 {
+            break;
+        }
     }
-    // Read to the end (not only the size seen by fstat): the checks below
-    // compare what was read with the header.
-    let mut r = f;
-    buf.extend_from_reader(&mut r).map_err(ioe)?;
     AdoptedTopology::new(view::Backing::Owned(buf))
 }
 

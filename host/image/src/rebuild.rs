@@ -24,15 +24,16 @@ fn infos(v: &rkyv::vec::ArchivedVec<ArchivedInfo>) -> Vec<Info> {
 }
 
 /// Fills the descriptive fields of `obj` from the image.
-fn fill(obj: &mut Object, o: &ArchivedObj) {
+fn fill(obj: &mut Object, o: &ArchivedObj, b: &ArchivedBody) {
+    let set = |i: &rkyv::rend::u32_le| b.sets.get(i.to_native() as usize);
     obj.subtype = o.subtype.as_ref().map(|s| s.as_str().into());
     obj.os_index = o.os_index.as_ref().map(|v| v.to_native());
     obj.name = o.name.as_ref().map(|s| s.as_str().into());
     obj.attr = attr(&o.attr);
-    obj.cpuset = o.cpuset.as_ref().map(cpuset);
-    obj.complete_cpuset = o.complete_cpuset.as_ref().map(cpuset);
-    obj.nodeset = o.nodeset.as_ref().map(nodeset);
-    obj.complete_nodeset = o.complete_nodeset.as_ref().map(nodeset);
+    obj.cpuset = set(&o.cpuset).map(cpuset);
+    obj.complete_cpuset = set(&o.complete_cpuset).map(cpuset);
+    obj.nodeset = set(&o.nodeset).map(nodeset);
+    obj.complete_nodeset = set(&o.complete_nodeset).map(nodeset);
     obj.infos = infos(&o.infos);
     obj.gp_index = o.gp_index.to_native();
     obj.total_memory = o.total_memory.to_native();
@@ -43,14 +44,14 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
     let n = b.objects.len();
     let mut ids: Vec<ObjId> = Vec::with_capacity(n);
     let root = t.root();
-    fill(t.root_mut(), &b.objects[0]);
+    fill(t.root_mut(), &b.objects[0], b);
     t.reserve_gp_index(b.objects[0].gp_index.to_native());
     ids.push(root);
     // Validation guarantees each parent comes before its children.
     for o in b.objects.iter().skip(1) {
         let ty = format::obj_type(o.ty).expect("validated type");
         let mut obj = Object::new(ty, None);
-        fill(&mut obj, o);
+        fill(&mut obj, o, b);
         let parent = ids[o.parent.as_ref().expect("validated parent").to_native() as usize];
         let gp = obj.gp_index;
         ids.push(t.insert_by_parent(parent, obj));

@@ -13,8 +13,8 @@ fn bad(m: impl Into<String>) -> ImageError {
 }
 
 /// Sets are bounded so that a hostile image cannot make the rebuild
-/// allocate without limit (2^20 words is 64 million PUs).
-const MAX_SET_WORDS: usize = 1 << 20;
+/// allocate without limit (2^14 words: a million PUs or NUMA nodes).
+const MAX_SET_WORDS: usize = 1 << 14;
 
 fn check_set(s: &ArchivedSet, what: &str, i: usize) -> Result<(), ImageError> {
     if s.words.len() > MAX_SET_WORDS {
@@ -40,6 +40,10 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
             Err(bad(format!("{what} refers to object {v} of {n}")))
         }
     };
+    let nsets = b.sets.len();
+    for s in b.sets.iter() {
+        check_set(s, "a set", 0)?;
+    }
     // Each non-root object is listed exactly once, by its parent.
     let mut listed = vec![false; n];
     for (i, o) in b.objects.iter().enumerate() {
@@ -57,6 +61,18 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
                         "object {i}: its parent does not come before it"
                     )))
                 }
+            }
+        }
+        // The OS index of a PU or a NUMA node is a bit of the root's sets
+        // once rebuilt: it is bounded as the sets are.
+        if let Some(os) = o.os_index.as_ref() {
+            if matches!(t, ObjType::PU | ObjType::NUMANode)
+                && os.to_native() as usize >= MAX_SET_WORDS * 64
+            {
+                return Err(bad(format!(
+                    "object {i}: OS index {} is too large",
+                    os.to_native()
+                )));
             }
         }
         if Depth::from_i64(o.depth.to_native() as i64).is_none() {
@@ -99,12 +115,13 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
             (&o.complete_nodeset, "complete nodeset"),
         ];
         for (s, what) in sets {
-            match s.as_ref() {
-                Some(s) => check_set(s, what, i)?,
-                None if matches!(t.kind(), ObjKind::Normal | ObjKind::Memory) => {
-                    return Err(bad(format!("object {i} ({t}) has no {what}")))
+            let s = s.to_native();
+            if s == format::NO_SET {
+                if matches!(t.kind(), ObjKind::Normal | ObjKind::Memory) {
+                    return Err(bad(format!("object {i} ({t}) has no {what}")));
                 }
-                None => {}
+            } else if s as usize >= nsets {
+                return Err(bad(format!("object {i}: its {what} is set {s} of {nsets}")));
             }
         }
         let lists = [

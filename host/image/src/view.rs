@@ -430,25 +430,28 @@ impl<'a> ObjRef<'a> {
     pub fn misc_children(&self) -> Vec<ObjRef<'a>> {
         self.topo.list(&self.o.misc_children)
     }
+    fn set(&self, i: &rkyv::rend::u32_le) -> Option<&'a ArchivedSet> {
+        self.topo.body().sets.get(i.to_native() as usize)
+    }
     /// Allowed PUs below.
     pub fn cpuset(&self) -> Option<CpuSet> {
-        self.o.cpuset.as_ref().map(cpuset)
+        self.set(&self.o.cpuset).map(cpuset)
     }
     /// All PUs below.
     pub fn complete_cpuset(&self) -> Option<CpuSet> {
-        self.o.complete_cpuset.as_ref().map(cpuset)
+        self.set(&self.o.complete_cpuset).map(cpuset)
     }
     /// Allowed NUMA nodes near.
     pub fn nodeset(&self) -> Option<NodeSet> {
-        self.o.nodeset.as_ref().map(nodeset)
+        self.set(&self.o.nodeset).map(nodeset)
     }
     /// All NUMA nodes near.
     pub fn complete_nodeset(&self) -> Option<NodeSet> {
-        self.o.complete_nodeset.as_ref().map(nodeset)
+        self.set(&self.o.complete_nodeset).map(nodeset)
     }
     /// Whether PU `pu` is in the cpuset, without building the set.
     pub fn cpuset_has(&self, pu: u32) -> bool {
-        self.o.cpuset.as_ref().is_some_and(|s| set_has(s, pu))
+        self.set(&self.o.cpuset).is_some_and(|s| set_has(s, pu))
     }
     /// Name/value infos.
     pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
