@@ -110,10 +110,10 @@ pub struct Obj {
     pub nodeset: u32,
     pub complete_nodeset: u32,
     pub infos: Vec<Info>,
+    /// Normal, memory, I/O then misc children, in one list (one offset
+    /// to validate instead of four): `child_counts` says how many of each.
     pub children: Vec<u32>,
-    pub memory_children: Vec<u32>,
-    pub io_children: Vec<u32>,
-    pub misc_children: Vec<u32>,
+    pub child_counts: [u32; 4],
 }
 
 /// A distance matrix.
@@ -340,10 +340,22 @@ pub fn body_of(topo: &Topology) -> Body {
                 nodeset: intern(o.nodeset.as_ref().map(|s| s.bitmap())),
                 complete_nodeset: intern(o.complete_nodeset.as_ref().map(|s| s.bitmap())),
                 infos: infos(&o.infos),
-                children: ixs(o.children()),
-                memory_children: ixs(o.memory_children()),
-                io_children: ixs(o.io_children()),
-                misc_children: ixs(o.misc_children()),
+                children: [
+                    o.children(),
+                    o.memory_children(),
+                    o.io_children(),
+                    o.misc_children(),
+                ]
+                .concat()
+                .iter()
+                .map(|&i| ix(i))
+                .collect(),
+                child_counts: [
+                    o.children().len() as u32,
+                    o.memory_children().len() as u32,
+                    o.io_children().len() as u32,
+                    o.misc_children().len() as u32,
+                ],
             }
         })
         .collect();

@@ -341,27 +341,38 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
     // Read from offset 0 to the end (not only the size fstat saw: the
     // checks compare what was read with the header), whatever the file
     // position of the descriptor.
-    use std::os::unix::fs::FileExt;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0) as usize;
     let mut buf = AlignedVec::<16>::with_capacity(len.max(4096) + 1);
-    let mut pos = 0usize;
     loop {
         if buf.len() == buf.capacity() {
             buf.reserve(buf.capacity());
         }
-        let spare = buf.capacity() - buf.len();
-        buf.resize(pos + spare, 0);
-        let n = loop {
-            match f.read_at(&mut buf[pos..], pos as u64) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                r => break r.map_err(io_err(None))?,
-            }
+        let pos = buf.len();
+        let spare = buf.capacity() - pos;
+        // SAFETY: pread writes at most `spare` bytes into the buffer's
+        // unused capacity, which starts at `pos`; only the bytes it
+        // reports written are then counted in the length.  (Reading into
+        // the spare capacity skips zeroing the whole buffer first.)
+        let n = unsafe {
+            libc::pread(
+                f.as_raw_fd(),
+                buf.as_mut_ptr().add(pos).cast(),
+                spare,
+                pos as libc::off_t,
+            )
         };
-        pos += n;
-        buf.resize(pos, 0);
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(io_err(None)(e));
+        }
         if n == 0 {
             break;
         }
+        // SAFETY: the `n` bytes after `pos` were just written by pread.
+        unsafe { buf.set_len(pos + n as usize) };
     }
     AdoptedTopology::new(view::Backing::Owned(buf))
 }

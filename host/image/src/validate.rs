@@ -124,14 +124,14 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
                 return Err(bad(format!("object {i}: its {what} is set {s} of {nsets}")));
             }
         }
-        let lists = [
-            (&o.children, ObjKind::Normal),
-            (&o.memory_children, ObjKind::Memory),
-            (&o.io_children, ObjKind::Io),
-            (&o.misc_children, ObjKind::Misc),
-        ];
-        for (list, kind) in lists {
-            for c in list.iter() {
+        let counts = o.child_counts.map(|c| c.to_native() as usize);
+        if counts.iter().try_fold(0usize, |a, &c| a.checked_add(c)) != Some(o.children.len()) {
+            return Err(bad(format!("object {i}: child counts do not add up")));
+        }
+        let mut kids = o.children.iter();
+        let kinds = [ObjKind::Normal, ObjKind::Memory, ObjKind::Io, ObjKind::Misc];
+        for (count, kind) in counts.into_iter().zip(kinds) {
+            for c in kids.by_ref().take(count) {
                 let c = idx(c.to_native(), "a child list")?;
                 let co = &b.objects[c];
                 if c <= i || co.parent.as_ref().map(|p| p.to_native() as usize) != Some(i) {

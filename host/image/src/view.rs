@@ -140,7 +140,7 @@ impl AdoptedTopology {
         self.obj(index as usize).expect("validated index")
     }
 
-    fn list<'a>(&'a self, v: &'a ArchivedVec<rkyv::rend::u32_le>) -> Vec<ObjRef<'a>> {
+    fn list<'a>(&'a self, v: &'a [rkyv::rend::u32_le]) -> Vec<ObjRef<'a>> {
         v.iter().map(|i| self.at(i.to_native())).collect()
     }
 
@@ -412,23 +412,30 @@ impl<'a> ObjRef<'a> {
     }
     /// Normal children.
     pub fn children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(&self.o.children)
+        self.topo.list(self.kids(0))
+    }
+    /// The children of one family (0 normal, 1 memory, 2 I/O, 3 misc):
+    /// validation checked that the counts add up to the list.
+    fn kids(&self, family: usize) -> &'a [rkyv::rend::u32_le] {
+        let c = &self.o.child_counts;
+        let start: usize = c[..family].iter().map(|n| n.to_native() as usize).sum();
+        &self.o.children[start..start + c[family].to_native() as usize]
     }
     /// Number of normal children.
     pub fn arity(&self) -> usize {
-        self.o.children.len()
+        self.o.child_counts[0].to_native() as usize
     }
     /// Memory children.
     pub fn memory_children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(&self.o.memory_children)
+        self.topo.list(self.kids(1))
     }
     /// I/O children.
     pub fn io_children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(&self.o.io_children)
+        self.topo.list(self.kids(2))
     }
     /// Misc children.
     pub fn misc_children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(&self.o.misc_children)
+        self.topo.list(self.kids(3))
     }
     fn set(&self, i: &rkyv::rend::u32_le) -> Option<&'a ArchivedSet> {
         self.topo.body().sets.get(i.to_native() as usize)
