@@ -498,6 +498,22 @@ mod tests {
     }
 
     #[test]
+    fn recognises_an_image_by_its_magic_number() {
+        let dir = std::env::temp_dir().join(format!("wloc-guess-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = wloc_core::synthetic::parse("pack:2 pu:2")
+            .unwrap()
+            .build(Topology::new())
+            .unwrap();
+        let img = dir.join("topo.xml");
+        wloc_image::write(&t, &img).unwrap();
+        assert_eq!(guess_format(img.to_str().unwrap()), InputFormat::Image);
+        let loaded = load(&resolve(img.to_str(), None).unwrap(), Topology::new()).unwrap();
+        assert_eq!(loaded.objs_by_type(wloc_core::ObjType::PU).len(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn explicit_format_wins() {
         assert_eq!(
             resolve(Some("x"), Some(InputFormat::Xml)).unwrap(),
