@@ -270,3 +270,37 @@ proptest! {
         }
     }
 }
+
+/// Where adopting spends its time:
+/// `WLOC_IMAGE_PHASES=IMAGE cargo test --release -p wloc-image adopt_phases -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn adopt_phases() {
+    let Ok(p) = std::env::var("WLOC_IMAGE_PHASES") else {
+        return;
+    };
+    let bytes = std::fs::read(p).unwrap();
+    let mut buf = AlignedVec::<16>::new();
+    buf.extend_from_slice(&bytes);
+    let n = 2000;
+    let time = |f: &dyn Fn()| {
+        let s = std::time::Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        s.elapsed().as_secs_f64() * 1e6 / n as f64
+    };
+    let hdr = time(&|| {
+        check_header(&buf).unwrap();
+    });
+    let body = &buf[HEADER_LEN..];
+    let acc = time(&|| {
+        rkyv::access::<format::ArchivedBody, rkyv::rancor::Error>(body).unwrap();
+    });
+    let b = rkyv::access::<format::ArchivedBody, rkyv::rancor::Error>(body).unwrap();
+    let tree = time(&|| validate::tree(b).unwrap());
+    let read = time(&|| {
+        let _ = adopt(std::env::var("WLOC_IMAGE_PHASES").unwrap()).unwrap();
+    });
+    eprintln!("header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
+}
