@@ -197,9 +197,19 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
         Source::Cpuid(p) => load_cpuid_dump(p, topo),
         Source::CpuidThisSystem => load_cpuid_this_system(topo),
         Source::ThisSystem => load_linux(Path::new("/"), true, topo),
-        Source::Image(p) => wloc_image::adopt(p)
-            .and_then(|img| img.to_topology_into(topo))
-            .map_err(LoadError::Image),
+        Source::Image(p) => {
+            let img = if p.as_os_str() == "-" {
+                let stdin = std::io::stdin();
+                let fd = std::os::fd::AsFd::as_fd(&stdin)
+                    .try_clone_to_owned()
+                    .map_err(|e| LoadError::BadInput(format!("cannot read standard input: {e}")))?;
+                wloc_image::adopt_file(&std::fs::File::from(fd))
+            } else {
+                wloc_image::adopt(p)
+            };
+            img.and_then(|img| img.to_topology_into(topo))
+                .map_err(LoadError::Image)
+        }
     }
 }
 

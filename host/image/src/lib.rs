@@ -366,6 +366,12 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
+            if e.raw_os_error() == Some(libc::ESPIPE) && pos == 0 {
+                // A pipe or a terminal: read it in sequence instead.
+                let mut r = f;
+                buf.extend_from_reader(&mut r).map_err(io_err(None))?;
+                break;
+            }
             return Err(io_err(None)(e));
         }
         if n == 0 {

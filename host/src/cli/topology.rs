@@ -167,9 +167,10 @@ impl TopologyArgs {
         let mut topo = loaded.map_err(|e| match how.errors {
             LoadErrors::Named(name) => named(name, &e),
             LoadErrors::ContentNamed(name) => match e {
-                LoadError::Xml(_) | LoadError::Synthetic(_) | LoadError::Component(_) => {
-                    named(name, &e)
-                }
+                LoadError::Xml(_)
+                | LoadError::Synthetic(_)
+                | LoadError::Component(_)
+                | LoadError::Image(_) => named(name, &e),
                 other => other.to_string(),
             },
             LoadErrors::Plain => e.to_string(),
