@@ -17,6 +17,7 @@ mod gather_topology;
 mod graph;
 mod hostile;
 mod hwloc_differential;
+mod image;
 mod info_ps;
 mod k8s;
 mod linux_conformance;

@@ -144,6 +144,7 @@ fn wloc_runtime_sanitize(s: &str) -> String {
 fn default_name(source: &Source) -> &'static str {
     match source {
         Source::Xml(_) => "xml",
+        Source::Image(_) => "image",
         Source::Synthetic(_) => builtin::SYNTHETIC_NAME,
         Source::Fsroot(_) | Source::ThisSystem => builtin::LINUX_NAME,
         Source::Cpuid(_) | Source::CpuidThisSystem => builtin::X86_NAME,
@@ -224,6 +225,7 @@ pub fn load_for_ls(
             builtin::LINUX_NAME,
             builtin::X86_NAME,
             "xml",
+            "image",
         ]
         .contains(&n.as_str())
         {
@@ -267,6 +269,7 @@ pub fn load_for_ls(
             builtin::LINUX_NAME,
             builtin::X86_NAME,
             "xml",
+            "image",
         ]
         .contains(&n.as_str())
     }) {

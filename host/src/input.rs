@@ -1,8 +1,13 @@
-//! Choosing and loading a topology source: XML, synthetic, fsroot or CPUID dump.
+//! Choosing and loading a topology source: XML, synthetic, fsroot, CPUID
+//! dump or topology image.
 //!
 //! The source comes from the command line (`-i` and `--if`) or, when none is
-//! given, from hwloc's environment variables and their `WLOC_` equivalents,
-//! checked in hwloc's order: fsroot, CPUID dump, synthetic, XML.
+//! given, from the environment: first `WLOC_IMAGE` (a topology image a
+//! launcher wrote for its processes), then hwloc's variables and their
+//! `WLOC_` equivalents, in hwloc's order: fsroot (`WLOC_FSROOT`), CPUID dump
+//! (`WLOC_CPUID_PATH`), synthetic (`WLOC_SYNTHETIC`), XML (`WLOC_XMLFILE`).
+//! A file given with `-i` is an image when it starts with the image magic
+//! number, whatever its name.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -20,6 +25,8 @@ pub enum InputFormat {
     Fsroot,
     /// A directory of per-PU CPUID dumps.
     Cpuid,
+    /// A topology image (`wloc ls --of image`).
+    Image,
 }
 
 impl InputFormat {
@@ -30,6 +37,7 @@ impl InputFormat {
             "synthetic" => Some(InputFormat::Synthetic),
             "fsroot" => Some(InputFormat::Fsroot),
             "cpuid" => Some(InputFormat::Cpuid),
+            "image" => Some(InputFormat::Image),
             _ => None,
         }
     }
@@ -51,6 +59,8 @@ pub enum Source {
     CpuidThisSystem,
     /// The machine we run on.
     ThisSystem,
+    /// A topology image.
+    Image(PathBuf),
 }
 
 /// Why a topology could not be loaded.
@@ -68,6 +78,8 @@ pub enum LoadError {
     Linux(wloc_linux::DiscoveryError),
     /// A sandboxed component failed or was refused.
     Component(wloc_runtime::ComponentError),
+    /// The topology image was refused.
+    Image(wloc_image::ImageError),
 }
 
 impl fmt::Display for LoadError {
@@ -77,6 +89,7 @@ impl fmt::Display for LoadError {
             LoadError::Xml(e) => write!(f, "{e}"),
             LoadError::Synthetic(e) => write!(f, "invalid synthetic description: {e}"),
             LoadError::Linux(e) => write!(f, "Linux discovery failed: {e}"),
+            LoadError::Image(e) => write!(f, "{e}"),
             // The synthetic component reports description errors in the
             // words of the native parser.
             LoadError::Component(e) => match &e.kind {
@@ -102,8 +115,9 @@ pub fn env_var(suffix: &str) -> Option<String> {
 }
 
 /// Guesses the format of `-i` as lstopo does: a directory holding a CPUID
-/// dump is `cpuid`, another directory is `fsroot`, an existing file is
-/// XML, and anything else is a synthetic description.
+/// dump is `cpuid`, another directory is `fsroot`, a file starting with
+/// the image magic number is an image, another existing file is XML, and
+/// anything else is a synthetic description.
 pub fn guess_format(input: &str) -> InputFormat {
     let p = Path::new(input);
     if p.is_dir() {
@@ -112,6 +126,8 @@ pub fn guess_format(input: &str) -> InputFormat {
         } else {
             InputFormat::Fsroot
         }
+    } else if p.is_file() && wloc_image::file_is_image(p) {
+        InputFormat::Image
     } else if input == "-" || p.is_file() || input.ends_with(".xml") {
         InputFormat::Xml
     } else {
@@ -128,6 +144,7 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
             InputFormat::Synthetic => Source::Synthetic(i.into()),
             InputFormat::Fsroot => Source::Fsroot(i.into()),
             InputFormat::Cpuid => Source::Cpuid(i.into()),
+            InputFormat::Image => Source::Image(i.into()),
         });
     }
     match format {
@@ -139,6 +156,11 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
             ))
         }
         None => {}
+    }
+    // A launcher's image wins over hwloc's variables, which may be set
+    // for the whole job.
+    if let Some(v) = std::env::var("WLOC_IMAGE").ok().filter(|v| !v.is_empty()) {
+        return Ok(Source::Image(v.into()));
     }
     if let Some(v) = env_var("FSROOT") {
         return Ok(Source::Fsroot(v.into()));
@@ -175,6 +197,19 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
         Source::Cpuid(p) => load_cpuid_dump(p, topo),
         Source::CpuidThisSystem => load_cpuid_this_system(topo),
         Source::ThisSystem => load_linux(Path::new("/"), true, topo),
+        Source::Image(p) => {
+            let img = if p.as_os_str() == "-" {
+                let stdin = std::io::stdin();
+                let fd = std::os::fd::AsFd::as_fd(&stdin)
+                    .try_clone_to_owned()
+                    .map_err(|e| LoadError::BadInput(format!("cannot read standard input: {e}")))?;
+                wloc_image::adopt_file(&std::fs::File::from(fd))
+            } else {
+                wloc_image::adopt(p)
+            };
+            img.and_then(|img| img.to_topology_into(topo))
+                .map_err(LoadError::Image)
+        }
     }
 }
 
@@ -470,6 +505,22 @@ mod tests {
         assert_eq!(guess_format("/"), InputFormat::Fsroot);
         assert_eq!(guess_format("missing.xml"), InputFormat::Xml);
         assert_eq!(guess_format("-"), InputFormat::Xml);
+    }
+
+    #[test]
+    fn recognises_an_image_by_its_magic_number() {
+        let dir = std::env::temp_dir().join(format!("wloc-guess-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = wloc_core::synthetic::parse("pack:2 pu:2")
+            .unwrap()
+            .build(Topology::new())
+            .unwrap();
+        let img = dir.join("topo.xml");
+        wloc_image::write(&t, &img).unwrap();
+        assert_eq!(guess_format(img.to_str().unwrap()), InputFormat::Image);
+        let loaded = load(&resolve(img.to_str(), None).unwrap(), Topology::new()).unwrap();
+        assert_eq!(loaded.objs_by_type(wloc_core::ObjType::PU).len(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -21,3 +21,7 @@ pub use wloc_core as model;
 
 /// hwloc XML import and export (the `wloc-xml` crate).
 pub use wloc_xml as xml;
+
+/// Topology images: write once, adopt in any process (the `wloc-image`
+/// crate).  See its documentation for the format and a launcher example.
+pub use wloc_image as image;

@@ -1,5 +1,5 @@
 //! `wloc ls`: show the topology as lstopo does, as a console listing,
-//! XML, a synthetic description or JSON.
+//! XML, a synthetic description or JSON, or write it as a topology image.
 
 use std::path::Path;
 
@@ -16,7 +16,8 @@ use super::topology::{keep_all, Components, Load, LoadErrors, TopologyArgs};
 pub struct LsArgs {
     #[command(flatten)]
     topo_args: TopologyArgs,
-    /// Force the output format: console, xml, synthetic or json.
+    /// Force the output format: console, xml, synthetic, json or image (a
+    /// topology image other processes adopt with -i or WLOC_IMAGE).
     #[arg(long = "of", alias = "output-format", value_name = "FORMAT", value_parser = parse_output_format)]
     output_format: Option<OutputFormat>,
     /// Overwrite the output file if it exists.
@@ -98,6 +99,7 @@ enum OutputFormat {
     Xml,
     Synthetic,
     Json,
+    Image,
 }
 
 fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
@@ -106,9 +108,10 @@ fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
         "xml" => OutputFormat::Xml,
         "synthetic" => OutputFormat::Synthetic,
         "json" => OutputFormat::Json,
+        "image" => OutputFormat::Image,
         _ => {
             return Err(format!(
-                "unknown output format '{s}' (expected console, xml, synthetic or json)"
+                "unknown output format '{s}' (expected console, xml, synthetic, json or image)"
             ))
         }
     })
@@ -188,6 +191,7 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
             Some("xml") => Some(OutputFormat::Xml),
             Some("synthetic") => Some(OutputFormat::Synthetic),
             Some("json") => Some(OutputFormat::Json),
+            Some("wlocimg") => Some(OutputFormat::Image),
             Some("txt") | Some("console") => Some(OutputFormat::Console),
             _ => None,
         };
@@ -198,7 +202,7 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
         if !stdout {
             if format.is_none() {
                 return Err(format!(
-                    "cannot guess the output format of '{out}': use --of console, xml, synthetic or json"
+                    "cannot guess the output format of '{out}': use --of console, xml, synthetic, json or image"
                 ));
             }
             path = Some(out.clone());
@@ -233,6 +237,7 @@ pub fn run(a: &LsArgs) -> super::Result {
                 input::Source::CpuidThisSystem => "",
                 input::Source::Fsroot(_) => "a file-system root",
                 input::Source::ThisSystem => "",
+                input::Source::Image(_) => "a topology image",
             };
             preamble = format!("assuming `{i}' is {what}\n");
         }
@@ -293,6 +298,19 @@ pub fn run(a: &LsArgs) -> super::Result {
             s
         }
         OutputFormat::Json => wloc::json::export(&topo),
+        OutputFormat::Image => {
+            return match path {
+                // Written atomically: processes adopting the previous image
+                // at that path see it or the new one, never a part.
+                Some(p) => Ok(wloc::image::write(&topo, &p)
+                    .map_err(|e| format!("cannot write the image '{p}': {e}"))?),
+                None => {
+                    let mut out = std::io::stdout().lock();
+                    std::io::Write::write_all(&mut out, &wloc::image::to_bytes(&topo))?;
+                    Ok(std::io::Write::flush(&mut out)?)
+                }
+            };
+        }
     };
     match path {
         Some(p) => Ok(std::fs::write(&p, text).map_err(|e| format!("cannot write '{p}': {e}"))?),

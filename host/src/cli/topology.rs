@@ -11,13 +11,14 @@ use wloc::tool_flags::{parse_restrict_flags, restrict_topology, split_restrict};
 use wloc_core::{Topology, TypeFilter};
 
 /// Where the topology comes from: `-i` and `--if`, else the environment
-/// (`WLOC_XMLFILE`, `HWLOC_SYNTHETIC`, ...), else this machine.
+/// (`WLOC_IMAGE`, then `WLOC_XMLFILE`, `HWLOC_SYNTHETIC`, ...), else this
+/// machine.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputArgs {
-    /// Read the topology from an XML file, a directory (fsroot or CPUID dump) or a synthetic description.
+    /// Read the topology from an XML file, a topology image, a directory (fsroot or CPUID dump) or a synthetic description.
     #[arg(short = 'i', long = "input", value_name = "INPUT")]
     pub input: Option<String>,
-    /// Force the input format: xml, synthetic, fsroot or cpuid.
+    /// Force the input format: xml, synthetic, fsroot, cpuid or image.
     #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
 }
@@ -47,7 +48,7 @@ pub struct TopologyArgs {
 /// The one parser of input format names (`--if`).
 pub fn parse_input_format(s: &str) -> Result<InputFormat, String> {
     InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot or cpuid)")
+        format!("unknown input format '{s}' (expected xml, synthetic, fsroot, cpuid or image)")
     })
 }
 
@@ -166,9 +167,10 @@ impl TopologyArgs {
         let mut topo = loaded.map_err(|e| match how.errors {
             LoadErrors::Named(name) => named(name, &e),
             LoadErrors::ContentNamed(name) => match e {
-                LoadError::Xml(_) | LoadError::Synthetic(_) | LoadError::Component(_) => {
-                    named(name, &e)
-                }
+                LoadError::Xml(_)
+                | LoadError::Synthetic(_)
+                | LoadError::Component(_)
+                | LoadError::Image(_) => named(name, &e),
                 other => other.to_string(),
             },
             LoadErrors::Plain => e.to_string(),

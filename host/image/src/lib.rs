@@ -1,0 +1,455 @@
+//! Topology images: one discovery, many processes.
+//!
+//! An image is a finished [`Topology`] written once (by a launcher, a
+//! resource manager, `wloc ls --of image FILE`) and adopted by any number
+//! of processes, any number of times, in microseconds, without discovering
+//! or parsing anything.
+//!
+//! # Format
+//!
+//! A 64-byte header followed by the body, all little-endian:
+//!
+//! | bytes  | field |
+//! | ------ | ----- |
+//! | 0..8   | magic `\x89WLOCIMG` |
+//! | 8..12  | format version ([`FORMAT_VERSION`]) |
+//! | 12..16 | header length (64) |
+//! | 16..24 | body length in bytes |
+//! | 24..32 | xxh3-64 checksum of the body |
+//! | 32..36 | number of objects |
+//! | 36..40 | reserved (0) |
+//! | 40..64 | version of wloc that wrote it, NUL-padded |
+//!
+//! The body is an [rkyv](https://docs.rs/rkyv) archive of the topology (see
+//! the `format` module): one table of objects in depth-first order, every
+//! link an index into it, every variable-sized field behind a relative
+//! offset.  Nothing in it is an address, so it reads the same wherever it
+//! is mapped, in every process, with ASLR; there is no fixed-address
+//! mapping to negotiate and no limit on how often a process adopts.
+//!
+//! # Adopting
+//!
+//! [`adopt`] checks the header (magic, version, length, checksum), then
+//! validates the archive once with bytecheck (every offset, length, enum tag
+//! and UTF-8 string) and the tree (every index in range, each object listed
+//! once under its parent, children after their parent, families in their
+//! lists), and returns an [`AdoptedTopology`]: a read-only view answering
+//! levels, objects by type, depth and index, parents and children, sets,
+//! attributes, infos, distances, memory attributes, CPU kinds and topology
+//! infos straight from the image.  [`AdoptedTopology::to_topology`] builds
+//! a full [`Topology`] when the whole model is needed (restriction, type
+//! filters, the XML or console writers).
+//!
+//! # A file changed under a reader
+//!
+//! A shared mapping of a regular file that someone truncates raises
+//! SIGBUS, and one whose bytes change after validation could lead the
+//! reader outside the image.  So an image is only *mapped* when the kernel
+//! guarantees it cannot change: a memfd sealed against writing and
+//! shrinking ([`write_memfd`] makes one; `F_GET_SEALS` is checked on every
+//! adopt).  Any other file (a regular file, a pipe) is *read* into private
+//! memory with one `read` (an image of a 1,000-object machine is about
+//! 100 KB: a few microseconds), so that later changes, truncation or
+//! removal of the file do not reach the reader; a file truncated while it
+//! is read is refused as truncated.  [`write`] never changes a published
+//! file: it writes a read-only temporary file beside it and renames it
+//! over, so a reader sees the old image or the new one, never a part.
+//!
+//! # A launcher and its ranks
+//!
+//! ```no_run
+//! use std::process::Command;
+//! # fn discover() -> wloc_core::Topology { unimplemented!() }
+//!
+//! // The launcher discovers once per node and publishes the image...
+//! let topo: wloc_core::Topology = discover();
+//! let path = std::env::temp_dir().join("node.wlocimg");
+//! wloc_image::write(&topo, &path).unwrap();
+//! // ...and hands its path to every rank (the `wloc` command reads
+//! // WLOC_IMAGE too).
+//! for rank in 0..4 {
+//!     Command::new("./rank").env("WLOC_IMAGE", &path).arg(rank.to_string()).spawn().unwrap();
+//! }
+//!
+//! // In each rank: adopt, then query.
+//! let img = wloc_image::adopt(std::env::var_os("WLOC_IMAGE").unwrap()).unwrap();
+//! let cores = img.objs_by_type(wloc_core::ObjType::Core);
+//! let mine = &cores[3 % cores.len()];
+//! println!("rank 3 runs on core L#{} {}", mine.logical_index(), mine.cpuset().unwrap());
+//! ```
+//!
+//! With a sealed memfd instead of a file, every rank maps the same pages
+//! (no private copy): the launcher calls [`write_memfd`], lets the ranks
+//! inherit the descriptor, and passes `/proc/<launcher pid>/fd/<fd>` (or
+//! the rank adopts the inherited descriptor with [`adopt_file`]).
+
+#![warn(missing_docs)]
+
+mod format;
+mod rebuild;
+mod validate;
+mod view;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rkyv::util::AlignedVec;
+use wloc_core::object::Depth;
+use wloc_core::Topology;
+
+pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef, ObjRef};
+
+/// First bytes of every image.
+pub const MAGIC: [u8; 8] = *b"\x89WLOCIMG";
+/// The image format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Length of the header before the body.
+pub const HEADER_LEN: usize = 64;
+/// The special levels in the order the image stores them.
+pub const SPECIAL_DEPTHS: [Depth; 6] = [
+    Depth::NumaNode,
+    Depth::Bridge,
+    Depth::PciDevice,
+    Depth::OsDevice,
+    Depth::Misc,
+    Depth::MemCache,
+];
+
+/// Why an image was not written or adopted.
+#[derive(Debug)]
+pub enum ImageError {
+    /// Reading or writing the file failed.
+    Io {
+        /// The file.
+        path: Option<PathBuf>,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The data does not start with [`MAGIC`].
+    NotAnImage,
+    /// The image has another format version.
+    Version {
+        /// The version in the image.
+        found: u32,
+        /// The wloc version that wrote it, as recorded in the header.
+        writer: String,
+    },
+    /// The data is shorter than its header says.
+    Truncated {
+        /// Bytes the header announces (header included).
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// The body's checksum does not match the header's.
+    Checksum {
+        /// Checksum in the header.
+        expected: u64,
+        /// Checksum of the body present.
+        found: u64,
+    },
+    /// The image is intact but describes no valid topology.
+    Invalid(String),
+}
+
+impl fmt::Display for ImageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImageError::Io {
+                path: Some(p),
+                source,
+            } => write!(f, "{}: {source}", p.display()),
+            ImageError::Io { path: None, source } => write!(f, "{source}"),
+            ImageError::NotAnImage => f.write_str("not a wloc topology image (wrong magic number)"),
+            ImageError::Version { found, writer } => write!(
+                f,
+                "topology image format version {found} (written by wloc {writer}) is not supported: this wloc reads version {FORMAT_VERSION}"
+            ),
+            ImageError::Truncated { expected, found } => write!(
+                f,
+                "truncated topology image: {found} bytes present, {expected} expected"
+            ),
+            ImageError::Checksum { expected, found } => write!(
+                f,
+                "corrupted topology image: body checksum {found:#018x} does not match the header's {expected:#018x}"
+            ),
+            ImageError::Invalid(m) => write!(f, "invalid topology image: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ImageError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn io_err(path: Option<&Path>) -> impl FnOnce(std::io::Error) -> ImageError + '_ {
+    move |source| ImageError::Io {
+        path: path.map(Path::to_path_buf),
+        source,
+    }
+}
+
+/// Whether `bytes` start like an image (the magic number alone).
+pub fn is_image(bytes: &[u8]) -> bool {
+    bytes.len() >= MAGIC.len() && bytes[..MAGIC.len()] == MAGIC
+}
+
+/// Whether the file at `path` starts with the image magic number.
+pub fn file_is_image(path: impl AsRef<Path>) -> bool {
+    let mut head = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && is_image(&head)
+}
+
+/// The image of a finished topology, header included.
+pub fn to_bytes(topo: &Topology) -> Vec<u8> {
+    let body = format::body_of(topo);
+    let archived =
+        rkyv::to_bytes::<rkyv::rancor::Error>(&body).expect("serialising into memory cannot fail");
+    let mut out = Vec::with_capacity(HEADER_LEN + archived.len());
+    out.extend_from_slice(&header(&archived, body.objects.len() as u32));
+    out.extend_from_slice(&archived);
+    out
+}
+
+fn header(body: &[u8], nobjs: u32) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+    h[16..24].copy_from_slice(&(body.len() as u64).to_le_bytes());
+    h[24..32].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(body).to_le_bytes());
+    h[32..36].copy_from_slice(&nobjs.to_le_bytes());
+    let v = env!("CARGO_PKG_VERSION").as_bytes();
+    let n = v.len().min(24);
+    h[40..40 + n].copy_from_slice(&v[..n]);
+    h
+}
+
+/// Writes the image of `topo` to `path` atomically: into a read-only
+/// temporary file in the same directory, synced, then renamed over `path`.
+/// Readers see the previous file or the complete new one.
+pub fn write(topo: &Topology, path: impl AsRef<Path>) -> Result<(), ImageError> {
+    let path = path.as_ref();
+    let bytes = to_bytes(topo);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| ImageError::Invalid(format!("'{}' names no file", path.display())))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}-{nanos}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o444)
+            .open(&tmp)
+            .map_err(io_err(Some(&tmp)))?;
+        f.write_all(&bytes).map_err(io_err(Some(&tmp)))?;
+        f.sync_all().map_err(io_err(Some(&tmp)))?;
+        std::fs::rename(&tmp, path).map_err(io_err(Some(path)))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes the image of `topo` into a new memfd sealed against writing,
+/// shrinking and growing, ready to be mapped by every process that
+/// inherits or reopens it (`/proc/PID/fd/N`).  The descriptor is not
+/// close-on-exec, so that children inherit it.
+pub fn write_memfd(topo: &Topology) -> Result<OwnedFd, ImageError> {
+    let bytes = to_bytes(topo);
+    let err = |e| ImageError::Io {
+        path: None,
+        source: e,
+    };
+    // SAFETY: memfd_create takes a NUL-terminated name and flags; the
+    // returned descriptor is owned by nobody else.
+    let fd = unsafe { libc::memfd_create(c"wloc-image".as_ptr(), libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just created and is valid.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut f = File::from(owned);
+    f.write_all(&bytes).map_err(err)?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+    // SAFETY: plain fcntl on a valid descriptor.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_ADD_SEALS, seals) } < 0 {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    Ok(OwnedFd::from(f))
+}
+
+/// Adopts the image at `path` (see [`adopt_file`]).
+pub fn adopt(path: impl AsRef<Path>) -> Result<AdoptedTopology, ImageError> {
+    let path = path.as_ref();
+    let f = File::open(path).map_err(io_err(Some(path)))?;
+    adopt_file(&f).map_err(|e| match e {
+        ImageError::Io { path: None, source } => ImageError::Io {
+            path: Some(path.to_path_buf()),
+            source,
+        },
+        e => e,
+    })
+}
+
+/// Whether the file is sealed so that its bytes can neither change nor
+/// shrink (a sealed memfd).
+fn is_sealed(f: &File) -> bool {
+    // SAFETY: plain fcntl on a valid descriptor; files that do not support
+    // seals return -1.
+    let seals = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GET_SEALS) };
+    let need = libc::F_SEAL_SHRINK | libc::F_SEAL_WRITE;
+    seals >= 0 && seals & need == need
+}
+
+/// Adopts the image in an open file: mapped read-only when the file is a
+/// sealed memfd, read into private memory otherwise (see the crate
+/// documentation), then checked and validated once.
+pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
+    if is_sealed(f) {
+        // SAFETY: the seals checked above forbid any write or shrink of the
+        // file for its whole life, so the mapping stays valid and its
+        // bytes constant while the view exists.
+        let map = unsafe { memmap2::Mmap::map(f) }.map_err(io_err(None))?;
+        return AdoptedTopology::new(view::Backing::Mapped(map));
+    }
+    // Read from offset 0 to the end (not only the size fstat saw: the
+    // checks compare what was read with the header), whatever the file
+    // position of the descriptor.
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0) as usize;
+    let mut buf = AlignedVec::<16>::with_capacity(len.max(4096) + 1);
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(buf.capacity());
+        }
+        let pos = buf.len();
+        let spare = buf.capacity() - pos;
+        // SAFETY: pread writes at most `spare` bytes into the buffer's
+        // unused capacity, which starts at `pos`; only the bytes it
+        // reports written are then counted in the length.  (Reading into
+        // the spare capacity skips zeroing the whole buffer first.)
+        let n = unsafe {
+            libc::pread(
+                f.as_raw_fd(),
+                buf.as_mut_ptr().add(pos).cast(),
+                spare,
+                pos as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if e.raw_os_error() == Some(libc::ESPIPE) && pos == 0 {
+                // A pipe or a terminal: read it in sequence instead.
+                let mut r = f;
+                buf.extend_from_reader(&mut r).map_err(io_err(None))?;
+                break;
+            }
+            return Err(io_err(None)(e));
+        }
+        if n == 0 {
+            break;
+        }
+        // SAFETY: the `n` bytes after `pos` were just written by pread.
+        unsafe { buf.set_len(pos + n as usize) };
+    }
+    AdoptedTopology::new(view::Backing::Owned(buf))
+}
+
+/// Adopts an image held in memory (copied once into an aligned buffer).
+pub fn adopt_bytes(bytes: &[u8]) -> Result<AdoptedTopology, ImageError> {
+    let mut buf = AlignedVec::<16>::with_capacity(bytes.len());
+    buf.extend_from_slice(bytes);
+    AdoptedTopology::new(view::Backing::Owned(buf))
+}
+
+/// Checks the header of `bytes` and returns the body.
+fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
+    if bytes.len() < MAGIC.len() {
+        return Err(if MAGIC.starts_with(bytes) && !bytes.is_empty() {
+            ImageError::Truncated {
+                expected: HEADER_LEN as u64,
+                found: bytes.len() as u64,
+            }
+        } else {
+            ImageError::NotAnImage
+        });
+    }
+    if !is_image(bytes) {
+        return Err(ImageError::NotAnImage);
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(ImageError::Truncated {
+            expected: HEADER_LEN as u64,
+            found: bytes.len() as u64,
+        });
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+    let version = u32_at(8);
+    if version != FORMAT_VERSION {
+        let w = &bytes[40..64];
+        let end = w.iter().position(|&b| b == 0).unwrap_or(w.len());
+        return Err(ImageError::Version {
+            found: version,
+            writer: String::from_utf8_lossy(&w[..end]).into_owned(),
+        });
+    }
+    if u32_at(12) as usize != HEADER_LEN {
+        return Err(ImageError::Invalid(format!(
+            "header length {} (expected {HEADER_LEN})",
+            u32_at(12)
+        )));
+    }
+    let body_len = u64_at(16);
+    let expected = body_len.saturating_add(HEADER_LEN as u64);
+    let found = bytes.len() as u64;
+    if found < expected {
+        return Err(ImageError::Truncated { expected, found });
+    }
+    if found > expected {
+        return Err(ImageError::Invalid(format!(
+            "{} bytes after the {expected} the header announces",
+            found - expected
+        )));
+    }
+    let body = &bytes[HEADER_LEN..];
+    let sum = xxhash_rust::xxh3::xxh3_64(body);
+    if sum != u64_at(24) {
+        return Err(ImageError::Checksum {
+            expected: u64_at(24),
+            found: sum,
+        });
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests;

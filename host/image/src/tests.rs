@@ -1,0 +1,306 @@
+//! Unit tests: round trips, the view against the model, refusals, files
+//! changed under a reader, and property tests.
+
+use super::*;
+use proptest::prelude::*;
+use wloc_core::synthetic;
+use wloc_core::topology::TypeDepth;
+use wloc_core::{ObjType, TypeFilter};
+
+pub(crate) fn synth(desc: &str) -> Topology {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    synthetic::parse(desc).unwrap().build(t).unwrap()
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "wloc-image-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The view answers what the model answers.
+fn same_as_model(img: &AdoptedTopology, t: &Topology) {
+    assert_eq!(img.depth(), t.depth());
+    for d in 0..t.depth() {
+        let lv = img.level(Depth::Normal(d));
+        let tl = t.level(Depth::Normal(d));
+        assert_eq!(lv.len(), tl.len());
+        for (o, &id) in lv.iter().zip(tl) {
+            let m = t.obj(id);
+            assert_eq!(o.obj_type(), m.obj_type);
+            assert_eq!(o.os_index(), m.os_index);
+            assert_eq!(o.logical_index(), m.logical_index());
+            assert_eq!(o.cpuset(), m.cpuset);
+            assert_eq!(o.nodeset(), m.nodeset);
+            assert_eq!(o.complete_cpuset(), m.complete_cpuset);
+            assert_eq!(o.attr(), m.attr);
+            assert_eq!(o.arity(), m.arity());
+            assert_eq!(o.depth(), m.depth());
+            assert_eq!(
+                o.parent().map(|p| p.gp_index()),
+                m.parent().map(|p| t.obj(p).gp_index)
+            );
+            assert_eq!(o.infos().count(), m.infos.len());
+        }
+    }
+    for &ty in &ObjType::ALL {
+        assert_eq!(img.type_depth(ty), t.type_depth(ty), "{ty}");
+        assert_eq!(img.objs_by_type(ty).len(), t.objs_by_type(ty).len());
+    }
+    for sd in SPECIAL_DEPTHS {
+        assert_eq!(img.nbobjs_at_depth(sd), t.level(sd).len());
+    }
+    assert_eq!(img.cpuset(), *t.cpuset());
+    assert_eq!(img.nodeset(), *t.nodeset());
+    assert_eq!(img.allowed_cpuset(), t.allowed_cpuset);
+    assert_eq!(img.distances().count(), t.distances.len());
+    for (d, m) in img.distances().zip(&t.distances) {
+        assert_eq!(d.nbobjs(), m.nbobjs());
+        for i in 0..m.nbobjs() {
+            for j in 0..m.nbobjs() {
+                assert_eq!(d.value(i, j), m.value(i, j));
+            }
+        }
+    }
+}
+
+#[test]
+fn round_trip_and_view() {
+    for desc in [
+        "pack:2 core:2 pu:2",
+        "numa:2 pack:2 l3:1 core:4 l1:1 pu:2",
+        "pack:1 [numa(memory=1GB)] core:3 pu:1",
+        "pack:2 l2:2 core:2 pu:1 {distances=4*2:10,20,20,10,10,20,20,10}",
+    ] {
+        let t = match synthetic::parse(desc) {
+            Ok(d) => {
+                let mut base = Topology::new();
+                base.set_all_types_filter(TypeFilter::KeepAll);
+                match d.build(base) {
+                    Ok(t) => t,
+                    Err(_) => continue,
+                }
+            }
+            Err(_) => continue,
+        };
+        let bytes = to_bytes(&t);
+        let img = adopt_bytes(&bytes).unwrap();
+        same_as_model(&img, &t);
+        let back = img.to_topology().unwrap();
+        assert_eq!(to_bytes(&back), bytes, "{desc}");
+    }
+}
+
+#[test]
+fn view_queries() {
+    let t = synth("pack:2 core:2 pu:2");
+    let img = adopt_bytes(&to_bytes(&t)).unwrap();
+    assert_eq!(
+        img.type_depth(ObjType::Core),
+        TypeDepth::Depth(Depth::Normal(2))
+    );
+    let core = img.obj_at_depth(Depth::Normal(2), 3).unwrap();
+    assert_eq!(core.cpuset().unwrap().to_string(), "0x000000c0");
+    assert!(core.cpuset_has(7) && !core.cpuset_has(5));
+    assert_eq!(core.parent().unwrap().obj_type(), ObjType::Package);
+    assert_eq!(core.children().len(), 2);
+    let set = wloc_core::CpuSet::from_range(4, Some(5));
+    assert_eq!(
+        img.covering(&set).unwrap(),
+        img.obj_at_depth(Depth::Normal(2), 2).unwrap()
+    );
+    assert_eq!(img.root().obj_type(), ObjType::Machine);
+    assert_eq!(img.objects().count(), img.len());
+    assert!(!img.is_mapped());
+}
+
+#[test]
+fn refusals_are_typed() {
+    let bytes = to_bytes(&synth("pack:2 core:2 pu:2"));
+    assert!(matches!(adopt_bytes(b"<?xml"), Err(ImageError::NotAnImage)));
+    assert!(matches!(adopt_bytes(b""), Err(ImageError::NotAnImage)));
+    assert!(matches!(
+        adopt_bytes(&bytes[..4]),
+        Err(ImageError::Truncated { .. })
+    ));
+    assert!(matches!(
+        adopt_bytes(&bytes[..bytes.len() - 1]),
+        Err(ImageError::Truncated { .. })
+    ));
+    let mut v = bytes.clone();
+    v[8] = 2;
+    let e = adopt_bytes(&v).unwrap_err();
+    assert!(matches!(e, ImageError::Version { found: 2, .. }));
+    assert!(e.to_string().contains("version 2"), "{e}");
+    let mut v = bytes.clone();
+    let last = v.len() - 1;
+    v[last] ^= 1;
+    assert!(matches!(adopt_bytes(&v), Err(ImageError::Checksum { .. })));
+}
+
+/// Re-seals a damaged body with a correct checksum, so that the structure
+/// checks (not the checksum) must refuse it.
+fn reseal(mut v: Vec<u8>) -> Vec<u8> {
+    let sum = xxhash_rust::xxh3::xxh3_64(&v[HEADER_LEN..]);
+    v[24..32].copy_from_slice(&sum.to_le_bytes());
+    v
+}
+
+#[test]
+fn hostile_bodies_with_good_checksums_are_refused_or_harmless() {
+    let bytes = to_bytes(&synth("pack:2 core:2 pu:2"));
+    for i in HEADER_LEN..bytes.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut v = bytes.clone();
+            v[i] ^= flip;
+            if let Ok(img) = adopt_bytes(&reseal(v)) {
+                // Accepted: every query and the rebuild stay in bounds.
+                for o in img.objects() {
+                    let _ = (o.cpuset(), o.children(), o.parent(), o.attr(), o.depth());
+                }
+                for d in 0..img.depth() + 2 {
+                    let _ = img.level(Depth::Normal(d));
+                }
+                let _ = img.to_topology();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_file_changed_under_a_reader_does_not_reach_it() {
+    let dir = tmpdir("changed");
+    let p = dir.join("t.img");
+    write(&synth("pack:2 core:2 pu:2"), &p).unwrap();
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&p).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o444, "images are published read-only");
+    let img = adopt(&p).unwrap();
+    // Truncate and overwrite the file in place (as root may, despite the mode).
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(0).unwrap();
+    drop(f);
+    std::fs::write(&p, b"garbage").unwrap();
+    assert_eq!(img.objs_by_type(ObjType::PU).len(), 8);
+    assert!(matches!(adopt(&p), Err(ImageError::NotAnImage)));
+    // Rewriting is atomic: the path always holds a whole image.
+    write(&synth("pack:1 pu:3"), &p).unwrap();
+    assert_eq!(adopt(&p).unwrap().objs_by_type(ObjType::PU).len(), 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sealed_memfds_are_mapped_and_cannot_change() {
+    use std::os::fd::AsRawFd;
+    let fd = write_memfd(&synth("pack:2 core:2 pu:2")).unwrap();
+    let f = std::fs::File::from(fd);
+    let img = adopt_file(&f).unwrap();
+    assert!(img.is_mapped());
+    // The kernel refuses to shrink or write the sealed file.
+    assert!(f.set_len(0).is_err());
+    // SAFETY: plain write on a valid descriptor.
+    let r = unsafe { libc::pwrite(f.as_raw_fd(), b"x".as_ptr().cast(), 1, 0) };
+    assert!(r < 0);
+    assert_eq!(img.objs_by_type(ObjType::PU).len(), 8);
+    // Reopened through /proc, as a rank given a path does.
+    let via = adopt(format!("/proc/self/fd/{}", f.as_raw_fd())).unwrap();
+    assert!(via.is_mapped());
+    assert_eq!(via.len(), img.len());
+}
+
+#[test]
+fn an_unsealed_memfd_is_read_not_mapped() {
+    use std::io::Write as _;
+    // SAFETY: creating a memfd; the descriptor is owned below.
+    let fd = unsafe { libc::memfd_create(c"t".as_ptr(), libc::MFD_ALLOW_SEALING) };
+    assert!(fd >= 0);
+    // SAFETY: `fd` is valid and owned by nobody else.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    f.write_all(&to_bytes(&synth("pu:4"))).unwrap();
+    let img = adopt_file(&f).unwrap();
+    assert!(!img.is_mapped());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any synthetic machine round-trips: the rebuilt topology writes the
+    /// same image.
+    #[test]
+    fn synthetic_round_trip(p in 1u32..4, c in 1u32..5, u in 1u32..4, numa in proptest::bool::ANY) {
+        let desc = if numa {
+            format!("numa:{p} core:{c} pu:{u}")
+        } else {
+            format!("pack:{p} l2:{c} core:1 pu:{u}")
+        };
+        let t = synth(&desc);
+        let bytes = to_bytes(&t);
+        let img = adopt_bytes(&bytes).unwrap();
+        prop_assert_eq!(img.objs_by_type(ObjType::PU).len() as u32, p * c * u);
+        let back = img.to_topology().unwrap();
+        prop_assert_eq!(to_bytes(&back), bytes);
+    }
+
+    /// Arbitrary damage never panics: the image is refused or usable.
+    #[test]
+    fn damage_never_panics(cuts in proptest::collection::vec((0usize..4096, any::<u8>()), 1..8), truncate in 0usize..5000, fix in proptest::bool::ANY) {
+        let mut v = to_bytes(&synth("pack:2 core:2 pu:2"));
+        for (i, b) in cuts {
+            let n = v.len();
+            v[i % n] = b;
+        }
+        if truncate < v.len() && truncate % 3 == 0 {
+            v.truncate(truncate);
+        }
+        let v = if fix && v.len() >= HEADER_LEN { reseal(v) } else { v };
+        if let Ok(img) = adopt_bytes(&v) {
+            for o in img.objects() {
+                let _ = (o.cpuset(), o.children(), o.parent(), o.attr());
+            }
+            let _ = img.to_topology();
+        }
+    }
+}
+
+/// Where adopting spends its time:
+/// `WLOC_IMAGE_PHASES=IMAGE cargo test --release -p wloc-image adopt_phases -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn adopt_phases() {
+    let Ok(p) = std::env::var("WLOC_IMAGE_PHASES") else {
+        return;
+    };
+    let bytes = std::fs::read(p).unwrap();
+    let mut buf = AlignedVec::<16>::new();
+    buf.extend_from_slice(&bytes);
+    let n = 2000;
+    let time = |f: &dyn Fn()| {
+        let s = std::time::Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        s.elapsed().as_secs_f64() * 1e6 / n as f64
+    };
+    let hdr = time(&|| {
+        check_header(&buf).unwrap();
+    });
+    let body = &buf[HEADER_LEN..];
+    let acc = time(&|| {
+        rkyv::access::<format::ArchivedBody, rkyv::rancor::Error>(body).unwrap();
+    });
+    let b = rkyv::access::<format::ArchivedBody, rkyv::rancor::Error>(body).unwrap();
+    let tree = time(&|| validate::tree(b).unwrap());
+    let read = time(&|| {
+        let _ = adopt(std::env::var("WLOC_IMAGE_PHASES").unwrap()).unwrap();
+    });
+    eprintln!("header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
+}
