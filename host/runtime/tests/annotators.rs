@@ -111,6 +111,21 @@ fn dmi_and_sensors_land_on_the_right_objects() {
     let props = rt
         .annotate(&c, &opts(builtin::ANNOTATE_DMI_ROOTS, &d.0), &mut t)
         .unwrap();
+    // DMI only: the readings are the sensors component's.
+    assert!(props.is_empty(), "{props:?}");
+    let sensors = rt
+        .load_annotator(
+            builtin::ANNOTATE_SENSORS_NAME,
+            builtin::annotate_sensors_wasm(),
+        )
+        .unwrap();
+    let props = rt
+        .annotate(
+            &sensors,
+            &opts(builtin::ANNOTATE_SENSORS_ROOTS, &d.0),
+            &mut t,
+        )
+        .unwrap();
     let root_infos = infos_of(&t, ObjType::Machine);
     assert!(root_infos.contains(&("DMIBoardVendor".into(), "Acme Boards".into())));
     assert!(root_infos.contains(&("DMIProductName".into(), "X1000".into())));
