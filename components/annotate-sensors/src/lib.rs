@@ -572,7 +572,6 @@ fn node_memory(view: &View, props: &mut Vec<DynamicProperty>) {
 
 fn edac(root: u64, props: &mut Vec<DynamicProperty>) {
     let base = "/sys/devices/system/edac/mc";
-    let mut paths = Vec::new();
     // (property name, file) in output order.
     let mut wanted: Vec<(String, String)> = Vec::new();
     for (_, mc) in numbered_entries(base, "mc") {
@@ -580,21 +579,20 @@ fn edac(root: u64, props: &mut Vec<DynamicProperty>) {
         for (kind, file) in [("corrected", "ce_count"), ("uncorrected", "ue_count")] {
             wanted.push((format!("errors.{kind}.{mc}"), format!("{dir}/{file}")));
         }
-        // DIMMs (Linux 3.6+) or, with older drivers, ranks.
+        // DIMMs or, with drivers that count by chip select, ranks.
         let mut units = numbered_entries(&dir, "dimm");
-        let mut prefix = "dimm";
         if units.is_empty() {
             units = numbered_entries(&dir, "rank");
-            prefix = "rank";
         }
         for (_, u) in units {
             for kind in ["corrected", "uncorrected"] {
-                let file = format!("{dir}/{u}/{prefix}_{}e_count", &kind[..1]);
+                // Ranks have the same file names as DIMMs.
+                let file = format!("{dir}/{u}/dimm_{}e_count", &kind[..1]);
                 wanted.push((format!("errors.{kind}.{mc}.{u}"), file));
             }
         }
     }
-    paths.extend(wanted.iter().map(|(_, f)| f.clone()));
+    let paths: Vec<String> = wanted.iter().map(|(_, f)| f.clone()).collect();
     let contents = read_all(&paths, SMALL_FILE);
     for ((name, _), c) in wanted.into_iter().zip(contents) {
         if let Some(n) = c.as_deref().and_then(calc::counter) {
