@@ -345,3 +345,57 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn parsers_take_any_bytes(b in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let text = String::from_utf8_lossy(&b);
+            let _ = proc_stat(&text);
+            let _ = node_meminfo(&text);
+            let _ = previous(&text);
+            let _ = elapsed(&text);
+            let _ = reading(&b);
+            let _ = counter(&b);
+            let _ = pci_busid(&text);
+            let _ = rapl_package(&text);
+        }
+
+        #[test]
+        fn a_wrapped_counter_gives_the_energy_used(
+            max in 1u64..1_000_000_000_000,
+            start in 0u64..1_000_000_000_000,
+            used in 0u64..1_000_000_000_000,
+        ) {
+            let start = start % (max + 1);
+            let used = used % (max + 1);
+            // The counter counts modulo max (as the tools assume).
+            let cur = (start + used) % max;
+            let d = wrapped_delta(start as f64, cur as f64, Some(max as f64)).unwrap();
+            prop_assert!((d - used as f64).abs() < 1e-3 || (used == max && d == 0.0),
+                "start {start} used {used} max {max}: {d}");
+        }
+
+        #[test]
+        fn proc_stat_lines_read_back(
+            cpus in proptest::collection::vec(proptest::array::uniform10(0u64..1 << 40), 1..8)
+        ) {
+            let mut text = String::new();
+            for (k, v) in cpus.iter().enumerate() {
+                let f: Vec<String> = v.iter().map(u64::to_string).collect();
+                text.push_str(&format!("cpu{k} {}\n", f.join(" ")));
+            }
+            let s = proc_stat(&text);
+            prop_assert_eq!(s.len(), cpus.len());
+            for (k, v) in cpus.iter().enumerate() {
+                prop_assert_eq!(s[k].0, Some(k as u32));
+                prop_assert_eq!(s[k].1.busy, v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+                prop_assert_eq!(s[k].1.idle, v[3] + v[4]);
+            }
+        }
+    }
+}
