@@ -393,6 +393,16 @@ fn graph_interconnects_and_weighted_paths_on_nvlink_gpus() {
     assert_eq!(inter, 6);
     let dot = wloc_ok(&["graph", "-i", x, "--of", "dot"]);
     assert!(dot.contains("[label=\"interconnect\", link=\"NVLink\", rate=40000"));
+    common::require_packages(&[("/usr/bin/dot", "graphviz")]).unwrap();
+    let mut child = std::process::Command::new("/usr/bin/dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("dot runs");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), dot.as_bytes()).unwrap();
+    let svg = child.wait_with_output().unwrap();
+    assert!(svg.status.success() && svg.stdout.starts_with(b"<?xml"));
 }
 
 /// `--properties` puts one sample of the sensors on the vertices of a
