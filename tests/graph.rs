@@ -410,7 +410,7 @@ fn graph_interconnects_and_weighted_paths_on_nvlink_gpus() {
 #[test]
 fn graph_exports_carry_dynamic_properties() {
     let tmp = common::TempDir::new("graph-props");
-    let root = common::unpack("40intel64-2g2n4c+pcilocality", &tmp.0);
+    let root = common::unpack("16amd64-8n2c", &tmp.0);
     let st = std::process::Command::new("cp")
         .arg("-a")
         .arg(common::workspace().join("tests/data/sensors/first/."))
