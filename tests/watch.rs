@@ -241,6 +241,7 @@ fn watch_draws_a_table_on_a_terminal() {
     let tmp = common::TempDir::new("watch-tty");
     let root = fsroot(&tmp);
     // `script` gives wloc a pseudo-terminal as standard output.
+    common::require_packages(&[("/usr/bin/script", "bsdutils")]).unwrap();
     let cmd = format!(
         "{} watch -i {} --if fsroot --count 2 --interval 20 -o pu:0 frequency utilisation",
         common::wloc().display(),
