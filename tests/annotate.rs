@@ -255,7 +255,21 @@ fn watch_samples_sensor_readings_on_the_right_objects() {
     let tmp = common::TempDir::new("annot-watch");
     let root = recording(&tmp);
     add_sensors(&root);
-    let o = watch(&root, &["--count", "2", "--interval", "20"]);
+    // The recording's own /proc/stat and node meminfo give CPU times and
+    // memory use too (see the `watch` module): only the sensors here.
+    let o = watch(
+        &root,
+        &[
+            "--count",
+            "2",
+            "--interval",
+            "20",
+            "temperature",
+            "fan",
+            "power",
+            "frequency",
+        ],
+    );
     assert!(
         o.status.success(),
         "wloc watch failed: {}",
@@ -270,7 +284,7 @@ fn watch_samples_sensor_readings_on_the_right_objects() {
 Package:0 temperature 51 °C
 Core:1 temperature 47 °C
 Package:1 temperature 49.5 °C
-Machine:0 fan.acpi_power_meter.Front_Fan 2400 RPM
+Machine:0 fan.acpi_power_meter.Front_Fan 40 Hz
 Machine:0 power.acpi_power_meter.power1 120.5 W
 Machine:0 temperature.thermal_zone0.acpitz 27.8 °C
 PU:0 frequency 2394000000 Hz";
@@ -284,7 +298,7 @@ PU:0 frequency 2394000000 Hz";
     let o = watch(&root, &["*.Front_Fan", "--count", "1"]);
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
-        "Machine:0 fan.acpi_power_meter.Front_Fan 2400 RPM\n"
+        "Machine:0 fan.acpi_power_meter.Front_Fan 40 Hz\n"
     );
 }
 
@@ -292,11 +306,14 @@ PU:0 frequency 2394000000 Hz";
 fn watch_reports_bad_requests_clearly() {
     let tmp = common::TempDir::new("annot-watch-bad");
     let root = recording(&tmp);
-    // No sensor at all in the recording.
-    let o = watch(&root, &["--count", "1"]);
+    // No sensor at all in the recording (CPU times and memory use only).
+    let o = watch(&root, &["temperature", "--count", "1"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no dynamic property is available"), "{err}");
+    assert!(
+        err.contains("no dynamic property matches 'temperature'") && err.contains("memory.used"),
+        "{err}"
+    );
 
     add_sensors(&root);
     let o = watch(&root, &["humidity", "--count", "1"]);

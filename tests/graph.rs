@@ -117,7 +117,15 @@ fn graph_graphml_has_one_node_per_object_and_typed_edges() {
             .collect();
         for l in &labels {
             assert!(
-                ["child", "memory", "io", "misc", "numa-distance"].contains(&l.as_str()),
+                [
+                    "child",
+                    "memory",
+                    "io",
+                    "misc",
+                    "numa-distance",
+                    "interconnect"
+                ]
+                .contains(&l.as_str()),
                 "{case}: edge label {l}"
             );
         }
@@ -125,7 +133,10 @@ fn graph_graphml_has_one_node_per_object_and_typed_edges() {
             assert!(labels.iter().any(|l| l == kind), "{case}: no {kind} edge");
         }
         // Tree edges: one per object but the root.
-        let tree = labels.iter().filter(|l| *l != "numa-distance").count();
+        let tree = labels
+            .iter()
+            .filter(|l| *l != "numa-distance" && *l != "interconnect")
+            .count();
         assert_eq!(tree, objects - 1, "{case}");
     }
 }
@@ -244,4 +255,202 @@ fn graph_bad_locations_and_types_are_told() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// The PUs `wloc graph near` gives first for a NIC are those hwloc-calc
+/// gives as the NIC's locality (`os=NIC --intersect pu`), in its order;
+/// checked by hand for one case: eth2 of 96em64t-4n4d3ca2co-pci hangs
+/// below the second package, whose 24 PUs are L#24-47.
+#[test]
+fn graph_near_a_nic_matches_hwloc_calc() {
+    common::require_hwloc();
+    let tmp = common::TempDir::new("graph-near-hwloc");
+    let (_, by_hand) = (
+        "96em64t-4n4d3ca2co-pci",
+        (24..48).map(|i| i.to_string()).collect::<Vec<_>>(),
+    );
+    for (case, nic) in CASES {
+        let v2 = tmp.0.join(format!("{case}.xml"));
+        common::export_case_v2(&format!("{case}.xml"), &v2, true);
+        let calc = std::process::Command::new("hwloc-calc")
+            .arg("-i")
+            .arg(&v2)
+            .arg(format!("os={nic}"))
+            .args(["--intersect", "pu"])
+            .output()
+            .expect("hwloc-calc runs");
+        assert!(calc.status.success(), "{case}");
+        let hwloc: Vec<String> = String::from_utf8(calc.stdout)
+            .unwrap()
+            .trim()
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        if case == "96em64t-4n4d3ca2co-pci" {
+            assert_eq!(hwloc, by_hand);
+        }
+        let x = xml(case);
+        let out = wloc_ok(&[
+            "graph",
+            "near",
+            "-i",
+            x.to_str().unwrap(),
+            &format!("os={nic}"),
+            "pu",
+            &hwloc.len().to_string(),
+        ]);
+        let got: Vec<String> = out
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap()
+                    .trim_start_matches("PU:")
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(got, hwloc, "{case}");
+    }
+}
+
+/// NVLink on a POWER8 machine with 4 GPUs (hwloc's `NVLinkBandwidth`
+/// matrix, MB/s): GPU pairs and their CPU are linked directly.
+#[test]
+fn graph_interconnects_and_weighted_paths_on_nvlink_gpus() {
+    let x = common::conformance().join("xml/power8gpudistances.xml");
+    let x = x.to_str().unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&wloc_ok(&["graph", "-i", x, "--of", "json"])).unwrap();
+    let name: HashMap<&str, String> = json["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let n = v["osdev_name"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    format!("{}:{}", v["type"].as_str().unwrap(), v["logical_index"])
+                });
+            (v["id"].as_str().unwrap(), n)
+        })
+        .collect();
+    let mut links: Vec<String> = json["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "interconnect")
+        .map(|e| {
+            format!(
+                "{} {} {} {}",
+                name[e["source"].as_str().unwrap()],
+                name[e["target"].as_str().unwrap()],
+                e["link"].as_str().unwrap(),
+                e["rate"]
+            )
+        })
+        .collect();
+    links.sort();
+    assert_eq!(
+        links,
+        [
+            "nvml0 Package:0 NVLink 40000",
+            "nvml0 nvml1 NVLink 40000",
+            "nvml1 Package:0 NVLink 40000",
+            "nvml2 Package:1 NVLink 40000",
+            "nvml2 nvml3 NVLink 40000",
+            "nvml3 Package:1 NVLink 40000",
+        ]
+    );
+    // Linked GPUs: one hop.  GPUs of two packages: through their CPUs.
+    assert_eq!(
+        wloc_ok(&["graph", "path", "-i", x, "os=nvml0", "os=nvml1"]),
+        "os=nvml0\nos=nvml1\n"
+    );
+    assert_eq!(
+        wloc_ok(&["graph", "path", "-i", x, "os=nvml0", "os=nvml3"]),
+        "os=nvml0\nPackage:0\nMachine:0\nPackage:1\nos=nvml3\n"
+    );
+    // GraphML and DOT carry the link's kind and rate.
+    let gml = wloc_ok(&[
+        "graph",
+        "-i",
+        x,
+        "--filter",
+        "os,package",
+        "--of",
+        "graphml",
+    ]);
+    let doc = roxmltree::Document::parse(&gml).unwrap();
+    let inter = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("edge"))
+        .filter(|e| {
+            e.children()
+                .any(|d| d.attribute("key") == Some("label") && d.text() == Some("interconnect"))
+        })
+        .count();
+    assert_eq!(inter, 6);
+    let dot = wloc_ok(&["graph", "-i", x, "--of", "dot"]);
+    assert!(dot.contains("[label=\"interconnect\", link=\"NVLink\", rate=40000"));
+    common::require_packages(&[("/usr/bin/dot", "graphviz")]).unwrap();
+    let mut child = std::process::Command::new("/usr/bin/dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("dot runs");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), dot.as_bytes()).unwrap();
+    let svg = child.wait_with_output().unwrap();
+    assert!(svg.status.success() && svg.stdout.starts_with(b"<?xml"));
+}
+
+/// `--properties` puts one sample of the sensors on the vertices of a
+/// recorded machine; an XML input has no sensors to read.
+#[test]
+fn graph_exports_carry_dynamic_properties() {
+    let tmp = common::TempDir::new("graph-props");
+    let root = common::unpack("16amd64-8n2c", &tmp.0);
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(common::workspace().join("tests/data/sensors/first/."))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let r = root.to_str().unwrap();
+    let args = ["graph", "-i", r, "--if", "fsroot", "--properties", "--of"];
+    let json: serde_json::Value =
+        serde_json::from_str(&wloc_ok(&[&args[..], &["json"]].concat())).unwrap();
+    let numa0 = json["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["type"] == "NUMANode" && v["os_index"] == 0)
+        .unwrap();
+    let used = numa0["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "memory.used")
+        .unwrap();
+    assert_eq!(used["value"], 805_306_368.0);
+    assert_eq!(used["unit"], "B");
+    let gml = wloc_ok(&[&args[..], &["graphml"]].concat());
+    let doc = roxmltree::Document::parse(&gml).unwrap();
+    assert!(doc
+        .descendants()
+        .any(|d| d.attribute("key") == Some("properties")
+            && d.text().is_some_and(|t| t.contains("temperature=61 °C"))));
+    let x = xml("24em64t-2n6c2t-pci");
+    let o = common::run_wloc([
+        "graph",
+        "-i",
+        x.to_str().unwrap(),
+        "--properties",
+        "--of",
+        "json",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--properties reads the sensors"));
 }

@@ -28,6 +28,7 @@ mod qemu_boot;
 mod qemu_linux;
 mod slurm;
 mod topology_diff;
+mod watch;
 mod x86_conformance;
 mod xml_conformance;
 mod xml_v1;

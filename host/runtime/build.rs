@@ -129,8 +129,15 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
         "wloc_component_annotate_dmi",
         "annotate-dmi",
         "annotation",
-        "DMI infos and hwmon, thermal and cpufreq readings",
-        "files = [\"/sys/class/dmi\", \"/sys/class/hwmon\", \"/sys/class/thermal\", \"/sys/devices\"]\nconfig = [\"*\"]",
+        "DMI infos of the root",
+        "files = [\"/sys/class/dmi\", \"/sys/devices/virtual/dmi\"]\nconfig = [\"*\"]",
+    ),
+    (
+        "wloc_component_annotate_sensors",
+        "annotate-sensors",
+        "annotation",
+        "hwmon, thermal, cpufreq, RAPL, CPU load, NUMA memory use and EDAC readings",
+        "files = [\"/sys/class/hwmon\", \"/sys/class/thermal\", \"/sys/class/powercap\", \"/sys/devices\", \"/proc/stat\"]\nconfig = [\"*\"]",
     ),
     (
         "wloc_component_annotate_pci_names",

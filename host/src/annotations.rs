@@ -1,7 +1,9 @@
 //! The built-in annotation components, run after the discovery of this
 //! machine or of a recorded fsroot:
-//! * `annotate-dmi`: DMI infos of the root, and hwmon, thermal and cpufreq
-//!   readings as dynamic properties;
+//! * `annotate-dmi`: DMI infos of the root;
+//! * `annotate-sensors`: dynamic properties (hwmon, thermal zones,
+//!   cpufreq, RAPL power, PU utilisation, NUMA node memory use, EDAC
+//!   error counts), for `wloc watch`;
 //! * `annotate-pci-names`: `PCIVendor` and `PCIDevice` infos of PCI
 //!   devices and bridges, from the system's `pci.ids`.
 //!
@@ -12,7 +14,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use wloc_core::{ObjType, Topology};
 use wloc_runtime::annotate::topology_objects;
@@ -57,6 +60,11 @@ fn annotation_limits() -> Limits {
 pub struct Annotators {
     runtime: &'static Runtime,
     loaded: Vec<(LoadedAnnotator, RunOptions)>,
+    /// Per component, its last sample and when it was taken: handed back
+    /// on the next one (settings `sample.previous` and `sample.elapsed`),
+    /// since rates (power from energy counters, utilisation from CPU
+    /// times) need two readings and each run is a fresh instance.
+    last: Mutex<Vec<Option<(Instant, String)>>>,
 }
 
 impl Annotators {
@@ -70,8 +78,7 @@ impl Annotators {
     }
 
     /// As [`Annotators::builtin`], for the built-in components `wanted`
-    /// accepts, given the files each would be granted, with `settings`
-    /// (`readings=none`: no sensor readings).
+    /// accepts, given the files each would be granted, with `settings`.
     /// The PCI names component is left out when neither of its databases
     /// exists, since it could name nothing.
     pub fn builtin_matching(
@@ -83,7 +90,11 @@ impl Annotators {
         let policy = crate::input::policy()?;
         let runtime = crate::input::runtime()?;
         let mut loaded = Vec::new();
-        for b in [&builtin::ANNOTATE_DMI, &builtin::ANNOTATE_PCI_NAMES] {
+        for b in [
+            &builtin::ANNOTATE_DMI,
+            &builtin::ANNOTATE_SENSORS,
+            &builtin::ANNOTATE_PCI_NAMES,
+        ] {
             let files = match FileAccess::new(b.roots, fsroot) {
                 Ok(f) => f,
                 Err(e) => {
@@ -112,7 +123,15 @@ impl Annotators {
                 Err(e) => warnings.push(e.to_string()),
             }
         }
-        Ok((Annotators { runtime, loaded }, warnings))
+        let last = Mutex::new(vec![None; loaded.len()]);
+        Ok((
+            Annotators {
+                runtime,
+                loaded,
+                last,
+            },
+            warnings,
+        ))
     }
 
     /// Names of the loaded components.
@@ -137,16 +156,31 @@ impl Annotators {
 
     /// Samples the dynamic properties of `topo` without changing it.
     pub fn sample(&self, topo: &Topology) -> (Vec<Property>, Vec<String>) {
+        self.sample_at(topo, Instant::now())
+    }
+
+    /// As [`Annotators::sample`], taken at `now`: rates are computed over
+    /// the time since the previous sample's `now`.
+    pub fn sample_at(&self, topo: &Topology, now: Instant) -> (Vec<Property>, Vec<String>) {
         let mut props = Vec::new();
         let mut warnings = Vec::new();
         let objects = match topology_objects(topo) {
             Ok(o) => Arc::new(o),
             Err(e) => return (props, vec![e]),
         };
-        for (c, opts) in &self.loaded {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        for (k, (c, opts)) in self.loaded.iter().enumerate() {
+            let mut opts = opts.clone();
+            if let Some((when, text)) = &last[k] {
+                let mut config = (*opts.config).clone();
+                let secs = now.saturating_duration_since(*when).as_secs_f64();
+                config.insert("sample.previous".into(), text.clone());
+                config.insert("sample.elapsed".into(), format!("{secs}"));
+                opts.config = Arc::new(config);
+            }
             let out = self
                 .runtime
-                .run_annotator_on(c, opts, objects.clone())
+                .run_annotator_on(c, &opts, objects.clone())
                 .map_err(|e| e.to_string())
                 .and_then(|out| {
                     // Checked as a whole, on a scratch copy.
@@ -161,12 +195,26 @@ impl Annotators {
                         })
                 });
             match out {
-                Ok(p) => props.extend(p),
+                Ok(p) => {
+                    last[k] = Some((now, previous_text(topo, &p)));
+                    props.extend(p);
+                }
                 Err(w) => warnings.push(w),
             }
         }
         (props, warnings)
     }
+}
+
+/// A sample as handed back to its component: `GP<TAB>NAME<TAB>VALUE`
+/// lines (values printed so that they read back exactly).
+fn previous_text(topo: &Topology, props: &[Property]) -> String {
+    let mut s = String::new();
+    for p in props {
+        let gp = topo.obj(p.object).gp_index;
+        s.push_str(&format!("{gp}\t{}\t{:?}\n", p.name, p.value));
+    }
+    s
 }
 
 /// Runs the built-in annotations on a freshly discovered topology when
@@ -176,9 +224,7 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
         return;
     }
     let wanted = wanted_after_discovery(topo);
-    // Sensor readings are dynamic properties, which a topology does not
-    // keep: only `wloc watch` asks for them.
-    let settings = BTreeMap::from([("readings".to_string(), "none".to_string())]);
+    let settings = BTreeMap::new();
     let warnings = match Annotators::builtin_matching(fsroot_of(source), wanted, &settings) {
         Ok((annotators, mut warnings)) => {
             warnings.extend(annotators.annotate(topo).1);
@@ -208,6 +254,8 @@ fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin, &FileAc
         .any(|i| i.name.starts_with("DMI"));
     move |b: &builtin::Builtin, files: &FileAccess| match b.name {
         builtin::ANNOTATE_PCI_NAMES_NAME => has_pci,
+        // Readings are dynamic properties, which a topology does not keep.
+        builtin::ANNOTATE_SENSORS_NAME => false,
         builtin::ANNOTATE_DMI_NAME => {
             !has_dmi
                 && wloc_linux::DMI_FOLDERS

@@ -3,7 +3,9 @@
 //!
 //! A filtered view keeps the objects of some types; each is linked to its
 //! nearest kept ancestor by an edge of the type of its own edge to its
-//! parent, and `numa-distance` edges stay between kept NUMA nodes.
+//! parent; `numa-distance` and `interconnect` edges stay between kept
+//! objects.  Vertices carry their properties (type, indexes, sets, infos,
+//! ids) and the dynamic properties merged into the graph.
 
 use std::fmt::Write;
 
@@ -41,15 +43,16 @@ impl<'g> View<'g> {
                 }
             }
             if kept(up) {
-                edges.push((up, n, *own.weight()));
+                edges.push((up, n, own.weight().clone()));
             }
         }
         for e in g.edge_references() {
-            if e.weight().kind == EdgeKind::NumaDistance && kept(e.source()) && kept(e.target()) {
-                edges.push((e.source(), e.target(), *e.weight()));
+            if !e.weight().kind.is_tree() && kept(e.source()) && kept(e.target()) {
+                edges.push((e.source(), e.target(), e.weight().clone()));
             }
         }
-        edges.sort_by_key(|&(a, b, e)| (e.kind == EdgeKind::NumaDistance, a, b));
+        edges
+            .sort_by_key(|(a, b, e)| (!e.kind.is_tree(), e.kind == EdgeKind::Interconnect, *a, *b));
         View {
             graph,
             nodes,
@@ -76,6 +79,15 @@ impl<'g> View<'g> {
             if let Some(name) = &v.name {
                 let _ = write!(label, "\\n{}", dot_escape(name));
             }
+            for p in &v.properties {
+                let _ = write!(
+                    label,
+                    "\\n{} {} {}",
+                    dot_escape(&p.name),
+                    p.value,
+                    dot_escape(&p.unit)
+                );
+            }
             let _ = writeln!(
                 s,
                 "  {} [label=\"{}\", type=\"{}\"];",
@@ -84,16 +96,24 @@ impl<'g> View<'g> {
                 v.obj_type
             );
         }
-        for &(a, b, e) in &self.edges {
+        for (a, b, e) in &self.edges {
             let _ = write!(
                 s,
                 "  {} -> {} [label=\"{}\"",
-                self.v(a).id(),
-                self.v(b).id(),
+                self.v(*a).id(),
+                self.v(*b).id(),
                 e.kind
             );
+            if let Some(l) = &e.link {
+                let _ = write!(s, ", link=\"{}\"", dot_escape(l));
+            }
             if let Some(w) = e.weight {
-                let _ = write!(s, ", weight={w}, style=dashed, dir=none");
+                let attr = if e.kind == EdgeKind::Interconnect {
+                    "rate"
+                } else {
+                    "weight"
+                };
+                let _ = write!(s, ", {attr}={w}, style=dashed, dir=none");
             }
             s.push_str("];\n");
         }
@@ -103,7 +123,7 @@ impl<'g> View<'g> {
 
     /// GraphML, with a data key per vertex property.
     pub fn to_graphml(&self) -> String {
-        const NODE_KEYS: [&str; 11] = [
+        const NODE_KEYS: [&str; 12] = [
             "type",
             "os_index",
             "logical_index",
@@ -115,6 +135,7 @@ impl<'g> View<'g> {
             "infos",
             "pci_busid",
             "osdev_name",
+            "properties",
         ];
         let mut s = String::from(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n",
@@ -131,6 +152,8 @@ impl<'g> View<'g> {
         }
         s.push_str("  <key id=\"label\" for=\"edge\" attr.name=\"label\" attr.type=\"string\"/>\n");
         s.push_str("  <key id=\"weight\" for=\"edge\" attr.name=\"weight\" attr.type=\"long\"/>\n");
+        s.push_str("  <key id=\"link\" for=\"edge\" attr.name=\"link\" attr.type=\"string\"/>\n");
+        s.push_str("  <key id=\"rate\" for=\"edge\" attr.name=\"rate\" attr.type=\"long\"/>\n");
         s.push_str("  <graph id=\"topology\" edgedefault=\"directed\">\n");
         for &n in &self.nodes {
             let v = self.v(n);
@@ -141,7 +164,17 @@ impl<'g> View<'g> {
                 .map(|(k, val)| format!("{k}={val}"))
                 .collect::<Vec<_>>()
                 .join(";");
-            let props: [(&str, Option<String>); 11] = [
+            let dynamic = v
+                .properties
+                .iter()
+                .map(|p| {
+                    format!("{}={} {}", p.name, p.value, p.unit)
+                        .trim_end()
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join(";");
+            let props: [(&str, Option<String>); 12] = [
                 ("type", Some(v.obj_type.to_string())),
                 ("os_index", v.os_index.map(|i| i.to_string())),
                 ("logical_index", Some(v.logical_index.to_string())),
@@ -153,6 +186,7 @@ impl<'g> View<'g> {
                 ("infos", (!infos.is_empty()).then_some(infos)),
                 ("pci_busid", v.pci_busid.clone()),
                 ("osdev_name", v.osdev_name.clone()),
+                ("properties", (!dynamic.is_empty()).then_some(dynamic)),
             ];
             for (k, val) in props {
                 if let Some(val) = val {
@@ -161,16 +195,24 @@ impl<'g> View<'g> {
             }
             s.push_str("    </node>\n");
         }
-        for &(a, b, e) in &self.edges {
+        for (a, b, e) in &self.edges {
             let _ = write!(
                 s,
                 "    <edge source=\"{}\" target=\"{}\"><data key=\"label\">{}</data>",
-                self.v(a).id(),
-                self.v(b).id(),
+                self.v(*a).id(),
+                self.v(*b).id(),
                 e.kind
             );
+            if let Some(l) = &e.link {
+                let _ = write!(s, "<data key=\"link\">{}</data>", xml_escape(l));
+            }
             if let Some(w) = e.weight {
-                let _ = write!(s, "<data key=\"weight\">{w}</data>");
+                let key = if e.kind == EdgeKind::Interconnect {
+                    "rate"
+                } else {
+                    "weight"
+                };
+                let _ = write!(s, "<data key=\"{key}\">{w}</data>");
             }
             s.push_str("</edge>\n");
         }
@@ -204,20 +246,33 @@ impl<'g> View<'g> {
                     "infos": infos,
                     "pci_busid": v.pci_busid,
                     "osdev_name": v.osdev_name,
+                    "properties": v.properties.iter().map(|p| json!({
+                        "name": p.name,
+                        "value": p.value,
+                        "unit": p.unit,
+                    })).collect::<Vec<_>>(),
                 })
             })
             .collect();
         let edges: Vec<_> = self
             .edges
             .iter()
-            .map(|&(a, b, e)| {
+            .map(|(a, b, e)| {
                 let mut o = json!({
-                    "source": self.v(a).id(),
-                    "target": self.v(b).id(),
+                    "source": self.v(*a).id(),
+                    "target": self.v(*b).id(),
                     "type": e.kind.name(),
                 });
+                if let Some(l) = &e.link {
+                    o["link"] = json!(l);
+                }
                 if let Some(w) = e.weight {
-                    o["weight"] = json!(w);
+                    let key = if e.kind == EdgeKind::Interconnect {
+                        "rate"
+                    } else {
+                        "weight"
+                    };
+                    o[key] = json!(w);
                 }
                 o
             })

@@ -2,22 +2,33 @@
 //! "topology as a graph"), built with `petgraph`.
 //!
 //! Every object is a vertex, I/O and Misc objects included, identified by
-//! its global persistent index (`gp_index`) and findable by PCI bus id or
-//! OS device name.  Edges are typed: `child` (parent to normal child),
-//! `memory` (parent to memory child), `io` (parent to I/O child), `misc`
-//! (parent to Misc child) and `numa-distance` between NUMA nodes, weighted
-//! by the topology's NUMA latency matrix when there is one.
+//! its global persistent index (`gp_index`) and findable by the stable ids
+//! other sources use ([`VertexKey`]: PCI bus id, OS device name, GUID or
+//! UUID infos), so that what they say about a device (dynamic properties,
+//! links) lands on it.  Edges are typed: `child` (parent to normal
+//! child), `memory` (parent to memory child), `io` (parent to I/O child),
+//! `misc` (parent to Misc child), `numa-distance` between NUMA nodes,
+//! weighted by the topology's NUMA latency matrix when there is one, and
+//! `interconnect` between devices linked directly (GPU to GPU, GPU to
+//! CPU), with the link's kind and rate: from the topology's bandwidth
+//! matrices between I/O objects (hwloc's `NVLinkBandwidth`,
+//! `XGMIBandwidth`, which a discovery or annotation component reports as
+//! a distances record) or added by another source
+//! ([`TopoGraph::add_interconnect`]).
 //!
-//! Queries run over the tree edges, undirected, each of weight 1: hop
-//! distances ([`TopoGraph::hops`]), shortest paths ([`TopoGraph::path`]),
-//! the N nearest objects of some types ([`TopoGraph::nearest`]).  Exports
+//! Queries: hop distances over the tree edges ([`TopoGraph::hops`]),
+//! shortest paths over the tree edges ([`TopoGraph::path`]) or over every
+//! edge, weighted ([`TopoGraph::weighted_path`]), the N nearest objects of
+//! some types by hwloc's locality rules ([`TopoGraph::nearest`]).  Exports
 //! ([`export`]) write DOT, GraphML and JSON of the whole graph or of a view
-//! filtered by [`TypeSet`].
+//! filtered by [`TypeSet`], with the vertices' properties.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use petgraph::graph::{DiGraph, UnGraph};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
 use wloc_core::{ObjId, ObjType, Topology};
 
 pub mod export;
@@ -39,6 +50,8 @@ pub enum EdgeKind {
     Misc,
     /// NUMA node to NUMA node, weighted by their latency distance.
     NumaDistance,
+    /// A direct link between devices (NVLink, xGMI, ...), with its rate.
+    Interconnect,
 }
 
 impl EdgeKind {
@@ -50,12 +63,13 @@ impl EdgeKind {
             EdgeKind::Io => "io",
             EdgeKind::Misc => "misc",
             EdgeKind::NumaDistance => "numa-distance",
+            EdgeKind::Interconnect => "interconnect",
         }
     }
 
     /// Whether the edge is one of the tree's (parent to child).
     pub fn is_tree(self) -> bool {
-        self != EdgeKind::NumaDistance
+        !matches!(self, EdgeKind::NumaDistance | EdgeKind::Interconnect)
     }
 }
 
@@ -65,15 +79,64 @@ impl fmt::Display for EdgeKind {
     }
 }
 
-/// An edge: its type and, for `numa-distance` edges, the distance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An edge: its type and, for `numa-distance` edges, the distance; for
+/// `interconnect` edges, the rate (hwloc's unit for bandwidth matrices,
+/// MB/s) and the link's kind (`NVLink`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edge {
     pub kind: EdgeKind,
     pub weight: Option<u64>,
+    pub link: Option<String>,
+}
+
+impl Edge {
+    fn tree(kind: EdgeKind) -> Self {
+        Edge {
+            kind,
+            weight: None,
+            link: None,
+        }
+    }
+}
+
+/// A dynamic property a vertex holds (a reading: temperature, power...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VertexProperty {
+    pub name: String,
+    pub value: f64,
+    /// SI unit symbol.
+    pub unit: String,
+}
+
+/// A stable id by which another source names an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VertexKey {
+    /// The global persistent index.
+    GpIndex(u64),
+    /// `dddd:bb:dd.f` (or `bb:dd.f` in domain 0), of a PCI device.
+    PciBusId(String),
+    /// An OS device's name (`eth0`, `nvml0`, `mlx5_0`).
+    OsDevice(String),
+    /// The value of a `*GUID` or `*UUID` info (`NodeGUID`, `NVIDIAUUID`).
+    Guid(String),
+}
+
+impl VertexKey {
+    /// Reads `pci=BUSID`, `os=NAME`, `guid=ID` or `gp=N`.
+    pub fn parse(s: &str) -> Option<Self> {
+        let (k, v) = s.split_once('=')?;
+        Some(match k {
+            "pci" => VertexKey::PciBusId(v.into()),
+            "os" => VertexKey::OsDevice(v.into()),
+            "guid" => VertexKey::Guid(v.into()),
+            "gp" => VertexKey::GpIndex(v.parse().ok()?),
+            _ => return None,
+        })
+    }
 }
 
 /// The properties of an object, as a vertex holds them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Vertex {
     /// The object in the topology it was built from.
     pub obj: ObjId,
@@ -92,6 +155,8 @@ pub struct Vertex {
     pub pci_busid: Option<String>,
     /// The OS device's name (`eth0`, `mlx5_0`), for OS devices.
     pub osdev_name: Option<String>,
+    /// Dynamic properties merged in ([`TopoGraph::add_properties`]).
+    pub properties: Vec<VertexProperty>,
 }
 
 impl Vertex {
@@ -120,10 +185,15 @@ pub struct TopoGraph {
     graph: DiGraph<Vertex, Edge>,
     /// The tree edges only, undirected, weight 1; same node indexes.
     tree: UnGraph<(), u32>,
+    /// Every edge, undirected, with its cost for [`TopoGraph::weighted_path`].
+    weighted: UnGraph<(), f64>,
     by_obj: HashMap<ObjId, NodeIndex>,
     by_gp: HashMap<u64, NodeIndex>,
     by_busid: HashMap<String, NodeIndex>,
     by_osdev: HashMap<String, NodeIndex>,
+    by_guid: HashMap<String, NodeIndex>,
+    /// Each NUMA node's distance to itself in the NUMA latency matrix.
+    numa_diagonal: HashMap<NodeIndex, u64>,
 }
 
 /// An object reached by a query, with its distance.
@@ -160,7 +230,24 @@ fn vertex(topo: &Topology, id: ObjId) -> Vertex {
         osdev_name: (o.obj_type == ObjType::OSDevice)
             .then(|| o.name.clone())
             .flatten(),
+        properties: Vec::new(),
     }
+}
+
+/// Whether an info names a GUID or UUID (`NodeGUID`, `SysImageGUID`,
+/// `NVIDIAUUID`, `AMDUUID`, `LevelZeroUUID`).
+fn is_guid_info(name: &str) -> bool {
+    name.ends_with("GUID") || name.ends_with("UUID")
+}
+
+/// A GUID as matched: lower case, without `:`, `-` or spaces
+/// (`0x0002:c903:0042:76b1` and `0002c903004276b1` are one GUID).
+fn guid_form(s: &str) -> String {
+    let s = s.trim().to_ascii_lowercase();
+    let s = s.strip_prefix("0x").unwrap_or(&s);
+    s.chars()
+        .filter(|c| !matches!(c, ':' | '-' | ' '))
+        .collect()
 }
 
 impl TopoGraph {
@@ -173,6 +260,7 @@ impl TopoGraph {
         let mut by_gp = HashMap::new();
         let mut by_busid = HashMap::new();
         let mut by_osdev = HashMap::new();
+        let mut by_guid = HashMap::new();
         for &id in &order {
             let v = vertex(topo, id);
             let gp = v.gp_index;
@@ -181,7 +269,16 @@ impl TopoGraph {
                 .clone()
                 .filter(|_| v.obj_type == ObjType::PCIDevice);
             let osdev = v.osdev_name.clone();
+            let guids: Vec<String> = v
+                .infos
+                .iter()
+                .filter(|(k, val)| is_guid_info(k) && !val.trim().is_empty())
+                .map(|(_, val)| guid_form(val))
+                .collect();
             let n = graph.add_node(v);
+            for g in guids {
+                by_guid.entry(g).or_insert(n);
+            }
             tree.add_node(());
             by_obj.insert(id, n);
             by_gp.insert(gp, n);
@@ -203,13 +300,19 @@ impl TopoGraph {
             ] {
                 for c in list {
                     let to = by_obj[c];
-                    graph.add_edge(from, to, Edge { kind, weight: None });
+                    graph.add_edge(from, to, Edge::tree(kind));
                     tree.add_edge(from, to, 1);
                 }
             }
         }
+        let mut numa_diagonal = HashMap::new();
         if let Some(d) = numa_latency(topo) {
             let n = d.nbobjs();
+            for i in 0..n {
+                if let (Some(&a), Some(v)) = (by_obj.get(&d.objs[i]), d.value(i, i)) {
+                    numa_diagonal.insert(a, v);
+                }
+            }
             for i in 0..n {
                 for j in 0..n {
                     let (Some(&a), Some(&b)) = (by_obj.get(&d.objs[i]), by_obj.get(&d.objs[j]))
@@ -227,19 +330,86 @@ impl TopoGraph {
                         Edge {
                             kind: EdgeKind::NumaDistance,
                             weight: vij,
+                            link: None,
                         },
                     );
                 }
             }
         }
-        TopoGraph {
+        let mut g = TopoGraph {
             graph,
             tree,
+            weighted: UnGraph::default(),
             by_obj,
             by_gp,
             by_busid,
             by_osdev,
+            by_guid,
+            numa_diagonal,
+        };
+        for d in interconnect_matrices(topo) {
+            let link = link_kind(d);
+            let n = d.nbobjs();
+            for i in 0..n {
+                for j in 0..n {
+                    let (Some(a), Some(b)) = (g.by_obj(d.objs[i]), g.by_obj(d.objs[j])) else {
+                        continue;
+                    };
+                    let vij = d.value(i, j).unwrap_or(0);
+                    // 0 is no link; one edge per pair when symmetric.
+                    if i == j || vij == 0 || (i > j && Some(vij) == d.value(j, i)) {
+                        continue;
+                    }
+                    g.graph.add_edge(
+                        a,
+                        b,
+                        Edge {
+                            kind: EdgeKind::Interconnect,
+                            weight: Some(vij),
+                            link: Some(link.clone()),
+                        },
+                    );
+                }
+            }
         }
+        g.reweigh();
+        g
+    }
+
+    /// Rebuilds the costs [`TopoGraph::weighted_path`] uses: 1 per tree
+    /// edge and per interconnect (one hop over a direct link); a NUMA
+    /// distance edge costs its distance over the smaller of its ends'
+    /// local distances (hwloc's matrices put 10 on the diagonal, so 21 is
+    /// 2.1 hops: going through the machine's interconnect is dearer than
+    /// staying local).
+    fn reweigh(&mut self) {
+        let mut w = UnGraph::with_capacity(self.graph.node_count(), self.graph.edge_count());
+        for _ in self.graph.node_indices() {
+            w.add_node(());
+        }
+        let local = self.local_numa_distances();
+        for e in self.graph.edge_references() {
+            let cost = match e.weight().kind {
+                EdgeKind::NumaDistance => {
+                    let base = [e.source(), e.target()]
+                        .iter()
+                        .filter_map(|n| local.get(n).copied())
+                        .filter(|&v| v > 0)
+                        .min()
+                        .unwrap_or(10);
+                    e.weight().weight.map_or(1.0, |v| v as f64 / base as f64)
+                }
+                _ => 1.0,
+            };
+            w.add_edge(e.source(), e.target(), cost);
+        }
+        self.weighted = w;
+    }
+
+    /// The distance of each NUMA node to itself, from the matrix the
+    /// `numa-distance` edges come from.
+    fn local_numa_distances(&self) -> &HashMap<NodeIndex, u64> {
+        &self.numa_diagonal
     }
 
     /// The petgraph graph: vertices and typed edges.
@@ -310,21 +480,161 @@ impl TopoGraph {
         petgraph::algo::astar(&self.tree, from, |n| n == to, |e| *e.weight(), |_| 0)
     }
 
-    /// The `n` objects of the types of `types` nearest to `from` over the
-    /// tree edges (`from` excluded), ties broken by logical index.
+    /// The shortest path over every edge, weighted as
+    /// [`TopoGraph::reweigh`] says (a direct GPU link is one hop where the
+    /// PCI tree is many): its cost and its vertices, `from` and `to`
+    /// included.
+    pub fn weighted_path(&self, from: NodeIndex, to: NodeIndex) -> Option<(f64, Vec<NodeIndex>)> {
+        petgraph::algo::astar(&self.weighted, from, |n| n == to, |e| *e.weight(), |_| 0.0)
+    }
+
+    /// The parent of a vertex (the source of its tree edge in).
+    pub fn parent(&self, n: NodeIndex) -> Option<NodeIndex> {
+        self.graph
+            .edges_directed(n, Direction::Incoming)
+            .find(|e| e.weight().kind.is_tree())
+            .map(|e| e.source())
+    }
+
+    /// The `n` objects of the types of `types` nearest to `from` (`from`
+    /// excluded), by hwloc's locality rules: objects below `from` first,
+    /// then those that share its parent, then its grandparent..., so that
+    /// the PUs nearest a NIC or GPU are those of its locality (its
+    /// nearest ancestor with PUs, whose NUMA node is its local one) before
+    /// any other; among objects first shared at one ancestor, hwloc's
+    /// order: by type (depth), then logical index.  `hops` is the tree
+    /// distance.
     pub fn nearest(&self, from: NodeIndex, types: &TypeSet, n: usize) -> Vec<Reached> {
         let dist = petgraph::algo::dijkstra(&self.tree, from, None, |e| *e.weight());
-        let mut found: Vec<Reached> = dist
-            .into_iter()
-            .filter(|&(m, _)| m != from && types.contains(self.graph[m].obj_type))
-            .map(|(node, hops)| Reached { node, hops })
-            .collect();
-        found.sort_by_key(|r| {
-            let v = &self.graph[r.node];
-            (r.hops, v.logical_index, v.obj_type, r.node)
-        });
-        found.truncate(n);
-        found
+        let mut seen = vec![false; self.graph.node_count()];
+        let mut out = Vec::new();
+        let mut below = Some(from);
+        let mut done: Option<NodeIndex> = None;
+        while let Some(anc) = below {
+            // The ancestor's subtree, without the part already walked.
+            let mut level = Vec::new();
+            let mut stack = vec![anc];
+            while let Some(m) = stack.pop() {
+                if Some(m) == done || seen[m.index()] {
+                    continue;
+                }
+                seen[m.index()] = true;
+                if m != from && types.contains(self.graph[m].obj_type) {
+                    level.push(Reached {
+                        node: m,
+                        hops: dist.get(&m).copied().unwrap_or(u32::MAX),
+                    });
+                }
+                stack.extend(
+                    self.graph
+                        .edges_directed(m, Direction::Outgoing)
+                        .filter(|e| e.weight().kind.is_tree())
+                        .map(|e| e.target()),
+                );
+            }
+            level.sort_by_key(|r| {
+                let v = &self.graph[r.node];
+                (v.obj_type, v.logical_index, r.node)
+            });
+            out.extend(level);
+            if out.len() >= n {
+                break;
+            }
+            done = Some(anc);
+            below = self.parent(anc);
+        }
+        out.truncate(n);
+        out
+    }
+
+    /// The vertex another source names by a stable id.
+    pub fn find(&self, key: &VertexKey) -> Option<NodeIndex> {
+        match key {
+            VertexKey::GpIndex(gp) => self.by_gp_index(*gp),
+            VertexKey::PciBusId(b) => self.by_pci_busid(b),
+            VertexKey::OsDevice(d) => self.by_osdev_name(d),
+            VertexKey::Guid(g) => self.by_guid(g),
+        }
+    }
+
+    /// The object with a `*GUID` or `*UUID` info of this value (case,
+    /// `0x`, `:` and `-` do not matter).
+    pub fn by_guid(&self, guid: &str) -> Option<NodeIndex> {
+        self.by_guid.get(&guid_form(guid)).copied()
+    }
+
+    /// Merges dynamic properties another source gives by stable ids onto
+    /// their vertices; returns the keys that name no vertex.
+    pub fn add_properties(
+        &mut self,
+        props: impl IntoIterator<Item = (VertexKey, VertexProperty)>,
+    ) -> Vec<VertexKey> {
+        let mut unmatched = Vec::new();
+        for (k, p) in props {
+            match self.find(&k) {
+                Some(n) => self.graph[n].properties.push(p),
+                None => unmatched.push(k),
+            }
+        }
+        unmatched
+    }
+
+    /// Adds a direct link between two devices another source reports (a
+    /// GPU-to-GPU link of some kind and rate, in MB/s).
+    pub fn add_interconnect(
+        &mut self,
+        a: &VertexKey,
+        b: &VertexKey,
+        link: &str,
+        rate: Option<u64>,
+    ) -> Result<(), String> {
+        let na = self
+            .find(a)
+            .ok_or_else(|| format!("{a:?} names no object"))?;
+        let nb = self
+            .find(b)
+            .ok_or_else(|| format!("{b:?} names no object"))?;
+        if na == nb {
+            return Err(format!("a link from {a:?} to itself"));
+        }
+        self.graph.add_edge(
+            na,
+            nb,
+            Edge {
+                kind: EdgeKind::Interconnect,
+                weight: rate,
+                link: Some(link.to_string()),
+            },
+        );
+        self.reweigh();
+        Ok(())
+    }
+}
+
+/// The bandwidth matrices that describe links between devices: those
+/// with an I/O object (hwloc's `NVLinkBandwidth` between GPUs and CPUs,
+/// `XGMIBandwidth` between AMD GPUs).
+fn interconnect_matrices(topo: &Topology) -> Vec<&wloc_core::distances::Distances> {
+    topo.distances
+        .iter()
+        .filter(|d| d.kind & wloc_core::distances::kind::MEANS_BANDWIDTH != 0)
+        .filter(|d| {
+            d.objs.iter().any(|&id| {
+                topo.get(id)
+                    .is_some_and(|o| matches!(o.obj_type, ObjType::OSDevice | ObjType::PCIDevice))
+            })
+        })
+        .collect()
+}
+
+/// The link kind a matrix's name gives: `NVLinkBandwidth` -> `NVLink`.
+fn link_kind(d: &wloc_core::distances::Distances) -> String {
+    match d.name.as_deref() {
+        Some(n) if n.len() > "Bandwidth".len() && n.ends_with("Bandwidth") => {
+            n[..n.len() - "Bandwidth".len()].to_string()
+        }
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => "link".to_string(),
     }
 }
 

@@ -139,3 +139,163 @@ fn exports_are_well_formed() {
     assert_eq!(v.edges.len(), 8);
     assert!(v.edges.iter().all(|e| e.2.kind == EdgeKind::Child));
 }
+
+/// Two packages with a GPU each (PCI device and its `nvml` OS device, the
+/// second with a UUID info), linked by NVLink in a bandwidth matrix as
+/// hwloc's NVML backend reports it (MB/s, a high value on the diagonal).
+fn gpus() -> Topology {
+    use wloc_core::object::{ObjAttr, OsDevTypes, PciAttr};
+    let mut t = synth("pack:2 numa:1 core:2 pu:2");
+    let packs = t.objs_by_type(ObjType::Package);
+    let mut osdevs = Vec::new();
+    for (k, &p) in packs.iter().enumerate() {
+        let mut pci = wloc_core::Object::new(ObjType::PCIDevice, None);
+        pci.attr = ObjAttr::Pci(PciAttr {
+            domain: 0,
+            bus: 0x10 * (k as u8 + 1),
+            dev: 0,
+            func: 0,
+            class_id: 0x0302,
+            vendor_id: 0x10de,
+            device_id: 0x1db1,
+            subvendor_id: 0,
+            subdevice_id: 0,
+            revision: 0,
+            linkspeed: 0.0,
+            prog_if: 0,
+        });
+        let pci = t.insert_by_parent(p, pci);
+        let mut gpu = wloc_core::Object::new(ObjType::OSDevice, None);
+        gpu.name = Some(format!("nvml{k}"));
+        gpu.attr = ObjAttr::OsDev(OsDevTypes(4));
+        if k == 1 {
+            gpu.add_info("NVIDIAUUID", "GPU-8E4C-11AA");
+        }
+        osdevs.push(t.insert_by_parent(pci, gpu));
+    }
+    t.finish().unwrap();
+    let osdevs: Vec<_> = t.objs_by_type(ObjType::OSDevice);
+    t.distances.push(
+        wloc_core::distances::Distances::new(
+            Some("NVLinkBandwidth".into()),
+            wloc_core::distances::kind::FROM_OS
+                | wloc_core::distances::kind::MEANS_BANDWIDTH
+                | wloc_core::distances::kind::HETEROGENEOUS_TYPES,
+            osdevs,
+            vec![1_000_000, 50_000, 50_000, 1_000_000],
+        )
+        .unwrap(),
+    );
+    t
+}
+
+#[test]
+fn bandwidth_matrices_between_devices_become_interconnects() {
+    let t = gpus();
+    let g = TopoGraph::new(&t);
+    let links: Vec<&Edge> = g
+        .graph()
+        .edge_weights()
+        .filter(|e| e.kind == EdgeKind::Interconnect)
+        .collect();
+    assert_eq!(links.len(), 1, "one edge per linked pair");
+    assert_eq!(links[0].link.as_deref(), Some("NVLink"));
+    assert_eq!(links[0].weight, Some(50_000));
+    let a = g.by_osdev_name("nvml0").unwrap();
+    let b = g.by_osdev_name("nvml1").unwrap();
+    // Over the tree: nvml0 - pci - package - machine - package - pci - nvml1.
+    assert_eq!(g.path(a, b).unwrap().0, 6);
+    // Over every edge, the direct link.
+    let (cost, path) = g.weighted_path(a, b).unwrap();
+    assert_eq!(cost, 1.0);
+    assert_eq!(path, [a, b]);
+    // The filtered view keeps the link between kept devices.
+    let v = View::new(&g, Some(&TypeSet::parse("os").unwrap()));
+    assert_eq!(v.edges.len(), 1);
+    assert!(v
+        .to_dot()
+        .contains("[label=\"interconnect\", link=\"NVLink\", rate=50000"));
+    assert_eq!(v.to_json()["edges"][0]["rate"], 50_000);
+}
+
+#[test]
+fn other_sources_land_on_vertices_by_stable_ids() {
+    let t = gpus();
+    let mut g = TopoGraph::new(&t);
+    let gpu1 = g.by_osdev_name("nvml1").unwrap();
+    for key in ["guid=gpu-8e4c-11aa", "guid=GPU8E4C11AA"] {
+        assert_eq!(g.find(&VertexKey::parse(key).unwrap()), Some(gpu1), "{key}");
+    }
+    let pci = g.find(&VertexKey::parse("pci=10:00.0").unwrap()).unwrap();
+    assert_eq!(g.vertex(pci).obj_type, ObjType::PCIDevice);
+    assert_eq!(
+        g.parent(gpu1).map(|p| g.vertex(p).obj_type),
+        Some(ObjType::PCIDevice)
+    );
+    let temp = |v: f64| VertexProperty {
+        name: "temperature".into(),
+        value: v,
+        unit: "°C".into(),
+    };
+    let missed = g.add_properties([
+        (VertexKey::Guid("GPU-8E4C-11AA".into()), temp(61.0)),
+        (VertexKey::PciBusId("0000:10:00.0".into()), temp(40.0)),
+        (VertexKey::OsDevice("nvml7".into()), temp(1.0)),
+    ]);
+    assert_eq!(missed, [VertexKey::OsDevice("nvml7".into())]);
+    assert_eq!(g.vertex(gpu1).properties, [temp(61.0)]);
+    assert_eq!(g.vertex(pci).properties, [temp(40.0)]);
+    let json = View::new(&g, None).to_json();
+    let v = json["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["osdev_name"] == "nvml1")
+        .unwrap();
+    assert_eq!(v["properties"][0]["value"], 61.0);
+    // A link another source reports (no rate known), between CPUs' packages.
+    let a = VertexKey::GpIndex(g.vertex(g.by_pci_busid("0000:10:00.0").unwrap()).gp_index);
+    let b = VertexKey::PciBusId("0000:20:00.0".into());
+    g.add_interconnect(&a, &b, "PCIe-P2P", None).unwrap();
+    assert!(g.add_interconnect(&a, &a, "x", None).is_err());
+    assert!(g
+        .add_interconnect(&a, &VertexKey::OsDevice("nosuch".into()), "x", None)
+        .is_err());
+}
+
+#[test]
+fn nearest_follows_hwloc_locality() {
+    let t = gpus();
+    let g = TopoGraph::new(&t);
+    let gpu1 = g.by_osdev_name("nvml1").unwrap();
+    let near = g.nearest(gpu1, &TypeSet::parse("pu").unwrap(), 8);
+    let idx: Vec<u32> = near
+        .iter()
+        .map(|r| g.vertex(r.node).logical_index)
+        .collect();
+    // Package 1's PUs (its locality, NUMA node 1's) in logical order, then the others.
+    assert_eq!(idx, [4, 5, 6, 7, 0, 1, 2, 3]);
+    let nodes = g.nearest(gpu1, &TypeSet::parse("numa").unwrap(), 1);
+    assert_eq!(g.vertex(nodes[0].node).logical_index, 1);
+}
+
+#[test]
+fn weighted_paths_take_numa_links_by_their_distance() {
+    let mut t = synth("pack:2 numa:1 pu:1");
+    let nodes = t.objs_by_type(ObjType::NUMANode);
+    t.distances.push(
+        wloc_core::distances::Distances::new(
+            Some("NUMALatency".into()),
+            wloc_core::distances::kind::MEANS_LATENCY,
+            nodes.clone(),
+            vec![10, 12, 12, 10],
+        )
+        .unwrap(),
+    );
+    let g = TopoGraph::new(&t);
+    let (a, b) = (g.by_obj(nodes[0]).unwrap(), g.by_obj(nodes[1]).unwrap());
+    // 12/10 = 1.2 hops, against 4 through the packages and the machine.
+    let (cost, path) = g.weighted_path(a, b).unwrap();
+    assert!((cost - 1.2).abs() < 1e-12, "{cost}");
+    assert_eq!(path, [a, b]);
+}

@@ -295,9 +295,14 @@ pub fn apply(
             }
             objs.push(resolve(&what, u64::from(gp))?);
         }
+        // Several types only when the kind says so, as in hwloc (links
+        // between GPUs and CPUs: `NVLinkBandwidth`).
         let ty = t.obj(objs[0]).obj_type;
-        if objs.iter().any(|&o| t.obj(o).obj_type != ty) {
-            return Err(format!("{what} mixes objects of several types"));
+        let hetero = m.kind & wloc_core::distances::kind::HETEROGENEOUS_TYPES != 0;
+        if !hetero && objs.iter().any(|&o| t.obj(o).obj_type != ty) {
+            return Err(format!(
+                "{what} mixes objects of several types (without the heterogeneous kind, 16)"
+            ));
         }
         let d = CoreDistances::new(m.name.clone(), m.kind, objs, m.values.clone())
             .ok_or_else(|| format!("{what} has a wrong number of values"))?;

@@ -101,30 +101,54 @@ pub fn x86_wasm() -> &'static [u8] {
     X86.wasm
 }
 
-/// The annotation component for the machine's identity and sensors: DMI
-/// infos of the root, and hwmon, thermal and cpufreq readings as dynamic
-/// properties.
+/// The annotation component for the machine's identity: DMI infos of
+/// the root.
 pub const ANNOTATE_DMI_NAME: &str = "annotate-dmi";
 
-/// The roots the DMI and sensors annotation component is granted
-/// (read-only).  `/sys/devices` holds what the class folders link to.
-pub const ANNOTATE_DMI_ROOTS: &[&str] = &[
-    "/sys/class/dmi",
-    "/sys/class/hwmon",
-    "/sys/class/thermal",
-    "/sys/devices",
-];
+/// The roots the DMI annotation component is granted (read-only): the
+/// class folder and the one its entry links to.
+pub const ANNOTATE_DMI_ROOTS: &[&str] = &["/sys/class/dmi", "/sys/devices/virtual/dmi"];
 
-/// The built-in DMI and sensors annotation component.
+/// The built-in DMI annotation component.
 pub static ANNOTATE_DMI: Builtin = builtin!(
     ANNOTATE_DMI_NAME,
     "wloc_component_annotate_dmi",
     ANNOTATE_DMI_ROOTS
 );
 
-/// The bytes of the DMI and sensors annotation component.
+/// The bytes of the DMI annotation component.
 pub fn annotate_dmi_wasm() -> &'static [u8] {
     ANNOTATE_DMI.wasm
+}
+
+/// The annotation component for dynamic properties: hwmon, thermal
+/// zones, cpufreq, RAPL power, PU utilisation, NUMA node memory use and
+/// EDAC error counts.
+pub const ANNOTATE_SENSORS_NAME: &str = "annotate-sensors";
+
+/// The roots the sensors component is granted (read-only).
+/// `/sys/devices` holds what the class folders link to, the CPUs'
+/// cpufreq, the NUMA nodes' `meminfo` and EDAC; `/proc/stat` is the one
+/// file of `/proc` it reads (machine-wide CPU times, which the privacy
+/// rule serves).
+pub const ANNOTATE_SENSORS_ROOTS: &[&str] = &[
+    "/sys/class/hwmon",
+    "/sys/class/thermal",
+    "/sys/class/powercap",
+    "/sys/devices",
+    "/proc/stat",
+];
+
+/// The built-in sensors annotation component.
+pub static ANNOTATE_SENSORS: Builtin = builtin!(
+    ANNOTATE_SENSORS_NAME,
+    "wloc_component_annotate_sensors",
+    ANNOTATE_SENSORS_ROOTS
+);
+
+/// The bytes of the sensors annotation component.
+pub fn annotate_sensors_wasm() -> &'static [u8] {
+    ANNOTATE_SENSORS.wasm
 }
 
 /// The annotation component naming PCI vendors and devices (`PCIVendor`

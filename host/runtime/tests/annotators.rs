@@ -111,6 +111,21 @@ fn dmi_and_sensors_land_on_the_right_objects() {
     let props = rt
         .annotate(&c, &opts(builtin::ANNOTATE_DMI_ROOTS, &d.0), &mut t)
         .unwrap();
+    // DMI only: the readings are the sensors component's.
+    assert!(props.is_empty(), "{props:?}");
+    let sensors = rt
+        .load_annotator(
+            builtin::ANNOTATE_SENSORS_NAME,
+            builtin::annotate_sensors_wasm(),
+        )
+        .unwrap();
+    let props = rt
+        .annotate(
+            &sensors,
+            &opts(builtin::ANNOTATE_SENSORS_ROOTS, &d.0),
+            &mut t,
+        )
+        .unwrap();
     let root_infos = infos_of(&t, ObjType::Machine);
     assert!(root_infos.contains(&("DMIBoardVendor".into(), "Acme Boards".into())));
     assert!(root_infos.contains(&("DMIProductName".into(), "X1000".into())));
@@ -258,4 +273,37 @@ fn invalid_annotations_leave_the_topology_unchanged() {
     };
     apply(&misc, &mut t, &Limits::default()).unwrap();
     assert_eq!(t.objs_by_type(ObjType::Misc).len(), 1);
+}
+
+#[test]
+fn device_link_matrices_may_mix_types_when_their_kind_says_so() {
+    use wloc_runtime::annotate::{apply, Annotations};
+    use wloc_runtime::bindings::types::Distances;
+    let mut t = topology();
+    let eth0 = t.objs_by_type(ObjType::OSDevice)[0];
+    let pack = t.objs_by_type(ObjType::Package)[0];
+    let gp = |t: &Topology, o| u32::try_from(t.obj(o).gp_index).unwrap();
+    let links = |kind: u64| Annotations {
+        infos: Vec::new(),
+        misc: Vec::new(),
+        distances: vec![Distances {
+            name: Some("TestLinkBandwidth".into()),
+            kind,
+            objects: vec![gp(&t, eth0), gp(&t, pack)],
+            values: vec![0, 25_000, 25_000, 0],
+        }],
+        memattrs: Vec::new(),
+        properties: Vec::new(),
+    };
+    let limits = wloc_runtime::Limits::default();
+    let plain = links(8);
+    let e = apply(&plain, &mut t.clone(), &limits).unwrap_err();
+    assert!(e.contains("mixes objects of several types"), "{e}");
+    // Bandwidth (8) between heterogeneous types (16), as hwloc's NVLink.
+    let hetero = links(8 | 16);
+    apply(&hetero, &mut t, &limits).unwrap();
+    let d = t.distances.last().unwrap();
+    assert_eq!(d.name.as_deref(), Some("TestLinkBandwidth"));
+    assert_eq!(d.objs, [eth0, pack]);
+    assert_eq!(d.value(0, 1), Some(25_000));
 }

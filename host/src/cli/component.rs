@@ -110,6 +110,10 @@ fn builtins() -> Vec<(&'static str, &'static [u8])> {
         (builtin::X86_NAME, builtin::x86_wasm()),
         (builtin::ANNOTATE_DMI_NAME, builtin::annotate_dmi_wasm()),
         (
+            builtin::ANNOTATE_SENSORS_NAME,
+            builtin::annotate_sensors_wasm(),
+        ),
+        (
             builtin::ANNOTATE_PCI_NAMES_NAME,
             builtin::annotate_pci_names_wasm(),
         ),

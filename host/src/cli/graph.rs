@@ -1,12 +1,15 @@
 //! `wloc graph`: the topology as a graph (see the crate `wloc-graph`):
-//! exports to DOT, GraphML or JSON, and queries over the tree edges
-//! (`path`, `near`, `hops`) with objects named in hwloc's location
-//! language (`core:3`, `pci=0000:02:00.0`, `os=eth0`).
+//! exports to DOT, GraphML or JSON (with the machine's dynamic properties
+//! on the vertices with `--properties`), and queries (`path`: weighted
+//! over every edge; `near`: by hwloc's locality; `hops`: over the tree)
+//! with objects named in hwloc's location language (`core:3`,
+//! `pci=0000:02:00.0`, `os=eth0`) or by GUID (`guid=...`).
 
 use clap::{Args, Subcommand, ValueEnum};
+use wloc::annotations::{self, Annotators};
 use wloc_core::{Topology, TypeFilter};
 use wloc_graph::export::View;
-use wloc_graph::{TopoGraph, TypeSet};
+use wloc_graph::{TopoGraph, TypeSet, VertexKey, VertexProperty};
 use wloc_locality::WordOptions;
 
 use super::topology::{keep_all, InputArgs, Load, LoadErrors, TopologyArgs};
@@ -25,6 +28,11 @@ pub struct GraphArgs {
     /// The export format.
     #[arg(long = "of", value_enum, value_name = "FORMAT")]
     format: Option<Format>,
+    /// Put the dynamic properties of this machine (or of the recorded
+    /// fsroot given with -i) on the vertices: one sample of the sensors
+    /// component, as `wloc watch` reads it.
+    #[arg(long)]
+    properties: bool,
     /// Write the export to this file instead of standard output.
     #[arg(value_name = "OUT")]
     out: Option<String>,
@@ -39,7 +47,9 @@ enum Format {
 
 #[derive(Subcommand, Debug)]
 enum Query {
-    /// The shortest path between two objects over the tree edges, one object a line.
+    /// The shortest path between two objects, one object a line: over every
+    /// edge, a tree edge or a direct device link costing 1 and a NUMA
+    /// distance edge its distance over the local one.
     Path {
         #[command(flatten)]
         input: InputArgs,
@@ -48,7 +58,9 @@ enum Query {
         /// A location naming one object.
         to: String,
     },
-    /// The N objects of some types nearest to an object (`HOPS OBJECT` lines), ties by logical index.
+    /// The N objects of some types nearest to an object (`HOPS OBJECT`
+    /// lines), by hwloc's locality: those below its parent first, then its
+    /// grandparent's..., each ancestor's in logical order.
     Near {
         #[command(flatten)]
         input: InputArgs,
@@ -83,8 +95,13 @@ fn load(input: &InputArgs, outer: &InputArgs) -> Result<Topology, String> {
     Ok(topo)
 }
 
-/// The one object a location names.
+/// The one object a location (or `guid=ID`) names.
 fn object(topo: &Topology, g: &TopoGraph, word: &str) -> Result<wloc_graph::NodeIndex, String> {
+    if let Some(id) = word.strip_prefix("guid=") {
+        return g
+            .by_guid(id)
+            .ok_or_else(|| format!("no object has the GUID or UUID '{id}'"));
+    }
     let r = wloc_locality::resolve_word(topo, word, &WordOptions::default())
         .map_err(|e| format!("bad location '{word}': {e}"))?;
     if let Some(w) = r.warnings.first() {
@@ -105,9 +122,11 @@ fn object(topo: &Topology, g: &TopoGraph, word: &str) -> Result<wloc_graph::Node
 }
 
 pub fn run(a: &GraphArgs) -> super::Result {
-    if a.query.is_some() && (a.format.is_some() || a.filter.is_some() || a.out.is_some()) {
+    if a.query.is_some()
+        && (a.format.is_some() || a.filter.is_some() || a.out.is_some() || a.properties)
+    {
         return Err(
-            "--of, --filter and OUT only go with an export, not with path, near or hops".into(),
+            "--of, --filter, --properties and OUT only go with an export, not with path, near or hops".into(),
         );
     }
     match &a.query {
@@ -117,7 +136,7 @@ pub fn run(a: &GraphArgs) -> super::Result {
             let g = TopoGraph::new(&topo);
             let (f, t) = (object(&topo, &g, from)?, object(&topo, &g, to)?);
             let (_, path) = g
-                .path(f, t)
+                .weighted_path(f, t)
                 .ok_or_else(|| format!("no path from {from} to {to}"))?;
             let mut s = String::new();
             for n in path {
@@ -166,7 +185,10 @@ fn export(a: &GraphArgs) -> super::Result {
         None => None,
     };
     let topo = load(&a.input, &InputArgs::default())?;
-    let g = TopoGraph::new(&topo);
+    let mut g = TopoGraph::new(&topo);
+    if a.properties {
+        add_properties(&a.input, &topo, &mut g)?;
+    }
     let view = View::new(&g, filter.as_ref());
     let text = match format {
         Format::Dot => view.to_dot(),
@@ -184,4 +206,38 @@ fn export(a: &GraphArgs) -> super::Result {
         }
         _ => super::print(&text),
     }
+}
+
+/// One sample of the sensors component on the vertices.
+fn add_properties(input: &InputArgs, topo: &Topology, g: &mut TopoGraph) -> super::Result {
+    let source = TopologyArgs::from_input(input.clone()).source()?;
+    if !annotations::applies_to(&source) {
+        return Err(
+            "--properties reads the sensors of a Linux machine: use this machine or a recorded fsroot (-i DIR --if fsroot)"
+                .into(),
+        );
+    }
+    let (annotators, warnings) = Annotators::builtin_matching(
+        annotations::fsroot_of(&source),
+        |b, _| b.name == wloc_runtime::builtin::ANNOTATE_SENSORS_NAME,
+        &Default::default(),
+    )?;
+    let (props, more) = annotators.sample(topo);
+    for w in warnings.iter().chain(&more) {
+        eprintln!("wloc: warning: {w}");
+    }
+    let missed = g.add_properties(props.into_iter().map(|p| {
+        (
+            VertexKey::GpIndex(topo.obj(p.object).gp_index),
+            VertexProperty {
+                name: p.name,
+                value: p.value,
+                unit: p.unit,
+            },
+        )
+    }));
+    if let Some(k) = missed.first() {
+        return Err(format!("a property names an object the graph lacks: {k:?}").into());
+    }
+    Ok(())
 }
