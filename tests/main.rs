@@ -6,6 +6,7 @@
 mod common;
 
 mod annotate;
+mod annotate_differential;
 mod bad_recordings;
 mod binding;
 mod calc_differential;
