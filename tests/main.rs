@@ -27,6 +27,7 @@ mod openmp_seed;
 mod qemu_boot;
 mod qemu_linux;
 mod slurm;
+mod slurm_cluster;
 mod topology_diff;
 mod x86_conformance;
 mod xml_conformance;
