@@ -26,6 +26,7 @@ mod offline_cpus;
 mod openmp_seed;
 mod qemu_boot;
 mod qemu_linux;
+mod scheduler_inputs;
 mod slurm;
 mod slurm_cluster;
 mod topology_diff;
