@@ -98,6 +98,7 @@ fn slurmctld_loads_a_tree_topology_with_this_node() {
     let Some(c) = start(&ClusterConfig {
         topology_conf: Some(conf),
         extra_nodes: vec!["NodeName=peer[1-2] CPUs=1 State=FUTURE".into()],
+        ..ClusterConfig::default()
     }) else {
         return;
     };
@@ -174,4 +175,31 @@ fn srun_gathers_the_node_topology_into_a_folder() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), c.node_line);
+}
+
+/// The check is real: a node line promising more memory than this
+/// machine has leaves the node invalid, and the cluster does not start.
+#[test]
+fn slurm_refuses_a_node_line_with_too_much_memory() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a real Slurm cluster needs root");
+        return;
+    }
+    let o = common::run_wloc(["slurm", "node"]);
+    let line = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let (head, mem) = line
+        .rsplit_once(" RealMemory=")
+        .expect("a RealMemory field");
+    let more = mem.parse::<u64>().unwrap() * 100 + 1024;
+    let wrong = format!("{head} RealMemory={more}");
+    let err = match SlurmCluster::start(&ClusterConfig {
+        node_line: Some(wrong),
+        ..ClusterConfig::default()
+    }) {
+        Ok(_) => panic!("slurmctld took a node line with RealMemory={more}"),
+        Err(e) => e,
+    };
+    assert!(err.contains("not idle"), "{err}");
+    assert!(err.to_lowercase().contains("memory"), "{err}");
 }

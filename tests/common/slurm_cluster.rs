@@ -52,6 +52,9 @@ pub struct ClusterConfig {
     pub topology_conf: Option<String>,
     /// More `NodeName=` lines for `slurm.conf` (nodes without a slurmd).
     pub extra_nodes: Vec<String>,
+    /// This machine's node line, instead of the one `wloc slurm node`
+    /// prints (to check that Slurm refuses a wrong one).
+    pub node_line: Option<String>,
 }
 
 /// A running controller and node; stopped when dropped.
@@ -150,7 +153,10 @@ impl SlurmCluster {
         let dir = tmp.0.clone();
         let node = short_hostname();
         let o = super::run_wloc(["slurm", "node"]);
-        let node_line = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        let node_line = match &config.node_line {
+            Some(l) => l.clone(),
+            None => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        };
         if !o.status.success() || !node_line.starts_with(&format!("NodeName={node} ")) {
             return Err(format!(
                 "wloc slurm node printed '{node_line}' for this machine ({node}): {}",
