@@ -191,11 +191,20 @@ fn plan(args: &[String], replace_infos: bool) -> Result<Plan, String> {
         [i, o, rest @ ..] if !rest.is_empty() => (i.clone(), o.clone(), rest),
         _ => return Err(format!("missing arguments\n{USAGE}")),
     };
-    // The first `--` may have been taken by the option parser.
-    let rest = rest.strip_prefix(&["--".to_string()]).unwrap_or(rest);
-    let (locations, ann): (Vec<String>, &[String]) = match rest.iter().position(|a| a == "--") {
-        Some(end) => (rest[..end].to_vec(), &rest[end + 1..]),
-        None => (vec![rest[0].clone()], &rest[1..]),
+    // As hwloc-annotate: `-- LOCATION... --` right after the files, else
+    // one location (an annotation may then hold a `--`).
+    let (locations, ann): (Vec<String>, &[String]) = if rest[0] == "--" {
+        let body = &rest[1..];
+        match body.iter().position(|a| a == "--") {
+            Some(end) => (body[..end].to_vec(), &body[end + 1..]),
+            None => {
+                return Err(format!(
+                    "missing the '--' that ends the list of locations\n{USAGE}"
+                ))
+            }
+        }
+    } else {
+        (vec![rest[0].clone()], &rest[1..])
     };
     if locations.is_empty() {
         return Err(format!("no location between the two '--'\n{USAGE}"));
@@ -730,14 +739,18 @@ mod tests {
                 value: Some("r1".into())
             }
         );
-        for modern in [
-            "in out -- core:0 pu:1 -- misc M",
-            "in out core:0 pu:1 -- misc M",
-        ] {
-            let p = plan(&args(modern), false).unwrap();
-            assert_eq!(p.locations, ["core:0", "pu:1"]);
-            assert_eq!(p.annotation, Annotation::Misc("M".into()));
-        }
+        let p = plan(&args("in out -- core:0 pu:1 -- misc M"), false).unwrap();
+        assert_eq!(p.locations, ["core:0", "pu:1"]);
+        assert_eq!(p.annotation, Annotation::Misc("M".into()));
+        let p = plan(&args("in out root info Note --"), false).unwrap();
+        assert_eq!(p.locations, ["root"]);
+        assert_eq!(
+            p.annotation,
+            Annotation::Info {
+                name: "Note".into(),
+                value: Some("--".into())
+            }
+        );
         assert_eq!(
             plan(&args("i o root size 2GiB"), false).unwrap().annotation,
             Annotation::Size(2 << 30)
@@ -793,6 +806,8 @@ mod tests {
         assert!(e("in out core:0 misc M", true).contains("--ri"));
         assert!(e("in out x memattr L numa:0 nope", false).contains("not an unsigned integer"));
         assert!(e("in out -- -- none", false).contains("no location"));
+        assert!(e("in out -- core:0 none", false).contains("missing the '--'"));
+        assert!(e("in out core:0 pu:1 -- misc M", false).contains("unknown annotation 'pu:1'"));
     }
 
     #[test]
@@ -804,5 +819,22 @@ mod tests {
         assert!(!is_typed("dummy"));
         assert!(!is_typed("0x3"));
         assert!(!is_typed(":0"));
+    }
+}
+
+#[cfg(test)]
+mod clap_tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: super::AnnotateArgs,
+    }
+
+    #[test]
+    fn the_first_double_dash_reaches_the_arguments() {
+        let t = T::try_parse_from(["t", "--ci", "in", "out", "--", "root", "--", "none"]).unwrap();
+        assert_eq!(t.a.args, ["in", "out", "--", "root", "--", "none"]);
     }
 }
