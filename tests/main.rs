@@ -6,6 +6,7 @@
 mod common;
 
 mod annotate;
+mod annotate_differential;
 mod bad_recordings;
 mod binding;
 mod calc_differential;
@@ -26,7 +27,9 @@ mod offline_cpus;
 mod openmp_seed;
 mod qemu_boot;
 mod qemu_linux;
+mod scheduler_inputs;
 mod slurm;
+mod slurm_cluster;
 mod topology_diff;
 mod watch;
 mod x86_conformance;

@@ -14,6 +14,7 @@ pub mod json;
 pub mod k8s;
 pub mod slurm;
 pub mod tool_flags;
+pub mod topo_edit;
 
 /// The topology model (the `wloc-core` crate).  Not named `core`, which
 /// would shadow Rust's own `core` for users of this crate.

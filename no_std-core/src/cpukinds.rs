@@ -189,6 +189,68 @@ pub fn rank(kinds: &mut [CpuKind], how: Ranking, arch: Option<&str>) {
     }
 }
 
+/// Registers a kind of CPU as hwloc's `hwloc_cpukinds_register` does
+/// (`hwloc_internal_cpukinds_register` with forced efficiencies
+/// overwritten): an existing kind inside `cpuset` (or equal to it) gets
+/// the new infos (pairs it already has are skipped) and the efficiency;
+/// an existing kind that `cpuset` cuts is split, the cut part becoming a
+/// new kind (appended) with the old infos, the new ones and the new
+/// efficiency; PUs in no kind yet form a last new kind.  An empty
+/// `cpuset` registers nothing and returns false.  Kinds are not ranked
+/// here: call [`rank`] afterwards, as hwloc does.
+pub fn register(
+    kinds: &mut Vec<CpuKind>,
+    cpuset: &CpuSet,
+    forced_efficiency: Option<i32>,
+    infos: &[Info],
+) -> bool {
+    if cpuset.is_empty() {
+        return false;
+    }
+    let add_infos = |k: &mut CpuKind, infos: &[Info]| {
+        for i in infos {
+            if !k
+                .infos
+                .iter()
+                .any(|x| x.name == i.name && x.value == i.value)
+            {
+                k.infos.push(i.clone());
+            }
+        }
+    };
+    let mut rest = cpuset.clone();
+    let mut added: Vec<CpuKind> = Vec::new();
+    for k in kinds.iter_mut() {
+        if !rest.intersects(&k.cpuset) {
+            continue;
+        }
+        if rest.includes(&k.cpuset) {
+            // The kind lies inside the new set: it is described further.
+            add_infos(k, infos);
+            k.forced_efficiency = forced_efficiency;
+            rest.and_not_assign(&k.cpuset);
+        } else {
+            // The new set cuts the kind: the common part becomes a kind.
+            let mut cut = CpuKind::new(&rest & &k.cpuset, forced_efficiency, Vec::new());
+            add_infos(&mut cut, &k.infos);
+            add_infos(&mut cut, infos);
+            k.cpuset.and_not_assign(&cut.cpuset);
+            rest.and_not_assign(&cut.cpuset);
+            added.push(cut);
+        }
+        if rest.is_empty() {
+            break;
+        }
+    }
+    kinds.extend(added);
+    if !rest.is_empty() {
+        let mut k = CpuKind::new(rest, forced_efficiency, Vec::new());
+        add_infos(&mut k, infos);
+        kinds.push(k);
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,5 +313,46 @@ mod tests {
         let mut k = mk();
         rank(&mut k, Ranking::Default, Some("aarch64"));
         assert_eq!(k[0].cpuset.first(), Some(0)); // lower frequency first on ARM
+    }
+
+    #[test]
+    fn register_splits_and_extends_kinds_as_hwloc() {
+        use alloc::string::ToString;
+        let info = |n: &str, v: &str| Info {
+            name: n.to_string(),
+            value: v.to_string(),
+        };
+        let mut kinds = Vec::new();
+        assert!(!register(&mut kinds, &CpuSet::new(), None, &[]));
+        assert!(register(
+            &mut kinds,
+            &CpuSet::from_u64(0xff),
+            Some(1),
+            &[info("A", "a")]
+        ));
+        // Cuts the first kind: the cut part is appended.
+        assert!(register(
+            &mut kinds,
+            &CpuSet::from_u64(0x30f),
+            None,
+            &[info("B", "b")]
+        ));
+        assert_eq!(kinds.len(), 3);
+        assert_eq!(kinds[0].cpuset, CpuSet::from_u64(0xf0));
+        assert_eq!(kinds[0].forced_efficiency, Some(1));
+        assert_eq!(kinds[1].cpuset, CpuSet::from_u64(0x0f));
+        assert_eq!(kinds[1].forced_efficiency, None);
+        assert_eq!(kinds[1].infos, [info("A", "a"), info("B", "b")]);
+        assert_eq!(kinds[2].cpuset, CpuSet::from_u64(0x300));
+        // Contains the second kind: it is extended in place, without duplicates.
+        assert!(register(
+            &mut kinds,
+            &CpuSet::from_u64(0x0f),
+            Some(3),
+            &[info("A", "a")]
+        ));
+        assert_eq!(kinds.len(), 3);
+        assert_eq!(kinds[1].forced_efficiency, Some(3));
+        assert_eq!(kinds[1].infos.len(), 2);
     }
 }

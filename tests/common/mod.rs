@@ -2,6 +2,8 @@
 //! conformance recordings and hwloc's tools are.
 #![allow(dead_code)]
 
+pub mod slurm_cluster;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

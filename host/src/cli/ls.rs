@@ -89,7 +89,11 @@ pub struct LsArgs {
     /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_* bits.
     #[arg(long, value_name = "N", default_value_t = 0)]
     export_synthetic_flags: u64,
-    /// Output file (`-` for standard output; `-.xml` and the like pick a format).
+    /// Output file (`-` for standard output; `-.xml` and the like pick a
+    /// format).  `%h` (or `%N`, as Slurm writes it) is replaced by this
+    /// machine's short host name and `%%` by `%`, so that one command run
+    /// on every node (`srun`, `pdsh`, `clush`) writes one file per node:
+    /// `wloc ls --of xml /shared/topo/%h.xml`.
     output: Option<String>,
 }
 
@@ -181,11 +185,54 @@ fn configured_topology(a: &LsArgs) -> Result<Topology, String> {
     Ok(t)
 }
 
+/// An output file name with `%h` and `%N` replaced by `host` and `%%`
+/// by `%`; other `%` are kept.
+fn expand_host(
+    name: &str,
+    host: impl FnOnce() -> Result<String, String>,
+) -> Result<String, String> {
+    if !name.contains('%') {
+        return Ok(name.to_string());
+    }
+    let mut host = Some(host);
+    let mut host_name = None;
+    let mut out = String::with_capacity(name.len() + 16);
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('%', Some('h' | 'N')) => {
+                chars.next();
+                if host_name.is_none() {
+                    host_name = Some((host.take().expect("called once"))()?);
+                }
+                out.push_str(host_name.as_deref().unwrap_or_default());
+            }
+            ('%', Some('%')) => {
+                chars.next();
+                out.push('%');
+            }
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// This machine's short host name, as Slurm names nodes.
+fn short_host_name() -> Result<String, String> {
+    let full = wloc::slurm::this_hostname()
+        .ok_or("cannot read this machine's host name (for %h in the output file name)")?;
+    Ok(wloc::slurm::short_name(&full).to_string())
+}
+
 /// Where the output goes and in which format.
 fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
     let mut format = a.output_format;
     let mut path = None;
-    if let Some(out) = &a.output {
+    let expanded = match &a.output {
+        Some(o) => Some(expand_host(o, short_host_name)?),
+        None => None,
+    };
+    if let Some(out) = &expanded {
         let ext = Path::new(out).extension().and_then(|e| e.to_str());
         let from_ext = match ext {
             Some("xml") => Some(OutputFormat::Xml),
@@ -315,5 +362,25 @@ pub fn run(a: &LsArgs) -> super::Result {
     match path {
         Some(p) => Ok(std::fs::write(&p, text).map_err(|e| format!("cannot write '{p}': {e}"))?),
         None => super::print(&text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_host;
+
+    #[test]
+    fn output_names_expand_the_host_name() {
+        let host = || Ok("node7".to_string());
+        assert_eq!(expand_host("/t/%h.xml", host).unwrap(), "/t/node7.xml");
+        assert_eq!(expand_host("%N-%h.xml", host).unwrap(), "node7-node7.xml");
+        assert_eq!(expand_host("100%%.xml", host).unwrap(), "100%.xml");
+        assert_eq!(expand_host("50%.xml", host).unwrap(), "50%.xml");
+        assert_eq!(expand_host("a%xb%", host).unwrap(), "a%xb%");
+        assert_eq!(
+            expand_host("plain.xml", || Err("unused".into())).unwrap(),
+            "plain.xml"
+        );
+        assert!(expand_host("%h.xml", || Err("no host".into())).is_err());
     }
 }

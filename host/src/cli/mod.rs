@@ -2,6 +2,7 @@
 //! every command, and the one error path from a command's result to a
 //! message and an exit code.
 
+mod annotate;
 mod bind;
 mod calc;
 mod component;
@@ -67,6 +68,8 @@ enum Command {
     Graph(graph::GraphArgs),
     /// Print Kubernetes objects for a node: its NodeResourceTopology (NUMA zones with CPUs, memory and distances).
     K8s(k8s::K8sArgs),
+    /// Add infos, Misc objects, distances, memory attributes or CPU kinds to an XML topology, as hwloc-annotate does.
+    Annotate(annotate::AnnotateArgs),
 }
 
 /// Why a command failed.
@@ -172,6 +175,7 @@ pub fn main() -> i32 {
         Command::Slurm(a) => slurm::run(a),
         Command::Graph(a) => graph::run(a),
         Command::K8s(a) => k8s::run(a),
+        Command::Annotate(a) => annotate::run(a),
     };
     match res {
         Ok(()) => 0,

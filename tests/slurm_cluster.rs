@@ -1,0 +1,205 @@
+//! wloc with a real Slurm (Debian's slurmctld and slurmd 22.05 on this
+//! machine, see `common::slurm_cluster`): the controller accepts the node
+//! line `wloc slurm node` writes and reports the node as wloc described
+//! it; a `topology.conf` loads and `scontrol show topology` shows its
+//! switches; `srun wloc ls` gathers the node's topology into a folder,
+//! from which `wloc slurm node` writes the node line again.
+
+use crate::common;
+use crate::common::slurm_cluster::{ClusterConfig, SlurmCluster};
+
+use std::collections::BTreeMap;
+
+/// The `Key=Value` words of Slurm's output.
+fn fields(text: &str) -> BTreeMap<String, String> {
+    text.split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Starts a cluster, or says why the test does not run: Slurm's node
+/// daemon needs root.
+fn start(config: &ClusterConfig) -> Option<SlurmCluster> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a real Slurm cluster needs root");
+        return None;
+    }
+    Some(SlurmCluster::start(config).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// slurmctld takes wloc's node line (the node would not become idle
+/// otherwise: the cluster waits for that), and `scontrol show node`
+/// reports the CPUs, boards, sockets, cores, threads and memory wloc wrote.
+#[test]
+fn slurm_accepts_and_reports_wlocs_node_line() {
+    let Some(c) = start(&ClusterConfig::default()) else {
+        return;
+    };
+    let ours = fields(&c.node_line);
+    let shown = c.scontrol(&["show", "node", &c.node]).unwrap();
+    let theirs = fields(&shown);
+    assert_eq!(theirs.get("NodeName"), ours.get("NodeName"), "{shown}");
+    assert_eq!(
+        theirs.get("State").map(String::as_str),
+        Some("IDLE"),
+        "{shown}"
+    );
+    let sockets =
+        ours["SocketsPerBoard"].parse::<u32>().unwrap() * ours["Boards"].parse::<u32>().unwrap();
+    for (slurm, wloc) in [
+        ("CPUTot", ours["CPUs"].clone()),
+        ("Boards", ours["Boards"].clone()),
+        ("Sockets", sockets.to_string()),
+        ("CoresPerSocket", ours["CoresPerSocket"].clone()),
+        ("ThreadsPerCore", ours["ThreadsPerCore"].clone()),
+        ("RealMemory", ours["RealMemory"].clone()),
+    ] {
+        assert_eq!(
+            theirs.get(slurm),
+            Some(&wloc),
+            "{slurm} in:\n{shown}\nwloc: {}",
+            c.node_line
+        );
+    }
+}
+
+/// The switches and nodes `scontrol show topology` prints, by switch
+/// name: (level, nodes, switches).
+fn topology(text: &str) -> BTreeMap<String, (String, String, String)> {
+    text.lines()
+        .map(fields)
+        .filter_map(|f| {
+            Some((
+                f.get("SwitchName")?.clone(),
+                (
+                    f.get("Level").cloned().unwrap_or_default(),
+                    f.get("Nodes").cloned().unwrap_or_default(),
+                    f.get("Switches").cloned().unwrap_or_default(),
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// A topology.conf with this node and two more under a tree of switches
+/// loads, and slurmctld shows the tree as written (nodes gathered up the
+/// tree, levels counted from the leaves).
+#[test]
+fn slurmctld_loads_a_tree_topology_with_this_node() {
+    let node = common::slurm_cluster::short_hostname();
+    let conf = format!(
+        "# written by the test\n\
+         SwitchName=leaf1 Nodes={node}\n\
+         SwitchName=leaf2 Nodes=peer[1-2]\n\
+         SwitchName=spine Switches=leaf[1-2]\n"
+    );
+    let Some(c) = start(&ClusterConfig {
+        topology_conf: Some(conf),
+        extra_nodes: vec!["NodeName=peer[1-2] CPUs=1 State=FUTURE".into()],
+        ..ClusterConfig::default()
+    }) else {
+        return;
+    };
+    let shown = c.scontrol(&["show", "topology"]).unwrap();
+    let t = topology(&shown);
+    let want: BTreeMap<String, (String, String, String)> = [
+        ("leaf1", ("0", node.as_str(), "")),
+        ("leaf2", ("0", "peer[1-2]", "")),
+        (
+            "spine",
+            ("1", &format!("{node},peer[1-2]") as &str, "leaf[1-2]"),
+        ),
+    ]
+    .into_iter()
+    .map(|(s, (l, n, w))| (s.to_string(), (l.to_string(), n.to_string(), w.to_string())))
+    .collect();
+    // Slurm may order the spine's nodes its own way: compare them as sets.
+    let norm = |m: &BTreeMap<String, (String, String, String)>| -> BTreeMap<String, (String, Vec<String>, String)> {
+        m.iter()
+            .map(|(k, (l, n, s))| {
+                let mut nodes: Vec<String> = n.split(',').map(str::to_string).collect();
+                nodes.sort();
+                (k.clone(), (l.clone(), nodes, s.clone()))
+            })
+            .collect()
+    };
+    assert_eq!(norm(&t), norm(&want), "scontrol show topology:\n{shown}");
+}
+
+/// `srun wloc ls --of xml DIR/%h.xml` writes this node's topology named
+/// after it; `wloc slurm node -i DIR` gives back the node line.
+#[test]
+fn srun_gathers_the_node_topology_into_a_folder() {
+    let Some(c) = start(&ClusterConfig::default()) else {
+        return;
+    };
+    let dir = c.dir.join("gathered");
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("%h.xml");
+    let out = c
+        .srun(&[
+            "-N1".as_ref(),
+            common::wloc().as_os_str(),
+            "ls".as_ref(),
+            "--of".as_ref(),
+            "xml".as_ref(),
+            target.as_os_str(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    assert!(out.is_empty(), "{out}");
+    let file = dir.join(format!("{}.xml", c.node));
+    assert!(file.is_file(), "srun wrote no {}", file.display());
+    // Slurm's own way: srun writes each node's standard output to %N.
+    let out = c
+        .srun(&[
+            "-N1".as_ref(),
+            format!("--output={}/%N-stdout.xml", dir.display()).as_ref(),
+            common::wloc().as_os_str(),
+            "ls".as_ref(),
+            "--of".as_ref(),
+            "xml".as_ref(),
+            "-".as_ref(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    assert!(out.is_empty(), "{out}");
+    let second = dir.join(format!("{}-stdout.xml", c.node));
+    assert!(second.is_file(), "srun wrote no {}", second.display());
+    std::fs::remove_file(&second).unwrap();
+    let o = common::run_wloc([
+        "slurm".as_ref(),
+        "node".as_ref(),
+        "-i".as_ref(),
+        dir.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), c.node_line);
+}
+
+/// The check is real: a node line promising more memory than this
+/// machine has leaves the node invalid, and the cluster does not start.
+#[test]
+fn slurm_refuses_a_node_line_with_too_much_memory() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a real Slurm cluster needs root");
+        return;
+    }
+    let o = common::run_wloc(["slurm", "node"]);
+    let line = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let (head, mem) = line
+        .rsplit_once(" RealMemory=")
+        .expect("a RealMemory field");
+    let more = mem.parse::<u64>().unwrap() * 100 + 1024;
+    let wrong = format!("{head} RealMemory={more}");
+    let err = match SlurmCluster::start(&ClusterConfig {
+        node_line: Some(wrong),
+        ..ClusterConfig::default()
+    }) {
+        Ok(_) => panic!("slurmctld took a node line with RealMemory={more}"),
+        Err(e) => e,
+    };
+    assert!(err.contains("not idle"), "{err}");
+    assert!(err.to_lowercase().contains("memory"), "{err}");
+}
