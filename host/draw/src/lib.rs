@@ -10,10 +10,10 @@
 //! interactive page).
 
 pub mod ascii;
-// html
+pub mod html;
 mod labels;
 mod layout;
-// png
+pub mod png;
 pub mod svg;
 
 pub use layout::layout;

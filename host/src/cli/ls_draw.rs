@@ -262,8 +262,30 @@ pub fn draw(topo: &Topology, opts: &DrawOptions, what: Picture) -> Result<Vec<u8
             let scene = wloc_draw::layout(topo, opts, Backend::Ascii);
             wloc_draw::ascii::render(&scene, wloc_draw::ascii::locale_is_utf8()).into_bytes()
         }
-        Picture::Png | Picture::Html => {
-            return Err("this picture format is not available yet".into());
+        Picture::Png => {
+            let scene = wloc_draw::layout(topo, opts, Backend::Svg);
+            wloc_draw::png::render(topo, &scene)?
+        }
+        Picture::Html => {
+            let scene = wloc_draw::layout(topo, opts, Backend::Svg);
+            let root = topo.obj(topo.root());
+            let host = topo
+                .infos
+                .iter()
+                .chain(root.infos.iter())
+                .find(|i| i.name == "HostName")
+                .map(|i| i.value.clone())
+                .or_else(|| opts.hostname.clone());
+            let title = match host {
+                Some(h) => format!("wloc: {h}"),
+                None => "wloc: topology".to_string(),
+            };
+            let procs = if topo.is_thissystem {
+                super::ps::bound_processes(topo)
+            } else {
+                Vec::new()
+            };
+            wloc_draw::html::render(topo, &scene, &title, &procs).into_bytes()
         }
     })
 }
