@@ -32,7 +32,7 @@ impl Grid {
         self.cells[y][x] = c;
     }
 
-    fn to_directions(&self, c: char) -> u8 {
+    fn directions_of(&self, c: char) -> u8 {
         if self.utf8 {
             match c {
                 '\u{250c}' => DOWN | RIGHT,
@@ -62,7 +62,7 @@ impl Grid {
         }
     }
 
-    fn from_directions(&self, d: u8) -> char {
+    fn char_of(&self, d: u8) -> char {
         if self.utf8 {
             match d {
                 x if x == DOWN | RIGHT => '\u{250c}',
@@ -104,8 +104,8 @@ impl Grid {
             return;
         }
         let cur = self.cells[uy][ux];
-        let d = (self.to_directions(cur) & !andnot) | or;
-        let c = self.from_directions(d);
+        let d = (self.directions_of(cur) & !andnot) | or;
+        let c = self.char_of(d);
         self.put(x, y, c);
     }
 

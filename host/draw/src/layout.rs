@@ -347,8 +347,10 @@ impl<'a> Layout<'a> {
             .filter(|&c| {
                 let t = self.ty(c);
                 let u = &self.ud[c];
-                !(arity > self.o.factorize_min[t.index()] && u.factorized < 0)
-                    && !(self.o.pci_collapse && t == ObjType::PCIDevice && u.pci_collapsed == -1)
+                let factorized_away = arity > self.o.factorize_min[t.index()] && u.factorized < 0;
+                let collapsed_away =
+                    self.o.pci_collapse && t == ObjType::PCIDevice && u.pci_collapsed == -1;
+                !factorized_away && !collapsed_away
             })
             .collect()
     }
@@ -420,6 +422,7 @@ impl<'a> Layout<'a> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)] // lstopo's box callback, argument for argument
     fn push_box(&mut self, c: Color, x: u32, w: u32, y: u32, h: u32, obj: Option<ObjId>, id: u32) {
         let cpukind_style = obj.map(|o| self.cpukind_style(o)).unwrap_or(0);
         self.items.push(Item::Box {
@@ -564,15 +567,18 @@ impl<'a> Layout<'a> {
         // condition compares the still-zero row count, so that search never
         // runs: only the incomplete-last-row estimate below decides.
         let ideal = ((area as f32 / ratio) as f64).sqrt() as f32;
+        // `as` saturates where C's conversion would be undefined (zero
+        // sizes with a zero grid); the divisions below then stay defined.
         let mut rows = (ideal / avgh as f32) as u32;
-        let mut columns = if rows != 0 { (n + rows - 1) / rows } else { 1 };
+        let ceil_div = |n: u32, r: u32| if r != 0 { n.div_ceil(r) } else { 1 };
+        let mut columns = ceil_div(n, rows);
         let under = rectangle_score(columns.wrapping_mul(avgw), rows.wrapping_mul(avgh), ratio);
-        rows += 1;
-        columns = (n + rows - 1) / rows;
+        rows = rows.saturating_add(1);
+        columns = ceil_div(n, rows);
         let over = rectangle_score(columns.wrapping_mul(avgw), rows.wrapping_mul(avgh), ratio);
         if rows > 1 && under > over {
             rows -= 1;
-            columns = (n + rows - 1) / rows;
+            columns = ceil_div(n, rows);
         }
         (rows, columns)
     }
@@ -627,7 +633,7 @@ impl<'a> Layout<'a> {
         let (mut rowwidth, mut maxheight, mut totwidth, mut totheight) = (0u32, 0u32, 0u32, 0u32);
         for (i, &c) in kids.iter().enumerate() {
             let i = i as u32;
-            if i != 0 && columns != 0 && i % columns == 0 {
+            if i != 0 && columns != 0 && i.is_multiple_of(columns) {
                 totwidth = totwidth.max(rowwidth);
                 rowwidth = 0;
                 totheight = totheight.wrapping_add(maxheight + sep);

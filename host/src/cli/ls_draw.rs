@@ -5,6 +5,9 @@ use clap::Args;
 use wloc_core::{ObjType, Topology};
 use wloc_draw::{Backend, Color, DrawOptions, IndexType, Legend, Orient, Palette};
 
+/// The largest font, grid, line spacing and thickness accepted.
+const MAX_SIZE: u32 = 1000;
+
 /// lstopo's drawing options.
 #[derive(Args, Debug, Default)]
 pub struct DrawArgs {
@@ -173,17 +176,19 @@ pub fn options(
             }
         }
     }
-    if let Some(v) = a.fontsize {
-        o.fontsize = v;
-    }
-    if let Some(v) = a.gridsize {
-        o.gridsize = v;
-    }
-    if let Some(v) = a.linespacing {
-        o.linespacing = v;
-    }
-    if let Some(v) = a.thickness {
-        o.thickness = v;
+    // Bounded so that no coordinate of a large topology can overflow.
+    for (name, v, slot) in [
+        ("fontsize", a.fontsize, &mut o.fontsize),
+        ("gridsize", a.gridsize, &mut o.gridsize),
+        ("linespacing", a.linespacing, &mut o.linespacing),
+        ("thickness", a.thickness, &mut o.thickness),
+    ] {
+        if let Some(v) = v {
+            if v > MAX_SIZE {
+                return Err(format!("--{name} {v} is too large (at most {MAX_SIZE})"));
+            }
+            *slot = v;
+        }
     }
     o.pci_collapse = collapse;
     o.show_cpukinds = !a.no_cpukinds;
