@@ -327,13 +327,13 @@ fn ascii_matches_lstopo_byte_for_byte() {
     common::assert_no_differences("ascii", count, &bad, inputs.len() * 3);
 }
 
-/// The boxes of an SVG picture: (x, y, width, height, fill).
-fn boxes_and_texts(
-    svg: &str,
-) -> (
-    Vec<(u32, u32, u32, u32, [u8; 3])>,
-    Vec<(u32, u32, u32, u32)>,
-) {
+/// A box of a picture: x, y, width, height, fill.
+type PicBox = (u32, u32, u32, u32, [u8; 3]);
+/// A rectangle around a text: x, y, width, height.
+type TextArea = (u32, u32, u32, u32);
+
+/// The boxes of an SVG picture and the areas of its texts.
+fn boxes_and_texts(svg: &str) -> (Vec<PicBox>, Vec<TextArea>) {
     let d = roxmltree::Document::parse(svg).unwrap();
     let num = |n: roxmltree::Node, a: &str| n.attribute(a).unwrap().parse::<u32>().unwrap();
     let mut boxes = Vec::new();

@@ -104,22 +104,26 @@ pub fn options(
     collapse: bool,
     topo: &Topology,
 ) -> Result<DrawOptions, String> {
-    let mut o = DrawOptions::default();
-    o.index_type = if logical {
+    let index_type = if logical {
         IndexType::Logical
     } else if physical {
         IndexType::Physical
     } else {
         IndexType::Default
     };
-    o.legend = if a.no_legend {
+    let legend = if a.no_legend {
         Legend::None
     } else if a.no_default_legend {
         Legend::NoDefault
     } else {
         Legend::All
     };
-    o.legend_append = a.append_legend.clone();
+    let mut o = DrawOptions {
+        index_type,
+        legend,
+        legend_append: a.append_legend.clone(),
+        ..DrawOptions::default()
+    };
     let secs = match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(s) => s
             .trim()

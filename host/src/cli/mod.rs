@@ -34,6 +34,8 @@ pub struct Cli {
     command: Command,
 }
 
+// `ls` carries lstopo's many options; the command line is parsed once.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Show the topology (as lstopo does): console listing, XML, synthetic, JSON or a picture (SVG, text art, PNG, HTML).
