@@ -13,6 +13,7 @@ mod calc_differential;
 mod cgroup_mounts;
 mod cli;
 mod distrib_differential;
+mod draw;
 mod gather_cpuid;
 mod gather_topology;
 mod graph;

@@ -1,5 +1,6 @@
 //! `wloc ls`: show the topology as lstopo does, as a console listing,
-//! XML, a synthetic description or JSON, or write it as a topology image.
+//! XML, a synthetic description, JSON, a picture (SVG, text art, PNG,
+//! interactive HTML), or a topology image.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use wloc::input;
 use wloc::xml::XmlVersion;
 use wloc_core::{ObjType, Topology, TypeFilter};
 
+use super::ls_draw::Picture;
 use super::topology::{keep_all, Components, Load, LoadErrors, TopologyArgs};
 
 /// Options of `wloc ls`, named as lstopo's.
@@ -16,8 +18,9 @@ use super::topology::{keep_all, Components, Load, LoadErrors, TopologyArgs};
 pub struct LsArgs {
     #[command(flatten)]
     topo_args: TopologyArgs,
-    /// Force the output format: console, xml, synthetic, json or image (a
-    /// topology image other processes adopt with -i or WLOC_IMAGE).
+    /// Force the output format: console, xml, synthetic, json, svg, ascii,
+    /// png, html or image (a topology image other processes adopt with -i or
+    /// WLOC_IMAGE).
     #[arg(long = "of", alias = "output-format", value_name = "FORMAT", value_parser = parse_output_format)]
     output_format: Option<OutputFormat>,
     /// Overwrite the output file if it exists.
@@ -89,6 +92,8 @@ pub struct LsArgs {
     /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_* bits.
     #[arg(long, value_name = "N", default_value_t = 0)]
     export_synthetic_flags: u64,
+    #[command(flatten)]
+    draw: super::ls_draw::DrawArgs,
     /// Output file (`-` for standard output; `-.xml` and the like pick a
     /// format).  `%h` (or `%N`, as Slurm writes it) is replaced by this
     /// machine's short host name and `%%` by `%`, so that one command run
@@ -104,18 +109,24 @@ enum OutputFormat {
     Synthetic,
     Json,
     Image,
+    Picture(super::ls_draw::Picture),
 }
 
 fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
     Ok(match s {
-        "console" | "txt" | "ascii" => OutputFormat::Console,
+        "console" => OutputFormat::Console,
         "xml" => OutputFormat::Xml,
         "synthetic" => OutputFormat::Synthetic,
         "json" => OutputFormat::Json,
+        // As lstopo: `txt` is the text art's old name.
+        "ascii" | "txt" => OutputFormat::Picture(Picture::Ascii),
+        "svg" | "nativesvg" => OutputFormat::Picture(Picture::Svg),
+        "png" => OutputFormat::Picture(Picture::Png),
+        "html" => OutputFormat::Picture(Picture::Html),
         "image" => OutputFormat::Image,
         _ => {
             return Err(format!(
-                "unknown output format '{s}' (expected console, xml, synthetic, json or image)"
+                "unknown output format '{s}' (expected console, xml, synthetic, json, svg, ascii, png, html or image)"
             ))
         }
     })
@@ -239,7 +250,11 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
             Some("synthetic") => Some(OutputFormat::Synthetic),
             Some("json") => Some(OutputFormat::Json),
             Some("wlocimg") => Some(OutputFormat::Image),
-            Some("txt") | Some("console") => Some(OutputFormat::Console),
+            Some("console") => Some(OutputFormat::Console),
+            Some("txt") => Some(OutputFormat::Picture(Picture::Ascii)),
+            Some("svg") => Some(OutputFormat::Picture(Picture::Svg)),
+            Some("png") => Some(OutputFormat::Picture(Picture::Png)),
+            Some("html") => Some(OutputFormat::Picture(Picture::Html)),
             _ => None,
         };
         if format.is_none() {
@@ -351,11 +366,18 @@ pub fn run(a: &LsArgs) -> super::Result {
                 // at that path see it or the new one, never a part.
                 Some(p) => Ok(wloc::image::write(&topo, &p)
                     .map_err(|e| format!("cannot write the image '{p}': {e}"))?),
-                None => {
-                    let mut out = std::io::stdout().lock();
-                    std::io::Write::write_all(&mut out, &wloc::image::to_bytes(&topo))?;
-                    Ok(std::io::Write::flush(&mut out)?)
-                }
+                None => super::print_bytes(&wloc::image::to_bytes(&topo)),
+            };
+        }
+        OutputFormat::Picture(what) => {
+            let opts =
+                super::ls_draw::options(&a.draw, a.logical, a.physical, !a.no_collapse, &topo)?;
+            let bytes = super::ls_draw::draw(&topo, &opts, what)?;
+            return match path {
+                Some(p) => Ok(
+                    std::fs::write(&p, bytes).map_err(|e| format!("cannot write '{p}': {e}"))?
+                ),
+                None => super::print_bytes(&bytes),
             };
         }
     };

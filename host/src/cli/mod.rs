@@ -14,6 +14,7 @@ mod graph;
 mod info;
 mod k8s;
 mod ls;
+mod ls_draw;
 mod patch;
 mod place;
 mod ps;
@@ -34,9 +35,11 @@ pub struct Cli {
     command: Command,
 }
 
+// `ls` carries lstopo's many options; the command line is parsed once.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Show the topology (as lstopo does): console listing, XML, synthetic or JSON.
+    /// Show the topology (as lstopo does): console listing, XML, synthetic, JSON or a picture (SVG, text art, PNG, HTML).
     Ls(ls::LsArgs),
     /// Manage sandboxed components: list, inspect, verify, keygen, sign, embed, allow, deny, add.
     Component(component::ComponentArgs),
@@ -142,8 +145,13 @@ impl Progress {
 
 /// Writes `text` to standard output and flushes it.
 pub fn print(text: &str) -> Result {
+    print_bytes(text.as_bytes())
+}
+
+/// Writes bytes (a PNG picture, ...) on standard output.
+pub fn print_bytes(bytes: &[u8]) -> Result {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
+    out.write_all(bytes)?;
     out.flush()?;
     Ok(())
 }

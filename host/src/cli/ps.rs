@@ -211,6 +211,31 @@ fn thread_ids(pid: i32) -> Vec<i32> {
     tids
 }
 
+/// The processes of every user bound to part of the topology (as `wloc
+/// ps --uid all` lists them), for the interactive picture.
+pub(super) fn bound_processes(topo: &Topology) -> Vec<wloc_draw::html::Process> {
+    let binder = Binder::new(topo);
+    let all = topo.cpuset().clone();
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids.into_iter()
+        .filter_map(|pid| {
+            let name = process_name(pid, false)?;
+            let set = task_set(&binder, pid, false, false).ok()??;
+            (set != all).then_some(wloc_draw::html::Process {
+                pid,
+                name,
+                cpuset: set,
+            })
+        })
+        .collect()
+}
+
 /// Runs `wloc ps`.
 pub fn run(a: &PsArgs) -> super::Result {
     let uid_filter = match a.uid.as_deref() {
