@@ -139,6 +139,14 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
         "PCI vendor and device names from pci.ids",
         "files = [\"/usr/share/misc/pci.ids\", \"/usr/share/hwdata/pci.ids\"]\nconfig = [\"*\"]",
     ),
+    (
+        "wloc_component_ib_fabric",
+        "ib-fabric",
+        "fabric",
+        "InfiniBand fabrics from ibnetdiscover and ibroute output",
+        // Any file, but each run is narrowed to the files the admin names.
+        "files = [\"/\"]\nconfig = [\"files\"]",
+    ),
 ];
 
 /// The hostile test components and the capabilities their manifests ask

@@ -44,6 +44,9 @@ pub enum Kind {
     Discovery,
     /// Adds infos and measurements to a topology (`annotation-backend` world).
     Annotation,
+    /// Reads a network fabric (`fabric-reader` world of `wloc:fabric@0.2.0`,
+    /// or of `wloc:backend@0.1.0`).
+    Fabric,
 }
 
 impl fmt::Display for Kind {
@@ -51,6 +54,7 @@ impl fmt::Display for Kind {
         f.write_str(match self {
             Kind::Discovery => "discovery",
             Kind::Annotation => "annotation",
+            Kind::Fabric => "fabric",
         })
     }
 }
