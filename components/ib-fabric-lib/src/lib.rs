@@ -1204,7 +1204,13 @@ impl fmt::Display for FileError {
 /// Parses files (path, text) into subnets: each ports report or topology
 /// file is a subnet named by [`subnet_of_file`], each forwarding table
 /// joins the subnet of its name.  Subnets come sorted by name.
-pub fn read_files(files: &[(String, String)]) -> Result<Vec<Subnet>, FileError> {
+///
+/// A forwarding table that does not parse (real recordings hold
+/// truncated ones) is left out and reported in the second list: routes
+/// through its switch then use shortest paths.  Any other file that does
+/// not parse is an error.
+pub fn read_files(files: &[(String, String)]) -> Result<(Vec<Subnet>, Vec<FileError>), FileError> {
+    let mut warnings = Vec::new();
     let mut subnets: Vec<Subnet> = Vec::new();
     let mut tables: Vec<(String, String, RouteTable)> = Vec::new();
     for (path, text) in files {
@@ -1222,7 +1228,10 @@ pub fn read_files(files: &[(String, String)]) -> Result<Vec<Subnet>, FileError> 
                 let s = parse_topology_file(&name, text).map_err(fe)?;
                 subnets.push(s);
             }
-            Some(Format::Ibroute) => tables.push((path.clone(), name, parse_ibroute(text).map_err(fe)?)),
+            Some(Format::Ibroute) => match parse_ibroute(text) {
+                Ok(t) => tables.push((path.clone(), name, t)),
+                Err(e) => warnings.push(fe(e)),
+            },
             None => {
                 return Err(fe(ParseError {
                     line: 1,
@@ -1263,7 +1272,7 @@ pub fn read_files(files: &[(String, String)]) -> Result<Vec<Subnet>, FileError> 
     for s in &mut subnets {
         s.routes.sort_by_key(|t| t.lid);
     }
-    Ok(subnets)
+    Ok((subnets, warnings))
 }
 
 #[cfg(test)]

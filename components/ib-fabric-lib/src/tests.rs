@@ -142,6 +142,13 @@ fn garbage_is_an_error_with_a_line() {
     let long = format!("CA 1 1 0x12 4x QDR '{}'", "a".repeat(300));
     assert!(parse_ports_report("x", &long).unwrap_err().message.contains("bytes long"));
     assert!(parse_ports_report("x", "").is_err());
+    let (_, w) = read_files(&[
+        ("ib-subnet-s.txt".into(), PORTS.into()),
+        ("ibroute-s-1.txt".into(), ROUTE.replace("3 valid", "4 valid")),
+    ])
+    .unwrap();
+    assert_eq!(w.len(), 1);
+    assert!(w[0].to_string().starts_with("ibroute-s-1.txt:7: "), "{}", w[0]);
     let e = read_files(&[("a.txt".into(), "hello".into())]).unwrap_err();
     assert_eq!(e.to_string(), "a.txt:1: not a ports report, topology file or ibroute table");
 }

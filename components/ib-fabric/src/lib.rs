@@ -15,7 +15,7 @@ wit_bindgen::generate!({
 use exports::wloc::fabric::reader::{
     End, Guest, Link, Node, NodeKind, Port, RouteEntry, RouteTable, Speed, Subnet,
 };
-use wloc::backend::{config, files};
+use wloc::backend::{config, files, log};
 
 /// Largest file read (a ports report of 64K ports is about 10 MiB).
 const MAX_FILE: u32 = 64 << 20;
@@ -131,7 +131,13 @@ impl Guest for Reader {
             })?;
             texts.push((path.clone(), text));
         }
-        let subnets = wloc_ib::read_files(&texts).map_err(|e| e.to_string())?;
+        let (subnets, damaged) = wloc_ib::read_files(&texts).map_err(|e| e.to_string())?;
+        for w in damaged {
+            log::log(
+                log::Level::Warning,
+                &format!("{w}; this forwarding table is left out"),
+            );
+        }
         Ok(subnets.into_iter().map(subnet).collect())
     }
 }

@@ -423,24 +423,33 @@ impl Fabric {
     /// to the target without a loop.  Returns the number of routes.
     pub fn check_routes(&self) -> Result<usize, String> {
         let mut n = 0;
-        for (si, g) in self.subnets.iter().enumerate() {
-            if g.routes.is_empty() {
-                continue;
-            }
-            let mut ports = Vec::new();
-            for v in g.of_kind(NodeKind::Ca) {
-                for p in &g.graph[v].ports {
-                    if g.peer.contains_key(&(v, p.number)) && p.lid != 0 {
-                        ports.push((v, p.number));
-                    }
+        for si in 0..self.subnets.len() {
+            n += self.check_routes_of(si)?;
+        }
+        Ok(n)
+    }
+
+    /// As [`Fabric::check_routes`], for one subnet (0 routes when it has
+    /// no forwarding tables).
+    pub fn check_routes_of(&self, si: usize) -> Result<usize, String> {
+        let g = &self.subnets[si];
+        if g.routes.is_empty() {
+            return Ok(0);
+        }
+        let mut ports = Vec::new();
+        for v in g.of_kind(NodeKind::Ca) {
+            for p in &g.graph[v].ports {
+                if g.peer.contains_key(&(v, p.number)) && p.lid != 0 {
+                    ports.push((v, p.number));
                 }
             }
-            for &a in &ports {
-                for &b in &ports {
-                    if a.0 != b.0 {
-                        trace(g, si, a, b).map_err(|e| format!("subnet {}: {e}", g.name))?;
-                        n += 1;
-                    }
+        }
+        let mut n = 0;
+        for &a in &ports {
+            for &b in &ports {
+                if a.0 != b.0 {
+                    trace(g, si, a, b).map_err(|e| format!("subnet {}: {e}", g.name))?;
+                    n += 1;
                 }
             }
         }
@@ -713,12 +722,19 @@ fn trace(
                 g.label(cur.0)
             ));
         }
-        let table = g.routes.get(&cur.0).ok_or_else(|| {
-            format!(
-                "switch {} on the route to LID {target} has no forwarding table",
-                g.label(cur.0)
-            )
-        })?;
+        let Some(table) = g.routes.get(&cur.0) else {
+            // No table for this switch (none was given, or it was
+            // damaged): the rest of the way is a shortest path.
+            let rest = shortest(g, si, cur.0, to.0)?;
+            ports.extend(rest.ports);
+            nodes.extend(rest.nodes.into_iter().skip(1));
+            return Ok(Route {
+                subnet: si,
+                nodes,
+                ports,
+                from_tables: false,
+            });
+        };
         let &(out, line) = table.get(&target).ok_or_else(|| {
             format!(
                 "switch {} has no route to LID {target}",
