@@ -12,6 +12,7 @@ mod calc_differential;
 mod cgroup_mounts;
 mod cli;
 mod distrib_differential;
+mod fabric;
 mod gather_cpuid;
 mod gather_topology;
 mod graph;

@@ -353,10 +353,7 @@ fn width(line: usize, s: &str) -> Result<Option<u32>, ParseError> {
         Some(n) => Ok(Some(n)),
         None => err(
             line,
-            format!(
-                "link width {:?} is none of 1x, 2x, 4x, 8x, 12x",
-                shown(s)
-            ),
+            format!("link width {:?} is none of 1x, 2x, 4x, 8x, 12x", shown(s)),
         ),
     }
 }
@@ -934,10 +931,7 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
             };
             let (pn, rest) = bracket(ln, body, "port number")?;
             if pn > nports {
-                return err(
-                    ln,
-                    format!("port {pn} of a node with {nports} ports"),
-                );
+                return err(ln, format!("port {pn} of a node with {nports} ports"));
             }
             let (my_guid, rest) = paren_guid(ln, rest)?;
             // An extended port number (`[ext 1]`) of some switches.
@@ -1013,7 +1007,10 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
         );
     }
     if !any {
-        return err(0, "no Switch or Ca blocks: not an ibnetdiscover topology file");
+        return err(
+            0,
+            "no Switch or Ca blocks: not an ibnetdiscover topology file",
+        );
     }
     for (ln, g, k, p, d) in pending {
         let j = b.node(ln, g, k, &d)?;
@@ -1055,7 +1052,12 @@ pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
             let (Some(li), Some(gi)) = (pos("Lid"), pos("guid")) else {
                 return err(ln, "the header names no switch `Lid` and `guid`");
             };
-            let lid = number(ln, t.get(li + 1).copied().unwrap_or(""), "switch LID", MAX_LID)?;
+            let lid = number(
+                ln,
+                t.get(li + 1).copied().unwrap_or(""),
+                "switch LID",
+                MAX_LID,
+            )?;
             let g = guid(ln, t.get(gi + 1).copied().unwrap_or(""), "switch GUID")?;
             table = Some(RouteTable {
                 switch: g,
@@ -1070,7 +1072,10 @@ pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
             continue;
         }
         let Some(t) = table.as_mut() else {
-            return err(ln, "an entry before the `Unicast lids` header (not an ibroute table?)");
+            return err(
+                ln,
+                "an entry before the `Unicast lids` header (not an ibroute table?)",
+            );
         };
         if dumped.is_some() {
             return err(ln, "an entry after the `valid lids dumped` trailer");
@@ -1091,7 +1096,10 @@ pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
         let dest = match info.split_once("portguid") {
             Some((_, g)) => {
                 let g = g.trim_start();
-                let g = g.split(|c: char| c == ':' || c.is_whitespace()).next().unwrap_or("");
+                let g = g
+                    .split(|c: char| c == ':' || c.is_whitespace())
+                    .next()
+                    .unwrap_or("");
                 Some(guid(ln, g, "destination port GUID")?)
             }
             None => None,
@@ -1104,7 +1112,10 @@ pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
         });
     }
     let Some(t) = table else {
-        return err(0, "no `Unicast lids ... of switch` header: not an ibroute table");
+        return err(
+            0,
+            "no `Unicast lids ... of switch` header: not an ibroute table",
+        );
     };
     if let Some((ln, n)) = dumped {
         if n as usize != t.entries.len() {
@@ -1196,7 +1207,11 @@ impl fmt::Display for FileError {
         if self.error.line == 0 {
             write!(f, "{}: {}", self.file, self.error.message)
         } else {
-            write!(f, "{}:{}: {}", self.file, self.error.line, self.error.message)
+            write!(
+                f,
+                "{}:{}: {}",
+                self.file, self.error.line, self.error.message
+            )
         }
     }
 }

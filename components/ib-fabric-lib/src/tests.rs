@@ -17,7 +17,11 @@ SW     1  4 0x0008f10500000001 4x ???                                    'leaf o
 fn ports_report() {
     let s = parse_ports_report("fe80:0000:0000:0000", PORTS).unwrap();
     assert_eq!(s.links.len(), 3);
-    let sw: Vec<_> = s.nodes.iter().filter(|n| n.kind == NodeKind::Switch).collect();
+    let sw: Vec<_> = s
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Switch)
+        .collect();
     assert_eq!(sw.len(), 1);
     assert_eq!(sw[0].ports.len(), 4);
     assert_eq!(sw[0].port(4).unwrap().speed, None);
@@ -86,19 +90,36 @@ fn topology_file() {
     let s = parse_topology_file("t", TOPOLOGY).unwrap();
     // Cables: 22, 10 (seen twice), 8 (seen twice), 6.
     assert_eq!(s.links.len(), 4);
-    assert_eq!(s.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count(), 2);
+    assert_eq!(
+        s.nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Switch)
+            .count(),
+        2
+    );
     assert_eq!(s.nodes.iter().filter(|n| n.kind == NodeKind::Ca).count(), 3);
-    let ca = s.nodes.iter().find(|n| n.guid == 0x0008f10403960558).unwrap();
+    let ca = s
+        .nodes
+        .iter()
+        .find(|n| n.guid == 0x0008f10403960558)
+        .unwrap();
     let p = ca.port(2).unwrap();
     assert_eq!((p.guid, p.lid), (0x8f1040396055a, 14));
-    let sw = s.nodes.iter().find(|n| n.guid == 0x005442ba00003080).unwrap();
+    let sw = s
+        .nodes
+        .iter()
+        .find(|n| n.guid == 0x005442ba00003080)
+        .unwrap();
     assert_eq!(sw.port(22).unwrap().lid, 6);
     assert_eq!(sw.description, "ISR9024 Voltaire");
 }
 
 #[test]
 fn topology_file_conflicting_cable() {
-    let bad = TOPOLOGY.replace("[1]     \"S-005442ba00003080\"[10]", "[1]     \"S-005442ba00003080\"[11]");
+    let bad = TOPOLOGY.replace(
+        "[1]     \"S-005442ba00003080\"[10]",
+        "[1]     \"S-005442ba00003080\"[11]",
+    );
     let e = parse_topology_file("t", &bad).unwrap_err();
     assert_eq!(e.line, 21, "{e}");
     assert!(e.message.contains("cabled"), "{e}");
@@ -122,7 +143,11 @@ fn ibroute() {
     assert_eq!(t.entries[1].line, 5);
     assert_eq!(t.entries[2].dest, Some(0x0002c90300000021));
     // Truncated: the trailer does not match.
-    let cut: String = ROUTE.lines().filter(|l| !l.starts_with("0x0006")).collect::<Vec<_>>().join("\n");
+    let cut: String = ROUTE
+        .lines()
+        .filter(|l| !l.starts_with("0x0006"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let e = parse_ibroute(&cut).unwrap_err();
     assert!(e.message.contains("truncated"), "{e}");
     assert_eq!(e.line, 6);
@@ -140,23 +165,42 @@ fn garbage_is_an_error_with_a_line() {
     let e = parse_ports_report("x", &PORTS.replace("12x EDR", "12x ZDR")).unwrap_err();
     assert!(e.message.contains("speed"), "{e}");
     let long = format!("CA 1 1 0x12 4x QDR '{}'", "a".repeat(300));
-    assert!(parse_ports_report("x", &long).unwrap_err().message.contains("bytes long"));
+    assert!(parse_ports_report("x", &long)
+        .unwrap_err()
+        .message
+        .contains("bytes long"));
     assert!(parse_ports_report("x", "").is_err());
     let (_, w) = read_files(&[
         ("ib-subnet-s.txt".into(), PORTS.into()),
-        ("ibroute-s-1.txt".into(), ROUTE.replace("3 valid", "4 valid")),
+        (
+            "ibroute-s-1.txt".into(),
+            ROUTE.replace("3 valid", "4 valid"),
+        ),
     ])
     .unwrap();
     assert_eq!(w.len(), 1);
-    assert!(w[0].to_string().starts_with("ibroute-s-1.txt:7: "), "{}", w[0]);
+    assert!(
+        w[0].to_string().starts_with("ibroute-s-1.txt:7: "),
+        "{}",
+        w[0]
+    );
     let e = read_files(&[("a.txt".into(), "hello".into())]).unwrap_err();
-    assert_eq!(e.to_string(), "a.txt:1: not a ports report, topology file or ibroute table");
+    assert_eq!(
+        e.to_string(),
+        "a.txt:1: not a ports report, topology file or ibroute table"
+    );
 }
 
 #[test]
 fn subnet_names() {
-    assert_eq!(subnet_of_file("x/ib-subnet-fe80:0000:0000:0001.txt"), "fe80:0000:0000:0001");
-    assert_eq!(subnet_of_file("ibroute-fe80:0000:0000:0001-142.txt"), "fe80:0000:0000:0001");
+    assert_eq!(
+        subnet_of_file("x/ib-subnet-fe80:0000:0000:0001.txt"),
+        "fe80:0000:0000:0001"
+    );
+    assert_eq!(
+        subnet_of_file("ibroute-fe80:0000:0000:0001-142.txt"),
+        "fe80:0000:0000:0001"
+    );
 }
 
 fn speed_strategy() -> impl Strategy<Value = Option<Speed>> {

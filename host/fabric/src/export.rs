@@ -310,7 +310,7 @@ pub fn json(f: &Fabric) -> serde_json::Value {
                 .iter()
                 .map(|n| {
                     let g = &f.subnets[n.subnet];
-                    json!({"subnet": g.name, "node": node_id(g, g.graph[n.node].guid), "port": n.port,
+                    json!({"subnet": g.name, "node": node_id(g, g.graph[n.node].guid), "port": n.port, "joined_by": n.joined_by.name(),
                            "device": n.osdev.and_then(|d| h.topology.as_ref().and_then(|t| t.obj(d).name.clone()))})
                 })
                 .collect();
@@ -332,7 +332,8 @@ pub fn svg(f: &Fabric) -> String {
     for (si, g) in f.subnets.iter().enumerate() {
         let levels = f.switch_levels(si);
         let top = levels.iter().map(|l| l.1).max().unwrap_or(0);
-        let mut rows: Vec<Vec<petgraph::stable_graph::NodeIndex>> = vec![Vec::new(); top as usize + 1];
+        let mut rows: Vec<Vec<petgraph::stable_graph::NodeIndex>> =
+            vec![Vec::new(); top as usize + 1];
         let leveled: std::collections::HashMap<_, _> = levels.iter().copied().collect();
         for (n, l) in &levels {
             rows[(top - l) as usize].push(*n);
@@ -385,9 +386,19 @@ pub fn svg(f: &Fabric) -> String {
                 None => v.description.chars().take(14).collect(),
             };
             let (fill, shape) = if v.kind == NodeKind::Switch {
-                ("#cde", format!("<rect x=\"{:.1}\" y=\"{:.1}\" width=\"80\" height=\"24\" rx=\"3\"", x - 40.0, y - 12.0))
+                (
+                    "#cde",
+                    format!(
+                        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"80\" height=\"24\" rx=\"3\"",
+                        x - 40.0,
+                        y - 12.0
+                    ),
+                )
             } else {
-                ("#efc", format!("<ellipse cx=\"{x:.1}\" cy=\"{y:.1}\" rx=\"40\" ry=\"12\""))
+                (
+                    "#efc",
+                    format!("<ellipse cx=\"{x:.1}\" cy=\"{y:.1}\" rx=\"40\" ry=\"12\""),
+                )
             };
             let _ = writeln!(
                 body,

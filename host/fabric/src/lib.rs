@@ -125,6 +125,32 @@ pub struct Nic {
     pub port: u32,
     /// The OS device of the host's topology (`mlx4_0`), if joined.
     pub osdev: Option<ObjId>,
+    /// How the adapter was found to be the host's.
+    pub joined_by: JoinedBy,
+}
+
+/// How an adapter was joined to its host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinedBy {
+    /// A `Port<N>GID<M>` info of an OpenFabrics device holds its port GUID.
+    PortGuid,
+    /// The `NodeGUID` info of an OpenFabrics device is its node GUID.
+    NodeGuid,
+    /// Its node description names the host (the device, when found, by
+    /// the description's second word or as the host's only OpenFabrics
+    /// device).
+    Description,
+}
+
+impl JoinedBy {
+    /// `port-guid`, `node-guid` or `description`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinedBy::PortGuid => "port-guid",
+            JoinedBy::NodeGuid => "node-guid",
+            JoinedBy::Description => "description",
+        }
+    }
 }
 
 /// A machine: its topology (if an XML was given) and its adapters.
@@ -241,11 +267,31 @@ fn host_of_description(d: &str) -> Option<String> {
     if first.is_empty() || rest.is_empty() {
         return None;
     }
-    let generic = ["MT", "Mellanox", "Voltaire", "Infiniscale", "ConnectX", "QLogic", "Intel"];
+    let generic = [
+        "MT",
+        "Mellanox",
+        "Voltaire",
+        "Infiniscale",
+        "ConnectX",
+        "QLogic",
+        "Intel",
+    ];
     if generic.iter().any(|g| first.starts_with(g)) {
         return None;
     }
     Some(first.to_string())
+}
+
+/// The OpenFabrics device of a host that a node description names: the
+/// description's second word (`miriel078 qib0`), else the host's only
+/// OpenFabrics device.
+fn device_named_by(t: &Topology, description: &str) -> Option<ObjId> {
+    let devs = of_devices(t);
+    let word = description.split(' ').nth(1).unwrap_or("");
+    devs.iter()
+        .find(|d| t.obj(d.obj).name.as_deref() == Some(word))
+        .or(if devs.len() == 1 { devs.first() } else { None })
+        .map(|d| d.obj)
 }
 
 /// Reads a node's hwloc XML (v1, v2 or v3), I/O objects kept.
@@ -304,6 +350,7 @@ impl Fabric {
             for n in g.of_kind(NodeKind::Ca) {
                 let v = &g.graph[n];
                 let mut found: Option<(usize, Option<ObjId>, Vec<u32>)> = None;
+                let mut how = JoinedBy::PortGuid;
                 for p in &v.ports {
                     let hit = by_port
                         .get(&(g.name.clone(), p.guid))
@@ -317,11 +364,13 @@ impl Fabric {
                 }
                 if found.is_none() {
                     if let Some(&(h, obj)) = by_node.get(&v.guid) {
+                        how = JoinedBy::NodeGuid;
                         found = Some((h, Some(obj), v.ports.iter().map(|p| p.number).collect()));
                     }
                 }
                 if found.is_none() {
                     if let Some(name) = host_of_description(&v.description) {
+                        how = JoinedBy::Description;
                         let h = *by_name.entry(name.clone()).or_insert_with(|| {
                             hosts.push(Host {
                                 name,
@@ -330,7 +379,11 @@ impl Fabric {
                             });
                             hosts.len() - 1
                         });
-                        found = Some((h, None, v.ports.iter().map(|p| p.number).collect()));
+                        let dev = hosts[h]
+                            .topology
+                            .as_ref()
+                            .and_then(|t| device_named_by(t, &v.description));
+                        found = Some((h, dev, v.ports.iter().map(|p| p.number).collect()));
                     }
                 }
                 if let Some((h, osdev, ports)) = found {
@@ -341,6 +394,7 @@ impl Fabric {
                             node: n,
                             port,
                             osdev,
+                            joined_by: how,
                         });
                     }
                 }
@@ -487,7 +541,10 @@ impl Fabric {
         let mut level: HashMap<NodeIndex, u32> = HashMap::new();
         let mut q = VecDeque::new();
         for s in g.of_kind(NodeKind::Switch) {
-            if g.graph.neighbors(s).any(|n| g.graph[n].kind != NodeKind::Switch) {
+            if g.graph
+                .neighbors(s)
+                .any(|n| g.graph[n].kind != NodeKind::Switch)
+            {
                 level.insert(s, 1);
                 q.push_back(s);
             }
@@ -529,7 +586,10 @@ impl Fabric {
             }
         }
         let mut v: Vec<(u32, usize)> = best.into_iter().map(|(o, d)| (d, o)).collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0).then(self.hosts[a.1].name.cmp(&self.hosts[b.1].name)));
+        v.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(self.hosts[a.1].name.cmp(&self.hosts[b.1].name))
+        });
         v
     }
 
@@ -565,15 +625,26 @@ impl Fabric {
         }
         let anc = a.ok_or("the device has no ancestor with a cpuset")?;
         let o = t.obj(anc);
-        let cpuset = o.cpuset.clone().unwrap_or_default();
-        let nodeset = o.nodeset.clone().unwrap_or_default();
+        // Complete sets: recorded topologies often carry a restricted
+        // allowed set (the recording job's), which is not the locality.
+        let cpuset = o
+            .complete_cpuset
+            .clone()
+            .or_else(|| o.cpuset.clone())
+            .unwrap_or_default();
+        let nodeset = o
+            .complete_nodeset
+            .clone()
+            .or_else(|| o.nodeset.clone())
+            .unwrap_or_default();
         let numa: Vec<u32> = t
             .objs_by_type(ObjType::NUMANode)
             .into_iter()
             .filter(|&n| {
                 let x = t.obj(n);
-                x.nodeset
+                x.complete_nodeset
                     .as_ref()
+                    .or(x.nodeset.as_ref())
                     .is_some_and(|s| s.bitmap().is_included_in(nodeset.bitmap()))
             })
             .filter_map(|n| t.obj(n).os_index)
@@ -648,11 +719,7 @@ fn shortest(g: &SubnetGraph, si: usize, a: NodeIndex, b: NodeIndex) -> Result<Ro
         }
     }
     if !seen.contains(&b) {
-        return Err(format!(
-            "no path from {} to {}",
-            g.label(a),
-            g.label(b)
-        ));
+        return Err(format!("no path from {} to {}", g.label(a), g.label(b)));
     }
     let mut nodes = vec![b];
     while let Some(&p) = prev.get(nodes.last().unwrap_or(&a)) {
@@ -695,6 +762,8 @@ fn trace(
     let mut nodes = vec![from.0];
     let mut ports = vec![from.1];
     let mut seen = HashSet::new();
+    // The table entry that sent the packet to `cur`: (switch, line).
+    let mut sent_by: Option<(NodeIndex, usize)> = None;
     let mut cur = *g
         .peer
         .get(&from)
@@ -717,8 +786,12 @@ fn trace(
             ));
         }
         if !seen.insert(cur.0) {
+            let by = sent_by.map_or(String::new(), |(sw, line)| {
+                let lid = g.graph[sw].ports.first().map_or(0, |p| p.lid);
+                format!(" (forwarding table of the switch of LID {lid}, line {line})")
+            });
             return Err(format!(
-                "the route to LID {target} loops: it comes back to switch {}",
+                "the route to LID {target} loops: it comes back to switch {}{by}",
                 g.label(cur.0)
             ));
         }
@@ -735,13 +808,11 @@ fn trace(
                 from_tables: false,
             });
         };
-        let &(out, line) = table.get(&target).ok_or_else(|| {
-            format!(
-                "switch {} has no route to LID {target}",
-                g.label(cur.0)
-            )
-        })?;
+        let &(out, line) = table
+            .get(&target)
+            .ok_or_else(|| format!("switch {} has no route to LID {target}", g.label(cur.0)))?;
         ports.push(out);
+        sent_by = Some((cur.0, line));
         cur = *g.peer.get(&(cur.0, out)).ok_or_else(|| {
             format!(
                 "forwarding table of switch {} line {line}: LID {target} leaves through port {out}, which is not cabled",
@@ -770,7 +841,11 @@ fn build_subnet(s: wloc_ib::Subnet) -> Result<SubnetGraph, String> {
         for p in &graph[idx].ports {
             by_port_guid.entry(p.guid).or_insert((idx, p.number));
             if p.lid != 0 {
-                let port = if kind == NodeKind::Switch { 0 } else { p.number };
+                let port = if kind == NodeKind::Switch {
+                    0
+                } else {
+                    p.number
+                };
                 by_lid.entry(p.lid).or_insert((idx, port));
             }
         }
@@ -780,7 +855,10 @@ fn build_subnet(s: wloc_ib::Subnet) -> Result<SubnetGraph, String> {
     for l in &s.links {
         let end = |e: End| {
             by_guid.get(&e.node).copied().ok_or_else(|| {
-                format!("subnet {}: a cable ends at unknown node {:#018x}", s.name, e.node)
+                format!(
+                    "subnet {}: a cable ends at unknown node {:#018x}",
+                    s.name, e.node
+                )
             })
         };
         let (a, b) = (end(l.a)?, end(l.b)?);

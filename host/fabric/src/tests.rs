@@ -18,7 +18,10 @@ fn fabric() -> Fabric {
 fn counts_rates_and_queries() {
     let f = fabric();
     let s = &f.summary()[0];
-    assert_eq!((s.switches, s.adapters, s.hosts, s.cables, s.edges), (3, 3, 0, 6, 5));
+    assert_eq!(
+        (s.switches, s.adapters, s.hosts, s.cables, s.edges),
+        (3, 3, 0, 6, 5)
+    );
     let g = &f.subnets[0];
     let (a, c) = (g.by_guid[&0xaa], g.by_guid[&0xcc]);
     let e = g.graph.find_edge(a, c).unwrap();
@@ -29,7 +32,11 @@ fn counts_rates_and_queries() {
     let r = f.path(alpha, gamma).unwrap();
     assert!(!r.from_tables);
     assert_eq!(r.nodes.len(), 5);
-    let near: Vec<_> = f.near(alpha, 2).into_iter().map(|(d, h)| (d, f.hosts[h].name.clone())).collect();
+    let near: Vec<_> = f
+        .near(alpha, 2)
+        .into_iter()
+        .map(|(d, h)| (d, f.hosts[h].name.clone()))
+        .collect();
     assert_eq!(near, vec![(2, "beta".to_string())]);
     assert_eq!(f.near(alpha, 4).len(), 2);
     assert_eq!(f.hosts_under(0xaa).unwrap(), vec!["alpha", "beta"]);
@@ -44,7 +51,16 @@ fn routes_from_tables_and_loops() {
     let table = |sw: u64, lid: u32, e: &[(u32, u32)]| wloc_ib::RouteTable {
         switch: sw,
         lid,
-        entries: e.iter().enumerate().map(|(i, &(lid, port))| wloc_ib::RouteEntry { lid, port, dest: None, line: i + 4 }).collect(),
+        entries: e
+            .iter()
+            .enumerate()
+            .map(|(i, &(lid, port))| wloc_ib::RouteEntry {
+                lid,
+                port,
+                dest: None,
+                line: i + 4,
+            })
+            .collect(),
     };
     s.routes = vec![
         table(0xaa, 1, &[(5, 1), (6, 2), (7, 5)]),
@@ -53,7 +69,9 @@ fn routes_from_tables_and_loops() {
     ];
     let f = Fabric::build(vec![s.clone()], vec![]).unwrap();
     assert_eq!(f.check_routes().unwrap(), 6);
-    let r = f.path(f.host("alpha").unwrap(), f.host("gamma").unwrap()).unwrap();
+    let r = f
+        .path(f.host("alpha").unwrap(), f.host("gamma").unwrap())
+        .unwrap();
     assert!(r.from_tables);
     assert_eq!(r.ports, vec![1, 5, 3, 1]);
     // A loop: the spine sends LID 7 back to leaf one, which sends it up.
@@ -72,8 +90,14 @@ fn exports_are_well_formed() {
     }
     let g = export::graphml(&f);
     let d = roxmltree::Document::parse(&g).unwrap();
-    assert_eq!(d.descendants().filter(|n| n.has_tag_name("node")).count(), 6);
-    assert_eq!(d.descendants().filter(|n| n.has_tag_name("edge")).count(), 5);
+    assert_eq!(
+        d.descendants().filter(|n| n.has_tag_name("node")).count(),
+        6
+    );
+    assert_eq!(
+        d.descendants().filter(|n| n.has_tag_name("edge")).count(),
+        5
+    );
     assert!(g.contains("leaf &lt;one&gt;"));
     let dot = export::dot(&f);
     assert!(dot.contains("leaf \\\"two\\\""));

@@ -112,9 +112,7 @@ impl Runtime {
         c: &LoadedFabricReader,
         opts: &RunOptions,
     ) -> Result<Vec<Subnet>, ComponentError> {
-        let bad = |m: String| {
-            ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m))
-        };
+        let bad = |m: String| ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m));
         match c {
             LoadedFabricReader::V2(l) => {
                 let ran = self.run_world(l, opts, None)?;
@@ -184,13 +182,24 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
         let mut ports_of: HashMap<u64, HashSet<u32>> = HashMap::new();
         let mut nodes = Vec::with_capacity(s.nodes.len());
         for n in s.nodes {
-            check_text("a node description", &n.description, wloc_ib::MAX_DESCRIPTION)?;
+            check_text(
+                "a node description",
+                &n.description,
+                wloc_ib::MAX_DESCRIPTION,
+            )?;
             if n.ports.len() > wloc_ib::MAX_PORT as usize + 1 {
-                return Err(format!("subnet {sn}: node {:#018x} has {} ports", n.guid, n.ports.len()));
+                return Err(format!(
+                    "subnet {sn}: node {:#018x} has {} ports",
+                    n.guid,
+                    n.ports.len()
+                ));
             }
             let set = ports_of.entry(n.guid).or_default();
             if !set.is_empty() {
-                return Err(format!("subnet {sn}: node {:#018x} is listed twice", n.guid));
+                return Err(format!(
+                    "subnet {sn}: node {:#018x} is listed twice",
+                    n.guid
+                ));
             }
             let mut ports = Vec::with_capacity(n.ports.len());
             for p in n.ports {
@@ -238,15 +247,23 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
                 }
             }
             links.push(Link {
-                a: End { node: l.a.node, port: l.a.port },
-                b: End { node: l.b.node, port: l.b.port },
+                a: End {
+                    node: l.a.node,
+                    port: l.a.port,
+                },
+                b: End {
+                    node: l.b.node,
+                    port: l.b.port,
+                },
                 width: width(l.width, &format!("subnet {sn}: a cable"))?,
                 speed: speed(l.speed),
             });
         }
         let total: usize = s.routes.iter().map(|t| t.entries.len()).sum();
         if total > MAX_ROUTE_ENTRIES {
-            return Err(format!("subnet {sn}: {total} forwarding entries (at most {MAX_ROUTE_ENTRIES})"));
+            return Err(format!(
+                "subnet {sn}: {total} forwarding entries (at most {MAX_ROUTE_ENTRIES})"
+            ));
         }
         let mut routes = Vec::with_capacity(s.routes.len());
         for t in s.routes {
@@ -285,7 +302,11 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
 /// A 0.1.0 node id as a GUID: hexadecimal, with or without `0x` and
 /// colons.
 fn v1_guid(id: &str) -> Result<u64, String> {
-    let hex: String = id.trim_start_matches("0x").chars().filter(|c| *c != ':').collect();
+    let hex: String = id
+        .trim_start_matches("0x")
+        .chars()
+        .filter(|c| *c != ':')
+        .collect();
     if hex.is_empty() || hex.len() > 16 {
         return Err(format!("node id {id:?} is not a GUID"));
     }
@@ -326,7 +347,12 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
                 "switch" => NodeKind::Switch,
                 "ca" | "host" => NodeKind::Ca,
                 "router" => NodeKind::Router,
-                k => return Err(format!("node {}: kind {k:?} is none of switch, ca, router", n.id)),
+                k => {
+                    return Err(format!(
+                        "node {}: kind {k:?} is none of switch, ca, router",
+                        n.id
+                    ))
+                }
             };
             if n.ports > wloc_ib::MAX_PORT {
                 return Err(format!("node {}: {} ports", n.id, n.ports));
@@ -353,8 +379,12 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
         let mut links = Vec::new();
         let mut used = HashSet::new();
         for l in &s.links {
-            let a = *ids.get(&l.src).ok_or_else(|| format!("a link from unknown node {:?}", l.src))?;
-            let b = *ids.get(&l.dst).ok_or_else(|| format!("a link to unknown node {:?}", l.dst))?;
+            let a = *ids
+                .get(&l.src)
+                .ok_or_else(|| format!("a link from unknown node {:?}", l.src))?;
+            let b = *ids
+                .get(&l.dst)
+                .ok_or_else(|| format!("a link to unknown node {:?}", l.dst))?;
             // A link listed from both ends is one cable.
             if used.contains(&(b, l.dst_port, a, l.src_port)) {
                 continue;
@@ -364,7 +394,9 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
             }
             for (g, p) in [(a, l.src_port), (b, l.dst_port)] {
                 if !nodes.iter().any(|n| n.guid == g && n.port(p).is_some()) {
-                    return Err(format!("a link ends at port {p} of {g:#018x}, which it does not have"));
+                    return Err(format!(
+                        "a link ends at port {p} of {g:#018x}, which it does not have"
+                    ));
                 }
             }
             let w = width(Some(l.width), "a link").ok().flatten();
@@ -380,8 +412,14 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
                 }
             }
             links.push(Link {
-                a: End { node: a, port: l.src_port },
-                b: End { node: b, port: l.dst_port },
+                a: End {
+                    node: a,
+                    port: l.src_port,
+                },
+                b: End {
+                    node: b,
+                    port: l.dst_port,
+                },
                 width: w,
                 speed: sp,
             });

@@ -8,11 +8,11 @@ use wasmtime::Store;
 use wloc_trust::grant::{Admission, Interfaces};
 use wloc_trust::manifest::Kind;
 
-use crate::bindings::types::{Annotations, Discovery};
 use crate::bindings::fabric::reader::Subnet;
 use crate::bindings::fabric::FabricReaderPre;
 use crate::bindings::fabric_v1::exports::fabric::Snapshot;
 use crate::bindings::fabric_v1::FabricReaderPre as FabricReaderV1Pre;
+use crate::bindings::types::{Annotations, Discovery};
 use crate::bindings::{AnnotationBackendPre, DiscoveryBackendPre};
 use crate::state::HostState;
 

@@ -130,7 +130,10 @@ fn collect(input: &Input) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
         let raw = d.join("ib-raw");
         let raw = if raw.is_dir() { raw } else { d.clone() };
         for p in list(&raw)? {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if p.is_dir() && name.starts_with("ibroutes-") {
                 fabric.extend(list(&p)?.into_iter().filter(|f| f.is_file()));
             } else if p.is_file() && name.ends_with(".txt") {
@@ -186,19 +189,25 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
                 .map_err(|e| e.to_string())?
         }
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let bytes =
+                std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
             let label = p.display().to_string();
-            let adm = enforce::admit(policy, &bytes, false, &label, &label)
-                .map_err(|e| e.to_string())?;
+            let adm =
+                enforce::admit(policy, &bytes, false, &label, &label).map_err(|e| e.to_string())?;
             rt.load_fabric_reader_admitted(&adm, &bytes)
                 .map_err(|e| e.to_string())?
         }
     };
     let roots: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let access = FileAccess::new(&roots, None).map_err(|e| format!("cannot open the fabric files: {e}"))?;
+    let access =
+        FileAccess::new(&roots, None).map_err(|e| format!("cannot open the fabric files: {e}"))?;
     let opts = RunOptions {
         files: Arc::new(access),
-        config: Arc::new([("files".to_string(), paths.join("\n"))].into_iter().collect()),
+        config: Arc::new(
+            [("files".to_string(), paths.join("\n"))]
+                .into_iter()
+                .collect(),
+        ),
         ..RunOptions::default()
     };
     rt.read_fabric(&c, &opts).map_err(|e| e.to_string())
@@ -262,7 +271,11 @@ pub fn run(a: &FabricArgs) -> super::Result {
             let mut s = format!(
                 "subnet {} ({}), {} hops\n",
                 g.name,
-                if r.from_tables { "forwarding tables" } else { "shortest path" },
+                if r.from_tables {
+                    "forwarding tables"
+                } else {
+                    "shortest path"
+                },
                 r.nodes.len() - 1
             );
             for (i, n) in r.nodes.iter().enumerate() {
@@ -271,7 +284,12 @@ pub fn run(a: &FabricArgs) -> super::Result {
                     Some(h) => format!("{} ", f.hosts[h].name),
                     None => String::new(),
                 };
-                s.push_str(&format!("{:#018x} {} {who}'{}'", v.guid, v.kind.name(), v.description));
+                s.push_str(&format!(
+                    "{:#018x} {} {who}'{}'",
+                    v.guid,
+                    v.kind.name(),
+                    v.description
+                ));
                 if let Some(p) = r.ports.get(i) {
                     s.push_str(&format!(" out port {p}"));
                 }
@@ -288,7 +306,11 @@ pub fn run(a: &FabricArgs) -> super::Result {
                 .collect();
             super::print(&s)
         }
-        Query::Local { input, host: h, other } => {
+        Query::Local {
+            input,
+            host: h,
+            other,
+        } => {
             let f = load(input)?;
             let l = f.local(host(&f, h)?, host(&f, other)?)?;
             let numa: Vec<String> = l.numa.iter().map(u32::to_string).collect();
@@ -297,7 +319,11 @@ pub fn run(a: &FabricArgs) -> super::Result {
                 l.subnet,
                 l.device,
                 l.port,
-                if numa.is_empty() { "-".to_string() } else { numa.join(",") },
+                if numa.is_empty() {
+                    "-".to_string()
+                } else {
+                    numa.join(",")
+                },
                 l.pus
             ))
         }
@@ -315,7 +341,10 @@ pub fn run(a: &FabricArgs) -> super::Result {
             for (si, g) in f.subnets.iter().enumerate() {
                 for (n, l) in f.switch_levels(si) {
                     let v = &g.graph[n];
-                    s.push_str(&format!("{} {l} {:#018x} '{}'\n", g.name, v.guid, v.description));
+                    s.push_str(&format!(
+                        "{} {l} {:#018x} '{}'\n",
+                        g.name, v.guid, v.description
+                    ));
                 }
             }
             super::print(&s)
