@@ -15,7 +15,7 @@ const CORPUS: &str = "/work/shared/fabric";
 
 /// The four archives unpacked in a temporary folder (removed when the
 /// value is dropped): (archive, cluster dir).
-struct Clusters(TempDir, Vec<(String, PathBuf)>);
+struct Clusters(#[allow(dead_code)] TempDir, Vec<(String, PathBuf)>);
 
 impl std::ops::Deref for Clusters {
     type Target = [(String, PathBuf)];

@@ -26,6 +26,9 @@ use wloc_ib::{data_gbps, End, NodeKind, Speed};
 
 pub mod export;
 
+/// A port of a subnet: its node's vertex and its number.
+pub type PortRef = (NodeIndex, u32);
+
 /// A vertex: one switch, channel adapter or router of a subnet.
 #[derive(Clone, Debug)]
 pub struct FabricNode {
@@ -458,7 +461,7 @@ impl Fabric {
         &self,
         a: usize,
         b: usize,
-    ) -> Result<(usize, (NodeIndex, u32), (NodeIndex, u32)), String> {
+    ) -> Result<(usize, PortRef, PortRef), String> {
         let (ha, hb) = (&self.hosts[a], &self.hosts[b]);
         for (si, g) in self.subnets.iter().enumerate() {
             let cabled = |n: &&Nic| n.subnet == si && g.peer.contains_key(&(n.node, n.port));
