@@ -545,3 +545,66 @@ fn hostile_fabric_files_are_named_errors() {
         "{e}"
     );
 }
+
+/// A third party's reader of the first `fabric-reader` world
+/// (`wloc:backend@0.1.0`) runs through the same policy: refused until
+/// allowed, then fed only the files named (it checks that it cannot read
+/// another), its snapshots converted (4 lanes at 32 Gb/s are 4x QDR).
+#[test]
+fn readers_of_the_first_wit_version_still_load() {
+    let reader =
+        std::path::Path::new(wloc_runtime::test_components_dir()).join("hostile-fabric-v1.wasm");
+    let tmp = TempDir::new("fabric-v1");
+    let policy = tmp.0.join("policy.toml");
+    std::fs::write(&policy, "").unwrap();
+    let fabric = tmp.0.join("tiny");
+    std::fs::write(
+        &fabric,
+        "node 0xaa switch 8 leaf\nnode 0x11 ca 1 alpha HCA-1\nnode 0x22 ca 1 beta HCA-1\n\
+         link 0x11 1 0xaa 1 32 4\nlink 0x22 1 0xaa 2 32 4\nlink 0xaa 2 0x22 1 32 4\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(common::wloc())
+            .args(args)
+            .env("WLOC_POLICY", &policy)
+            .env("WLOC_CACHE_DIR", tmp.0.join("cache"))
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap()
+    };
+    let args = ["fabric", "summary", s(&fabric), "--reader", s(&reader)];
+    let o = run(&args);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not allowed"),
+        "{o:?}"
+    );
+    let o = run(&["component", "allow", s(&reader), "--files", "/"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "tiny switches=1 adapters=2 hosts=0 cables=2\n"
+    );
+    let o = run(&[
+        "fabric",
+        "export",
+        "--of",
+        "json",
+        s(&fabric),
+        "--reader",
+        s(&reader),
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["subnets"][0]["edges"][0]["links"], "1×4x QDR");
+    // The built-in reader is not a discovery component, and a discovery
+    // component is not a fabric reader.
+    let ls = run(&["ls", "--component", s(&reader), "-i", "pack:1 pu:2"]);
+    assert!(
+        String::from_utf8_lossy(&ls.stderr).contains("fabric, not discovery"),
+        "{}",
+        String::from_utf8_lossy(&ls.stderr)
+    );
+}

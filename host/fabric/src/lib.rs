@@ -457,11 +457,7 @@ impl Fabric {
 
     /// The first subnet on which both hosts have an adapter port, and the
     /// two ports (cabled ones first).
-    fn shared_ports(
-        &self,
-        a: usize,
-        b: usize,
-    ) -> Result<(usize, PortRef, PortRef), String> {
+    fn shared_ports(&self, a: usize, b: usize) -> Result<(usize, PortRef, PortRef), String> {
         let (ha, hb) = (&self.hosts[a], &self.hosts[b]);
         for (si, g) in self.subnets.iter().enumerate() {
             let cabled = |n: &&Nic| n.subnet == si && g.peer.contains_key(&(n.node, n.port));
