@@ -490,7 +490,17 @@ fn hostile_fabric_files_are_named_errors() {
     let lines = cut.lines().count();
     let p = write("ib-subnet-cut.txt", cut);
     let e = fails(&["fabric", "summary", s(&p)]);
-    assert!(e.contains(&format!("ib-subnet-cut.txt:{lines}: ")), "{e}");
+    assert!(
+        e.contains(&format!("ib-subnet-cut.txt:{lines}: the last line is cut")),
+        "{e}"
+    );
+    // Cut at the end of a line, inside a cable's second description.
+    let p = write(
+        "ib-subnet-cut2.txt",
+        &format!("{}\n", &cut[..cut.len() - 8]),
+    );
+    let e = fails(&["fabric", "summary", s(&p)]);
+    assert!(e.contains(&format!("ib-subnet-cut2.txt:{lines}: ")), "{e}");
     // Garbage.
     let p = write("ib-subnet-garbage.txt", "\u{1}\u{2}binary\u{0}junk\n");
     let e = fails(&["fabric", "summary", s(&p)]);
@@ -510,6 +520,14 @@ fn hostile_fabric_files_are_named_errors() {
     );
     let p = write("ib-subnet-lid.txt", "SW 99999999 1 0x12 4x QDR 'x'\n");
     assert!(fails(&["fabric", "summary", s(&p)]).contains(":1: LID 99999999 is out of range"));
+    // Huge: more than a reader reads (64 MiB; sparse, so cheap to write).
+    let big = tmp.0.join("ib-subnet-big.txt");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(70 << 20)
+        .unwrap();
+    let e = fails(&["fabric", "summary", s(&big)]);
+    assert!(e.contains("ib-subnet-big.txt: larger than 64 MiB"), "{e}");
     // A file that is not UTF-8 text.
     std::fs::write(
         tmp.0.join("ib-subnet-bin.txt"),

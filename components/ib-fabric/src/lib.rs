@@ -17,7 +17,8 @@ use exports::wloc::fabric::reader::{
 };
 use wloc::backend::{config, files, log};
 
-/// Largest file read (a ports report of 64K ports is about 10 MiB).
+/// Largest file read (a ports report of 100,000 ports is about 15 MiB).
+/// One byte more is asked for, so that a longer file is seen as such.
 const MAX_FILE: u32 = 64 << 20;
 
 struct Reader;
@@ -119,10 +120,20 @@ impl Guest for Reader {
             return Err("no files to read (setting `files` is empty)".into());
         }
         let mut texts = Vec::with_capacity(paths.len());
-        for (path, r) in paths.iter().zip(files::read_many(&paths, MAX_FILE)) {
+        for (path, r) in paths.iter().zip(files::read_many(&paths, MAX_FILE + 1)) {
             let bytes = r.map_err(|e| format!("{path}: cannot read it: {e:?}"))?;
-            if bytes.len() as u64 >= u64::from(MAX_FILE) {
+            if bytes.len() as u64 > u64::from(MAX_FILE) {
                 return Err(format!("{path}: larger than {} MiB", MAX_FILE >> 20));
+            }
+            // The host cuts files at its own limit (1 MiB unless the
+            // run's limits say more): a text that does not end a line
+            // there was cut, or is truncated.
+            if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+                let line = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+                return Err(format!(
+                    "{path}:{line}: the last line is cut (a truncated file, or one longer than the read limit of {} bytes)",
+                    bytes.len()
+                ));
             }
             let text = String::from_utf8(bytes).map_err(|e| {
                 let at = e.utf8_error().valid_up_to();

@@ -166,6 +166,18 @@ fn collect(input: &Input) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
     Ok((fabric, xmls))
 }
 
+/// The limits of a fabric reader's run unless the policy sets others:
+/// the defaults of every component, with files up to 64 MiB (a ports
+/// report of a fabric of 100,000 ports is about 15 MiB) instead of 1 MiB.
+/// The reader asks for one byte more than it accepts, so that a file the
+/// limits cut is reported, not read in part.
+fn fabric_limits() -> wloc_runtime::Limits {
+    wloc_runtime::Limits {
+        max_file_bytes: (64 << 20) + 1,
+        ..wloc_runtime::Limits::default()
+    }
+}
+
 /// Runs the fabric reader in the sandbox on `files` (granted those files
 /// and nothing else).
 fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::Subnet>, String> {
@@ -183,8 +195,8 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
     let c = match reader {
         None => {
             let b = &builtin::IB_FABRIC;
-            let adm = enforce::admit_builtin(policy, b, wloc_runtime::Limits::default())
-                .map_err(|e| e.to_string())?;
+            let adm =
+                enforce::admit_builtin(policy, b, fabric_limits()).map_err(|e| e.to_string())?;
             rt.load_builtin_fabric_reader(&adm, b)
                 .map_err(|e| e.to_string())?
         }
@@ -203,6 +215,7 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
         FileAccess::new(&roots, None).map_err(|e| format!("cannot open the fabric files: {e}"))?;
     let opts = RunOptions {
         files: Arc::new(access),
+        limits: fabric_limits(),
         config: Arc::new(
             [("files".to_string(), paths.join("\n"))]
                 .into_iter()
