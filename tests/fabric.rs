@@ -626,3 +626,71 @@ fn readers_of_the_first_wit_version_still_load() {
         String::from_utf8_lossy(&ls.stderr)
     );
 }
+
+/// Slurm's topology.conf: every host under exactly one leaf, every
+/// switch named once and reachable from one root per connected fabric,
+/// names at most 64 characters, the map applied.
+#[test]
+fn slurm_topology_puts_every_host_under_one_switch() {
+    let all = clusters();
+    for (a, dir) in all.iter().filter(|(a, _)| !a.ends_with("xmlv2")) {
+        let tmp = TempDir::new("fabric-slurm");
+        let map = tmp.0.join("names");
+        std::fs::write(&map, "# fabric name, Slurm name\nbright bright-login\n").unwrap();
+        let conf = ok(&["fabric", "slurm", s(dir), "--names", s(&map)]);
+        let mut switches: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
+        for l in conf.lines().filter(|l| !l.starts_with('#')) {
+            let mut name = String::new();
+            let (mut nodes, mut subs) = (Vec::new(), Vec::new());
+            for w in l.split_whitespace() {
+                let (k, v) = w.split_once('=').unwrap();
+                let list = v.split(',').map(String::from);
+                match k {
+                    "SwitchName" => name = v.to_string(),
+                    "Nodes" => nodes.extend(list),
+                    "Switches" => subs.extend(list),
+                    _ => panic!("{a}: {l}"),
+                }
+            }
+            assert!(
+                name.len() <= 64 && !(nodes.is_empty() && subs.is_empty()),
+                "{a}: {l}"
+            );
+            assert!(
+                nodes.is_empty() || subs.is_empty(),
+                "{a}: leaves hold nodes only: {l}"
+            );
+            assert!(switches.insert(name, (nodes, subs)).is_none(), "{a}: {l}");
+        }
+        let mut hosts: Vec<&String> = switches.values().flat_map(|(n, _)| n).collect();
+        let count = hosts.len();
+        hosts.sort();
+        hosts.dedup();
+        assert_eq!(hosts.len(), count, "{a}: a host under two leaves");
+        // Every host with an adapter on a switch (netloc's hosts, and
+        // those known only by their descriptions).
+        let json: serde_json::Value =
+            serde_json::from_str(&ok(&["fabric", "export", "--of", "json", s(dir)])).unwrap();
+        let with_nics = json["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| !h["nics"].as_array().unwrap().is_empty())
+            .count();
+        assert_eq!(count, with_nics, "{a}");
+        if a == "plafrim2" {
+            assert!(hosts.iter().any(|h| *h == "bright-login"));
+        }
+        // One root per connected fabric: one subnet on plafrim, two on
+        // plafrim2; every other switch is some switch's child once.
+        let children: Vec<&String> = switches.values().flat_map(|(_, s)| s).collect();
+        let roots: Vec<&String> = switches.keys().filter(|k| !children.contains(k)).collect();
+        assert_eq!(
+            roots.len(),
+            if a == "plafrim" { 1 } else { 2 },
+            "{a}: {roots:?}"
+        );
+        assert_eq!(children.len(), switches.len() - roots.len(), "{a}");
+        assert!(children.iter().all(|c| switches.contains_key(*c)), "{a}");
+    }
+}

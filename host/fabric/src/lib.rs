@@ -25,6 +25,7 @@ use wloc_core::{ObjId, ObjType, Topology, TypeFilter};
 use wloc_ib::{data_gbps, End, NodeKind, Speed};
 
 pub mod export;
+pub mod slurm;
 
 /// A port of a subnet: its node's vertex and its number.
 pub type PortRef = (NodeIndex, u32);

@@ -447,4 +447,79 @@ mod tests {
         assert_eq!(v1_guid("0002:c903:004e:26b1").unwrap(), 0x0002c903004e26b1);
         assert!(v1_guid("zz").is_err());
     }
+
+    fn node(guid: u64, ports: &[u32]) -> v2::Node {
+        v2::Node {
+            guid,
+            kind: v2::NodeKind::Ca,
+            description: "h HCA-1".into(),
+            ports: ports
+                .iter()
+                .map(|&number| v2::Port {
+                    number,
+                    guid,
+                    lid: 1,
+                    width: Some(4),
+                    speed: Some(v2::Speed::Qdr),
+                })
+                .collect(),
+        }
+    }
+
+    fn cable(a: u64, pa: u32, b: u64, pb: u32) -> v2::Link {
+        v2::Link {
+            a: v2::End { node: a, port: pa },
+            b: v2::End { node: b, port: pb },
+            width: Some(4),
+            speed: Some(v2::Speed::Qdr),
+        }
+    }
+
+    fn subnet(nodes: Vec<v2::Node>, links: Vec<v2::Link>) -> Vec<v2::Subnet> {
+        vec![v2::Subnet {
+            name: "s".into(),
+            nodes,
+            links,
+            routes: Vec::new(),
+        }]
+    }
+
+    #[test]
+    fn v2_answers_are_checked() {
+        let good = check_v2(subnet(
+            vec![node(1, &[1]), node(2, &[1])],
+            vec![cable(1, 1, 2, 1)],
+        ))
+        .unwrap();
+        assert_eq!(good[0].links.len(), 1);
+        let e = check_v2(subnet(
+            vec![node(1, &[1]), node(2, &[1])],
+            vec![cable(1, 1, 3, 1)],
+        ))
+        .unwrap_err();
+        assert!(e.contains("does not have"), "{e}");
+        let e = check_v2(subnet(
+            vec![node(1, &[1]), node(2, &[1, 2])],
+            vec![cable(1, 1, 2, 1), cable(2, 1, 1, 1)],
+        ))
+        .unwrap_err();
+        assert!(e.contains("two cables"), "{e}");
+        let e = check_v2(subnet(vec![node(1, &[1]), node(1, &[2])], vec![])).unwrap_err();
+        assert!(e.contains("listed twice"), "{e}");
+        let mut n = node(1, &[1]);
+        n.ports[0].width = Some(3);
+        assert!(check_v2(subnet(vec![n], vec![]))
+            .unwrap_err()
+            .contains("width 3"));
+        let mut n = node(1, &[1]);
+        n.description = "a\u{1b}[2J".into();
+        assert!(check_v2(subnet(vec![n], vec![]))
+            .unwrap_err()
+            .contains("control"));
+        let mut n = node(1, &[1]);
+        n.ports[0].number = 300;
+        assert!(check_v2(subnet(vec![n], vec![]))
+            .unwrap_err()
+            .contains("out of range"));
+    }
 }

@@ -104,6 +104,14 @@ enum Query {
         #[command(flatten)]
         input: Input,
     },
+    /// Slurm's topology.conf (topology/tree): leaf switches with their nodes, upper switches with the switches below.
+    Slurm {
+        #[command(flatten)]
+        input: Input,
+        /// Host names for Slurm: a file of `FABRIC-NAME SLURM-NAME` lines.
+        #[arg(long, value_name = "MAP")]
+        names: Option<PathBuf>,
+    },
     /// Follows every route of the forwarding tables and checks that each
     /// ends at its target without a loop: `SUBNET routes=N` lines.
     Routes {
@@ -361,6 +369,19 @@ pub fn run(a: &FabricArgs) -> super::Result {
                 }
             }
             super::print(&s)
+        }
+        Query::Slurm { input, names } => {
+            let f = load(input)?;
+            let map = match names {
+                Some(p) => wloc_fabric::slurm::parse_names(
+                    &std::fs::read_to_string(p)
+                        .map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+                )
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+                None => Default::default(),
+            };
+            let rename = |h: &str| map.get(h).cloned().unwrap_or_else(|| h.to_string());
+            super::print(&wloc_fabric::slurm::topology_conf(&f, &rename)?)
         }
         Query::Routes { input } => {
             let f = load(input)?;

@@ -503,12 +503,14 @@ config = ["acme.*"]
     fn parses_and_checks_manifests() {
         let m = sample();
         assert_eq!(m.kind, Kind::Discovery);
+        let f = Manifest::parse("name = \"x\"\nversion = \"1\"\nkind = \"fabric\"").unwrap();
+        assert_eq!(f.kind, Kind::Fabric);
         assert!(m.capabilities.config_allows("acme.speed"));
         assert!(!m.capabilities.config_allows("other"));
         for bad in [
             "name = \"Bad Name\"\nversion = \"1\"\nkind = \"discovery\"",
             "name = \"stop\"\nversion = \"1\"\nkind = \"discovery\"",
-            "name = \"x\"\nversion = \"1\"\nkind = \"fabric\"",
+            "name = \"x\"\nversion = \"1\"\nkind = \"router\"",
             "name = \"x\"\nversion = \"1\"\nkind = \"discovery\"\nextra = 1",
             "name = \"x\"\nversion = \"1\"\nkind = \"discovery\"\n[capabilities]\nfiles = [\"sys\"]",
             "name = \"x\"\nversion = \"1\"\nkind = \"discovery\"\n[capabilities]\nfiles = [\"/sys/../etc\"]",
