@@ -146,8 +146,7 @@ pub fn topology_conf(f: &Fabric, names: &dyn Fn(&str) -> String) -> Result<Strin
             ));
         }
     }
-    for h in &f.hosts {
-        let i = f.hosts.iter().position(|x| std::ptr::eq(x, h)).unwrap_or(0);
+    for (i, h) in f.hosts.iter().enumerate() {
         if !h.nics.is_empty() && !placed.contains(&i) {
             return Err(format!(
                 "host {} is cabled to no switch: Slurm's tree has no place for it",
