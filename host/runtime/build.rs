@@ -146,6 +146,14 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
         "PCI vendor and device names from pci.ids",
         "files = [\"/usr/share/misc/pci.ids\", \"/usr/share/hwdata/pci.ids\"]\nconfig = [\"*\"]",
     ),
+    (
+        "wloc_component_ib_fabric",
+        "ib-fabric",
+        "fabric",
+        "InfiniBand fabrics from ibnetdiscover and ibroute output",
+        // Any file, but each run is narrowed to the files the admin names.
+        "files = [\"/\"]\nconfig = [\"files\"]",
+    ),
 ];
 
 /// The hostile test components and the capabilities their manifests ask
@@ -155,7 +163,7 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
 /// `hostile-NAME`, version, kind, description) is written here.  The
 /// folders without one (the shared kit, the multi-mode component) are not
 /// test components of their own.
-fn test_manifests(hostile: &Path) -> Vec<(String, String)> {
+fn test_manifests(hostile: &Path) -> Vec<(String, (String, String))> {
     let entries = std::fs::read_dir(hostile)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", hostile.display()));
     let mut found = Vec::new();
@@ -173,14 +181,21 @@ fn test_manifests(hostile: &Path) -> Vec<(String, String)> {
     found
 }
 
-/// The lines of the `[capabilities]` table a hostile component's
-/// `manifest.toml` holds, comments and blank lines left out; anything else
-/// in the file stops the build.
-fn capabilities(file: &Path, text: &str) -> String {
+/// The kind (`discovery` unless a first line `kind = "..."` says
+/// otherwise) and the lines of the `[capabilities]` table a hostile
+/// component's `manifest.toml` holds, comments and blank lines left out;
+/// anything else in the file stops the build.
+fn capabilities(file: &Path, text: &str) -> (String, String) {
     let mut lines = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .peekable();
+    let mut kind = "discovery".to_string();
+    if let Some(k) = lines.peek().and_then(|l| l.strip_prefix("kind = ")) {
+        kind = k.trim_matches('"').to_string();
+        lines.next();
+    }
     if lines.next() != Some("[capabilities]") {
         fail(&format!(
             "{} must hold the manifest's [capabilities] table and nothing else (the build writes the rest)",
@@ -194,7 +209,7 @@ fn capabilities(file: &Path, text: &str) -> String {
             file.display()
         ));
     }
-    caps.join("\n")
+    (kind, caps.join("\n"))
 }
 
 fn manifest_text(name: &str, kind: &str, description: &str, caps: &str) -> String {
@@ -218,7 +233,7 @@ fn with_manifest(wasm: &[u8], text: &str) -> Vec<u8> {
 
 /// Writes the built-in components with their manifests into `out`, and
 /// the test components into `out/test-components`.
-fn embed_manifests(built: &Path, out: &Path, tests: &[(String, String)]) {
+fn embed_manifests(built: &Path, out: &Path, tests: &[(String, (String, String))]) {
     for (file, name, kind, description, caps) in BUILTIN_MANIFESTS {
         let wasm = read(&built.join(format!("{file}.wasm")));
         let bytes = with_manifest(&wasm, &manifest_text(name, kind, description, caps));
@@ -227,7 +242,7 @@ fn embed_manifests(built: &Path, out: &Path, tests: &[(String, String)]) {
     let dir = out.join("test-components");
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-    for (name, caps) in tests {
+    for (name, (kind, caps)) in tests {
         let file = format!("wloc_component_hostile_{}", name.replace('-', "_"));
         let path = built.join(format!("{file}.wasm"));
         if !path.is_file() {
@@ -237,7 +252,7 @@ fn embed_manifests(built: &Path, out: &Path, tests: &[(String, String)]) {
         }
         let wasm = read(&path);
         let full = format!("hostile-{name}");
-        let text = manifest_text(&full, "discovery", "a hostile test component", caps);
+        let text = manifest_text(&full, kind, "a hostile test component", caps);
         write(
             &dir.join(format!("{full}.wasm")),
             &with_manifest(&wasm, &text),

@@ -39,3 +39,39 @@ pub mod annotation {
 
 pub use annotation::topology;
 pub use annotation::{AnnotationBackend, AnnotationBackendPre};
+
+/// Host bindings of the `fabric-reader` world of `wloc:fabric@0.2.0`: the
+/// `reader` export (subnets with GUIDs, LIDs, ports, rates and forwarding
+/// tables); its imports are `wloc:backend@0.1.0`'s, served by the same
+/// host implementation.
+pub mod fabric {
+    wasmtime::component::bindgen!({
+        world: "fabric-reader",
+        path: "../../wit/fabric@0.2.0",
+        imports: { default: trappable },
+        with: {
+            "wloc:backend/files": crate::bindings::files,
+            "wloc:backend/log": crate::bindings::log,
+            "wloc:backend/config": crate::bindings::config,
+        },
+    });
+
+    pub use self::exports::wloc::fabric::reader;
+}
+
+/// Host bindings of the first `fabric-reader` world, of
+/// `wloc:backend@0.1.0` (nodes and links only), still loadable.
+pub mod fabric_v1 {
+    wasmtime::component::bindgen!({
+        world: "fabric-reader",
+        path: "../../wit/backend@0.1.0",
+        imports: { default: trappable },
+        with: {
+            "wloc:backend/files": crate::bindings::files,
+            "wloc:backend/log": crate::bindings::log,
+            "wloc:backend/config": crate::bindings::config,
+        },
+    });
+
+    pub use self::exports::fabric;
+}

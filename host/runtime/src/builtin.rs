@@ -172,8 +172,23 @@ pub fn annotate_pci_names_wasm() -> &'static [u8] {
     ANNOTATE_PCI_NAMES.wasm
 }
 
+/// The InfiniBand fabric reader: ibnetdiscover ports reports and
+/// topology files, ibroute forwarding tables.  It is granted no file by
+/// default: each run gets the files the admin names.
+pub const IB_FABRIC_NAME: &str = "ib-fabric";
+
+/// The built-in InfiniBand fabric reader.
+pub static IB_FABRIC: Builtin = builtin!(IB_FABRIC_NAME, "wloc_component_ib_fabric", &[]);
+
 /// Every built-in component, discovery ones first.
-pub static ALL: [&Builtin; 5] = [&SYNTHETIC, &LINUX, &X86, &ANNOTATE_DMI, &ANNOTATE_PCI_NAMES];
+pub static ALL: [&Builtin; 6] = [
+    &SYNTHETIC,
+    &LINUX,
+    &X86,
+    &ANNOTATE_DMI,
+    &ANNOTATE_PCI_NAMES,
+    &IB_FABRIC,
+];
 
 /// Whether `bytes` is the precompiled code of a built-in component, which
 /// lives as long as the process and is never written.

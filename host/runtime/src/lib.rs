@@ -62,6 +62,7 @@ mod runtime;
 
 pub mod annotate;
 mod discovery;
+pub mod fabric;
 
 pub use wloc_trust::{manifest, policy, signing};
 pub use wloc_trust::{ComponentError, ErrorKind, Limits};
@@ -70,6 +71,7 @@ pub use annotate::{LoadedAnnotator, Property};
 pub use bindings::types::Discovery;
 pub use cache::{CacheOutcome, CompiledCache};
 pub use discovery::{build_topology, LoadedComponent, RunOutput};
+pub use fabric::LoadedFabricReader;
 pub use fs::FileAccess;
 pub use options::{CpuidProvider, LogTarget, RunOptions};
 pub use runtime::Runtime;

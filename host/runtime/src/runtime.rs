@@ -82,7 +82,7 @@ pub struct Runtime {
     /// ([`Runtime::load`], [`Runtime::load_annotator`]), by world; made
     /// on first use, since components loaded through the policy get a
     /// linker of their own grant.
-    trusted: [OnceLock<Linker<HostState>>; 2],
+    trusted: [OnceLock<Linker<HostState>>; 3],
     cache: CompiledCache,
     ticker: Ticker,
 }
@@ -142,6 +142,7 @@ impl Runtime {
         let slot = &self.trusted[match W::KIND {
             Kind::Discovery => 0,
             Kind::Annotation => 1,
+            Kind::Fabric => 2,
         }];
         let linker = match slot.get() {
             Some(l) => l,

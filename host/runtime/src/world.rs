@@ -8,6 +8,10 @@ use wasmtime::Store;
 use wloc_trust::grant::{Admission, Interfaces};
 use wloc_trust::manifest::Kind;
 
+use crate::bindings::fabric::reader::Subnet;
+use crate::bindings::fabric::FabricReaderPre;
+use crate::bindings::fabric_v1::exports::fabric::Snapshot;
+use crate::bindings::fabric_v1::FabricReaderPre as FabricReaderV1Pre;
 use crate::bindings::types::{Annotations, Discovery};
 use crate::bindings::{AnnotationBackendPre, DiscoveryBackendPre};
 use crate::state::HostState;
@@ -65,8 +69,9 @@ impl World for DiscoveryWorld {
             .and_then(|b| b.call_discover(store).map_err(|e| (false, e)))
     }
 
-    fn refuses(_: &Admission) -> Option<String> {
-        None
+    fn refuses(adm: &Admission) -> Option<String> {
+        (adm.manifest.kind == Kind::Fabric)
+            .then(|| "its manifest says fabric, not discovery".to_string())
     }
 }
 
@@ -102,5 +107,79 @@ impl World for AnnotationWorld {
     fn refuses(adm: &Admission) -> Option<String> {
         (adm.manifest.kind != Kind::Annotation)
             .then(|| format!("its manifest says {}, not annotation", adm.manifest.kind))
+    }
+}
+
+/// Why a component may not be loaded as a fabric reader, if it may not.
+fn refuses_unless_fabric(adm: &Admission) -> Option<String> {
+    (adm.manifest.kind != Kind::Fabric)
+        .then(|| format!("its manifest says {}, not fabric", adm.manifest.kind))
+}
+
+/// The `fabric-reader` world of `wloc:fabric@0.2.0`: `read` returns
+/// subnets with ports, rates and forwarding tables.
+pub struct FabricWorld;
+
+impl World for FabricWorld {
+    type Pre = FabricReaderPre<HostState>;
+    type Record = Vec<Subnet>;
+    const KIND: Kind = Kind::Fabric;
+    /// Files, log and config; never CPUID or the topology.
+    const ALL: Interfaces = Interfaces {
+        files: true,
+        cpuid: false,
+        config: true,
+        topology: false,
+    };
+    const CPUID: bool = false;
+
+    fn pre(pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
+        FabricReaderPre::new(pre)
+    }
+
+    fn call(
+        pre: &Self::Pre,
+        store: &mut Store<HostState>,
+    ) -> Result<Result<Vec<Subnet>, String>, (bool, wasmtime::Error)> {
+        pre.instantiate(&mut *store)
+            .map_err(|e| (true, e))
+            .and_then(|b| {
+                b.wloc_fabric_reader()
+                    .call_read(store)
+                    .map_err(|e| (false, e))
+            })
+    }
+
+    fn refuses(adm: &Admission) -> Option<String> {
+        refuses_unless_fabric(adm)
+    }
+}
+
+/// The first `fabric-reader` world, of `wloc:backend@0.1.0`: `read`
+/// returns snapshots of nodes and links.
+pub struct FabricV1World;
+
+impl World for FabricV1World {
+    type Pre = FabricReaderV1Pre<HostState>;
+    type Record = Vec<Snapshot>;
+    const KIND: Kind = Kind::Fabric;
+    const ALL: Interfaces = FabricWorld::ALL;
+    const CPUID: bool = false;
+
+    fn pre(pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
+        FabricReaderV1Pre::new(pre)
+    }
+
+    fn call(
+        pre: &Self::Pre,
+        store: &mut Store<HostState>,
+    ) -> Result<Result<Vec<Snapshot>, String>, (bool, wasmtime::Error)> {
+        pre.instantiate(&mut *store)
+            .map_err(|e| (true, e))
+            .and_then(|b| b.fabric().call_read(store).map_err(|e| (false, e)))
+    }
+
+    fn refuses(adm: &Admission) -> Option<String> {
+        refuses_unless_fabric(adm)
     }
 }

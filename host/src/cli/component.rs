@@ -117,6 +117,7 @@ fn builtins() -> Vec<(&'static str, &'static [u8])> {
             builtin::ANNOTATE_PCI_NAMES_NAME,
             builtin::annotate_pci_names_wasm(),
         ),
+        (builtin::IB_FABRIC_NAME, builtin::IB_FABRIC.wasm),
     ]
 }
 

@@ -8,6 +8,7 @@ mod calc;
 mod component;
 mod diff;
 mod distrib;
+mod fabric;
 mod gather_cpuid;
 mod gather_topology;
 mod graph;
@@ -69,6 +70,8 @@ enum Command {
     Slurm(slurm::SlurmArgs),
     /// The topology as a graph: export it (DOT, GraphML, JSON) or query paths, nearest objects and hop distances.
     Graph(graph::GraphArgs),
+    /// InfiniBand fabrics joined with node topologies: summary, export, path, near, local.
+    Fabric(fabric::FabricArgs),
     /// Print Kubernetes objects for a node: its NodeResourceTopology (NUMA zones with CPUs, memory and distances).
     K8s(k8s::K8sArgs),
     /// Add infos, Misc objects, distances, memory attributes or CPU kinds to an XML topology, as hwloc-annotate does.
@@ -182,6 +185,7 @@ pub fn main() -> i32 {
         Command::Watch(a) => watch::run(a),
         Command::Slurm(a) => slurm::run(a),
         Command::Graph(a) => graph::run(a),
+        Command::Fabric(a) => fabric::run(a),
         Command::K8s(a) => k8s::run(a),
         Command::Annotate(a) => annotate::run(a),
     };

@@ -29,6 +29,11 @@ pub const WIT_PACKAGE: &str = "wloc:backend";
 /// The versions of it this host speaks.
 pub const WIT_VERSIONS: &[&str] = &["0.1.0"];
 
+/// What a fabric reader exports: the `reader` interface of
+/// `wloc:fabric@0.2.0`, or the `fabric` interface of the
+/// `wloc:backend@0.1.0` `fabric-reader` world.
+pub const FABRIC_EXPORTS: &[&str] = &["wloc:fabric/reader@0.2.0", "fabric"];
+
 /// The WASI interfaces linked for Rust's standard library (with an empty
 /// context: no environment, arguments, preopens; clocks and random
 /// numbers only).  Anything else of WASI (sockets above all) is refused.
@@ -314,8 +319,13 @@ pub fn admit_known(
     let export = match manifest.kind {
         Kind::Discovery => "discover",
         Kind::Annotation => "annotate",
+        Kind::Fabric => FABRIC_EXPORTS[0],
     };
-    if !ex.inspection.exports.iter().any(|e| e == export) {
+    let exported = |e: &String| match manifest.kind {
+        Kind::Fabric => FABRIC_EXPORTS.contains(&e.as_str()),
+        _ => e == export,
+    };
+    if !ex.inspection.exports.iter().any(exported) {
         return Err(refused(
             name,
             &digest,

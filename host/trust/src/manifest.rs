@@ -44,6 +44,9 @@ pub enum Kind {
     Discovery,
     /// Adds infos and measurements to a topology (`annotation-backend` world).
     Annotation,
+    /// Reads a network fabric (`fabric-reader` world of `wloc:fabric@0.2.0`,
+    /// or of `wloc:backend@0.1.0`).
+    Fabric,
 }
 
 impl fmt::Display for Kind {
@@ -51,6 +54,7 @@ impl fmt::Display for Kind {
         f.write_str(match self {
             Kind::Discovery => "discovery",
             Kind::Annotation => "annotation",
+            Kind::Fabric => "fabric",
         })
     }
 }
@@ -499,12 +503,14 @@ config = ["acme.*"]
     fn parses_and_checks_manifests() {
         let m = sample();
         assert_eq!(m.kind, Kind::Discovery);
+        let f = Manifest::parse("name = \"x\"\nversion = \"1\"\nkind = \"fabric\"").unwrap();
+        assert_eq!(f.kind, Kind::Fabric);
         assert!(m.capabilities.config_allows("acme.speed"));
         assert!(!m.capabilities.config_allows("other"));
         for bad in [
             "name = \"Bad Name\"\nversion = \"1\"\nkind = \"discovery\"",
             "name = \"stop\"\nversion = \"1\"\nkind = \"discovery\"",
-            "name = \"x\"\nversion = \"1\"\nkind = \"fabric\"",
+            "name = \"x\"\nversion = \"1\"\nkind = \"router\"",
             "name = \"x\"\nversion = \"1\"\nkind = \"discovery\"\nextra = 1",
             "name = \"x\"\nversion = \"1\"\nkind = \"discovery\"\n[capabilities]\nfiles = [\"sys\"]",
             "name = \"x\"\nversion = \"1\"\nkind = \"discovery\"\n[capabilities]\nfiles = [\"/sys/../etc\"]",

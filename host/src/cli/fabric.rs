@@ -1,0 +1,396 @@
+//! `wloc fabric`: InfiniBand fabrics joined with node topologies (see the
+//! crate `wloc-fabric`).
+//!
+//! The fabric files (ibnetdiscover ports reports or topology files,
+//! ibroute tables) are read by a fabric reader component in the sandbox:
+//! the built-in `ib-fabric`, or the one `--reader` names, admitted by the
+//! policy like every component and granted read access to exactly the
+//! files named here.  Node topologies (hwloc XML, v1 to v3) are read by
+//! the host.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, Subcommand, ValueEnum};
+use wloc_fabric::{export, Fabric};
+use wloc_runtime::{builtin, enforce, FileAccess, RunOptions};
+
+/// Options of `wloc fabric`.
+#[derive(Args, Debug)]
+pub struct FabricArgs {
+    #[command(subcommand)]
+    query: Query,
+}
+
+/// Where the fabric and the node topologies come from.
+#[derive(Args, Debug, Clone)]
+struct Input {
+    /// A folder laid out as `hwloc/NODE.xml` and `ib-raw/` (ports reports
+    /// `ib-subnet-SUBNET.txt`, forwarding tables
+    /// `ibroutes-SUBNET/ibroute-SUBNET-LID.txt`), or one fabric file.
+    dir: PathBuf,
+    /// More files, named one by one: fabric files, or node topologies
+    /// (`.xml`, named after their host).
+    #[arg(long = "file", value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// A fabric reader component (`.wasm`) to use instead of the
+    /// built-in one; the policy must allow it.
+    #[arg(long, value_name = "WASM")]
+    reader: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Graphml,
+    Gexf,
+    Dot,
+    Json,
+    Svg,
+}
+
+#[derive(Subcommand, Debug)]
+enum Query {
+    /// One line per subnet: `SUBNET switches=S adapters=A hosts=H cables=C`.
+    Summary {
+        #[command(flatten)]
+        input: Input,
+    },
+    /// The fabric as GraphML, GEXF, DOT, JSON or an SVG picture.
+    Export {
+        /// The format.
+        #[arg(long = "of", value_enum, value_name = "FORMAT")]
+        format: Format,
+        #[command(flatten)]
+        input: Input,
+        /// Write to this file instead of standard output.
+        out: Option<PathBuf>,
+    },
+    /// The route between two hosts: from the forwarding tables, else a shortest path.
+    Path {
+        #[command(flatten)]
+        input: Input,
+        /// The source host.
+        from: String,
+        /// The target host.
+        to: String,
+    },
+    /// The hosts within N cable hops of a host (`HOPS HOST` lines; 2 = the same switch).
+    Near {
+        #[command(flatten)]
+        input: Input,
+        /// The host.
+        host: String,
+        /// The largest hop count (2 by default).
+        n: Option<u32>,
+    },
+    /// For HOST, the adapter port that reaches OTHER and the NUMA nodes and PUs local to it.
+    Local {
+        #[command(flatten)]
+        input: Input,
+        /// The host whose topology is looked at.
+        host: String,
+        /// The host to reach.
+        other: String,
+    },
+    /// The hosts whose adapters are cabled to a switch (by GUID).
+    Under {
+        #[command(flatten)]
+        input: Input,
+        /// The switch GUID (`0x0008f10500108c9e`).
+        switch: String,
+    },
+    /// The switch levels of each subnet (1 = leaf switches): `SUBNET LEVEL GUID DESCRIPTION` lines.
+    Levels {
+        #[command(flatten)]
+        input: Input,
+    },
+    /// Slurm's topology.conf (topology/tree): leaf switches with their nodes, upper switches with the switches below.
+    Slurm {
+        #[command(flatten)]
+        input: Input,
+        /// Host names for Slurm: a file of `FABRIC-NAME SLURM-NAME` lines.
+        #[arg(long, value_name = "MAP")]
+        names: Option<PathBuf>,
+    },
+    /// Follows every route of the forwarding tables and checks that each
+    /// ends at its target without a loop: `SUBNET routes=N` lines.
+    Routes {
+        #[command(flatten)]
+        input: Input,
+    },
+}
+
+/// The files of a fabric folder: fabric files and node topologies.
+fn collect(input: &Input) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+    let mut fabric = Vec::new();
+    let mut xmls = Vec::new();
+    let d = &input.dir;
+    let list = |p: &Path| -> Result<Vec<PathBuf>, String> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+            .map_err(|e| format!("cannot list {}: {e}", p.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    if d.is_dir() {
+        let raw = d.join("ib-raw");
+        let raw = if raw.is_dir() { raw } else { d.clone() };
+        for p in list(&raw)? {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if p.is_dir() && name.starts_with("ibroutes-") {
+                fabric.extend(list(&p)?.into_iter().filter(|f| f.is_file()));
+            } else if p.is_file() && name.ends_with(".txt") {
+                fabric.push(p);
+            }
+        }
+        let hw = d.join("hwloc");
+        if hw.is_dir() {
+            xmls.extend(
+                list(&hw)?
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "xml")),
+            );
+        }
+    } else if d.is_file() {
+        fabric.push(d.clone());
+    } else {
+        return Err(format!("{} is neither a folder nor a file", d.display()));
+    }
+    for f in &input.files {
+        if f.extension().is_some_and(|e| e == "xml") {
+            xmls.push(f.clone());
+        } else {
+            fabric.push(f.clone());
+        }
+    }
+    if fabric.is_empty() {
+        return Err(format!("no fabric files in {}", d.display()));
+    }
+    Ok((fabric, xmls))
+}
+
+/// The limits of a fabric reader's run unless the policy sets others:
+/// the defaults of every component, with files up to 64 MiB (a ports
+/// report of a fabric of 100,000 ports is about 15 MiB) instead of 1 MiB.
+/// The reader asks for one byte more than it accepts, so that a file the
+/// limits cut is reported, not read in part.
+fn fabric_limits() -> wloc_runtime::Limits {
+    wloc_runtime::Limits {
+        max_file_bytes: (64 << 20) + 1,
+        ..wloc_runtime::Limits::default()
+    }
+}
+
+/// Runs the fabric reader in the sandbox on `files` (granted those files
+/// and nothing else).
+fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::Subnet>, String> {
+    let mut paths = Vec::new();
+    for f in files {
+        let abs = std::fs::canonicalize(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let s = abs
+            .to_str()
+            .ok_or_else(|| format!("{} is not a UTF-8 path", abs.display()))?
+            .to_string();
+        paths.push(s);
+    }
+    let policy = wloc::input::policy()?;
+    let rt = wloc::input::runtime()?;
+    let c = match reader {
+        None => {
+            let b = &builtin::IB_FABRIC;
+            let adm =
+                enforce::admit_builtin(policy, b, fabric_limits()).map_err(|e| e.to_string())?;
+            rt.load_builtin_fabric_reader(&adm, b)
+                .map_err(|e| e.to_string())?
+        }
+        Some(p) => {
+            let bytes =
+                std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let label = p.display().to_string();
+            let adm =
+                enforce::admit(policy, &bytes, false, &label, &label).map_err(|e| e.to_string())?;
+            rt.load_fabric_reader_admitted(&adm, &bytes)
+                .map_err(|e| e.to_string())?
+        }
+    };
+    let roots: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let access =
+        FileAccess::new(&roots, None).map_err(|e| format!("cannot open the fabric files: {e}"))?;
+    let opts = RunOptions {
+        files: Arc::new(access),
+        limits: fabric_limits(),
+        config: Arc::new(
+            [("files".to_string(), paths.join("\n"))]
+                .into_iter()
+                .collect(),
+        ),
+        ..RunOptions::default()
+    };
+    rt.read_fabric(&c, &opts).map_err(|e| e.to_string())
+}
+
+fn load(input: &Input) -> Result<Fabric, String> {
+    let (files, xmls) = collect(input)?;
+    let subnets = read_fabric(&files, input.reader.as_deref())?;
+    let mut topologies = Vec::new();
+    for x in xmls {
+        let name = x
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        topologies.push((name, wloc_fabric::read_topology(&x)?));
+    }
+    Fabric::build(subnets, topologies)
+}
+
+fn host(f: &Fabric, name: &str) -> Result<usize, String> {
+    f.host(name)
+}
+
+pub fn run(a: &FabricArgs) -> super::Result {
+    match &a.query {
+        Query::Summary { input } => {
+            let f = load(input)?;
+            let mut s = String::new();
+            for x in f.summary() {
+                s.push_str(&format!(
+                    "{} switches={} adapters={} hosts={} cables={}\n",
+                    x.subnet, x.switches, x.adapters, x.hosts, x.cables
+                ));
+            }
+            super::print(&s)
+        }
+        Query::Export { format, input, out } => {
+            let f = load(input)?;
+            let text = match format {
+                Format::Graphml => export::graphml(&f),
+                Format::Gexf => export::gexf(&f),
+                Format::Dot => export::dot(&f),
+                Format::Json => {
+                    let mut s = serde_json::to_string_pretty(&export::json(&f))
+                        .map_err(|e| e.to_string())?;
+                    s.push('\n');
+                    s
+                }
+                Format::Svg => export::svg(&f),
+            };
+            match out {
+                Some(p) => std::fs::write(p, text)
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()).into()),
+                None => super::print(&text),
+            }
+        }
+        Query::Path { input, from, to } => {
+            let f = load(input)?;
+            let r = f.path(host(&f, from)?, host(&f, to)?)?;
+            let g = &f.subnets[r.subnet];
+            let mut s = format!(
+                "subnet {} ({}), {} hops\n",
+                g.name,
+                if r.from_tables {
+                    "forwarding tables"
+                } else {
+                    "shortest path"
+                },
+                r.nodes.len() - 1
+            );
+            for (i, n) in r.nodes.iter().enumerate() {
+                let v = &g.graph[*n];
+                let who = match v.host {
+                    Some(h) => format!("{} ", f.hosts[h].name),
+                    None => String::new(),
+                };
+                s.push_str(&format!(
+                    "{:#018x} {} {who}'{}'",
+                    v.guid,
+                    v.kind.name(),
+                    v.description
+                ));
+                if let Some(p) = r.ports.get(i) {
+                    s.push_str(&format!(" out port {p}"));
+                }
+                s.push('\n');
+            }
+            super::print(&s)
+        }
+        Query::Near { input, host: h, n } => {
+            let f = load(input)?;
+            let near = f.near(host(&f, h)?, n.unwrap_or(2));
+            let s: String = near
+                .iter()
+                .map(|(d, o)| format!("{d} {}\n", f.hosts[*o].name))
+                .collect();
+            super::print(&s)
+        }
+        Query::Local {
+            input,
+            host: h,
+            other,
+        } => {
+            let f = load(input)?;
+            let l = f.local(host(&f, h)?, host(&f, other)?)?;
+            let numa: Vec<String> = l.numa.iter().map(u32::to_string).collect();
+            super::print(&format!(
+                "subnet {} device {} port {} numa {} pus {}\n",
+                l.subnet,
+                l.device,
+                l.port,
+                if numa.is_empty() {
+                    "-".to_string()
+                } else {
+                    numa.join(",")
+                },
+                l.pus
+            ))
+        }
+        Query::Under { input, switch } => {
+            let f = load(input)?;
+            let hex = switch.trim_start_matches("0x");
+            let g = u64::from_str_radix(hex, 16)
+                .map_err(|_| format!("{switch:?} is not a switch GUID"))?;
+            let s: String = f.hosts_under(g)?.into_iter().map(|h| h + "\n").collect();
+            super::print(&s)
+        }
+        Query::Levels { input } => {
+            let f = load(input)?;
+            let mut s = String::new();
+            for (si, g) in f.subnets.iter().enumerate() {
+                for (n, l) in f.switch_levels(si) {
+                    let v = &g.graph[n];
+                    s.push_str(&format!(
+                        "{} {l} {:#018x} '{}'\n",
+                        g.name, v.guid, v.description
+                    ));
+                }
+            }
+            super::print(&s)
+        }
+        Query::Slurm { input, names } => {
+            let f = load(input)?;
+            let map = match names {
+                Some(p) => wloc_fabric::slurm::parse_names(
+                    &std::fs::read_to_string(p)
+                        .map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+                )
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+                None => Default::default(),
+            };
+            let rename = |h: &str| map.get(h).cloned().unwrap_or_else(|| h.to_string());
+            super::print(&wloc_fabric::slurm::topology_conf(&f, &rename)?)
+        }
+        Query::Routes { input } => {
+            let f = load(input)?;
+            let mut s = String::new();
+            for (si, g) in f.subnets.iter().enumerate() {
+                let n = f.check_routes_of(si)?;
+                s.push_str(&format!("{} routes={n}\n", g.name));
+            }
+            super::print(&s)
+        }
+    }
+}
