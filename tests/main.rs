@@ -26,6 +26,7 @@ mod openmp_seed;
 mod qemu_boot;
 mod qemu_linux;
 mod slurm;
+mod store;
 mod topology_diff;
 mod x86_conformance;
 mod xml_conformance;

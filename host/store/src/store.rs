@@ -62,6 +62,10 @@ const LEVEL: i32 = 19;
 /// becomes a reference.
 const NEW_REF_FRACTION: f64 = 0.3;
 const SKETCH: usize = 64;
+/// Node entries per frame of the index.
+const CHUNK: usize = 128;
+/// Largest dictionary for the blocks.
+const DICT_MAX: usize = 16 * 1024;
 
 /// What went wrong reading or writing a store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,6 +277,78 @@ struct Node {
     diff: Vec<u8>,
 }
 
+/// What is computed of each node before references are chosen.
+struct Prepared {
+    lines: Vec<Vec<u8>>,
+    len: usize,
+    crc: u32,
+    whole: u64,
+    sketch: Vec<u64>,
+}
+
+fn prepare(text: &str) -> Prepared {
+    let lines = squeeze::squeeze(text);
+    let sketch = sketch(&lines);
+    Prepared {
+        len: text.len(),
+        crc: crc32fast::hash(text.as_bytes()),
+        whole: fnv(text.as_bytes()),
+        lines,
+        sketch,
+    }
+}
+
+/// `f` over `items` on all CPUs, results in order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    let per = items.len().div_ceil(workers).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(per)
+            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a worker thread panicked"))
+            .collect()
+    })
+}
+
+/// The diff of two documents with as many lines, line by line, when few
+/// lines differ: the common case of nodes of one cluster, found in
+/// linear time (Myers is kept for the others).
+fn positional_diff(old: &[Vec<u8>], new: &[Vec<u8>], limit: usize) -> Option<Vec<Hunk<Vec<u8>>>> {
+    if old.len() != new.len() {
+        return None;
+    }
+    let mut hunks: Vec<Hunk<Vec<u8>>> = Vec::new();
+    let mut changed = 0;
+    for (i, (a, b)) in old.iter().zip(new).enumerate() {
+        if a == b {
+            continue;
+        }
+        changed += 1;
+        if changed > limit {
+            return None;
+        }
+        match hunks.last_mut() {
+            Some(h) if h.old_start + h.old.len() == i => {
+                h.old.push(a.clone());
+                h.new.push(b.clone());
+            }
+            _ => hunks.push(Hunk {
+                old_start: i,
+                new_start: i,
+                old: vec![a.clone()],
+                new: vec![b.clone()],
+            }),
+        }
+    }
+    Some(hunks)
+}
+
 /// Builds a store of `nodes` (name, canonical XML document); `progress`
 /// is called with the number of nodes done.
 ///
@@ -287,66 +363,70 @@ pub fn pack(
     if let Some(w) = nodes.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(StoreError(format!("two topologies are named '{}'", w[0].0)));
     }
-    let mut refs: Vec<(Vec<Vec<u8>>, Vec<u64>)> = Vec::new();
+    let prepared = par_map(&nodes, |(_, text)| prepare(text));
+    // (node index of the reference, its sketch)
+    let mut refs: Vec<usize> = Vec::new();
     let mut by_text: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut out_nodes: Vec<Node> = Vec::with_capacity(nodes.len());
     let mut stats = PackStats {
         nodes: nodes.len(),
         ..PackStats::default()
     };
-    for (done, (name, text)) in nodes.into_iter().enumerate() {
-        let lines = squeeze::squeeze(&text);
-        let crc = crc32fast::hash(text.as_bytes());
-        let len = text.len();
+    for (done, ((name, _), p)) in nodes.iter().zip(&prepared).enumerate() {
+        let node = |reference, diff| Node {
+            name: name.clone(),
+            len: p.len,
+            crc: p.crc,
+            reference,
+            diff,
+        };
         // Identical to a reference: an empty diff.
-        let whole = fnv(text.as_bytes());
         if let Some(&r) = by_text
-            .get(&whole)
-            .and_then(|c| c.iter().find(|&&r| refs[r].0 == lines))
+            .get(&p.whole)
+            .and_then(|c| c.iter().find(|&&r| prepared[refs[r]].lines == p.lines))
         {
             stats.identical += 1;
-            out_nodes.push(Node {
-                name,
-                len,
-                crc,
-                reference: r,
-                diff: encode_diff(&[]),
-            });
+            out_nodes.push(node(r, encode_diff(&[])));
             progress(done + 1);
             continue;
         }
-        let sk = sketch(&lines);
         let mut cand: Vec<(f64, usize)> = refs
             .iter()
             .enumerate()
-            .map(|(i, r)| (similarity(&sk, &r.1), i))
+            .map(|(i, &r)| (similarity(&p.sketch, &prepared[r].sketch), i))
             .filter(|&(s, _)| s > 0.2)
             .collect();
         cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let limit = (p.lines.len() as f64 * NEW_REF_FRACTION) as usize;
         let mut best: Option<(usize, usize, Vec<Hunk<Vec<u8>>>)> = None;
-        for &(_, r) in cand.iter().take(3) {
-            let hunks = linediff::diff(&refs[r].0, &lines, Duration::from_millis(20));
-            let cost: usize = hunks.iter().map(|h| h.old.len() + h.new.len()).sum();
-            if best.as_ref().is_none_or(|b| cost < b.1) {
-                best = Some((r, cost, hunks));
+        if let Some(&(_, r)) = cand.first() {
+            let quick = p.lines.len() / 20;
+            if let Some(h) = positional_diff(&prepared[refs[r]].lines, &p.lines, quick) {
+                let cost = h.iter().map(|h| h.old.len() + h.new.len()).sum();
+                best = Some((r, cost, h));
             }
         }
-        let limit = (lines.len() as f64 * NEW_REF_FRACTION) as usize;
-        let (reference, diff) = match best {
-            Some((r, cost, hunks)) if cost <= limit => (r, encode_diff(&hunks)),
-            _ => {
-                by_text.entry(whole).or_default().push(refs.len());
-                refs.push((lines, sk));
-                (refs.len() - 1, encode_diff(&[]))
+        if best.is_none() {
+            for &(_, r) in cand.iter().take(3) {
+                let hunks = linediff::diff(
+                    &prepared[refs[r]].lines,
+                    &p.lines,
+                    Duration::from_millis(20),
+                );
+                let cost: usize = hunks.iter().map(|h| h.old.len() + h.new.len()).sum();
+                if best.as_ref().is_none_or(|b| cost < b.1) {
+                    best = Some((r, cost, hunks));
+                }
             }
-        };
-        out_nodes.push(Node {
-            name,
-            len,
-            crc,
-            reference,
-            diff,
-        });
+        }
+        match best {
+            Some((r, cost, hunks)) if cost <= limit => out_nodes.push(node(r, encode_diff(&hunks))),
+            _ => {
+                by_text.entry(p.whole).or_default().push(refs.len());
+                refs.push(done);
+                out_nodes.push(node(refs.len() - 1, encode_diff(&[])));
+            }
+        }
         progress(done + 1);
     }
     stats.references = refs.len();
@@ -361,6 +441,9 @@ pub fn pack(
         c.compress(data)
             .map_err(|e| StoreError(format!("zstd: {e}")))
     };
+    let frames = |parts: &[Vec<u8>], dict: &[u8]| -> Result<Vec<Vec<u8>>, StoreError> {
+        par_map(parts, |p| frame(p, dict)).into_iter().collect()
+    };
 
     // Dictionary for the blocks, trained on the non-empty diffs.
     let samples: Vec<&[u8]> = out_nodes
@@ -370,7 +453,7 @@ pub fn pack(
         .collect();
     let total: usize = samples.iter().map(|s| s.len()).sum();
     let dict = if samples.len() >= 64 && total >= 16 * 1024 {
-        zstd::dict::from_samples(&samples, (total / 20).clamp(4096, 64 * 1024)).unwrap_or_default()
+        zstd::dict::from_samples(&samples, (total / 20).clamp(4096, DICT_MAX)).unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -382,8 +465,8 @@ pub fn pack(
     // Reference groups.
     let mut groups: Vec<Vec<u8>> = vec![Vec::new()];
     let mut ref_places = Vec::new();
-    for (lines, _) in &refs {
-        let raw = lines.join(&b'\n');
+    for &r in &refs {
+        let raw = prepared[r].lines.join(&b'\n');
         if !groups.last().unwrap().is_empty()
             && groups.last().unwrap().len() + raw.len() > REF_GROUP
         {
@@ -395,8 +478,7 @@ pub fn pack(
         g.extend_from_slice(&raw);
     }
     put(&mut index, groups.len() as u64);
-    for g in &groups {
-        let f = frame(g, &[])?;
+    for (g, f) in groups.iter().zip(frames(&groups, &[])?) {
         put(&mut index, file.len() as u64);
         put(&mut index, f.len() as u64);
         put(&mut index, g.len() as u64);
@@ -429,23 +511,39 @@ pub fn pack(
     }
     stats.blocks = blocks.len();
     put(&mut index, blocks.len() as u64);
-    for b in &blocks {
-        let f = frame(b, &dict)?;
+    for (b, f) in blocks.iter().zip(frames(&blocks, &dict)?) {
         put(&mut index, file.len() as u64);
         put(&mut index, f.len() as u64);
         put(&mut index, b.len() as u64);
         file.extend_from_slice(&f);
     }
-    put(&mut index, out_nodes.len() as u64);
-    for (n, &(block, at)) in out_nodes.iter().zip(&places) {
-        put(&mut index, n.name.len() as u64);
-        index.extend_from_slice(n.name.as_bytes());
-        put(&mut index, n.reference as u64);
-        put(&mut index, block as u64);
-        put(&mut index, at as u64);
-        put(&mut index, n.diff.len() as u64);
-        put(&mut index, n.len as u64);
-        put(&mut index, u64::from(n.crc));
+
+    // Chunks of node entries, in name order, each its own frame.
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    for (k, (n, &(block, at))) in out_nodes.iter().zip(&places).enumerate() {
+        if k % CHUNK == 0 {
+            chunks.push(Vec::new());
+        }
+        let c = chunks.last_mut().unwrap();
+        put(c, n.name.len() as u64);
+        c.extend_from_slice(n.name.as_bytes());
+        put(c, n.reference as u64);
+        put(c, block as u64);
+        put(c, at as u64);
+        put(c, n.diff.len() as u64);
+        put(c, n.len as u64);
+        put(c, u64::from(n.crc));
+    }
+    put(&mut index, chunks.len() as u64);
+    for (k, (c, f)) in chunks.iter().zip(frames(&chunks, &[])?).enumerate() {
+        let first = &out_nodes[k * CHUNK].name;
+        put(&mut index, first.len() as u64);
+        index.extend_from_slice(first.as_bytes());
+        put(&mut index, file.len() as u64);
+        put(&mut index, f.len() as u64);
+        put(&mut index, c.len() as u64);
+        put(&mut index, (out_nodes.len() - k * CHUNK).min(CHUNK) as u64);
+        file.extend_from_slice(&f);
     }
     let f = frame(&index, &[])?;
     let index_at = file.len();
@@ -505,6 +603,14 @@ struct Place {
     len: usize,
 }
 
+/// A frame of node entries and the first name in it.
+#[derive(Clone, Debug)]
+struct Chunk {
+    first: String,
+    frame: Frame,
+    count: usize,
+}
+
 /// One node of a store, as its index lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -519,6 +625,8 @@ pub struct Entry {
     crc: u32,
 }
 
+type Cached = Option<(usize, std::rc::Rc<Vec<u8>>)>;
+
 /// An open store.
 pub struct Store {
     source: Source,
@@ -526,10 +634,19 @@ pub struct Store {
     groups: Vec<Frame>,
     refs: Vec<Place>,
     blocks: Vec<Frame>,
-    entries: Vec<Entry>,
-    /// The last group and block decompressed, for reading many nodes.
-    cache_group: Option<(usize, std::rc::Rc<Vec<u8>>)>,
-    cache_block: Option<(usize, std::rc::Rc<Vec<u8>>)>,
+    chunks: Vec<Chunk>,
+    /// The last group, block and chunk decompressed, for reading many nodes.
+    cache: [Cached; 3],
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("nodes", &self.len())
+            .field("references", &self.refs.len())
+            .field("blocks", &self.blocks.len())
+            .finish()
+    }
 }
 
 fn decompress(data: &[u8], raw: usize, dict: &[u8], what: &str) -> Result<Vec<u8>, StoreError> {
@@ -547,14 +664,11 @@ fn decompress(data: &[u8], raw: usize, dict: &[u8], what: &str) -> Result<Vec<u8
     Ok(out)
 }
 
-impl fmt::Debug for Store {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Store")
-            .field("nodes", &self.entries.len())
-            .field("references", &self.refs.len())
-            .field("blocks", &self.blocks.len())
-            .finish()
-    }
+#[derive(Clone, Copy)]
+enum Kind {
+    Group = 0,
+    Block = 1,
+    Chunk = 2,
 }
 
 impl Store {
@@ -627,6 +741,13 @@ impl Store {
                 Ok(f)
             }
         };
+        let frame_at = |r: &mut Reader| -> Result<Frame, StoreError> {
+            in_file(Frame {
+                at: r.num()?,
+                len: r.size()?,
+                raw: r.size()?,
+            })
+        };
         let dict_at = r.num()?;
         let dict_len = r.size()?;
         in_file(Frame {
@@ -637,15 +758,7 @@ impl Store {
         let dict = source.read(dict_at, dict_len)?;
         let frames = |r: &mut Reader| -> Result<Vec<Frame>, StoreError> {
             let n = r.count()?;
-            (0..n)
-                .map(|_| {
-                    in_file(Frame {
-                        at: r.num()?,
-                        len: r.size()?,
-                        raw: r.size()?,
-                    })
-                })
-                .collect()
+            (0..n).map(|_| frame_at(r)).collect()
         };
         let groups = frames(&mut r)?;
         let n = r.count()?;
@@ -663,8 +776,66 @@ impl Store {
         }
         let blocks = frames(&mut r)?;
         let n = r.count()?;
-        let mut entries: Vec<Entry> = Vec::with_capacity(n);
+        let mut chunks: Vec<Chunk> = Vec::with_capacity(n);
         for _ in 0..n {
+            let len = r.size()?;
+            let first = std::str::from_utf8(r.bytes(len)?)
+                .map_err(|_| corrupt("a node name is not UTF-8"))?
+                .to_string();
+            let frame = frame_at(&mut r)?;
+            let count = r.size()?;
+            if count == 0 || count > frame.raw {
+                return Err(corrupt("a chunk of the index has a wrong count"));
+            }
+            if chunks.last().is_some_and(|c| c.first >= first) {
+                return Err(corrupt("the node names are not in order"));
+            }
+            chunks.push(Chunk {
+                first,
+                frame,
+                count,
+            });
+        }
+        if r.at != index.len() {
+            return Err(corrupt("the index has trailing bytes"));
+        }
+        Ok(Store {
+            source,
+            dict,
+            groups,
+            refs,
+            blocks,
+            chunks,
+            cache: [None, None, None],
+        })
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(|c| c.count).sum()
+    }
+
+    /// Whether the store holds no node.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// The number of references.
+    pub fn references(&self) -> usize {
+        self.refs.len()
+    }
+
+    fn chunk(&mut self, i: usize) -> Result<Vec<Entry>, StoreError> {
+        let data = self.frame(Kind::Chunk, i)?;
+        let c = &self.chunks[i];
+        let next = self.chunks.get(i + 1).map(|c| c.first.as_str());
+        let mut r = Reader {
+            data: &data,
+            at: 0,
+            what: "index",
+        };
+        let mut entries: Vec<Entry> = Vec::with_capacity(c.count);
+        for _ in 0..c.count {
             let len = r.size()?;
             let name = std::str::from_utf8(r.bytes(len)?)
                 .map_err(|_| corrupt("a node name is not UTF-8"))?
@@ -678,86 +849,82 @@ impl Store {
                 size: r.size()?,
                 crc: u32::try_from(r.num()?).map_err(|_| corrupt("a checksum is too large"))?,
             };
-            if e.reference >= refs.len() {
+            if e.reference >= self.refs.len() {
                 return Err(corrupt(format!(
                     "node '{}' names a missing reference",
                     e.name
                 )));
             }
-            if blocks.get(e.block).is_none_or(|b| e.at + e.len > b.raw) {
+            if self
+                .blocks
+                .get(e.block)
+                .is_none_or(|b| e.at + e.len > b.raw)
+            {
                 return Err(corrupt(format!("node '{}' lies outside its block", e.name)));
             }
-            if entries.last().is_some_and(|p| p.name >= e.name) {
+            let first = entries.is_empty();
+            if (first && e.name != c.first)
+                || entries.last().is_some_and(|p| p.name >= e.name)
+                || next.is_some_and(|n| e.name.as_str() >= n)
+            {
                 return Err(corrupt("the node names are not in order"));
             }
             entries.push(e);
         }
-        if r.at != index.len() {
-            return Err(corrupt("the index has trailing bytes"));
+        if r.at != data.len() {
+            return Err(corrupt("a chunk of the index has trailing bytes"));
         }
-        Ok(Store {
-            source,
-            dict,
-            groups,
-            refs,
-            blocks,
-            entries,
-            cache_group: None,
-            cache_block: None,
-        })
+        Ok(entries)
     }
 
-    /// The nodes, in name order.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    /// The number of references.
-    pub fn references(&self) -> usize {
-        self.refs.len()
+    /// Every node, in name order.
+    ///
+    /// # Errors
+    ///
+    /// A corrupt index.
+    pub fn entries(&mut self) -> Result<Vec<Entry>, StoreError> {
+        let mut all = Vec::with_capacity(self.len());
+        for i in 0..self.chunks.len() {
+            all.extend(self.chunk(i)?);
+        }
+        Ok(all)
     }
 
     /// The entry of the node `name` (or `name` without its `.xml`).
-    pub fn find(&self, name: &str) -> Option<&Entry> {
-        let look = |n: &str| {
-            self.entries
-                .binary_search_by(|e| e.name.as_str().cmp(n))
-                .ok()
-                .map(|i| &self.entries[i])
-        };
-        look(name).or_else(|| look(&format!("{name}.xml")))
+    ///
+    /// # Errors
+    ///
+    /// A corrupt index.
+    pub fn find(&mut self, name: &str) -> Result<Option<Entry>, StoreError> {
+        for n in [name.to_string(), format!("{name}.xml")] {
+            // The last chunk whose first name is not after `n`.
+            let i = self
+                .chunks
+                .partition_point(|c| c.first.as_str() <= n.as_str());
+            if i == 0 {
+                continue;
+            }
+            if let Some(e) = self.chunk(i - 1)?.into_iter().find(|e| e.name == n) {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
     }
 
-    fn frame(&mut self, block: bool, i: usize) -> Result<std::rc::Rc<Vec<u8>>, StoreError> {
-        let cache = if block {
-            &self.cache_block
-        } else {
-            &self.cache_group
-        };
-        if let Some((c, data)) = cache {
+    fn frame(&mut self, kind: Kind, i: usize) -> Result<std::rc::Rc<Vec<u8>>, StoreError> {
+        if let Some((c, data)) = &self.cache[kind as usize] {
             if *c == i {
                 return Ok(data.clone());
             }
         }
-        let f = if block {
-            self.blocks[i]
-        } else {
-            self.groups[i]
+        let (f, what, dict): (Frame, &str, &[u8]) = match kind {
+            Kind::Group => (self.groups[i], "a group of references", &[]),
+            Kind::Block => (self.blocks[i], "a block of node diffs", &self.dict),
+            Kind::Chunk => (self.chunks[i].frame, "a chunk of the index", &[]),
         };
         let bytes = self.source.read(f.at, f.len)?;
-        let what = if block {
-            "a block of node diffs"
-        } else {
-            "a group of references"
-        };
-        let dict: &[u8] = if block { &self.dict } else { &[] };
         let data = std::rc::Rc::new(decompress(&bytes, f.raw, dict, what)?);
-        let slot = if block {
-            &mut self.cache_block
-        } else {
-            &mut self.cache_group
-        };
-        *slot = Some((i, data.clone()));
+        self.cache[kind as usize] = Some((i, data.clone()));
         Ok(data)
     }
 
@@ -769,12 +936,21 @@ impl Store {
     /// its recorded size and CRC-32).
     pub fn get(&mut self, name: &str) -> Result<String, StoreError> {
         let e = self
-            .find(name)
-            .cloned()
+            .find(name)?
             .ok_or_else(|| StoreError(format!("no topology named '{name}' in the store")))?;
+        self.get_entry(&e)
+    }
+
+    /// The canonical XML document of the node of `e` (from
+    /// [`Store::entries`]).
+    ///
+    /// # Errors
+    ///
+    /// Corrupt data.
+    pub fn get_entry(&mut self, e: &Entry) -> Result<String, StoreError> {
         let p = self.refs[e.reference];
-        let group = self.frame(false, p.group)?;
-        let block = self.frame(true, e.block)?;
+        let group = self.frame(Kind::Group, p.group)?;
+        let block = self.frame(Kind::Block, e.block)?;
         let reference: Vec<&[u8]> = group[p.at..p.at + p.len].split(|&b| b == b'\n').collect();
         let lines = decode_diff(&reference, &block[e.at..e.at + e.len])?;
         let text = squeeze::unsqueeze(&lines)
@@ -808,7 +984,7 @@ mod tests {
     }
 
     fn sample() -> Vec<(String, String)> {
-        let mut v: Vec<_> = (0..100)
+        let mut v: Vec<_> = (0..200)
             .map(|i| (format!("n{i:03}.xml"), doc(&format!("n{i:03}"), "")))
             .collect();
         v.push(("same.xml".into(), doc("x", "  <object type=\"Misc\"/>\n")));
@@ -828,7 +1004,8 @@ mod tests {
         rev.reverse();
         assert_eq!(pack(rev, |_| {}).unwrap().0, bytes, "independent of order");
         let mut s = Store::from_bytes(bytes).unwrap();
-        assert_eq!(s.entries().len(), nodes.len());
+        assert_eq!(s.entries().unwrap().len(), nodes.len());
+        assert_eq!(s.len(), nodes.len());
         for (name, text) in nodes.iter().rev() {
             assert_eq!(&s.get(name).unwrap(), text);
         }
@@ -867,7 +1044,7 @@ mod tests {
         // Damage every byte of the body in turn: errors, never panics, and
         // never a wrong document.
         let nodes = sample();
-        for i in (HEADER..bytes.len()).step_by(7) {
+        for i in (HEADER..bytes.len()).step_by(11) {
             let mut v = bytes.clone();
             v[i] ^= 0x5a;
             if let Ok(mut s) = Store::from_bytes(v) {
