@@ -35,10 +35,12 @@ ratio() { python3 -c "print(f'{$1/$2:.1f}')"; }
 roundtrip() { # IN_DIR BACK_DIR [SAMPLE]: compare `wloc ls --of xml` of both
   local bad=0 count=0
   for f in $(ls "$1" | sort | awk -v s="${3:-1}" 'NR % s == 0'); do
-    cmp -s <("$wloc" ls -i "$1/$f" --if xml --of xml -) <("$wloc" ls -i "$2/$f" --if xml --of xml -) || { bad=$((bad+1)); echo "  differs: $f"; }
+    for flags in 0 2; do  # 2: hwloc 2 XML, which has the page types
+      cmp -s <("$wloc" ls -i "$1/$f" --if xml --of xml --export-xml-flags $flags -) <("$wloc" ls -i "$2/$f" --if xml --of xml --export-xml-flags $flags -) || { bad=$((bad+1)); echo "  differs: $f"; }
+    done
     count=$((count+1))
   done
-  echo "  round trip (wloc ls --of xml equal): $((count-bad))/$count"
+  echo "  round trip (wloc ls --of xml equal, v3 and v2): $((count*2-bad))/$((count*2))"
 }
 
 one() { # NAME IN_DIR

@@ -143,7 +143,7 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     fails("patching another machine", &o, "change #1 (@@ -");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("does not apply: line ") && err.contains(" in "),
+        err.contains("does not apply: line ") && err.contains("(in "),
         "{err}"
     );
     assert!(!dir.join("x.xml").exists());

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
-use wloc::xml::{diff, XmlVersion};
+use wloc::xml::diff;
 use wloc_store::topodiff;
 
 use super::topology::load_xml;
@@ -57,8 +57,8 @@ pub fn run(a: &DiffArgs) -> super::Result {
         Format::Hwloc => false,
     };
     if rich {
-        let old_doc = wloc::xml::export(&old, XmlVersion::V3);
-        let new_doc = wloc::xml::export(&new, XmlVersion::V3);
+        let old_doc = wloc::xml::export_canonical(&old);
+        let new_doc = wloc::xml::export_canonical(&new);
         let mut d = topodiff::compute(&old_doc, &new_doc);
         d.refname = Some(refname(a));
         let text = topodiff::to_text(&d, &old_doc);

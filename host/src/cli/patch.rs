@@ -88,7 +88,7 @@ fn patch_rich(a: &PatchArgs, text: &str, name: &str) -> super::Result {
     } else {
         a.old.clone()
     };
-    let doc = wloc::xml::export(&load_xml(&old)?, XmlVersion::V3);
+    let doc = wloc::xml::export_canonical(&load_xml(&old)?);
     let new = topodiff::apply(&doc, &d, a.reverse)
         .map_err(|e| format!("cannot apply the diff '{name}' to '{old}': {e}"))?;
     // What the diff gives must still be a topology.

@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use wloc::xml::XmlVersion;
 use wloc_store::{pack, Store};
 
 use super::topology::load_xml;
@@ -23,7 +22,7 @@ pub const DIR_STORE: &str = "topologies.wstore";
 /// The canonical document of an XML topology: what `wloc ls --of xml`
 /// writes of it (every object kept).
 pub fn canonical(path: &str) -> Result<String, String> {
-    Ok(wloc::xml::export(&load_xml(path)?, XmlVersion::V3))
+    Ok(wloc::xml::export_canonical(&load_xml(path)?))
 }
 
 fn bar(len: usize, what: &str) -> ProgressBar {
@@ -286,7 +285,7 @@ fn uncompress_hwloc(inp: &Path, out: &Path, verbose: bool) -> super::Result {
         let target = name.trim_end_matches(".diff.xml").to_string() + ".xml";
         write(
             &safe_join(out, &target)?,
-            wloc::xml::export(&topo, XmlVersion::V3).as_bytes(),
+            wloc::xml::export_canonical(&topo).as_bytes(),
         )?;
         if verbose {
             eprintln!("{target} from {r}");

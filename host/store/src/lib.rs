@@ -4,7 +4,7 @@
 //! random access to any one of them.
 //!
 //! Both work on canonical documents, the XML that `wloc ls --of xml`
-//! writes: a topology is loaded and exported again before it is diffed or
+//! writes with the NUMA nodes' page types kept (`wloc_xml::export_canonical`): a topology is loaded and exported again before it is diffed or
 //! stored, so that an exact round trip of the document is an exact round
 //! trip of the topology.
 

@@ -400,8 +400,7 @@ pub fn pack(
         let limit = (p.lines.len() as f64 * NEW_REF_FRACTION) as usize;
         let mut best: Option<(usize, usize, Vec<Hunk<Vec<u8>>>)> = None;
         if let Some(&(_, r)) = cand.first() {
-            let quick = p.lines.len() / 20;
-            if let Some(h) = positional_diff(&prepared[refs[r]].lines, &p.lines, quick) {
+            if let Some(h) = positional_diff(&prepared[refs[r]].lines, &p.lines, limit) {
                 let cost = h.iter().map(|h| h.old.len() + h.new.len()).sum();
                 best = Some((r, cost, h));
             }
