@@ -171,6 +171,15 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
     let t = Instant::now();
     let (data, stats) = pack_files(files, a.verbose)?;
     write(&target, &data)?;
+    if a.verbose {
+        eprintln!(
+            "references {} bytes, node diffs {} bytes, dictionary {} bytes, index and header {} bytes",
+            stats.reference_bytes,
+            stats.diff_bytes,
+            stats.dictionary_bytes,
+            stats.bytes - stats.reference_bytes - stats.diff_bytes - stats.dictionary_bytes
+        );
+    }
     eprintln!(
         "Compressed {} topologies ({} bytes) into {} ({} bytes, {:.1}x smaller): {} references, {} identical to theirs, {} blocks, in {:.2} s",
         stats.nodes,

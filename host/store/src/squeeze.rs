@@ -11,7 +11,7 @@
 //! diffs of squeezed documents stay line diffs of the documents.
 //!
 //! Every text round-trips exactly: a line that the transform could
-//! confuse (one holding a byte from 0x01 to 0x08, or an odd or very deep
+//! confuse (one holding a byte from 0x01 to 0x08, 0x0b or 0x0c, or an odd or very deep
 //! indentation) is kept whole behind an escape byte.
 
 /// Escape: the rest of the line is the original line.
@@ -23,10 +23,12 @@ const CNODE: u8 = 0x03;
 /// `gp_index="N" id="objN"` as a signed decimal difference, ended by GP_END.
 const GP: u8 = 0x04;
 const GP_END: u8 = 0x05;
-const TOKENS: [(u8, &[u8]); 3] = [
+const TOKENS: [(u8, &[u8]); 5] = [
     (0x06, b"<object type=\""),
     (0x07, b"<info name=\""),
     (0x08, b"\" value=\""),
+    (0x0b, b"<page_type size=\""),
+    (0x0c, b"\" count=\""),
 ];
 /// First byte of a squeezed line: 0x80 + half its indentation.
 const INDENT: u8 = 0x80;
@@ -97,7 +99,12 @@ fn unsqueeze_complete(line: &[u8], key: &[u8], marker: u8) -> Option<Vec<u8>> {
 /// The squeezed form of one line; `gp` is the last gp_index seen.
 fn squeeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) {
     let spaces = line.iter().take_while(|&&b| b == b' ').count();
-    if spaces % 2 == 1 || spaces / 2 >= 0x7f || line.iter().any(|&b| (1..=8).contains(&b)) {
+    if spaces % 2 == 1
+        || spaces / 2 >= 0x7f
+        || line
+            .iter()
+            .any(|&b| (1..=8).contains(&b) || b == 0x0b || b == 0x0c)
+    {
         out.push(RAW);
         out.extend_from_slice(line);
         return;
@@ -247,7 +254,7 @@ mod tests {
             Just(" complete_nodeset=\"\""), Just(" gp_index=\"12\""), Just(" id=\"obj12\""),
             Just(" gp_index=\"0\" id=\"obj0\""), Just("<object type=\""), Just("<info name=\""),
             Just("\" value=\""), Just("\n"), Just("  "), Just(" "), Just("\u{2}"), Just("\""),
-            Just("é"), Just("x"), Just("\u{7}"),
+            Just("é"), Just("x"), Just("\u{7}"), Just("\u{b}"), Just("<page_type size=\""), Just("\" count=\""),
         ], 0..60)) {
             let text: String = parts.concat();
             prop_assert_eq!(unsqueeze(&squeeze(&text)).unwrap(), text);

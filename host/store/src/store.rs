@@ -266,6 +266,11 @@ pub struct PackStats {
     pub identical: usize,
     pub blocks: usize,
     pub dictionary_bytes: usize,
+    /// Compressed references.
+    pub reference_bytes: usize,
+    /// Compressed node diffs.
+    pub diff_bytes: usize,
+    /// The whole file.
     pub bytes: usize,
 }
 
@@ -478,6 +483,7 @@ pub fn pack(
     }
     put(&mut index, groups.len() as u64);
     for (g, f) in groups.iter().zip(frames(&groups, &[])?) {
+        stats.reference_bytes += f.len();
         put(&mut index, file.len() as u64);
         put(&mut index, f.len() as u64);
         put(&mut index, g.len() as u64);
@@ -509,11 +515,32 @@ pub fn pack(
         b.extend_from_slice(d);
     }
     stats.blocks = blocks.len();
+    // Without a trained dictionary (few nodes), a block is compressed
+    // with its first node's reference group as a raw dictionary: the
+    // lines of a diff are much like those of its reference.
+    let block_dicts: Vec<Option<usize>> = (0..blocks.len())
+        .map(|b| {
+            let first = order.iter().find(|&&i| places[i].0 == b)?;
+            dict.is_empty()
+                .then(|| ref_places[out_nodes[*first].reference].0)
+        })
+        .collect();
+    let jobs: Vec<(usize, Option<usize>)> = block_dicts.iter().copied().enumerate().collect();
+    let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&jobs, |&(b, g)| {
+        frame(
+            &blocks[b],
+            g.map_or(dict.as_slice(), |g| groups[g].as_slice()),
+        )
+    })
+    .into_iter()
+    .collect();
     put(&mut index, blocks.len() as u64);
-    for (b, f) in blocks.iter().zip(frames(&blocks, &dict)?) {
+    for ((b, f), g) in blocks.iter().zip(compressed?).zip(&block_dicts) {
+        stats.diff_bytes += f.len();
         put(&mut index, file.len() as u64);
         put(&mut index, f.len() as u64);
         put(&mut index, b.len() as u64);
+        put(&mut index, g.map_or(0, |g| g as u64 + 1));
         file.extend_from_slice(&f);
     }
 
@@ -633,6 +660,8 @@ pub struct Store {
     groups: Vec<Frame>,
     refs: Vec<Place>,
     blocks: Vec<Frame>,
+    /// The reference group each block uses as its dictionary, if any.
+    block_dicts: Vec<Option<usize>>,
     chunks: Vec<Chunk>,
     /// The last group, block and chunk decompressed, for reading many nodes.
     cache: [Cached; 3],
@@ -773,7 +802,17 @@ impl Store {
             }
             refs.push(p);
         }
-        let blocks = frames(&mut r)?;
+        let n = r.count()?;
+        let mut blocks = Vec::with_capacity(n);
+        let mut block_dicts = Vec::with_capacity(n);
+        for _ in 0..n {
+            blocks.push(frame_at(&mut r)?);
+            let g = r.size()?;
+            if g > groups.len() {
+                return Err(corrupt("a block names a missing reference group"));
+            }
+            block_dicts.push(g.checked_sub(1));
+        }
         let n = r.count()?;
         let mut chunks: Vec<Chunk> = Vec::with_capacity(n);
         for _ in 0..n {
@@ -804,6 +843,7 @@ impl Store {
             groups,
             refs,
             blocks,
+            block_dicts,
             chunks,
             cache: [None, None, None],
         })
@@ -916,9 +956,22 @@ impl Store {
                 return Ok(data.clone());
             }
         }
+        let group_dict = match kind {
+            Kind::Block => match self.block_dicts[i] {
+                Some(g) => Some(self.frame(Kind::Group, g)?),
+                None => None,
+            },
+            _ => None,
+        };
         let (f, what, dict): (Frame, &str, &[u8]) = match kind {
             Kind::Group => (self.groups[i], "a group of references", &[]),
-            Kind::Block => (self.blocks[i], "a block of node diffs", &self.dict),
+            Kind::Block => (
+                self.blocks[i],
+                "a block of node diffs",
+                group_dict
+                    .as_deref()
+                    .map_or(self.dict.as_slice(), |g| g.as_slice()),
+            ),
             Kind::Chunk => (self.chunks[i].frame, "a chunk of the index", &[]),
         };
         let bytes = self.source.read(f.at, f.len)?;
