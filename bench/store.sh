@@ -48,9 +48,9 @@ one() { # NAME IN_DIR
   nodes=$(ls "$in" | wc -l); in_bytes=$(size "$in")
   echo "== $name: $nodes nodes, $in_bytes bytes"
   mkdir -p "$tmp/$name.w" "$tmp/$name.back"
-  t0=$(now); "$wloc" compress-dir "$in" "$tmp/$name.w" 2>"$tmp/$name.log"; t1=$(now)
-  local ws; ws=$(size "$tmp/$name.w/topologies.wstore")
-  echo "  wloc compress-dir:   $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s ($(python3 -c "print(f'{$t1-$t0:.2f}')") s)"
+  t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.cpu" "$wloc" compress-dir "$in" "$tmp/$name.w" 2>"$tmp/$name.log"; t1=$(now)
+  local ws cpu; ws=$(size "$tmp/$name.w/topologies.wstore"); cpu=$(awk '{print $1+$2}' "$tmp/$name.cpu")
+  echo "  wloc compress-dir:   $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall ($(python3 -c "print(f'{$t1-$t0:.2f}')") s), $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second; load average $(cut -d' ' -f1 /proc/loadavg))"
   sed 's/^/    /' "$tmp/$name.log"
   t0=$(now); "$wloc" uncompress-dir "$tmp/$name.w" "$tmp/$name.back" 2>/dev/null; t1=$(now)
   echo "  wloc uncompress-dir: $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s"
@@ -62,9 +62,10 @@ hwloc_one() { # NAME IN_DIR
   local name=$1 in=$2 nodes in_bytes t0 t1 hs full
   nodes=$(ls "$in" | wc -l); in_bytes=$(size "$in")
   mkdir -p "$tmp/$name.h"
-  t0=$(now); hwloc-compress-dir "$in" "$tmp/$name.h" >"$tmp/$name.hlog" 2>&1 || true; t1=$(now)
+  t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.hcpu" hwloc-compress-dir "$in" "$tmp/$name.h" >"$tmp/$name.hlog" 2>&1 || true; t1=$(now)
+  local cpu; cpu=$(awk '{print $1+$2}' "$tmp/$name.hcpu")
   hs=$(size "$tmp/$name.h"); full=$(ls "$tmp/$name.h" | grep -vc '\.diff\.xml$' || true)
-  echo "  hwloc-compress-dir on $nodes nodes: $hs bytes, ratio $(ratio "$in_bytes" "$hs")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s, $full files kept whole"
+  echo "  hwloc-compress-dir on $nodes nodes: $hs bytes, ratio $(ratio "$in_bytes" "$hs")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall, $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second), $full files kept whole"
   local xs; xs=$(tar -C "$in" -cf - . | xz -9e | wc -c)
   echo "  xz -9e of the whole set (tar): $xs bytes, ratio $(ratio "$in_bytes" "$xs")x"
 }

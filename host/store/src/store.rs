@@ -282,6 +282,9 @@ struct Node {
     diff: Vec<u8>,
 }
 
+/// A diff of squeezed lines.
+type Diff = Vec<Hunk<Vec<u8>>>;
+
 /// What is computed of each node before references are chosen.
 struct Prepared {
     lines: Vec<Vec<u8>>,
@@ -403,7 +406,8 @@ pub fn pack(
             .collect();
         cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let limit = (p.lines.len() as f64 * NEW_REF_FRACTION) as usize;
-        let mut best: Option<(usize, usize, Vec<Hunk<Vec<u8>>>)> = None;
+        // (reference, cost in lines, hunks)
+        let mut best: Option<(usize, usize, Diff)> = None;
         if let Some(&(_, r)) = cand.first() {
             if let Some(h) = positional_diff(&prepared[refs[r]].lines, &p.lines, limit) {
                 let cost = h.iter().map(|h| h.old.len() + h.new.len()).sum();
