@@ -32,6 +32,7 @@ mod qemu_linux;
 mod scheduler_inputs;
 mod slurm;
 mod slurm_cluster;
+mod store;
 mod topology_diff;
 mod watch;
 mod x86_conformance;

@@ -3,7 +3,8 @@
 //! ways hwloc's diff format expresses (a NUMA node's memory, an info value,
 //! an object's name), must give the same diff document in both tools, and
 //! each tool must apply the other's diff, in both directions.  Edits the
-//! format cannot express give exit code 1 in both; bad diff documents give
+//! format cannot express give exit code 1 in both (`--format hwloc` for
+//! wloc, whose default then writes its own diff); bad diff documents give
 //! a clear error, never a panic.
 
 use crate::common;
@@ -285,7 +286,7 @@ fn too_complex_changes_exit_1_in_both_tools() {
     ] {
         let h = hwloc("hwloc-diff", &[old, new, "h.xml"], dir);
         assert_eq!(h.status.code(), Some(1), "hwloc-diff {new}: {}", show(&h));
-        let o = wloc(&["diff", old, new, "w.xml"], dir);
+        let o = wloc(&["diff", "--format", "hwloc", old, new, "w.xml"], dir);
         assert_eq!(o.status.code(), Some(1), "wloc diff {new}: {}", show(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
@@ -294,13 +295,26 @@ fn too_complex_changes_exit_1_in_both_tools() {
         );
         assert!(!dir.join("h.xml").exists() && !dir.join("w.xml").exists());
         // The reverse is too complex as well.
-        let o = wloc(&["diff", new, old], dir);
+        let o = wloc(&["diff", "--format", "hwloc", new, old], dir);
         assert_eq!(
             o.status.code(),
             Some(1),
             "wloc diff {new} {old}: {}",
             show(&o)
         );
+        // By default wloc writes its own diff instead, which applies both ways.
+        let o = wloc(&["diff", old, new, "w.diff"], dir);
+        ok("wloc diff (its own format)", &o);
+        let text = std::fs::read_to_string(dir.join("w.diff")).unwrap();
+        assert!(text.starts_with("wloc-topology-diff 1\n"), "{text}");
+        ok("wloc patch", &wloc(&["patch", old, "w.diff", "p.xml"], dir));
+        assert_eq!(ls_xml("p.xml", dir), ls_xml(new, dir));
+        ok(
+            "wloc patch -R",
+            &wloc(&["patch", "-R", new, "w.diff", "r.xml"], dir),
+        );
+        assert_eq!(ls_xml("r.xml", dir), ls_xml(old, dir));
+        std::fs::remove_file(dir.join("w.diff")).unwrap();
     }
 }
 

@@ -20,6 +20,7 @@ mod patch;
 mod place;
 mod ps;
 mod slurm;
+mod store;
 mod topology;
 mod watch;
 
@@ -60,9 +61,9 @@ enum Command {
     Calc(calc::CalcArgs),
     /// Spread N CPU sets evenly over the machine, as hwloc-distrib does.
     Distrib(distrib::DistribArgs),
-    /// Compute the difference between two XML topologies as hwloc's diff XML, as hwloc-diff does (exit 1: too complex).
+    /// Compute the difference between two XML topologies: hwloc's diff XML (as hwloc-diff) where it can say it, wloc's own diff otherwise.
     Diff(diff::DiffArgs),
-    /// Apply an hwloc topology diff to an XML topology (-R: backwards), as hwloc-patch does.
+    /// Apply a topology diff (hwloc's or wloc's) to an XML topology (-R: backwards), as hwloc-patch does.
     Patch(patch::PatchArgs),
     /// Sample dynamic properties (temperatures, power, frequencies) and print `object name value unit` lines.
     Watch(watch::WatchArgs),
@@ -76,6 +77,12 @@ enum Command {
     K8s(k8s::K8sArgs),
     /// Add infos, Misc objects, distances, memory attributes or CPU kinds to an XML topology, as hwloc-annotate does.
     Annotate(annotate::AnnotateArgs),
+    /// Store a directory of XML topologies (one per node) in one compressed file (-R: uncompress), as hwloc-compress-dir does.
+    CompressDir(store::CompressDirArgs),
+    /// Write every topology of a store (or of a directory hwloc-compress-dir made) as XML files.
+    UncompressDir(store::UncompressDirArgs),
+    /// A single-file store of many topologies: pack, list, get one, time.
+    Store(store::StoreArgs),
 }
 
 /// Why a command failed.
@@ -188,6 +195,9 @@ pub fn main() -> i32 {
         Command::Fabric(a) => fabric::run(a),
         Command::K8s(a) => k8s::run(a),
         Command::Annotate(a) => annotate::run(a),
+        Command::CompressDir(a) => store::compress_dir(a),
+        Command::UncompressDir(a) => store::uncompress_dir(a),
+        Command::Store(a) => store::store(a),
     };
     match res {
         Ok(()) => 0,

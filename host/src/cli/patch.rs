@@ -1,10 +1,19 @@
-//! `wloc patch [-R] OLD|refname DIFF [OUT]`: apply an hwloc topology diff
-//! to an XML topology, as hwloc-patch does.
+//! `wloc patch [-R] OLD|refname DIFF [OUT]`: apply a topology diff to an
+//! XML topology, as hwloc-patch does: hwloc's diff XML, or wloc's own diff
+//! (`wloc_store::topodiff`), told apart by their first line. wloc's diffs
+//! apply to the canonical document of OLD (what `wloc ls --of xml`
+//! writes) and give the new one byte for byte; either kind is applied
+//! whole or not at all, and a refusal names the first change that does
+//! not fit.
+//!
+//! Exit codes: 0 applied and written; 1 failure (unreadable input, a diff
+//! that does not apply: nothing is written); 2 bad command line.
 
 use std::io::Read;
 
 use clap::Args;
 use wloc::xml::{diff, XmlVersion};
+use wloc_store::topodiff;
 
 use super::topology::load_xml;
 
@@ -35,6 +44,9 @@ pub fn run(a: &PatchArgs) -> super::Result {
             .map_err(|e| format!("cannot read the diff '{}': {e}", a.diff))?
     };
     let name = if a.diff == "-" { "<stdin>" } else { &a.diff };
+    if topodiff::is_rich(&text) {
+        return patch_rich(a, &text, name);
+    }
     let d = diff::parse(&text)
         .map_err(|e| format!("'{name}' is not a valid hwloc topology diff: {e}"))?;
     let old = if a.old == "refname" {
@@ -59,5 +71,31 @@ pub fn run(a: &PatchArgs) -> super::Result {
     let xml = wloc::xml::export(&topo, XmlVersion::V2);
     let out = a.out.as_deref().unwrap_or(&old);
     std::fs::write(out, xml).map_err(|e| format!("cannot write '{out}': {e}"))?;
+    Ok(())
+}
+
+/// Applies wloc's own diff.
+fn patch_rich(a: &PatchArgs, text: &str, name: &str) -> super::Result {
+    let d = topodiff::parse(text)
+        .map_err(|e| format!("'{name}' is not a valid wloc topology diff: {e}"))?;
+    let old = if a.old == "refname" {
+        match &d.refname {
+            Some(r) if !r.is_empty() => r.clone(),
+            _ => {
+                return Err(format!("the diff '{name}' has no refname to find its topology").into())
+            }
+        }
+    } else {
+        a.old.clone()
+    };
+    let doc = wloc::xml::export_canonical(&load_xml(&old)?);
+    let new = topodiff::apply(&doc, &d, a.reverse)
+        .map_err(|e| format!("cannot apply the diff '{name}' to '{old}': {e}"))?;
+    // What the diff gives must still be a topology.
+    super::topology::check_xml(&new).map_err(|e| {
+        format!("applying the diff '{name}' to '{old}' does not give a valid topology: {e}")
+    })?;
+    let out = a.out.as_deref().unwrap_or(&old);
+    std::fs::write(out, new).map_err(|e| format!("cannot write '{out}': {e}"))?;
     Ok(())
 }

@@ -221,3 +221,10 @@ pub fn load_xml(path: &str) -> Result<Topology, String> {
         Load::new(keep_all(TypeFilter::KeepAll), LoadErrors::Named("")),
     )
 }
+
+/// Whether `text` is an XML topology wloc can load (as `load_xml` loads).
+pub fn check_xml(text: &str) -> Result<(), String> {
+    wloc::xml::import_str(text, keep_all(TypeFilter::KeepAll))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}

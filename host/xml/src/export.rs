@@ -66,6 +66,19 @@ const VALUES_PER_LINE: usize = 10;
 /// a `Backend` info, and memory tiers, PCI localities and the
 /// `cache_inclusive` attribute (unknown to hwloc 2) are left out.
 pub fn export(topo: &Topology, version: XmlVersion) -> String {
+    export_with(topo, version, version == XmlVersion::V2)
+}
+
+/// The canonical document of `topo`: version 3 (what `wloc ls --of xml`
+/// writes) with the NUMA nodes' page types kept, as version 2 writes them
+/// (first in the node's element). wloc reads them back; this is the form
+/// wloc's topology diffs and stores use, so that a round trip keeps page
+/// types.
+pub fn export_canonical(topo: &Topology) -> String {
+    export_with(topo, XmlVersion::V3, true)
+}
+
+fn export_with(topo: &Topology, version: XmlVersion, page_types: bool) -> String {
     let v3 = version == XmlVersion::V3;
     let mut w = Writer {
         out: String::with_capacity(64 * 1024),
@@ -78,7 +91,7 @@ pub fn export(topo: &Topology, version: XmlVersion) -> String {
     w.attr("version", if v3 { "3.0" } else { "2.0" });
     w.end_open();
 
-    objects(&mut w, topo, v3);
+    objects(&mut w, topo, v3, page_types);
     distances(&mut w, topo);
     support(&mut w, topo);
     memory_attributes(&mut w, topo);
@@ -210,7 +223,7 @@ enum Step {
     Close(usize),
 }
 
-fn objects(w: &mut Writer, topo: &Topology, v3: bool) {
+fn objects(w: &mut Writer, topo: &Topology, v3: bool, page_types: bool) {
     let root = topo.root();
     let mut stack = vec![Step::Open(root, 2)];
     while let Some(step) = stack.pop() {
@@ -241,7 +254,7 @@ fn objects(w: &mut Writer, topo: &Topology, v3: bool) {
             .collect();
         // hwloc 3 has no page types; version 2 documents carry them.
         let pages = match &o.attr {
-            ObjAttr::Numa(n) if !v3 => n.page_types.as_slice(),
+            ObjAttr::Numa(n) if page_types => n.page_types.as_slice(),
             _ => &[],
         };
         if infos.is_empty() && children.is_empty() && pages.is_empty() {

@@ -54,7 +54,7 @@ mod import;
 #[cfg(test)]
 mod proptests;
 
-pub use export::export;
+pub use export::{export, export_canonical};
 
 /// Which hwloc XML format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

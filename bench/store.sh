@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of many-topology compression: wloc compress-dir
+# (one store file with random access) against hwloc 2.9's
+# hwloc-compress-dir and against xz -9e of the whole set (no random
+# access), in one run on the same inputs:
+#
+#  1. hwloc's own corpus (../shared/cluster/test-hwloc-compress-dir.input,
+#     21 nodes of one real cluster);
+#  2. a generated cluster of N nodes (default 10,000) derived from it by
+#     bench/gen-cluster.py (per-node hostnames, MACs, GUIDs, a disabled
+#     core here and there, another memory size on some).
+#
+# Reports sizes as ratios (input bytes / output bytes), compression speed
+# in nodes/s, the time to get one node out of the store (fresh open each
+# time), and checks the round trip: `wloc ls --of xml` of every input
+# (corpus) or of a sample of 200 (cluster) equals that of what
+# uncompress-dir gives back. hwloc-compress-dir tries each file against
+# every full file kept so far, which is slow on thousands of nodes: it is
+# timed on the first HWLOC_SUBSET (default 500) generated nodes.
+#
+# Usage: bench/store.sh [N]   (needs hwloc 2.9, xz, python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n="${1:-10000}"
+subset="${HWLOC_SUBSET:-500}"
+wloc="${WLOC:-${CARGO_TARGET_DIR:-target}/release/wloc}"
+[ -x "$wloc" ] || cargo build --release -p wloc >/dev/null
+corpus_tgz="${CORPUS:-../shared/cluster/test-hwloc-compress-dir.input.tar.gz}"
+[ -f "$corpus_tgz" ] || corpus_tgz=/work/shared/cluster/test-hwloc-compress-dir.input.tar.gz
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+now() { date +%s.%N; }
+size() { du -sb "$1" | cut -f1; }
+ratio() { python3 -c "print(f'{$1/$2:.1f}')"; }
+
+roundtrip() { # IN_DIR BACK_DIR [SAMPLE]: compare `wloc ls --of xml` of both
+  local bad=0 count=0
+  for f in $(ls "$1" | sort | awk -v s="${3:-1}" 'NR % s == 0'); do
+    for flags in 0 2; do  # 2: hwloc 2 XML, which has the page types
+      cmp -s <("$wloc" ls -i "$1/$f" --if xml --of xml --export-xml-flags $flags -) <("$wloc" ls -i "$2/$f" --if xml --of xml --export-xml-flags $flags -) || { bad=$((bad+1)); echo "  differs: $f"; }
+    done
+    count=$((count+1))
+  done
+  echo "  round trip (wloc ls --of xml equal, v3 and v2): $((count*2-bad))/$((count*2))"
+}
+
+one() { # NAME IN_DIR
+  local name=$1 in=$2 nodes in_bytes t0 t1
+  nodes=$(ls "$in" | wc -l); in_bytes=$(size "$in")
+  echo "== $name: $nodes nodes, $in_bytes bytes"
+  mkdir -p "$tmp/$name.w" "$tmp/$name.back"
+  t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.cpu" "$wloc" compress-dir "$in" "$tmp/$name.w" 2>"$tmp/$name.log"; t1=$(now)
+  local ws cpu; ws=$(size "$tmp/$name.w/topologies.wstore"); cpu=$(awk '{print $1+$2}' "$tmp/$name.cpu")
+  echo "  wloc compress-dir:   $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall ($(python3 -c "print(f'{$t1-$t0:.2f}')") s), $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second; load average $(cut -d' ' -f1 /proc/loadavg))"
+  sed 's/^/    /' "$tmp/$name.log"
+  t0=$(now); "$wloc" uncompress-dir "$tmp/$name.w" "$tmp/$name.back" 2>/dev/null; t1=$(now)
+  echo "  wloc uncompress-dir: $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s"
+  echo "  wloc store get (one node, fresh open): $("$wloc" store time "$tmp/$name.w/topologies.wstore" --samples 200)"
+  if [ "$nodes" -le 100 ]; then roundtrip "$in" "$tmp/$name.back"; else roundtrip "$in" "$tmp/$name.back" $((nodes / 200)); fi
+}
+
+hwloc_one() { # NAME IN_DIR
+  local name=$1 in=$2 nodes in_bytes t0 t1 hs full
+  nodes=$(ls "$in" | wc -l); in_bytes=$(size "$in")
+  mkdir -p "$tmp/$name.h"
+  t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.hcpu" hwloc-compress-dir "$in" "$tmp/$name.h" >"$tmp/$name.hlog" 2>&1 || true; t1=$(now)
+  local cpu; cpu=$(awk '{print $1+$2}' "$tmp/$name.hcpu")
+  hs=$(size "$tmp/$name.h"); full=$(ls "$tmp/$name.h" | grep -vc '\.diff\.xml$' || true)
+  echo "  hwloc-compress-dir on $nodes nodes: $hs bytes, ratio $(ratio "$in_bytes" "$hs")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall, $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second), $full files kept whole"
+  local xs; xs=$(tar -C "$in" -cf - . | xz -9e | wc -c)
+  echo "  xz -9e of the whole set (tar): $xs bytes, ratio $(ratio "$in_bytes" "$xs")x"
+}
+
+mkdir -p "$tmp/corpus"; tar -C "$tmp/corpus" -xzf "$corpus_tgz"
+corpus="$tmp/corpus/test-hwloc-compress-dir.input"
+one corpus "$corpus"
+hwloc_one corpus "$corpus"
+
+python3 bench/gen-cluster.py "$corpus" "$n" "$tmp/cluster"
+one cluster "$tmp/cluster"
+mkdir -p "$tmp/subset"; for f in $(ls "$tmp/cluster" | sort | head -n "$subset"); do cp "$tmp/cluster/$f" "$tmp/subset/"; done
+one subset "$tmp/subset"
+hwloc_one subset "$tmp/subset"
