@@ -26,7 +26,6 @@ subset="${HWLOC_SUBSET:-500}"
 wloc="${WLOC:-${CARGO_TARGET_DIR:-target}/release/wloc}"
 [ -x "$wloc" ] || cargo build --release -p wloc >/dev/null
 corpus_tgz="${CORPUS:-../shared/cluster/test-hwloc-compress-dir.input.tar.gz}"
-[ -f "$corpus_tgz" ] || corpus_tgz=/work/shared/cluster/test-hwloc-compress-dir.input.tar.gz
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 size() { du -sb "$1" | cut -f1; }

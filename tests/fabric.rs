@@ -1,5 +1,5 @@
 //! `wloc fabric` on the recorded InfiniBand clusters of
-//! `/work/shared/fabric` (unpacked at run time), read in the sandbox by
+//! `../shared/fabric` beside the checkout (unpacked at run time), read in the sandbox by
 //! the built-in fabric reader: counts cross-checked with netloc's own
 //! output, every forwarding-table route, the join with node topologies
 //! (hwloc XML v1 and v2), exports read back by XML parsers and graphviz,
@@ -11,11 +11,14 @@ use std::process::Command;
 
 use crate::common::{self, run_wloc, TempDir};
 
-const CORPUS: &str = "/work/shared/fabric";
+/// The recorded clusters beside the checkout.
+fn corpus() -> PathBuf {
+    common::workspace().join("../shared/fabric")
+}
 
 /// The four archives unpacked in a temporary folder (removed when the
 /// value is dropped): (archive, cluster dir).
-struct Clusters(#[allow(dead_code)] TempDir, Vec<(String, PathBuf)>);
+pub(crate) struct Clusters(#[allow(dead_code)] TempDir, Vec<(String, PathBuf)>);
 
 impl std::ops::Deref for Clusters {
     type Target = [(String, PathBuf)];
@@ -24,7 +27,7 @@ impl std::ops::Deref for Clusters {
     }
 }
 
-fn clusters() -> Clusters {
+pub(crate) fn clusters() -> Clusters {
     common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
     let tmp = TempDir::new("fabric");
     let mut out = Vec::new();
@@ -33,7 +36,7 @@ fn clusters() -> Clusters {
         std::fs::create_dir_all(&dest).unwrap();
         let st = Command::new("tar")
             .arg("xJf")
-            .arg(format!("{CORPUS}/{a}.txz"))
+            .arg(corpus().join(format!("{a}.txz")))
             .arg("-C")
             .arg(&dest)
             .status()
@@ -692,5 +695,53 @@ fn slurm_topology_puts_every_host_under_one_switch() {
         );
         assert_eq!(children.len(), switches.len() - roots.len(), "{a}");
         assert!(children.iter().all(|c| switches.contains_key(*c)), "{a}");
+    }
+}
+
+/// `wloc slurm topology --of yaml`: the tree topology holds the switches
+/// of topology.conf with the same nodes and children, and the block
+/// topology one block per leaf, its base block size the smallest leaf's.
+#[test]
+fn slurm_topology_yaml_matches_the_conf() {
+    let all = clusters();
+    for (a, dir) in all.iter().filter(|(a, _)| !a.ends_with("xmlv2")) {
+        let conf = ok(&["slurm", "topology", s(dir)]);
+        let yaml = ok(&["slurm", "topology", "--of", "yaml", s(dir)]);
+        // topology.conf as (switch, key, value) triples.
+        let mut want = Vec::new();
+        for l in conf.lines().filter(|l| !l.starts_with('#')) {
+            let mut w = l.split_whitespace().map(|w| w.split_once('=').unwrap());
+            let (_, name) = w.next().unwrap();
+            let (k, v) = w.next().unwrap();
+            let k = if k == "Nodes" { "nodes" } else { "children" };
+            want.push((name.to_string(), k.to_string(), v.to_string()));
+        }
+        let (tree, blocks) = yaml.split_once("- topology: fabric-blocks").unwrap();
+        assert!(
+            tree.contains("- topology: fabric\n  cluster_default: true\n  tree:\n    switches:\n"),
+            "{a}: {yaml}"
+        );
+        let mut got = Vec::new();
+        let mut lines = tree
+            .lines()
+            .skip_while(|l| !l.contains("switches:"))
+            .skip(1);
+        while let (Some(sw), Some(kv)) = (lines.next(), lines.next()) {
+            let name = sw.trim().strip_prefix("- switch: ").unwrap();
+            let (k, v) = kv.trim().split_once(": ").unwrap();
+            got.push((name.to_string(), k.to_string(), v.to_string()));
+        }
+        assert_eq!(got, want, "{a}");
+        let leaves: Vec<_> = want.iter().filter(|(_, k, _)| k == "nodes").collect();
+        let min = leaves
+            .iter()
+            .map(|(_, _, v)| v.split(',').count())
+            .min()
+            .unwrap();
+        assert!(
+            blocks.contains(&format!("block_sizes:\n      - {min}\n")),
+            "{a}: {blocks}"
+        );
+        assert_eq!(blocks.matches("- block: ").count(), leaves.len(), "{a}");
     }
 }

@@ -203,3 +203,74 @@ fn slurm_refuses_a_node_line_with_too_much_memory() {
     assert!(err.contains("not idle"), "{err}");
     assert!(err.to_lowercase().contains("memory"), "{err}");
 }
+
+/// The names a hostlist expression of `scontrol show topology` stands for.
+fn hostnames(c: &SlurmCluster, list: &str) -> Vec<String> {
+    if list.is_empty() {
+        return Vec::new();
+    }
+    let mut v: Vec<String> = c
+        .scontrol(&["show", "hostnames", list])
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// `wloc slurm topology` of both recorded InfiniBand clusters loads in
+/// slurmctld, and `scontrol show topology` shows every switch wloc wrote
+/// with the same nodes (leaves) and the same switches below it.
+#[test]
+fn slurmctld_loads_wlocs_topology_of_the_recorded_fabrics() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a real Slurm cluster needs root");
+        return;
+    }
+    let all = crate::fabric::clusters();
+    for (name, dir) in all.iter().filter(|(a, _)| !a.ends_with("xmlv2")) {
+        let out = common::run_wloc(&["slurm", "topology", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {out:?}");
+        let conf = String::from_utf8(out.stdout).unwrap();
+        // What wloc meant: switch -> (nodes, switches).
+        let mut meant: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        for l in conf.lines().filter(|l| !l.starts_with('#')) {
+            let f = fields(l);
+            let list = |k: &str| -> Vec<String> {
+                let mut v: Vec<String> = f
+                    .get(k)
+                    .map(|v| v.split(',').map(str::to_string).collect())
+                    .unwrap_or_default();
+                v.sort();
+                v
+            };
+            meant.insert(f["SwitchName"].clone(), (list("Nodes"), list("Switches")));
+        }
+        let hosts: Vec<String> = meant.values().flat_map(|(n, _)| n.clone()).collect();
+        assert!(hosts.len() > 10, "{name}: {conf}");
+        let Some(c) = start(&ClusterConfig {
+            topology_conf: Some(conf.clone()),
+            extra_nodes: vec![format!("NodeName={} CPUs=1 State=FUTURE", hosts.join(","))],
+            ..ClusterConfig::default()
+        }) else {
+            return;
+        };
+        let shown = c.scontrol(&["show", "topology"]).unwrap();
+        let t = topology(&shown);
+        assert_eq!(
+            t.keys().collect::<Vec<_>>(),
+            meant.keys().collect::<Vec<_>>(),
+            "{name}: switches\n{shown}"
+        );
+        for (sw, (nodes, subs)) in &meant {
+            let (level, shown_nodes, shown_subs) = &t[sw];
+            assert_eq!(&hostnames(&c, shown_subs), subs, "{name}: {sw}");
+            if subs.is_empty() {
+                assert_eq!(level, "0", "{name}: {sw} is a leaf");
+                assert_eq!(&hostnames(&c, shown_nodes), nodes, "{name}: {sw}");
+            }
+        }
+    }
+}

@@ -1397,7 +1397,8 @@ Machine (16GB total)
     use crate::input::Source;
 
     const LSTOPO: &str = "lstopo-no-graphics";
-    const CONFORMANCE: &str = "/work/shared/conformance";
+    /// The conformance recordings beside the checkout.
+    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance");
 
     /// Synthetic machines, turned into XML by lstopo itself.
     const SYNTHETIC: &[&str] = &[

@@ -1,4 +1,5 @@
-//! Slurm's `topology.conf` (plugin `topology/tree`) from a fabric.
+//! Slurm's `topology.conf` (plugin `topology/tree`) and `topology.yaml`
+//! (a tree and a block topology) from a fabric.
 //!
 //! One `SwitchName=` line per switch that leads to hosts, as a spanning
 //! tree of each connected part of each subnet (see [`topology_conf`]).
@@ -51,7 +52,47 @@ fn check_name(n: &str) -> Result<(), String> {
 /// Fails when a name is too long or holds a character Slurm cannot take,
 /// or when a host with an adapter is cabled to no switch.
 pub fn topology_conf(f: &Fabric, names: &dyn Fn(&str) -> String) -> Result<String, String> {
-    let mut out = String::from("# topology.conf for topology/tree, written by wloc fabric\n");
+    let mut out = String::from("# topology.conf for topology/tree, written by wloc\n");
+    for (subnet, switches) in tree(f, names)? {
+        out.push_str(&format!("# subnet {subnet}\n"));
+        for s in switches {
+            if s.switches.is_empty() {
+                out.push_str(&format!(
+                    "SwitchName={} Nodes={}\n",
+                    s.name,
+                    s.nodes.join(",")
+                ));
+            } else {
+                out.push_str(&format!(
+                    "SwitchName={} Switches={}\n",
+                    s.name,
+                    s.switches.join(",")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One switch of Slurm's tree: a leaf lists nodes, an upper switch the
+/// switches below it (never both, as the tree plugin expects).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeSwitch {
+    /// The switch name Slurm sees.
+    pub name: String,
+    /// Slurm node names, for a leaf.
+    pub nodes: Vec<String>,
+    /// Names of the switches below, for an upper switch.
+    pub switches: Vec<String>,
+}
+
+/// The switches of Slurm's tree, per subnet (see [`topology_conf`] for
+/// how the tree is chosen), each subnet's switches from its roots down.
+pub fn tree(
+    f: &Fabric,
+    names: &dyn Fn(&str) -> String,
+) -> Result<Vec<(String, Vec<TreeSwitch>)>, String> {
+    let mut out = Vec::new();
     let mut placed: BTreeSet<usize> = BTreeSet::new();
     for (si, g) in f.subnets.iter().enumerate() {
         let levels: HashMap<_, _> = f.switch_levels(si).into_iter().collect();
@@ -119,7 +160,7 @@ pub fn topology_conf(f: &Fabric, names: &dyn Fn(&str) -> String) -> Result<Strin
         if useful.is_empty() {
             continue;
         }
-        out.push_str(&format!("# subnet {}\n", g.name));
+        let mut lines = Vec::new();
         for &s in &order {
             if !useful.contains(&s) {
                 continue;
@@ -133,18 +174,29 @@ pub fn topology_conf(f: &Fabric, names: &dyn Fn(&str) -> String) -> Result<Strin
             if let Some(hs) = hosts_of.get(&s) {
                 let leaf = format!("{name}-n");
                 let list: Vec<&str> = hs.iter().map(String::as_str).collect();
+                let nodes: Vec<String> = list.iter().map(|n| n.to_string()).collect();
                 if children.is_empty() {
-                    out.push_str(&format!("SwitchName={name} Nodes={}\n", list.join(",")));
+                    lines.push(TreeSwitch {
+                        name,
+                        nodes,
+                        switches: Vec::new(),
+                    });
                     continue;
                 }
-                out.push_str(&format!("SwitchName={leaf} Nodes={}\n", list.join(",")));
+                lines.push(TreeSwitch {
+                    name: leaf.clone(),
+                    nodes,
+                    switches: Vec::new(),
+                });
                 children.insert(0, leaf);
             }
-            out.push_str(&format!(
-                "SwitchName={name} Switches={}\n",
-                children.join(",")
-            ));
+            lines.push(TreeSwitch {
+                name,
+                nodes: Vec::new(),
+                switches: children,
+            });
         }
+        out.push((g.name.clone(), lines));
     }
     for (i, h) in f.hosts.iter().enumerate() {
         if !h.nics.is_empty() && !placed.contains(&i) {
@@ -152,6 +204,38 @@ pub fn topology_conf(f: &Fabric, names: &dyn Fn(&str) -> String) -> Result<Strin
                 "host {} is cabled to no switch: Slurm's tree has no place for it",
                 h.name
             ));
+        }
+    }
+    Ok(out)
+}
+
+/// `topology.yaml` (Slurm 25.05 and later) for the fabric: a tree
+/// topology `fabric` (the cluster default, the same switches as
+/// [`topology_conf`]) and a block topology `fabric-blocks` with one block
+/// per leaf switch (its nodes), `block_sizes` holding the smallest block's
+/// size as the base block size, so that every block is usable.
+pub fn topology_yaml(f: &Fabric, names: &dyn Fn(&str) -> String) -> Result<String, String> {
+    let subnets = tree(f, names)?;
+    let mut out = String::from("# topology.yaml, written by wloc\n---\n");
+    out.push_str("- topology: fabric\n  cluster_default: true\n  tree:\n    switches:\n");
+    let mut leaves = Vec::new();
+    for (_, switches) in &subnets {
+        for s in switches {
+            out.push_str(&format!("      - switch: {}\n", s.name));
+            if s.switches.is_empty() {
+                out.push_str(&format!("        nodes: {}\n", s.nodes.join(",")));
+                leaves.push(s);
+            } else {
+                out.push_str(&format!("        children: {}\n", s.switches.join(",")));
+            }
+        }
+    }
+    if let Some(base) = leaves.iter().map(|s| s.nodes.len()).min() {
+        out.push_str("- topology: fabric-blocks\n  cluster_default: false\n  block:\n");
+        out.push_str(&format!("    block_sizes:\n      - {base}\n    blocks:\n"));
+        for s in &leaves {
+            out.push_str(&format!("      - block: {}\n", s.name));
+            out.push_str(&format!("        nodes: {}\n", s.nodes.join(",")));
         }
     }
     Ok(out)

@@ -24,7 +24,7 @@ pub struct FabricArgs {
 
 /// Where the fabric and the node topologies come from.
 #[derive(Args, Debug, Clone)]
-struct Input {
+pub(super) struct Input {
     /// A folder laid out as `hwloc/NODE.xml` and `ib-raw/` (ports reports
     /// `ib-subnet-SUBNET.txt`, forwarding tables
     /// `ibroutes-SUBNET/ibroute-SUBNET-LID.txt`), or one fabric file.
@@ -248,6 +248,30 @@ fn load(input: &Input) -> Result<Fabric, String> {
     Fabric::build(subnets, topologies)
 }
 
+/// The fabric of `input` as Slurm's `topology.conf` (or, with `yaml`,
+/// `topology.yaml`), host names mapped by the `names` file
+/// (`FABRIC-NAME SLURM-NAME` lines).
+pub(super) fn slurm_topology(
+    input: &Input,
+    names: Option<&std::path::Path>,
+    yaml: bool,
+) -> Result<String, String> {
+    let f = load(input)?;
+    let map = match names {
+        Some(p) => wloc_fabric::slurm::parse_names(
+            &std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+        )
+        .map_err(|e| format!("{}: {e}", p.display()))?,
+        None => Default::default(),
+    };
+    let rename = |h: &str| map.get(h).cloned().unwrap_or_else(|| h.to_string());
+    if yaml {
+        wloc_fabric::slurm::topology_yaml(&f, &rename)
+    } else {
+        wloc_fabric::slurm::topology_conf(&f, &rename)
+    }
+}
+
 fn host(f: &Fabric, name: &str) -> Result<usize, String> {
     f.host(name)
 }
@@ -371,17 +395,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             super::print(&s)
         }
         Query::Slurm { input, names } => {
-            let f = load(input)?;
-            let map = match names {
-                Some(p) => wloc_fabric::slurm::parse_names(
-                    &std::fs::read_to_string(p)
-                        .map_err(|e| format!("cannot read {}: {e}", p.display()))?,
-                )
-                .map_err(|e| format!("{}: {e}", p.display()))?,
-                None => Default::default(),
-            };
-            let rename = |h: &str| map.get(h).cloned().unwrap_or_else(|| h.to_string());
-            super::print(&wloc_fabric::slurm::topology_conf(&f, &rename)?)
+            super::print(&slurm_topology(input, names.as_deref(), false)?)
         }
         Query::Routes { input } => {
             let f = load(input)?;

@@ -1,6 +1,7 @@
-//! `wloc slurm node` and `wloc slurm gres`: the `slurm.conf` node line
-//! `slurmd -C` prints, and `gres.conf` lines for GPUs and NICs, from a
-//! topology or a folder of topology files (see [`wloc::slurm`]).
+//! `wloc slurm node`, `gres` and `topology`: the `slurm.conf` node line
+//! `slurmd -C` prints and `gres.conf` lines for GPUs and NICs, from a
+//! topology or a folder of topology files (see [`wloc::slurm`]), and
+//! `topology.conf`/`topology.yaml` from a fabric (see `wloc fabric`).
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,23 @@ pub enum SlurmCommand {
     Node(NodeArgs),
     /// Print gres.conf lines binding GPUs and NICs to their local cores.
     Gres(NodeArgs),
+    /// Print Slurm's topology.conf (topology/tree) or topology.yaml (a tree and a block topology) for an InfiniBand fabric.
+    Topology(TopologyConfArgs),
+}
+
+/// Options of `wloc slurm topology`.
+#[derive(Args, Debug)]
+pub struct TopologyConfArgs {
+    /// The fabric: a folder as `wloc fabric` reads (`ib-raw/`, `hwloc/`), or fabric files.
+    #[command(flatten)]
+    pub input: super::fabric::Input,
+    /// `conf` for topology.conf (Slurm 2x.x's topology/tree), `yaml` for
+    /// topology.yaml (Slurm 25.05 and later).
+    #[arg(long = "of", value_name = "FORMAT", default_value = "conf", value_parser = ["conf", "yaml"])]
+    pub format: String,
+    /// Host names for Slurm: a file of `FABRIC-NAME SLURM-NAME` lines (names not listed are kept).
+    #[arg(long, value_name = "MAP")]
+    pub names: Option<PathBuf>,
 }
 
 /// Options of `wloc slurm node` and `wloc slurm gres`.
@@ -118,6 +136,9 @@ pub fn run(a: &SlurmArgs) -> super::Result {
                     out.push('\n');
                 }
             }
+        }
+        SlurmCommand::Topology(t) => {
+            out = super::fabric::slurm_topology(&t.input, t.names.as_deref(), t.format == "yaml")?;
         }
     }
     super::print(&out)
