@@ -105,7 +105,7 @@ pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef
 /// First bytes of every image.
 pub const MAGIC: [u8; 8] = *b"\x89WLOCIMG";
 /// The image format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Length of the header before the body.
 pub const HEADER_LEN: usize = 64;
 /// The special levels in the order the image stores them.

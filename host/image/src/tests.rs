@@ -136,10 +136,13 @@ fn refusals_are_typed() {
         Err(ImageError::Truncated { .. })
     ));
     let mut v = bytes.clone();
-    v[8] = 2;
-    let e = adopt_bytes(&v).unwrap_err();
-    assert!(matches!(e, ImageError::Version { found: 2, .. }));
-    assert!(e.to_string().contains("version 2"), "{e}");
+    // Version 1 (per-object strings and attributes) and a future one.
+    for old in [1u8, 9] {
+        v[8] = old;
+        let e = adopt_bytes(&v).unwrap_err();
+        assert!(matches!(e, ImageError::Version { found, .. } if found == old as u32));
+        assert!(e.to_string().contains(&format!("version {old}")), "{e}");
+    }
     let mut v = bytes.clone();
     let last = v.len() - 1;
     v[last] ^= 1;
@@ -303,4 +306,39 @@ fn adopt_phases() {
         let _ = adopt(std::env::var("WLOC_IMAGE_PHASES").unwrap()).unwrap();
     });
     eprintln!("header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
+}
+#[test]
+#[ignore]
+fn tmp_size() {
+    let a = crate::adopt("/tmp/img-big3.wlocimg").unwrap();
+    let b = a.body();
+    println!(
+        "obj {} x{}",
+        std::mem::size_of::<crate::format::ArchivedObj>(),
+        b.objects.len()
+    );
+    println!(
+        "attr {}",
+        std::mem::size_of::<crate::format::ArchivedAttr>()
+    );
+    println!(
+        "sets {} words {}",
+        b.sets.len(),
+        b.sets.iter().map(|s| s.words.len()).sum::<usize>()
+    );
+    println!("levels {}", b.levels.iter().map(|s| s.len()).sum::<usize>());
+    println!(
+        "dist {}",
+        b.distances.iter().map(|s| s.values.len()).sum::<usize>()
+    );
+    println!(
+        "memattr {}",
+        b.memattrs.iter().map(|s| s.values.len()).sum::<usize>()
+    );
+    println!(
+        "strings {} infos {} children {}",
+        b.strings.len(),
+        b.obj_infos.len(),
+        b.children.len()
+    );
 }
