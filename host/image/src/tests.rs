@@ -275,7 +275,8 @@ proptest! {
 }
 
 /// Where adopting spends its time:
-/// `WLOC_IMAGE_PHASES=IMAGE cargo test --release -p wloc-image adopt_phases -- --ignored --nocapture`.
+/// `WLOC_IMAGE_PHASES=IMAGE cargo test --release -p wloc-image adopt_phases -- --ignored --nocapture --test-threads=1`
+/// (one thread: the main thread's allocator, as in a command).
 #[test]
 #[ignore]
 fn adopt_phases() {
@@ -302,43 +303,14 @@ fn adopt_phases() {
     });
     let b = rkyv::access::<format::ArchivedBody, rkyv::rancor::Error>(body).unwrap();
     let tree = time(&|| validate::tree(b).unwrap());
+    let path = std::env::var("WLOC_IMAGE_PHASES").unwrap();
     let read = time(&|| {
-        let _ = adopt(std::env::var("WLOC_IMAGE_PHASES").unwrap()).unwrap();
+        let _ = adopt(&path).unwrap();
     });
-    eprintln!("header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
-}
-#[test]
-#[ignore]
-fn tmp_size() {
-    let a = crate::adopt("/tmp/img-big3.wlocimg").unwrap();
-    let b = a.body();
-    println!(
-        "obj {} x{}",
-        std::mem::size_of::<crate::format::ArchivedObj>(),
-        b.objects.len()
-    );
-    println!(
-        "attr {}",
-        std::mem::size_of::<crate::format::ArchivedAttr>()
-    );
-    println!(
-        "sets {} words {}",
-        b.sets.len(),
-        b.sets.iter().map(|s| s.words.len()).sum::<usize>()
-    );
-    println!("levels {}", b.levels.iter().map(|s| s.len()).sum::<usize>());
-    println!(
-        "dist {}",
-        b.distances.iter().map(|s| s.values.len()).sum::<usize>()
-    );
-    println!(
-        "memattr {}",
-        b.memattrs.iter().map(|s| s.values.len()).sum::<usize>()
-    );
-    println!(
-        "strings {} infos {} children {}",
-        b.strings.len(),
-        b.obj_infos.len(),
-        b.children.len()
-    );
+    let io = time(&|| {
+        let mut f = std::fs::File::open(&path).unwrap();
+        let mut v = AlignedVec::<16>::with_capacity(bytes.len() + 1);
+        v.extend_from_reader(&mut f).unwrap();
+    });
+    eprintln!("open+read {io:.1} us, header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
 }
