@@ -21,9 +21,10 @@
 //! | 40..64 | version of wloc that wrote it, NUL-padded |
 //!
 //! The body is an [rkyv](https://docs.rs/rkyv) archive of the topology (see
-//! the `format` module): one table of objects in depth-first order, every
-//! link an index into it, every variable-sized field behind a relative
-//! offset.  Nothing in it is an address, so it reads the same wherever it
+//! the `format` module): one table of fixed-size object records in
+//! depth-first order, made of plain integers only (every link, set,
+//! string, info run, child run and attribute an index into a shared
+//! table), and those tables behind relative offsets.  Nothing in it is an address, so it reads the same wherever it
 //! is mapped, in every process, with ASLR; there is no fixed-address
 //! mapping to negotiate and no limit on how often a process adopts.
 //!
@@ -33,7 +34,7 @@
 //! validates the archive once with bytecheck (every offset, length, enum tag
 //! and UTF-8 string) and the tree (every index in range, each object listed
 //! once under its parent, children after their parent, families in their
-//! lists), and returns an [`AdoptedTopology`]: a read-only view answering
+//! lists; O(1) per index, one pass), and returns an [`AdoptedTopology`]: a read-only view answering
 //! levels, objects by type, depth and index, parents and children, sets,
 //! attributes, infos, distances, memory attributes, CPU kinds and topology
 //! infos straight from the image.  [`AdoptedTopology::to_topology`] builds
