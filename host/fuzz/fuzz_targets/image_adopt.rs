@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     v.extend_from_slice(&wloc_image::FORMAT_VERSION.to_le_bytes());
     v.extend_from_slice(&(wloc_image::HEADER_LEN as u32).to_le_bytes());
     v.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    v.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_le_bytes());
+    v.extend_from_slice(&twox_hash::XxHash3_64::oneshot(data).to_le_bytes());
     v.resize(wloc_image::HEADER_LEN, 0);
     v.extend_from_slice(data);
     exercise(&v);

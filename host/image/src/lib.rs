@@ -229,7 +229,7 @@ fn header(body: &[u8], nobjs: u32) -> [u8; HEADER_LEN] {
     h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
     h[16..24].copy_from_slice(&(body.len() as u64).to_le_bytes());
-    h[24..32].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(body).to_le_bytes());
+    h[24..32].copy_from_slice(&twox_hash::XxHash3_64::oneshot(body).to_le_bytes());
     h[32..36].copy_from_slice(&nobjs.to_le_bytes());
     let v = env!("CARGO_PKG_VERSION").as_bytes();
     let n = v.len().min(24);
@@ -442,7 +442,7 @@ fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
         )));
     }
     let body = &bytes[HEADER_LEN..];
-    let sum = xxhash_rust::xxh3::xxh3_64(body);
+    let sum = twox_hash::XxHash3_64::oneshot(body);
     if sum != u64_at(24) {
         return Err(ImageError::Checksum {
             expected: u64_at(24),
