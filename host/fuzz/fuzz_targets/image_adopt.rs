@@ -13,9 +13,26 @@ fn exercise(bytes: &[u8]) {
         return;
     };
     for o in img.objects() {
-        let _ = (o.cpuset(), o.nodeset(), o.complete_cpuset(), o.complete_nodeset());
-        let _ = (o.children(), o.memory_children(), o.io_children(), o.misc_children());
-        let _ = (o.parent(), o.attr(), o.depth(), o.infos().count(), o.name(), o.subtype());
+        let _ = (
+            o.cpuset(),
+            o.nodeset(),
+            o.complete_cpuset(),
+            o.complete_nodeset(),
+        );
+        let _ = (
+            o.children(),
+            o.memory_children(),
+            o.io_children(),
+            o.misc_children(),
+        );
+        let _ = (
+            o.parent(),
+            o.attr(),
+            o.depth(),
+            o.infos().count(),
+            o.name(),
+            o.subtype(),
+        );
     }
     for d in 0..img.depth() + 1 {
         let _ = img.level(Depth::Normal(d));
