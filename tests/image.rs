@@ -134,7 +134,7 @@ fn damaged_images_are_refused_with_what_is_wrong() {
     assert!(e.contains("corrupted topology image: body checksum"), "{e}");
     let e = refused(&damaged(d, "v9.img", |b| b[8] = 9));
     assert!(
-        e.contains("format version 9") && e.contains("this wloc reads version 1"),
+        e.contains("format version 9") && e.contains("this wloc reads version 2"),
         "{e}"
     );
     let e = refused(&damaged(d, "long.img", |b| b.extend_from_slice(&[0; 16])));

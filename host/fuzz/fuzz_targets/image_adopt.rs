@@ -13,9 +13,26 @@ fn exercise(bytes: &[u8]) {
         return;
     };
     for o in img.objects() {
-        let _ = (o.cpuset(), o.nodeset(), o.complete_cpuset(), o.complete_nodeset());
-        let _ = (o.children(), o.memory_children(), o.io_children(), o.misc_children());
-        let _ = (o.parent(), o.attr(), o.depth(), o.infos().count(), o.name(), o.subtype());
+        let _ = (
+            o.cpuset(),
+            o.nodeset(),
+            o.complete_cpuset(),
+            o.complete_nodeset(),
+        );
+        let _ = (
+            o.children(),
+            o.memory_children(),
+            o.io_children(),
+            o.misc_children(),
+        );
+        let _ = (
+            o.parent(),
+            o.attr(),
+            o.depth(),
+            o.infos().count(),
+            o.name(),
+            o.subtype(),
+        );
     }
     for d in 0..img.depth() + 1 {
         let _ = img.level(Depth::Normal(d));
@@ -40,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
     v.extend_from_slice(&wloc_image::FORMAT_VERSION.to_le_bytes());
     v.extend_from_slice(&(wloc_image::HEADER_LEN as u32).to_le_bytes());
     v.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    v.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_le_bytes());
+    v.extend_from_slice(&twox_hash::XxHash3_64::oneshot(data).to_le_bytes());
     v.resize(wloc_image::HEADER_LEN, 0);
     v.extend_from_slice(data);
     exercise(&v);

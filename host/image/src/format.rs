@@ -84,24 +84,34 @@ pub enum Attr {
     OsDev(u32),
 }
 
-/// One object.
+/// One object: plain integers only, so that bytecheck has nothing to
+/// check per object (every index is checked once, in O(1), by the tree
+/// validation) and the record is small (96 bytes).
 #[derive(Archive, Serialize, Debug, Clone, PartialEq)]
 pub struct Obj {
     /// [`ObjType::index`].
     pub ty: u8,
-    pub symmetric_subtree: bool,
-    pub os_index: Option<u32>,
+    /// [`F_SYMMETRIC`], [`F_OS_INDEX`], [`F_PARENT`].
+    pub flags: u8,
+    /// Meaningful with [`F_OS_INDEX`].
+    pub os_index: u32,
     /// hwloc's integer depth ([`wloc_core::object::Depth::to_i32`]).
     pub depth: i32,
     pub logical_index: u32,
     pub sibling_rank: u32,
-    /// Index of the parent; `None` for the root.
-    pub parent: Option<u32>,
+    /// Index of the parent, meaningful with [`F_PARENT`] (all but the root).
+    pub parent: u32,
     pub gp_index: u64,
     pub total_memory: u64,
-    pub subtype: Option<String>,
-    pub name: Option<String>,
-    pub attr: Attr,
+    /// Index into [`Body::attrs`] ([`NO_ATTR`] for none): objects of a
+    /// level mostly share their attributes (caches), so each distinct one
+    /// is stored once, out of the object record.
+    pub attr: u32,
+    /// Subtype and name as indexes into [`Body::strings`] ([`NO_STR`] for
+    /// none): a plain index costs validation one comparison, where a string
+    /// of its own costs a relative pointer and a UTF-8 check per object.
+    pub subtype: u32,
+    pub name: u32,
     /// The four sets, as indexes into [`Body::sets`] ([`NO_SET`] for none):
     /// objects share most of them (a core and its caches, every object's
     /// complete and plain sets), so each distinct set is stored once.
@@ -109,10 +119,11 @@ pub struct Obj {
     pub complete_cpuset: u32,
     pub nodeset: u32,
     pub complete_nodeset: u32,
-    pub infos: Vec<Info>,
-    /// Normal, memory, I/O then misc children, in one list (one offset
-    /// to validate instead of four): `child_counts` says how many of each.
-    pub children: Vec<u32>,
+    /// First index and count of its infos in [`Body::obj_infos`].
+    pub infos: [u32; 2],
+    /// Start of its children in [`Body::children`]: normal, memory, I/O
+    /// then misc children, `child_counts` of each.
+    pub children: u32,
     pub child_counts: [u32; 4],
 }
 
@@ -182,6 +193,14 @@ pub struct Body {
     pub objects: Vec<Obj>,
     /// The distinct sets of the objects.
     pub sets: Vec<Set>,
+    /// The distinct type-specific attributes of the objects.
+    pub attrs: Vec<Attr>,
+    /// The distinct subtypes and names of the objects.
+    pub strings: Vec<String>,
+    /// The infos of every object, each object's in one run.
+    pub obj_infos: Vec<Info>,
+    /// The child lists of every object, each object's in one run.
+    pub children: Vec<u32>,
     /// Normal levels, from the root down, as object indexes.
     pub levels: Vec<Vec<u32>>,
     /// Special levels in [`crate::SPECIAL_DEPTHS`] order.
@@ -203,6 +222,30 @@ pub struct Body {
 
 /// An object without that set.
 pub const NO_SET: u32 = u32::MAX;
+
+/// An object without type-specific attributes.
+pub const NO_ATTR: u32 = u32::MAX;
+
+/// [`Obj::flags`]: every child subtree has the same shape.
+pub const F_SYMMETRIC: u8 = 1;
+/// [`Obj::flags`]: the object has an OS index.
+pub const F_OS_INDEX: u8 = 2;
+/// [`Obj::flags`]: the object has a parent (all but the root).
+pub const F_PARENT: u8 = 4;
+
+impl ArchivedObj {
+    /// The parent's index, `None` for the root.
+    pub fn parent(&self) -> Option<u32> {
+        (self.flags & F_PARENT != 0).then(|| self.parent.to_native())
+    }
+    /// The OS index.
+    pub fn os_index(&self) -> Option<u32> {
+        (self.flags & F_OS_INDEX != 0).then(|| self.os_index.to_native())
+    }
+}
+
+/// An object without that string.
+pub const NO_STR: u32 = u32::MAX;
 
 /// The rankings in code order.
 pub const RANKINGS: [Ranking; 9] = [
@@ -318,38 +361,73 @@ pub fn body_of(topo: &Topology) -> Body {
             (sets.len() - 1) as u32
         })
     };
+    let mut strings: Vec<String> = Vec::new();
+    let mut seen_str: std::collections::HashMap<String, u32> = Default::default();
+    let mut string = |s: &Option<String>| -> u32 {
+        let Some(s) = s else { return NO_STR };
+        *seen_str.entry(s.clone()).or_insert_with(|| {
+            strings.push(s.clone());
+            (strings.len() - 1) as u32
+        })
+    };
+    let mut attrs: Vec<Attr> = Vec::new();
+    // Keyed by the debug form: `Attr` holds an f32, so it has no `Hash`.
+    let mut seen_attr: std::collections::HashMap<String, u32> = Default::default();
+    let mut intern_attr = |a: &ObjAttr| -> u32 {
+        if matches!(a, ObjAttr::None) {
+            return NO_ATTR;
+        }
+        let a = attr(a);
+        *seen_attr.entry(format!("{a:?}")).or_insert_with(|| {
+            attrs.push(a);
+            (attrs.len() - 1) as u32
+        })
+    };
+    let mut obj_infos: Vec<Info> = Vec::new();
+    let mut children: Vec<u32> = Vec::new();
     let objects: Vec<Obj> = order
         .iter()
         .map(|&id| {
             let o = topo.obj(id);
             Obj {
                 ty: o.obj_type.index() as u8,
-                symmetric_subtree: o.symmetric_subtree(),
-                os_index: o.os_index,
+                flags: if o.symmetric_subtree() {
+                    F_SYMMETRIC
+                } else {
+                    0
+                } | if o.os_index.is_some() { F_OS_INDEX } else { 0 }
+                    | if o.parent().is_some() { F_PARENT } else { 0 },
+                os_index: o.os_index.unwrap_or(0),
                 depth: o.depth().to_i32(),
                 logical_index: o.logical_index(),
                 sibling_rank: o.sibling_rank(),
-                parent: o.parent().map(ix),
+                parent: o.parent().map(ix).unwrap_or(0),
                 gp_index: o.gp_index,
                 total_memory: o.total_memory,
-                subtype: o.subtype.clone(),
-                name: o.name.clone(),
-                attr: attr(&o.attr),
+                subtype: string(&o.subtype),
+                name: string(&o.name),
+                attr: intern_attr(&o.attr),
                 cpuset: intern(o.cpuset.as_ref().map(|s| s.bitmap())),
                 complete_cpuset: intern(o.complete_cpuset.as_ref().map(|s| s.bitmap())),
                 nodeset: intern(o.nodeset.as_ref().map(|s| s.bitmap())),
                 complete_nodeset: intern(o.complete_nodeset.as_ref().map(|s| s.bitmap())),
-                infos: infos(&o.infos),
-                children: [
-                    o.children(),
-                    o.memory_children(),
-                    o.io_children(),
-                    o.misc_children(),
-                ]
-                .concat()
-                .iter()
-                .map(|&i| ix(i))
-                .collect(),
+                infos: {
+                    let start = obj_infos.len() as u32;
+                    obj_infos.extend(infos(&o.infos));
+                    [start, o.infos.len() as u32]
+                },
+                children: {
+                    let start = children.len() as u32;
+                    for family in [
+                        o.children(),
+                        o.memory_children(),
+                        o.io_children(),
+                        o.misc_children(),
+                    ] {
+                        children.extend(family.iter().map(|&i| ix(i)));
+                    }
+                    start
+                },
                 child_counts: [
                     o.children().len() as u32,
                     o.memory_children().len() as u32,
@@ -406,6 +484,10 @@ pub fn body_of(topo: &Topology) -> Body {
     Body {
         objects,
         sets,
+        attrs,
+        strings,
+        obj_infos,
+        children,
         levels,
         special,
         allowed_cpuset: set(topo.allowed_cpuset.bitmap()),

@@ -21,9 +21,10 @@
 //! | 40..64 | version of wloc that wrote it, NUL-padded |
 //!
 //! The body is an [rkyv](https://docs.rs/rkyv) archive of the topology (see
-//! the `format` module): one table of objects in depth-first order, every
-//! link an index into it, every variable-sized field behind a relative
-//! offset.  Nothing in it is an address, so it reads the same wherever it
+//! the `format` module): one table of fixed-size object records in
+//! depth-first order, made of plain integers only (every link, set,
+//! string, info run, child run and attribute an index into a shared
+//! table), and those tables behind relative offsets.  Nothing in it is an address, so it reads the same wherever it
 //! is mapped, in every process, with ASLR; there is no fixed-address
 //! mapping to negotiate and no limit on how often a process adopts.
 //!
@@ -33,7 +34,7 @@
 //! validates the archive once with bytecheck (every offset, length, enum tag
 //! and UTF-8 string) and the tree (every index in range, each object listed
 //! once under its parent, children after their parent, families in their
-//! lists), and returns an [`AdoptedTopology`]: a read-only view answering
+//! lists; O(1) per index, one pass), and returns an [`AdoptedTopology`]: a read-only view answering
 //! levels, objects by type, depth and index, parents and children, sets,
 //! attributes, infos, distances, memory attributes, CPU kinds and topology
 //! infos straight from the image.  [`AdoptedTopology::to_topology`] builds
@@ -105,7 +106,7 @@ pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef
 /// First bytes of every image.
 pub const MAGIC: [u8; 8] = *b"\x89WLOCIMG";
 /// The image format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Length of the header before the body.
 pub const HEADER_LEN: usize = 64;
 /// The special levels in the order the image stores them.
@@ -228,7 +229,7 @@ fn header(body: &[u8], nobjs: u32) -> [u8; HEADER_LEN] {
     h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
     h[16..24].copy_from_slice(&(body.len() as u64).to_le_bytes());
-    h[24..32].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(body).to_le_bytes());
+    h[24..32].copy_from_slice(&twox_hash::XxHash3_64::oneshot(body).to_le_bytes());
     h[32..36].copy_from_slice(&nobjs.to_le_bytes());
     let v = env!("CARGO_PKG_VERSION").as_bytes();
     let n = v.len().min(24);
@@ -441,7 +442,7 @@ fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
         )));
     }
     let body = &bytes[HEADER_LEN..];
-    let sum = xxhash_rust::xxh3::xxh3_64(body);
+    let sum = twox_hash::XxHash3_64::oneshot(body);
     if sum != u64_at(24) {
         return Err(ImageError::Checksum {
             expected: u64_at(24),

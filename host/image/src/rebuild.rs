@@ -11,10 +11,10 @@ use wloc_core::topology::{MemTier, PciLocality};
 use wloc_core::{ObjId, Topology};
 
 use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit, ArchivedObj};
-use crate::view::{attr, cpuset, nodeset};
+use crate::view::{cpuset, nodeset, obj_attr};
 use crate::ImageError;
 
-fn infos(v: &rkyv::vec::ArchivedVec<ArchivedInfo>) -> Vec<Info> {
+fn infos(v: &[ArchivedInfo]) -> Vec<Info> {
     v.iter()
         .map(|i| Info {
             name: i.name.as_str().into(),
@@ -26,15 +26,21 @@ fn infos(v: &rkyv::vec::ArchivedVec<ArchivedInfo>) -> Vec<Info> {
 /// Fills the descriptive fields of `obj` from the image.
 fn fill(obj: &mut Object, o: &ArchivedObj, b: &ArchivedBody) {
     let set = |i: &rkyv::rend::u32_le| b.sets.get(i.to_native() as usize);
-    obj.subtype = o.subtype.as_ref().map(|s| s.as_str().into());
-    obj.os_index = o.os_index.as_ref().map(|v| v.to_native());
-    obj.name = o.name.as_ref().map(|s| s.as_str().into());
-    obj.attr = attr(&o.attr);
+    let string = |i: &rkyv::rend::u32_le| {
+        b.strings
+            .get(i.to_native() as usize)
+            .map(|s| s.as_str().into())
+    };
+    obj.subtype = string(&o.subtype);
+    obj.os_index = o.os_index();
+    obj.name = string(&o.name);
+    obj.attr = obj_attr(b, o);
     obj.cpuset = set(&o.cpuset).map(cpuset);
     obj.complete_cpuset = set(&o.complete_cpuset).map(cpuset);
     obj.nodeset = set(&o.nodeset).map(nodeset);
     obj.complete_nodeset = set(&o.complete_nodeset).map(nodeset);
-    obj.infos = infos(&o.infos);
+    let [start, len] = o.infos.map(|v| v.to_native() as usize);
+    obj.infos = infos(&b.obj_infos[start..start + len]);
     obj.gp_index = o.gp_index.to_native();
     obj.total_memory = o.total_memory.to_native();
 }
@@ -52,7 +58,7 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
         let ty = format::obj_type(o.ty).expect("validated type");
         let mut obj = Object::new(ty, None);
         fill(&mut obj, o, b);
-        let parent = ids[o.parent.as_ref().expect("validated parent").to_native() as usize];
+        let parent = ids[o.parent().expect("validated parent") as usize];
         let gp = obj.gp_index;
         ids.push(t.insert_by_parent(parent, obj));
         t.reserve_gp_index(gp);

@@ -16,6 +16,9 @@ fn bad(m: impl Into<String>) -> ImageError {
 /// allocate without limit (2^14 words: a million PUs or NUMA nodes).
 const MAX_SET_WORDS: usize = 1 << 14;
 
+/// Global persistent indexes are bounded far below `u64::MAX` (2^62).
+const MAX_GP_INDEX: u64 = 1 << 62;
+
 fn check_set(s: &ArchivedSet, what: &str, i: usize) -> Result<(), ImageError> {
     if s.words.len() > MAX_SET_WORDS {
         return Err(bad(format!("object {i}: {what} has too many words")));
@@ -44,18 +47,31 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
     for s in b.sets.iter() {
         check_set(s, "a set", 0)?;
     }
-    // Each non-root object is listed exactly once, by its parent.
-    let mut listed = vec![false; n];
-    for (i, o) in b.objects.iter().enumerate() {
+    let nstrings = b.strings.len();
+    let ninfos = b.obj_infos.len();
+    let nchildren = b.children.len();
+    let nattrs = b.attrs.len();
+    let objects = &b.objects[..];
+    // One linear pass, O(1) per object and per listed child.  Each non-root
+    // object must be listed exactly once, by its parent: every listed child
+    // names the lister as its parent and has the list's family, each family
+    // list is strictly increasing (the writer lists children in depth-first
+    // order), so no object is listed twice; then n - 1 listings in all
+    // cover every non-root object.
+    let mut listings = 0usize;
+    for (i, o) in objects.iter().enumerate() {
         let t = format::obj_type(o.ty)
             .ok_or_else(|| bad(format!("object {i}: unknown type code {}", o.ty)))?;
+        if o.flags & !(format::F_SYMMETRIC | format::F_OS_INDEX | format::F_PARENT) != 0 {
+            return Err(bad(format!("object {i}: unknown flags {:#x}", o.flags)));
+        }
         if i == 0 {
-            if t != ObjType::Machine || o.parent.is_some() {
+            if t != ObjType::Machine || o.parent().is_some() {
                 return Err(bad("the first object is not a Machine root"));
             }
         } else {
-            match o.parent.as_ref() {
-                Some(p) if (p.to_native() as usize) < i => {}
+            match o.parent() {
+                Some(p) if (p as usize) < i => {}
                 _ => {
                     return Err(bad(format!(
                         "object {i}: its parent does not come before it"
@@ -65,15 +81,18 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
         }
         // The OS index of a PU or a NUMA node is a bit of the root's sets
         // once rebuilt: it is bounded as the sets are.
-        if let Some(os) = o.os_index.as_ref() {
-            if matches!(t, ObjType::PU | ObjType::NUMANode)
-                && os.to_native() as usize >= MAX_SET_WORDS * 64
-            {
-                return Err(bad(format!(
-                    "object {i}: OS index {} is too large",
-                    os.to_native()
-                )));
+        if let Some(os) = o.os_index() {
+            if matches!(t, ObjType::PU | ObjType::NUMANode) && os as usize >= MAX_SET_WORDS * 64 {
+                return Err(bad(format!("object {i}: OS index {os} is too large")));
             }
+        }
+        // The rebuild keeps allocating gp indexes above the largest one
+        // read: bounded so that the counter cannot overflow.
+        if o.gp_index.to_native() >= MAX_GP_INDEX {
+            return Err(bad(format!(
+                "object {i}: global persistent index {} is too large",
+                o.gp_index.to_native()
+            )));
         }
         if Depth::from_i64(o.depth.to_native() as i64).is_none() {
             return Err(bad(format!(
@@ -81,7 +100,17 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
                 o.depth.to_native()
             )));
         }
-        let attr_ok = match (&o.attr, t) {
+        let a = o.attr.to_native();
+        let attr = if a == format::NO_ATTR {
+            &ArchivedAttr::None
+        } else {
+            b.attrs.get(a as usize).ok_or_else(|| {
+                bad(format!(
+                    "object {i}: its attributes are entry {a} of {nattrs}"
+                ))
+            })?
+        };
+        let attr_ok = match (attr, t) {
             (ArchivedAttr::Numa { .. }, ObjType::NUMANode) => true,
             (ArchivedAttr::Cache { kind, .. }, t) if t.is_cache() || t == ObjType::MemCache => {
                 wloc_core::object::CacheKind::from_code(kind.to_native()).is_some()
@@ -124,42 +153,66 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
                 return Err(bad(format!("object {i}: its {what} is set {s} of {nsets}")));
             }
         }
-        let counts = o.child_counts.map(|c| c.to_native() as usize);
-        if counts.iter().try_fold(0usize, |a, &c| a.checked_add(c)) != Some(o.children.len()) {
-            return Err(bad(format!("object {i}: child counts do not add up")));
+        for (s, what) in [(&o.subtype, "subtype"), (&o.name, "name")] {
+            let s = s.to_native();
+            if s != format::NO_STR && s as usize >= nstrings {
+                return Err(bad(format!(
+                    "object {i}: its {what} is string {s} of {nstrings}"
+                )));
+            }
         }
-        let mut kids = o.children.iter();
+        let [istart, ilen] = o.infos.map(|v| v.to_native() as usize);
+        if istart.checked_add(ilen).is_none_or(|e| e > ninfos) {
+            return Err(bad(format!(
+                "object {i}: its infos are past the info table"
+            )));
+        }
+        let counts = o.child_counts.map(|c| c.to_native() as usize);
+        let start = o.children.to_native() as usize;
+        let kids = counts
+            .iter()
+            .try_fold(start, |a, &c| a.checked_add(c))
+            .filter(|&e| e <= nchildren)
+            .map(|e| &b.children[start..e])
+            .ok_or_else(|| bad(format!("object {i}: its children are past the child table")))?;
+        listings += kids.len();
+        let mut kids = kids.iter();
         let kinds = [ObjKind::Normal, ObjKind::Memory, ObjKind::Io, ObjKind::Misc];
         for (count, kind) in counts.into_iter().zip(kinds) {
+            let mut prev = i;
             for c in kids.by_ref().take(count) {
-                let c = idx(c.to_native(), "a child list")?;
-                let co = &b.objects[c];
-                if c <= i || co.parent.as_ref().map(|p| p.to_native() as usize) != Some(i) {
+                let c = c.to_native() as usize;
+                let Some(co) = objects.get(c) else {
+                    return Err(bad(format!("a child list refers to object {c} of {n}")));
+                };
+                if c <= prev || co.parent() != Some(i as u32) {
                     return Err(bad(format!(
-                        "object {c} is listed as a child of object {i}, which is not its parent"
+                        "object {c} is listed out of order or as a child of object {i}, which is not its parent"
                     )));
                 }
+                prev = c;
                 let ct = format::obj_type(co.ty).ok_or_else(|| bad("unknown type code"))?;
                 if ct.kind() != kind {
                     return Err(bad(format!(
                         "object {c} ({ct}) is in the wrong child list of object {i}"
                     )));
                 }
-                if std::mem::replace(&mut listed[c], true) {
-                    return Err(bad(format!("object {c} is listed twice as a child")));
-                }
             }
         }
     }
-    if let Some(i) = listed.iter().skip(1).position(|&l| !l) {
+    if listings != n - 1 {
         return Err(bad(format!(
-            "object {} is not listed among its parent's children",
-            i + 1
+            "{listings} objects are listed as children instead of {}",
+            n - 1
         )));
     }
+    // The largest index of each list against the count: a loop the
+    // compiler vectorizes, where an early exit per entry would not be.
+    let in_range =
+        |l: &[rkyv::rend::u32_le]| l.iter().fold(0u32, |m, v| m.max(v.to_native())) < n as u32;
     for l in b.levels.iter() {
-        for v in l.iter() {
-            idx(v.to_native(), "a level")?;
+        if !in_range(l) {
+            return Err(bad("a level refers to an object past the table"));
         }
     }
     if b.special.len() != crate::SPECIAL_DEPTHS.len() {
@@ -169,8 +222,8 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
         )));
     }
     for l in b.special.iter() {
-        for v in l.iter() {
-            idx(v.to_native(), "a special level")?;
+        if !in_range(l) {
+            return Err(bad("a special level refers to an object past the table"));
         }
     }
     for d in b.distances.iter() {

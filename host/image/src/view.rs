@@ -100,6 +100,12 @@ impl AdoptedTopology {
         unsafe { rkyv::access_unchecked::<ArchivedBody>(&self.bytes()[HEADER_LEN..]) }
     }
 
+    /// The string at an index of the string table, `None` for
+    /// [`format::NO_STR`] (validation refused any other index past it).
+    fn string(&self, i: u32) -> Option<&str> {
+        self.body().strings.get(i as usize).map(|s| s.as_str())
+    }
+
     /// Whether the image is a shared mapping (a sealed memfd) rather than a
     /// private copy.
     pub fn is_mapped(&self) -> bool {
@@ -372,15 +378,15 @@ impl<'a> ObjRef<'a> {
     }
     /// Finer type name.
     pub fn subtype(&self) -> Option<&'a str> {
-        self.o.subtype.as_ref().map(|s| s.as_str())
+        self.topo.string(self.o.subtype.to_native())
     }
     /// Name.
     pub fn name(&self) -> Option<&'a str> {
-        self.o.name.as_ref().map(|s| s.as_str())
+        self.topo.string(self.o.name.to_native())
     }
     /// OS index (`P#`).
     pub fn os_index(&self) -> Option<u32> {
-        self.o.os_index.as_ref().map(|v| v.to_native())
+        self.o.os_index()
     }
     /// Index among the objects of its level.
     pub fn logical_index(&self) -> u32 {
@@ -404,11 +410,11 @@ impl<'a> ObjRef<'a> {
     }
     /// Whether every child subtree has the same shape.
     pub fn symmetric_subtree(&self) -> bool {
-        self.o.symmetric_subtree
+        self.o.flags & format::F_SYMMETRIC != 0
     }
     /// The parent, `None` for the root.
     pub fn parent(&self) -> Option<ObjRef<'a>> {
-        self.o.parent.as_ref().map(|p| self.topo.at(p.to_native()))
+        self.o.parent().map(|p| self.topo.at(p))
     }
     /// Normal children.
     pub fn children(&self) -> Vec<ObjRef<'a>> {
@@ -418,8 +424,12 @@ impl<'a> ObjRef<'a> {
     /// validation checked that the counts add up to the list.
     fn kids(&self, family: usize) -> &'a [rkyv::rend::u32_le] {
         let c = &self.o.child_counts;
-        let start: usize = c[..family].iter().map(|n| n.to_native() as usize).sum();
-        &self.o.children[start..start + c[family].to_native() as usize]
+        let start: usize = self.o.children.to_native() as usize
+            + c[..family]
+                .iter()
+                .map(|n| n.to_native() as usize)
+                .sum::<usize>();
+        &self.topo.body().children[start..start + c[family].to_native() as usize]
     }
     /// Number of normal children.
     pub fn arity(&self) -> usize {
@@ -462,8 +472,8 @@ impl<'a> ObjRef<'a> {
     }
     /// Name/value infos.
     pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        self.o
-            .infos
+        let [start, len] = self.o.infos.map(|v| v.to_native() as usize);
+        self.topo.body().obj_infos[start..start + len]
             .iter()
             .map(|i| (i.name.as_str(), i.value.as_str()))
     }
@@ -473,7 +483,7 @@ impl<'a> ObjRef<'a> {
     }
     /// Type-specific attributes, as the model's.
     pub fn attr(&self) -> ObjAttr {
-        attr(&self.o.attr)
+        obj_attr(self.topo.body(), self.o)
     }
 }
 
@@ -492,6 +502,13 @@ fn pci(p: &format::ArchivedPci) -> PciAttr {
         linkspeed: p.linkspeed.to_native(),
         prog_if: p.prog_if,
     }
+}
+
+/// The attributes of an object of a validated body.
+pub(crate) fn obj_attr(b: &ArchivedBody, o: &format::ArchivedObj) -> ObjAttr {
+    b.attrs
+        .get(o.attr.to_native() as usize)
+        .map_or(ObjAttr::None, attr)
 }
 
 pub(crate) fn attr(a: &ArchivedAttr) -> ObjAttr {
