@@ -181,11 +181,12 @@ pub const IB_FABRIC_NAME: &str = "ib-fabric";
 pub static IB_FABRIC: Builtin = builtin!(IB_FABRIC_NAME, "wloc_component_ib_fabric", &[]);
 
 /// Every built-in component, discovery ones first.
-pub static ALL: [&Builtin; 6] = [
+pub static ALL: [&Builtin; 7] = [
     &SYNTHETIC,
     &LINUX,
     &X86,
     &ANNOTATE_DMI,
+    &ANNOTATE_SENSORS,
     &ANNOTATE_PCI_NAMES,
     &IB_FABRIC,
 ];

@@ -1,5 +1,5 @@
-//! `wloc-runtime`: runs wloc's discovery backends as sandboxed WebAssembly
-//! components.
+//! `wloc-runtime`: runs wloc's backends (discovery, annotation and
+//! fabric readers) as sandboxed WebAssembly components.
 //!
 //! A [`Runtime`] owns a wasmtime [`Engine`](wasmtime::Engine) compiled
 //! with fuel metering and epoch interruption, a linker holding the host

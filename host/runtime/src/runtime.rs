@@ -266,7 +266,8 @@ impl Runtime {
             .map_err(|e| err(ErrorKind::Link(format!("{e:#}"))))?;
         let pre = W::pre(pre).map_err(|e| {
             err(ErrorKind::Link(format!(
-                "it is not a wloc:backend@0.1.0 {} backend: {e:#}",
+                "it is not a {} {} backend: {e:#}",
+                W::PACKAGE,
                 W::KIND
             )))
         })?;

@@ -26,6 +26,8 @@ pub trait World {
     type Record;
     /// What a component of this world does (it names the world in errors).
     const KIND: Kind;
+    /// The WIT package of the world (it names the world in errors).
+    const PACKAGE: &'static str;
     /// Every interface a component of this world may import: what is
     /// linked for bytes the host itself trusts.
     const ALL: Interfaces;
@@ -53,6 +55,7 @@ impl World for DiscoveryWorld {
     type Pre = DiscoveryBackendPre<HostState>;
     type Record = Discovery;
     const KIND: Kind = Kind::Discovery;
+    const PACKAGE: &'static str = "wloc:backend@0.1.0";
     const ALL: Interfaces = Interfaces::DISCOVERY_ALL;
     const CPUID: bool = true;
 
@@ -83,6 +86,7 @@ impl World for AnnotationWorld {
     type Pre = AnnotationBackendPre<HostState>;
     type Record = Annotations;
     const KIND: Kind = Kind::Annotation;
+    const PACKAGE: &'static str = "wloc:backend@0.1.0";
     /// The discovery imports and WASI as for every component, plus the
     /// read-only view of the topology.
     const ALL: Interfaces = Interfaces {
@@ -124,6 +128,7 @@ impl World for FabricWorld {
     type Pre = FabricReaderPre<HostState>;
     type Record = Vec<Subnet>;
     const KIND: Kind = Kind::Fabric;
+    const PACKAGE: &'static str = "wloc:fabric@0.2.0";
     /// Files, log and config; never CPUID or the topology.
     const ALL: Interfaces = Interfaces {
         files: true,
@@ -163,6 +168,7 @@ impl World for FabricV1World {
     type Pre = FabricReaderV1Pre<HostState>;
     type Record = Vec<Snapshot>;
     const KIND: Kind = Kind::Fabric;
+    const PACKAGE: &'static str = "wloc:backend@0.1.0";
     const ALL: Interfaces = FabricWorld::ALL;
     const CPUID: bool = false;
 

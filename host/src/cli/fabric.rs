@@ -212,8 +212,20 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
             let bytes =
                 std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
             let label = p.display().to_string();
-            let adm =
-                enforce::admit(policy, &bytes, false, &label, &label).map_err(|e| e.to_string())?;
+            // A third-party reader gets the same file-size limit as the
+            // built-in one (the policy may narrow it): fabric files are
+            // larger than the 1 MiB other components are limited to.
+            let digest = wloc_runtime::cache::sha256_hex(&bytes);
+            let adm = enforce::admit_known(
+                policy,
+                &bytes,
+                digest,
+                false,
+                &label,
+                &label,
+                fabric_limits(),
+            )
+            .map_err(|e| e.to_string())?;
             rt.load_fabric_reader_admitted(&adm, &bytes)
                 .map_err(|e| e.to_string())?
         }
