@@ -433,3 +433,56 @@ fn the_schema_checker_rejects_bad_objects() {
         serde_json::json!({"a": "x\"y", "b": [{"c": 1, "d": []}, {"c": 2}], "e": {"f": "g"}})
     );
 }
+
+/// Site infos recorded once with `wloc annotate` reach the scheduler
+/// outputs that ask for them: NodeResourceTopology `attributes` (valid
+/// against the CRD schema, the same in YAML and JSON) and the Slurm node
+/// line's `Features=`; a missing info or one Slurm cannot take is a
+/// named error.
+#[test]
+fn site_infos_reach_the_scheduler_outputs() {
+    common::wloc();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            common::workspace().join("tests/data/noderesourcetopology-v1alpha2.schema.json"),
+        )
+        .expect("schema fixture"),
+    )
+    .expect("schema JSON");
+    let tmp = common::TempDir::new("site-infos");
+    let file = tmp.0.join("node.xml");
+    let f = file.to_str().unwrap();
+    stdout_of(&["ls", "-i", "pack:2 [numa] core:2 pu:2", "--of", "xml", f]);
+    stdout_of(&["annotate", f, f, "root", "info", "Rack", "r12"]);
+    stdout_of(&["annotate", f, f, "root", "info", "Chassis", "c3"]);
+    let json = stdout_of(&[
+        "k8s", "nrt", "-i", f, "--name", "n1", "--of", "json", "--info", "Rack", "--info",
+        "Chassis",
+    ]);
+    let nrt: Value = serde_json::from_str(&json).unwrap();
+    let mut errors = Vec::new();
+    validate(&nrt, &schema, "", &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        nrt["attributes"],
+        serde_json::json!([{"name": "Rack", "value": "r12"}, {"name": "Chassis", "value": "c3"}])
+    );
+    let yaml = stdout_of(&[
+        "k8s", "nrt", "-i", f, "--name", "n1", "--info", "Rack", "--info", "Chassis",
+    ]);
+    assert_eq!(read_yaml(&yaml), nrt);
+    let line = stdout_of(&[
+        "slurm", "node", "-i", f, "--name", "n1", "--info", "Rack", "--info", "Chassis",
+    ]);
+    assert!(line.trim_end().ends_with(" Features=r12,c3"), "{line}");
+    // Without --info, the outputs are unchanged.
+    assert!(!stdout_of(&["slurm", "node", "-i", f, "--name", "n1"]).contains("Features"));
+    let missing = common::run_wloc(["slurm", "node", "-i", f, "--name", "n1", "--info", "Row"]);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("no info Row on its root object"), "{err}");
+    stdout_of(&["annotate", f, f, "root", "info", "Pdu", "a b"]);
+    let bad = common::run_wloc(["slurm", "node", "-i", f, "--info", "Pdu"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot be a Slurm feature"));
+}

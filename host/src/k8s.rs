@@ -51,7 +51,31 @@ pub struct NodeResourceTopology {
     pub api_version: &'static str,
     pub kind: &'static str,
     pub metadata: Metadata,
+    /// Node attributes: the site infos asked for (`--info`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<Attribute>,
     pub zones: Vec<Zone>,
+}
+
+/// A name and a value, as the API's `attributes` hold them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Attribute {
+    pub name: String,
+    pub value: String,
+}
+
+/// The root object's infos `names` (site infos such as `Rack`) as node
+/// attributes; fails when the root lacks one of them.
+pub fn site_attributes(topo: &Topology, names: &[String]) -> Result<Vec<Attribute>, String> {
+    names
+        .iter()
+        .map(|n| {
+            Ok(Attribute {
+                name: n.clone(),
+                value: crate::site_info(topo, n)?.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// The object's metadata: its name alone.
@@ -259,6 +283,7 @@ pub fn node_resource_topology(topo: &Topology, name: &str) -> NodeResourceTopolo
         metadata: Metadata {
             name: name.to_string(),
         },
+        attributes: Vec::new(),
         zones,
     }
 }
@@ -307,6 +332,13 @@ pub fn to_yaml(nrt: &NodeResourceTopology) -> String {
     y.push_str(&format!("kind: {}\n", q(nrt.kind)));
     y.push_str("metadata:\n");
     y.push_str(&format!("  name: {}\n", q(&nrt.metadata.name)));
+    if !nrt.attributes.is_empty() {
+        y.push_str("attributes:\n");
+        for a in &nrt.attributes {
+            y.push_str(&format!("- name: {}\n", q(&a.name)));
+            y.push_str(&format!("  value: {}\n", q(&a.value)));
+        }
+    }
     if nrt.zones.is_empty() {
         y.push_str("zones: []\n");
         return y;

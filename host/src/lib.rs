@@ -26,3 +26,19 @@ pub use wloc_xml as xml;
 /// Topology images: write once, adopt in any process (the `wloc-image`
 /// crate).  See its documentation for the format and a launcher example.
 pub use wloc_image as image;
+
+/// The value of the root object's info `name`: where site infos live
+/// (`wloc annotate FILE FILE root info Rack r12`), for the outputs that
+/// carry them (`wloc slurm node --info`, `wloc k8s nrt --info`).
+pub fn site_info<'t>(topo: &'t wloc_core::Topology, name: &str) -> Result<&'t str, String> {
+    topo.obj(topo.root())
+        .infos
+        .iter()
+        .find(|i| i.name == name)
+        .map(|i| i.value.as_str())
+        .ok_or_else(|| {
+            format!(
+                "the topology has no info {name} on its root object (record it with `wloc annotate FILE FILE root info {name} VALUE`)"
+            )
+        })
+}

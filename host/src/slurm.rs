@@ -132,6 +132,29 @@ pub fn node_line(name: &str, c: &NodeCounts) -> String {
     )
 }
 
+/// The values of the root object's infos `names` (site infos such as
+/// `Rack`, recorded with `wloc annotate FILE FILE root info Rack r12`),
+/// in the order asked, as Slurm node features: `Features=r12,...` in the
+/// node line.  Fails when the root lacks one of them or when a value
+/// holds a character a Slurm feature cannot.
+pub fn site_features(topo: &Topology, names: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for n in names {
+        let v = crate::site_info(topo, n)?;
+        if v.is_empty()
+            || !v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            return Err(format!(
+                "info {n}={v:?} cannot be a Slurm feature (letters, digits, '_', '.' and '-' only)"
+            ));
+        }
+        out.push(v.to_string());
+    }
+    Ok(out)
+}
+
 /// A host name as slurmd uses it: up to the first dot.
 pub fn short_name(name: &str) -> &str {
     name.split('.').next().unwrap_or(name)

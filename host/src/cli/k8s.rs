@@ -38,6 +38,10 @@ pub struct NrtArgs {
     /// info, else this machine's host name, lower-cased).
     #[arg(long, value_name = "NODE")]
     pub name: Option<String>,
+    /// Copy the root object's info NAME (a site info such as Rack, see
+    /// `wloc annotate`) into the object's `attributes`; repeatable.
+    #[arg(long = "info", value_name = "NAME")]
+    pub infos: Vec<String>,
     /// Output format.
     #[arg(long = "of", value_name = "FORMAT", value_enum, default_value_t = NrtFormat::Yaml)]
     pub output_format: NrtFormat,
@@ -61,7 +65,8 @@ pub fn run(a: &K8sArgs) -> super::Result {
                 )
                 .into());
             }
-            let nrt = k8s::node_resource_topology(&topo, &name);
+            let mut nrt = k8s::node_resource_topology(&topo, &name);
+            nrt.attributes = k8s::site_attributes(&topo, &n.infos)?;
             let out = match n.output_format {
                 NrtFormat::Yaml => k8s::to_yaml(&nrt),
                 NrtFormat::Json => k8s::to_json(&nrt),

@@ -56,6 +56,11 @@ pub struct NodeArgs {
     /// machine's host name, up to the first dot).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Add the root object's info NAME (a site info such as Rack, see
+    /// `wloc annotate`) to the node line's `Features=`; repeatable
+    /// (`wloc slurm node` only).
+    #[arg(long = "info", value_name = "NAME")]
+    pub infos: Vec<String>,
 }
 
 /// The `*.xml` files of `dir`, sorted, when `dir` is a folder holding
@@ -126,10 +131,20 @@ pub fn run(a: &SlurmArgs) -> super::Result {
         SlurmCommand::Node(n) => {
             for (name, topo) in nodes(n, TypeFilter::KeepNone)? {
                 out.push_str(&slurm::node_line(&name, &slurm::node_counts(&topo)));
+                let features = slurm::site_features(&topo, &n.infos)
+                    .map_err(|e| format!("node {name}: {e}"))?;
+                if !features.is_empty() {
+                    out.push_str(&format!(" Features={}", features.join(",")));
+                }
                 out.push('\n');
             }
         }
         SlurmCommand::Gres(n) => {
+            if !n.infos.is_empty() {
+                return Err(
+                    "--info adds node features: it applies to `wloc slurm node` only".into(),
+                );
+            }
             for (name, topo) in nodes(n, TypeFilter::KeepAll)? {
                 for d in slurm::gres_devices(&topo) {
                     out.push_str(&slurm::gres_line(&name, &d));
