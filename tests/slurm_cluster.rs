@@ -231,7 +231,7 @@ fn slurmctld_loads_wlocs_topology_of_the_recorded_fabrics() {
     }
     let all = crate::fabric::clusters();
     for (name, dir) in all.iter().filter(|(a, _)| !a.ends_with("xmlv2")) {
-        let out = common::run_wloc(&["slurm", "topology", dir.to_str().unwrap()]);
+        let out = common::run_wloc(["slurm", "topology", dir.to_str().unwrap()]);
         assert!(out.status.success(), "{name}: {out:?}");
         let conf = String::from_utf8(out.stdout).unwrap();
         // What wloc meant: switch -> (nodes, switches).
