@@ -270,16 +270,21 @@ fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(o.stdout).expect("UTF-8 output")
 }
 
-#[test]
-fn nrt_objects_of_every_xml_case_follow_the_crd_schema() {
-    common::wloc();
-    let schema: Value = serde_json::from_str(
+/// The CRD's schema fixture.
+fn crd_schema() -> Value {
+    serde_json::from_str(
         &std::fs::read_to_string(
             common::workspace().join("tests/data/noderesourcetopology-v1alpha2.schema.json"),
         )
         .expect("schema fixture"),
     )
-    .expect("schema JSON");
+    .expect("schema JSON")
+}
+
+#[test]
+fn nrt_objects_of_every_xml_case_follow_the_crd_schema() {
+    common::wloc();
+    let schema = crd_schema();
     let dir = common::conformance().join("xml");
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .expect("xml cases")
@@ -395,13 +400,7 @@ fn nrt_objects_of_every_xml_case_follow_the_crd_schema() {
 /// The checker itself rejects what the CRD rejects.
 #[test]
 fn the_schema_checker_rejects_bad_objects() {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            common::workspace().join("tests/data/noderesourcetopology-v1alpha2.schema.json"),
-        )
-        .expect("schema fixture"),
-    )
-    .expect("schema JSON");
+    let schema = crd_schema();
     let check = |v: Value| {
         let mut e = Vec::new();
         validate(&v, &schema, "", &mut e);
@@ -442,13 +441,7 @@ fn the_schema_checker_rejects_bad_objects() {
 #[test]
 fn site_infos_reach_the_scheduler_outputs() {
     common::wloc();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            common::workspace().join("tests/data/noderesourcetopology-v1alpha2.schema.json"),
-        )
-        .expect("schema fixture"),
-    )
-    .expect("schema JSON");
+    let schema = crd_schema();
     let tmp = common::TempDir::new("site-infos");
     let file = tmp.0.join("node.xml");
     let f = file.to_str().unwrap();

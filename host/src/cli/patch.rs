@@ -49,16 +49,7 @@ pub fn run(a: &PatchArgs) -> super::Result {
     }
     let d = diff::parse(&text)
         .map_err(|e| format!("'{name}' is not a valid hwloc topology diff: {e}"))?;
-    let old = if a.old == "refname" {
-        match &d.refname {
-            Some(r) if !r.is_empty() => r.clone(),
-            _ => {
-                return Err(format!("the diff '{name}' has no refname to find its topology").into())
-            }
-        }
-    } else {
-        a.old.clone()
-    };
+    let old = reference(a, d.refname.as_deref(), name)?;
     let mut topo = load_xml(&old).map_err(|e| {
         if a.old == "refname" {
             format!("{e} (the refname of the diff '{name}')")
@@ -74,20 +65,25 @@ pub fn run(a: &PatchArgs) -> super::Result {
     Ok(())
 }
 
+/// The topology a diff applies to: the one named on the command line, or
+/// with `refname`, the one the diff names.
+fn reference(a: &PatchArgs, refname: Option<&str>, name: &str) -> Result<String, String> {
+    if a.old != "refname" {
+        return Ok(a.old.clone());
+    }
+    match refname {
+        Some(r) if !r.is_empty() => Ok(r.to_string()),
+        _ => Err(format!(
+            "the diff '{name}' has no refname to find its topology"
+        )),
+    }
+}
+
 /// Applies wloc's own diff.
 fn patch_rich(a: &PatchArgs, text: &str, name: &str) -> super::Result {
     let d = topodiff::parse(text)
         .map_err(|e| format!("'{name}' is not a valid wloc topology diff: {e}"))?;
-    let old = if a.old == "refname" {
-        match &d.refname {
-            Some(r) if !r.is_empty() => r.clone(),
-            _ => {
-                return Err(format!("the diff '{name}' has no refname to find its topology").into())
-            }
-        }
-    } else {
-        a.old.clone()
-    };
+    let old = reference(a, d.refname.as_deref(), name)?;
     let doc = wloc::xml::export_canonical(&load_xml(&old)?);
     let new = topodiff::apply(&doc, &d, a.reverse)
         .map_err(|e| format!("cannot apply the diff '{name}' to '{old}': {e}"))?;
