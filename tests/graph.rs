@@ -454,3 +454,236 @@ fn graph_exports_carry_dynamic_properties() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--properties reads the sensors"));
 }
+
+/// GUID as compared: hex digits only, lower case.
+fn guid_key(s: &str) -> String {
+    let s = s.trim().to_ascii_lowercase();
+    let s = s.strip_prefix("0x").unwrap_or(&s);
+    s.chars().filter(|c| c.is_ascii_hexdigit()).collect()
+}
+
+#[test]
+fn graph_with_a_fabric_matches_netlocs_cables() {
+    // A recorded InfiniBand cluster: one node's topology joined with the
+    // fabric, cables compared with netloc's own reading of it.
+    common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
+    let tmp = common::TempDir::new("graph-fabric");
+    let st = std::process::Command::new("tar")
+        .arg("xJf")
+        .arg(common::workspace().join("../shared/fabric/plafrim2-xmlv2.txz"))
+        .arg("-C")
+        .arg(&tmp.0)
+        .status()
+        .expect("tar runs");
+    assert!(st.success());
+    let dir = tmp.0.join("plafrim2");
+    let node = dir.join("hwloc/miriel001.xml");
+    let (d, n) = (dir.to_str().unwrap(), node.to_str().unwrap());
+    let json: serde_json::Value =
+        serde_json::from_str(&wloc_ok(&["graph", "-i", n, "--fabric", d, "--of", "json"]))
+            .expect("JSON");
+    let vertices = json["vertices"].as_array().unwrap();
+    // Every GUID a vertex answers to (node and port GUIDs; an OS
+    // device's port GIDs end with its port GUIDs) -> the vertex's id.
+    let mut vertex_of: HashMap<String, String> = HashMap::new();
+    for v in vertices {
+        let Some(infos) = v["infos"].as_object() else {
+            continue;
+        };
+        for (k, val) in infos {
+            let val = val.as_str().unwrap();
+            let g = if k.ends_with("GUID") {
+                guid_key(val)
+            } else if k.starts_with("Port") && k.contains("GID") {
+                guid_key(&val.split(':').skip(4).collect::<String>())
+            } else {
+                continue;
+            };
+            vertex_of.insert(g, v["id"].as_str().unwrap().to_string());
+        }
+    }
+    let ours = vertices
+        .iter()
+        .find(|v| v["osdev_name"] == "qib0")
+        .expect("the node's adapter");
+    let our_guid = guid_key(ours["infos"]["NodeGUID"].as_str().unwrap());
+    let mut links = std::collections::BTreeSet::new();
+    for e in json["edges"].as_array().unwrap() {
+        if e["type"] != "fabric-link" {
+            continue;
+        }
+        let a = e["source"].as_str().unwrap().to_string();
+        let b = e["target"].as_str().unwrap().to_string();
+        assert!(e["rate"].as_u64().unwrap() > 0, "{e}");
+        links.insert(if a < b { (a, b) } else { (b, a) });
+    }
+    // netloc's reading of the subnet the node is on.
+    let draw: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("netloc/IB-fe80:0000:0000:0000-draw.json")).unwrap(),
+    )
+    .unwrap();
+    let mut expected = std::collections::BTreeSet::new();
+    let mut hostnames = HashMap::new();
+    for l in draw["links"].as_array().unwrap() {
+        let vertex = |k: &str| {
+            let g = guid_key(l[k].as_str().unwrap());
+            vertex_of.get(&g).cloned().unwrap_or(g)
+        };
+        let (a, b) = (vertex("from"), vertex("to"));
+        expected.insert(if a < b { (a, b) } else { (b, a) });
+    }
+    for v in draw["nodes"].as_array().unwrap() {
+        let h = v["hostname"].as_str().unwrap_or("");
+        if !h.is_empty() {
+            hostnames.insert(guid_key(v["id"].as_str().unwrap()), h.to_string());
+        }
+    }
+    let extra: Vec<_> = links.difference(&expected).collect();
+    let missing: Vec<_> = expected.difference(&links).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "fabric links against netloc's: not in netloc {extra:?}, missing {missing:?}"
+    );
+    let our_id = ours["id"].as_str().unwrap();
+    assert!(expected.iter().any(|(a, b)| a == our_id || b == our_id));
+    // Every other machine's adapter is one vertex, named after its host.
+    let (mut adapters, mut named) = (0, 0);
+    for v in vertices.iter().filter(|v| v["type"] == "Adapter") {
+        adapters += 1;
+        let g = guid_key(v["infos"]["NodeGUID"].as_str().unwrap());
+        assert_ne!(g, our_guid, "the node's own adapter is its OS device");
+        let host = hostnames
+            .iter()
+            .find(|(k, _)| vertex_of.get(*k) == v["id"].as_str().map(String::from).as_ref());
+        if let Some((_, h)) = host {
+            assert_eq!(v["infos"]["HostName"].as_str(), Some(h.as_str()), "{v}");
+            named += 1;
+        }
+    }
+    let netloc_cas = draw["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["type"] == "host")
+        .count();
+    assert_eq!(adapters, netloc_cas - 1);
+    assert!(named > 80, "{named} adapters named after their host");
+
+    // Queries walk the cables: the nearest adapters are two hops away
+    // (through the leaf switch), the PU reaches another host's adapter.
+    let near = wloc_ok(&[
+        "graph",
+        "-i",
+        n,
+        "--fabric",
+        d,
+        "near",
+        "os=qib0",
+        "switch,adapter",
+        "3",
+    ]);
+    let first: Vec<&str> = near.lines().collect();
+    assert_eq!(first.len(), 3, "{near}");
+    assert!(first[0].starts_with("1 guid=0x"), "{near}");
+    assert!(first[1].starts_with("2 guid=0x"), "{near}");
+    let other = first[1].split_once(' ').unwrap().1;
+    let path = wloc_ok(&["graph", "-i", n, "--fabric", d, "path", "pu:0", other]);
+    let hops: Vec<&str> = path.lines().collect();
+    assert_eq!(hops.first(), Some(&"PU:0"));
+    assert_eq!(hops.last(), Some(&other));
+    assert!(hops.contains(&"os=qib0"), "{path}");
+    // DOT with the fabric reads back with Graphviz.
+    let dot = wloc_ok(&[
+        "graph",
+        "-i",
+        n,
+        "--fabric",
+        d,
+        "--filter",
+        "io,fabric",
+        "--of",
+        "dot",
+    ]);
+    assert!(dot.contains("label=\"fabric-link\""));
+    common::require_packages(&[("/usr/bin/dot", "graphviz")]).expect("graphviz");
+    let mut child = std::process::Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("dot runs");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dot.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+
+    // A topology with no adapter on the fabric is told so.
+    let other_case = xml("24em64t-2n6c2t-pci");
+    let out = common::run_wloc([
+        "graph",
+        "-i",
+        other_case.to_str().unwrap(),
+        "--fabric",
+        d,
+        "--of",
+        "json",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no adapter of this topology is on the fabric"),
+        "{err}"
+    );
+}
+
+#[test]
+fn graph_of_an_image_is_the_graph_of_its_topology() {
+    // An image adopted with -i (recognised by its magic) gives the same
+    // graph, exports and queries as the XML it was written from.
+    let tmp = common::TempDir::new("graph-image");
+    for (case, nic) in CASES {
+        let x = xml(case);
+        let img = tmp.0.join(format!("{case}.img"));
+        let (x, i) = (x.to_str().unwrap(), img.to_str().unwrap());
+        wloc_ok(&["ls", "-i", x, "--whole-io", "--of", "image", i]);
+        for args in [
+            vec!["--of", "json"],
+            vec!["--filter", "io,numa", "--of", "graphml"],
+        ] {
+            let from_xml = wloc_ok(&[&["graph", "-i", x][..], &args].concat());
+            let from_img = wloc_ok(&[&["graph", "-i", i][..], &args].concat());
+            assert_eq!(from_xml, from_img, "{case} {args:?}");
+        }
+        let os = format!("os={nic}");
+        for q in [
+            vec!["near", os.as_str(), "pu", "4"],
+            vec!["path", "pu:0", os.as_str()],
+            vec!["hops", os.as_str(), "3"],
+        ] {
+            let a = wloc_ok(&[&["graph", "-i", x][..], &q].concat());
+            let b = wloc_ok(&[&["graph", "-i", i][..], &q].concat());
+            assert!(!a.is_empty());
+            assert_eq!(a, b, "{case} {q:?}");
+        }
+    }
+}
+
+#[test]
+fn graph_of_this_machine_has_every_object() {
+    // This machine's discovery, I/O included: one vertex per object of
+    // `wloc ls --whole-io --of xml`, and queries answer on it.
+    let xml = wloc_ok(&["ls", "--whole-io", "--of", "xml"]);
+    let objects = xml.matches("<object ").count();
+    let json: serde_json::Value =
+        serde_json::from_str(&wloc_ok(&["graph", "--of", "json"])).expect("JSON");
+    assert_eq!(json["vertices"].as_array().unwrap().len(), objects);
+    let near = wloc_ok(&["graph", "near", "pu:0", "pu"]);
+    let pus = xml.matches("type=\"PU\"").count();
+    assert_eq!(near.lines().count(), pus - 1, "{near}");
+    let hops = wloc_ok(&["graph", "hops", "pu:0", "1"]);
+    assert!(hops.starts_with("0 PU:0\n1 "), "{hops}");
+}

@@ -1,5 +1,6 @@
 //! Exports of the graph, whole or filtered: DOT (Graphviz), GraphML and
-//! JSON.  Vertices are named `obj<gp_index>`; edge labels are edge types.
+//! JSON.  Vertices are named `obj<gp_index>` (fabric nodes
+//! `fabric<GUID>`); edge labels are edge types.
 //!
 //! A filtered view keeps the objects of some types; each is linked to its
 //! nearest kept ancestor by an edge of the type of its own edge to its
@@ -13,7 +14,7 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
-use crate::{Edge, EdgeKind, TopoGraph, TypeSet, Vertex};
+use crate::{Edge, TopoGraph, TypeSet, Vertex};
 
 /// The vertices and edges an export writes.
 pub struct View<'g> {
@@ -26,7 +27,7 @@ impl<'g> View<'g> {
     /// The whole graph, or the objects of `filter`'s types.
     pub fn new(graph: &'g TopoGraph, filter: Option<&TypeSet>) -> Self {
         let g = graph.graph();
-        let kept = |n: NodeIndex| filter.is_none_or(|f| f.contains(g[n].obj_type));
+        let kept = |n: NodeIndex| filter.is_none_or(|f| f.contains_vertex(g[n].vertex_type));
         let nodes: Vec<NodeIndex> = g.node_indices().filter(|&n| kept(n)).collect();
         let parent_edge = |n: NodeIndex| {
             g.edges_directed(n, Direction::Incoming)
@@ -51,8 +52,15 @@ impl<'g> View<'g> {
                 edges.push((e.source(), e.target(), e.weight().clone()));
             }
         }
-        edges
-            .sort_by_key(|(a, b, e)| (!e.kind.is_tree(), e.kind == EdgeKind::Interconnect, *a, *b));
+        // Tree edges in vertex order, then the others grouped by type.
+        edges.sort_by_key(|(a, b, e)| {
+            let group = if e.kind.is_tree() {
+                0
+            } else {
+                1 + e.kind as u8
+            };
+            (group, *a, *b)
+        });
         View {
             graph,
             nodes,
@@ -69,7 +77,7 @@ impl<'g> View<'g> {
         let mut s = String::from("digraph topology {\n  node [shape=box];\n");
         for &n in &self.nodes {
             let v = self.v(n);
-            let mut label = format!("{} L#{}", v.obj_type, v.logical_index);
+            let mut label = format!("{} L#{}", v.vertex_type, v.logical_index);
             if let Some(os) = v.os_index {
                 let _ = write!(label, " P#{os}");
             }
@@ -93,7 +101,7 @@ impl<'g> View<'g> {
                 "  {} [label=\"{}\", type=\"{}\"];",
                 v.id(),
                 label,
-                v.obj_type
+                v.vertex_type
             );
         }
         for (a, b, e) in &self.edges {
@@ -108,7 +116,7 @@ impl<'g> View<'g> {
                 let _ = write!(s, ", link=\"{}\"", dot_escape(l));
             }
             if let Some(w) = e.weight {
-                let attr = if e.kind == EdgeKind::Interconnect {
+                let attr = if e.kind.weight_is_rate() {
                     "rate"
                 } else {
                     "weight"
@@ -175,10 +183,10 @@ impl<'g> View<'g> {
                 .collect::<Vec<_>>()
                 .join(";");
             let props: [(&str, Option<String>); 12] = [
-                ("type", Some(v.obj_type.to_string())),
+                ("type", Some(v.vertex_type.to_string())),
                 ("os_index", v.os_index.map(|i| i.to_string())),
                 ("logical_index", Some(v.logical_index.to_string())),
-                ("gp_index", Some(v.gp_index.to_string())),
+                ("gp_index", v.gp_index.map(|i| i.to_string())),
                 ("name", v.name.clone()),
                 ("subtype", v.subtype.clone()),
                 ("cpuset", v.cpuset.clone()),
@@ -207,7 +215,7 @@ impl<'g> View<'g> {
                 let _ = write!(s, "<data key=\"link\">{}</data>", xml_escape(l));
             }
             if let Some(w) = e.weight {
-                let key = if e.kind == EdgeKind::Interconnect {
+                let key = if e.kind.weight_is_rate() {
                     "rate"
                 } else {
                     "weight"
@@ -235,7 +243,7 @@ impl<'g> View<'g> {
                     .collect();
                 json!({
                     "id": v.id(),
-                    "type": v.obj_type.to_string(),
+                    "type": v.vertex_type.to_string(),
                     "os_index": v.os_index,
                     "logical_index": v.logical_index,
                     "gp_index": v.gp_index,
@@ -267,7 +275,7 @@ impl<'g> View<'g> {
                     o["link"] = json!(l);
                 }
                 if let Some(w) = e.weight {
-                    let key = if e.kind == EdgeKind::Interconnect {
+                    let key = if e.kind.weight_is_rate() {
                         "rate"
                     } else {
                         "weight"

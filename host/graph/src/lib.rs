@@ -14,7 +14,10 @@
 //! matrices between I/O objects (hwloc's `NVLinkBandwidth`,
 //! `XGMIBandwidth`, which a discovery or annotation component reports as
 //! a distances record) or added by another source
-//! ([`TopoGraph::add_interconnect`]).
+//! ([`TopoGraph::add_interconnect`]), and `fabric-link` between the
+//! machine's network adapters and the nodes of the fabric around it
+//! (switches, other machines' adapters, routers: vertices of their own,
+//! [`TopoGraph::add_fabric_node`], [`TopoGraph::add_fabric_link`]).
 //!
 //! Queries: hop distances over the tree edges ([`TopoGraph::hops`]),
 //! shortest paths over the tree edges ([`TopoGraph::path`]) or over every
@@ -52,6 +55,10 @@ pub enum EdgeKind {
     NumaDistance,
     /// A direct link between devices (NVLink, xGMI, ...), with its rate.
     Interconnect,
+    /// A network cable (or the parallel cables) between an adapter of the
+    /// machine, a switch, another machine's adapter or a router, with its
+    /// data rate.
+    FabricLink,
 }
 
 impl EdgeKind {
@@ -64,12 +71,21 @@ impl EdgeKind {
             EdgeKind::Misc => "misc",
             EdgeKind::NumaDistance => "numa-distance",
             EdgeKind::Interconnect => "interconnect",
+            EdgeKind::FabricLink => "fabric-link",
         }
     }
 
     /// Whether the edge is one of the tree's (parent to child).
     pub fn is_tree(self) -> bool {
-        !matches!(self, EdgeKind::NumaDistance | EdgeKind::Interconnect)
+        !matches!(
+            self,
+            EdgeKind::NumaDistance | EdgeKind::Interconnect | EdgeKind::FabricLink
+        )
+    }
+
+    /// Whether the edge's weight is a rate (MB/s) rather than a distance.
+    pub fn weight_is_rate(self) -> bool {
+        matches!(self, EdgeKind::Interconnect | EdgeKind::FabricLink)
     }
 }
 
@@ -81,7 +97,9 @@ impl fmt::Display for EdgeKind {
 
 /// An edge: its type and, for `numa-distance` edges, the distance; for
 /// `interconnect` edges, the rate (hwloc's unit for bandwidth matrices,
-/// MB/s) and the link's kind (`NVLink`).
+/// MB/s) and the link's kind (`NVLink`); for `fabric-link` edges, the
+/// data rate of its cables together, also in MB/s, and their kind
+/// (`InfiniBand`, `InfiniBand x2` for two parallel cables).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edge {
     pub kind: EdgeKind,
@@ -135,14 +153,69 @@ impl VertexKey {
     }
 }
 
-/// The properties of an object, as a vertex holds them.
+/// A node of the network fabric around the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FabricKind {
+    Switch,
+    /// Another machine's (or a storage server's) network adapter.
+    Adapter,
+    Router,
+}
+
+impl FabricKind {
+    /// The name exports use as the vertex's type.
+    pub fn name(self) -> &'static str {
+        match self {
+            FabricKind::Switch => "Switch",
+            FabricKind::Adapter => "Adapter",
+            FabricKind::Router => "Router",
+        }
+    }
+}
+
+/// What a vertex is: an object of the topology, or a node of the fabric
+/// around the machine.  Objects sort first, by type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VertexType {
+    Object(ObjType),
+    Fabric(FabricKind),
+}
+
+impl fmt::Display for VertexType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VertexType::Object(t) => t.fmt(f),
+            VertexType::Fabric(k) => f.write_str(k.name()),
+        }
+    }
+}
+
+/// A fabric node to add to the graph ([`TopoGraph::add_fabric_node`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricNode {
+    pub kind: FabricKind,
+    /// Its node GUID: the vertex's identity.
+    pub guid: u64,
+    /// Its node description (`switch-1 ...`, `node02 HCA-1`).
+    pub description: String,
+    /// The subnet it is on (`fe80:0000:0000:0000`).
+    pub subnet: String,
+    /// For an adapter, the machine it belongs to, when known.
+    pub host: Option<String>,
+    /// Its ports' numbers and GUIDs where they differ from the node's
+    /// (an adapter's ports): the vertex is findable by them too.
+    pub port_guids: Vec<(u32, u64)>,
+}
+
+/// The properties of an object or fabric node, as a vertex holds them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Vertex {
-    /// The object in the topology it was built from.
-    pub obj: ObjId,
-    /// The global persistent index: the vertex's stable identity.
-    pub gp_index: u64,
-    pub obj_type: ObjType,
+    /// The object in the topology it was built from (none for a fabric node).
+    pub obj: Option<ObjId>,
+    /// The global persistent index: an object's stable identity (none for
+    /// a fabric node, whose identity is its GUID).
+    pub gp_index: Option<u64>,
+    pub vertex_type: VertexType,
     pub os_index: Option<u32>,
     pub logical_index: u32,
     pub name: Option<String>,
@@ -155,35 +228,54 @@ pub struct Vertex {
     pub pci_busid: Option<String>,
     /// The OS device's name (`eth0`, `mlx5_0`), for OS devices.
     pub osdev_name: Option<String>,
+    /// A fabric node's GUID.
+    pub fabric_guid: Option<u64>,
     /// Dynamic properties merged in ([`TopoGraph::add_properties`]).
     pub properties: Vec<VertexProperty>,
 }
 
 impl Vertex {
-    /// The vertex's identifier in exports: `obj<gp_index>`.
+    /// The vertex's identifier in exports: `obj<gp_index>` for an object,
+    /// `fabric<GUID in hex>` for a fabric node.
     pub fn id(&self) -> String {
-        format!("obj{}", self.gp_index)
+        match (self.gp_index, self.fabric_guid) {
+            (Some(gp), _) => format!("obj{gp}"),
+            (None, Some(g)) => format!("fabric{g:016x}"),
+            (None, None) => format!("vertex{}", self.logical_index),
+        }
     }
 
-    /// A short name that is also a location of hwloc's language:
-    /// `os=eth0`, `pci=0000:02:00.0`, else `Type:logical index`.
+    /// The object's type, for an object of the topology.
+    pub fn obj_type(&self) -> Option<ObjType> {
+        match self.vertex_type {
+            VertexType::Object(t) => Some(t),
+            VertexType::Fabric(_) => None,
+        }
+    }
+
+    /// A short name that is also a location the command line reads:
+    /// `os=eth0`, `pci=0000:02:00.0`, `guid=0x...` for a fabric node, else
+    /// `Type:logical index`.
     pub fn label(&self) -> String {
         if let Some(n) = &self.osdev_name {
             return format!("os={n}");
         }
-        if self.obj_type == ObjType::PCIDevice {
+        if let Some(g) = self.fabric_guid {
+            return format!("guid={g:#018x}");
+        }
+        if self.obj_type() == Some(ObjType::PCIDevice) {
             if let Some(b) = &self.pci_busid {
                 return format!("pci={b}");
             }
         }
-        format!("{}:{}", self.obj_type, self.logical_index)
+        format!("{}:{}", self.vertex_type, self.logical_index)
     }
 }
 
 /// A topology seen as a graph.
 pub struct TopoGraph {
     graph: DiGraph<Vertex, Edge>,
-    /// The tree edges only, undirected, weight 1; same node indexes.
+    /// The tree edges and fabric cables, undirected, weight 1; same node indexes.
     tree: UnGraph<(), u32>,
     /// Every edge, undirected, with its cost for [`TopoGraph::weighted_path`].
     weighted: UnGraph<(), f64>,
@@ -194,6 +286,8 @@ pub struct TopoGraph {
     by_guid: HashMap<String, NodeIndex>,
     /// Each NUMA node's distance to itself in the NUMA latency matrix.
     numa_diagonal: HashMap<NodeIndex, u64>,
+    /// Fabric nodes added so far, by kind: their logical indexes.
+    fabric_count: HashMap<FabricKind, u32>,
 }
 
 /// An object reached by a query, with its distance.
@@ -212,9 +306,9 @@ fn vertex(topo: &Topology, id: ObjId) -> Vertex {
         )
     });
     Vertex {
-        obj: id,
-        gp_index: o.gp_index,
-        obj_type: o.obj_type,
+        obj: Some(id),
+        gp_index: Some(o.gp_index),
+        vertex_type: VertexType::Object(o.obj_type),
         os_index: o.os_index,
         logical_index: o.logical_index(),
         name: o.name.clone(),
@@ -230,6 +324,7 @@ fn vertex(topo: &Topology, id: ObjId) -> Vertex {
         osdev_name: (o.obj_type == ObjType::OSDevice)
             .then(|| o.name.clone())
             .flatten(),
+        fabric_guid: None,
         properties: Vec::new(),
     }
 }
@@ -240,14 +335,21 @@ fn is_guid_info(name: &str) -> bool {
     name.ends_with("GUID") || name.ends_with("UUID")
 }
 
-/// A GUID as matched: lower case, without `:`, `-` or spaces
-/// (`0x0002:c903:0042:76b1` and `0002c903004276b1` are one GUID).
+/// A GUID as matched: lower case, without `0x`, `:`, `-`, spaces or
+/// leading zeros (`0x0002:c903:0042:76b1` and `0002c903004276b1` are one
+/// GUID).
 fn guid_form(s: &str) -> String {
     let s = s.trim().to_ascii_lowercase();
     let s = s.strip_prefix("0x").unwrap_or(&s);
-    s.chars()
+    let s: String = s
+        .chars()
         .filter(|c| !matches!(c, ':' | '-' | ' '))
-        .collect()
+        .collect();
+    // Leading zeros do not matter either: `0x10` is the GUID 0x0000000000000010.
+    match s.trim_start_matches('0') {
+        "" if !s.is_empty() => "0".to_string(),
+        t => t.to_string(),
+    }
 }
 
 impl TopoGraph {
@@ -267,7 +369,7 @@ impl TopoGraph {
             let busid = v
                 .pci_busid
                 .clone()
-                .filter(|_| v.obj_type == ObjType::PCIDevice);
+                .filter(|_| v.obj_type() == Some(ObjType::PCIDevice));
             let osdev = v.osdev_name.clone();
             let guids: Vec<String> = v
                 .infos
@@ -281,7 +383,9 @@ impl TopoGraph {
             }
             tree.add_node(());
             by_obj.insert(id, n);
-            by_gp.insert(gp, n);
+            if let Some(gp) = gp {
+                by_gp.insert(gp, n);
+            }
             if let Some(b) = busid {
                 by_busid.entry(b).or_insert(n);
             }
@@ -346,6 +450,7 @@ impl TopoGraph {
             by_osdev,
             by_guid,
             numa_diagonal,
+            fabric_count: HashMap::new(),
         };
         for d in interconnect_matrices(topo) {
             let link = link_kind(d);
@@ -447,8 +552,9 @@ impl TopoGraph {
         self.by_osdev.get(name).copied()
     }
 
-    /// Hop distances over the tree edges from `from`, nearest first (ties
-    /// in depth-first order), up to `max` hops when given.
+    /// Hop distances over the tree edges (and the fabric's cables) from
+    /// `from`, nearest first (ties in depth-first order), up to `max` hops
+    /// when given.
     pub fn hops(&self, from: NodeIndex, max: Option<u32>) -> Vec<Reached> {
         let mut dist = vec![u32::MAX; self.tree.node_count()];
         let mut out = Vec::new();
@@ -474,8 +580,9 @@ impl TopoGraph {
         out
     }
 
-    /// The shortest path over the tree edges (Dijkstra, weight 1 per
-    /// edge): its length and its vertices, `from` and `to` included.
+    /// The shortest path over the tree edges and the fabric's cables
+    /// (weight 1 per edge): its length and its vertices, `from` and `to`
+    /// included.
     pub fn path(&self, from: NodeIndex, to: NodeIndex) -> Option<(u32, Vec<NodeIndex>)> {
         petgraph::algo::astar(&self.tree, from, |n| n == to, |e| *e.weight(), |_| 0)
     }
@@ -502,8 +609,9 @@ impl TopoGraph {
     /// the PUs nearest a NIC or GPU are those of its locality (its
     /// nearest ancestor with PUs, whose NUMA node is its local one) before
     /// any other; among objects first shared at one ancestor, hwloc's
-    /// order: by type (depth), then logical index.  `hops` is the tree
-    /// distance.
+    /// order: by type (depth), then logical index; then fabric nodes
+    /// beyond the machine by cable hops.  `hops` is the distance over the
+    /// tree edges and cables.
     pub fn nearest(&self, from: NodeIndex, types: &TypeSet, n: usize) -> Vec<Reached> {
         let dist = petgraph::algo::dijkstra(&self.tree, from, None, |e| *e.weight());
         let mut seen = vec![false; self.graph.node_count()];
@@ -519,7 +627,7 @@ impl TopoGraph {
                     continue;
                 }
                 seen[m.index()] = true;
-                if m != from && types.contains(self.graph[m].obj_type) {
+                if m != from && types.contains_vertex(self.graph[m].vertex_type) {
                     level.push(Reached {
                         node: m,
                         hops: dist.get(&m).copied().unwrap_or(u32::MAX),
@@ -534,7 +642,7 @@ impl TopoGraph {
             }
             level.sort_by_key(|r| {
                 let v = &self.graph[r.node];
-                (v.obj_type, v.logical_index, r.node)
+                (v.vertex_type, v.logical_index, r.node)
             });
             out.extend(level);
             if out.len() >= n {
@@ -542,6 +650,21 @@ impl TopoGraph {
             }
             done = Some(anc);
             below = self.parent(anc);
+        }
+        if out.len() < n {
+            // Beyond the machine: fabric nodes by cable hops, then type
+            // and logical index.
+            let mut beyond: Vec<Reached> = dist
+                .iter()
+                .filter(|(m, _)| !seen[m.index()])
+                .filter(|(m, _)| types.contains_vertex(self.graph[**m].vertex_type))
+                .map(|(m, d)| Reached { node: *m, hops: *d })
+                .collect();
+            beyond.sort_by_key(|r| {
+                let v = &self.graph[r.node];
+                (r.hops, v.vertex_type, v.logical_index, r.node)
+            });
+            out.extend(beyond);
         }
         out.truncate(n);
         out
@@ -607,6 +730,101 @@ impl TopoGraph {
             },
         );
         self.reweigh();
+        Ok(())
+    }
+
+    /// Adds a node of the fabric around the machine (a switch, another
+    /// machine's adapter, a router) as a vertex, findable by its GUID.
+    /// Fails on a GUID the graph already has (an adapter of this machine
+    /// is its OS device's vertex, not a new one).
+    pub fn add_fabric_node(&mut self, node: FabricNode) -> Result<NodeIndex, String> {
+        let key = guid_form(&format!("{:016x}", node.guid));
+        if self.by_guid.contains_key(&key) {
+            return Err(format!(
+                "the fabric node {:#018x} ({}) is already a vertex",
+                node.guid, node.description
+            ));
+        }
+        let count = self.fabric_count.entry(node.kind).or_insert(0);
+        let logical_index = *count;
+        *count += 1;
+        let mut infos = vec![
+            ("NodeGUID".to_string(), format!("{:#018x}", node.guid)),
+            ("Subnet".to_string(), node.subnet),
+        ];
+        if let Some(h) = node.host {
+            infos.push(("HostName".to_string(), h));
+        }
+        let mut keys = vec![key];
+        for (port, g) in node.port_guids.iter().filter(|(_, g)| *g != node.guid) {
+            infos.push((format!("Port{port}GUID"), format!("{g:#018x}")));
+            keys.push(guid_form(&format!("{g:016x}")));
+        }
+        let n = self.graph.add_node(Vertex {
+            obj: None,
+            gp_index: None,
+            vertex_type: VertexType::Fabric(node.kind),
+            os_index: None,
+            logical_index,
+            name: Some(node.description),
+            subtype: None,
+            cpuset: None,
+            nodeset: None,
+            infos,
+            pci_busid: None,
+            osdev_name: None,
+            fabric_guid: Some(node.guid),
+            properties: Vec::new(),
+        });
+        self.tree.add_node(());
+        self.weighted.add_node(());
+        for k in keys {
+            self.by_guid.entry(k).or_insert(n);
+        }
+        Ok(n)
+    }
+
+    /// Adds the cables between two vertices of the fabric (an OS device of
+    /// the machine or a fabric node on either end): `cables` parallel
+    /// cables of `rate` MB/s together (data rate, as hwloc's bandwidth
+    /// matrices count).  A fabric link costs one hop in
+    /// [`TopoGraph::weighted_path`].
+    pub fn add_fabric_link(
+        &mut self,
+        a: NodeIndex,
+        b: NodeIndex,
+        cables: usize,
+        rate: Option<u64>,
+    ) -> Result<(), String> {
+        let nodes = self.graph.node_count();
+        if a.index() >= nodes || b.index() >= nodes {
+            return Err("a fabric link names a vertex the graph lacks".to_string());
+        }
+        if a == b {
+            return Err(format!(
+                "a fabric link from {} to itself",
+                self.graph[a].label()
+            ));
+        }
+        let link = if cables > 1 {
+            format!("InfiniBand x{cables}")
+        } else {
+            "InfiniBand".to_string()
+        };
+        self.graph.add_edge(
+            a,
+            b,
+            Edge {
+                kind: EdgeKind::FabricLink,
+                weight: rate,
+                link: Some(link),
+            },
+        );
+        // What reweigh() would give, without rebuilding for every cable.
+        self.weighted.add_edge(a, b, 1.0);
+        // Cables are hops as tree edges are: beyond the machine, hops and
+        // paths go along them.
+        self.tree.add_edge(a, b, 1);
         Ok(())
     }
 }

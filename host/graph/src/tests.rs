@@ -12,7 +12,7 @@ fn synth(desc: &str) -> Topology {
 fn first(g: &TopoGraph, t: ObjType, logical: u32) -> NodeIndex {
     g.graph()
         .node_indices()
-        .find(|&n| g.vertex(n).obj_type == t && g.vertex(n).logical_index == logical)
+        .find(|&n| g.vertex(n).obj_type() == Some(t) && g.vertex(n).logical_index == logical)
         .unwrap()
 }
 
@@ -35,7 +35,7 @@ fn every_object_is_a_vertex_with_typed_edges() {
     .sum();
     assert_eq!(tree, g.graph().node_count() - 1);
     let root = g.by_obj(t.root()).unwrap();
-    assert_eq!(g.by_gp_index(g.vertex(root).gp_index), Some(root));
+    assert_eq!(g.by_gp_index(g.vertex(root).gp_index.unwrap()), Some(root));
 }
 
 #[test]
@@ -63,10 +63,10 @@ fn hops_path_and_nearest() {
     // pu0 - core0 - pack0 - core1 - pu3.
     let (cost, path) = g.path(pu0, pu3).unwrap();
     assert_eq!(cost, 4);
-    assert_eq!(g.vertex(path[2]).obj_type, ObjType::Package);
+    assert_eq!(g.vertex(path[2]).obj_type(), Some(ObjType::Package));
     let (cost, path) = g.path(pu0, pu5).unwrap();
     assert_eq!(cost, 6);
-    assert_eq!(g.vertex(path[3]).obj_type, ObjType::Machine);
+    assert_eq!(g.vertex(path[3]).obj_type(), Some(ObjType::Machine));
     let hops = g.hops(pu0, Some(2));
     let labels: Vec<(u32, String)> = hops
         .iter()
@@ -227,9 +227,9 @@ fn other_sources_land_on_vertices_by_stable_ids() {
         assert_eq!(g.find(&VertexKey::parse(key).unwrap()), Some(gpu1), "{key}");
     }
     let pci = g.find(&VertexKey::parse("pci=10:00.0").unwrap()).unwrap();
-    assert_eq!(g.vertex(pci).obj_type, ObjType::PCIDevice);
+    assert_eq!(g.vertex(pci).obj_type(), Some(ObjType::PCIDevice));
     assert_eq!(
-        g.parent(gpu1).map(|p| g.vertex(p).obj_type),
+        g.parent(gpu1).and_then(|p| g.vertex(p).obj_type()),
         Some(ObjType::PCIDevice)
     );
     let temp = |v: f64| VertexProperty {
@@ -254,7 +254,11 @@ fn other_sources_land_on_vertices_by_stable_ids() {
         .unwrap();
     assert_eq!(v["properties"][0]["value"], 61.0);
     // A link another source reports (no rate known), between CPUs' packages.
-    let a = VertexKey::GpIndex(g.vertex(g.by_pci_busid("0000:10:00.0").unwrap()).gp_index);
+    let a = VertexKey::GpIndex(
+        g.vertex(g.by_pci_busid("0000:10:00.0").unwrap())
+            .gp_index
+            .unwrap(),
+    );
     let b = VertexKey::PciBusId("0000:20:00.0".into());
     g.add_interconnect(&a, &b, "PCIe-P2P", None).unwrap();
     assert!(g.add_interconnect(&a, &a, "x", None).is_err());
@@ -298,4 +302,69 @@ fn weighted_paths_take_numa_links_by_their_distance() {
     let (cost, path) = g.weighted_path(a, b).unwrap();
     assert!((cost - 1.2).abs() < 1e-12, "{cost}");
     assert_eq!(path, [a, b]);
+}
+
+#[test]
+fn fabric_nodes_join_by_guid_and_queries_cross_cables() {
+    let t = synth("pack:2 core:2 pu:2");
+    let mut g = TopoGraph::new(&t);
+    let pu0 = first(&g, ObjType::PU, 0);
+    let pack1 = first(&g, ObjType::Package, 1);
+    let node = |kind, guid, ports: Vec<(u32, u64)>| FabricNode {
+        kind,
+        guid,
+        description: format!("node {guid:x}"),
+        subnet: "fe80:0000:0000:0000".into(),
+        host: None,
+        port_guids: ports,
+    };
+    let sw = g
+        .add_fabric_node(node(FabricKind::Switch, 0x10, vec![(1, 0x10)]))
+        .unwrap();
+    let ca = g
+        .add_fabric_node(node(FabricKind::Adapter, 0x20, vec![(1, 0x21)]))
+        .unwrap();
+    // A GUID already in the graph is refused; the port GUID finds the adapter.
+    assert!(g
+        .add_fabric_node(node(FabricKind::Router, 0x20, vec![]))
+        .is_err());
+    assert_eq!(g.by_guid("0x0000000000000021"), Some(ca));
+    assert_eq!(g.by_guid("10"), Some(sw));
+    assert_eq!(g.vertex(sw).label(), "guid=0x0000000000000010");
+    assert_eq!(g.vertex(ca).id(), "fabric0000000000000020");
+    // The package stands in for the machine's adapter here.
+    g.add_fabric_link(pack1, sw, 2, Some(25_000)).unwrap();
+    g.add_fabric_link(sw, ca, 1, None).unwrap();
+    assert!(g.add_fabric_link(sw, sw, 1, None).is_err());
+    let links: Vec<&Edge> = g
+        .graph()
+        .edge_weights()
+        .filter(|e| e.kind == EdgeKind::FabricLink)
+        .collect();
+    assert_eq!(links.len(), 2);
+    assert_eq!(links[0].link.as_deref(), Some("InfiniBand x2"));
+    // Paths and hops go along cables; near reaches the fabric after the machine.
+    let (_, path) = g.path(pu0, ca).unwrap();
+    assert_eq!(path.last(), Some(&ca));
+    assert!(path.contains(&pack1) && path.contains(&sw));
+    let (_, wpath) = g.weighted_path(pu0, ca).unwrap();
+    assert_eq!(wpath, path);
+    let types = TypeSet::parse("adapter,switch").unwrap();
+    let near = g.nearest(pu0, &types, 5);
+    assert_eq!(
+        near.iter().map(|r| r.node).collect::<Vec<_>>(),
+        vec![sw, ca]
+    );
+    assert_eq!(near[0].hops + 1, near[1].hops);
+    let only_pus = TypeSet::parse("pu").unwrap();
+    assert!(g.nearest(pu0, &only_pus, 100).iter().all(|r| r.node != sw));
+    // Filtered exports keep the fabric kinds asked for.
+    let v = View::new(&g, Some(&TypeSet::parse("fabric").unwrap()));
+    assert_eq!(v.nodes, vec![sw, ca]);
+    assert_eq!(v.edges.len(), 1);
+    assert!(
+        View::new(&g, Some(&TypeSet::parse("package,switch").unwrap()))
+            .to_dot()
+            .contains("rate=25000")
+    );
 }

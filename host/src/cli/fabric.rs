@@ -174,6 +174,25 @@ fn collect(input: &Input) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
     Ok((fabric, xmls))
 }
 
+/// The subnets of fabric folders (laid out as `wloc fabric` reads them;
+/// their node topologies are not read) or files, read by the built-in
+/// fabric reader or by `reader`.
+pub(super) fn read_subnets(
+    paths: &[PathBuf],
+    reader: Option<&Path>,
+) -> Result<Vec<wloc_ib::Subnet>, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        let (f, _) = collect(&Input {
+            dir: p.clone(),
+            files: Vec::new(),
+            reader: None,
+        })?;
+        files.extend(f);
+    }
+    read_fabric(&files, reader)
+}
+
 /// The limits of a fabric reader's run unless the policy sets others:
 /// the defaults of every component, with files up to 64 MiB (a ports
 /// report of a fabric of 100,000 ports is about 15 MiB) instead of 1 MiB.
