@@ -17,7 +17,9 @@
 //! ([`TopoGraph::add_interconnect`]), and `fabric-link` between the
 //! machine's network adapters and the nodes of the fabric around it
 //! (switches, other machines' adapters, routers: vertices of their own,
-//! [`TopoGraph::add_fabric_node`], [`TopoGraph::add_fabric_link`]).
+//! [`TopoGraph::join_fabric`] from a fabric reader's subnets, or one by
+//! one with [`TopoGraph::add_fabric_node`] and
+//! [`TopoGraph::add_fabric_link`]).
 //!
 //! Queries: hop distances over the tree edges ([`TopoGraph::hops`]),
 //! shortest paths over the tree edges ([`TopoGraph::path`]) or over every
@@ -26,7 +28,7 @@
 //! ([`export`]) write DOT, GraphML and JSON of the whole graph or of a view
 //! filtered by [`TypeSet`], with the vertices' properties.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use petgraph::graph::{DiGraph, UnGraph};
@@ -730,6 +732,77 @@ impl TopoGraph {
             },
         );
         self.reweigh();
+        Ok(())
+    }
+
+    /// Joins the fabric around the machine, from subnets as a fabric
+    /// reader returns them (`topo` is the topology the graph was built
+    /// from).  On the subnets the machine's adapters are on (OpenFabrics
+    /// OS devices, found by port and node GUIDs as
+    /// [`wloc_fabric::Fabric`] joins hosts), every node becomes a vertex
+    /// (the machine's own adapters are their OS devices' vertices) and
+    /// every pair of cabled nodes a `fabric-link` edge.  Fails when no
+    /// adapter of the topology is on the fabric.
+    pub fn join_fabric(
+        &mut self,
+        topo: &Topology,
+        subnets: Vec<wloc_ib::Subnet>,
+    ) -> Result<(), String> {
+        let g = self;
+        let names: Vec<String> = subnets.iter().map(|s| s.name.clone()).collect();
+        let me = topo
+            .obj(topo.root())
+            .info("HostName")
+            .unwrap_or("this machine")
+            .to_string();
+        let f = wloc_fabric::Fabric::build(subnets, vec![(me, topo.clone())])?;
+        // Fabric::build puts the hosts with topologies first: this one is 0.
+        let nics = &f.hosts[0].nics;
+        let on: BTreeSet<usize> = nics.iter().map(|n| n.subnet).collect();
+        if on.is_empty() {
+            return Err(format!(
+                "no adapter of this topology is on the fabric ({}): no OpenFabrics OS device has a NodeGUID or port GUID of its adapters",
+                names.join(", ")
+            ));
+        }
+        for si in on {
+            let sg = &f.subnets[si];
+            let mut vertex = HashMap::new();
+            for n in sg.graph.node_indices() {
+                let node = &sg.graph[n];
+                let own = nics
+                    .iter()
+                    .find(|x| x.subnet == si && x.node == n)
+                    .and_then(|x| x.osdev)
+                    .and_then(|o| g.by_obj(o));
+                let v = match own {
+                    Some(v) => v,
+                    None => g.add_fabric_node(FabricNode {
+                        kind: match node.kind {
+                            wloc_ib::NodeKind::Switch => FabricKind::Switch,
+                            wloc_ib::NodeKind::Ca => FabricKind::Adapter,
+                            wloc_ib::NodeKind::Router => FabricKind::Router,
+                        },
+                        guid: node.guid,
+                        description: node.description.clone(),
+                        subnet: sg.name.clone(),
+                        host: node.host.map(|h| f.hosts[h].name.clone()),
+                        port_guids: node.ports.iter().map(|p| (p.number, p.guid)).collect(),
+                    })?,
+                };
+                vertex.insert(n, v);
+            }
+            for e in sg.graph.edge_indices() {
+                let Some((a, b)) = sg.graph.edge_endpoints(e) else {
+                    continue;
+                };
+                let cables = &sg.graph[e];
+                // Data rate in MB/s, as the interconnects' bandwidth matrices.
+                let gbps = cables.gbps();
+                let rate = (gbps > 0.0).then(|| (gbps * 1000.0 / 8.0).round() as u64);
+                g.add_fabric_link(vertex[&a], vertex[&b], cables.cables.len(), rate)?;
+            }
+        }
         Ok(())
     }
 

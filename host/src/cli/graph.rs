@@ -9,14 +9,13 @@
 //! linked to the machine's adapters (OS devices, matched by GUID) by
 //! `fabric-link` edges.
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use wloc::annotations::{self, Annotators};
 use wloc_core::{Topology, TypeFilter};
 use wloc_graph::export::View;
-use wloc_graph::{FabricKind, FabricNode, TopoGraph, TypeSet, VertexKey, VertexProperty};
+use wloc_graph::{TopoGraph, TypeSet, VertexKey, VertexProperty};
 use wloc_locality::WordOptions;
 
 use super::topology::{keep_all, InputArgs, Load, LoadErrors, TopologyArgs};
@@ -230,77 +229,11 @@ fn graph(a: &GraphArgs, topo: &Topology) -> Result<TopoGraph, String> {
     let mut g = TopoGraph::new(topo);
     if !a.fabric.is_empty() {
         let subnets = super::fabric::read_subnets(&a.fabric, a.fabric_reader.as_deref())?;
-        add_fabric(topo, &mut g, subnets)?;
+        g.join_fabric(topo, subnets)?;
     } else if a.fabric_reader.is_some() {
         return Err("--fabric-reader goes with --fabric".into());
     }
     Ok(g)
-}
-
-/// Joins the subnets the machine's adapters are on: every node of those
-/// subnets becomes a vertex (the machine's own adapters are their OS
-/// devices' vertices) and every pair of cabled nodes a `fabric-link`
-/// edge.  Fails when no adapter of the topology is on the fabric.
-fn add_fabric(
-    topo: &Topology,
-    g: &mut TopoGraph,
-    subnets: Vec<wloc_ib::Subnet>,
-) -> Result<(), String> {
-    let names: Vec<String> = subnets.iter().map(|s| s.name.clone()).collect();
-    let me = topo
-        .obj(topo.root())
-        .info("HostName")
-        .unwrap_or("this machine")
-        .to_string();
-    let f = wloc_fabric::Fabric::build(subnets, vec![(me, topo.clone())])?;
-    // Fabric::build puts the hosts with topologies first: this one is 0.
-    let nics = &f.hosts[0].nics;
-    let on: BTreeSet<usize> = nics.iter().map(|n| n.subnet).collect();
-    if on.is_empty() {
-        return Err(format!(
-            "no adapter of this topology is on the fabric ({}): no OpenFabrics OS device has a NodeGUID or port GUID of its adapters",
-            names.join(", ")
-        ));
-    }
-    for si in on {
-        let sg = &f.subnets[si];
-        let mut vertex = HashMap::new();
-        for n in sg.graph.node_indices() {
-            let node = &sg.graph[n];
-            let own = nics
-                .iter()
-                .find(|x| x.subnet == si && x.node == n)
-                .and_then(|x| x.osdev)
-                .and_then(|o| g.by_obj(o));
-            let v = match own {
-                Some(v) => v,
-                None => g.add_fabric_node(FabricNode {
-                    kind: match node.kind {
-                        wloc_ib::NodeKind::Switch => FabricKind::Switch,
-                        wloc_ib::NodeKind::Ca => FabricKind::Adapter,
-                        wloc_ib::NodeKind::Router => FabricKind::Router,
-                    },
-                    guid: node.guid,
-                    description: node.description.clone(),
-                    subnet: sg.name.clone(),
-                    host: node.host.map(|h| f.hosts[h].name.clone()),
-                    port_guids: node.ports.iter().map(|p| (p.number, p.guid)).collect(),
-                })?,
-            };
-            vertex.insert(n, v);
-        }
-        for e in sg.graph.edge_indices() {
-            let Some((a, b)) = sg.graph.edge_endpoints(e) else {
-                continue;
-            };
-            let cables = &sg.graph[e];
-            // Data rate in MB/s, as the interconnects' bandwidth matrices.
-            let gbps = cables.gbps();
-            let rate = (gbps > 0.0).then(|| (gbps * 1000.0 / 8.0).round() as u64);
-            g.add_fabric_link(vertex[&a], vertex[&b], cables.cables.len(), rate)?;
-        }
-    }
-    Ok(())
 }
 
 /// One sample of the sensors component on the vertices.
