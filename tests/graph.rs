@@ -455,6 +455,32 @@ fn graph_exports_carry_dynamic_properties() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--properties reads the sensors"));
 }
 
+/// `--rates` takes two samples of this machine, so utilisation (from two
+/// `/proc/stat` readings) is on the PUs; one sample has none.
+#[test]
+fn graph_rates_need_two_samples() {
+    let has_utilisation = |args: &[&str]| {
+        let json: serde_json::Value = serde_json::from_str(&wloc_ok(args)).unwrap();
+        json["vertices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["type"] == "PU")
+            .any(|v| {
+                v["properties"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["name"] == "utilisation" && p["unit"] == "%")
+            })
+    };
+    let base = ["graph", "--filter", "pu", "--properties", "--of", "json"];
+    assert!(!has_utilisation(&base));
+    assert!(has_utilisation(&[&base[..], &["--rates", "300"]].concat()));
+    let o = common::run_wloc(["graph", "--rates", "300", "--of", "json"]);
+    assert!(!o.status.success(), "--rates without --properties");
+}
+
 /// GUID as compared: hex digits only, lower case.
 fn guid_key(s: &str) -> String {
     let s = s.trim().to_ascii_lowercase();

@@ -39,6 +39,11 @@ pub struct GraphArgs {
     /// component, as `wloc watch` reads it.
     #[arg(long)]
     properties: bool,
+    /// With --properties, take two samples MS milliseconds apart so that
+    /// the properties computed from two readings (power from energy
+    /// counters, utilisation) are there too.
+    #[arg(long, value_name = "MS", requires = "properties")]
+    rates: Option<u64>,
     /// Join the InfiniBand fabric around the machine: a folder laid out
     /// as `wloc fabric` reads it (`ib-raw/`), or a fabric file
     /// (ibnetdiscover's ports report or topology file, ibroute tables);
@@ -203,7 +208,7 @@ fn export(a: &GraphArgs) -> super::Result {
     let topo = load(&a.input, &InputArgs::default())?;
     let mut g = graph(a, &topo)?;
     if a.properties {
-        add_properties(&a.input, &topo, &mut g)?;
+        add_properties(&a.input, &topo, &mut g, a.rates)?;
     }
     let view = View::new(&g, filter.as_ref());
     let text = match format {
@@ -236,8 +241,14 @@ fn graph(a: &GraphArgs, topo: &Topology) -> Result<TopoGraph, String> {
     Ok(g)
 }
 
-/// One sample of the sensors component on the vertices.
-fn add_properties(input: &InputArgs, topo: &Topology, g: &mut TopoGraph) -> super::Result {
+/// One sample of the sensors component on the vertices (the second of
+/// two `rates` ms apart, when given).
+fn add_properties(
+    input: &InputArgs,
+    topo: &Topology,
+    g: &mut TopoGraph,
+    rates: Option<u64>,
+) -> super::Result {
     let source = TopologyArgs::from_input(input.clone()).source()?;
     if !annotations::applies_to(&source) {
         return Err(
@@ -250,6 +261,12 @@ fn add_properties(input: &InputArgs, topo: &Topology, g: &mut TopoGraph) -> supe
         |b, _| b.name == wloc_runtime::builtin::ANNOTATE_SENSORS_NAME,
         &Default::default(),
     )?;
+    if let Some(ms) = rates {
+        // The first sample is the starting point of the rates; its
+        // warnings come again with the second.
+        let _ = annotators.sample(topo);
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     let (props, more) = annotators.sample(topo);
     for w in warnings.iter().chain(&more) {
         eprintln!("wloc: warning: {w}");
