@@ -1,11 +1,34 @@
 //! Checks of an archive bytecheck accepted: bytecheck proves every offset,
-//! length, tag and string sound; these checks prove the topology's own
-//! links sound, so that the view and the rebuild can index without bounds
-//! failures and walk without cycles.
+//! length, tag and string sound (the body holds only a few dozen of them:
+//! the object table is columns of plain integers); these checks prove the
+//! topology's own links sound, so that the view and the rebuild can index
+//! and slice without bounds failures and walk without cycles.
+//!
+//! What the view and the rebuild rely on, and where it is proved:
+//! - every column of the object table has `n` entries (`first_child` and
+//!   `info_start` `n + 1`), `n ≥ 1`: [`lengths`];
+//! - every type code is known, every attribute, string and set index is in
+//!   its table or the "none" value, the attribute fits the type, normal and
+//!   memory objects have their four sets: [`objects`];
+//! - `first_child` and `info_start` are non-decreasing from their first
+//!   value to the length of what they index, so that every run is a valid
+//!   range; the children runs tile `1..n` (they start at 1 and end at
+//!   `n`); every object `c ≥ 1` has a parent `p < c` and lies in the run of
+//!   `p`.  The runs being disjoint, each object is in exactly one run, its
+//!   parent's: the table is a tree rooted at 0, walked without cycles.
+//!   Within a run, families come in order: [`tree`];
+//! - the set table's runs are valid ranges of at most [`MAX_SET_WORDS`]
+//!   words: [`sets`];
+//! - every other object, set or string index (levels, distances, memory
+//!   attributes, CPU kinds, tiers, PCI localities, infos) is in range.
+//!
+//! The per-object checks are branch-free loops accumulating one "bad"
+//! flag (the image is refused as a whole); only a refused image is walked
+//! again to say which entry was wrong.
 
-use wloc_core::object::{Depth, ObjKind, ObjType};
+use wloc_core::object::{ObjKind, ObjType};
 
-use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, ArchivedSet};
+use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, F_OS_INDEX, F_SYMMETRIC};
 use crate::ImageError;
 
 fn bad(m: impl Into<String>) -> ImageError {
@@ -14,204 +37,402 @@ fn bad(m: impl Into<String>) -> ImageError {
 
 /// Sets are bounded so that a hostile image cannot make the rebuild
 /// allocate without limit (2^14 words: a million PUs or NUMA nodes).
-const MAX_SET_WORDS: usize = 1 << 14;
+const MAX_SET_WORDS: u32 = 1 << 14;
 
 /// Global persistent indexes are bounded far below `u64::MAX` (2^62).
 const MAX_GP_INDEX: u64 = 1 << 62;
 
-fn check_set(s: &ArchivedSet, what: &str, i: usize) -> Result<(), ImageError> {
-    if s.words.len() > MAX_SET_WORDS {
-        return Err(bad(format!("object {i}: {what} has too many words")));
-    }
-    Ok(())
+/// Attribute kinds, as [`ArchivedAttr`]'s variants.
+const A_NONE: u8 = 0;
+const A_NUMA: u8 = 1;
+const A_CACHE: u8 = 2;
+const A_GROUP: u8 = 3;
+const A_PCI: u8 = 4;
+const A_BRIDGE: u8 = 5;
+const A_OSDEV: u8 = 6;
+/// Matches no type: a cache attribute with an unknown cache kind, an
+/// index past the attribute table.
+const A_INVALID: u8 = 0xff;
+/// The attribute kind of an unknown type code: matches no attribute.
+const A_UNKNOWN_TYPE: u8 = 0xfe;
+
+/// What validation needs to know of a type code.
+#[derive(Clone, Copy)]
+struct TypeInfo {
+    /// The attribute kind it must have ([`A_UNKNOWN_TYPE`] for an unknown
+    /// code).
+    attr: u8,
+    /// Normal and memory objects have all four sets.
+    needs_sets: bool,
+    /// PU and NUMA OS indexes become bits of the root's sets.
+    os_bounded: bool,
+    /// [`format::family_rank`].
+    rank: u8,
 }
 
-/// Validates the tree and every index of an archive.
+/// One entry per possible code, so that indexing by a `u8` needs no check.
+fn type_table() -> [TypeInfo; 256] {
+    let mut t = [TypeInfo {
+        attr: A_UNKNOWN_TYPE,
+        needs_sets: false,
+        os_bounded: false,
+        rank: 0,
+    }; 256];
+    for (code, &ty) in ObjType::ALL.iter().enumerate() {
+        let attr = match ty {
+            ObjType::NUMANode => A_NUMA,
+            ObjType::Group => A_GROUP,
+            ObjType::PCIDevice => A_PCI,
+            ObjType::Bridge => A_BRIDGE,
+            ObjType::OSDevice => A_OSDEV,
+            ObjType::MemCache => A_CACHE,
+            t if t.is_cache() => A_CACHE,
+            _ => A_NONE,
+        };
+        debug_assert_eq!(format::obj_type(code as u8), Some(ty));
+        t[code] = TypeInfo {
+            attr,
+            needs_sets: matches!(ty.kind(), ObjKind::Normal | ObjKind::Memory),
+            os_bounded: matches!(ty, ObjType::PU | ObjType::NUMANode),
+            rank: format::family_rank(ty.kind()),
+        };
+    }
+    t
+}
+
+fn attr_kind(a: &ArchivedAttr) -> u8 {
+    match a {
+        ArchivedAttr::None => A_NONE,
+        ArchivedAttr::Numa { .. } => A_NUMA,
+        ArchivedAttr::Cache { kind, .. } => {
+            if wloc_core::object::CacheKind::from_code(kind.to_native()).is_some() {
+                A_CACHE
+            } else {
+                A_INVALID
+            }
+        }
+        ArchivedAttr::Group { .. } => A_GROUP,
+        ArchivedAttr::Pci(_) => A_PCI,
+        ArchivedAttr::Bridge { .. } => A_BRIDGE,
+        ArchivedAttr::OsDev(_) => A_OSDEV,
+    }
+}
+
+use rkyv::rend::u32_le;
+
+/// Whether a run table (`starts`, one more entry than runs) is
+/// non-decreasing from 0 to `len`.
+fn runs_ok(starts: &[u32_le], len: usize) -> bool {
+    let Some(first) = starts.first() else {
+        return false;
+    };
+    let mut bad = first.to_native() != 0;
+    bad |= starts.last().map(|v| v.to_native() as usize) != Some(len);
+    for w in starts.windows(2) {
+        bad |= w[1].to_native() < w[0].to_native();
+    }
+    !bad
+}
+
+/// The largest entry of an index list is below `n`: a loop the compiler
+/// vectorizes, where an early exit per entry would not be.
+fn all_below(l: &[u32_le], n: usize) -> bool {
+    (l.iter().fold(0u32, |m, v| m.max(v.to_native())) as usize) < n || l.is_empty()
+}
+
+/// Validates every index and the tree of an archive.
 pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
-    let n = b.objects.len();
+    let n = lengths(b)?;
+    let nsets = sets(b)?;
+    objects(b, n, nsets)?;
+    links(b)?;
+    rest(b, n, nsets)
+}
+
+/// Every column of the object table is well formed and has its length.
+fn lengths(b: &ArchivedBody) -> Result<usize, ImageError> {
+    let n = b.ty.len();
     if n == 0 {
         return Err(bad("no object"));
     }
     if n >= u32::MAX as usize {
         return Err(bad("too many objects"));
     }
-    let idx = |v: u32, what: &str| -> Result<usize, ImageError> {
-        let v = v as usize;
-        if v < n {
-            Ok(v)
-        } else {
-            Err(bad(format!("{what} refers to object {v} of {n}")))
-        }
-    };
-    let nsets = b.sets.len();
-    for s in b.sets.iter() {
-        check_set(s, "a set", 0)?;
-    }
-    let nstrings = b.strings.len();
-    let ninfos = b.obj_infos.len();
-    let nchildren = b.children.len();
-    let nattrs = b.attrs.len();
-    let objects = &b.objects[..];
-    // One linear pass, O(1) per object and per listed child.  Each non-root
-    // object must be listed exactly once, by its parent: every listed child
-    // names the lister as its parent and has the list's family, each family
-    // list is strictly increasing (the writer lists children in depth-first
-    // order), so no object is listed twice; then n - 1 listings in all
-    // cover every non-root object.
-    let mut listings = 0usize;
-    for (i, o) in objects.iter().enumerate() {
-        let t = format::obj_type(o.ty)
-            .ok_or_else(|| bad(format!("object {i}: unknown type code {}", o.ty)))?;
-        if o.flags & !(format::F_SYMMETRIC | format::F_OS_INDEX | format::F_PARENT) != 0 {
-            return Err(bad(format!("object {i}: unknown flags {:#x}", o.flags)));
-        }
-        if i == 0 {
-            if t != ObjType::Machine || o.parent().is_some() {
-                return Err(bad("the first object is not a Machine root"));
-            }
-        } else {
-            match o.parent() {
-                Some(p) if (p as usize) < i => {}
-                _ => {
-                    return Err(bad(format!(
-                        "object {i}: its parent does not come before it"
-                    )))
-                }
-            }
-        }
-        // The OS index of a PU or a NUMA node is a bit of the root's sets
-        // once rebuilt: it is bounded as the sets are.
-        if let Some(os) = o.os_index() {
-            if matches!(t, ObjType::PU | ObjType::NUMANode) && os as usize >= MAX_SET_WORDS * 64 {
-                return Err(bad(format!("object {i}: OS index {os} is too large")));
-            }
-        }
-        // The rebuild keeps allocating gp indexes above the largest one
-        // read: bounded so that the counter cannot overflow.
-        if o.gp_index.to_native() >= MAX_GP_INDEX {
-            return Err(bad(format!(
-                "object {i}: global persistent index {} is too large",
-                o.gp_index.to_native()
-            )));
-        }
-        if Depth::from_i64(o.depth.to_native() as i64).is_none() {
-            return Err(bad(format!(
-                "object {i}: invalid depth {}",
-                o.depth.to_native()
-            )));
-        }
-        let a = o.attr.to_native();
-        let attr = if a == format::NO_ATTR {
-            &ArchivedAttr::None
-        } else {
-            b.attrs.get(a as usize).ok_or_else(|| {
-                bad(format!(
-                    "object {i}: its attributes are entry {a} of {nattrs}"
-                ))
-            })?
-        };
-        let attr_ok = match (attr, t) {
-            (ArchivedAttr::Numa { .. }, ObjType::NUMANode) => true,
-            (ArchivedAttr::Cache { kind, .. }, t) if t.is_cache() || t == ObjType::MemCache => {
-                wloc_core::object::CacheKind::from_code(kind.to_native()).is_some()
-            }
-            (ArchivedAttr::Group { .. }, ObjType::Group) => true,
-            (ArchivedAttr::Pci(_), ObjType::PCIDevice) => true,
-            (ArchivedAttr::Bridge { .. }, ObjType::Bridge) => true,
-            (ArchivedAttr::OsDev(_), ObjType::OSDevice) => true,
-            (ArchivedAttr::None, t) => {
-                !matches!(
-                    t,
-                    ObjType::NUMANode
-                        | ObjType::Group
-                        | ObjType::PCIDevice
-                        | ObjType::Bridge
-                        | ObjType::OSDevice
-                        | ObjType::MemCache
-                ) && !t.is_cache()
-            }
-            _ => false,
-        };
-        if !attr_ok {
-            return Err(bad(format!(
-                "object {i}: attributes do not match its type {t}"
-            )));
-        }
-        let sets = [
-            (&o.cpuset, "cpuset"),
-            (&o.complete_cpuset, "complete cpuset"),
-            (&o.nodeset, "nodeset"),
-            (&o.complete_nodeset, "complete nodeset"),
-        ];
-        for (s, what) in sets {
-            let s = s.to_native();
-            if s == format::NO_SET {
-                if matches!(t.kind(), ObjKind::Normal | ObjKind::Memory) {
-                    return Err(bad(format!("object {i} ({t}) has no {what}")));
-                }
-            } else if s as usize >= nsets {
-                return Err(bad(format!("object {i}: its {what} is set {s} of {nsets}")));
-            }
-        }
-        for (s, what) in [(&o.subtype, "subtype"), (&o.name, "name")] {
-            let s = s.to_native();
-            if s != format::NO_STR && s as usize >= nstrings {
-                return Err(bad(format!(
-                    "object {i}: its {what} is string {s} of {nstrings}"
-                )));
-            }
-        }
-        let [istart, ilen] = o.infos.map(|v| v.to_native() as usize);
-        if istart.checked_add(ilen).is_none_or(|e| e > ninfos) {
-            return Err(bad(format!(
-                "object {i}: its infos are past the info table"
-            )));
-        }
-        let counts = o.child_counts.map(|c| c.to_native() as usize);
-        let start = o.children.to_native() as usize;
-        let kids = counts
-            .iter()
-            .try_fold(start, |a, &c| a.checked_add(c))
-            .filter(|&e| e <= nchildren)
-            .map(|e| &b.children[start..e])
-            .ok_or_else(|| bad(format!("object {i}: its children are past the child table")))?;
-        listings += kids.len();
-        let mut kids = kids.iter();
-        let kinds = [ObjKind::Normal, ObjKind::Memory, ObjKind::Io, ObjKind::Misc];
-        for (count, kind) in counts.into_iter().zip(kinds) {
-            let mut prev = i;
-            for c in kids.by_ref().take(count) {
-                let c = c.to_native() as usize;
-                let Some(co) = objects.get(c) else {
-                    return Err(bad(format!("a child list refers to object {c} of {n}")));
-                };
-                if c <= prev || co.parent() != Some(i as u32) {
-                    return Err(bad(format!(
-                        "object {c} is listed out of order or as a child of object {i}, which is not its parent"
-                    )));
-                }
-                prev = c;
-                let ct = format::obj_type(co.ty).ok_or_else(|| bad("unknown type code"))?;
-                if ct.kind() != kind {
-                    return Err(bad(format!(
-                        "object {c} ({ct}) is in the wrong child list of object {i}"
-                    )));
-                }
-            }
-        }
-    }
-    if listings != n - 1 {
+    if b.flags.len() != n {
         return Err(bad(format!(
-            "{listings} objects are listed as children instead of {}",
-            n - 1
+            "the flags column has {} entries for {n} objects",
+            b.flags.len()
         )));
     }
-    // The largest index of each list against the count: a loop the
-    // compiler vectorizes, where an early exit per entry would not be.
-    let in_range =
-        |l: &[rkyv::rend::u32_le]| l.iter().fold(0u32, |m, v| m.max(v.to_native())) < n as u32;
+    let cols = [
+        ("os_index", &b.os_index, n),
+        ("depth", &b.depth, n),
+        ("logical_index", &b.logical_index, n),
+        ("parent", &b.parent, n),
+        ("gp_index", &b.gp_index, n),
+        ("total_memory", &b.total_memory, n),
+        ("attr", &b.attr, n),
+        ("subtype", &b.subtype, n),
+        ("name", &b.name, n),
+        ("cpuset", &b.cpuset, n),
+        ("complete_cpuset", &b.complete_cpuset, n),
+        ("nodeset", &b.nodeset, n),
+        ("complete_nodeset", &b.complete_nodeset, n),
+        ("info_start", &b.info_start, n + 1),
+    ];
+    for (what, col, len) in cols {
+        if !col.well_formed() || col.len() != len {
+            return Err(bad(format!(
+                "the {what} column is not {len} entries of 1, 2, 4 or 8 bytes"
+            )));
+        }
+    }
+    Ok(n)
+}
+
+/// The set table: valid runs of bounded length.  Returns the number of sets.
+fn sets(b: &ArchivedBody) -> Result<usize, ImageError> {
+    let nsets = b.set_infinite.len();
+    if b.set_start.len() != nsets + 1 || !runs_ok(&b.set_start, b.set_words.len()) {
+        return Err(bad("the set table's runs are not ranges of its words"));
+    }
+    let mut longest = 0;
+    for w in b.set_start.windows(2) {
+        longest = longest.max(w[1].to_native().wrapping_sub(w[0].to_native()));
+    }
+    if longest > MAX_SET_WORDS {
+        return Err(bad("a set has too many words"));
+    }
+    Ok(nsets)
+}
+
+/// Entry of a `W`-byte column chunk.
+#[inline(always)]
+fn rd<const W: usize>(c: &[u8]) -> u64 {
+    let mut v = [0u8; 8];
+    v[..W].copy_from_slice(&c[..W]);
+    u64::from_le_bytes(v)
+}
+
+/// The per-object checks.  The type-independent ones are reductions over
+/// single columns; the type-dependent ones and the tree are one pass over
+/// the type, flags, parent, attribute and set columns, which have one
+/// width (checked), compiled once per width, reading a table indexed by
+/// the type code.  On failure, the first bad object is found again to
+/// name it.
+fn objects(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
+    let nstrings = b.strings.len() as u64;
+    let nsets64 = nsets as u64;
+    // Type-independent: string ranges (stored + 1, 0 for none), global
+    // indexes, depths, flags.
+    let mut bad = b.subtype.max() > nstrings || b.name.max() > nstrings;
+    // The rebuild keeps allocating gp indexes above the largest one read:
+    // bounded so that the counter cannot overflow.
+    bad |= b.gp_index.max() >= MAX_GP_INDEX;
+    // Depth + 8: [`wloc_core::object::Depth::from_i64`] takes normal
+    // depths (0 to u32::MAX) and special ones (-3 to -8), not -1 or -2.
+    let mut bad_depth = false;
+    b.depth.each(|_, d| {
+        bad_depth |= (d == 6) | (d == 7) | (d > u32::MAX as u64 + 8);
+    });
+    bad |= bad_depth;
+    bad |= b.flags.iter().fold(0u8, |acc, f| acc | f) & !(F_SYMMETRIC | F_OS_INDEX) != 0;
+    // The OS index of a PU or a NUMA node is a bit of the root's sets once
+    // rebuilt: it is bounded as the sets are (a column of 1 or 2 bytes
+    // cannot exceed the bound).
+    if b.os_index.width > 2 {
+        let types = type_table();
+        let (ty, flags) = (&b.ty[..], &b.flags[..]);
+        b.os_index.each(|i, v| {
+            bad |= (flags[i] & F_OS_INDEX != 0)
+                & types[ty[i] as usize].os_bounded
+                & (v >= (MAX_SET_WORDS * 64) as u64)
+        });
+    }
+    let w = b.parent.width;
+    let same = [&b.attr, &b.cpuset, &b.complete_cpuset, &b.nodeset, &b.complete_nodeset]
+        .iter()
+        .all(|c| c.width == w);
+    if !same {
+        return Err(ImageError::Invalid(
+            "the parent, attribute and set columns have different widths".into(),
+        ));
+    }
+    bad |= !match w {
+        1 => linked::<1>(b, nsets64),
+        2 => linked::<2>(b, nsets64),
+        4 => linked::<4>(b, nsets64),
+        _ => linked::<8>(b, nsets64),
+    };
+    if bad {
+        return Err(bad_object(b, n, nstrings, nsets64));
+    }
+    Ok(())
+}
+
+/// The checks of each object against its type, and the tree, in one pass
+/// over `W`-byte columns.  True when all hold.
+#[inline(always)]
+fn linked<const W: usize>(b: &ArchivedBody, nsets: u64) -> bool {
+    let types = type_table();
+    // Attribute kinds by stored value: "none" first, then the table's;
+    // values past the table read as A_INVALID.
+    let mut akinds = Vec::with_capacity(b.attrs.len() + 1);
+    akinds.push(A_NONE);
+    akinds.extend(b.attrs.iter().map(attr_kind));
+    let mut bad = false;
+    let mut prev_key = 0u64;
+    let cols = b
+        .ty
+        .iter()
+        .zip(b.parent.bytes.chunks_exact(W))
+        .zip(b.attr.bytes.chunks_exact(W))
+        .zip(b.cpuset.bytes.chunks_exact(W))
+        .zip(b.complete_cpuset.bytes.chunks_exact(W))
+        .zip(b.nodeset.bytes.chunks_exact(W))
+        .zip(b.complete_nodeset.bytes.chunks_exact(W));
+    for (c, ((((((&ty, p), a), s0), s1), s2), s3)) in cols.enumerate() {
+        let t = types[ty as usize];
+        // (An unknown type code wants the attribute kind A_UNKNOWN_TYPE,
+        // which no attribute has.)
+        let ak = akinds
+            .get(rd::<W>(a) as usize)
+            .copied()
+            .unwrap_or(A_INVALID);
+        bad |= ak != t.attr;
+        // Normal and memory objects have their four sets.
+        let least = rd::<W>(s0).min(rd::<W>(s1)).min(rd::<W>(s2).min(rd::<W>(s3)));
+        bad |= t.needs_sets & (least == 0);
+        // The tree: every object but the root has a parent before it, and
+        // (parent, family rank) never decreases along the table, so the
+        // children of each object are one run, families in order.  With
+        // parents before children, following parents always ends at the
+        // root: the table is a tree, walked without cycles.
+        let p = rd::<W>(p);
+        let is_child = c != 0;
+        bad |= is_child & (p >= c as u64);
+        let key = if is_child {
+            p << 8 | t.rank as u64
+        } else {
+            0
+        };
+        bad |= key < prev_key;
+        prev_key = key;
+    }
+    // Every set index (stored + 1) is at most the number of sets.
+    let sets = [&b.cpuset, &b.complete_cpuset, &b.nodeset, &b.complete_nodeset];
+    !bad && sets.iter().all(|c| c.max() <= nsets)
+}
+
+/// The first object the checks of [`objects`] refuse, as an error (the
+/// slow path, taken only for a refused image).
+fn bad_object(b: &ArchivedBody, n: usize, nstrings: u64, nsets: u64) -> ImageError {
+    let types = type_table();
+    for i in 0..n {
+        let code = b.ty[i];
+        let Some(t) = format::obj_type(code) else {
+            return bad(format!("object {i}: unknown type code {code}"));
+        };
+        let info = types[code as usize];
+        let ak = match b.attr.opt(i) {
+            None => A_NONE,
+            Some(a) => b.attrs.get(a).map_or(A_INVALID, attr_kind),
+        };
+        if ak != info.attr {
+            return bad(format!("object {i}: attributes do not match its type {t}"));
+        }
+        for (col, what) in [
+            (&b.cpuset, "cpuset"),
+            (&b.complete_cpuset, "complete cpuset"),
+            (&b.nodeset, "nodeset"),
+            (&b.complete_nodeset, "complete nodeset"),
+        ] {
+            match col.opt(i) {
+                None if info.needs_sets => {
+                    return bad(format!("object {i} ({t}) has no {what}"));
+                }
+                Some(s) if s as u64 >= nsets => {
+                    return bad(format!("object {i}: its {what} is set {s} of {nsets}"));
+                }
+                _ => {}
+            }
+        }
+        for (col, what) in [(&b.subtype, "subtype"), (&b.name, "name")] {
+            if let Some(s) = col.opt(i).filter(|&s| s as u64 >= nstrings) {
+                return bad(format!(
+                    "object {i}: its {what} is string {s} of {nstrings}"
+                ));
+            }
+        }
+        let f = b.flags[i];
+        if f & !(F_SYMMETRIC | F_OS_INDEX) != 0 {
+            return bad(format!("object {i}: unknown flags {f:#x}"));
+        }
+        let os = b.os_index.get(i);
+        if f & F_OS_INDEX != 0 && info.os_bounded && os >= (MAX_SET_WORDS * 64) as u64 {
+            return bad(format!("object {i}: OS index {os} is too large"));
+        }
+        let gp = b.gp_index.get(i);
+        if gp >= MAX_GP_INDEX {
+            return bad(format!(
+                "object {i}: global persistent index {gp} is too large"
+            ));
+        }
+        let d = b.depth.get(i) as i128 - 8;
+        if i64::try_from(d)
+            .ok()
+            .and_then(wloc_core::object::Depth::from_i64)
+            .is_none()
+        {
+            return bad(format!("object {i}: invalid depth {d}"));
+        }
+    }
+    let rank = |c: usize| types[b.ty[c] as usize].rank;
+    for c in 1..n {
+        let p = b.parent.get(c);
+        if p >= c as u64 {
+            return bad(format!(
+                "object {c}: its parent {p} does not come before it"
+            ));
+        }
+        let q = b.parent.get(c - 1);
+        if c > 1 && (p < q || (p == q && rank(c) < rank(c - 1))) {
+            return bad(format!(
+                "object {c}: not in breadth-first order (its parent {p}, families in order)"
+            ));
+        }
+    }
+    bad("an object does not fit its type")
+}
+
+/// The root and the info runs (the rest of the tree is checked with the
+/// objects).
+fn links(b: &ArchivedBody) -> Result<(), ImageError> {
+    if format::obj_type(b.ty[0]) != Some(ObjType::Machine) || b.parent.get(0) != 0 {
+        return Err(bad("the first object is not a Machine root"));
+    }
+    let mut bad_runs = b.info_start.get(0) != 0
+        || b.info_start.get(b.info_start.len() - 1) != b.obj_infos.len() as u64;
+    let mut prev = 0;
+    b.info_start.each(|_, v| {
+        bad_runs |= v < prev;
+        prev = v;
+    });
+    if bad_runs {
+        return Err(bad("the info runs are not ranges of the info table"));
+    }
+    let nstrings = b.strings.len();
+    if !b.obj_infos.iter().all(|[k, v]| all_below(&[*k, *v], nstrings)) {
+        return Err(bad("an object info refers to a string past the table"));
+    }
+    Ok(())
+}
+
+/// Everything outside the object table.
+fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
+    let set_ok = |s: &u32_le| (s.to_native() as usize) < nsets;
     for l in b.levels.iter() {
-        if !in_range(l) {
+        if !all_below(l, n) {
             return Err(bad("a level refers to an object past the table"));
         }
     }
@@ -222,13 +443,13 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
         )));
     }
     for l in b.special.iter() {
-        if !in_range(l) {
+        if !all_below(l, n) {
             return Err(bad("a special level refers to an object past the table"));
         }
     }
     for d in b.distances.iter() {
-        for v in d.objs.iter() {
-            idx(v.to_native(), "a distance matrix")?;
+        if !all_below(&d.objs, n) {
+            return Err(bad("a distance matrix refers to an object past the table"));
         }
         let k = d.objs.len();
         if k.checked_mul(k) != Some(d.values.len()) {
@@ -240,27 +461,28 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
     }
     for m in b.memattrs.iter() {
         for v in m.values.iter() {
-            idx(v.target.to_native(), "a memory attribute target")?;
-            match &v.initiator {
-                ArchivedInit::Object(o) => {
-                    idx(o.to_native(), "a memory attribute initiator")?;
-                }
-                ArchivedInit::CpuSet(s) => check_set(s, "initiator", 0)?,
-                ArchivedInit::None => {}
+            let ok = (v.target.to_native() as usize) < n
+                && match &v.initiator {
+                    ArchivedInit::Object(o) => (o.to_native() as usize) < n,
+                    ArchivedInit::CpuSet(s) => set_ok(s),
+                    ArchivedInit::None => true,
+                };
+            if !ok {
+                return Err(bad(format!(
+                    "memory attribute {}: a value refers to an object or set past its table",
+                    m.name
+                )));
             }
         }
     }
-    for k in b.cpukinds.iter() {
-        check_set(&k.cpuset, "CPU kind", 0)?;
+    let sets_ok = b.cpukinds.iter().all(|k| set_ok(&k.cpuset))
+        && b.memtiers.iter().all(|t| set_ok(&t.nodeset))
+        && b.pci_localities.iter().all(|p| set_ok(&p.cpuset))
+        && set_ok(&b.allowed_cpuset)
+        && set_ok(&b.allowed_nodeset);
+    if !sets_ok {
+        return Err(bad("a CPU kind, memory tier, PCI locality or allowed set refers to a set past the table"));
     }
-    for t in b.memtiers.iter() {
-        check_set(&t.nodeset, "memory tier", 0)?;
-    }
-    for p in b.pci_localities.iter() {
-        check_set(&p.cpuset, "PCI locality", 0)?;
-    }
-    check_set(&b.allowed_cpuset, "allowed cpuset", 0)?;
-    check_set(&b.allowed_nodeset, "allowed nodeset", 0)?;
     if b.cpukinds_ranking as usize >= format::RANKINGS.len() {
         return Err(bad(format!(
             "unknown CPU kinds ranking {}",
@@ -268,4 +490,15 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
         )));
     }
     Ok(())
+}
+
+pub(crate) fn phases(b: &ArchivedBody, time: &dyn Fn(&str, &dyn Fn())) {
+    let n = b.ty.len();
+    time("lengths", &|| { lengths(b).unwrap(); });
+    time("sets", &|| { sets(b).unwrap(); });
+    let nsets = sets(b).unwrap();
+    time("objects", &|| { objects(b, n, nsets).unwrap(); });
+    time("links", &|| { links(b).unwrap(); });
+    time("rest", &|| { rest(b, n, nsets).unwrap(); });
+    time("tree", &|| { tree(b).unwrap(); });
 }
