@@ -13,9 +13,9 @@
 //! same at any address in any process.
 
 use rkyv::{Archive, Serialize};
+use std::collections::HashMap;
 use wloc_core::cpukinds::Ranking;
 use wloc_core::memattrs::Initiator;
-use std::collections::HashMap;
 
 use wloc_core::object::{BridgeUpstream, CacheKind, ObjAttr, ObjKind, ObjType, PciAttr};
 use wloc_core::{Bitmap, ObjId, Topology};
@@ -80,6 +80,22 @@ pub enum Attr {
         depth: u32,
     },
     OsDev(u32),
+}
+
+impl Attr {
+    /// The variant's rank (0 for `None` to 6 for `OsDev`): the attribute
+    /// table is sorted by it.
+    pub fn kind_code(&self) -> u8 {
+        match self {
+            Attr::None => 0,
+            Attr::Numa { .. } => 1,
+            Attr::Cache { .. } => 2,
+            Attr::Group { .. } => 3,
+            Attr::Pci(_) => 4,
+            Attr::Bridge { .. } => 5,
+            Attr::OsDev(_) => 6,
+        }
+    }
 }
 
 /// A distance matrix.
@@ -208,7 +224,7 @@ impl ArchivedCol {
 
     /// Whether the width is valid and the bytes hold whole entries.
     pub fn well_formed(&self) -> bool {
-        matches!(self.width, 1 | 2 | 4 | 8) && self.bytes.len() % self.width as usize == 0
+        matches!(self.width, 1 | 2 | 4 | 8) && self.bytes.len().is_multiple_of(self.width as usize)
     }
 
     /// Entry `i` (a column of a validated body, `i` below its length).
@@ -241,11 +257,9 @@ impl ArchivedCol {
         }
     }
 
-    /// The largest entry (0 for an empty column).
+    /// The largest entry (0 for an empty column) of a well-formed column.
     pub fn max(&self) -> u64 {
-        let mut m = 0;
-        self.each(|_, v| m = m.max(v));
-        m
+        crate::validate::min_max(self, 0..self.len()).1
     }
 }
 
@@ -276,7 +290,7 @@ pub struct Body {
     pub total_memory: Col,
     /// Index + 1 into [`Body::attrs`] (0 for none): objects of a level
     /// mostly share their attributes (caches), so each distinct one is
-    /// stored once.
+    /// stored once; the table is sorted by [`Attr::kind_code`].
     pub attr: Col,
     /// Index + 1 into [`Body::strings`] (0 for none).
     pub subtype: Col,
@@ -576,8 +590,11 @@ pub fn body_of(topo: &Topology) -> Body {
         let o = topo.obj(id);
         b.ty.push(o.obj_type.index() as u8);
         b.flags.push(
-            if o.symmetric_subtree() { F_SYMMETRIC } else { 0 }
-                | if o.os_index.is_some() { F_OS_INDEX } else { 0 },
+            if o.symmetric_subtree() {
+                F_SYMMETRIC
+            } else {
+                0
+            } | if o.os_index.is_some() { F_OS_INDEX } else { 0 },
         );
         c.os_index.push(o.os_index.unwrap_or(0) as u64);
         c.depth.push((o.depth().to_i32() as i64 + 8) as u64);
@@ -614,6 +631,20 @@ pub fn body_of(topo: &Topology) -> Body {
     b.os_index = Col::of(&c.os_index);
     b.depth = Col::of(&c.depth);
     b.logical_index = Col::of(&c.logical_index);
+    // The attribute table sorted by kind (stably), so that the attributes
+    // of each kind are one range of indexes: validation then checks an
+    // object's attribute against its type with a range, per run of
+    // objects of one type.
+    let mut perm: Vec<usize> = (0..attrs.len()).collect();
+    perm.sort_by_key(|&i| attrs[i].kind_code());
+    let mut new_index = vec![0u64; attrs.len()];
+    for (new, &old) in perm.iter().enumerate() {
+        new_index[old] = new as u64;
+    }
+    let attrs: Vec<Attr> = perm.iter().map(|&i| attrs[i].clone()).collect();
+    for a in c.attr.iter_mut().filter(|a| **a != 0) {
+        *a = new_index[*a as usize - 1] + 1;
+    }
     // The columns the validation reads together have one width, so that
     // its loop over them is compiled once per width.
     let link = [
@@ -632,6 +663,7 @@ pub fn body_of(topo: &Topology) -> Body {
     b.gp_index = Col::of(&c.gp_index);
     b.total_memory = Col::of(&c.total_memory);
     b.attr = Col::at_least(&c.attr, link);
+    b.attrs = attrs;
     b.subtype = Col::of(&c.subtype);
     b.name = Col::of(&c.name);
     b.cpuset = Col::at_least(&c.cpuset, link);
@@ -713,7 +745,6 @@ pub fn body_of(topo: &Topology) -> Body {
     b.set_words = sets.words;
     b.set_infinite = sets.infinite;
     b.strings = strings.list;
-    b.attrs = attrs;
     b
 }
 

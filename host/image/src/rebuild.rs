@@ -11,9 +11,7 @@ use wloc_core::topology::{MemTier, PciLocality};
 use wloc_core::{ObjId, Topology};
 
 use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit};
-use crate::view::{
-    cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string,
-};
+use crate::view::{cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string};
 use crate::ImageError;
 
 fn infos(v: &[ArchivedInfo]) -> Vec<Info> {

@@ -206,20 +206,9 @@ fn sets(b: &ArchivedBody) -> Result<usize, ImageError> {
     Ok(nsets)
 }
 
-/// Entry of a `W`-byte column chunk.
-#[inline(always)]
-fn rd<const W: usize>(c: &[u8]) -> u64 {
-    let mut v = [0u8; 8];
-    v[..W].copy_from_slice(&c[..W]);
-    u64::from_le_bytes(v)
-}
-
-/// The per-object checks.  The type-independent ones are reductions over
-/// single columns; the type-dependent ones and the tree are one pass over
-/// the type, flags, parent, attribute and set columns, which have one
-/// width (checked), compiled once per width, reading a table indexed by
-/// the type code.  On failure, the first bad object is found again to
-/// name it.
+/// The per-object checks: reductions over single columns, whole (the
+/// type-independent ones) or per run of objects of one type ([`typed`]).
+/// On failure, the first bad object is found again to name it.
 fn objects(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
     let nstrings = b.strings.len() as u64;
     let nsets64 = nsets as u64;
@@ -231,38 +220,39 @@ fn objects(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
     bad |= b.gp_index.max() >= MAX_GP_INDEX;
     // Depth + 8: [`wloc_core::object::Depth::from_i64`] takes normal
     // depths (0 to u32::MAX) and special ones (-3 to -8), not -1 or -2.
-    let mut bad_depth = false;
-    b.depth.each(|_, d| {
-        bad_depth |= (d == 6) | (d == 7) | (d > u32::MAX as u64 + 8);
-    });
+    let mut bad_depth = b.depth.max() > u32::MAX as u64 + 8;
+    if b.depth.width == 1 {
+        bad_depth |= b
+            .depth
+            .bytes
+            .iter()
+            .fold(false, |a, &d| a | (d == 6) | (d == 7));
+    } else {
+        b.depth.each(|_, d| bad_depth |= (d == 6) | (d == 7));
+    }
     bad |= bad_depth;
     bad |= b.flags.iter().fold(0u8, |acc, f| acc | f) & !(F_SYMMETRIC | F_OS_INDEX) != 0;
-    // The OS index of a PU or a NUMA node is a bit of the root's sets once
-    // rebuilt: it is bounded as the sets are (a column of 1 or 2 bytes
-    // cannot exceed the bound).
-    if b.os_index.width > 2 {
-        let types = type_table();
-        let (ty, flags) = (&b.ty[..], &b.flags[..]);
-        b.os_index.each(|i, v| {
-            bad |= (flags[i] & F_OS_INDEX != 0)
-                & types[ty[i] as usize].os_bounded
-                & (v >= (MAX_SET_WORDS * 64) as u64)
-        });
-    }
-    let w = b.parent.width;
-    let same = [&b.attr, &b.cpuset, &b.complete_cpuset, &b.nodeset, &b.complete_nodeset]
-        .iter()
-        .all(|c| c.width == w);
+    // The attribute and set columns have one width (the writer's choice),
+    // so that the checks per run of one type compile once per width.
+    let w = b.attr.width;
+    let same = [
+        &b.cpuset,
+        &b.complete_cpuset,
+        &b.nodeset,
+        &b.complete_nodeset,
+    ]
+    .iter()
+    .all(|c| c.width == w);
     if !same {
         return Err(ImageError::Invalid(
-            "the parent, attribute and set columns have different widths".into(),
+            "the attribute and set columns have different widths".into(),
         ));
     }
     bad |= !match w {
-        1 => linked::<1>(b, nsets64),
-        2 => linked::<2>(b, nsets64),
-        4 => linked::<4>(b, nsets64),
-        _ => linked::<8>(b, nsets64),
+        1 => typed::<u8>(b, nsets64),
+        2 => typed::<u16>(b, nsets64),
+        4 => typed::<u32>(b, nsets64),
+        _ => typed::<u64>(b, nsets64),
     };
     if bad {
         return Err(bad_object(b, n, nstrings, nsets64));
@@ -270,57 +260,158 @@ fn objects(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
     Ok(())
 }
 
-/// The checks of each object against its type, and the tree, in one pass
-/// over `W`-byte columns.  True when all hold.
+/// An unsigned integer a column entry reads as, at its own width, so
+/// that the reductions below run on narrow lanes (which the compiler
+/// vectorizes) rather than on 64-bit ones.
+trait Lane: Copy + Ord + Into<u64> {
+    const W: usize;
+    const MAX: Self;
+    const ZERO: Self;
+    fn rd(c: &[u8]) -> Self;
+}
+
+macro_rules! lane {
+    ($t:ty, $w:expr) => {
+        impl Lane for $t {
+            const W: usize = $w;
+            const MAX: Self = <$t>::MAX;
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn rd(c: &[u8]) -> Self {
+                <$t>::from_le_bytes(c[..$w].try_into().expect("chunk of the width"))
+            }
+        }
+    };
+}
+lane!(u8, 1);
+lane!(u16, 2);
+lane!(u32, 4);
+lane!(u64, 8);
+
 #[inline(always)]
-fn linked<const W: usize>(b: &ArchivedBody, nsets: u64) -> bool {
-    let types = type_table();
-    // Attribute kinds by stored value: "none" first, then the table's;
-    // values past the table read as A_INVALID.
-    let mut akinds = Vec::with_capacity(b.attrs.len() + 1);
-    akinds.push(A_NONE);
-    akinds.extend(b.attrs.iter().map(attr_kind));
-    let mut bad = false;
-    let mut prev_key = 0u64;
-    let cols = b
-        .ty
-        .iter()
-        .zip(b.parent.bytes.chunks_exact(W))
-        .zip(b.attr.bytes.chunks_exact(W))
-        .zip(b.cpuset.bytes.chunks_exact(W))
-        .zip(b.complete_cpuset.bytes.chunks_exact(W))
-        .zip(b.nodeset.bytes.chunks_exact(W))
-        .zip(b.complete_nodeset.bytes.chunks_exact(W));
-    for (c, ((((((&ty, p), a), s0), s1), s2), s3)) in cols.enumerate() {
-        let t = types[ty as usize];
-        // (An unknown type code wants the attribute kind A_UNKNOWN_TYPE,
-        // which no attribute has.)
-        let ak = akinds
-            .get(rd::<W>(a) as usize)
-            .copied()
-            .unwrap_or(A_INVALID);
-        bad |= ak != t.attr;
-        // Normal and memory objects have their four sets.
-        let least = rd::<W>(s0).min(rd::<W>(s1)).min(rd::<W>(s2).min(rd::<W>(s3)));
-        bad |= t.needs_sets & (least == 0);
-        // The tree: every object but the root has a parent before it, and
-        // (parent, family rank) never decreases along the table, so the
-        // children of each object are one run, families in order.  With
-        // parents before children, following parents always ends at the
-        // root: the table is a tree, walked without cycles.
-        let p = rd::<W>(p);
-        let is_child = c != 0;
-        bad |= is_child & (p >= c as u64);
-        let key = if is_child {
-            p << 8 | t.rank as u64
-        } else {
-            0
-        };
-        bad |= key < prev_key;
-        prev_key = key;
+fn min_max_of<L: Lane>(bytes: &[u8]) -> (u64, u64) {
+    let (lo, hi) = bytes
+        .chunks_exact(L::W)
+        .map(L::rd)
+        .fold((L::MAX, L::ZERO), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (lo.into(), hi.into())
+}
+
+/// The least and largest entries of a validated column in `range` (the
+/// lane's largest value and 0 when empty).
+pub(crate) fn min_max(col: &format::ArchivedCol, range: std::ops::Range<usize>) -> (u64, u64) {
+    let w = col.width as usize;
+    let bytes = &col.bytes[range.start * w..range.end * w];
+    match w {
+        1 => min_max_of::<u8>(bytes),
+        2 => min_max_of::<u16>(bytes),
+        4 => min_max_of::<u32>(bytes),
+        _ => min_max_of::<u64>(bytes),
     }
+}
+
+/// Whether a parent column (all entries below the number of objects,
+/// which is below 2^32) never decreases and names for every object but
+/// the root an object before it.  Two reductions on the column's own lanes,
+/// which the compiler vectorizes.
+fn parents_ok<L: Lane>(bytes: &[u8]) -> bool {
+    let vals = bytes.chunks_exact(L::W).map(L::rd);
+    let decreasing = vals
+        .clone()
+        .zip(vals.clone().skip(1))
+        .fold(false, |a, (x, y)| a | (y < x));
+    // (The entries are below 2^32: the truncation is exact.)
+    let late = (1u32..)
+        .zip(vals.skip(1))
+        .fold(false, |a, (c, p)| a | (Into::<u64>::into(p) as u32 >= c));
+    !decreasing && !late
+}
+
+/// The checks of each object against its type, per run of objects of one
+/// type (a machine's breadth-first table is a few dozen such runs): the
+/// attribute indexes of the run lie in the range of its type's attribute
+/// kind (the attribute table is sorted by kind), the sets of normal and
+/// memory objects are present, PU and NUMA OS indexes are bounded; and the
+/// tree.  True when all hold.
+fn typed<L: Lane>(b: &ArchivedBody, nsets: u64) -> bool {
+    let types = type_table();
+    let n = b.ty.len();
+    // The range of stored attribute values (index + 1) of each kind: the
+    // table must be sorted by kind, with no invalid entry.
+    let mut ranges = [(1u64, 1u64); 7];
+    let mut prev = A_NONE;
+    for (i, a) in b.attrs.iter().enumerate() {
+        let k = attr_kind(a);
+        if k == A_INVALID || k < prev {
+            return false;
+        }
+        if k != prev || i == 0 {
+            ranges[k as usize].0 = i as u64 + 1;
+        }
+        ranges[k as usize].1 = i as u64 + 2;
+        prev = k;
+    }
+    let ty: &[u8] = &b.ty;
+    let sets = [
+        &b.cpuset,
+        &b.complete_cpuset,
+        &b.nodeset,
+        &b.complete_nodeset,
+    ];
+    let mut bad = false;
+    let mut start = 0;
+    while start < n {
+        let code = ty[start];
+        // The end of the run: 16 entries at a time (a vector compare),
+        // then one at a time.
+        let mut end = start + 1;
+        while end + 16 <= n && ty[end..end + 16].iter().fold(true, |a, &t| a & (t == code)) {
+            end += 16;
+        }
+        while end < n && ty[end] == code {
+            end += 1;
+        }
+        let t = types[code as usize];
+        let run = start * L::W..end * L::W;
+        let (alo, ahi) = min_max_of::<L>(&b.attr.bytes[run.clone()]);
+        bad |= match t.attr {
+            A_UNKNOWN_TYPE => true,
+            A_NONE => ahi != 0,
+            k => {
+                let (lo, hi) = ranges[k as usize];
+                alo < lo || ahi >= hi
+            }
+        };
+        if t.needs_sets {
+            for col in sets {
+                bad |= min_max_of::<L>(&col.bytes[run.clone()]).0 == 0;
+            }
+        }
+        // The OS index of a PU or a NUMA node is a bit of the root's sets
+        // once rebuilt: it is bounded as the sets are (objects without
+        // one store 0).
+        if t.os_bounded {
+            bad |= min_max(&b.os_index, start..end).1 >= (MAX_SET_WORDS * 64) as u64;
+        }
+        // Families in order where a run of children changes type.
+        if start > 1 && b.parent.get(start) == b.parent.get(start - 1) {
+            bad |= t.rank < types[ty[start - 1] as usize].rank;
+        }
+        start = end;
+    }
+    // The tree: every object but the root has a parent before it, and the
+    // parent column never decreases, so that the children of each object
+    // are one run (and, with the check above, families in order).  With
+    // parents before children, following parents always ends at the root:
+    // the table is a tree, walked without cycles.
+    bad |= min_max(&b.parent, 0..n).1 >= n as u64;
+    bad |= !match b.parent.width {
+        1 => parents_ok::<u8>(&b.parent.bytes),
+        2 => parents_ok::<u16>(&b.parent.bytes),
+        4 => parents_ok::<u32>(&b.parent.bytes),
+        _ => parents_ok::<u64>(&b.parent.bytes),
+    };
     // Every set index (stored + 1) is at most the number of sets.
-    let sets = [&b.cpuset, &b.complete_cpuset, &b.nodeset, &b.complete_nodeset];
     !bad && sets.iter().all(|c| c.max() <= nsets)
 }
 
@@ -328,6 +419,13 @@ fn linked<const W: usize>(b: &ArchivedBody, nsets: u64) -> bool {
 /// slow path, taken only for a refused image).
 fn bad_object(b: &ArchivedBody, n: usize, nstrings: u64, nsets: u64) -> ImageError {
     let types = type_table();
+    let kinds: Vec<u8> = b.attrs.iter().map(attr_kind).collect();
+    if kinds.contains(&A_INVALID) {
+        return bad("an attribute has an unknown cache kind");
+    }
+    if kinds.windows(2).any(|w| w[1] < w[0]) {
+        return bad("the attribute table is not sorted by kind");
+    }
     for i in 0..n {
         let code = b.ty[i];
         let Some(t) = format::obj_type(code) else {
@@ -369,7 +467,7 @@ fn bad_object(b: &ArchivedBody, n: usize, nstrings: u64, nsets: u64) -> ImageErr
             return bad(format!("object {i}: unknown flags {f:#x}"));
         }
         let os = b.os_index.get(i);
-        if f & F_OS_INDEX != 0 && info.os_bounded && os >= (MAX_SET_WORDS * 64) as u64 {
+        if info.os_bounded && os >= (MAX_SET_WORDS * 64) as u64 {
             return bad(format!("object {i}: OS index {os} is too large"));
         }
         let gp = b.gp_index.get(i);
@@ -422,7 +520,11 @@ fn links(b: &ArchivedBody) -> Result<(), ImageError> {
         return Err(bad("the info runs are not ranges of the info table"));
     }
     let nstrings = b.strings.len();
-    if !b.obj_infos.iter().all(|[k, v]| all_below(&[*k, *v], nstrings)) {
+    if !b
+        .obj_infos
+        .iter()
+        .all(|[k, v]| all_below(&[*k, *v], nstrings))
+    {
         return Err(bad("an object info refers to a string past the table"));
     }
     Ok(())
@@ -481,7 +583,9 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
         && set_ok(&b.allowed_cpuset)
         && set_ok(&b.allowed_nodeset);
     if !sets_ok {
-        return Err(bad("a CPU kind, memory tier, PCI locality or allowed set refers to a set past the table"));
+        return Err(bad(
+            "a CPU kind, memory tier, PCI locality or allowed set refers to a set past the table",
+        ));
     }
     if b.cpukinds_ranking as usize >= format::RANKINGS.len() {
         return Err(bad(format!(
@@ -490,15 +594,4 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
         )));
     }
     Ok(())
-}
-
-pub(crate) fn phases(b: &ArchivedBody, time: &dyn Fn(&str, &dyn Fn())) {
-    let n = b.ty.len();
-    time("lengths", &|| { lengths(b).unwrap(); });
-    time("sets", &|| { sets(b).unwrap(); });
-    let nsets = sets(b).unwrap();
-    time("objects", &|| { objects(b, n, nsets).unwrap(); });
-    time("links", &|| { links(b).unwrap(); });
-    time("rest", &|| { rest(b, n, nsets).unwrap(); });
-    time("tree", &|| { tree(b).unwrap(); });
 }

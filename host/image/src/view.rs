@@ -75,11 +75,7 @@ pub(crate) fn nodeset(b: &ArchivedBody, s: u32) -> NodeSet {
     NodeSet::from_bitmap(bitmap(b, s))
 }
 
-pub(crate) fn opt_cpuset(
-    b: &ArchivedBody,
-    col: &format::ArchivedCol,
-    i: usize,
-) -> Option<CpuSet> {
+pub(crate) fn opt_cpuset(b: &ArchivedBody, col: &format::ArchivedCol, i: usize) -> Option<CpuSet> {
     opt_set(b, col, i).map(CpuSet::from_bitmap)
 }
 
