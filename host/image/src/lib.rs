@@ -390,6 +390,13 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
         }
         // SAFETY: the `n` bytes after `pos` were just written by pread.
         unsafe { buf.set_len(pos + n as usize) };
+        // A short read that completes the length the header announces
+        // ends the image: the next read would return 0 (end of file) and
+        // costs a system call.  (Anything else keeps reading; the header
+        // checks judge what was read.)
+        if (n as usize) < spare && announced_len(&buf) == Some(buf.len() as u64) {
+            break;
+        }
     }
     AdoptedTopology::new(view::Backing::Owned(buf))
 }
@@ -399,6 +406,14 @@ pub fn adopt_bytes(bytes: &[u8]) -> Result<AdoptedTopology, ImageError> {
     let mut buf = AlignedVec::<16>::with_capacity(bytes.len());
     buf.extend_from_slice(bytes);
     AdoptedTopology::new(view::Backing::Owned(buf))
+}
+
+/// The total length (header included) the header of `bytes` announces, if
+/// `bytes` hold a header.
+fn announced_len(bytes: &[u8]) -> Option<u64> {
+    let len = bytes.get(16..24)?;
+    let body = u64::from_le_bytes(len.try_into().ok()?);
+    (is_image(bytes) && bytes.len() >= HEADER_LEN).then(|| body.saturating_add(HEADER_LEN as u64))
 }
 
 /// Checks the header of `bytes` and returns the body.
