@@ -310,21 +310,44 @@ pub(crate) fn min_max(col: &format::ArchivedCol, range: std::ops::Range<usize>) 
     }
 }
 
-/// Whether a parent column (all entries below the number of objects,
-/// which is below 2^32) never decreases and names for every object but
-/// the root an object before it.  Two reductions on the column's own lanes,
-/// which the compiler vectorizes.
-fn parents_ok<L: Lane>(bytes: &[u8]) -> bool {
-    let vals = bytes.chunks_exact(L::W).map(L::rd);
-    let decreasing = vals
-        .clone()
-        .zip(vals.clone().skip(1))
-        .fold(false, |a, (x, y)| a | (y < x));
-    // (The entries are below 2^32: the truncation is exact.)
-    let late = (1u32..)
-        .zip(vals.skip(1))
-        .fold(false, |a, (c, p)| a | (Into::<u64>::into(p) as u32 >= c));
-    !decreasing && !late
+/// The entries of a well-formed column whose largest entry was checked to
+/// be below 2^32, as `u32`s (a widening loop the compiler vectorizes), so
+/// that the checks over it are plain slice reductions.
+fn decode_u32(col: &format::ArchivedCol) -> Vec<u32> {
+    let b = &col.bytes[..];
+    match col.width {
+        1 => b.iter().map(|&v| v as u32).collect(),
+        2 => b
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+            .collect(),
+        4 => b
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        // (Entries below 2^32: the truncation is exact.)
+        _ => b
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) as u32)
+            .collect(),
+    }
+}
+
+/// Whether `v` never decreases.
+fn non_decreasing(v: &[u32]) -> bool {
+    !v.iter().zip(&v[1..]).fold(false, |a, (x, y)| a | (y < x))
+}
+
+/// Whether a parent column (entries below the number of objects, itself
+/// below 2^32) never decreases and names for every object but the root
+/// an object before it: two reductions the compiler vectorizes.
+fn parents_ok(col: &format::ArchivedCol) -> bool {
+    let v = decode_u32(col);
+    let late = v[1..]
+        .iter()
+        .zip(1..v.len() as u32)
+        .fold(false, |a, (&p, c)| a | (p >= c));
+    non_decreasing(&v) && !late
 }
 
 /// The checks of each object against its type, per run of objects of one
@@ -405,12 +428,8 @@ fn typed<L: Lane>(b: &ArchivedBody, nsets: u64) -> bool {
     // parents before children, following parents always ends at the root:
     // the table is a tree, walked without cycles.
     bad |= min_max(&b.parent, 0..n).1 >= n as u64;
-    bad |= !match b.parent.width {
-        1 => parents_ok::<u8>(&b.parent.bytes),
-        2 => parents_ok::<u16>(&b.parent.bytes),
-        4 => parents_ok::<u32>(&b.parent.bytes),
-        _ => parents_ok::<u64>(&b.parent.bytes),
-    };
+    // (Checked below n first, so that the entries fit in 32 bits.)
+    bad = bad || !parents_ok(&b.parent);
     // Every set index (stored + 1) is at most the number of sets.
     !bad && sets.iter().all(|c| c.max() <= nsets)
 }
@@ -509,13 +528,13 @@ fn links(b: &ArchivedBody) -> Result<(), ImageError> {
     if format::obj_type(b.ty[0]) != Some(ObjType::Machine) || b.parent.get(0) != 0 {
         return Err(bad("the first object is not a Machine root"));
     }
-    let mut bad_runs = b.info_start.get(0) != 0
-        || b.info_start.get(b.info_start.len() - 1) != b.obj_infos.len() as u64;
-    let mut prev = 0;
-    b.info_start.each(|_, v| {
-        bad_runs |= v < prev;
-        prev = v;
-    });
+    let ninfos = b.obj_infos.len() as u64;
+    // (At most 2^32 - 1 infos, so that the entries decode to 32 bits.)
+    let bad_runs = ninfos > u32::MAX as u64
+        || b.info_start.get(0) != 0
+        || b.info_start.get(b.info_start.len() - 1) != ninfos
+        || b.info_start.max() > ninfos
+        || !non_decreasing(&decode_u32(&b.info_start));
     if bad_runs {
         return Err(bad("the info runs are not ranges of the info table"));
     }
