@@ -287,6 +287,8 @@ pub struct Body {
     /// search, so that no child table needs checking.
     pub parent: Col,
     pub gp_index: Col,
+    /// Shifted right by [`Body::total_memory_shift`] (memory sizes are
+    /// multiples of pages: they fit in fewer bytes).
     pub total_memory: Col,
     /// Index + 1 into [`Body::attrs`] (0 for none): objects of a level
     /// mostly share their attributes (caches), so each distinct one is
@@ -317,8 +319,13 @@ pub struct Body {
     /// 64*i+63` in word `i`.
     pub set_start: Vec<u32>,
     pub set_words: Vec<u64>,
+    /// Per set, the number of zero words before its stored words (leading
+    /// zero words are not stored: most sets are a few bits far from 0).
+    pub set_skip: Vec<u32>,
     /// Per set, non-zero when every bit past its words is set.
     pub set_infinite: Vec<u8>,
+    /// Left shift of every `total_memory` entry (below 64).
+    pub total_memory_shift: u8,
     /// Normal levels, from the root down, as object indexes.
     pub levels: Vec<Vec<u32>>,
     /// Special levels in [`crate::SPECIAL_DEPTHS`] order.
@@ -450,6 +457,7 @@ fn run(o: &wloc_core::object::Object) -> impl Iterator<Item = ObjId> + '_ {
 struct Sets {
     start: Vec<u32>,
     words: Vec<u64>,
+    skip: Vec<u32>,
     infinite: Vec<u8>,
     seen: HashMap<(Vec<u64>, bool), u32>,
 }
@@ -462,7 +470,9 @@ impl Sets {
         }
         let i = self.infinite.len() as u32;
         self.start.push(self.words.len() as u32);
-        self.words.extend_from_slice(b.words());
+        let skip = b.words().iter().take_while(|&&w| w == 0).count();
+        self.skip.push(skip as u32);
+        self.words.extend_from_slice(&b.words()[skip..]);
         self.infinite.push(b.is_infinite() as u8);
         self.seen.insert(key, i);
         i
@@ -568,6 +578,8 @@ pub fn body_of(topo: &Topology) -> Body {
         set_start: Vec::new(),
         set_words: Vec::new(),
         set_infinite: Vec::new(),
+        set_skip: Vec::new(),
+        total_memory_shift: 0,
         levels: topo.normal_levels().iter().map(|l| ixs(l)).collect(),
         special: crate::SPECIAL_DEPTHS
             .iter()
@@ -661,7 +673,21 @@ pub fn body_of(topo: &Topology) -> Body {
     .unwrap_or(1);
     b.parent = Col::at_least(&c.parent, link);
     b.gp_index = Col::of(&c.gp_index);
-    b.total_memory = Col::of(&c.total_memory);
+    let shift = c
+        .total_memory
+        .iter()
+        .filter(|&&m| m != 0)
+        .map(|m| m.trailing_zeros())
+        .min()
+        .unwrap_or(0)
+        .min(63);
+    b.total_memory_shift = shift as u8;
+    b.total_memory = Col::of(
+        &c.total_memory
+            .iter()
+            .map(|m| m >> shift)
+            .collect::<Vec<_>>(),
+    );
     b.attr = Col::at_least(&c.attr, link);
     b.attrs = attrs;
     b.subtype = Col::of(&c.subtype);
@@ -744,6 +770,7 @@ pub fn body_of(topo: &Topology) -> Body {
     b.set_start = sets.start;
     b.set_words = sets.words;
     b.set_infinite = sets.infinite;
+    b.set_skip = sets.skip;
     b.strings = strings.list;
     b
 }

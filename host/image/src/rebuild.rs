@@ -11,7 +11,9 @@ use wloc_core::topology::{MemTier, PciLocality};
 use wloc_core::{ObjId, Topology};
 
 use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit};
-use crate::view::{cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string};
+use crate::view::{
+    cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string, total_memory,
+};
 use crate::ImageError;
 
 fn infos(v: &[ArchivedInfo]) -> Vec<Info> {
@@ -40,7 +42,7 @@ fn fill(obj: &mut Object, b: &ArchivedBody, i: usize) {
         })
         .collect();
     obj.gp_index = b.gp_index.get(i);
-    obj.total_memory = b.total_memory.get(i);
+    obj.total_memory = total_memory(b, i);
 }
 
 /// Rebuilds the topology of a validated body into `t`.

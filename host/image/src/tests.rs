@@ -340,9 +340,13 @@ fn values(c: &format::Col) -> Vec<u64> {
 
 #[test]
 fn structural_refusals() {
-    let t = synth("pack:2 [numa] l2:2 core:2 pu:2");
+    let t = synth("pack:2 [numa(memory=1GB)] l2:2 core:2 pu:2");
     let body = format::body_of(&t);
-    assert!(adopt_bytes(&image_of(&body)).is_ok());
+    let img = adopt_bytes(&image_of(&body)).unwrap();
+    // (Memory sizes are stored shifted; leading zero words of sets are
+    // not stored.)
+    assert!(body.total_memory_shift > 0, "{}", body.total_memory_shift);
+    assert_eq!(img.root().total_memory(), t.obj(t.root()).total_memory);
     let refused = |b: &format::Body, what: &str| {
         let e = adopt_bytes(&image_of(b)).expect_err(what);
         assert!(matches!(e, ImageError::Invalid(_)), "{what}: {e}");
@@ -419,6 +423,17 @@ fn structural_refusals() {
     }
     b.info_start = format::Col::of(&s);
     refused(&b, "info run past the table");
+    // A set skipping past the largest set, a skip table of another
+    // length, a total memory shift of 64.
+    let mut b = body.clone();
+    b.set_skip[0] = 1 << 14;
+    refused(&b, "set skip too large");
+    let mut b = body.clone();
+    b.set_skip.pop();
+    refused(&b, "skip table short");
+    let mut b = body.clone();
+    b.total_memory_shift = 64;
+    refused(&b, "shift 64");
     // A set run longer than the word table.
     let mut b = body.clone();
     *b.set_start.last_mut().unwrap() += 1;

@@ -196,11 +196,16 @@ fn sets(b: &ArchivedBody) -> Result<usize, ImageError> {
     if b.set_start.len() != nsets + 1 || !runs_ok(&b.set_start, b.set_words.len()) {
         return Err(bad("the set table's runs are not ranges of its words"));
     }
-    let mut longest = 0;
-    for w in b.set_start.windows(2) {
-        longest = longest.max(w[1].to_native().wrapping_sub(w[0].to_native()));
+    if b.set_skip.len() != nsets {
+        return Err(bad("the set table's skip counts do not match its sets"));
     }
-    if longest > MAX_SET_WORDS {
+    // Skipped and stored words together (runs checked above: no wrap).
+    let mut longest = 0u64;
+    for (w, skip) in b.set_start.windows(2).zip(b.set_skip.iter()) {
+        let len = w[1].to_native() - w[0].to_native();
+        longest = longest.max(len as u64 + skip.to_native() as u64);
+    }
+    if longest > MAX_SET_WORDS as u64 {
         return Err(bad("a set has too many words"));
     }
     Ok(nsets)
@@ -605,6 +610,12 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
         return Err(bad(
             "a CPU kind, memory tier, PCI locality or allowed set refers to a set past the table",
         ));
+    }
+    if b.total_memory_shift >= 64 {
+        return Err(bad(format!(
+            "total memory shift {} is not below 64",
+            b.total_memory_shift
+        )));
     }
     if b.cpukinds_ranking as usize >= format::RANKINGS.len() {
         return Err(bad(format!(

@@ -45,7 +45,11 @@ impl std::fmt::Debug for AdoptedTopology {
 
 /// The bitmap of a set of a validated body (`s` in range).
 fn bitmap(b: &ArchivedBody, s: u32) -> Bitmap {
-    let words: Vec<u64> = set_words(b, s).iter().map(|w| w.to_native()).collect();
+    let skip = b.set_skip[s as usize].to_native() as usize;
+    let stored = set_words(b, s);
+    let mut words: Vec<u64> = Vec::with_capacity(skip + stored.len());
+    words.resize(skip, 0);
+    words.extend(stored.iter().map(|w| w.to_native()));
     if b.set_infinite[s as usize] != 0 {
         // An infinite set is the complement of the finite set of the
         // complemented words.
@@ -88,10 +92,20 @@ pub(crate) fn opt_nodeset(
 }
 
 fn set_has(b: &ArchivedBody, s: u32, i: u32) -> bool {
-    match set_words(b, s).get((i / 64) as usize) {
+    // Words before the stored ones are zero.
+    let skip = b.set_skip[s as usize].to_native();
+    let Some(w) = (i / 64).checked_sub(skip) else {
+        return false;
+    };
+    match set_words(b, s).get(w as usize) {
         Some(w) => w.to_native() & (1u64 << (i % 64)) != 0,
         None => b.set_infinite[s as usize] != 0,
     }
+}
+
+/// The total memory of object `i` (stored shifted).
+pub(crate) fn total_memory(b: &ArchivedBody, i: usize) -> u64 {
+    b.total_memory.get(i) << b.total_memory_shift
 }
 
 /// The string at an index of the string table (validated).
@@ -506,7 +520,7 @@ impl<'a> ObjRef<'a> {
     }
     /// Memory below, in bytes.
     pub fn total_memory(&self) -> u64 {
-        self.b.total_memory.get(self.index)
+        total_memory(self.b, self.index)
     }
     /// Whether every child subtree has the same shape.
     pub fn symmetric_subtree(&self) -> bool {
