@@ -60,7 +60,7 @@
 //! shrinking ([`write_memfd`] makes one; `F_GET_SEALS` is checked on every
 //! adopt).  Any other file (a regular file, a pipe) is *read* into private
 //! memory with one `read` (an image of a 1,300-object machine is about
-//! 80 KB: a few microseconds), so that later changes, truncation or
+//! 70 KB: a few microseconds), so that later changes, truncation or
 //! removal of the file do not reach the reader; a file truncated while it
 //! is read is refused as truncated.  [`write`] never changes a published
 //! file: it writes a read-only temporary file beside it and renames it
