@@ -38,6 +38,15 @@ fn same_as_model(img: &AdoptedTopology, t: &Topology) {
             assert_eq!(o.obj_type(), m.obj_type);
             assert_eq!(o.os_index(), m.os_index);
             assert_eq!(o.logical_index(), m.logical_index());
+            assert_eq!(o.sibling_rank(), m.sibling_rank());
+            assert_eq!(o.memory_children().len(), m.memory_children().len());
+            assert_eq!(o.io_children().len(), m.io_children().len());
+            assert_eq!(o.misc_children().len(), m.misc_children().len());
+            for c in o.memory_children() {
+                assert_eq!(c.parent(), Some(*o));
+            }
+            assert_eq!(o.total_memory(), m.total_memory);
+            assert_eq!(o.symmetric_subtree(), m.symmetric_subtree());
             assert_eq!(o.cpuset(), m.cpuset);
             assert_eq!(o.nodeset(), m.nodeset);
             assert_eq!(o.complete_cpuset(), m.complete_cpuset);
