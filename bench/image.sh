@@ -20,8 +20,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 xml_in="${1:-../shared/conformance/xml/192em64t-12gr2n8c2t.xml}"
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -p wloc -p wloc-image --example adopt_timing >/dev/null 2>&1 \
-  || cargo build --release -p wloc -p wloc-image --example adopt_timing
+# (Two builds: `--example` alone would build the example and not the command.)
+for args in "-p wloc" "-p wloc-image --example adopt_timing"; do
+  # shellcheck disable=SC2086
+  cargo build --release $args >/dev/null 2>&1 || cargo build --release $args
+done
 wloc="$target/release/wloc"
 timing="$target/release/examples/adopt_timing"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -41,7 +44,7 @@ echo "sizes: XML file $xml_size B, as hwloc 2 XML $xml2_size B, wloc image $img_
 awk -v i="$img_size" -v x="$xml_size" -v x2="$xml2_size" -v s="$len" 'BEGIN {
   printf "image/XML %.2f (image/v2 XML %.2f), hwloc shmem/XML %.2f, image/hwloc shmem %.2f\n", i/x, i/x2, s/x, i/s }'
 
-echo "== adopt in process (open, check, first query)"
+echo "== adopt in process (open, check, first query); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$timing" "$tmp/topo.img" 5000 | tee "$tmp/wloc.adopt"
 HWLOC_PLUGINS_PATH="$tmp/noplugins" "$tmp/hwloc_shmem" adopt "$tmp/topo.shmem" "$addr" "$len" 5000 | tee "$tmp/hwloc.adopt"
 HWLOC_PLUGINS_PATH="$tmp/noplugins" "$tmp/hwloc_shmem" xml "$tmp/topo.xml" 300 | tee "$tmp/hwloc.xml"

@@ -132,9 +132,16 @@ fn damaged_images_are_refused_with_what_is_wrong() {
         b[i] ^= 0x40;
     }));
     assert!(e.contains("corrupted topology image: body checksum"), "{e}");
+    let current = format!("this wloc reads version {}", wloc::image::FORMAT_VERSION);
     let e = refused(&damaged(d, "v9.img", |b| b[8] = 9));
     assert!(
-        e.contains("format version 9") && e.contains("this wloc reads version 2"),
+        e.contains("format version 9") && e.contains(&current),
+        "{e}"
+    );
+    // The previous layout (fixed-size records in depth-first order).
+    let e = refused(&damaged(d, "v2.img", |b| b[8] = 2));
+    assert!(
+        e.contains("format version 2") && e.contains(&current),
         "{e}"
     );
     let e = refused(&damaged(d, "long.img", |b| b.extend_from_slice(&[0; 16])));

@@ -33,6 +33,27 @@ fn exercise(bytes: &[u8]) {
             o.name(),
             o.subtype(),
         );
+        let _ = (
+            o.sibling_rank(),
+            o.os_index(),
+            o.logical_index(),
+            o.arity(),
+            o.cpuset_has(3),
+            o.gp_index(),
+            o.total_memory(),
+        );
+    }
+    if let Some(pu) = img.objs_by_type(wloc_core::ObjType::PU).first() {
+        if let Some(c) = pu.cpuset() {
+            let _ = img.covering(&c);
+        }
+    }
+    let _ = (img.allowed_cpuset(), img.allowed_nodeset(), img.cpuset());
+    for k in img.cpukinds() {
+        let _ = (k.cpuset(), k.infos().count());
+    }
+    for t in img.memtiers() {
+        let _ = t.nodeset();
     }
     for d in 0..img.depth() + 1 {
         let _ = img.level(Depth::Normal(d));

@@ -1,26 +1,24 @@
 //! The archived body of an image: the finished topology as rkyv records.
 //!
-//! Objects are stored in one table in depth-first order (an object, then its
-//! memory, normal, I/O and misc children: the XML export order), so the root
-//! is entry 0 and every link (parent, children, levels, distance and memory
-//! attribute objects) is an index into that table.  rkyv lays the records
-//! out with relative offsets, little-endian, so the bytes mean the same at
-//! any address in any process.
+//! Objects are stored in breadth-first order, so that the root is entry 0
+//! and the children of every object are one run of the table (its memory,
+//! normal, I/O then misc children), and as columns (one array per field:
+//! struct of arrays).  Every link (parent, children, levels, distance and
+//! memory attribute objects) is an index into that table; every set, string
+//! and attribute an index into a shared table.  So the archive holds a few
+//! dozen relative pointers whatever the size of the machine, bytecheck has
+//! almost nothing to check, and the checks of the object table are tight
+//! loops over small arrays of integers (see `validate`).  rkyv lays the
+//! records out little-endian with relative offsets, so the bytes mean the
+//! same at any address in any process.
 
 use rkyv::{Archive, Serialize};
+use std::collections::HashMap;
 use wloc_core::cpukinds::Ranking;
 use wloc_core::memattrs::Initiator;
-use wloc_core::object::{BridgeUpstream, CacheKind, ObjAttr, ObjType, PciAttr};
-use wloc_core::{Bitmap, ObjId, Topology};
 
-/// A CPU or node set: its 64-bit words and whether every bit past them is set.
-#[derive(Archive, Serialize, Debug, Clone, PartialEq)]
-pub struct Set {
-    /// Bits `64*i .. 64*i+63` in `words[i]`.
-    pub words: Vec<u64>,
-    /// Value of every bit past `words`.
-    pub infinite: bool,
-}
+use wloc_core::object::{BridgeUpstream, CacheKind, ObjAttr, ObjKind, ObjType, PciAttr};
+use wloc_core::{Bitmap, ObjId, Topology};
 
 /// A name/value info.
 #[derive(Archive, Serialize, Debug, Clone, PartialEq)]
@@ -84,47 +82,20 @@ pub enum Attr {
     OsDev(u32),
 }
 
-/// One object: plain integers only, so that bytecheck has nothing to
-/// check per object (every index is checked once, in O(1), by the tree
-/// validation) and the record is small (96 bytes).
-#[derive(Archive, Serialize, Debug, Clone, PartialEq)]
-pub struct Obj {
-    /// [`ObjType::index`].
-    pub ty: u8,
-    /// [`F_SYMMETRIC`], [`F_OS_INDEX`], [`F_PARENT`].
-    pub flags: u8,
-    /// Meaningful with [`F_OS_INDEX`].
-    pub os_index: u32,
-    /// hwloc's integer depth ([`wloc_core::object::Depth::to_i32`]).
-    pub depth: i32,
-    pub logical_index: u32,
-    pub sibling_rank: u32,
-    /// Index of the parent, meaningful with [`F_PARENT`] (all but the root).
-    pub parent: u32,
-    pub gp_index: u64,
-    pub total_memory: u64,
-    /// Index into [`Body::attrs`] ([`NO_ATTR`] for none): objects of a
-    /// level mostly share their attributes (caches), so each distinct one
-    /// is stored once, out of the object record.
-    pub attr: u32,
-    /// Subtype and name as indexes into [`Body::strings`] ([`NO_STR`] for
-    /// none): a plain index costs validation one comparison, where a string
-    /// of its own costs a relative pointer and a UTF-8 check per object.
-    pub subtype: u32,
-    pub name: u32,
-    /// The four sets, as indexes into [`Body::sets`] ([`NO_SET`] for none):
-    /// objects share most of them (a core and its caches, every object's
-    /// complete and plain sets), so each distinct set is stored once.
-    pub cpuset: u32,
-    pub complete_cpuset: u32,
-    pub nodeset: u32,
-    pub complete_nodeset: u32,
-    /// First index and count of its infos in [`Body::obj_infos`].
-    pub infos: [u32; 2],
-    /// Start of its children in [`Body::children`]: normal, memory, I/O
-    /// then misc children, `child_counts` of each.
-    pub children: u32,
-    pub child_counts: [u32; 4],
+impl Attr {
+    /// The variant's rank (0 for `None` to 6 for `OsDev`): the attribute
+    /// table is sorted by it.
+    pub fn kind_code(&self) -> u8 {
+        match self {
+            Attr::None => 0,
+            Attr::Numa { .. } => 1,
+            Attr::Cache { .. } => 2,
+            Attr::Group { .. } => 3,
+            Attr::Pci(_) => 4,
+            Attr::Bridge { .. } => 5,
+            Attr::OsDev(_) => 6,
+        }
+    }
 }
 
 /// A distance matrix.
@@ -141,7 +112,8 @@ pub struct Dist {
 #[derive(Archive, Serialize, Debug, Clone, PartialEq)]
 pub enum Init {
     None,
-    CpuSet(Set),
+    /// A set of [`Body::set_start`].
+    CpuSet(u32),
     Object(u32),
 }
 
@@ -164,7 +136,8 @@ pub struct MemAttr {
 /// A CPU kind.
 #[derive(Archive, Serialize, Debug, Clone, PartialEq)]
 pub struct CpuKind {
-    pub cpuset: Set,
+    /// A set of [`Body::set_start`].
+    pub cpuset: u32,
     pub forced_efficiency: Option<i32>,
     pub efficiency: i32,
     pub infos: Vec<Info>,
@@ -174,7 +147,8 @@ pub struct CpuKind {
 #[derive(Archive, Serialize, Debug, Clone, PartialEq)]
 pub struct MemTier {
     pub kinds: u64,
-    pub nodeset: Set,
+    /// A set of [`Body::set_start`].
+    pub nodeset: u32,
 }
 
 /// A PCI bus range's locality.
@@ -183,30 +157,182 @@ pub struct PciLocality {
     pub domain: u32,
     pub bus_min: u8,
     pub bus_max: u8,
-    pub cpuset: Set,
+    /// A set of [`Body::set_start`].
+    pub cpuset: u32,
+}
+
+/// A column of unsigned integers, each stored in `width` bytes
+/// little-endian: 1, 2, 4 or 8, the narrowest that holds the column's
+/// largest value (most columns of a machine fit in one or two bytes, which
+/// makes the image, its reading, checksum and mapping several times
+/// cheaper than fixed 32- or 64-bit fields).
+#[derive(Archive, Serialize, Debug, Clone, PartialEq, Default)]
+pub struct Col {
+    pub width: u8,
+    pub bytes: Vec<u8>,
+}
+
+impl Col {
+    /// The narrowest column holding `values`.
+    pub fn of(values: &[u64]) -> Col {
+        Col::at_least(values, 1)
+    }
+
+    /// The narrowest column holding `values`, `min` bytes wide at least.
+    pub fn at_least(values: &[u64], min: usize) -> Col {
+        let max = values.iter().copied().max().unwrap_or(0);
+        let width = if max <= u8::MAX as u64 {
+            1
+        } else if max <= u16::MAX as u64 {
+            2
+        } else if max <= u32::MAX as u64 {
+            4
+        } else {
+            8
+        }
+        .max(min);
+        let mut bytes = Vec::with_capacity(values.len() * width);
+        for v in values {
+            bytes.extend_from_slice(&v.to_le_bytes()[..width]);
+        }
+        Col {
+            width: width as u8,
+            bytes,
+        }
+    }
+}
+
+/// Calls `f(i, value)` for every entry of a column of `W`-byte values: one
+/// tight loop per width, which the compiler can vectorize.
+#[inline(always)]
+fn each<const W: usize>(bytes: &[u8], mut f: impl FnMut(usize, u64)) {
+    for (i, c) in bytes.chunks_exact(W).enumerate() {
+        let mut v = [0u8; 8];
+        v[..W].copy_from_slice(c);
+        f(i, u64::from_le_bytes(v));
+    }
+}
+
+impl ArchivedCol {
+    /// Number of entries (the width is validated first: 1, 2, 4 or 8).
+    pub fn len(&self) -> usize {
+        match self.width {
+            1 | 2 | 4 | 8 => self.bytes.len() / self.width as usize,
+            _ => usize::MAX,
+        }
+    }
+
+    /// Whether the width is valid and the bytes hold whole entries.
+    pub fn well_formed(&self) -> bool {
+        matches!(self.width, 1 | 2 | 4 | 8) && self.bytes.len().is_multiple_of(self.width as usize)
+    }
+
+    /// Entry `i` (a column of a validated body, `i` below its length).
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        let b = &self.bytes[..];
+        match self.width {
+            1 => b[i] as u64,
+            2 => u16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as u64,
+            4 => u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4 bytes")) as u64,
+            _ => u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes")),
+        }
+    }
+
+    /// Entry `i` as an optional index (stored + 1, 0 for none).
+    #[inline]
+    pub fn opt(&self, i: usize) -> Option<usize> {
+        (self.get(i) as usize).checked_sub(1)
+    }
+
+    /// Calls `f(i, value)` for every entry, one loop per width.
+    #[inline(always)]
+    pub fn each(&self, f: impl FnMut(usize, u64)) {
+        let b = &self.bytes[..];
+        match self.width {
+            1 => each::<1>(b, f),
+            2 => each::<2>(b, f),
+            4 => each::<4>(b, f),
+            _ => each::<8>(b, f),
+        }
+    }
+
+    /// The largest entry (0 for an empty column) of a well-formed column.
+    pub fn max(&self) -> u64 {
+        crate::validate::min_max(self, 0..self.len()).1
+    }
 }
 
 /// The whole topology.
+///
+/// The object table is the columns from `ty` to `info_start`: entry `i` of
+/// each describes object `i`, in breadth-first order (root first; the
+/// children of an object are consecutive, memory, normal, I/O then misc
+/// children, each family in its order).
 #[derive(Archive, Serialize, Debug, Clone, PartialEq)]
 pub struct Body {
-    /// Depth-first; entry 0 is the root.
-    pub objects: Vec<Obj>,
-    /// The distinct sets of the objects.
-    pub sets: Vec<Set>,
+    /// [`ObjType::index`].
+    pub ty: Vec<u8>,
+    /// [`F_SYMMETRIC`], [`F_OS_INDEX`].
+    pub flags: Vec<u8>,
+    /// Meaningful with [`F_OS_INDEX`].
+    pub os_index: Col,
+    /// hwloc's integer depth plus 8 ([`wloc_core::object::Depth::to_i32`]
+    /// is -3 to -8 for the special levels).
+    pub depth: Col,
+    pub logical_index: Col,
+    /// Index of the parent (0 for the root itself).  Breadth-first order
+    /// makes this column non-decreasing: the children of object `i` are
+    /// the run of entries equal to `i` (after the root), found by binary
+    /// search, so that no child table needs checking.
+    pub parent: Col,
+    pub gp_index: Col,
+    /// Shifted right by [`Body::total_memory_shift`] (memory sizes are
+    /// multiples of pages: they fit in fewer bytes).
+    pub total_memory: Col,
+    /// Index + 1 into [`Body::attrs`] (0 for none): objects of a level
+    /// mostly share their attributes (caches), so each distinct one is
+    /// stored once; the table is sorted by [`Attr::kind_code`].
+    pub attr: Col,
+    /// Index + 1 into [`Body::strings`] (0 for none).
+    pub subtype: Col,
+    pub name: Col,
+    /// The four sets, as set index + 1 (0 for none): objects share most
+    /// of them (a core and its caches), so each distinct set is stored
+    /// once.
+    pub cpuset: Col,
+    pub complete_cpuset: Col,
+    pub nodeset: Col,
+    pub complete_nodeset: Col,
+    // (`parent`, `attr` and the four set columns have one width.)
+    /// `n + 1` entries: the infos of object `i` are
+    /// `obj_infos[info_start[i] .. info_start[i + 1]]`.
+    pub info_start: Col,
+    /// Name and value of every object info, as string indexes.
+    pub obj_infos: Vec<[u32; 2]>,
     /// The distinct type-specific attributes of the objects.
     pub attrs: Vec<Attr>,
-    /// The distinct subtypes and names of the objects.
+    /// The distinct subtypes, names, info names and values of the objects.
     pub strings: Vec<String>,
-    /// The infos of every object, each object's in one run.
-    pub obj_infos: Vec<Info>,
-    /// The child lists of every object, each object's in one run.
-    pub children: Vec<u32>,
+    /// Every set of the image (`nsets + 1` entries): the words of set `s`
+    /// are `set_words[set_start[s] .. set_start[s + 1]]`, bits `64*i ..
+    /// 64*i+63` in word `i`.
+    pub set_start: Vec<u32>,
+    pub set_words: Vec<u64>,
+    /// Per set, the number of zero words before its stored words (leading
+    /// zero words are not stored: most sets are a few bits far from 0).
+    pub set_skip: Vec<u32>,
+    /// Per set, non-zero when every bit past its words is set.
+    pub set_infinite: Vec<u8>,
+    /// Left shift of every `total_memory` entry (below 64).
+    pub total_memory_shift: u8,
     /// Normal levels, from the root down, as object indexes.
     pub levels: Vec<Vec<u32>>,
     /// Special levels in [`crate::SPECIAL_DEPTHS`] order.
     pub special: Vec<Vec<u32>>,
-    pub allowed_cpuset: Set,
-    pub allowed_nodeset: Set,
+    /// Set indexes.
+    pub allowed_cpuset: u32,
+    pub allowed_nodeset: u32,
     pub include_disallowed: bool,
     pub is_thissystem: bool,
     /// [`ranking_code`].
@@ -220,32 +346,21 @@ pub struct Body {
     pub pci_localities: Vec<PciLocality>,
 }
 
-/// An object without that set.
-pub const NO_SET: u32 = u32::MAX;
-
-/// An object without type-specific attributes.
-pub const NO_ATTR: u32 = u32::MAX;
-
-/// [`Obj::flags`]: every child subtree has the same shape.
+/// Flags: every child subtree has the same shape.
 pub const F_SYMMETRIC: u8 = 1;
-/// [`Obj::flags`]: the object has an OS index.
+/// Flags: the object has an OS index.
 pub const F_OS_INDEX: u8 = 2;
-/// [`Obj::flags`]: the object has a parent (all but the root).
-pub const F_PARENT: u8 = 4;
 
-impl ArchivedObj {
-    /// The parent's index, `None` for the root.
-    pub fn parent(&self) -> Option<u32> {
-        (self.flags & F_PARENT != 0).then(|| self.parent.to_native())
-    }
-    /// The OS index.
-    pub fn os_index(&self) -> Option<u32> {
-        (self.flags & F_OS_INDEX != 0).then(|| self.os_index.to_native())
+/// The order of the families in a run of children (the depth-first order
+/// of the XML export: memory, normal, I/O, misc).
+pub fn family_rank(kind: ObjKind) -> u8 {
+    match kind {
+        ObjKind::Memory => 0,
+        ObjKind::Normal => 1,
+        ObjKind::Io => 2,
+        ObjKind::Misc => 3,
     }
 }
-
-/// An object without that string.
-pub const NO_STR: u32 = u32::MAX;
 
 /// The rankings in code order.
 pub const RANKINGS: [Ranking; 9] = [
@@ -263,13 +378,6 @@ pub const RANKINGS: [Ranking; 9] = [
 /// The code of a CPU kind ranking in the image.
 pub fn ranking_code(r: Ranking) -> u8 {
     RANKINGS.iter().position(|&x| x == r).unwrap_or(0) as u8
-}
-
-fn set(b: &Bitmap) -> Set {
-    Set {
-        words: b.words().to_vec(),
-        infinite: b.is_infinite(),
-    }
 }
 
 fn infos(v: &[wloc_core::object::Info]) -> Vec<Info> {
@@ -334,9 +442,80 @@ fn attr(a: &ObjAttr) -> Attr {
     }
 }
 
+/// The children of an object in run order: memory, normal, I/O, misc.
+fn run(o: &wloc_core::object::Object) -> impl Iterator<Item = ObjId> + '_ {
+    o.memory_children()
+        .iter()
+        .chain(o.children())
+        .chain(o.io_children())
+        .chain(o.misc_children())
+        .copied()
+}
+
+/// Interns sets into the set table.
+#[derive(Default)]
+struct Sets {
+    start: Vec<u32>,
+    words: Vec<u64>,
+    skip: Vec<u32>,
+    infinite: Vec<u8>,
+    seen: HashMap<(Vec<u64>, bool), u32>,
+}
+
+impl Sets {
+    fn intern(&mut self, b: &Bitmap) -> u32 {
+        let key = (b.words().to_vec(), b.is_infinite());
+        if let Some(&i) = self.seen.get(&key) {
+            return i;
+        }
+        let i = self.infinite.len() as u32;
+        self.start.push(self.words.len() as u32);
+        let skip = b.words().iter().take_while(|&&w| w == 0).count();
+        self.skip.push(skip as u32);
+        self.words.extend_from_slice(&b.words()[skip..]);
+        self.infinite.push(b.is_infinite() as u8);
+        self.seen.insert(key, i);
+        i
+    }
+    /// Index + 1, 0 for none.
+    fn opt(&mut self, b: Option<&Bitmap>) -> u64 {
+        b.map_or(0, |b| self.intern(b) as u64 + 1)
+    }
+}
+
+/// Interns strings into the string table.
+#[derive(Default)]
+struct Strings {
+    list: Vec<String>,
+    seen: HashMap<String, u32>,
+}
+
+impl Strings {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.seen.get(s) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(s.to_string());
+        self.seen.insert(s.to_string(), i);
+        i
+    }
+    /// Index + 1, 0 for none.
+    fn opt(&mut self, s: &Option<String>) -> u64 {
+        s.as_deref().map_or(0, |s| self.intern(s) as u64 + 1)
+    }
+}
+
 /// Records a finished topology.
 pub fn body_of(topo: &Topology) -> Body {
-    let order = topo.iter_dfs();
+    // Breadth-first order: each object's children become one run.
+    let mut order: Vec<ObjId> = vec![topo.root()];
+    let mut i = 0;
+    while i < order.len() {
+        let o = topo.obj(order[i]);
+        order.extend(run(o));
+        i += 1;
+    }
     // Arena ids to table indexes (objects removed from the tree are not
     // reachable, hence not recorded).
     let max = order.iter().copied().max().unwrap_or(0);
@@ -351,98 +530,176 @@ pub fn body_of(topo: &Topology) -> Body {
             .filter(|&i| i != u32::MAX)
             .collect()
     };
-    let mut sets: Vec<Set> = Vec::new();
-    let mut seen: std::collections::HashMap<(Vec<u64>, bool), u32> = Default::default();
-    let mut intern = |b: Option<&Bitmap>| -> u32 {
-        let Some(b) = b else { return NO_SET };
-        let key = (b.words().to_vec(), b.is_infinite());
-        *seen.entry(key).or_insert_with(|| {
-            sets.push(set(b));
-            (sets.len() - 1) as u32
-        })
-    };
-    let mut strings: Vec<String> = Vec::new();
-    let mut seen_str: std::collections::HashMap<String, u32> = Default::default();
-    let mut string = |s: &Option<String>| -> u32 {
-        let Some(s) = s else { return NO_STR };
-        *seen_str.entry(s.clone()).or_insert_with(|| {
-            strings.push(s.clone());
-            (strings.len() - 1) as u32
-        })
-    };
+    let n = order.len();
+    let mut sets = Sets::default();
+    let mut strings = Strings::default();
     let mut attrs: Vec<Attr> = Vec::new();
     // Keyed by the debug form: `Attr` holds an f32, so it has no `Hash`.
-    let mut seen_attr: std::collections::HashMap<String, u32> = Default::default();
-    let mut intern_attr = |a: &ObjAttr| -> u32 {
-        if matches!(a, ObjAttr::None) {
-            return NO_ATTR;
-        }
-        let a = attr(a);
-        *seen_attr.entry(format!("{a:?}")).or_insert_with(|| {
-            attrs.push(a);
-            (attrs.len() - 1) as u32
-        })
+    let mut seen_attr: HashMap<String, u64> = Default::default();
+    // The columns' values, narrowed once complete.
+    #[derive(Default)]
+    struct Wide {
+        os_index: Vec<u64>,
+        depth: Vec<u64>,
+        logical_index: Vec<u64>,
+        parent: Vec<u64>,
+        gp_index: Vec<u64>,
+        total_memory: Vec<u64>,
+        attr: Vec<u64>,
+        subtype: Vec<u64>,
+        name: Vec<u64>,
+        cpuset: Vec<u64>,
+        complete_cpuset: Vec<u64>,
+        nodeset: Vec<u64>,
+        complete_nodeset: Vec<u64>,
+        info_start: Vec<u64>,
+    }
+    let mut c = Wide::default();
+    let mut b = Body {
+        ty: Vec::with_capacity(n),
+        flags: Vec::with_capacity(n),
+        os_index: Col::default(),
+        depth: Col::default(),
+        logical_index: Col::default(),
+        parent: Col::default(),
+        gp_index: Col::default(),
+        total_memory: Col::default(),
+        attr: Col::default(),
+        subtype: Col::default(),
+        name: Col::default(),
+        cpuset: Col::default(),
+        complete_cpuset: Col::default(),
+        nodeset: Col::default(),
+        complete_nodeset: Col::default(),
+        info_start: Col::default(),
+        obj_infos: Vec::new(),
+        attrs: Vec::new(),
+        strings: Vec::new(),
+        set_start: Vec::new(),
+        set_words: Vec::new(),
+        set_infinite: Vec::new(),
+        set_skip: Vec::new(),
+        total_memory_shift: 0,
+        levels: topo.normal_levels().iter().map(|l| ixs(l)).collect(),
+        special: crate::SPECIAL_DEPTHS
+            .iter()
+            .map(|&d| ixs(topo.level(d)))
+            .collect(),
+        allowed_cpuset: 0,
+        allowed_nodeset: 0,
+        include_disallowed: topo.include_disallowed,
+        is_thissystem: topo.is_thissystem,
+        cpukinds_ranking: ranking_code(topo.cpukinds_ranking),
+        distances: Vec::new(),
+        memattrs: Vec::new(),
+        cpukinds: Vec::new(),
+        memtiers: Vec::new(),
+        infos: infos(&topo.infos),
+        support: topo.support.clone(),
+        pci_localities: Vec::new(),
     };
-    let mut obj_infos: Vec<Info> = Vec::new();
-    let mut children: Vec<u32> = Vec::new();
-    let objects: Vec<Obj> = order
+    for &id in &order {
+        let o = topo.obj(id);
+        b.ty.push(o.obj_type.index() as u8);
+        b.flags.push(
+            if o.symmetric_subtree() {
+                F_SYMMETRIC
+            } else {
+                0
+            } | if o.os_index.is_some() { F_OS_INDEX } else { 0 },
+        );
+        c.os_index.push(o.os_index.unwrap_or(0) as u64);
+        c.depth.push((o.depth().to_i32() as i64 + 8) as u64);
+        c.logical_index.push(o.logical_index() as u64);
+        c.parent.push(o.parent().map(ix).unwrap_or(0) as u64);
+        c.gp_index.push(o.gp_index);
+        c.total_memory.push(o.total_memory);
+        c.attr.push(if matches!(o.attr, ObjAttr::None) {
+            0
+        } else {
+            let a = attr(&o.attr);
+            1 + *seen_attr.entry(format!("{a:?}")).or_insert_with(|| {
+                attrs.push(a);
+                (attrs.len() - 1) as u64
+            })
+        });
+        c.subtype.push(strings.opt(&o.subtype));
+        c.name.push(strings.opt(&o.name));
+        c.cpuset
+            .push(sets.opt(o.cpuset.as_ref().map(|s| s.bitmap())));
+        c.complete_cpuset
+            .push(sets.opt(o.complete_cpuset.as_ref().map(|s| s.bitmap())));
+        c.nodeset
+            .push(sets.opt(o.nodeset.as_ref().map(|s| s.bitmap())));
+        c.complete_nodeset
+            .push(sets.opt(o.complete_nodeset.as_ref().map(|s| s.bitmap())));
+        c.info_start.push(b.obj_infos.len() as u64);
+        for i in &o.infos {
+            b.obj_infos
+                .push([strings.intern(&i.name), strings.intern(&i.value)]);
+        }
+    }
+    c.info_start.push(b.obj_infos.len() as u64);
+    b.os_index = Col::of(&c.os_index);
+    b.depth = Col::of(&c.depth);
+    b.logical_index = Col::of(&c.logical_index);
+    // The attribute table sorted by kind (stably), so that the attributes
+    // of each kind are one range of indexes: validation then checks an
+    // object's attribute against its type with a range, per run of
+    // objects of one type.
+    let mut perm: Vec<usize> = (0..attrs.len()).collect();
+    perm.sort_by_key(|&i| attrs[i].kind_code());
+    let mut new_index = vec![0u64; attrs.len()];
+    for (new, &old) in perm.iter().enumerate() {
+        new_index[old] = new as u64;
+    }
+    let attrs: Vec<Attr> = perm.iter().map(|&i| attrs[i].clone()).collect();
+    for a in c.attr.iter_mut().filter(|a| **a != 0) {
+        *a = new_index[*a as usize - 1] + 1;
+    }
+    // The columns the validation reads together have one width, so that
+    // its loop over them is compiled once per width.
+    let link = [
+        &c.parent,
+        &c.attr,
+        &c.cpuset,
+        &c.complete_cpuset,
+        &c.nodeset,
+        &c.complete_nodeset,
+    ]
+    .iter()
+    .map(|v| Col::of(v).width as usize)
+    .max()
+    .unwrap_or(1);
+    b.parent = Col::at_least(&c.parent, link);
+    b.gp_index = Col::of(&c.gp_index);
+    let shift = c
+        .total_memory
         .iter()
-        .map(|&id| {
-            let o = topo.obj(id);
-            Obj {
-                ty: o.obj_type.index() as u8,
-                flags: if o.symmetric_subtree() {
-                    F_SYMMETRIC
-                } else {
-                    0
-                } | if o.os_index.is_some() { F_OS_INDEX } else { 0 }
-                    | if o.parent().is_some() { F_PARENT } else { 0 },
-                os_index: o.os_index.unwrap_or(0),
-                depth: o.depth().to_i32(),
-                logical_index: o.logical_index(),
-                sibling_rank: o.sibling_rank(),
-                parent: o.parent().map(ix).unwrap_or(0),
-                gp_index: o.gp_index,
-                total_memory: o.total_memory,
-                subtype: string(&o.subtype),
-                name: string(&o.name),
-                attr: intern_attr(&o.attr),
-                cpuset: intern(o.cpuset.as_ref().map(|s| s.bitmap())),
-                complete_cpuset: intern(o.complete_cpuset.as_ref().map(|s| s.bitmap())),
-                nodeset: intern(o.nodeset.as_ref().map(|s| s.bitmap())),
-                complete_nodeset: intern(o.complete_nodeset.as_ref().map(|s| s.bitmap())),
-                infos: {
-                    let start = obj_infos.len() as u32;
-                    obj_infos.extend(infos(&o.infos));
-                    [start, o.infos.len() as u32]
-                },
-                children: {
-                    let start = children.len() as u32;
-                    for family in [
-                        o.children(),
-                        o.memory_children(),
-                        o.io_children(),
-                        o.misc_children(),
-                    ] {
-                        children.extend(family.iter().map(|&i| ix(i)));
-                    }
-                    start
-                },
-                child_counts: [
-                    o.children().len() as u32,
-                    o.memory_children().len() as u32,
-                    o.io_children().len() as u32,
-                    o.misc_children().len() as u32,
-                ],
-            }
-        })
-        .collect();
-    let levels = topo.normal_levels().iter().map(|l| ixs(l)).collect();
-    let special = crate::SPECIAL_DEPTHS
-        .iter()
-        .map(|&d| ixs(topo.level(d)))
-        .collect();
-    let distances = topo
+        .filter(|&&m| m != 0)
+        .map(|m| m.trailing_zeros())
+        .min()
+        .unwrap_or(0)
+        .min(63);
+    b.total_memory_shift = shift as u8;
+    b.total_memory = Col::of(
+        &c.total_memory
+            .iter()
+            .map(|m| m >> shift)
+            .collect::<Vec<_>>(),
+    );
+    b.attr = Col::at_least(&c.attr, link);
+    b.attrs = attrs;
+    b.subtype = Col::of(&c.subtype);
+    b.name = Col::of(&c.name);
+    b.cpuset = Col::at_least(&c.cpuset, link);
+    b.complete_cpuset = Col::at_least(&c.complete_cpuset, link);
+    b.nodeset = Col::at_least(&c.nodeset, link);
+    b.complete_nodeset = Col::at_least(&c.complete_nodeset, link);
+    b.info_start = Col::of(&c.info_start);
+    b.allowed_cpuset = sets.intern(topo.allowed_cpuset.bitmap());
+    b.allowed_nodeset = sets.intern(topo.allowed_nodeset.bitmap());
+    b.distances = topo
         .distances
         .iter()
         .filter(|d| d.objs.iter().all(|&o| ix(o) != u32::MAX))
@@ -453,7 +710,7 @@ pub fn body_of(topo: &Topology) -> Body {
             values: d.values.clone(),
         })
         .collect();
-    let memattrs = topo
+    b.memattrs = topo
         .memattrs
         .iter()
         .map(|m| MemAttr {
@@ -465,7 +722,7 @@ pub fn body_of(topo: &Topology) -> Body {
                 .filter_map(|v| {
                     let initiator = match &v.initiator {
                         None => Init::None,
-                        Some(Initiator::CpuSet(c)) => Init::CpuSet(set(c.bitmap())),
+                        Some(Initiator::CpuSet(c)) => Init::CpuSet(sets.intern(c.bitmap())),
                         Some(Initiator::Object(o)) => match ix(*o) {
                             u32::MAX => return None,
                             i => Init::Object(i),
@@ -481,53 +738,41 @@ pub fn body_of(topo: &Topology) -> Body {
                 .collect(),
         })
         .collect();
-    Body {
-        objects,
-        sets,
-        attrs,
-        strings,
-        obj_infos,
-        children,
-        levels,
-        special,
-        allowed_cpuset: set(topo.allowed_cpuset.bitmap()),
-        allowed_nodeset: set(topo.allowed_nodeset.bitmap()),
-        include_disallowed: topo.include_disallowed,
-        is_thissystem: topo.is_thissystem,
-        cpukinds_ranking: ranking_code(topo.cpukinds_ranking),
-        distances,
-        memattrs,
-        cpukinds: topo
-            .cpukinds
-            .iter()
-            .map(|k| CpuKind {
-                cpuset: set(k.cpuset.bitmap()),
-                forced_efficiency: k.forced_efficiency,
-                efficiency: k.efficiency,
-                infos: infos(&k.infos),
-            })
-            .collect(),
-        memtiers: topo
-            .memtiers
-            .iter()
-            .map(|t| MemTier {
-                kinds: t.kinds,
-                nodeset: set(t.nodeset.bitmap()),
-            })
-            .collect(),
-        infos: infos(&topo.infos),
-        support: topo.support.clone(),
-        pci_localities: topo
-            .pci_localities
-            .iter()
-            .map(|p| PciLocality {
-                domain: p.domain,
-                bus_min: p.bus_min,
-                bus_max: p.bus_max,
-                cpuset: set(p.cpuset.bitmap()),
-            })
-            .collect(),
-    }
+    b.cpukinds = topo
+        .cpukinds
+        .iter()
+        .map(|k| CpuKind {
+            cpuset: sets.intern(k.cpuset.bitmap()),
+            forced_efficiency: k.forced_efficiency,
+            efficiency: k.efficiency,
+            infos: infos(&k.infos),
+        })
+        .collect();
+    b.memtiers = topo
+        .memtiers
+        .iter()
+        .map(|t| MemTier {
+            kinds: t.kinds,
+            nodeset: sets.intern(t.nodeset.bitmap()),
+        })
+        .collect();
+    b.pci_localities = topo
+        .pci_localities
+        .iter()
+        .map(|p| PciLocality {
+            domain: p.domain,
+            bus_min: p.bus_min,
+            bus_max: p.bus_max,
+            cpuset: sets.intern(p.cpuset.bitmap()),
+        })
+        .collect();
+    sets.start.push(sets.words.len() as u32);
+    b.set_start = sets.start;
+    b.set_words = sets.words;
+    b.set_infinite = sets.infinite;
+    b.set_skip = sets.skip;
+    b.strings = strings.list;
+    b
 }
 
 /// The type of a code, `None` past the last one.

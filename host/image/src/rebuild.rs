@@ -10,8 +10,10 @@ use wloc_core::object::{Info, Object};
 use wloc_core::topology::{MemTier, PciLocality};
 use wloc_core::{ObjId, Topology};
 
-use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit, ArchivedObj};
-use crate::view::{cpuset, nodeset, obj_attr};
+use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit};
+use crate::view::{
+    cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string, total_memory,
+};
 use crate::ImageError;
 
 fn infos(v: &[ArchivedInfo]) -> Vec<Info> {
@@ -23,49 +25,66 @@ fn infos(v: &[ArchivedInfo]) -> Vec<Info> {
         .collect()
 }
 
-/// Fills the descriptive fields of `obj` from the image.
-fn fill(obj: &mut Object, o: &ArchivedObj, b: &ArchivedBody) {
-    let set = |i: &rkyv::rend::u32_le| b.sets.get(i.to_native() as usize);
-    let string = |i: &rkyv::rend::u32_le| {
-        b.strings
-            .get(i.to_native() as usize)
-            .map(|s| s.as_str().into())
-    };
-    obj.subtype = string(&o.subtype);
-    obj.os_index = o.os_index();
-    obj.name = string(&o.name);
-    obj.attr = obj_attr(b, o);
-    obj.cpuset = set(&o.cpuset).map(cpuset);
-    obj.complete_cpuset = set(&o.complete_cpuset).map(cpuset);
-    obj.nodeset = set(&o.nodeset).map(nodeset);
-    obj.complete_nodeset = set(&o.complete_nodeset).map(nodeset);
-    let [start, len] = o.infos.map(|v| v.to_native() as usize);
-    obj.infos = infos(&b.obj_infos[start..start + len]);
-    obj.gp_index = o.gp_index.to_native();
-    obj.total_memory = o.total_memory.to_native();
+/// Fills the descriptive fields of `obj` from object `i` of the image.
+fn fill(obj: &mut Object, b: &ArchivedBody, i: usize) {
+    obj.subtype = opt_string(b, &b.subtype, i).map(Into::into);
+    obj.os_index = (b.flags[i] & format::F_OS_INDEX != 0).then(|| b.os_index.get(i) as u32);
+    obj.name = opt_string(b, &b.name, i).map(Into::into);
+    obj.attr = obj_attr(b, i);
+    obj.cpuset = opt_cpuset(b, &b.cpuset, i);
+    obj.complete_cpuset = opt_cpuset(b, &b.complete_cpuset, i);
+    obj.nodeset = opt_nodeset(b, &b.nodeset, i);
+    obj.complete_nodeset = opt_nodeset(b, &b.complete_nodeset, i);
+    obj.infos = obj_infos(b, i)
+        .map(|(name, value)| Info {
+            name: name.into(),
+            value: value.into(),
+        })
+        .collect();
+    obj.gp_index = b.gp_index.get(i);
+    obj.total_memory = total_memory(b, i);
 }
 
 /// Rebuilds the topology of a validated body into `t`.
 pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError> {
-    let n = b.objects.len();
-    let mut ids: Vec<ObjId> = Vec::with_capacity(n);
+    let n = b.ty.len();
+    // The children runs, computed once (the view finds one by binary
+    // search).
+    let mut runs = vec![0usize; n + 1];
+    b.parent.each(|c, p| {
+        if c > 0 {
+            runs[p as usize + 1] = c + 1;
+        }
+    });
+    // runs[i + 1] is now one past the last child of i, or 0 for none:
+    // carry the ends forward so that runs[i]..runs[i + 1] is i's run.
+    runs[0] = 1;
+    for i in 1..=n {
+        runs[i] = runs[i].max(runs[i - 1]);
+    }
+    let run = |i: usize| runs[i]..runs[i + 1];
     let root = t.root();
-    fill(t.root_mut(), &b.objects[0], b);
-    t.reserve_gp_index(b.objects[0].gp_index.to_native());
-    ids.push(root);
-    // Validation guarantees each parent comes before its children.
-    for o in b.objects.iter().skip(1) {
-        let ty = format::obj_type(o.ty).expect("validated type");
+    let mut ids: Vec<ObjId> = vec![root; n];
+    fill(t.root_mut(), b, 0);
+    t.reserve_gp_index(b.gp_index.get(0));
+    // Depth-first (an object, then its memory, normal, I/O and misc
+    // children), as the XML import inserts: the arena gets the same order.
+    // Validation guarantees each object is in exactly one run, its
+    // parent's, which comes before it: the walk visits each object once.
+    let mut stack: Vec<usize> = run(0).rev().collect();
+    while let Some(i) = stack.pop() {
+        let ty = format::obj_type(b.ty[i]).expect("validated type");
         let mut obj = Object::new(ty, None);
-        fill(&mut obj, o, b);
-        let parent = ids[o.parent().expect("validated parent") as usize];
+        fill(&mut obj, b, i);
+        let parent = ids[b.parent.get(i) as usize];
         let gp = obj.gp_index;
-        ids.push(t.insert_by_parent(parent, obj));
+        ids[i] = t.insert_by_parent(parent, obj);
         t.reserve_gp_index(gp);
+        stack.extend(run(i).rev());
     }
     let id = |i: &rkyv::rend::u32_le| ids[i.to_native() as usize];
-    t.allowed_cpuset = cpuset(&b.allowed_cpuset);
-    t.allowed_nodeset = nodeset(&b.allowed_nodeset);
+    t.allowed_cpuset = cpuset(b, b.allowed_cpuset.to_native());
+    t.allowed_nodeset = nodeset(b, b.allowed_nodeset.to_native());
     t.is_thissystem = b.is_thissystem;
     t.cpukinds_ranking = format::RANKINGS[b.cpukinds_ranking as usize];
     for d in b.distances.iter() {
@@ -85,7 +104,7 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
                 target: id(&v.target),
                 initiator: match &v.initiator {
                     ArchivedInit::None => None,
-                    ArchivedInit::CpuSet(s) => Some(Initiator::CpuSet(cpuset(s))),
+                    ArchivedInit::CpuSet(s) => Some(Initiator::CpuSet(cpuset(b, s.to_native()))),
                     ArchivedInit::Object(o) => Some(Initiator::Object(id(o))),
                 },
                 value: v.value.to_native(),
@@ -95,7 +114,7 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
     }
     for k in b.cpukinds.iter() {
         let mut kind = CpuKind::new(
-            cpuset(&k.cpuset),
+            cpuset(b, k.cpuset.to_native()),
             k.forced_efficiency.as_ref().map(|v| v.to_native()),
             infos(&k.infos),
         );
@@ -107,7 +126,7 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
         .iter()
         .map(|m| MemTier {
             kinds: m.kinds.to_native(),
-            nodeset: nodeset(&m.nodeset),
+            nodeset: nodeset(b, m.nodeset.to_native()),
         })
         .collect();
     t.infos = infos(&b.infos);
@@ -119,7 +138,7 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
             domain: p.domain.to_native(),
             bus_min: p.bus_min,
             bus_max: p.bus_max,
-            cpuset: cpuset(&p.cpuset),
+            cpuset: cpuset(b, p.cpuset.to_native()),
         })
         .collect();
     t.finish().map_err(|e| {

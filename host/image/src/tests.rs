@@ -38,6 +38,15 @@ fn same_as_model(img: &AdoptedTopology, t: &Topology) {
             assert_eq!(o.obj_type(), m.obj_type);
             assert_eq!(o.os_index(), m.os_index);
             assert_eq!(o.logical_index(), m.logical_index());
+            assert_eq!(o.sibling_rank(), m.sibling_rank());
+            assert_eq!(o.memory_children().len(), m.memory_children().len());
+            assert_eq!(o.io_children().len(), m.io_children().len());
+            assert_eq!(o.misc_children().len(), m.misc_children().len());
+            for c in o.memory_children() {
+                assert_eq!(c.parent(), Some(*o));
+            }
+            assert_eq!(o.total_memory(), m.total_memory);
+            assert_eq!(o.symmetric_subtree(), m.symmetric_subtree());
             assert_eq!(o.cpuset(), m.cpuset);
             assert_eq!(o.nodeset(), m.nodeset);
             assert_eq!(o.complete_cpuset(), m.complete_cpuset);
@@ -136,8 +145,9 @@ fn refusals_are_typed() {
         Err(ImageError::Truncated { .. })
     ));
     let mut v = bytes.clone();
-    // Version 1 (per-object strings and attributes) and a future one.
-    for old in [1u8, 9] {
+    // Versions 1 (per-object strings and attributes) and 2 (fixed-size
+    // object records in depth-first order), and a future one.
+    for old in [1u8, 2, 9] {
         v[8] = old;
         let e = adopt_bytes(&v).unwrap_err();
         assert!(matches!(e, ImageError::Version { found, .. } if found == old as u32));
@@ -313,4 +323,128 @@ fn adopt_phases() {
         v.extend_from_reader(&mut f).unwrap();
     });
     eprintln!("open+read {io:.1} us, header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
+}
+
+/// An image of a body built by hand (a valid header and checksum), so
+/// that the structure checks must refuse what is wrong in it.
+fn image_of(body: &format::Body) -> Vec<u8> {
+    let archived = rkyv::to_bytes::<rkyv::rancor::Error>(body).unwrap();
+    let mut out = header(&archived, body.ty.len() as u32).to_vec();
+    out.extend_from_slice(&archived);
+    out
+}
+
+/// The column's values, widened.
+fn values(c: &format::Col) -> Vec<u64> {
+    let w = c.width as usize;
+    c.bytes
+        .chunks_exact(w)
+        .map(|ch| {
+            let mut v = [0u8; 8];
+            v[..w].copy_from_slice(ch);
+            u64::from_le_bytes(v)
+        })
+        .collect()
+}
+
+#[test]
+fn structural_refusals() {
+    let t = synth("pack:2 [numa(memory=1GB)] l2:2 core:2 pu:2");
+    let body = format::body_of(&t);
+    let img = adopt_bytes(&image_of(&body)).unwrap();
+    // (Memory sizes are stored shifted; leading zero words of sets are
+    // not stored.)
+    assert!(body.total_memory_shift > 0, "{}", body.total_memory_shift);
+    assert_eq!(img.root().total_memory(), t.obj(t.root()).total_memory);
+    let refused = |b: &format::Body, what: &str| {
+        let e = adopt_bytes(&image_of(b)).expect_err(what);
+        assert!(matches!(e, ImageError::Invalid(_)), "{what}: {e}");
+    };
+    let n = body.ty.len();
+    let pu = body
+        .ty
+        .iter()
+        .rposition(|&t| t == ObjType::PU.index() as u8)
+        .unwrap();
+    let width = body.cpuset.width as usize;
+    // A PU pointing to a cache's attributes.
+    let mut b = body.clone();
+    let mut a = values(&b.attr);
+    a[pu] = 1;
+    b.attr = format::Col::at_least(&a, width);
+    refused(&b, "attribute of another kind");
+    // The attribute table out of kind order.
+    let mut b = body.clone();
+    if b.attrs.len() >= 2 && b.attrs[0].kind_code() != b.attrs.last().unwrap().kind_code() {
+        b.attrs.swap(0, body.attrs.len() - 1);
+        refused(&b, "unsorted attribute table");
+    }
+    // A PU without a cpuset.
+    let mut b = body.clone();
+    let mut c = values(&b.cpuset);
+    c[pu] = 0;
+    b.cpuset = format::Col::at_least(&c, width);
+    refused(&b, "missing cpuset");
+    // A set past the table.
+    let mut b = body.clone();
+    let mut c = values(&b.nodeset);
+    c[pu] = b.set_infinite.len() as u64 + 1;
+    b.nodeset = format::Col::at_least(&c, width);
+    refused(&b, "set past the table");
+    // Set columns of another width than the attribute column.
+    let mut b = body.clone();
+    b.complete_cpuset = format::Col::at_least(&values(&b.complete_cpuset), width * 2);
+    refused(&b, "columns of different widths");
+    // A column one entry short, and one of width 3.
+    let mut b = body.clone();
+    b.gp_index
+        .bytes
+        .truncate(b.gp_index.bytes.len() - b.gp_index.width as usize);
+    refused(&b, "short column");
+    let mut b = body.clone();
+    b.logical_index = format::Col {
+        width: 3,
+        bytes: vec![0; 3 * n],
+    };
+    refused(&b, "width 3");
+    // Not breadth-first: the last object's parent goes back to the root,
+    // an object its own parent, a parent after its child.
+    let mut b = body.clone();
+    let mut p = values(&b.parent);
+    p[n - 1] = 0;
+    b.parent = format::Col::at_least(&p, 1);
+    refused(&b, "decreasing parents");
+    let mut b = body.clone();
+    let mut p = values(&b.parent);
+    p[1] = 1;
+    b.parent = format::Col::at_least(&p, 1);
+    refused(&b, "own parent");
+    // Depth -1 (stored + 8), an info run going back.
+    let mut b = body.clone();
+    let mut d = values(&b.depth);
+    d[pu] = 7;
+    b.depth = format::Col::of(&d);
+    refused(&b, "depth -1");
+    let mut b = body.clone();
+    let mut s = values(&b.info_start);
+    if let Some(last) = s.last_mut() {
+        *last += 1;
+    }
+    b.info_start = format::Col::of(&s);
+    refused(&b, "info run past the table");
+    // A set skipping past the largest set, a skip table of another
+    // length, a total memory shift of 64.
+    let mut b = body.clone();
+    b.set_skip[0] = 1 << 14;
+    refused(&b, "set skip too large");
+    let mut b = body.clone();
+    b.set_skip.pop();
+    refused(&b, "skip table short");
+    let mut b = body.clone();
+    b.total_memory_shift = 64;
+    refused(&b, "shift 64");
+    // A set run longer than the word table.
+    let mut b = body.clone();
+    *b.set_start.last_mut().unwrap() += 1;
+    refused(&b, "set run past the words");
 }

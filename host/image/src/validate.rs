@@ -1,11 +1,34 @@
 //! Checks of an archive bytecheck accepted: bytecheck proves every offset,
-//! length, tag and string sound; these checks prove the topology's own
-//! links sound, so that the view and the rebuild can index without bounds
-//! failures and walk without cycles.
+//! length, tag and string sound (the body holds only a few dozen of them:
+//! the object table is columns of plain integers); these checks prove the
+//! topology's own links sound, so that the view and the rebuild can index
+//! and slice without bounds failures and walk without cycles.
+//!
+//! What the view and the rebuild rely on, and where it is proved:
+//! - every column of the object table has `n` entries (`first_child` and
+//!   `info_start` `n + 1`), `n ≥ 1`: [`lengths`];
+//! - every type code is known, every attribute, string and set index is in
+//!   its table or the "none" value, the attribute fits the type, normal and
+//!   memory objects have their four sets: [`objects`];
+//! - `first_child` and `info_start` are non-decreasing from their first
+//!   value to the length of what they index, so that every run is a valid
+//!   range; the children runs tile `1..n` (they start at 1 and end at
+//!   `n`); every object `c ≥ 1` has a parent `p < c` and lies in the run of
+//!   `p`.  The runs being disjoint, each object is in exactly one run, its
+//!   parent's: the table is a tree rooted at 0, walked without cycles.
+//!   Within a run, families come in order: [`tree`];
+//! - the set table's runs are valid ranges of at most [`MAX_SET_WORDS`]
+//!   words: [`sets`];
+//! - every other object, set or string index (levels, distances, memory
+//!   attributes, CPU kinds, tiers, PCI localities, infos) is in range.
+//!
+//! The per-object checks are branch-free loops accumulating one "bad"
+//! flag (the image is refused as a whole); only a refused image is walked
+//! again to say which entry was wrong.
 
-use wloc_core::object::{Depth, ObjKind, ObjType};
+use wloc_core::object::{ObjKind, ObjType};
 
-use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, ArchivedSet};
+use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, F_OS_INDEX, F_SYMMETRIC};
 use crate::ImageError;
 
 fn bad(m: impl Into<String>) -> ImageError {
@@ -14,204 +37,528 @@ fn bad(m: impl Into<String>) -> ImageError {
 
 /// Sets are bounded so that a hostile image cannot make the rebuild
 /// allocate without limit (2^14 words: a million PUs or NUMA nodes).
-const MAX_SET_WORDS: usize = 1 << 14;
+const MAX_SET_WORDS: u32 = 1 << 14;
 
 /// Global persistent indexes are bounded far below `u64::MAX` (2^62).
 const MAX_GP_INDEX: u64 = 1 << 62;
 
-fn check_set(s: &ArchivedSet, what: &str, i: usize) -> Result<(), ImageError> {
-    if s.words.len() > MAX_SET_WORDS {
-        return Err(bad(format!("object {i}: {what} has too many words")));
-    }
-    Ok(())
+/// Attribute kinds, as [`ArchivedAttr`]'s variants.
+const A_NONE: u8 = 0;
+const A_NUMA: u8 = 1;
+const A_CACHE: u8 = 2;
+const A_GROUP: u8 = 3;
+const A_PCI: u8 = 4;
+const A_BRIDGE: u8 = 5;
+const A_OSDEV: u8 = 6;
+/// Matches no type: a cache attribute with an unknown cache kind, an
+/// index past the attribute table.
+const A_INVALID: u8 = 0xff;
+/// The attribute kind of an unknown type code: matches no attribute.
+const A_UNKNOWN_TYPE: u8 = 0xfe;
+
+/// What validation needs to know of a type code.
+#[derive(Clone, Copy)]
+struct TypeInfo {
+    /// The attribute kind it must have ([`A_UNKNOWN_TYPE`] for an unknown
+    /// code).
+    attr: u8,
+    /// Normal and memory objects have all four sets.
+    needs_sets: bool,
+    /// PU and NUMA OS indexes become bits of the root's sets.
+    os_bounded: bool,
+    /// [`format::family_rank`].
+    rank: u8,
 }
 
-/// Validates the tree and every index of an archive.
+/// One entry per possible code, so that indexing by a `u8` needs no check.
+fn type_table() -> [TypeInfo; 256] {
+    let mut t = [TypeInfo {
+        attr: A_UNKNOWN_TYPE,
+        needs_sets: false,
+        os_bounded: false,
+        rank: 0,
+    }; 256];
+    for (code, &ty) in ObjType::ALL.iter().enumerate() {
+        let attr = match ty {
+            ObjType::NUMANode => A_NUMA,
+            ObjType::Group => A_GROUP,
+            ObjType::PCIDevice => A_PCI,
+            ObjType::Bridge => A_BRIDGE,
+            ObjType::OSDevice => A_OSDEV,
+            ObjType::MemCache => A_CACHE,
+            t if t.is_cache() => A_CACHE,
+            _ => A_NONE,
+        };
+        debug_assert_eq!(format::obj_type(code as u8), Some(ty));
+        t[code] = TypeInfo {
+            attr,
+            needs_sets: matches!(ty.kind(), ObjKind::Normal | ObjKind::Memory),
+            os_bounded: matches!(ty, ObjType::PU | ObjType::NUMANode),
+            rank: format::family_rank(ty.kind()),
+        };
+    }
+    t
+}
+
+fn attr_kind(a: &ArchivedAttr) -> u8 {
+    match a {
+        ArchivedAttr::None => A_NONE,
+        ArchivedAttr::Numa { .. } => A_NUMA,
+        ArchivedAttr::Cache { kind, .. } => {
+            if wloc_core::object::CacheKind::from_code(kind.to_native()).is_some() {
+                A_CACHE
+            } else {
+                A_INVALID
+            }
+        }
+        ArchivedAttr::Group { .. } => A_GROUP,
+        ArchivedAttr::Pci(_) => A_PCI,
+        ArchivedAttr::Bridge { .. } => A_BRIDGE,
+        ArchivedAttr::OsDev(_) => A_OSDEV,
+    }
+}
+
+use rkyv::rend::u32_le;
+
+/// Whether a run table (`starts`, one more entry than runs) is
+/// non-decreasing from 0 to `len`.
+fn runs_ok(starts: &[u32_le], len: usize) -> bool {
+    let Some(first) = starts.first() else {
+        return false;
+    };
+    let mut bad = first.to_native() != 0;
+    bad |= starts.last().map(|v| v.to_native() as usize) != Some(len);
+    for w in starts.windows(2) {
+        bad |= w[1].to_native() < w[0].to_native();
+    }
+    !bad
+}
+
+/// The largest entry of an index list is below `n`: a loop the compiler
+/// vectorizes, where an early exit per entry would not be.
+fn all_below(l: &[u32_le], n: usize) -> bool {
+    (l.iter().fold(0u32, |m, v| m.max(v.to_native())) as usize) < n || l.is_empty()
+}
+
+/// Validates every index and the tree of an archive.
 pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
-    let n = b.objects.len();
+    let n = lengths(b)?;
+    let nsets = sets(b)?;
+    objects(b, n, nsets)?;
+    links(b)?;
+    rest(b, n, nsets)
+}
+
+/// Every column of the object table is well formed and has its length.
+fn lengths(b: &ArchivedBody) -> Result<usize, ImageError> {
+    let n = b.ty.len();
     if n == 0 {
         return Err(bad("no object"));
     }
     if n >= u32::MAX as usize {
         return Err(bad("too many objects"));
     }
-    let idx = |v: u32, what: &str| -> Result<usize, ImageError> {
-        let v = v as usize;
-        if v < n {
-            Ok(v)
-        } else {
-            Err(bad(format!("{what} refers to object {v} of {n}")))
+    if b.flags.len() != n {
+        return Err(bad(format!(
+            "the flags column has {} entries for {n} objects",
+            b.flags.len()
+        )));
+    }
+    let cols = [
+        ("os_index", &b.os_index, n),
+        ("depth", &b.depth, n),
+        ("logical_index", &b.logical_index, n),
+        ("parent", &b.parent, n),
+        ("gp_index", &b.gp_index, n),
+        ("total_memory", &b.total_memory, n),
+        ("attr", &b.attr, n),
+        ("subtype", &b.subtype, n),
+        ("name", &b.name, n),
+        ("cpuset", &b.cpuset, n),
+        ("complete_cpuset", &b.complete_cpuset, n),
+        ("nodeset", &b.nodeset, n),
+        ("complete_nodeset", &b.complete_nodeset, n),
+        ("info_start", &b.info_start, n + 1),
+    ];
+    for (what, col, len) in cols {
+        if !col.well_formed() || col.len() != len {
+            return Err(bad(format!(
+                "the {what} column is not {len} entries of 1, 2, 4 or 8 bytes"
+            )));
+        }
+    }
+    Ok(n)
+}
+
+/// The set table: valid runs of bounded length.  Returns the number of sets.
+fn sets(b: &ArchivedBody) -> Result<usize, ImageError> {
+    let nsets = b.set_infinite.len();
+    if b.set_start.len() != nsets + 1 || !runs_ok(&b.set_start, b.set_words.len()) {
+        return Err(bad("the set table's runs are not ranges of its words"));
+    }
+    if b.set_skip.len() != nsets {
+        return Err(bad("the set table's skip counts do not match its sets"));
+    }
+    // Skipped and stored words together (runs checked above: no wrap).
+    let mut longest = 0u64;
+    for (w, skip) in b.set_start.windows(2).zip(b.set_skip.iter()) {
+        let len = w[1].to_native() - w[0].to_native();
+        longest = longest.max(len as u64 + skip.to_native() as u64);
+    }
+    if longest > MAX_SET_WORDS as u64 {
+        return Err(bad("a set has too many words"));
+    }
+    Ok(nsets)
+}
+
+/// The per-object checks: reductions over single columns, whole (the
+/// type-independent ones) or per run of objects of one type ([`typed`]).
+/// On failure, the first bad object is found again to name it.
+fn objects(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
+    let nstrings = b.strings.len() as u64;
+    let nsets64 = nsets as u64;
+    // Type-independent: string ranges (stored + 1, 0 for none), global
+    // indexes, depths, flags.
+    let mut bad = b.subtype.max() > nstrings || b.name.max() > nstrings;
+    // The rebuild keeps allocating gp indexes above the largest one read:
+    // bounded so that the counter cannot overflow.
+    bad |= b.gp_index.max() >= MAX_GP_INDEX;
+    // Depth + 8: [`wloc_core::object::Depth::from_i64`] takes normal
+    // depths (0 to u32::MAX) and special ones (-3 to -8), not -1 or -2.
+    let mut bad_depth = b.depth.max() > u32::MAX as u64 + 8;
+    if b.depth.width == 1 {
+        bad_depth |= b
+            .depth
+            .bytes
+            .iter()
+            .fold(false, |a, &d| a | (d == 6) | (d == 7));
+    } else {
+        b.depth.each(|_, d| bad_depth |= (d == 6) | (d == 7));
+    }
+    bad |= bad_depth;
+    bad |= b.flags.iter().fold(0u8, |acc, f| acc | f) & !(F_SYMMETRIC | F_OS_INDEX) != 0;
+    // The attribute and set columns have one width (the writer's choice),
+    // so that the checks per run of one type compile once per width.
+    let w = b.attr.width;
+    let same = [
+        &b.cpuset,
+        &b.complete_cpuset,
+        &b.nodeset,
+        &b.complete_nodeset,
+    ]
+    .iter()
+    .all(|c| c.width == w);
+    if !same {
+        return Err(ImageError::Invalid(
+            "the attribute and set columns have different widths".into(),
+        ));
+    }
+    bad |= !match w {
+        1 => typed::<u8>(b, nsets64),
+        2 => typed::<u16>(b, nsets64),
+        4 => typed::<u32>(b, nsets64),
+        _ => typed::<u64>(b, nsets64),
+    };
+    if bad {
+        return Err(bad_object(b, n, nstrings, nsets64));
+    }
+    Ok(())
+}
+
+/// An unsigned integer a column entry reads as, at its own width, so
+/// that the reductions below run on narrow lanes (which the compiler
+/// vectorizes) rather than on 64-bit ones.
+trait Lane: Copy + Ord + Into<u64> {
+    const W: usize;
+    const MAX: Self;
+    const ZERO: Self;
+    fn rd(c: &[u8]) -> Self;
+}
+
+macro_rules! lane {
+    ($t:ty, $w:expr) => {
+        impl Lane for $t {
+            const W: usize = $w;
+            const MAX: Self = <$t>::MAX;
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn rd(c: &[u8]) -> Self {
+                <$t>::from_le_bytes(c[..$w].try_into().expect("chunk of the width"))
+            }
         }
     };
-    let nsets = b.sets.len();
-    for s in b.sets.iter() {
-        check_set(s, "a set", 0)?;
+}
+lane!(u8, 1);
+lane!(u16, 2);
+lane!(u32, 4);
+lane!(u64, 8);
+
+#[inline(always)]
+fn min_max_of<L: Lane>(bytes: &[u8]) -> (u64, u64) {
+    let (lo, hi) = bytes
+        .chunks_exact(L::W)
+        .map(L::rd)
+        .fold((L::MAX, L::ZERO), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (lo.into(), hi.into())
+}
+
+/// The least and largest entries of a validated column in `range` (the
+/// lane's largest value and 0 when empty).
+pub(crate) fn min_max(col: &format::ArchivedCol, range: std::ops::Range<usize>) -> (u64, u64) {
+    let w = col.width as usize;
+    let bytes = &col.bytes[range.start * w..range.end * w];
+    match w {
+        1 => min_max_of::<u8>(bytes),
+        2 => min_max_of::<u16>(bytes),
+        4 => min_max_of::<u32>(bytes),
+        _ => min_max_of::<u64>(bytes),
     }
-    let nstrings = b.strings.len();
-    let ninfos = b.obj_infos.len();
-    let nchildren = b.children.len();
-    let nattrs = b.attrs.len();
-    let objects = &b.objects[..];
-    // One linear pass, O(1) per object and per listed child.  Each non-root
-    // object must be listed exactly once, by its parent: every listed child
-    // names the lister as its parent and has the list's family, each family
-    // list is strictly increasing (the writer lists children in depth-first
-    // order), so no object is listed twice; then n - 1 listings in all
-    // cover every non-root object.
-    let mut listings = 0usize;
-    for (i, o) in objects.iter().enumerate() {
-        let t = format::obj_type(o.ty)
-            .ok_or_else(|| bad(format!("object {i}: unknown type code {}", o.ty)))?;
-        if o.flags & !(format::F_SYMMETRIC | format::F_OS_INDEX | format::F_PARENT) != 0 {
-            return Err(bad(format!("object {i}: unknown flags {:#x}", o.flags)));
+}
+
+/// The entries of a well-formed column whose largest entry was checked to
+/// be below 2^32, as `u32`s (a widening loop the compiler vectorizes), so
+/// that the checks over it are plain slice reductions.
+fn decode_u32(col: &format::ArchivedCol) -> Vec<u32> {
+    let b = &col.bytes[..];
+    match col.width {
+        1 => b.iter().map(|&v| v as u32).collect(),
+        2 => b
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+            .collect(),
+        4 => b
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        // (Entries below 2^32: the truncation is exact.)
+        _ => b
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) as u32)
+            .collect(),
+    }
+}
+
+/// Whether `v` never decreases.
+fn non_decreasing(v: &[u32]) -> bool {
+    !v.iter().zip(&v[1..]).fold(false, |a, (x, y)| a | (y < x))
+}
+
+/// Whether a parent column (entries below the number of objects, itself
+/// below 2^32) never decreases and names for every object but the root
+/// an object before it: two reductions the compiler vectorizes.
+fn parents_ok(col: &format::ArchivedCol) -> bool {
+    let v = decode_u32(col);
+    let late = v[1..]
+        .iter()
+        .zip(1..v.len() as u32)
+        .fold(false, |a, (&p, c)| a | (p >= c));
+    non_decreasing(&v) && !late
+}
+
+/// The checks of each object against its type, per run of objects of one
+/// type (a machine's breadth-first table is a few dozen such runs): the
+/// attribute indexes of the run lie in the range of its type's attribute
+/// kind (the attribute table is sorted by kind), the sets of normal and
+/// memory objects are present, PU and NUMA OS indexes are bounded; and the
+/// tree.  True when all hold.
+fn typed<L: Lane>(b: &ArchivedBody, nsets: u64) -> bool {
+    let types = type_table();
+    let n = b.ty.len();
+    // The range of stored attribute values (index + 1) of each kind: the
+    // table must be sorted by kind, with no invalid entry.
+    let mut ranges = [(1u64, 1u64); 7];
+    let mut prev = A_NONE;
+    for (i, a) in b.attrs.iter().enumerate() {
+        let k = attr_kind(a);
+        if k == A_INVALID || k < prev {
+            return false;
         }
-        if i == 0 {
-            if t != ObjType::Machine || o.parent().is_some() {
-                return Err(bad("the first object is not a Machine root"));
+        if k != prev || i == 0 {
+            ranges[k as usize].0 = i as u64 + 1;
+        }
+        ranges[k as usize].1 = i as u64 + 2;
+        prev = k;
+    }
+    let ty: &[u8] = &b.ty;
+    let sets = [
+        &b.cpuset,
+        &b.complete_cpuset,
+        &b.nodeset,
+        &b.complete_nodeset,
+    ];
+    let mut bad = false;
+    let mut start = 0;
+    while start < n {
+        let code = ty[start];
+        // The end of the run: 16 entries at a time (a vector compare),
+        // then one at a time.
+        let mut end = start + 1;
+        while end + 16 <= n && ty[end..end + 16].iter().fold(true, |a, &t| a & (t == code)) {
+            end += 16;
+        }
+        while end < n && ty[end] == code {
+            end += 1;
+        }
+        let t = types[code as usize];
+        let run = start * L::W..end * L::W;
+        let (alo, ahi) = min_max_of::<L>(&b.attr.bytes[run.clone()]);
+        bad |= match t.attr {
+            A_UNKNOWN_TYPE => true,
+            A_NONE => ahi != 0,
+            k => {
+                let (lo, hi) = ranges[k as usize];
+                alo < lo || ahi >= hi
             }
-        } else {
-            match o.parent() {
-                Some(p) if (p as usize) < i => {}
-                _ => {
-                    return Err(bad(format!(
-                        "object {i}: its parent does not come before it"
-                    )))
-                }
+        };
+        if t.needs_sets {
+            for col in sets {
+                bad |= min_max_of::<L>(&col.bytes[run.clone()]).0 == 0;
             }
         }
         // The OS index of a PU or a NUMA node is a bit of the root's sets
-        // once rebuilt: it is bounded as the sets are.
-        if let Some(os) = o.os_index() {
-            if matches!(t, ObjType::PU | ObjType::NUMANode) && os as usize >= MAX_SET_WORDS * 64 {
-                return Err(bad(format!("object {i}: OS index {os} is too large")));
-            }
+        // once rebuilt: it is bounded as the sets are (objects without
+        // one store 0).
+        if t.os_bounded {
+            bad |= min_max(&b.os_index, start..end).1 >= (MAX_SET_WORDS * 64) as u64;
         }
-        // The rebuild keeps allocating gp indexes above the largest one
-        // read: bounded so that the counter cannot overflow.
-        if o.gp_index.to_native() >= MAX_GP_INDEX {
-            return Err(bad(format!(
-                "object {i}: global persistent index {} is too large",
-                o.gp_index.to_native()
-            )));
+        // Families in order where a run of children changes type.
+        if start > 1 && b.parent.get(start) == b.parent.get(start - 1) {
+            bad |= t.rank < types[ty[start - 1] as usize].rank;
         }
-        if Depth::from_i64(o.depth.to_native() as i64).is_none() {
-            return Err(bad(format!(
-                "object {i}: invalid depth {}",
-                o.depth.to_native()
-            )));
-        }
-        let a = o.attr.to_native();
-        let attr = if a == format::NO_ATTR {
-            &ArchivedAttr::None
-        } else {
-            b.attrs.get(a as usize).ok_or_else(|| {
-                bad(format!(
-                    "object {i}: its attributes are entry {a} of {nattrs}"
-                ))
-            })?
+        start = end;
+    }
+    // The tree: every object but the root has a parent before it, and the
+    // parent column never decreases, so that the children of each object
+    // are one run (and, with the check above, families in order).  With
+    // parents before children, following parents always ends at the root:
+    // the table is a tree, walked without cycles.
+    bad |= min_max(&b.parent, 0..n).1 >= n as u64;
+    // (Checked below n first, so that the entries fit in 32 bits.)
+    bad = bad || !parents_ok(&b.parent);
+    // Every set index (stored + 1) is at most the number of sets.
+    !bad && sets.iter().all(|c| c.max() <= nsets)
+}
+
+/// The first object the checks of [`objects`] refuse, as an error (the
+/// slow path, taken only for a refused image).
+fn bad_object(b: &ArchivedBody, n: usize, nstrings: u64, nsets: u64) -> ImageError {
+    let types = type_table();
+    let kinds: Vec<u8> = b.attrs.iter().map(attr_kind).collect();
+    if kinds.contains(&A_INVALID) {
+        return bad("an attribute has an unknown cache kind");
+    }
+    if kinds.windows(2).any(|w| w[1] < w[0]) {
+        return bad("the attribute table is not sorted by kind");
+    }
+    for i in 0..n {
+        let code = b.ty[i];
+        let Some(t) = format::obj_type(code) else {
+            return bad(format!("object {i}: unknown type code {code}"));
         };
-        let attr_ok = match (attr, t) {
-            (ArchivedAttr::Numa { .. }, ObjType::NUMANode) => true,
-            (ArchivedAttr::Cache { kind, .. }, t) if t.is_cache() || t == ObjType::MemCache => {
-                wloc_core::object::CacheKind::from_code(kind.to_native()).is_some()
-            }
-            (ArchivedAttr::Group { .. }, ObjType::Group) => true,
-            (ArchivedAttr::Pci(_), ObjType::PCIDevice) => true,
-            (ArchivedAttr::Bridge { .. }, ObjType::Bridge) => true,
-            (ArchivedAttr::OsDev(_), ObjType::OSDevice) => true,
-            (ArchivedAttr::None, t) => {
-                !matches!(
-                    t,
-                    ObjType::NUMANode
-                        | ObjType::Group
-                        | ObjType::PCIDevice
-                        | ObjType::Bridge
-                        | ObjType::OSDevice
-                        | ObjType::MemCache
-                ) && !t.is_cache()
-            }
-            _ => false,
+        let info = types[code as usize];
+        let ak = match b.attr.opt(i) {
+            None => A_NONE,
+            Some(a) => b.attrs.get(a).map_or(A_INVALID, attr_kind),
         };
-        if !attr_ok {
-            return Err(bad(format!(
-                "object {i}: attributes do not match its type {t}"
-            )));
+        if ak != info.attr {
+            return bad(format!("object {i}: attributes do not match its type {t}"));
         }
-        let sets = [
-            (&o.cpuset, "cpuset"),
-            (&o.complete_cpuset, "complete cpuset"),
-            (&o.nodeset, "nodeset"),
-            (&o.complete_nodeset, "complete nodeset"),
-        ];
-        for (s, what) in sets {
-            let s = s.to_native();
-            if s == format::NO_SET {
-                if matches!(t.kind(), ObjKind::Normal | ObjKind::Memory) {
-                    return Err(bad(format!("object {i} ({t}) has no {what}")));
+        for (col, what) in [
+            (&b.cpuset, "cpuset"),
+            (&b.complete_cpuset, "complete cpuset"),
+            (&b.nodeset, "nodeset"),
+            (&b.complete_nodeset, "complete nodeset"),
+        ] {
+            match col.opt(i) {
+                None if info.needs_sets => {
+                    return bad(format!("object {i} ({t}) has no {what}"));
                 }
-            } else if s as usize >= nsets {
-                return Err(bad(format!("object {i}: its {what} is set {s} of {nsets}")));
+                Some(s) if s as u64 >= nsets => {
+                    return bad(format!("object {i}: its {what} is set {s} of {nsets}"));
+                }
+                _ => {}
             }
         }
-        for (s, what) in [(&o.subtype, "subtype"), (&o.name, "name")] {
-            let s = s.to_native();
-            if s != format::NO_STR && s as usize >= nstrings {
-                return Err(bad(format!(
+        for (col, what) in [(&b.subtype, "subtype"), (&b.name, "name")] {
+            if let Some(s) = col.opt(i).filter(|&s| s as u64 >= nstrings) {
+                return bad(format!(
                     "object {i}: its {what} is string {s} of {nstrings}"
-                )));
+                ));
             }
         }
-        let [istart, ilen] = o.infos.map(|v| v.to_native() as usize);
-        if istart.checked_add(ilen).is_none_or(|e| e > ninfos) {
-            return Err(bad(format!(
-                "object {i}: its infos are past the info table"
-            )));
+        let f = b.flags[i];
+        if f & !(F_SYMMETRIC | F_OS_INDEX) != 0 {
+            return bad(format!("object {i}: unknown flags {f:#x}"));
         }
-        let counts = o.child_counts.map(|c| c.to_native() as usize);
-        let start = o.children.to_native() as usize;
-        let kids = counts
-            .iter()
-            .try_fold(start, |a, &c| a.checked_add(c))
-            .filter(|&e| e <= nchildren)
-            .map(|e| &b.children[start..e])
-            .ok_or_else(|| bad(format!("object {i}: its children are past the child table")))?;
-        listings += kids.len();
-        let mut kids = kids.iter();
-        let kinds = [ObjKind::Normal, ObjKind::Memory, ObjKind::Io, ObjKind::Misc];
-        for (count, kind) in counts.into_iter().zip(kinds) {
-            let mut prev = i;
-            for c in kids.by_ref().take(count) {
-                let c = c.to_native() as usize;
-                let Some(co) = objects.get(c) else {
-                    return Err(bad(format!("a child list refers to object {c} of {n}")));
-                };
-                if c <= prev || co.parent() != Some(i as u32) {
-                    return Err(bad(format!(
-                        "object {c} is listed out of order or as a child of object {i}, which is not its parent"
-                    )));
-                }
-                prev = c;
-                let ct = format::obj_type(co.ty).ok_or_else(|| bad("unknown type code"))?;
-                if ct.kind() != kind {
-                    return Err(bad(format!(
-                        "object {c} ({ct}) is in the wrong child list of object {i}"
-                    )));
-                }
-            }
+        let os = b.os_index.get(i);
+        if info.os_bounded && os >= (MAX_SET_WORDS * 64) as u64 {
+            return bad(format!("object {i}: OS index {os} is too large"));
+        }
+        let gp = b.gp_index.get(i);
+        if gp >= MAX_GP_INDEX {
+            return bad(format!(
+                "object {i}: global persistent index {gp} is too large"
+            ));
+        }
+        let d = b.depth.get(i) as i128 - 8;
+        if i64::try_from(d)
+            .ok()
+            .and_then(wloc_core::object::Depth::from_i64)
+            .is_none()
+        {
+            return bad(format!("object {i}: invalid depth {d}"));
         }
     }
-    if listings != n - 1 {
-        return Err(bad(format!(
-            "{listings} objects are listed as children instead of {}",
-            n - 1
-        )));
+    let rank = |c: usize| types[b.ty[c] as usize].rank;
+    for c in 1..n {
+        let p = b.parent.get(c);
+        if p >= c as u64 {
+            return bad(format!(
+                "object {c}: its parent {p} does not come before it"
+            ));
+        }
+        let q = b.parent.get(c - 1);
+        if c > 1 && (p < q || (p == q && rank(c) < rank(c - 1))) {
+            return bad(format!(
+                "object {c}: not in breadth-first order (its parent {p}, families in order)"
+            ));
+        }
     }
-    // The largest index of each list against the count: a loop the
-    // compiler vectorizes, where an early exit per entry would not be.
-    let in_range =
-        |l: &[rkyv::rend::u32_le]| l.iter().fold(0u32, |m, v| m.max(v.to_native())) < n as u32;
+    bad("an object does not fit its type")
+}
+
+/// The root and the info runs (the rest of the tree is checked with the
+/// objects).
+fn links(b: &ArchivedBody) -> Result<(), ImageError> {
+    if format::obj_type(b.ty[0]) != Some(ObjType::Machine) || b.parent.get(0) != 0 {
+        return Err(bad("the first object is not a Machine root"));
+    }
+    let ninfos = b.obj_infos.len() as u64;
+    // (At most 2^32 - 1 infos, so that the entries decode to 32 bits.)
+    let bad_runs = ninfos > u32::MAX as u64
+        || b.info_start.get(0) != 0
+        || b.info_start.get(b.info_start.len() - 1) != ninfos
+        || b.info_start.max() > ninfos
+        || !non_decreasing(&decode_u32(&b.info_start));
+    if bad_runs {
+        return Err(bad("the info runs are not ranges of the info table"));
+    }
+    let nstrings = b.strings.len();
+    if !b
+        .obj_infos
+        .iter()
+        .all(|[k, v]| all_below(&[*k, *v], nstrings))
+    {
+        return Err(bad("an object info refers to a string past the table"));
+    }
+    Ok(())
+}
+
+/// Everything outside the object table.
+fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
+    let set_ok = |s: &u32_le| (s.to_native() as usize) < nsets;
     for l in b.levels.iter() {
-        if !in_range(l) {
+        if !all_below(l, n) {
             return Err(bad("a level refers to an object past the table"));
         }
     }
@@ -222,13 +569,13 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
         )));
     }
     for l in b.special.iter() {
-        if !in_range(l) {
+        if !all_below(l, n) {
             return Err(bad("a special level refers to an object past the table"));
         }
     }
     for d in b.distances.iter() {
-        for v in d.objs.iter() {
-            idx(v.to_native(), "a distance matrix")?;
+        if !all_below(&d.objs, n) {
+            return Err(bad("a distance matrix refers to an object past the table"));
         }
         let k = d.objs.len();
         if k.checked_mul(k) != Some(d.values.len()) {
@@ -240,27 +587,36 @@ pub fn tree(b: &ArchivedBody) -> Result<(), ImageError> {
     }
     for m in b.memattrs.iter() {
         for v in m.values.iter() {
-            idx(v.target.to_native(), "a memory attribute target")?;
-            match &v.initiator {
-                ArchivedInit::Object(o) => {
-                    idx(o.to_native(), "a memory attribute initiator")?;
-                }
-                ArchivedInit::CpuSet(s) => check_set(s, "initiator", 0)?,
-                ArchivedInit::None => {}
+            let ok = (v.target.to_native() as usize) < n
+                && match &v.initiator {
+                    ArchivedInit::Object(o) => (o.to_native() as usize) < n,
+                    ArchivedInit::CpuSet(s) => set_ok(s),
+                    ArchivedInit::None => true,
+                };
+            if !ok {
+                return Err(bad(format!(
+                    "memory attribute {}: a value refers to an object or set past its table",
+                    m.name
+                )));
             }
         }
     }
-    for k in b.cpukinds.iter() {
-        check_set(&k.cpuset, "CPU kind", 0)?;
+    let sets_ok = b.cpukinds.iter().all(|k| set_ok(&k.cpuset))
+        && b.memtiers.iter().all(|t| set_ok(&t.nodeset))
+        && b.pci_localities.iter().all(|p| set_ok(&p.cpuset))
+        && set_ok(&b.allowed_cpuset)
+        && set_ok(&b.allowed_nodeset);
+    if !sets_ok {
+        return Err(bad(
+            "a CPU kind, memory tier, PCI locality or allowed set refers to a set past the table",
+        ));
     }
-    for t in b.memtiers.iter() {
-        check_set(&t.nodeset, "memory tier", 0)?;
+    if b.total_memory_shift >= 64 {
+        return Err(bad(format!(
+            "total memory shift {} is not below 64",
+            b.total_memory_shift
+        )));
     }
-    for p in b.pci_localities.iter() {
-        check_set(&p.cpuset, "PCI locality", 0)?;
-    }
-    check_set(&b.allowed_cpuset, "allowed cpuset", 0)?;
-    check_set(&b.allowed_nodeset, "allowed nodeset", 0)?;
     if b.cpukinds_ranking as usize >= format::RANKINGS.len() {
         return Err(bad(format!(
             "unknown CPU kinds ranking {}",

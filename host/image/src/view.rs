@@ -4,13 +4,13 @@ use rkyv::util::AlignedVec;
 use rkyv::vec::ArchivedVec;
 use wloc_core::bitmap::{Bitmap, CpuSet, NodeSet};
 use wloc_core::object::{
-    BridgeAttr, BridgeUpstream, CacheAttr, Depth, GroupAttr, NumaAttr, ObjAttr, ObjType,
+    BridgeAttr, BridgeUpstream, CacheAttr, Depth, GroupAttr, NumaAttr, ObjAttr, ObjKind, ObjType,
     OsDevTypes, PageType, PciAttr,
 };
 use wloc_core::topology::TypeDepth;
 use wloc_core::Topology;
 
-use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, ArchivedObj, ArchivedSet};
+use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit};
 use crate::{check_header, ImageError, HEADER_LEN};
 
 /// Where the image bytes live.
@@ -24,7 +24,8 @@ pub(crate) enum Backing {
 /// An adopted image: a read-only topology answered from the image itself.
 ///
 /// Object handles ([`ObjRef`]) are indexes into the image's object table,
-/// in depth-first order (the root is 0).  Sets are returned as owned
+/// in breadth-first order (the root is 0, the children of an object are
+/// consecutive).  Sets are returned as owned
 /// [`CpuSet`]/[`NodeSet`] values built from the stored words.
 pub struct AdoptedTopology {
     backing: Backing,
@@ -42,9 +43,14 @@ impl std::fmt::Debug for AdoptedTopology {
     }
 }
 
-fn bitmap(s: &ArchivedSet) -> Bitmap {
-    let words: Vec<u64> = s.words.iter().map(|w| w.to_native()).collect();
-    if s.infinite {
+/// The bitmap of a set of a validated body (`s` in range).
+fn bitmap(b: &ArchivedBody, s: u32) -> Bitmap {
+    let skip = b.set_skip[s as usize].to_native() as usize;
+    let stored = set_words(b, s);
+    let mut words: Vec<u64> = Vec::with_capacity(skip + stored.len());
+    words.resize(skip, 0);
+    words.extend(stored.iter().map(|w| w.to_native()));
+    if b.set_infinite[s as usize] != 0 {
         // An infinite set is the complement of the finite set of the
         // complemented words.
         let inv: Vec<u64> = words.iter().map(|w| !w).collect();
@@ -54,19 +60,122 @@ fn bitmap(s: &ArchivedSet) -> Bitmap {
     }
 }
 
-pub(crate) fn cpuset(s: &ArchivedSet) -> CpuSet {
-    CpuSet::from_bitmap(bitmap(s))
+/// The words of a set of a validated body (runs checked by validation).
+fn set_words(b: &ArchivedBody, s: u32) -> &[rkyv::rend::u64_le] {
+    let s = s as usize;
+    &b.set_words[b.set_start[s].to_native() as usize..b.set_start[s + 1].to_native() as usize]
 }
 
-pub(crate) fn nodeset(s: &ArchivedSet) -> NodeSet {
-    NodeSet::from_bitmap(bitmap(s))
+/// Entry `i` of a set column (set index + 1, 0 for none) as a set.
+fn opt_set(b: &ArchivedBody, col: &format::ArchivedCol, i: usize) -> Option<Bitmap> {
+    col.opt(i).map(|s| bitmap(b, s as u32))
 }
 
-fn set_has(s: &ArchivedSet, i: u32) -> bool {
-    match s.words.get((i / 64) as usize) {
+pub(crate) fn cpuset(b: &ArchivedBody, s: u32) -> CpuSet {
+    CpuSet::from_bitmap(bitmap(b, s))
+}
+
+pub(crate) fn nodeset(b: &ArchivedBody, s: u32) -> NodeSet {
+    NodeSet::from_bitmap(bitmap(b, s))
+}
+
+pub(crate) fn opt_cpuset(b: &ArchivedBody, col: &format::ArchivedCol, i: usize) -> Option<CpuSet> {
+    opt_set(b, col, i).map(CpuSet::from_bitmap)
+}
+
+pub(crate) fn opt_nodeset(
+    b: &ArchivedBody,
+    col: &format::ArchivedCol,
+    i: usize,
+) -> Option<NodeSet> {
+    opt_set(b, col, i).map(NodeSet::from_bitmap)
+}
+
+fn set_has(b: &ArchivedBody, s: u32, i: u32) -> bool {
+    // Words before the stored ones are zero.
+    let skip = b.set_skip[s as usize].to_native();
+    let Some(w) = (i / 64).checked_sub(skip) else {
+        return false;
+    };
+    match set_words(b, s).get(w as usize) {
         Some(w) => w.to_native() & (1u64 << (i % 64)) != 0,
-        None => s.infinite,
+        None => b.set_infinite[s as usize] != 0,
     }
+}
+
+/// The total memory of object `i` (stored shifted).
+pub(crate) fn total_memory(b: &ArchivedBody, i: usize) -> u64 {
+    b.total_memory.get(i) << b.total_memory_shift
+}
+
+/// The string at an index of the string table (validated).
+pub(crate) fn string(b: &ArchivedBody, i: u32) -> Option<&str> {
+    b.strings.get(i as usize).map(|s| s.as_str())
+}
+
+/// Entry `i` of a string column (string index + 1, 0 for none).
+pub(crate) fn opt_string<'a>(
+    b: &'a ArchivedBody,
+    col: &format::ArchivedCol,
+    i: usize,
+) -> Option<&'a str> {
+    col.opt(i).and_then(|s| string(b, s as u32))
+}
+
+/// The infos of object `i` of a validated body.
+pub(crate) fn obj_infos(b: &ArchivedBody, i: usize) -> impl Iterator<Item = (&str, &str)> + '_ {
+    let (start, end) = (
+        b.info_start.get(i) as usize,
+        b.info_start.get(i + 1) as usize,
+    );
+    b.obj_infos[start..end].iter().map(move |[k, v]| {
+        let s = |x: &rkyv::rend::u32_le| string(b, x.to_native()).unwrap_or_default();
+        (s(k), s(v))
+    })
+}
+
+/// The children of object `i` of a validated body: one run, memory,
+/// normal, I/O then misc children.
+pub(crate) fn run(b: &ArchivedBody, i: usize) -> std::ops::Range<usize> {
+    // Entries 1.. of the parent column are non-decreasing (validated).
+    let p = &b.parent;
+    let len = p.len() - 1;
+    let i = i as u64;
+    let lo = 1 + partition(len, |k| p.get(k + 1) < i);
+    let hi = 1 + partition(len, |k| p.get(k + 1) <= i);
+    lo..hi
+}
+
+/// The family rank of object `i`.
+fn rank(b: &ArchivedBody, i: usize) -> u8 {
+    format::family_rank(format::obj_type(b.ty[i]).map_or(ObjKind::Misc, |t| t.kind()))
+}
+
+/// The children of one family of object `i` (runs are sorted by family,
+/// as validation checked).
+fn family(b: &ArchivedBody, i: usize, kind: ObjKind) -> std::ops::Range<usize> {
+    let r = run(b, i);
+    let want = format::family_rank(kind);
+    let len = r.len();
+    let start = r.start;
+    let lo = start + partition(len, |k| rank(b, start + k) < want);
+    let hi = start + partition(len, |k| rank(b, start + k) <= want);
+    lo..hi
+}
+
+/// The first `k` in `0..len` for which `pred` is false (`pred` true then
+/// false over the range).
+fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl AdoptedTopology {
@@ -100,12 +209,6 @@ impl AdoptedTopology {
         unsafe { rkyv::access_unchecked::<ArchivedBody>(&self.bytes()[HEADER_LEN..]) }
     }
 
-    /// The string at an index of the string table, `None` for
-    /// [`format::NO_STR`] (validation refused any other index past it).
-    fn string(&self, i: u32) -> Option<&str> {
-        self.body().strings.get(i as usize).map(|s| s.as_str())
-    }
-
     /// Whether the image is a shared mapping (a sealed memfd) rather than a
     /// private copy.
     pub fn is_mapped(&self) -> bool {
@@ -124,7 +227,7 @@ impl AdoptedTopology {
 
     /// Number of objects.
     pub fn len(&self) -> usize {
-        self.body().objects.len()
+        self.body().ty.len()
     }
 
     /// Always false: an image holds at least its root.
@@ -134,10 +237,10 @@ impl AdoptedTopology {
 
     /// The object at an index of the table, if any.
     pub fn obj(&self, index: usize) -> Option<ObjRef<'_>> {
-        self.body().objects.get(index).map(|o| ObjRef {
+        (index < self.len()).then(|| ObjRef {
             topo: self,
-            index: index as u32,
-            o,
+            b: self.body(),
+            index,
         })
     }
 
@@ -155,7 +258,8 @@ impl AdoptedTopology {
         self.at(0)
     }
 
-    /// Every object in depth-first order (hwloc's XML order).
+    /// Every object in table order (breadth-first: the root, its children,
+    /// their children...).
     pub fn objects(&self) -> impl Iterator<Item = ObjRef<'_>> + '_ {
         (0..self.len() as u32).map(move |i| self.at(i))
     }
@@ -253,11 +357,13 @@ impl AdoptedTopology {
     }
     /// PUs the process may use.
     pub fn allowed_cpuset(&self) -> CpuSet {
-        cpuset(&self.body().allowed_cpuset)
+        let b = self.body();
+        cpuset(b, b.allowed_cpuset.to_native())
     }
     /// NUMA nodes the process may use.
     pub fn allowed_nodeset(&self) -> NodeSet {
-        nodeset(&self.body().allowed_nodeset)
+        let b = self.body();
+        nodeset(b, b.allowed_nodeset.to_native())
     }
     /// Whether the writer described the system it ran on.
     pub fn is_thissystem(&self) -> bool {
@@ -296,11 +402,13 @@ impl AdoptedTopology {
     }
     /// CPU kinds, from least to most efficient.
     pub fn cpukinds(&self) -> impl Iterator<Item = CpuKindRef<'_>> + '_ {
-        self.body().cpukinds.iter().map(|k| CpuKindRef { k })
+        let b = self.body();
+        b.cpukinds.iter().map(move |k| CpuKindRef { b, k })
     }
     /// Memory tiers.
     pub fn memtiers(&self) -> impl Iterator<Item = MemTierRef<'_>> + '_ {
-        self.body().memtiers.iter().map(|t| MemTierRef { t })
+        let b = self.body();
+        b.memtiers.iter().map(move |t| MemTierRef { b, t })
     }
 
     /// The smallest normal object whose cpuset includes `set` (hwloc's
@@ -345,8 +453,8 @@ impl AdoptedTopology {
 #[derive(Clone, Copy)]
 pub struct ObjRef<'a> {
     topo: &'a AdoptedTopology,
-    index: u32,
-    o: &'a ArchivedObj,
+    b: &'a ArchivedBody,
+    index: usize,
 }
 
 impl std::fmt::Debug for ObjRef<'_> {
@@ -367,115 +475,116 @@ impl PartialEq for ObjRef<'_> {
     }
 }
 
+// Every column has an entry per object (validated), and `index` is below
+// their length: the lookups below cannot fail.
 impl<'a> ObjRef<'a> {
-    /// Index in the image's object table (depth-first order).
+    /// Index in the image's object table (breadth-first order).
     pub fn index(&self) -> usize {
-        self.index as usize
+        self.index
     }
     /// Object type.
     pub fn obj_type(&self) -> ObjType {
-        format::obj_type(self.o.ty).expect("validated type")
+        format::obj_type(self.b.ty[self.index]).expect("validated type")
     }
     /// Finer type name.
     pub fn subtype(&self) -> Option<&'a str> {
-        self.topo.string(self.o.subtype.to_native())
+        opt_string(self.b, &self.b.subtype, self.index)
     }
     /// Name.
     pub fn name(&self) -> Option<&'a str> {
-        self.topo.string(self.o.name.to_native())
+        opt_string(self.b, &self.b.name, self.index)
     }
     /// OS index (`P#`).
     pub fn os_index(&self) -> Option<u32> {
-        self.o.os_index()
+        (self.b.flags[self.index] & format::F_OS_INDEX != 0)
+            .then(|| self.b.os_index.get(self.index) as u32)
     }
     /// Index among the objects of its level.
     pub fn logical_index(&self) -> u32 {
-        self.o.logical_index.to_native()
+        self.b.logical_index.get(self.index) as u32
     }
     /// Index among the parent's children of the same family.
     pub fn sibling_rank(&self) -> u32 {
-        self.o.sibling_rank.to_native()
+        match self.parent() {
+            None => 0,
+            Some(p) => (self.index - family(self.b, p.index, self.obj_type().kind()).start) as u32,
+        }
     }
     /// Depth of its level.
     pub fn depth(&self) -> Depth {
-        Depth::from_i64(self.o.depth.to_native() as i64).unwrap_or_default()
+        Depth::from_i64(self.b.depth.get(self.index) as i64 - 8).unwrap_or_default()
     }
     /// Global persistent index.
     pub fn gp_index(&self) -> u64 {
-        self.o.gp_index.to_native()
+        self.b.gp_index.get(self.index)
     }
     /// Memory below, in bytes.
     pub fn total_memory(&self) -> u64 {
-        self.o.total_memory.to_native()
+        total_memory(self.b, self.index)
     }
     /// Whether every child subtree has the same shape.
     pub fn symmetric_subtree(&self) -> bool {
-        self.o.flags & format::F_SYMMETRIC != 0
+        self.b.flags[self.index] & format::F_SYMMETRIC != 0
     }
     /// The parent, `None` for the root.
     pub fn parent(&self) -> Option<ObjRef<'a>> {
-        self.o.parent().map(|p| self.topo.at(p))
+        (self.index != 0).then(|| self.topo.at(self.b.parent.get(self.index) as u32))
+    }
+    fn family(&self, kind: ObjKind) -> Vec<ObjRef<'a>> {
+        family(self.b, self.index, kind)
+            .map(|i| ObjRef {
+                topo: self.topo,
+                b: self.b,
+                index: i,
+            })
+            .collect()
     }
     /// Normal children.
     pub fn children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(self.kids(0))
-    }
-    /// The children of one family (0 normal, 1 memory, 2 I/O, 3 misc):
-    /// validation checked that the counts add up to the list.
-    fn kids(&self, family: usize) -> &'a [rkyv::rend::u32_le] {
-        let c = &self.o.child_counts;
-        let start: usize = self.o.children.to_native() as usize
-            + c[..family]
-                .iter()
-                .map(|n| n.to_native() as usize)
-                .sum::<usize>();
-        &self.topo.body().children[start..start + c[family].to_native() as usize]
+        self.family(ObjKind::Normal)
     }
     /// Number of normal children.
     pub fn arity(&self) -> usize {
-        self.o.child_counts[0].to_native() as usize
+        family(self.b, self.index, ObjKind::Normal).len()
     }
     /// Memory children.
     pub fn memory_children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(self.kids(1))
+        self.family(ObjKind::Memory)
     }
     /// I/O children.
     pub fn io_children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(self.kids(2))
+        self.family(ObjKind::Io)
     }
     /// Misc children.
     pub fn misc_children(&self) -> Vec<ObjRef<'a>> {
-        self.topo.list(self.kids(3))
-    }
-    fn set(&self, i: &rkyv::rend::u32_le) -> Option<&'a ArchivedSet> {
-        self.topo.body().sets.get(i.to_native() as usize)
+        self.family(ObjKind::Misc)
     }
     /// Allowed PUs below.
     pub fn cpuset(&self) -> Option<CpuSet> {
-        self.set(&self.o.cpuset).map(cpuset)
+        opt_cpuset(self.b, &self.b.cpuset, self.index)
     }
     /// All PUs below.
     pub fn complete_cpuset(&self) -> Option<CpuSet> {
-        self.set(&self.o.complete_cpuset).map(cpuset)
+        opt_cpuset(self.b, &self.b.complete_cpuset, self.index)
     }
     /// Allowed NUMA nodes near.
     pub fn nodeset(&self) -> Option<NodeSet> {
-        self.set(&self.o.nodeset).map(nodeset)
+        opt_nodeset(self.b, &self.b.nodeset, self.index)
     }
     /// All NUMA nodes near.
     pub fn complete_nodeset(&self) -> Option<NodeSet> {
-        self.set(&self.o.complete_nodeset).map(nodeset)
+        opt_nodeset(self.b, &self.b.complete_nodeset, self.index)
     }
     /// Whether PU `pu` is in the cpuset, without building the set.
     pub fn cpuset_has(&self, pu: u32) -> bool {
-        self.set(&self.o.cpuset).is_some_and(|s| set_has(s, pu))
+        self.b
+            .cpuset
+            .opt(self.index)
+            .is_some_and(|s| set_has(self.b, s as u32, pu))
     }
     /// Name/value infos.
     pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        let [start, len] = self.o.infos.map(|v| v.to_native() as usize);
-        self.topo.body().obj_infos[start..start + len]
-            .iter()
-            .map(|i| (i.name.as_str(), i.value.as_str()))
+        obj_infos(self.b, self.index)
     }
     /// The first info with this name.
     pub fn info(&self, name: &str) -> Option<&'a str> {
@@ -483,7 +592,7 @@ impl<'a> ObjRef<'a> {
     }
     /// Type-specific attributes, as the model's.
     pub fn attr(&self) -> ObjAttr {
-        obj_attr(self.topo.body(), self.o)
+        obj_attr(self.b, self.index)
     }
 }
 
@@ -504,10 +613,10 @@ fn pci(p: &format::ArchivedPci) -> PciAttr {
     }
 }
 
-/// The attributes of an object of a validated body.
-pub(crate) fn obj_attr(b: &ArchivedBody, o: &format::ArchivedObj) -> ObjAttr {
+/// The attributes of object `i` of a validated body.
+pub(crate) fn obj_attr(b: &ArchivedBody, i: usize) -> ObjAttr {
     b.attrs
-        .get(o.attr.to_native() as usize)
+        .get(b.attr.opt(i).unwrap_or(usize::MAX))
         .map_or(ObjAttr::None, attr)
 }
 
@@ -640,7 +749,10 @@ impl<'a> MemAttrRef<'a> {
             .map(|v| {
                 let init = match &v.initiator {
                     ArchivedInit::None => None,
-                    ArchivedInit::CpuSet(s) => Some(ViewInitiator::CpuSet(cpuset(s))),
+                    ArchivedInit::CpuSet(s) => Some(ViewInitiator::CpuSet(cpuset(
+                        self.topo.body(),
+                        s.to_native(),
+                    ))),
                     ArchivedInit::Object(o) => {
                         Some(ViewInitiator::Object(self.topo.at(o.to_native())))
                     }
@@ -658,13 +770,14 @@ impl<'a> MemAttrRef<'a> {
 /// A CPU kind of an adopted image.
 #[derive(Clone, Copy)]
 pub struct CpuKindRef<'a> {
+    b: &'a ArchivedBody,
     k: &'a format::ArchivedCpuKind,
 }
 
 impl<'a> CpuKindRef<'a> {
     /// PUs of that kind.
     pub fn cpuset(&self) -> CpuSet {
-        cpuset(&self.k.cpuset)
+        cpuset(self.b, self.k.cpuset.to_native())
     }
     /// Efficiency rank (0 is the least efficient).
     pub fn efficiency(&self) -> i32 {
@@ -686,6 +799,7 @@ impl<'a> CpuKindRef<'a> {
 /// A memory tier of an adopted image.
 #[derive(Clone, Copy)]
 pub struct MemTierRef<'a> {
+    b: &'a ArchivedBody,
     t: &'a format::ArchivedMemTier,
 }
 
@@ -696,6 +810,6 @@ impl MemTierRef<'_> {
     }
     /// Nodes of the tier.
     pub fn nodeset(&self) -> NodeSet {
-        nodeset(&self.t.nodeset)
+        nodeset(self.b, self.t.nodeset.to_native())
     }
 }
