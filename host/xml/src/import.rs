@@ -17,7 +17,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use roxmltree::{Attribute, Document, Node, ParsingOptions};
+use roxmltree::ParsingOptions;
+use tree::{Attribute, Document, Node};
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::cpukinds::CpuKind;
 use wloc_core::distances::{kind as dist_kind, Distances};
@@ -31,6 +32,7 @@ use wloc_core::{ObjId, Topology};
 
 use super::XmlError;
 
+mod tree;
 mod v1;
 
 /// Deepest object nesting accepted.  Real topologies are a few tens of
@@ -133,13 +135,28 @@ impl Refs {
 }
 
 /// Reads `text` into `topo` and finishes it.
-pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+pub(super) fn import(text: &str, topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+    // hwloc 2/3 documents as hwloc and wloc write them take the fast
+    // tokeniser; everything else (hwloc 1.x, unusual constructs, errors) the
+    // reference parser, whose verdict and messages are the same either way.
+    if let Some(doc) = Document::parse_fast(text, MAX_ELEMENT_DEPTH) {
+        return import_doc(&doc, topo);
+    }
+    import_reference(text, topo)
+}
+
+/// [`import`] through roxmltree only (also the reference the fast path is
+/// tested against).
+pub(super) fn import_reference(
+    text: &str,
+    topo: Topology,
+) -> Result<(Topology, Vec<String>), XmlError> {
     precheck(text)?;
     let opts = ParsingOptions {
         allow_dtd: true,
         ..ParsingOptions::default()
     };
-    let doc = Document::parse_with_options(text, opts).map_err(|e| {
+    let rox = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
         let pos = e.pos();
         let mut msg = e.to_string();
         let suffix = format!(" at {}:{}", pos.row, pos.col);
@@ -148,10 +165,14 @@ pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<St
         }
         XmlError::at(format!("malformed XML: {msg}"), pos.row, pos.col)
     })?;
+    import_doc(&Document::from_roxmltree(&rox), topo)
+}
 
+/// Reads a parsed document into `topo` and finishes it.
+fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
     let top = doc.root_element();
     let mut imp = Importer {
-        doc: &doc,
+        doc,
         major: 0,
         warnings: Vec::new(),
         topo_infos: Vec::new(),
