@@ -410,23 +410,46 @@ fn scan_attrs<'i>(text: &'i str, e: &BytesStart<'i>, out: &mut Vec<AttrData<'i>>
         if quote != b'"' && quote != b'\'' {
             return None;
         }
+        // One pass finds the closing quote and notes the bytes that need a
+        // closer look (values are short: a plain loop beats memchr here).
         let vstart = i + 1;
-        let vlen = b[vstart..].iter().position(|&c| c == quote)?;
-        let raw = &s[vstart..vstart + vlen];
-        i = vstart + vlen + 1;
-        // Attribute-value normalisation turns tabs and newlines into spaces.
-        if raw.bytes().any(|c| matches!(c, b'<' | b'\t' | b'\n')) {
-            return None;
-        }
+        let (j, special) = value_end(b, vstart, quote)?;
+        let raw = &s[vstart..j];
+        i = j + 1;
+        let value = if special {
+            // Attribute-value normalisation turns tabs and newlines into
+            // spaces; `<` is not allowed in values.
+            if raw.bytes().any(|c| matches!(c, b'<' | b'\t' | b'\n')) {
+                return None;
+            }
+            unescape(raw)?
+        } else {
+            Cow::Borrowed(raw)
+        };
         if out[first..].iter().any(|a| a.name == name) {
             return None;
         }
         out.push(AttrData {
             name,
-            value: unescape(raw)?,
+            value,
             start: at + name_start,
         });
     }
+}
+
+/// The offset of the `quote` closing a value that starts at `from`, and
+/// whether the value holds a byte that needs a closer look (`<`, tab,
+/// newline, `&`).  Kept out of line: inlined, its loop ran out of registers.
+#[inline(never)]
+fn value_end(b: &[u8], from: usize, quote: u8) -> Option<(usize, bool)> {
+    let mut special = false;
+    for (k, &c) in b.get(from..)?.iter().enumerate() {
+        if c == quote {
+            return Some((from + k, special));
+        }
+        special |= matches!(c, b'<' | b'\t' | b'\n' | b'&');
+    }
+    None
 }
 
 impl<'a, 'input> Node<'a, 'input> {
