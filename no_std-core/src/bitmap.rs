@@ -1144,8 +1144,12 @@ fn hex_value(c: u8) -> Option<u64> {
 /// Rejects an infinite set whose all-set tail starts at or past
 /// [`MAX_PARSE_BITS`], so that its list form stays parseable.
 fn check_tail(bm: Bitmap) -> Result<Bitmap, BitmapParseErrorKind> {
+    // Finite sets (nearly every parsed one) have no tail: skip the scan.
+    if !bm.infinite {
+        return Ok(bm);
+    }
     let tail_start = bm.find_last(false).map_or(0, |p| p + 1);
-    if bm.infinite && tail_start > u64::from(MAX_PARSE_INDEX) {
+    if tail_start > u64::from(MAX_PARSE_INDEX) {
         Err(BitmapParseErrorKind::TooLarge)
     } else {
         Ok(bm)
