@@ -298,7 +298,9 @@ const KNOWN_DECLS: [&str; 4] = [
 /// The text of an event's bytes, which quick-xml slices out of `text`.
 fn str_of<'i>(text: &'i str, bytes: &[u8]) -> Option<&'i str> {
     // quick-xml hands out sub-slices of the input: recover them as &str of
-    // the input (no copy, no UTF-8 re-check).
+    // the input (no copy, no UTF-8 re-check).  A slice that is not part of
+    // the input cannot lie inside it (live allocations do not overlap), so
+    // it falls outside the range and gives `None`.
     let base = text.as_ptr() as usize;
     let p = bytes.as_ptr() as usize;
     let off = p.checked_sub(base)?;
