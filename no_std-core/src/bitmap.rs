@@ -28,8 +28,6 @@
 //! ([`CpuSet`]) and NUMA node sets ([`NodeSet`]) cannot be mixed up.
 
 use alloc::string::String;
-use alloc::vec;
-use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::fmt;
 use core::hash::{Hash, Hasher};
@@ -39,6 +37,7 @@ use core::ops::{
     BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Sub, SubAssign,
 };
 use core::str::FromStr;
+use smallvec::SmallVec;
 
 /// All bits of a storage word set.
 const FULL: u64 = !0;
@@ -80,6 +79,11 @@ fn to_index(pos: Option<u64>) -> Option<u32> {
 // Bitmap
 // ---------------------------------------------------------------------------
 
+/// Word storage of a [`Bitmap`]: sets of up to 128 indexes (NUMA node sets,
+/// the CPU sets of most machines) live inline, without a heap allocation,
+/// in the same 24 bytes a `Vec` takes.
+type Words = SmallVec<[u64; 2]>;
+
 /// An unbounded set of non-negative indexes, possibly infinite (all bits set
 /// beyond some index).
 ///
@@ -94,7 +98,7 @@ fn to_index(pos: Option<u64>) -> Option<u32> {
 pub struct Bitmap {
     /// Bits `64*i .. 64*i+63` live in `words[i]`; never ends with a word
     /// equal to the fill value (`0`, or `!0` when `infinite`).
-    words: Vec<u64>,
+    words: Words,
     /// Value of every bit past `words`.
     infinite: bool,
 }
@@ -107,7 +111,7 @@ impl Bitmap {
     #[inline]
     pub const fn new() -> Self {
         Bitmap {
-            words: Vec::new(),
+            words: Words::new_const(),
             infinite: false,
         }
     }
@@ -117,7 +121,7 @@ impl Bitmap {
     #[inline]
     pub const fn full() -> Self {
         Bitmap {
-            words: Vec::new(),
+            words: Words::new_const(),
             infinite: true,
         }
     }
@@ -151,7 +155,7 @@ impl Bitmap {
     #[doc(alias = "hwloc_bitmap_from_ulongs")]
     pub fn from_words(words: &[u64]) -> Self {
         let mut b = Bitmap {
-            words: words.to_vec(),
+            words: Words::from_slice(words),
             infinite: false,
         };
         b.normalize();
@@ -504,7 +508,7 @@ impl Bitmap {
         let (a, b) = (&self.words, &other.words);
         let (fa, fb) = (self.fill_word(), other.fill_word());
         let common = a.len().min(b.len());
-        let mut words = Vec::with_capacity(a.len().max(b.len()));
+        let mut words = Words::with_capacity(a.len().max(b.len()));
         words.extend(a[..common].iter().zip(&b[..common]).map(|(&x, &y)| f(x, y)));
         words.extend(a[common..].iter().map(|&x| f(x, fb)));
         words.extend(b[common..].iter().map(|&y| f(fa, y)));
@@ -1140,8 +1144,12 @@ fn hex_value(c: u8) -> Option<u64> {
 /// Rejects an infinite set whose all-set tail starts at or past
 /// [`MAX_PARSE_BITS`], so that its list form stays parseable.
 fn check_tail(bm: Bitmap) -> Result<Bitmap, BitmapParseErrorKind> {
+    // Finite sets (nearly every parsed one) have no tail: skip the scan.
+    if !bm.infinite {
+        return Ok(bm);
+    }
     let tail_start = bm.find_last(false).map_or(0, |p| p + 1);
-    if bm.infinite && tail_start > u64::from(MAX_PARSE_INDEX) {
+    if tail_start > u64::from(MAX_PARSE_INDEX) {
         Err(BitmapParseErrorKind::TooLarge)
     } else {
         Ok(bm)
@@ -1177,7 +1185,7 @@ fn parse_hwloc(s: &str) -> Result<Bitmap, BitmapParseError> {
     if chunks > (MAX_PARSE_BITS / 32) as usize {
         return Err(err(body_start, K::TooLarge));
     }
-    let mut words = vec![0u64; chunks.div_ceil(2)];
+    let mut words = Words::from_elem(0, chunks.div_ceil(2));
     let mut pos = body_start;
     for (k, chunk) in body.split(|&c| c == b',').enumerate() {
         let value = parse_hex_chunk(s, chunk, pos).map_err(|(p, kind)| err(p, kind))?;
@@ -1255,7 +1263,7 @@ fn parse_taskset(s: &str) -> Result<Bitmap, BitmapParseError> {
     }
 
     let nbits = digits.len() * 4;
-    let mut words = vec![0u64; nbits.div_ceil(64)];
+    let mut words = Words::from_elem(0, nbits.div_ceil(64));
     // Whole 16-digit groups from the least significant end, then the rest.
     for (i, group) in digits.rchunks(16).enumerate() {
         words[i] = group
@@ -2819,7 +2827,10 @@ mod tests {
     fn arb_bitmap() -> impl Strategy<Value = Bitmap> {
         (proptest::collection::vec(arb_word(), 0..6), any::<bool>()).prop_map(
             |(words, infinite)| {
-                let mut b = Bitmap { words, infinite };
+                let mut b = Bitmap {
+                    words: words.into(),
+                    infinite,
+                };
                 b.normalize();
                 b
             },

@@ -17,7 +17,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use roxmltree::{Attribute, Document, Node, ParsingOptions};
+use roxmltree::ParsingOptions;
+use tree::{Attribute, Document, Node};
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::cpukinds::CpuKind;
 use wloc_core::distances::{kind as dist_kind, Distances};
@@ -31,6 +32,7 @@ use wloc_core::{ObjId, Topology};
 
 use super::XmlError;
 
+mod tree;
 mod v1;
 
 /// Deepest object nesting accepted.  Real topologies are a few tens of
@@ -133,13 +135,28 @@ impl Refs {
 }
 
 /// Reads `text` into `topo` and finishes it.
-pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+pub(super) fn import(text: &str, topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+    // hwloc 2/3 documents as hwloc and wloc write them take the fast
+    // tokeniser; everything else (hwloc 1.x, unusual constructs, errors) the
+    // reference parser, whose verdict and messages are the same either way.
+    if let Some(doc) = Document::parse_fast(text, MAX_ELEMENT_DEPTH) {
+        return import_doc(&doc, topo);
+    }
+    import_reference(text, topo)
+}
+
+/// [`import`] through roxmltree only (also the reference the fast path is
+/// tested against).
+pub(super) fn import_reference(
+    text: &str,
+    topo: Topology,
+) -> Result<(Topology, Vec<String>), XmlError> {
     precheck(text)?;
     let opts = ParsingOptions {
         allow_dtd: true,
         ..ParsingOptions::default()
     };
-    let doc = Document::parse_with_options(text, opts).map_err(|e| {
+    let rox = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
         let pos = e.pos();
         let mut msg = e.to_string();
         let suffix = format!(" at {}:{}", pos.row, pos.col);
@@ -148,10 +165,14 @@ pub(super) fn import(text: &str, mut topo: Topology) -> Result<(Topology, Vec<St
         }
         XmlError::at(format!("malformed XML: {msg}"), pos.row, pos.col)
     })?;
+    import_doc(&Document::from_roxmltree(&rox), topo)
+}
 
+/// Reads a parsed document into `topo` and finishes it.
+fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
     let top = doc.root_element();
     let mut imp = Importer {
-        doc: &doc,
+        doc,
         major: 0,
         warnings: Vec::new(),
         topo_infos: Vec::new(),
@@ -380,15 +401,20 @@ impl<'a, 'input> Importer<'a, 'input> {
     fn parse_tree(&mut self, topo: &Topology, root: Node<'a, 'input>) -> Result<Parsed, XmlError> {
         struct Frame<'a, 'input> {
             parsed: Parsed,
-            pending: std::vec::IntoIter<Node<'a, 'input>>,
+            /// The children of the object's element; the object elements
+            /// among them (all after the other elements) are still to read.
+            pending: tree::Children<'a, 'input>,
         }
         let (parsed, kids) = self.parse_object(topo, root, None)?;
         let mut stack = vec![Frame {
             parsed,
-            pending: kids.into_iter(),
+            pending: kids,
         }];
         loop {
-            let next = stack.last_mut().and_then(|f| f.pending.next());
+            let next = stack.last_mut().and_then(|f| {
+                f.pending
+                    .find(|c| c.is_element() && c.tag_name().name() == "object")
+            });
             match next {
                 Some(node) => {
                     if stack.len() >= MAX_DEPTH {
@@ -419,7 +445,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                     let (parsed, kids) = self.parse_object(topo, node, parent)?;
                     stack.push(Frame {
                         parsed,
-                        pending: kids.into_iter(),
+                        pending: kids,
                     });
                 }
                 None => {
@@ -435,13 +461,14 @@ impl<'a, 'input> Importer<'a, 'input> {
     }
 
     /// Parses one `<object>`: its attributes and non-object children.
-    /// Returns it without children, and its child `<object>` elements.
+    /// Returns it without children (room made for them), and the children
+    /// of its element, whose `<object>` elements are still to read.
     fn parse_object(
         &mut self,
         topo: &Topology,
         node: Node<'a, 'input>,
         parent: Option<ParentInfo>,
-    ) -> Result<(Parsed, Vec<Node<'a, 'input>>), XmlError> {
+    ) -> Result<(Parsed, tree::Children<'a, 'input>), XmlError> {
         let is_root = parent.is_none();
         let mut attrs = node.attributes();
         let mut group_kind = None;
@@ -489,14 +516,15 @@ impl<'a, 'input> Importer<'a, 'input> {
         }
 
         // Non-object children come first: infos, page types, userdata.
-        let mut object_children = Vec::new();
-        for c in self.element_children(node)? {
+        let mut object_children = 0;
+        self.check_text_children(node)?;
+        for c in node.children().filter(|c| c.is_element()) {
             let tag = c.tag_name().name();
             if tag == "object" {
-                object_children.push(c);
+                object_children += 1;
                 continue;
             }
-            if !object_children.is_empty() {
+            if object_children > 0 {
                 return Err(self.err(
                     c,
                     format!("<{tag}> found after child objects (it must come before them)"),
@@ -552,9 +580,9 @@ impl<'a, 'input> Importer<'a, 'input> {
                 Parsed {
                     obj: Box::new(obj),
                     keep: false,
-                    children: Vec::new(),
+                    children: Vec::with_capacity(object_children),
                 },
-                object_children,
+                node.children(),
             ));
         }
         let obj = self.finish_object(b, node, parent)?;
@@ -571,9 +599,9 @@ impl<'a, 'input> Importer<'a, 'input> {
             Parsed {
                 obj: Box::new(obj),
                 keep,
-                children: Vec::new(),
+                children: Vec::with_capacity(object_children),
             },
-            object_children,
+            node.children(),
         ))
     }
 
@@ -1000,21 +1028,40 @@ impl<'a, 'input> Importer<'a, 'input> {
         children: Vec<Parsed>,
         refs: &mut Refs,
     ) {
-        let mut kept = Vec::with_capacity(children.len());
         let mut some_ignored = false;
-        for c in children {
-            flatten(c, &mut kept, &mut some_ignored);
+        let kept = if children.iter().all(|c| c.keep) {
+            children
+        } else {
+            let mut kept = Vec::with_capacity(children.len());
+            for c in children {
+                flatten(c, &mut kept, &mut some_ignored);
+            }
+            kept
+        };
+        // Normal children must be ordered by their first PU: consecutive
+        // normal children whose sets are both known must not decrease.
+        let mut ordered = true;
+        let mut prev: Option<Option<&CpuSet>> = None;
+        for p in kept.iter().filter(|p| p.obj.kind() == ObjKind::Normal) {
+            let cur = set_of(p);
+            if let (Some(Some(a)), Some(b)) = (prev, cur) {
+                if a.compare_first(b) == std::cmp::Ordering::Greater {
+                    ordered = false;
+                    break;
+                }
+            }
+            prev = Some(cur);
         }
-        // Normal children must be ordered by their first PU.
+        if ordered {
+            // The common case: document order, no scratch vectors.
+            for p in kept {
+                self.insert_parsed(topo, parent, p, refs);
+            }
+            return;
+        }
         let normal: Vec<usize> = (0..kept.len())
             .filter(|&i| kept[i].obj.kind() == ObjKind::Normal)
             .collect();
-        let ordered = normal
-            .windows(2)
-            .all(|w| match (set_of(&kept[w[0]]), set_of(&kept[w[1]])) {
-                (Some(a), Some(b)) => a.compare_first(b) != std::cmp::Ordering::Greater,
-                _ => true,
-            });
         let mut order: Vec<usize> = (0..kept.len()).collect();
         if !ordered {
             if !some_ignored {
@@ -1034,18 +1081,23 @@ impl<'a, 'input> Importer<'a, 'input> {
         }
         let mut slots: Vec<Option<Parsed>> = kept.into_iter().map(Some).collect();
         for idx in order {
-            let Some(Parsed { obj, children, .. }) = slots[idx].take() else {
-                continue;
-            };
-            let t = obj.obj_type;
-            let os = obj.os_index;
-            let id = topo.insert_by_parent(parent, *obj);
-            refs.by_gp.insert(topo.obj(id).gp_index, id);
-            if let (Some(os), ObjType::PU | ObjType::NUMANode) = (os, t) {
-                refs.by_os.entry((t, os)).or_insert(id);
+            if let Some(p) = slots[idx].take() {
+                self.insert_parsed(topo, parent, p, refs);
             }
-            self.insert_children(topo, id, children, refs);
         }
+    }
+
+    /// Inserts one kept object below `parent`, then its children.
+    fn insert_parsed(&mut self, topo: &mut Topology, parent: ObjId, p: Parsed, refs: &mut Refs) {
+        let Parsed { obj, children, .. } = p;
+        let t = obj.obj_type;
+        let os = obj.os_index;
+        let id = topo.insert_by_parent(parent, *obj);
+        refs.by_gp.insert(topo.obj(id).gp_index, id);
+        if let (Some(os), ObjType::PU | ObjType::NUMANode) = (os, t) {
+            refs.by_os.entry((t, os)).or_insert(id);
+        }
+        self.insert_children(topo, id, children, refs);
     }
 
     // ------------------------------------------------------------ small elements

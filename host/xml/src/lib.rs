@@ -169,6 +169,19 @@ pub fn import_str_with_warnings(
 }
 
 #[cfg(feature = "std")]
+#[doc(hidden)]
+/// As [`import_str_with_warnings`], always through the reference XML parser
+/// (roxmltree) instead of the fast tokeniser used for hwloc 2/3 documents.
+/// Both must give the same topology, warnings and errors: this entry point
+/// exists for the tests and fuzz targets that check it.
+pub fn import_str_reference(
+    text: &str,
+    topo: Topology,
+) -> Result<(Topology, Vec<String>), XmlError> {
+    import::import_reference(text, topo)
+}
+
+#[cfg(feature = "std")]
 /// Reads an hwloc XML file into `topo`, as [`import_str`] does.
 ///
 /// # Errors

@@ -69,7 +69,11 @@ impl Topology {
             let (ac, an) = (self.allowed_cpuset.clone(), self.allowed_nodeset.clone());
             self.remove_unused_sets(root, &ac, &an);
         }
-        self.apply_type_filters(root);
+        // The walk copies every child list (it removes objects): skip it
+        // when no filter can remove anything.
+        if self.type_filters_may_remove() {
+            self.apply_type_filters(root);
+        }
         self.filter_bridges(root, 0);
         self.remove_empty(root);
         if self.obj(root).cpuset.as_ref().is_none_or(|c| c.is_empty()) {
@@ -110,8 +114,15 @@ impl Topology {
     fn propagate_nodeset(&mut self, id: ObjId, parent_nodeset: Option<&NodeSet>) {
         // Sets grow in place (`or_assign`) and child lists are walked by
         // index: this runs once per object of every load.
-        let mut ns = parent_nodeset.cloned().unwrap_or_default();
-        let mut cns = self.obj(id).complete_nodeset.clone().unwrap_or_default();
+        // The object's own sets are overwritten below: take them out and
+        // reuse their storage instead of cloning.
+        let o = self.obj_mut(id);
+        let mut ns = o.nodeset.take().unwrap_or_default();
+        ns.clear();
+        if let Some(p) = parent_nodeset {
+            ns.or_assign(p);
+        }
+        let mut cns = o.complete_nodeset.take().unwrap_or_default();
         cns.or_assign(&ns);
         for i in 0..self.obj(id).memory_children.len() {
             let mo = self.obj(self.obj(id).memory_children[i]);
@@ -152,8 +163,10 @@ impl Topology {
             o.nodeset.take().unwrap_or_default(),
             o.complete_nodeset.take().unwrap_or_default(),
         );
-        let children = o.normal_and_memory_children();
-        for &c in &children {
+        // Walked by index: nothing here changes the child lists.
+        let n = o.children.len() + o.memory_children.len();
+        for i in 0..n {
+            let c = self.normal_or_memory_child(id, i);
             let co = self.obj_mut(c);
             let cs = co.cpuset.get_or_insert_with(CpuSet::new);
             cs.and_assign(&pc);
@@ -172,8 +185,8 @@ impl Topology {
                 co.complete_cpuset = Some(pcc.clone());
             }
         }
-        for c in children {
-            self.fixup_sets(c);
+        for i in 0..n {
+            self.fixup_sets(self.normal_or_memory_child(id, i));
         }
         let o = self.obj_mut(id);
         o.cpuset = Some(pc);
@@ -196,10 +209,20 @@ impl Topology {
                 n.and_assign(an);
             }
         }
-        let children = o.normal_and_memory_children();
-        for c in children {
-            self.remove_unused_sets(c, ac, an);
+        let n = o.children.len() + o.memory_children.len();
+        for i in 0..n {
+            self.remove_unused_sets(self.normal_or_memory_child(id, i), ac, an);
         }
+    }
+
+    /// Whether [`apply_type_filters`](Self::apply_type_filters) can remove
+    /// an object under the current filters (it mirrors its `drop` rule).
+    fn type_filters_may_remove(&self) -> bool {
+        ObjType::ALL.iter().any(|&t| match self.filters[t.index()] {
+            TypeFilter::KeepNone => !matches!(t, ObjType::PU | ObjType::NUMANode),
+            TypeFilter::KeepImportant => matches!(t, ObjType::PCIDevice | ObjType::OSDevice),
+            _ => false,
+        })
     }
 
     /// Removes objects whose type filter rejects them, keeping their children.
@@ -238,8 +261,9 @@ impl Topology {
     }
 
     fn filter_bridges(&mut self, id: ObjId, depth: u32) {
-        for c in self.obj(id).children.clone() {
-            self.filter_bridges(c, 0);
+        // Only I/O children are removed here: normal ones are walked by index.
+        for i in 0..self.obj(id).children.len() {
+            self.filter_bridges(self.obj(id).children[i], 0);
         }
         for c in self.obj(id).io_children.clone() {
             self.filter_bridges(c, depth + 1);
@@ -294,20 +318,36 @@ impl Topology {
     }
 
     fn connect_children(&mut self, id: ObjId) {
-        let o = self.obj(id);
-        let lists = [
-            o.children.clone(),
-            o.memory_children.clone(),
-            o.io_children.clone(),
-            o.misc_children.clone(),
-        ];
-        for list in lists {
-            for (rank, &c) in list.iter().enumerate() {
+        // Walked by index (no list changes here): no copies per object.
+        for list in 0..4 {
+            let len = Self::child_list(self.obj(id), list).len();
+            for rank in 0..len {
+                let c = Self::child_list(self.obj(id), list)[rank];
                 let co = self.obj_mut(c);
                 co.sibling_rank = rank as u32;
                 co.parent = Some(id);
                 self.connect_children(c);
             }
+        }
+    }
+
+    /// The normal, memory, I/O or Misc children (`list` 0 to 3).
+    fn child_list(o: &Object, list: usize) -> &[ObjId] {
+        match list {
+            0 => &o.children,
+            1 => &o.memory_children,
+            2 => &o.io_children,
+            _ => &o.misc_children,
+        }
+    }
+
+    /// The `i`-th of the normal then memory children of `id`.
+    #[inline]
+    fn normal_or_memory_child(&self, id: ObjId, i: usize) -> ObjId {
+        let o = self.obj(id);
+        match o.children.get(i) {
+            Some(&c) => c,
+            None => o.memory_children[i - o.children.len()],
         }
     }
 
@@ -511,9 +551,10 @@ impl Topology {
 
     pub(super) fn propagate_total_memory(&mut self, id: ObjId) -> u64 {
         let o = self.obj(id);
-        let children = o.normal_and_memory_children();
+        let n = o.children.len() + o.memory_children.len();
         let mut total = 0u64;
-        for c in children {
+        for i in 0..n {
+            let c = self.normal_or_memory_child(id, i);
             total = total.saturating_add(self.propagate_total_memory(c));
         }
         let o = self.obj_mut(id);
@@ -528,15 +569,15 @@ impl Topology {
     }
 
     pub(super) fn propagate_symmetric(&mut self, id: ObjId) -> bool {
-        let children = self.obj(id).children.clone();
+        let nchildren = self.obj(id).children.len();
         let mut ok = true;
-        for &c in &children {
-            if !self.propagate_symmetric(c) {
+        for i in 0..nchildren {
+            if !self.propagate_symmetric(self.obj(id).children[i]) {
                 ok = false;
             }
         }
-        if ok && children.len() > 1 {
-            let mut cur = children.clone();
+        if ok && nchildren > 1 {
+            let mut cur = self.obj(id).children.clone();
             loop {
                 let d0 = self.obj(cur[0]).depth;
                 let a0 = self.obj(cur[0]).children.len();

@@ -33,7 +33,7 @@
 //!   which old hwloc versions wrote that way for I/O: those are dropped and
 //!   their children given to their parent.
 
-use roxmltree::{Attribute, Node};
+use super::tree::{Attribute, Node};
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::object::{group_kind, GroupAttr, NumaAttr, ObjAttr, ObjType, Object};
