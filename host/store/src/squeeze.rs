@@ -105,28 +105,33 @@ fn squeeze_complete(line: &[u8], open: &Needle, marker: u8, out: &mut Vec<u8>) {
 
 fn unsqueeze_complete(line: &[u8], key: &[u8], marker: u8) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(line.len() + 64);
-    let mut open = b" ".to_vec();
-    open.extend_from_slice(key);
-    open.extend_from_slice(b"=\"");
-    for &b in line {
-        if b != marker {
-            out.push(b);
-            continue;
-        }
+    static FINDERS: std::sync::OnceLock<[memchr::memmem::FinderRev<'static>; 2]> =
+        std::sync::OnceLock::new();
+    let finders = FINDERS.get_or_init(|| {
+        [
+            memchr::memmem::FinderRev::new(b" cpuset=\""),
+            memchr::memmem::FinderRev::new(b" nodeset=\""),
+        ]
+    });
+    let finder = &finders[usize::from(key == b"nodeset")];
+    let open = finder.needle();
+    let mut at = 0;
+    while let Some(m) = memchr::memchr(marker, &line[at..]) {
+        out.extend_from_slice(&line[at..at + m]);
+        at += m + 1;
         // The value is between the last ` KEY="` and the closing quote.
-        let p = out
-            .windows(open.len())
-            .rposition(|w| w == open.as_slice())?;
+        let p = finder.rfind(&out)?;
         if out.last() != Some(&b'"') || out.len() < p + open.len() + 1 {
             return None;
         }
-        let value = out[p + open.len()..out.len() - 1].to_vec();
+        let (v0, v1) = (p + open.len(), out.len() - 1);
         out.extend_from_slice(b" complete_");
         out.extend_from_slice(key);
         out.extend_from_slice(b"=\"");
-        out.extend_from_slice(&value);
+        out.extend_from_within(v0..v1);
         out.push(b'"');
     }
+    out.extend_from_slice(&line[at..]);
     Some(out)
 }
 
@@ -223,12 +228,22 @@ fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
         return None;
     }
     out.resize(out.len() + 2 * (first - INDENT) as usize, b' ');
+    // Tokens, copying the runs of plain bytes between them whole (all
+    // the codes are below 0x0d).
     let mut b = Vec::with_capacity(rest.len() + 64);
-    for &c in rest {
+    let mut i = 0;
+    while i < rest.len() {
+        let j = rest[i..]
+            .iter()
+            .position(|&c| c < 0x0d)
+            .map_or(rest.len(), |p| p + i);
+        b.extend_from_slice(&rest[i..j]);
+        let Some(&c) = rest.get(j) else { break };
         match TOKENS.iter().find(|(code, _)| *code == c) {
             Some((_, t)) => b.extend_from_slice(t),
             None => b.push(c),
         }
+        i = j + 1;
     }
     let b = if b.contains(&CNODE) {
         unsqueeze_complete(&b, b"nodeset", CNODE)?
@@ -242,11 +257,12 @@ fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
     };
     let mut i = 0;
     while i < b.len() {
-        if b[i] != GP {
-            out.push(b[i]);
-            i += 1;
-            continue;
-        }
+        let Some(g) = memchr::memchr(GP, &b[i..]) else {
+            out.extend_from_slice(&b[i..]);
+            break;
+        };
+        out.extend_from_slice(&b[i..i + g]);
+        i += g;
         let end = b[i..].iter().position(|&c| c == GP_END)? + i;
         let delta: i128 = core::str::from_utf8(&b[i + 1..end]).ok()?.parse().ok()?;
         let n = u64::try_from(*gp as i128 + delta).ok()?;
@@ -299,7 +315,8 @@ pub fn line_of<'a>(joined: &'a [u8], starts: &[usize], i: usize) -> &'a [u8] {
 /// the squeezed lines of any text (corrupt data).
 pub fn unsqueeze<L: AsRef<[u8]>>(lines: &[L]) -> Option<String> {
     let mut gp = 0;
-    let mut out = Vec::new();
+    let squeezed: usize = lines.iter().map(|l| l.as_ref().len() + 1).sum();
+    let mut out = Vec::with_capacity(squeezed * 2);
     for (n, l) in lines.iter().enumerate() {
         if n > 0 {
             out.push(b'\n');
