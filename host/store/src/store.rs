@@ -1195,6 +1195,81 @@ mod tests {
     }
 
     #[test]
+    fn many_blocks_with_a_trained_dictionary_read_back() {
+        // Enough distinct diffs for a trained dictionary and many blocks.
+        let nodes: Vec<(String, String)> = (0..1500u64)
+            .map(|i| {
+                let mut extra = String::new();
+                for k in 0..6u64 {
+                    let x = (i * 2_654_435_761 + k * 40_503).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    extra.push_str(&format!(
+                        "  <info name=\"Address{k}\" value=\"{:016x}\"/>\n",
+                        x
+                    ));
+                }
+                if i % 50 == 7 {
+                    extra.push_str("  <object type=\"Misc\" name=\"extra\"/>\n");
+                }
+                (
+                    format!("node{i:05}.xml"),
+                    doc(&format!("node{i:05}"), &extra),
+                )
+            })
+            .collect();
+        let (bytes, stats) = pack(nodes.clone(), |_| {}).unwrap();
+        assert!(stats.blocks > 2, "{stats:?}");
+        assert!(stats.dictionary_bytes > 0, "{stats:?}");
+        let mut s = Store::from_bytes(bytes.clone()).unwrap();
+        assert_eq!(s.len(), nodes.len());
+        let entries = s.entries().unwrap();
+        assert_eq!(entries.len(), nodes.len());
+        for (e, (name, text)) in entries.iter().zip(&nodes) {
+            assert_eq!(&e.name, name);
+            assert_eq!(e.size, text.len());
+        }
+        // Every node, by name (block boundaries included), fresh or not.
+        for (name, text) in nodes.iter().step_by(7) {
+            assert_eq!(&s.get(name).unwrap(), text);
+            let mut fresh = Store::from_bytes(bytes.clone()).unwrap();
+            assert_eq!(&fresh.get(name).unwrap(), text);
+        }
+        let mut shuffled = nodes.clone();
+        shuffled.sort_by_key(|(n, _)| crc32fast::hash(n.as_bytes()));
+        assert_eq!(pack(shuffled, |_| {}).unwrap().0, bytes);
+        // A damaged byte anywhere (dictionary, groups, blocks, index):
+        // errors, never a wrong document.
+        for i in (HEADER..bytes.len()).step_by(397) {
+            let mut v = bytes.clone();
+            v[i] ^= 0x41;
+            if let Ok(mut s) = Store::from_bytes(v) {
+                for (name, text) in nodes.iter().step_by(97) {
+                    if let Ok(t) = s.get(name) {
+                        assert_eq!(&t, text, "byte {i} damaged");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn version_1_stores_are_refused_clearly() {
+        let (mut bytes, _) = pack(sample(), |_| {}).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let e = Store::from_bytes(bytes).unwrap_err();
+        assert!(
+            e.0.contains("version 1") && e.0.contains("make the store again"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn zigzag_round_trips() {
+        for v in [0i64, 1, -1, 63, -64, i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+    }
+
+    #[test]
     fn duplicate_names_are_refused() {
         let e = pack(
             vec![("a".into(), "x".into()), ("a".into(), "y".into())],
