@@ -84,6 +84,12 @@ const NEW_REF_FRACTION: f64 = 0.3;
 const SKETCH: usize = 64;
 /// Largest dictionary for the blocks.
 const DICT_MAX: usize = 16 * 1024;
+/// Largest frame, decompressed: a reader allocates a frame's declared
+/// size before decompressing it, so a damaged or hostile index must not
+/// be able to ask for more. A reference group or block only exceeds
+/// [`REF_GROUP`] or [`BLOCK`] to hold one large topology; 256 MiB is far
+/// above the XML of the largest machines.
+pub const MAX_FRAME: usize = 256 << 20;
 /// Most diff bytes the dictionary is trained on (evenly spaced samples):
 /// training on everything costs time without a better dictionary.
 const DICT_TRAIN: usize = 1 << 20;
@@ -561,6 +567,12 @@ pub fn pack_prepared(
         ref_places.push((gi, g.len(), raw.len(), nodes[r].1.len));
         g.extend_from_slice(raw);
     }
+    if groups.iter().any(|g| g.len() > MAX_FRAME) {
+        return Err(StoreError(format!(
+            "a topology is too large for the store (more than {} MiB once squeezed)",
+            MAX_FRAME >> 20
+        )));
+    }
     let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&groups, |g| frame(g, &[], LEVEL))
         .into_iter()
         .collect();
@@ -621,6 +633,12 @@ pub fn pack_prepared(
         .iter()
         .map(|&(first, _, _)| dict.is_empty().then(|| ref_places[chosen[first].0].0))
         .collect();
+    if raws.iter().any(|r| r.len() > MAX_FRAME) {
+        return Err(StoreError(format!(
+            "a topology's diff is too large for the store (more than {} MiB)",
+            MAX_FRAME >> 20
+        )));
+    }
     let jobs: Vec<usize> = (0..raws.len()).collect();
     let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&jobs, |&b| {
         frame(
@@ -765,6 +783,11 @@ fn decompress(
     f: &Frame,
     what: &str,
 ) -> Result<Vec<u8>, StoreError> {
+    // The frame's own declared size must be the index's, before
+    // anything is allocated for it.
+    if zstd::zstd_safe::get_frame_content_size(data).ok() != Some(Some(f.raw as u64)) {
+        return Err(corrupt(format!("{what} is not a frame of {} bytes", f.raw)));
+    }
     let out = d
         .decompress(data, f.raw)
         .map_err(|e| corrupt(format!("{what} does not decompress: {e}")))?;
@@ -840,6 +863,11 @@ impl Store {
             )));
         }
         let raw = u32_at(12) as usize;
+        if raw > MAX_FRAME {
+            return Err(corrupt(format!(
+                "the index says it holds {raw} bytes (at most {MAX_FRAME})"
+            )));
+        }
         let at = u64::from_le_bytes(h[16..24].try_into().unwrap());
         let len = u32_at(24) as usize;
         if at.checked_add(len as u64).is_none_or(|e| e > file_len) {
@@ -868,6 +896,12 @@ impl Store {
             };
             if f.at.checked_add(f.len as u64).is_none_or(|e| e > file_len) {
                 return Err(corrupt("a frame lies past the end of the file"));
+            }
+            if f.raw > MAX_FRAME {
+                return Err(corrupt(format!(
+                    "a frame says it holds {} bytes (at most {MAX_FRAME})",
+                    f.raw
+                )));
             }
             Ok(f)
         };
@@ -1260,6 +1294,14 @@ mod tests {
             e.0.contains("version 1") && e.0.contains("make the store again"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn huge_declared_sizes_are_refused_before_allocating() {
+        let (mut bytes, _) = pack(sample(), |_| {}).unwrap();
+        bytes[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = Store::from_bytes(bytes).unwrap_err();
+        assert!(e.0.contains("the index says it holds"), "{e}");
     }
 
     #[test]
