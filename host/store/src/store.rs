@@ -90,6 +90,11 @@ const DICT_MAX: usize = 16 * 1024;
 /// [`REF_GROUP`] or [`BLOCK`] to hold one large topology; 256 MiB is far
 /// above the XML of the largest machines.
 pub const MAX_FRAME: usize = 256 << 20;
+/// The dictionary is this fraction of the diff bytes it is trained on,
+/// chosen by measurement: 1/100 made the generated 500-node set 418x
+/// smaller (1/20: 345x, 1/50: 413x, 1/200: 381x) and the 10,000-node set
+/// 540x (1/20 and 1/50: 534x, 1/200: 524x).
+const DICT_FRACTION: usize = 100;
 /// Most diff bytes the dictionary is trained on (evenly spaced samples):
 /// training on everything costs time without a better dictionary.
 const DICT_TRAIN: usize = 1 << 20;
@@ -541,7 +546,7 @@ pub fn pack_prepared(
         let step = total.div_ceil(DICT_TRAIN).max(1);
         let train: Vec<&[u8]> = samples.iter().step_by(step).copied().collect();
         let train_total: usize = train.iter().map(|s| s.len()).sum();
-        zstd::dict::from_samples(&train, (train_total / 20).clamp(4096, DICT_MAX))
+        zstd::dict::from_samples(&train, (train_total / DICT_FRACTION).clamp(1024, DICT_MAX))
             .unwrap_or_default()
     } else {
         Vec::new()
