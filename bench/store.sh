@@ -11,7 +11,8 @@
 #     core here and there, another memory size on some).
 #
 # Reports sizes as ratios (input bytes / output bytes), compression speed
-# in nodes/s, the time to get one node out of the store (fresh open each
+# in nodes/s (wall and per CPU-second, with the load average: other jobs
+# share the machine), the time to get one node out of the store (fresh open each
 # time), and checks the round trip: `wloc ls --of xml` of every input
 # (corpus) or of a sample of 200 (cluster) equals that of what
 # uncompress-dir gives back. hwloc-compress-dir tries each file against
@@ -47,13 +48,20 @@ one() { # NAME IN_DIR
   nodes=$(ls "$in" | wc -l); in_bytes=$(size "$in")
   echo "== $name: $nodes nodes, $in_bytes bytes"
   mkdir -p "$tmp/$name.w" "$tmp/$name.back"
-  t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.cpu" "$wloc" compress-dir "$in" "$tmp/$name.w" 2>"$tmp/$name.log"; t1=$(now)
-  local ws cpu; ws=$(size "$tmp/$name.w/topologies.wstore"); cpu=$(awk '{print $1+$2}' "$tmp/$name.cpu")
-  echo "  wloc compress-dir:   $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall ($(python3 -c "print(f'{$t1-$t0:.2f}')") s), $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second; load average $(cut -d' ' -f1 /proc/loadavg))"
+  # Compression is timed RUNS times (default 3) on sets of more than
+  # 100 nodes: on a shared machine one run says little.
+  local runs=1 r ws cpu; [ "$nodes" -gt 100 ] && runs="${RUNS:-3}"
+  for r in $(seq "$runs"); do
+    rm -f "$tmp/$name.w/topologies.wstore"
+    local load0; load0=$(cut -d' ' -f1 /proc/loadavg)
+    t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.cpu" "$wloc" compress-dir "$in" "$tmp/$name.w" 2>"$tmp/$name.log"; t1=$(now)
+    ws=$(size "$tmp/$name.w/topologies.wstore"); cpu=$(awk '{print $1+$2}' "$tmp/$name.cpu")
+    echo "  wloc compress-dir:   $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall ($(python3 -c "print(f'{$t1-$t0:.2f}')") s), $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second; load average $load0 before, $(cut -d' ' -f1 /proc/loadavg) after)"
+  done
   sed 's/^/    /' "$tmp/$name.log"
   t0=$(now); "$wloc" uncompress-dir "$tmp/$name.w" "$tmp/$name.back" 2>/dev/null; t1=$(now)
   echo "  wloc uncompress-dir: $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s"
-  echo "  wloc store get (one node, fresh open): $("$wloc" store time "$tmp/$name.w/topologies.wstore" --samples 200)"
+  echo "  wloc store get: $("$wloc" store time "$tmp/$name.w/topologies.wstore" --samples 1000)"
   if [ "$nodes" -le 100 ]; then roundtrip "$in" "$tmp/$name.back"; else roundtrip "$in" "$tmp/$name.back" $((nodes / 200)); fi
 }
 
@@ -69,6 +77,7 @@ hwloc_one() { # NAME IN_DIR
   echo "  xz -9e of the whole set (tar): $xs bytes, ratio $(ratio "$in_bytes" "$xs")x"
 }
 
+echo "wloc $("$wloc" --version 2>/dev/null | head -1), $(nproc) CPUs, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$tmp/corpus"; tar -C "$tmp/corpus" -xzf "$corpus_tgz"
 corpus="$tmp/corpus/test-hwloc-compress-dir.input"
 one corpus "$corpus"

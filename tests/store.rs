@@ -2,8 +2,9 @@
 //! complex) applied exactly or refused at a named change; `wloc
 //! compress-dir` / `uncompress-dir` on hwloc's cluster corpus (ratio and
 //! exact round trip), uncompressing what hwloc-compress-dir made; `wloc
-//! store` random access, independence from input order, and clear errors
-//! on corrupt stores.
+//! store` random access, independence from input order, clear errors
+//! on corrupt stores; files that are not topologies skipped with a
+//! warning, as hwloc-compress-dir does.
 
 use crate::common;
 
@@ -354,5 +355,66 @@ fn corrupt_stores_give_clear_errors() {
         "a missing store",
         &wloc(&["store", "list", "nothere.wstore"], dir),
         "cannot open 'nothere.wstore'",
+    );
+    // A store of the first format version is refused, saying what to do.
+    let mut v1 = good.clone();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    std::fs::write(dir.join("v1.wstore"), &v1).unwrap();
+    fails(
+        "a version 1 store",
+        &wloc(&["store", "get", "v1.wstore", "node002"], dir),
+        "version 1 of the wloc topology store format is no longer read",
+    );
+}
+
+#[test]
+fn compress_dir_skips_files_that_are_not_topologies() {
+    let tmp = common::TempDir::new("store-skip");
+    let dir = &tmp.0;
+    let c = corpus(dir, "input");
+    let mixed = dir.join("mixed");
+    std::fs::create_dir(&mixed).unwrap();
+    for n in ["node002.xml", "visu05.xml"] {
+        std::fs::copy(c.join(n), mixed.join(n)).unwrap();
+    }
+    std::fs::write(mixed.join("README"), "topologies of the cluster\n").unwrap();
+    std::fs::write(
+        mixed.join("broken.xml"),
+        "<?xml version=\"1.0\"?>\n<topology>\n",
+    )
+    .unwrap();
+    let o = wloc(&["compress-dir", "mixed", "m.wstore"], dir);
+    ok("compress-dir with files that are not topologies", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    for bad in ["README", "broken.xml"] {
+        assert!(
+            err.contains(&format!("wloc: warning: skipping 'mixed/{bad}'"))
+                && err.contains("not a topology wloc can load"),
+            "a warning names {bad}: {}",
+            show(&o)
+        );
+    }
+    assert!(err.contains("Skipped 2 files"), "{}", show(&o));
+    let o = wloc(&["store", "list", "m.wstore"], dir);
+    ok("store list", &o);
+    let listed: Vec<&str> = std::str::from_utf8(&o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert_eq!(listed, ["node002.xml", "visu05.xml"]);
+    // A file named on the command line must load; so must one file.
+    fails(
+        "store pack of a named file that is not a topology",
+        &wloc(&["store", "pack", "-o", "x.wstore", "mixed/README"], dir),
+        "README",
+    );
+    let junk = dir.join("junk");
+    std::fs::create_dir(&junk).unwrap();
+    std::fs::write(junk.join("a.txt"), "a").unwrap();
+    fails(
+        "compress-dir of no topology",
+        &wloc(&["compress-dir", "junk", "j.wstore"], dir),
+        "none of the 1 files is a topology",
     );
 }

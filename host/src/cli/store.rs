@@ -4,7 +4,12 @@
 //! `wloc-store` crate.
 //!
 //! Exit codes: 0 done, 1 any failure (told on standard error), 2 bad
-//! command line.
+//! command line. As hwloc-compress-dir, `compress-dir` (and `store pack`
+//! for the files it finds in directories) skips a file that is not a
+//! topology wloc can load, with a warning on standard error naming the
+//! file and why, and still exits 0 if it stored the others; a file named
+//! on `store pack`'s command line must load (exit 1 otherwise), and so
+//! must at least one file.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -12,7 +17,7 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use wloc_store::{pack, Store};
+use wloc_store::{pack_prepared, Prepared, Store};
 
 use super::topology::load_xml;
 
@@ -39,9 +44,18 @@ fn bar(len: usize, what: &str) -> ProgressBar {
     b
 }
 
-/// The XML files of the inputs: files as given, directories' regular
-/// files (hwloc-compress-dir takes every file of its input directory).
-fn input_files(inputs: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
+/// A file to store: its name in the store, its path, and whether it was
+/// found in a directory (then it is skipped, with a warning, if it is not
+/// a topology).
+struct Input {
+    name: String,
+    path: PathBuf,
+    in_dir: bool,
+}
+
+/// The files of the inputs: files as given, directories' regular files
+/// (hwloc-compress-dir takes every file of its input directory).
+fn input_files(inputs: &[String]) -> Result<Vec<Input>, String> {
     let mut files = Vec::new();
     for i in inputs {
         let p = Path::new(i);
@@ -52,7 +66,11 @@ fn input_files(inputs: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
                 let e = e.map_err(|e| format!("cannot read the directory '{i}': {e}"))?;
                 let path = e.path();
                 if path.is_file() {
-                    files.push((e.file_name().to_string_lossy().into_owned(), path));
+                    files.push(Input {
+                        name: e.file_name().to_string_lossy().into_owned(),
+                        path,
+                        in_dir: true,
+                    });
                 }
             }
         } else if p.is_file() {
@@ -60,7 +78,11 @@ fn input_files(inputs: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
                 .file_name()
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_else(|| i.clone());
-            files.push((name, p.to_path_buf()));
+            files.push(Input {
+                name,
+                path: p.to_path_buf(),
+                in_dir: false,
+            });
         } else {
             return Err(format!("'{i}' is neither a file nor a directory"));
         }
@@ -71,11 +93,14 @@ fn input_files(inputs: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
     Ok(files)
 }
 
-/// Loads every file (on all CPUs) and packs them; returns the store.
+/// Loads every file, makes it canonical and prepares it for the store
+/// (on all CPUs, each file on its own: the result does not depend on the
+/// order of the files or the number of threads), then packs them;
+/// returns the store and the number of files skipped.
 fn pack_files(
-    files: Vec<(String, PathBuf)>,
+    files: Vec<Input>,
     verbose: bool,
-) -> Result<(Vec<u8>, wloc_store::PackStats), String> {
+) -> Result<(Vec<u8>, wloc_store::PackStats, usize), String> {
     let n = files.len();
     let t_load = Instant::now();
     let b = bar(n, "loading");
@@ -83,7 +108,7 @@ fn pack_files(
         .map_or(1, |w| w.get())
         .min(n);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut docs: Vec<Option<Result<String, String>>> = (0..n).map(|_| None).collect();
+    let mut docs: Vec<Option<Result<Prepared, String>>> = (0..n).map(|_| None).collect();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
@@ -94,7 +119,8 @@ fn pack_files(
                         if i >= n {
                             break;
                         }
-                        got.push((i, canonical(&files[i].1.to_string_lossy())));
+                        let doc = canonical(&files[i].path.to_string_lossy());
+                        got.push((i, doc.map(|d| wloc_store::store::prepare(&d))));
                         b.inc(1);
                     }
                     got
@@ -109,23 +135,42 @@ fn pack_files(
     });
     b.finish_and_clear();
     let mut nodes = Vec::with_capacity(n);
-    for ((name, _), d) in files.into_iter().zip(docs) {
-        nodes.push((name, d.expect("every file was loaded")?));
+    let mut skipped = 0;
+    for (f, d) in files.into_iter().zip(docs) {
+        match d.expect("every file was loaded") {
+            Ok(p) => nodes.push((f.name, p)),
+            Err(e) if f.in_dir => {
+                skipped += 1;
+                b.suspend(|| {
+                    eprintln!(
+                        "wloc: warning: skipping '{}': not a topology wloc can load: {e}",
+                        f.path.display()
+                    )
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if nodes.is_empty() {
+        return Err(format!(
+            "no topology to store: none of the {n} files is a topology wloc can load"
+        ));
     }
     let t_pack = Instant::now();
     if verbose {
         eprintln!(
-            "loaded and made canonical in {:.2} s",
+            "loaded, made canonical and prepared in {:.2} s",
             t_load.elapsed().as_secs_f64()
         );
     }
-    let b = bar(n, "packing");
-    let out = pack(nodes, |done| b.set_position(done as u64)).map_err(|e| e.to_string())?;
+    let b = bar(nodes.len(), "packing");
+    let (data, stats) =
+        pack_prepared(nodes, |done| b.set_position(done as u64)).map_err(|e| e.to_string())?;
     if verbose {
         eprintln!("packed in {:.2} s", t_pack.elapsed().as_secs_f64());
     }
     b.finish_and_clear();
-    Ok(out)
+    Ok((data, stats, skipped))
 }
 
 fn write(path: &Path, data: &[u8]) -> Result<(), String> {
@@ -166,10 +211,10 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
     let files = input_files(std::slice::from_ref(&a.input))?;
     let in_bytes: u64 = files
         .iter()
-        .map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
         .sum();
     let t = Instant::now();
-    let (data, stats) = pack_files(files, a.verbose)?;
+    let (data, stats, skipped) = pack_files(files, a.verbose)?;
     write(&target, &data)?;
     if a.verbose {
         eprintln!(
@@ -192,6 +237,9 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
         stats.blocks,
         t.elapsed().as_secs_f64()
     );
+    if skipped > 0 {
+        eprintln!("Skipped {skipped} files that are not topologies (named above)");
+    }
     Ok(())
 }
 
@@ -260,7 +308,10 @@ fn safe_join(out: &Path, name: &str) -> Result<PathBuf, String> {
 /// files are applied to the topology their refname names.
 fn uncompress_hwloc(inp: &Path, out: &Path, verbose: bool) -> super::Result {
     use wloc::xml::diff;
-    let mut files: Vec<(String, PathBuf)> = input_files(&[inp.to_string_lossy().into_owned()])?;
+    let mut files: Vec<(String, PathBuf)> = input_files(&[inp.to_string_lossy().into_owned()])?
+        .into_iter()
+        .map(|f| (f.name, f.path))
+        .collect();
     files.sort();
     let (diffs, full): (Vec<_>, Vec<_>) = files
         .into_iter()
@@ -358,12 +409,15 @@ enum StoreAction {
 pub fn store(a: &StoreArgs) -> super::Result {
     match &a.action {
         StoreAction::Pack { output, inputs } => {
-            let (data, stats) = pack_files(input_files(inputs)?, false)?;
+            let (data, stats, skipped) = pack_files(input_files(inputs)?, false)?;
             write(Path::new(output), &data)?;
             eprintln!(
                 "Stored {} topologies in {output} ({} bytes, {} references)",
                 stats.nodes, stats.bytes, stats.references
             );
+            if skipped > 0 {
+                eprintln!("Skipped {skipped} files that are not topologies (named above)");
+            }
             Ok(())
         }
         StoreAction::List { store } => {
@@ -395,23 +449,44 @@ pub fn store(a: &StoreArgs) -> super::Result {
                 .map(|e| e.name.clone())
                 .collect();
             let n = (*samples).clamp(1, names.len().max(1));
-            let mut times = Vec::with_capacity(n);
+            let (mut wall, mut cpu) = (Vec::with_capacity(n), Vec::with_capacity(n));
             for k in 0..n {
                 let name = &names[k * names.len() / n];
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), thread_cpu_ms());
                 // A fresh open each time: nothing cached from the last one.
                 let mut s = Store::open(Path::new(store)).map_err(|e| e.to_string())?;
                 let text = s.get(name).map_err(|e| e.to_string())?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
+                wall.push(t.elapsed().as_secs_f64() * 1e3);
+                cpu.push(thread_cpu_ms() - c);
                 std::hint::black_box(text);
             }
-            times.sort_by(f64::total_cmp);
-            let mean = times.iter().sum::<f64>() / n as f64;
+            let stats = |times: &mut Vec<f64>| {
+                times.sort_by(f64::total_cmp);
+                let mean = times.iter().sum::<f64>() / n as f64;
+                let p99 = times[((n * 99).div_ceil(100)).clamp(1, n) - 1];
+                format!(
+                    "median {:.3} ms, mean {mean:.3} ms, p99 {p99:.3} ms, max {:.3} ms",
+                    times[n / 2],
+                    times[n - 1]
+                )
+            };
             super::print(&format!(
-                "{n} gets: mean {mean:.3} ms, median {:.3} ms, max {:.3} ms\n",
-                times[n / 2],
-                times[n - 1]
+                "{n} gets (fresh open each): wall {}; CPU {}\n",
+                stats(&mut wall),
+                stats(&mut cpu)
             ))
         }
     }
+}
+
+/// CPU time of this thread in ms: what a get costs, without the time the
+/// thread waited for a CPU on a loaded machine.
+fn thread_cpu_ms() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which `t` is.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
 }

@@ -13,4 +13,4 @@ pub mod squeeze;
 pub mod store;
 pub mod topodiff;
 
-pub use store::{pack, PackStats, Store, StoreError};
+pub use store::{pack, pack_prepared, PackStats, Prepared, Store, StoreError};

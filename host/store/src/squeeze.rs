@@ -33,66 +33,105 @@ const TOKENS: [(u8, &[u8]); 5] = [
 /// First byte of a squeezed line: 0x80 + half its indentation.
 const INDENT: u8 = 0x80;
 
-fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+/// A substring searcher built once (building one per search was a large
+/// part of the time spent squeezing).
+struct Needle {
+    text: &'static [u8],
+    finder: memchr::memmem::Finder<'static>,
+}
+
+impl Needle {
+    fn new(text: &'static [u8]) -> Needle {
+        Needle {
+            text,
+            finder: memchr::memmem::Finder::new(text),
+        }
+    }
+}
+
+struct Needles {
+    gp: Needle,
+    cpuset: Needle,
+    nodeset: Needle,
+    tokens: Vec<(u8, Needle)>,
+}
+
+fn needles() -> &'static Needles {
+    static N: std::sync::OnceLock<Needles> = std::sync::OnceLock::new();
+    N.get_or_init(|| Needles {
+        gp: Needle::new(b" gp_index=\""),
+        cpuset: Needle::new(b" cpuset=\""),
+        nodeset: Needle::new(b" nodeset=\""),
+        tokens: TOKENS.iter().map(|&(c, t)| (c, Needle::new(t))).collect(),
+    })
+}
+
+fn find(hay: &[u8], needle: &Needle, from: usize) -> Option<usize> {
     if from > hay.len() {
         return None;
     }
-    memchr::memmem::find(&hay[from..], needle).map(|p| p + from)
+    needle.finder.find(&hay[from..]).map(|p| p + from)
 }
 
-/// Replaces ` KEY="X" complete_KEY="X"` by ` KEY="X"<marker>`.
-fn squeeze_complete(line: &[u8], key: &[u8], marker: u8) -> Vec<u8> {
-    let mut open = b" ".to_vec();
-    open.extend_from_slice(key);
-    open.extend_from_slice(b"=\"");
-    let mut out = Vec::with_capacity(line.len());
+/// Replaces ` KEY="X" complete_KEY="X"` by ` KEY="X"<marker>` (`open`
+/// is ` KEY="`).
+fn squeeze_complete(line: &[u8], open: &Needle, marker: u8, out: &mut Vec<u8>) {
+    let key = &open.text[1..open.text.len() - 2];
     let mut at = 0;
-    while let Some(p) = find(line, &open, at) {
-        let v0 = p + open.len();
+    while let Some(p) = find(line, open, at) {
+        let v0 = p + open.text.len();
         let Some(q) = line[v0..].iter().position(|&b| b == b'"').map(|q| q + v0) else {
             break;
         };
         let value = &line[v0..q];
-        let mut complete = b" complete_".to_vec();
-        complete.extend_from_slice(key);
-        complete.extend_from_slice(b"=\"");
-        complete.extend_from_slice(value);
-        complete.push(b'"');
         out.extend_from_slice(&line[at..=q]);
         at = q + 1;
-        if line[at..].starts_with(&complete) {
+        // ` complete_KEY="VALUE"` follows?
+        let rest = &line[at..];
+        let n = 10 + key.len() + 2 + value.len() + 1;
+        if rest.len() >= n
+            && rest.starts_with(b" complete_")
+            && &rest[10..10 + key.len()] == key
+            && &rest[10 + key.len()..12 + key.len()] == b"=\""
+            && &rest[12 + key.len()..n - 1] == value
+            && rest[n - 1] == b'"'
+        {
             out.push(marker);
-            at += complete.len();
+            at += n;
         }
     }
     out.extend_from_slice(&line[at..]);
-    out
 }
 
 fn unsqueeze_complete(line: &[u8], key: &[u8], marker: u8) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(line.len() + 64);
-    let mut open = b" ".to_vec();
-    open.extend_from_slice(key);
-    open.extend_from_slice(b"=\"");
-    for &b in line {
-        if b != marker {
-            out.push(b);
-            continue;
-        }
+    static FINDERS: std::sync::OnceLock<[memchr::memmem::FinderRev<'static>; 2]> =
+        std::sync::OnceLock::new();
+    let finders = FINDERS.get_or_init(|| {
+        [
+            memchr::memmem::FinderRev::new(b" cpuset=\""),
+            memchr::memmem::FinderRev::new(b" nodeset=\""),
+        ]
+    });
+    let finder = &finders[usize::from(key == b"nodeset")];
+    let open = finder.needle();
+    let mut at = 0;
+    while let Some(m) = memchr::memchr(marker, &line[at..]) {
+        out.extend_from_slice(&line[at..at + m]);
+        at += m + 1;
         // The value is between the last ` KEY="` and the closing quote.
-        let p = out
-            .windows(open.len())
-            .rposition(|w| w == open.as_slice())?;
+        let p = finder.rfind(&out)?;
         if out.last() != Some(&b'"') || out.len() < p + open.len() + 1 {
             return None;
         }
-        let value = out[p + open.len()..out.len() - 1].to_vec();
+        let (v0, v1) = (p + open.len(), out.len() - 1);
         out.extend_from_slice(b" complete_");
         out.extend_from_slice(key);
         out.extend_from_slice(b"=\"");
-        out.extend_from_slice(&value);
+        out.extend_from_within(v0..v1);
         out.push(b'"');
     }
+    out.extend_from_slice(&line[at..]);
     Some(out)
 }
 
@@ -114,9 +153,9 @@ fn squeeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) {
     // gp_index and id.
     let mut b1 = Vec::with_capacity(body.len());
     let mut at = 0;
-    const GPK: &[u8] = b" gp_index=\"";
-    while let Some(p) = find(body, GPK, at) {
-        let d0 = p + GPK.len();
+    let n = needles();
+    while let Some(p) = find(body, &n.gp, at) {
+        let d0 = p + n.gp.text.len();
         let digits = body[d0..].iter().take_while(|b| b.is_ascii_digit()).count();
         let d1 = d0 + digits;
         let num = core::str::from_utf8(&body[d0..d1])
@@ -141,20 +180,42 @@ fn squeeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) {
         }
     }
     b1.extend_from_slice(&body[at..]);
-    let b2 = squeeze_complete(&b1, b"cpuset", CCPU);
-    let mut b3 = squeeze_complete(&b2, b"nodeset", CNODE);
-    for (code, text) in TOKENS {
-        let mut o = Vec::with_capacity(b3.len());
+    let mut b2 = Vec::with_capacity(b1.len());
+    squeeze_complete(&b1, &n.cpuset, CCPU, &mut b2);
+    b1.clear();
+    squeeze_complete(&b2, &n.nodeset, CNODE, &mut b1);
+    let (mut cur, mut next) = (b1, b2);
+    for (code, text) in &n.tokens {
+        next.clear();
         let mut at = 0;
-        while let Some(p) = find(&b3, text, at) {
-            o.extend_from_slice(&b3[at..p]);
-            o.push(code);
-            at = p + text.len();
+        while let Some(p) = find(&cur, text, at) {
+            next.extend_from_slice(&cur[at..p]);
+            next.push(*code);
+            at = p + text.text.len();
         }
-        o.extend_from_slice(&b3[at..]);
-        b3 = o;
+        if at == 0 {
+            // Not found: keep `cur` as it is.
+            continue;
+        }
+        next.extend_from_slice(&cur[at..]);
+        std::mem::swap(&mut cur, &mut next);
     }
-    out.extend_from_slice(&b3);
+    out.extend_from_slice(&cur);
+}
+
+/// Appends the decimal digits of `n`.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut d = [0u8; 20];
+    let mut i = d.len();
+    loop {
+        i -= 1;
+        d[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&d[i..]);
 }
 
 fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
@@ -167,27 +228,52 @@ fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
         return None;
     }
     out.resize(out.len() + 2 * (first - INDENT) as usize, b' ');
+    // Tokens, copying the runs of plain bytes between them whole (all
+    // the codes are below 0x0d).
     let mut b = Vec::with_capacity(rest.len() + 64);
-    for &c in rest {
+    let mut i = 0;
+    while i < rest.len() {
+        let j = rest[i..]
+            .iter()
+            .position(|&c| c < 0x0d)
+            .map_or(rest.len(), |p| p + i);
+        b.extend_from_slice(&rest[i..j]);
+        let Some(&c) = rest.get(j) else { break };
         match TOKENS.iter().find(|(code, _)| *code == c) {
             Some((_, t)) => b.extend_from_slice(t),
             None => b.push(c),
         }
+        i = j + 1;
     }
-    let b = unsqueeze_complete(&b, b"nodeset", CNODE)?;
-    let b = unsqueeze_complete(&b, b"cpuset", CCPU)?;
+    let b = if b.contains(&CNODE) {
+        unsqueeze_complete(&b, b"nodeset", CNODE)?
+    } else {
+        b
+    };
+    let b = if b.contains(&CCPU) {
+        unsqueeze_complete(&b, b"cpuset", CCPU)?
+    } else {
+        b
+    };
     let mut i = 0;
     while i < b.len() {
-        if b[i] != GP {
-            out.push(b[i]);
-            i += 1;
-            continue;
-        }
+        let Some(g) = memchr::memchr(GP, &b[i..]) else {
+            out.extend_from_slice(&b[i..]);
+            break;
+        };
+        out.extend_from_slice(&b[i..i + g]);
+        i += g;
         let end = b[i..].iter().position(|&c| c == GP_END)? + i;
         let delta: i128 = core::str::from_utf8(&b[i + 1..end]).ok()?.parse().ok()?;
         let n = u64::try_from(*gp as i128 + delta).ok()?;
         *gp = n;
-        out.extend_from_slice(format!(" gp_index=\"{n}\" id=\"obj{n}\"").as_bytes());
+        // Written piece by piece: format! here was a noticeable part of
+        // the time to get a node.
+        out.extend_from_slice(b" gp_index=\"");
+        push_decimal(out, n);
+        out.extend_from_slice(b"\" id=\"obj");
+        push_decimal(out, n);
+        out.push(b'"');
         i = end + 1;
     }
     Some(())
@@ -196,22 +282,41 @@ fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
 /// The squeezed lines of `text` (split at `\n`; the part after the last
 /// newline, possibly empty, is the last line).
 pub fn squeeze(text: &str) -> Vec<Vec<u8>> {
-    let mut gp = 0;
-    text.as_bytes()
-        .split(|&b| b == b'\n')
-        .map(|l| {
-            let mut o = Vec::with_capacity(l.len());
-            squeeze_line(l, &mut gp, &mut o);
-            o
-        })
+    let (joined, starts) = squeeze_joined(text);
+    (0..starts.len())
+        .map(|i| line_of(&joined, &starts, i).to_vec())
         .collect()
+}
+
+/// The squeezed lines of `text` joined by `\n` (a squeezed line holds
+/// no `\n`), and where each line starts: one buffer rather than one
+/// allocation per line.
+pub fn squeeze_joined(text: &str) -> (Vec<u8>, Vec<usize>) {
+    let mut gp = 0;
+    let mut out = Vec::with_capacity(text.len());
+    let mut starts = Vec::with_capacity(text.len() / 48 + 1);
+    for (n, l) in text.as_bytes().split(|&b| b == b'\n').enumerate() {
+        if n > 0 {
+            out.push(b'\n');
+        }
+        starts.push(out.len());
+        squeeze_line(l, &mut gp, &mut out);
+    }
+    (out, starts)
+}
+
+/// Line `i` of a [`squeeze_joined`] buffer.
+pub fn line_of<'a>(joined: &'a [u8], starts: &[usize], i: usize) -> &'a [u8] {
+    let end = starts.get(i + 1).map_or(joined.len(), |&e| e - 1);
+    &joined[starts[i]..end]
 }
 
 /// The text whose squeezed lines are `lines`, or `None` if they are not
 /// the squeezed lines of any text (corrupt data).
 pub fn unsqueeze<L: AsRef<[u8]>>(lines: &[L]) -> Option<String> {
     let mut gp = 0;
-    let mut out = Vec::new();
+    let squeezed: usize = lines.iter().map(|l| l.as_ref().len() + 1).sum();
+    let mut out = Vec::with_capacity(squeezed * 2);
     for (n, l) in lines.iter().enumerate() {
         if n > 0 {
             out.push(b'\n');

@@ -5,38 +5,51 @@
 //!
 //! Each topology is kept as its canonical XML document (what `wloc ls --of
 //! xml` writes), squeezed ([`crate::squeeze`]). Nodes are taken in name
-//! order, so the file does not depend on the order they were given in.
-//! A node becomes a *reference* unless one of the references already
-//! chosen is similar enough (a MinHash sketch of its lines picks the
-//! candidates, a Myers line diff decides): then only its line diff
-//! against that reference is kept. References are compressed together
-//! with zstd in groups of at most [`REF_GROUP`] bytes; node diffs, sorted
-//! by reference, in blocks of at most [`BLOCK`] bytes, with a zstd
-//! dictionary trained on the diffs themselves when there are enough of
-//! them. Getting one node reads the index, one reference group and one
-//! block.
+//! order, so the file does not depend on the order they were given in (nor
+//! on the number of threads that prepared them). A node becomes a
+//! *reference* unless one of the references already chosen is similar
+//! enough (a MinHash sketch of its lines picks the candidates, a line diff
+//! decides): then only its line diff against that reference is kept; diffs
+//! are always against a reference, never against another diff, so getting
+//! a node never follows a chain. References are compressed together with
+//! zstd in groups of at most [`REF_GROUP`] bytes; nodes, in name order, in
+//! blocks of at most [`BLOCK`] bytes (a table of the block's nodes, then
+//! their diffs), with a zstd dictionary trained on the diffs when there
+//! are enough of them. Getting one node reads the index, one block and one
+//! reference group: what it decompresses is bounded by those sizes
+//! whatever the number of nodes.
 //!
-//! # Layout (version 1, little-endian)
+//! # Layout (version 2, little-endian)
 //!
 //! | offset | size | what |
 //! |---|---|---|
 //! | 0 | 8 | `WLOCSTOR` |
-//! | 8 | 4 | format version (1) |
+//! | 8 | 4 | format version (2) |
 //! | 12 | 4 | size of the index once decompressed |
 //! | 16 | 8 | offset of the index (a zstd frame) |
 //! | 24 | 4 | size of the index frame |
 //! | 28 | 4 | CRC-32 of the index frame |
-//! | 32 | | dictionary, reference groups and blocks (zstd frames with checksums) |
+//! | 32 | | dictionary, reference groups and blocks (zstd frames) |
 //!
-//! The index (LEB128 integers): the dictionary's offset and size; for each
-//! reference group its offset, frame size and size decompressed; for each
-//! reference its group, offset and size in the group; the same for blocks
-//! as for groups; then for each node, in name order: its name (size and
-//! UTF-8 bytes), reference, block, offset and size of its diff in the
-//! block, size and CRC-32 of its document. A node's diff is a list of
-//! changes: number of changes, then for each the number of reference
-//! lines kept before it, of lines removed, of lines added, and the added
-//! lines, each ended by `\n`.
+//! The index (LEB128 integers): the dictionary's offset, size and CRC-32;
+//! for each reference group its offset, frame size, size decompressed and
+//! CRC-32 of the decompressed bytes; for each reference its group, offset
+//! and size in the group and the size of its XML document; for each block
+//! the name of its first node (size and UTF-8 bytes), its number of nodes,
+//! the reference group it uses as dictionary (0: none, else group + 1) and
+//! its frame as for groups. A block, decompressed, lists its nodes in name
+//! order, each as: bytes its name shares with the previous name of the
+//! block, size and bytes of the rest of the name, reference, size of its
+//! diff, and its document's size minus its reference's (zigzag); then the
+//! nodes' diffs one after the other. A node's diff is a list of changes:
+//! number of changes, then for each the number of reference lines kept
+//! before it, of lines removed, of lines added, and the added lines, each
+//! ended by `\n`. Every byte of the file is covered by a CRC-32 (the
+//! index frame's in the header, every other frame's decompressed bytes in
+//! the index), so a damaged store gives an error, never a wrong document.
+//!
+//! Version 1 stores (per-node index chunks and CRC-32s) are refused with
+//! an error saying so: pack the topologies again.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -51,21 +64,40 @@ use crate::squeeze;
 /// The file's first bytes.
 pub const MAGIC: &[u8; 8] = b"WLOCSTOR";
 /// The format version written and read.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const HEADER: usize = 32;
 /// Largest reference group, decompressed.
-pub const REF_GROUP: usize = 256 * 1024;
-/// Largest block of node diffs, decompressed.
+pub const REF_GROUP: usize = 128 * 1024;
+/// Largest block of nodes, decompressed.
 pub const BLOCK: usize = 32 * 1024;
+/// zstd level of the reference groups and the index: few bytes, read
+/// once per get.
 const LEVEL: i32 = 19;
+/// zstd level of the blocks, chosen by measurement: on the generated
+/// 10,000-node cluster level 15 makes a store 0.8% larger than level 19
+/// (on the 21-node corpus 0.2%) in about two thirds of the time; levels
+/// 12 and below are 10% larger.
+const BLOCK_LEVEL: i32 = 15;
 /// A node whose diff changes more than this fraction of its lines
 /// becomes a reference.
 const NEW_REF_FRACTION: f64 = 0.3;
 const SKETCH: usize = 64;
-/// Node entries per frame of the index.
-const CHUNK: usize = 128;
 /// Largest dictionary for the blocks.
 const DICT_MAX: usize = 16 * 1024;
+/// Largest frame, decompressed: a reader allocates a frame's declared
+/// size before decompressing it, so a damaged or hostile index must not
+/// be able to ask for more. A reference group or block only exceeds
+/// [`REF_GROUP`] or [`BLOCK`] to hold one large topology; 256 MiB is far
+/// above the XML of the largest machines.
+pub const MAX_FRAME: usize = 256 << 20;
+/// The dictionary is this fraction of the diff bytes it is trained on,
+/// chosen by measurement: 1/100 made the generated 500-node set 418x
+/// smaller (1/20: 345x, 1/50: 413x, 1/200: 381x) and the 10,000-node set
+/// 540x (1/20 and 1/50: 534x, 1/200: 524x).
+const DICT_FRACTION: usize = 100;
+/// Most diff bytes the dictionary is trained on (evenly spaced samples):
+/// training on everything costs time without a better dictionary.
+const DICT_TRAIN: usize = 1 << 20;
 
 /// What went wrong reading or writing a store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +127,14 @@ fn put(out: &mut Vec<u8>, mut v: u64) {
         }
         out.push(b | 0x80);
     }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 /// A bounds-checked reader of LEB128 integers and byte strings.
@@ -132,6 +172,11 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| corrupt(format!("a size of the {} is too large ({v})", self.what)))
     }
 
+    fn crc(&mut self) -> Result<u32, StoreError> {
+        u32::try_from(self.num()?)
+            .map_err(|_| corrupt(format!("a checksum of the {} is too large", self.what)))
+    }
+
     fn bytes(&mut self, n: usize) -> Result<&'a [u8], StoreError> {
         let end = self
             .at
@@ -157,7 +202,7 @@ impl<'a> Reader<'a> {
 }
 
 /// A node's diff against its reference, squeezed lines.
-fn encode_diff(hunks: &[Hunk<Vec<u8>>]) -> Vec<u8> {
+fn encode_diff(hunks: &[Hunk<&[u8]>]) -> Vec<u8> {
     let mut out = Vec::new();
     put(&mut out, hunks.len() as u64);
     let mut at = 0;
@@ -174,15 +219,16 @@ fn encode_diff(hunks: &[Hunk<Vec<u8>>]) -> Vec<u8> {
     out
 }
 
-/// The squeezed lines of a node from its reference's and its diff.
-fn decode_diff(reference: &[&[u8]], diff: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
+/// The squeezed lines of a node from its reference's and its diff
+/// (borrowed from both: no line is copied).
+fn decode_diff<'a>(reference: &[&'a [u8]], diff: &'a [u8]) -> Result<Vec<&'a [u8]>, StoreError> {
     let mut r = Reader {
         data: diff,
         at: 0,
         what: "node diff",
     };
     let n = r.count()?;
-    let mut out: Vec<Vec<u8>> = Vec::with_capacity(reference.len() + 8);
+    let mut out: Vec<&[u8]> = Vec::with_capacity(reference.len() + 8);
     let mut at = 0usize;
     for _ in 0..n {
         let keep = r.size()?;
@@ -193,14 +239,12 @@ fn decode_diff(reference: &[&[u8]], diff: &[u8]) -> Result<Vec<Vec<u8>>, StoreEr
             .and_then(|x| x.checked_add(del))
             .filter(|&e| e <= reference.len())
             .ok_or_else(|| corrupt("a node diff goes past the end of its reference"))?;
-        out.extend(reference[at..at + keep].iter().map(|l| l.to_vec()));
+        out.extend_from_slice(&reference[at..at + keep]);
         for _ in 0..add {
             let rest = &r.data[r.at..];
-            let len = rest
-                .iter()
-                .position(|&b| b == b'\n')
+            let len = memchr::memchr(b'\n', rest)
                 .ok_or_else(|| corrupt("a line of a node diff is not ended"))?;
-            out.push(rest[..len].to_vec());
+            out.push(&rest[..len]);
             r.at += len + 1;
         }
         at = end;
@@ -208,24 +252,22 @@ fn decode_diff(reference: &[&[u8]], diff: &[u8]) -> Result<Vec<Vec<u8>>, StoreEr
     if r.at != diff.len() {
         return Err(corrupt("a node diff has trailing bytes"));
     }
-    out.extend(reference[at..].iter().map(|l| l.to_vec()));
+    out.extend_from_slice(&reference[at..]);
     Ok(out)
 }
 
 // ------------------------------------------------------------ similarity
 
-fn fnv(data: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in data {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
+fn line_hash(data: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(data);
+    h.finish()
 }
 
 /// The SKETCH smallest distinct line hashes (bottom-k MinHash).
-fn sketch(lines: &[Vec<u8>]) -> Vec<u64> {
-    let mut h: Vec<u64> = lines.iter().map(|l| fnv(l)).collect();
+fn sketch(p: &Prepared) -> Vec<u64> {
+    let mut h: Vec<u64> = (0..p.lines()).map(|i| line_hash(p.line(i))).collect();
     h.sort_unstable();
     h.dedup();
     h.truncate(SKETCH);
@@ -268,42 +310,51 @@ pub struct PackStats {
     pub dictionary_bytes: usize,
     /// Compressed references.
     pub reference_bytes: usize,
-    /// Compressed node diffs.
+    /// Compressed blocks (node tables and diffs).
     pub diff_bytes: usize,
     /// The whole file.
     pub bytes: usize,
 }
 
-struct Node {
-    name: String,
+/// What is computed of each document before references are chosen
+/// ([`prepare`]): its squeezed lines, size, CRC-32 and sketch. Preparing
+/// is the costly part of packing and each document is prepared on its
+/// own, so callers can do it on many threads as they load documents.
+pub struct Prepared {
+    /// Squeezed lines joined by `\n`.
+    joined: Vec<u8>,
+    starts: Vec<usize>,
     len: usize,
     crc: u32,
-    reference: usize,
-    diff: Vec<u8>,
-}
-
-/// A diff of squeezed lines.
-type Diff = Vec<Hunk<Vec<u8>>>;
-
-/// What is computed of each node before references are chosen.
-struct Prepared {
-    lines: Vec<Vec<u8>>,
-    len: usize,
-    crc: u32,
-    whole: u64,
     sketch: Vec<u64>,
 }
 
-fn prepare(text: &str) -> Prepared {
-    let lines = squeeze::squeeze(text);
-    let sketch = sketch(&lines);
-    Prepared {
+impl Prepared {
+    fn lines(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn line(&self, i: usize) -> &[u8] {
+        squeeze::line_of(&self.joined, &self.starts, i)
+    }
+
+    fn all_lines(&self) -> Vec<&[u8]> {
+        (0..self.lines()).map(|i| self.line(i)).collect()
+    }
+}
+
+/// Prepares the canonical XML document `text` for [`pack_prepared`].
+pub fn prepare(text: &str) -> Prepared {
+    let (joined, starts) = squeeze::squeeze_joined(text);
+    let mut p = Prepared {
+        joined,
+        starts,
         len: text.len(),
         crc: crc32fast::hash(text.as_bytes()),
-        whole: fnv(text.as_bytes()),
-        lines,
-        sketch,
-    }
+        sketch: Vec::new(),
+    };
+    p.sketch = sketch(&p);
+    p
 }
 
 /// `f` over `items` on all CPUs, results in order.
@@ -327,13 +378,18 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 /// The diff of two documents with as many lines, line by line, when few
 /// lines differ: the common case of nodes of one cluster, found in
 /// linear time (Myers is kept for the others).
-fn positional_diff(old: &[Vec<u8>], new: &[Vec<u8>], limit: usize) -> Option<Vec<Hunk<Vec<u8>>>> {
-    if old.len() != new.len() {
+fn positional_diff<'a>(
+    old: &Prepared,
+    new: &'a Prepared,
+    limit: usize,
+) -> Option<Vec<Hunk<&'a [u8]>>> {
+    if old.lines() != new.lines() {
         return None;
     }
-    let mut hunks: Vec<Hunk<Vec<u8>>> = Vec::new();
+    let mut hunks: Vec<Hunk<&[u8]>> = Vec::new();
     let mut changed = 0;
-    for (i, (a, b)) in old.iter().zip(new).enumerate() {
+    for i in 0..new.lines() {
+        let (a, b) = (old.line(i), new.line(i));
         if a == b {
             continue;
         }
@@ -343,18 +399,26 @@ fn positional_diff(old: &[Vec<u8>], new: &[Vec<u8>], limit: usize) -> Option<Vec
         }
         match hunks.last_mut() {
             Some(h) if h.old_start + h.old.len() == i => {
-                h.old.push(a.clone());
-                h.new.push(b.clone());
+                h.old.push(&[]);
+                h.new.push(b);
             }
             _ => hunks.push(Hunk {
                 old_start: i,
                 new_start: i,
-                old: vec![a.clone()],
-                new: vec![b.clone()],
+                // Only the number of old lines is written.
+                old: vec![&[]],
+                new: vec![b],
             }),
         }
     }
     Some(hunks)
+}
+
+/// A diff of squeezed lines (only the number of old lines is kept).
+type Diff<'a> = Vec<Hunk<&'a [u8]>>;
+
+fn cost(hunks: &[Hunk<&[u8]>]) -> usize {
+    hunks.iter().map(|h| h.old.len() + h.new.len()).sum()
 }
 
 /// Builds a store of `nodes` (name, canonical XML document); `progress`
@@ -364,75 +428,98 @@ fn positional_diff(old: &[Vec<u8>], new: &[Vec<u8>], limit: usize) -> Option<Vec
 ///
 /// Two nodes with the same name, or a compression failure.
 pub fn pack(
-    mut nodes: Vec<(String, String)>,
+    nodes: Vec<(String, String)>,
+    progress: impl FnMut(usize),
+) -> Result<(Vec<u8>, PackStats), StoreError> {
+    let prepared = par_map(&nodes, |(_, text)| prepare(text));
+    pack_prepared(
+        nodes.into_iter().map(|(n, _)| n).zip(prepared).collect(),
+        progress,
+    )
+}
+
+/// [`pack`] of documents already prepared (the same file for the same
+/// documents).
+///
+/// # Errors
+///
+/// As [`pack`].
+pub fn pack_prepared(
+    mut nodes: Vec<(String, Prepared)>,
     mut progress: impl FnMut(usize),
 ) -> Result<(Vec<u8>, PackStats), StoreError> {
     nodes.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(w) = nodes.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(StoreError(format!("two topologies are named '{}'", w[0].0)));
     }
-    let prepared = par_map(&nodes, |(_, text)| prepare(text));
-    // (node index of the reference, its sketch)
+    // Node indices of the references.
     let mut refs: Vec<usize> = Vec::new();
-    let mut by_text: HashMap<u64, Vec<usize>> = HashMap::new();
-    let mut out_nodes: Vec<Node> = Vec::with_capacity(nodes.len());
+    let mut by_text: HashMap<(u32, usize), Vec<usize>> = HashMap::new();
+    // Each node's reference (an index in `refs`) and diff.
+    let mut chosen: Vec<(usize, Vec<u8>)> = Vec::with_capacity(nodes.len());
     let mut stats = PackStats {
         nodes: nodes.len(),
         ..PackStats::default()
     };
-    for (done, ((name, _), p)) in nodes.iter().zip(&prepared).enumerate() {
-        let node = |reference, diff| Node {
-            name: name.clone(),
-            len: p.len,
-            crc: p.crc,
-            reference,
-            diff,
-        };
+    for (done, (_, p)) in nodes.iter().enumerate() {
         // Identical to a reference: an empty diff.
         if let Some(&r) = by_text
-            .get(&p.whole)
-            .and_then(|c| c.iter().find(|&&r| prepared[refs[r]].lines == p.lines))
+            .get(&(p.crc, p.len))
+            .and_then(|c| c.iter().find(|&&r| nodes[refs[r]].1.joined == p.joined))
         {
             stats.identical += 1;
-            out_nodes.push(node(r, encode_diff(&[])));
+            chosen.push((r, encode_diff(&[])));
             progress(done + 1);
             continue;
         }
         let mut cand: Vec<(f64, usize)> = refs
             .iter()
             .enumerate()
-            .map(|(i, &r)| (similarity(&p.sketch, &prepared[r].sketch), i))
+            .map(|(i, &r)| (similarity(&p.sketch, &nodes[r].1.sketch), i))
             .filter(|&(s, _)| s > 0.2)
             .collect();
         cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let limit = (p.lines.len() as f64 * NEW_REF_FRACTION) as usize;
+        let limit = (p.lines() as f64 * NEW_REF_FRACTION) as usize;
         // (reference, cost in lines, hunks)
         let mut best: Option<(usize, usize, Diff)> = None;
         if let Some(&(_, r)) = cand.first() {
-            if let Some(h) = positional_diff(&prepared[refs[r]].lines, &p.lines, limit) {
-                let cost = h.iter().map(|h| h.old.len() + h.new.len()).sum();
-                best = Some((r, cost, h));
+            if let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit) {
+                best = Some((r, cost(&h), h));
             }
         }
+        // Myers against the most similar references, the next ones only
+        // while no diff small enough is found.
         if best.is_none() {
+            let new = p.all_lines();
             for &(_, r) in cand.iter().take(3) {
-                let hunks = linediff::diff(
-                    &prepared[refs[r]].lines,
-                    &p.lines,
-                    Duration::from_millis(20),
-                );
-                let cost: usize = hunks.iter().map(|h| h.old.len() + h.new.len()).sum();
-                if best.as_ref().is_none_or(|b| cost < b.1) {
-                    best = Some((r, cost, hunks));
+                let old = nodes[refs[r]].1.all_lines();
+                let hunks = linediff::diff(&old, &new, Duration::from_millis(20));
+                let c = cost(&hunks);
+                if best.as_ref().is_none_or(|b| c < b.1) {
+                    // The hunks borrow `new` (lines of `p`) and `old`;
+                    // only their new lines and counts are kept.
+                    let hunks = hunks
+                        .into_iter()
+                        .map(|h| Hunk {
+                            old_start: h.old_start,
+                            new_start: h.new_start,
+                            old: vec![&[][..]; h.old.len()],
+                            new: h.new,
+                        })
+                        .collect();
+                    best = Some((r, c, hunks));
+                }
+                if c <= limit {
+                    break;
                 }
             }
         }
         match best {
-            Some((r, cost, hunks)) if cost <= limit => out_nodes.push(node(r, encode_diff(&hunks))),
+            Some((r, c, hunks)) if c <= limit => chosen.push((r, encode_diff(&hunks))),
             _ => {
-                by_text.entry(p.whole).or_default().push(refs.len());
+                by_text.entry((p.crc, p.len)).or_default().push(refs.len());
                 refs.push(done);
-                out_nodes.push(node(refs.len() - 1, encode_diff(&[])));
+                chosen.push((refs.len() - 1, encode_diff(&[])));
             }
         }
         progress(done + 1);
@@ -441,40 +528,40 @@ pub fn pack(
 
     let mut file = vec![0u8; HEADER];
     let mut index = Vec::new();
-    let frame = |data: &[u8], dict: &[u8]| -> Result<Vec<u8>, StoreError> {
-        let mut c = zstd::bulk::Compressor::with_dictionary(LEVEL, dict)
-            .map_err(|e| StoreError(format!("zstd: {e}")))?;
-        c.include_checksum(true)
+    let frame = |data: &[u8], dict: &[u8], level: i32| -> Result<Vec<u8>, StoreError> {
+        let mut c = zstd::bulk::Compressor::with_dictionary(level, dict)
             .map_err(|e| StoreError(format!("zstd: {e}")))?;
         c.compress(data)
             .map_err(|e| StoreError(format!("zstd: {e}")))
     };
-    let frames = |parts: &[Vec<u8>], dict: &[u8]| -> Result<Vec<Vec<u8>>, StoreError> {
-        par_map(parts, |p| frame(p, dict)).into_iter().collect()
-    };
 
-    // Dictionary for the blocks, trained on the non-empty diffs.
-    let samples: Vec<&[u8]> = out_nodes
+    // Dictionary for the blocks, trained on evenly spaced non-empty diffs.
+    let samples: Vec<&[u8]> = chosen
         .iter()
-        .filter(|n| n.diff.len() > 1)
-        .map(|n| n.diff.as_slice())
+        .filter(|(_, d)| d.len() > 1)
+        .map(|(_, d)| d.as_slice())
         .collect();
     let total: usize = samples.iter().map(|s| s.len()).sum();
     let dict = if samples.len() >= 64 && total >= 16 * 1024 {
-        zstd::dict::from_samples(&samples, (total / 20).clamp(4096, DICT_MAX)).unwrap_or_default()
+        let step = total.div_ceil(DICT_TRAIN).max(1);
+        let train: Vec<&[u8]> = samples.iter().step_by(step).copied().collect();
+        let train_total: usize = train.iter().map(|s| s.len()).sum();
+        zstd::dict::from_samples(&train, (train_total / DICT_FRACTION).clamp(1024, DICT_MAX))
+            .unwrap_or_default()
     } else {
         Vec::new()
     };
     stats.dictionary_bytes = dict.len();
     put(&mut index, file.len() as u64);
     put(&mut index, dict.len() as u64);
+    put(&mut index, u64::from(crc32fast::hash(&dict)));
     file.extend_from_slice(&dict);
 
     // Reference groups.
     let mut groups: Vec<Vec<u8>> = vec![Vec::new()];
     let mut ref_places = Vec::new();
     for &r in &refs {
-        let raw = prepared[r].lines.join(&b'\n');
+        let raw = &nodes[r].1.joined;
         if !groups.last().unwrap().is_empty()
             && groups.last().unwrap().len() + raw.len() > REF_GROUP
         {
@@ -482,100 +569,107 @@ pub fn pack(
         }
         let gi = groups.len() - 1;
         let g = &mut groups[gi];
-        ref_places.push((gi, g.len(), raw.len()));
-        g.extend_from_slice(&raw);
+        ref_places.push((gi, g.len(), raw.len(), nodes[r].1.len));
+        g.extend_from_slice(raw);
     }
+    if groups.iter().any(|g| g.len() > MAX_FRAME) {
+        return Err(StoreError(format!(
+            "a topology is too large for the store (more than {} MiB once squeezed)",
+            MAX_FRAME >> 20
+        )));
+    }
+    let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&groups, |g| frame(g, &[], LEVEL))
+        .into_iter()
+        .collect();
     put(&mut index, groups.len() as u64);
-    for (g, f) in groups.iter().zip(frames(&groups, &[])?) {
+    for (g, f) in groups.iter().zip(compressed?) {
         stats.reference_bytes += f.len();
         put(&mut index, file.len() as u64);
         put(&mut index, f.len() as u64);
         put(&mut index, g.len() as u64);
+        put(&mut index, u64::from(crc32fast::hash(g)));
         file.extend_from_slice(&f);
     }
     put(&mut index, ref_places.len() as u64);
-    for &(g, at, len) in &ref_places {
+    for &(g, at, len, size) in &ref_places {
         put(&mut index, g as u64);
         put(&mut index, at as u64);
         put(&mut index, len as u64);
+        put(&mut index, size as u64);
     }
 
-    // Blocks of diffs, by reference then name.
-    let mut order: Vec<usize> = (0..out_nodes.len()).collect();
-    order.sort_by(|&a, &b| {
-        (out_nodes[a].reference, &out_nodes[a].name)
-            .cmp(&(out_nodes[b].reference, &out_nodes[b].name))
-    });
-    let mut blocks: Vec<Vec<u8>> = vec![Vec::new()];
-    let mut places = vec![(0usize, 0usize); out_nodes.len()];
-    for &i in &order {
-        let d = &out_nodes[i].diff;
-        if !blocks.last().unwrap().is_empty() && blocks.last().unwrap().len() + d.len() > BLOCK {
-            blocks.push(Vec::new());
+    // Blocks of nodes in name order: (first node, table, diffs).
+    let mut blocks: Vec<(usize, Vec<u8>, Vec<u8>)> = Vec::new();
+    for (i, ((name, p), (r, diff))) in nodes.iter().zip(&chosen).enumerate() {
+        let full = blocks
+            .last()
+            .is_none_or(|(_, t, d)| t.len() + d.len() + diff.len() + name.len() + 16 > BLOCK);
+        if full {
+            blocks.push((i, Vec::new(), Vec::new()));
         }
-        let bi = blocks.len() - 1;
-        let b = &mut blocks[bi];
-        places[i] = (bi, b.len());
-        b.extend_from_slice(d);
+        let (first, table, diffs) = blocks.last_mut().unwrap();
+        let prev = if *first == i {
+            ""
+        } else {
+            nodes[i - 1].0.as_str()
+        };
+        let shared = prev
+            .bytes()
+            .zip(name.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        put(table, shared as u64);
+        put(table, (name.len() - shared) as u64);
+        table.extend_from_slice(&name.as_bytes()[shared..]);
+        put(table, *r as u64);
+        put(table, diff.len() as u64);
+        put(table, zigzag(p.len as i64 - ref_places[*r].3 as i64));
+        diffs.extend_from_slice(diff);
     }
     stats.blocks = blocks.len();
+    let raws: Vec<Vec<u8>> = blocks
+        .iter()
+        .map(|(_, t, d)| [t.as_slice(), d.as_slice()].concat())
+        .collect();
     // Without a trained dictionary (few nodes), a block is compressed
     // with its first node's reference group as a raw dictionary: the
     // lines of a diff are much like those of its reference.
-    let block_dicts: Vec<Option<usize>> = (0..blocks.len())
-        .map(|b| {
-            let first = order.iter().find(|&&i| places[i].0 == b)?;
-            dict.is_empty()
-                .then(|| ref_places[out_nodes[*first].reference].0)
-        })
+    let block_dicts: Vec<Option<usize>> = blocks
+        .iter()
+        .map(|&(first, _, _)| dict.is_empty().then(|| ref_places[chosen[first].0].0))
         .collect();
-    let jobs: Vec<(usize, Option<usize>)> = block_dicts.iter().copied().enumerate().collect();
-    let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&jobs, |&(b, g)| {
+    if raws.iter().any(|r| r.len() > MAX_FRAME) {
+        return Err(StoreError(format!(
+            "a topology's diff is too large for the store (more than {} MiB)",
+            MAX_FRAME >> 20
+        )));
+    }
+    let jobs: Vec<usize> = (0..raws.len()).collect();
+    let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&jobs, |&b| {
         frame(
-            &blocks[b],
-            g.map_or(dict.as_slice(), |g| groups[g].as_slice()),
+            &raws[b],
+            block_dicts[b].map_or(dict.as_slice(), |g| groups[g].as_slice()),
+            BLOCK_LEVEL,
         )
     })
     .into_iter()
     .collect();
     put(&mut index, blocks.len() as u64);
-    for ((b, f), g) in blocks.iter().zip(compressed?).zip(&block_dicts) {
+    for (k, (raw, f)) in raws.iter().zip(compressed?).enumerate() {
+        let first = &nodes[blocks[k].0].0;
+        let count = blocks.get(k + 1).map_or(nodes.len(), |b| b.0) - blocks[k].0;
         stats.diff_bytes += f.len();
-        put(&mut index, file.len() as u64);
-        put(&mut index, f.len() as u64);
-        put(&mut index, b.len() as u64);
-        put(&mut index, g.map_or(0, |g| g as u64 + 1));
-        file.extend_from_slice(&f);
-    }
-
-    // Chunks of node entries, in name order, each its own frame.
-    let mut chunks: Vec<Vec<u8>> = Vec::new();
-    for (k, (n, &(block, at))) in out_nodes.iter().zip(&places).enumerate() {
-        if k % CHUNK == 0 {
-            chunks.push(Vec::new());
-        }
-        let c = chunks.last_mut().unwrap();
-        put(c, n.name.len() as u64);
-        c.extend_from_slice(n.name.as_bytes());
-        put(c, n.reference as u64);
-        put(c, block as u64);
-        put(c, at as u64);
-        put(c, n.diff.len() as u64);
-        put(c, n.len as u64);
-        put(c, u64::from(n.crc));
-    }
-    put(&mut index, chunks.len() as u64);
-    for (k, (c, f)) in chunks.iter().zip(frames(&chunks, &[])?).enumerate() {
-        let first = &out_nodes[k * CHUNK].name;
         put(&mut index, first.len() as u64);
         index.extend_from_slice(first.as_bytes());
+        put(&mut index, count as u64);
+        put(&mut index, block_dicts[k].map_or(0, |g| g as u64 + 1));
         put(&mut index, file.len() as u64);
         put(&mut index, f.len() as u64);
-        put(&mut index, c.len() as u64);
-        put(&mut index, (out_nodes.len() - k * CHUNK).min(CHUNK) as u64);
+        put(&mut index, raw.len() as u64);
+        put(&mut index, u64::from(crc32fast::hash(raw)));
         file.extend_from_slice(&f);
     }
-    let f = frame(&index, &[])?;
+    let f = frame(&index, &[], LEVEL)?;
     let index_at = file.len();
     file.extend_from_slice(&f);
     file[0..8].copy_from_slice(MAGIC);
@@ -624,6 +718,7 @@ struct Frame {
     at: u64,
     len: usize,
     raw: usize,
+    crc: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -631,14 +726,18 @@ struct Place {
     group: usize,
     at: usize,
     len: usize,
+    /// The size of the reference's XML document.
+    size: usize,
 }
 
-/// A frame of node entries and the first name in it.
+/// A block of nodes: the first name in it, how many, its frame.
 #[derive(Clone, Debug)]
-struct Chunk {
+struct Block {
     first: String,
-    frame: Frame,
     count: usize,
+    /// The reference group it uses as its dictionary, if any.
+    group_dict: Option<usize>,
+    frame: Frame,
 }
 
 /// One node of a store, as its index lists it.
@@ -650,9 +749,9 @@ pub struct Entry {
     /// The reference it is stored against.
     pub reference: usize,
     block: usize,
+    /// Where its diff is in the block, decompressed.
     at: usize,
     len: usize,
-    crc: u32,
 }
 
 type Cached = Option<(usize, std::rc::Rc<Vec<u8>>)>;
@@ -663,12 +762,12 @@ pub struct Store {
     dict: Vec<u8>,
     groups: Vec<Frame>,
     refs: Vec<Place>,
-    blocks: Vec<Frame>,
-    /// The reference group each block uses as its dictionary, if any.
-    block_dicts: Vec<Option<usize>>,
-    chunks: Vec<Chunk>,
-    /// The last group, block and chunk decompressed, for reading many nodes.
-    cache: [Cached; 3],
+    blocks: Vec<Block>,
+    /// The last group and block decompressed, for reading many nodes.
+    cache: [Cached; 2],
+    /// Decompression contexts: without dictionary, with the blocks'.
+    plain: zstd::bulk::Decompressor<'static>,
+    with_dict: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 impl fmt::Debug for Store {
@@ -681,17 +780,31 @@ impl fmt::Debug for Store {
     }
 }
 
-fn decompress(data: &[u8], raw: usize, dict: &[u8], what: &str) -> Result<Vec<u8>, StoreError> {
-    let mut d = zstd::bulk::Decompressor::with_dictionary(dict)
-        .map_err(|e| corrupt(format!("zstd: {e}")))?;
+/// Decompresses a frame with `d` (a decompression context is kept per
+/// store: making one per frame was a noticeable part of a get).
+fn decompress(
+    d: &mut zstd::bulk::Decompressor<'static>,
+    data: &[u8],
+    f: &Frame,
+    what: &str,
+) -> Result<Vec<u8>, StoreError> {
+    // The frame's own declared size must be the index's, before
+    // anything is allocated for it.
+    if zstd::zstd_safe::get_frame_content_size(data).ok() != Some(Some(f.raw as u64)) {
+        return Err(corrupt(format!("{what} is not a frame of {} bytes", f.raw)));
+    }
     let out = d
-        .decompress(data, raw)
+        .decompress(data, f.raw)
         .map_err(|e| corrupt(format!("{what} does not decompress: {e}")))?;
-    if out.len() != raw {
+    if out.len() != f.raw {
         return Err(corrupt(format!(
-            "{what} decompresses to {} bytes, not {raw}",
-            out.len()
+            "{what} decompresses to {} bytes, not {}",
+            out.len(),
+            f.raw
         )));
+    }
+    if crc32fast::hash(&out) != f.crc {
+        return Err(corrupt(format!("{what} does not match its checksum")));
     }
     Ok(out)
 }
@@ -700,7 +813,6 @@ fn decompress(data: &[u8], raw: usize, dict: &[u8], what: &str) -> Result<Vec<u8
 enum Kind {
     Group = 0,
     Block = 1,
-    Chunk = 2,
 }
 
 impl Store {
@@ -745,12 +857,22 @@ impl Store {
         }
         let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
         let version = u32_at(8);
+        if version == 1 {
+            return Err(StoreError(format!(
+                "version 1 of the wloc topology store format is no longer read (only {VERSION}): make the store again from the topologies (wloc compress-dir or wloc store pack)"
+            )));
+        }
         if version != VERSION {
             return Err(StoreError(format!(
                 "version {version} of the wloc topology store format is not supported (only {VERSION})"
             )));
         }
         let raw = u32_at(12) as usize;
+        if raw > MAX_FRAME {
+            return Err(corrupt(format!(
+                "the index says it holds {raw} bytes (at most {MAX_FRAME})"
+            )));
+        }
         let at = u64::from_le_bytes(h[16..24].try_into().unwrap());
         let len = u32_at(24) as usize;
         if at.checked_add(len as u64).is_none_or(|e| e > file_len) {
@@ -760,39 +882,51 @@ impl Store {
         if crc32fast::hash(&frame) != u32_at(28) {
             return Err(corrupt("the index does not match its checksum"));
         }
-        let index = decompress(&frame, raw, &[], "the index")?;
+        let index = zstd::bulk::decompress(&frame, raw)
+            .map_err(|e| corrupt(format!("the index does not decompress: {e}")))?;
+        if index.len() != raw {
+            return Err(corrupt("the index does not decompress to its size"));
+        }
         let mut r = Reader {
             data: &index,
             at: 0,
             what: "index",
         };
-        let in_file = |f: Frame| {
-            if f.at.checked_add(f.len as u64).is_none_or(|e| e > file_len) {
-                Err(corrupt("a frame lies past the end of the file"))
-            } else {
-                Ok(f)
-            }
-        };
         let frame_at = |r: &mut Reader| -> Result<Frame, StoreError> {
-            in_file(Frame {
+            let f = Frame {
                 at: r.num()?,
                 len: r.size()?,
                 raw: r.size()?,
-            })
+                crc: r.crc()?,
+            };
+            if f.at.checked_add(f.len as u64).is_none_or(|e| e > file_len) {
+                return Err(corrupt("a frame lies past the end of the file"));
+            }
+            if f.raw > MAX_FRAME {
+                return Err(corrupt(format!(
+                    "a frame says it holds {} bytes (at most {MAX_FRAME})",
+                    f.raw
+                )));
+            }
+            Ok(f)
         };
         let dict_at = r.num()?;
         let dict_len = r.size()?;
-        in_file(Frame {
-            at: dict_at,
-            len: dict_len,
-            raw: 0,
-        })?;
+        let dict_crc = r.crc()?;
+        if dict_at
+            .checked_add(dict_len as u64)
+            .is_none_or(|e| e > file_len)
+        {
+            return Err(corrupt("the dictionary lies past the end of the file"));
+        }
         let dict = source.read(dict_at, dict_len)?;
-        let frames = |r: &mut Reader| -> Result<Vec<Frame>, StoreError> {
-            let n = r.count()?;
-            (0..n).map(|_| frame_at(r)).collect()
-        };
-        let groups = frames(&mut r)?;
+        if crc32fast::hash(&dict) != dict_crc {
+            return Err(corrupt("the dictionary does not match its checksum"));
+        }
+        let n = r.count()?;
+        let groups = (0..n)
+            .map(|_| frame_at(&mut r))
+            .collect::<Result<Vec<_>, _>>()?;
         let n = r.count()?;
         let mut refs = Vec::with_capacity(n);
         for _ in 0..n {
@@ -800,6 +934,7 @@ impl Store {
                 group: r.size()?,
                 at: r.size()?,
                 len: r.size()?,
+                size: r.size()?,
             };
             if groups.get(p.group).is_none_or(|g| p.at + p.len > g.raw) {
                 return Err(corrupt("a reference lies outside its group"));
@@ -807,35 +942,29 @@ impl Store {
             refs.push(p);
         }
         let n = r.count()?;
-        let mut blocks = Vec::with_capacity(n);
-        let mut block_dicts = Vec::with_capacity(n);
-        for _ in 0..n {
-            blocks.push(frame_at(&mut r)?);
-            let g = r.size()?;
-            if g > groups.len() {
-                return Err(corrupt("a block names a missing reference group"));
-            }
-            block_dicts.push(g.checked_sub(1));
-        }
-        let n = r.count()?;
-        let mut chunks: Vec<Chunk> = Vec::with_capacity(n);
+        let mut blocks: Vec<Block> = Vec::with_capacity(n);
         for _ in 0..n {
             let len = r.size()?;
             let first = std::str::from_utf8(r.bytes(len)?)
                 .map_err(|_| corrupt("a node name is not UTF-8"))?
                 .to_string();
-            let frame = frame_at(&mut r)?;
             let count = r.size()?;
-            if count == 0 || count > frame.raw {
-                return Err(corrupt("a chunk of the index has a wrong count"));
+            let g = r.size()?;
+            if g > groups.len() {
+                return Err(corrupt("a block names a missing reference group"));
             }
-            if chunks.last().is_some_and(|c| c.first >= first) {
+            let frame = frame_at(&mut r)?;
+            if count == 0 || count > frame.raw {
+                return Err(corrupt("a block of the index has a wrong count"));
+            }
+            if blocks.last().is_some_and(|b| b.first >= first) {
                 return Err(corrupt("the node names are not in order"));
             }
-            chunks.push(Chunk {
+            blocks.push(Block {
                 first,
-                frame,
                 count,
+                group_dict: g.checked_sub(1),
+                frame,
             });
         }
         if r.at != index.len() {
@@ -847,20 +976,20 @@ impl Store {
             groups,
             refs,
             blocks,
-            block_dicts,
-            chunks,
-            cache: [None, None, None],
+            cache: [None, None],
+            plain: zstd::bulk::Decompressor::new().map_err(|e| corrupt(format!("zstd: {e}")))?,
+            with_dict: None,
         })
     }
 
     /// The number of nodes.
     pub fn len(&self) -> usize {
-        self.chunks.iter().map(|c| c.count).sum()
+        self.blocks.iter().map(|b| b.count).sum()
     }
 
     /// Whether the store holds no node.
     pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+        self.blocks.is_empty()
     }
 
     /// The number of references.
@@ -868,54 +997,62 @@ impl Store {
         self.refs.len()
     }
 
-    fn chunk(&mut self, i: usize) -> Result<Vec<Entry>, StoreError> {
-        let data = self.frame(Kind::Chunk, i)?;
-        let c = &self.chunks[i];
-        let next = self.chunks.get(i + 1).map(|c| c.first.as_str());
+    /// The nodes of block `i`, from its table.
+    fn block_entries(&mut self, i: usize) -> Result<Vec<Entry>, StoreError> {
+        let data = self.frame(Kind::Block, i)?;
+        let b = &self.blocks[i];
+        let next = self.blocks.get(i + 1).map(|b| b.first.as_str());
         let mut r = Reader {
             data: &data,
             at: 0,
-            what: "index",
+            what: "block table",
         };
-        let mut entries: Vec<Entry> = Vec::with_capacity(c.count);
-        for _ in 0..c.count {
+        let mut entries: Vec<Entry> = Vec::with_capacity(b.count);
+        let mut at = 0usize;
+        for _ in 0..b.count {
+            let shared = r.size()?;
+            let rest = r.size()?;
+            let prev = entries.last().map_or("", |e| e.name.as_str());
+            if shared > prev.len() {
+                return Err(corrupt("a node name shares more than the previous name"));
+            }
+            let mut name = prev.as_bytes()[..shared].to_vec();
+            name.extend_from_slice(r.bytes(rest)?);
+            let name = String::from_utf8(name).map_err(|_| corrupt("a node name is not UTF-8"))?;
+            let reference = r.size()?;
             let len = r.size()?;
-            let name = std::str::from_utf8(r.bytes(len)?)
-                .map_err(|_| corrupt("a node name is not UTF-8"))?
-                .to_string();
-            let e = Entry {
-                name,
-                reference: r.size()?,
-                block: r.size()?,
-                at: r.size()?,
-                len: r.size()?,
-                size: r.size()?,
-                crc: u32::try_from(r.num()?).map_err(|_| corrupt("a checksum is too large"))?,
-            };
-            if e.reference >= self.refs.len() {
-                return Err(corrupt(format!(
-                    "node '{}' names a missing reference",
-                    e.name
-                )));
-            }
-            if self
-                .blocks
-                .get(e.block)
-                .is_none_or(|b| e.at + e.len > b.raw)
-            {
-                return Err(corrupt(format!("node '{}' lies outside its block", e.name)));
-            }
-            let first = entries.is_empty();
-            if (first && e.name != c.first)
-                || entries.last().is_some_and(|p| p.name >= e.name)
-                || next.is_some_and(|n| e.name.as_str() >= n)
+            let delta = unzigzag(r.num()?);
+            let p = self
+                .refs
+                .get(reference)
+                .ok_or_else(|| corrupt(format!("node '{name}' names a missing reference")))?;
+            let size = usize::try_from(p.size as i64 + delta)
+                .map_err(|_| corrupt(format!("node '{name}' has a negative size")))?;
+            if (entries.is_empty() && name != b.first)
+                || entries.last().is_some_and(|p| p.name >= name)
+                || next.is_some_and(|n| name.as_str() >= n)
             {
                 return Err(corrupt("the node names are not in order"));
             }
-            entries.push(e);
+            entries.push(Entry {
+                name,
+                size,
+                reference,
+                block: i,
+                at,
+                len,
+            });
+            at = at
+                .checked_add(len)
+                .ok_or_else(|| corrupt("a node diff is too large"))?;
         }
-        if r.at != data.len() {
-            return Err(corrupt("a chunk of the index has trailing bytes"));
+        // The diffs follow the table.
+        let table = r.at;
+        if table.checked_add(at) != Some(data.len()) {
+            return Err(corrupt("the diffs of a block do not fill it"));
+        }
+        for e in &mut entries {
+            e.at += table;
         }
         Ok(entries)
     }
@@ -924,11 +1061,11 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// A corrupt index.
+    /// A corrupt store.
     pub fn entries(&mut self) -> Result<Vec<Entry>, StoreError> {
         let mut all = Vec::with_capacity(self.len());
-        for i in 0..self.chunks.len() {
-            all.extend(self.chunk(i)?);
+        for i in 0..self.blocks.len() {
+            all.extend(self.block_entries(i)?);
         }
         Ok(all)
     }
@@ -937,17 +1074,17 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// A corrupt index.
+    /// A corrupt store.
     pub fn find(&mut self, name: &str) -> Result<Option<Entry>, StoreError> {
         for n in [name.to_string(), format!("{name}.xml")] {
-            // The last chunk whose first name is not after `n`.
+            // The last block whose first name is not after `n`.
             let i = self
-                .chunks
-                .partition_point(|c| c.first.as_str() <= n.as_str());
+                .blocks
+                .partition_point(|b| b.first.as_str() <= n.as_str());
             if i == 0 {
                 continue;
             }
-            if let Some(e) = self.chunk(i - 1)?.into_iter().find(|e| e.name == n) {
+            if let Some(e) = self.block_entries(i - 1)?.into_iter().find(|e| e.name == n) {
                 return Ok(Some(e));
             }
         }
@@ -961,25 +1098,39 @@ impl Store {
             }
         }
         let group_dict = match kind {
-            Kind::Block => match self.block_dicts[i] {
+            Kind::Block => match self.blocks[i].group_dict {
                 Some(g) => Some(self.frame(Kind::Group, g)?),
                 None => None,
             },
-            _ => None,
+            Kind::Group => None,
         };
         let (f, what, dict): (Frame, &str, &[u8]) = match kind {
             Kind::Group => (self.groups[i], "a group of references", &[]),
             Kind::Block => (
-                self.blocks[i],
-                "a block of node diffs",
+                self.blocks[i].frame,
+                "a block of nodes",
                 group_dict
                     .as_deref()
                     .map_or(self.dict.as_slice(), |g| g.as_slice()),
             ),
-            Kind::Chunk => (self.chunks[i].frame, "a chunk of the index", &[]),
         };
         let bytes = self.source.read(f.at, f.len)?;
-        let data = std::rc::Rc::new(decompress(&bytes, f.raw, dict, what)?);
+        let data = if dict.is_empty() {
+            decompress(&mut self.plain, &bytes, &f, what)?
+        } else if matches!(kind, Kind::Block) && self.blocks[i].group_dict.is_none() {
+            if self.with_dict.is_none() {
+                self.with_dict = Some(
+                    zstd::bulk::Decompressor::with_dictionary(&self.dict)
+                        .map_err(|e| corrupt(format!("the dictionary does not load: {e}")))?,
+                );
+            }
+            decompress(self.with_dict.as_mut().unwrap(), &bytes, &f, what)?
+        } else {
+            let mut d = zstd::bulk::Decompressor::with_dictionary(dict)
+                .map_err(|e| corrupt(format!("zstd: {e}")))?;
+            decompress(&mut d, &bytes, &f, what)?
+        };
+        let data = std::rc::Rc::new(data);
         self.cache[kind as usize] = Some((i, data.clone()));
         Ok(data)
     }
@@ -988,8 +1139,7 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// No such node, or corrupt data (the document is checked against
-    /// its recorded size and CRC-32).
+    /// No such node, or corrupt data.
     pub fn get(&mut self, name: &str) -> Result<String, StoreError> {
         let e = self
             .find(name)?
@@ -1004,16 +1154,26 @@ impl Store {
     ///
     /// Corrupt data.
     pub fn get_entry(&mut self, e: &Entry) -> Result<String, StoreError> {
-        let p = self.refs[e.reference];
+        let p = *self
+            .refs
+            .get(e.reference)
+            .ok_or_else(|| corrupt(format!("node '{}' names a missing reference", e.name)))?;
+        if e.block >= self.blocks.len() {
+            return Err(corrupt(format!("node '{}' names a missing block", e.name)));
+        }
         let group = self.frame(Kind::Group, p.group)?;
         let block = self.frame(Kind::Block, e.block)?;
+        let diff =
+            e.at.checked_add(e.len)
+                .and_then(|end| block.get(e.at..end))
+                .ok_or_else(|| corrupt(format!("node '{}' lies outside its block", e.name)))?;
         let reference: Vec<&[u8]> = group[p.at..p.at + p.len].split(|&b| b == b'\n').collect();
-        let lines = decode_diff(&reference, &block[e.at..e.at + e.len])?;
+        let lines = decode_diff(&reference, diff)?;
         let text = squeeze::unsqueeze(&lines)
             .ok_or_else(|| corrupt(format!("the document of '{}' does not decode", e.name)))?;
-        if text.len() != e.size || crc32fast::hash(text.as_bytes()) != e.crc {
+        if text.len() != e.size {
             return Err(corrupt(format!(
-                "the document of '{}' does not match its checksum",
+                "the document of '{}' does not have its recorded size",
                 e.name
             )));
         }
@@ -1071,6 +1231,89 @@ mod tests {
             .unwrap_err()
             .0
             .contains("no topology named 'nope'"));
+    }
+
+    #[test]
+    fn many_blocks_with_a_trained_dictionary_read_back() {
+        // Enough distinct diffs for a trained dictionary and many blocks.
+        let nodes: Vec<(String, String)> = (0..1500u64)
+            .map(|i| {
+                let mut extra = String::new();
+                for k in 0..6u64 {
+                    let x = (i * 2_654_435_761 + k * 40_503).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    extra.push_str(&format!(
+                        "  <info name=\"Address{k}\" value=\"{:016x}\"/>\n",
+                        x
+                    ));
+                }
+                if i % 50 == 7 {
+                    extra.push_str("  <object type=\"Misc\" name=\"extra\"/>\n");
+                }
+                (
+                    format!("node{i:05}.xml"),
+                    doc(&format!("node{i:05}"), &extra),
+                )
+            })
+            .collect();
+        let (bytes, stats) = pack(nodes.clone(), |_| {}).unwrap();
+        assert!(stats.blocks > 2, "{stats:?}");
+        assert!(stats.dictionary_bytes > 0, "{stats:?}");
+        let mut s = Store::from_bytes(bytes.clone()).unwrap();
+        assert_eq!(s.len(), nodes.len());
+        let entries = s.entries().unwrap();
+        assert_eq!(entries.len(), nodes.len());
+        for (e, (name, text)) in entries.iter().zip(&nodes) {
+            assert_eq!(&e.name, name);
+            assert_eq!(e.size, text.len());
+        }
+        // Every node, by name (block boundaries included), fresh or not.
+        for (name, text) in nodes.iter().step_by(7) {
+            assert_eq!(&s.get(name).unwrap(), text);
+            let mut fresh = Store::from_bytes(bytes.clone()).unwrap();
+            assert_eq!(&fresh.get(name).unwrap(), text);
+        }
+        let mut shuffled = nodes.clone();
+        shuffled.sort_by_key(|(n, _)| crc32fast::hash(n.as_bytes()));
+        assert_eq!(pack(shuffled, |_| {}).unwrap().0, bytes);
+        // A damaged byte anywhere (dictionary, groups, blocks, index):
+        // errors, never a wrong document.
+        for i in (HEADER..bytes.len()).step_by(397) {
+            let mut v = bytes.clone();
+            v[i] ^= 0x41;
+            if let Ok(mut s) = Store::from_bytes(v) {
+                for (name, text) in nodes.iter().step_by(97) {
+                    if let Ok(t) = s.get(name) {
+                        assert_eq!(&t, text, "byte {i} damaged");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn version_1_stores_are_refused_clearly() {
+        let (mut bytes, _) = pack(sample(), |_| {}).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let e = Store::from_bytes(bytes).unwrap_err();
+        assert!(
+            e.0.contains("version 1") && e.0.contains("make the store again"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn huge_declared_sizes_are_refused_before_allocating() {
+        let (mut bytes, _) = pack(sample(), |_| {}).unwrap();
+        bytes[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = Store::from_bytes(bytes).unwrap_err();
+        assert!(e.0.contains("the index says it holds"), "{e}");
+    }
+
+    #[test]
+    fn zigzag_round_trips() {
+        for v in [0i64, 1, -1, 63, -64, i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
     }
 
     #[test]
