@@ -25,8 +25,12 @@ fuzz_target!(|data: &[u8]| {
                 let _ = topodiff::apply(OLD, &d, reverse);
             }
         }
-        let nodes = vec![("a".to_string(), OLD.to_string()), ("b".to_string(), text.to_string())];
-        let (bytes, _) = wloc_store::pack(nodes, |_| {}).expect("packing never fails on distinct names");
+        let nodes = vec![
+            ("a".to_string(), OLD.to_string()),
+            ("b".to_string(), text.to_string()),
+        ];
+        let (bytes, _) =
+            wloc_store::pack(nodes, |_| {}).expect("packing never fails on distinct names");
         let mut s = Store::from_bytes(bytes).expect("a packed store opens");
         assert_eq!(s.get("b").expect("a packed node reads back"), text);
     }
