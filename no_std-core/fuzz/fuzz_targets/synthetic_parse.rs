@@ -27,7 +27,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(d) => d,
         Err(e) => {
             if let Some(p) = e.position() {
-                assert!(p <= input.len(), "{input:?}: position {p} past the end: {e}");
+                assert!(
+                    p <= input.len(),
+                    "{input:?}: position {p} past the end: {e}"
+                );
             }
             let _ = e.to_string();
             return;
