@@ -238,7 +238,8 @@ fn dmi_infos_are_set_once_as_hwloc_names_them() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("DMIProductName=\"PowerEdge R910\""));
 }
 
-fn watch(root: &Path, extra: &[&str]) -> std::process::Output {
+/// `wloc watch` on a recorded fsroot with more arguments.
+pub(crate) fn watch(root: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<&std::ffi::OsStr> = vec![
         "watch".as_ref(),
         "-i".as_ref(),

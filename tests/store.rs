@@ -7,6 +7,8 @@
 //! warning, as hwloc-compress-dir does.
 
 use crate::common;
+use crate::common::assert_success as ok;
+use crate::common::show_output as show;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -18,19 +20,6 @@ fn wloc(args: &[&str], cwd: &Path) -> Output {
         .env("LC_ALL", "C")
         .output()
         .expect("wloc runs")
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ok(what: &str, o: &Output) {
-    assert!(o.status.success(), "{what} failed: {}", show(o));
 }
 
 fn fails(what: &str, o: &Output, want: &str) {

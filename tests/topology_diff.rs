@@ -8,6 +8,8 @@
 //! a clear error, never a panic.
 
 use crate::common;
+use crate::common::assert_success as ok;
+use crate::common::show_output as show;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -83,19 +85,6 @@ fn hwloc(tool: &str, args: &[&str], cwd: &Path) -> Output {
     let args: Vec<PathBuf> = args.iter().map(|a| p(a)).collect();
     let refs: Vec<&Path> = args.iter().map(|a| a.as_path()).collect();
     run(Path::new(tool), &refs, cwd)
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ok(what: &str, o: &Output) {
-    assert!(o.status.success(), "{what} failed: {}", show(o));
 }
 
 /// `wloc ls --of xml` of a file.

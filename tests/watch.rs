@@ -5,6 +5,7 @@
 //! object and property choice, the terminal table, an unreadable RAPL
 //! energy file).
 
+use crate::annotate::watch;
 use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
@@ -150,18 +151,6 @@ fn watch_fixture_values_match_hand_computed_ones() {
     }
     // PUs that /proc/stat does not list have no CPU time.
     assert!(!m.contains_key("PU:2 cpu-time.busy"));
-}
-
-fn watch(root: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args: Vec<&std::ffi::OsStr> = vec![
-        "watch".as_ref(),
-        "-i".as_ref(),
-        root.as_os_str(),
-        "--if".as_ref(),
-        "fsroot".as_ref(),
-    ];
-    args.extend(extra.iter().map(|s| std::ffi::OsStr::new(*s)));
-    common::run_wloc(args)
 }
 
 fn ok(o: &std::process::Output) -> String {

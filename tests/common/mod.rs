@@ -337,3 +337,19 @@ pub fn hwloc_xml_of_fsroot(root: &Path, extra: &[&str]) -> String {
     assert!(out.status.success(), "hwloc reads {}", root.display());
     String::from_utf8(out.stdout).expect("hwloc writes UTF-8")
 }
+
+/// A command's exit code, standard output and standard error, for
+/// assertion messages.
+pub fn show_output(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Asserts that a command (described by `what`) succeeded.
+pub fn assert_success(what: &str, o: &Output) {
+    assert!(o.status.success(), "{what} failed: {}", show_output(o));
+}
