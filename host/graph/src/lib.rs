@@ -748,16 +748,14 @@ impl TopoGraph {
         topo: &Topology,
         subnets: Vec<wloc_ib::Subnet>,
     ) -> Result<(), String> {
-        let g = self;
         let names: Vec<String> = subnets.iter().map(|s| s.name.clone()).collect();
         let me = topo
             .obj(topo.root())
             .info("HostName")
             .unwrap_or("this machine")
             .to_string();
-        let f = wloc_fabric::Fabric::build(subnets, vec![(me, topo.clone())])?;
-        // Fabric::build puts the hosts with topologies first: this one is 0.
-        let nics = &f.hosts[0].nics;
+        let f = wloc_fabric::Fabric::build(subnets, vec![(me.clone(), topo.clone())])?;
+        let nics = &f.hosts[f.host(&me)?].nics;
         let on: BTreeSet<usize> = nics.iter().map(|n| n.subnet).collect();
         if on.is_empty() {
             return Err(format!(
@@ -774,10 +772,10 @@ impl TopoGraph {
                     .iter()
                     .find(|x| x.subnet == si && x.node == n)
                     .and_then(|x| x.osdev)
-                    .and_then(|o| g.by_obj(o));
+                    .and_then(|o| self.by_obj(o));
                 let v = match own {
                     Some(v) => v,
-                    None => g.add_fabric_node(FabricNode {
+                    None => self.add_fabric_node(FabricNode {
                         kind: match node.kind {
                             wloc_ib::NodeKind::Switch => FabricKind::Switch,
                             wloc_ib::NodeKind::Ca => FabricKind::Adapter,
@@ -800,7 +798,7 @@ impl TopoGraph {
                 // Data rate in MB/s, as the interconnects' bandwidth matrices.
                 let gbps = cables.gbps();
                 let rate = (gbps > 0.0).then(|| (gbps * 1000.0 / 8.0).round() as u64);
-                g.add_fabric_link(vertex[&a], vertex[&b], cables.cables.len(), rate)?;
+                self.add_fabric_link(vertex[&a], vertex[&b], cables.cables.len(), rate)?;
             }
         }
         Ok(())
