@@ -418,47 +418,10 @@ impl<'a> Renderer<'a> {
         false
     }
 
-    /// Marks runs of identical PCI functions (same parent, same vendor,
-    /// device and subsystem ids, no children) along the PCI level, the way
-    /// lstopo does: the first of a run records the run length, the others
-    /// are hidden.
+    /// Marks runs of identical PCI functions the way lstopo does (see
+    /// [`wloc_draw::pci_collapsing`], which the pictures share).
     fn compute_collapsing(&mut self) {
-        let t = self.topo;
-        let level = t.level(Depth::PciDevice);
-        let childless = |o: &Object| o.io_children().is_empty() && o.misc_children().is_empty();
-        let mut collapser: Option<ObjId> = None;
-        let mut count = 0i32;
-        for &id in level {
-            let o = t.obj(id);
-            if let Some(c) = collapser {
-                let co = t.obj(c);
-                let same = match (o.pci(), co.pci()) {
-                    (Some(a), Some(b)) => {
-                        a.vendor_id == b.vendor_id
-                            && a.device_id == b.device_id
-                            && a.subvendor_id == b.subvendor_id
-                            && a.subdevice_id == b.subdevice_id
-                    }
-                    _ => false,
-                };
-                if childless(o) && o.parent() == co.parent() && same {
-                    self.collapsed.insert(id, -1);
-                    count += 1;
-                    continue;
-                } else if count > 1 {
-                    self.collapsed.insert(c, count);
-                    collapser = None;
-                    count = 0;
-                }
-            }
-            if childless(o) {
-                collapser = Some(id);
-                count = 1;
-            }
-        }
-        if let (Some(c), true) = (collapser, count > 1) {
-            self.collapsed.insert(c, count);
-        }
+        self.collapsed = wloc_draw::pci_collapsing(self.topo).into_iter().collect();
     }
 
     fn run(&mut self) {

@@ -237,41 +237,8 @@ impl<'a> Layout<'a> {
     }
 
     fn collapse(&mut self) {
-        let t = self.topo;
-        let childless =
-            |id: ObjId| t.obj(id).io_children().is_empty() && t.obj(id).misc_children().is_empty();
-        let mut collapser: Option<ObjId> = None;
-        let mut count = 0i32;
-        for &id in t.level(Depth::PciDevice) {
-            let o = t.obj(id);
-            if let Some(c) = collapser {
-                let co = t.obj(c);
-                let same = match (o.pci(), co.pci()) {
-                    (Some(a), Some(b)) => {
-                        a.vendor_id == b.vendor_id
-                            && a.device_id == b.device_id
-                            && a.subvendor_id == b.subvendor_id
-                            && a.subdevice_id == b.subdevice_id
-                    }
-                    _ => false,
-                };
-                if childless(id) && o.parent() == co.parent() && same {
-                    self.ud[id].pci_collapsed = -1;
-                    count += 1;
-                    continue;
-                } else if count > 1 {
-                    self.ud[c].pci_collapsed = count;
-                    collapser = None;
-                    count = 0;
-                }
-            }
-            if childless(id) {
-                collapser = Some(id);
-                count = 1;
-            }
-        }
-        if let (Some(c), true) = (collapser, count > 1) {
-            self.ud[c].pci_collapsed = count;
+        for (id, n) in pci_collapsing(self.topo) {
+            self.ud[id].pci_collapsed = n;
         }
     }
 
@@ -1281,6 +1248,51 @@ impl<'a> Layout<'a> {
             items: self.items,
         }
     }
+}
+
+/// lstopo's collapsing of identical PCI functions: along the PCI level,
+/// a run of functions with the same parent, the same vendor, device and
+/// subsystem ids and no children is shown as its first function, which
+/// gets the run's length; the others get -1 (hidden).  Functions outside
+/// such runs are not listed.
+pub fn pci_collapsing(t: &Topology) -> Vec<(ObjId, i32)> {
+    let childless =
+        |id: ObjId| t.obj(id).io_children().is_empty() && t.obj(id).misc_children().is_empty();
+    let mut out = Vec::new();
+    let mut collapser: Option<ObjId> = None;
+    let mut count = 0i32;
+    for &id in t.level(Depth::PciDevice) {
+        let o = t.obj(id);
+        if let Some(c) = collapser {
+            let co = t.obj(c);
+            let same = match (o.pci(), co.pci()) {
+                (Some(a), Some(b)) => {
+                    a.vendor_id == b.vendor_id
+                        && a.device_id == b.device_id
+                        && a.subvendor_id == b.subvendor_id
+                        && a.subdevice_id == b.subdevice_id
+                }
+                _ => false,
+            };
+            if childless(id) && o.parent() == co.parent() && same {
+                out.push((id, -1));
+                count += 1;
+                continue;
+            } else if count > 1 {
+                out.push((c, count));
+                collapser = None;
+                count = 0;
+            }
+        }
+        if childless(id) {
+            collapser = Some(id);
+            count = 1;
+        }
+    }
+    if let (Some(c), true) = (collapser, count > 1) {
+        out.push((c, count));
+    }
+    out
 }
 
 #[cfg(test)]

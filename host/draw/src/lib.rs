@@ -16,7 +16,7 @@ mod layout;
 pub mod png;
 pub mod svg;
 
-pub use layout::layout;
+pub use layout::{layout, pci_collapsing};
 
 use wloc_core::ObjId;
 
