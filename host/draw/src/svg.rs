@@ -7,21 +7,7 @@ use wloc_core::Topology;
 
 use crate::{Item, Scene};
 
-/// Escapes text for XML content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '\'' => o.push_str("&apos;"),
-            '"' => o.push_str("&quot;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use wloc_xml::escape_text as escape;
 
 /// The `id` and `class` attributes of an item: `Core_3_rect_1`,
 /// `anon_text_2`...

@@ -16,23 +16,7 @@ use wloc_ib::NodeKind;
 
 use crate::{Fabric, FabricEdge, SubnetGraph};
 
-/// Escapes text for XML content and attribute values; control
-/// characters, which XML 1.0 cannot carry, become `?`.
-pub fn xml_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if c.is_control() => o.push('?'),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use wloc_xml::escape_text as xml_escape;
 
 /// Escapes text for a DOT double-quoted string.
 pub fn dot_escape(s: &str) -> String {

@@ -14,6 +14,8 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
+use wloc_fabric::export::{dot_escape, xml_escape};
+
 use crate::{Edge, TopoGraph, TypeSet, Vertex};
 
 /// The vertices and edges an export writes.
@@ -287,36 +289,4 @@ impl<'g> View<'g> {
             .collect();
         json!({ "vertices": vertices, "edges": edges })
     }
-}
-
-/// Escapes text for an XML element or attribute.
-pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 cannot hold.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Escapes text inside a DOT double-quoted string.
-fn dot_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }

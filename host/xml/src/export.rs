@@ -194,6 +194,32 @@ impl Writer {
     }
 }
 
+/// Escapes text for the content or an attribute value of any XML
+/// document wloc writes besides hwloc's (SVG pictures, GraphML, fabric
+/// XML): the five markup characters become entities, tabs and line
+/// breaks character references (attribute values keep them), and the
+/// characters XML 1.0 cannot carry (other control characters, U+FFFE,
+/// U+FFFF) become U+FFFD, so the output always parses.
+pub fn escape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // As references, so that attribute values keep them too.
+            '\t' => out.push_str("&#9;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c if c < ' ' || matches!(c, '\u{fffe}' | '\u{ffff}') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// What hwloc keeps of a string it writes: printable ASCII, tabs and line breaks.
 fn safe(s: &str) -> String {
     s.chars()

@@ -54,7 +54,7 @@ mod import;
 #[cfg(test)]
 mod proptests;
 
-pub use export::{export, export_canonical};
+pub use export::{escape_text, export, export_canonical};
 
 /// Which hwloc XML format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -644,6 +644,16 @@ mod tests {
         assert!(out.contains("<info name=\"k\" value=\"vw\"/>"), "{out}");
         let t2 = import_str(&out, lstopo_default()).unwrap();
         assert_eq!(export(&t2, XmlVersion::V3), out);
+    }
+
+    #[test]
+    fn escaped_text_always_parses_back() {
+        let raw = "a<b>&\"c'\u{1}d\u{1b}[0m\u{ffff}\te\r\n\u{e9}";
+        let doc = format!("<r a=\"{0}\" b='{0}'>{0}</r>", escape_text(raw));
+        let parsed = roxmltree::Document::parse(&doc).unwrap();
+        let want = "a<b>&\"c'\u{fffd}d\u{fffd}[0m\u{fffd}\te\r\n\u{e9}";
+        assert_eq!(parsed.root_element().text(), Some(want));
+        assert_eq!(parsed.root_element().attribute("b"), Some(want));
     }
 
     #[test]
