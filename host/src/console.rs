@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
-use wloc_core::object::{BridgeUpstream, CacheKind, Depth, ObjId, ObjKind, ObjType, Object};
+use wloc_core::object::{BridgeUpstream, Depth, ObjId, ObjKind, ObjType};
 use wloc_core::Topology;
 
 /// Which object indexes the listing shows.
@@ -287,49 +287,7 @@ fn memory_size(size: u64, verbose: bool) -> String {
     format!("{}{}", ((size >> shift) + 1) >> 1, unit)
 }
 
-/// hwloc's short or long type name of an object (`hwloc_obj_type_snprintf`):
-/// `L2`/`L2Cache`, `L1d`, `Group0`, `HostBridge`, `PCI`, `Net`/`Network`, ...
-pub fn type_name(o: &Object, verbose: bool) -> String {
-    match o.obj_type {
-        t if t.is_cache() => {
-            let (depth, kind) = match o.cache() {
-                Some(c) => (c.depth, c.kind),
-                None => (t.cache_level().unwrap_or(0), CacheKind::Unified),
-            };
-            let letter = match kind {
-                CacheKind::Unified => "",
-                CacheKind::Data => "d",
-                CacheKind::Instruction => "i",
-            };
-            format!("L{depth}{letter}{}", if verbose { "Cache" } else { "" })
-        }
-        ObjType::Group => match o.group() {
-            Some(g) => format!("Group{}", g.depth),
-            None => "Group".into(),
-        },
-        ObjType::Bridge => match o.bridge().map(|b| &b.upstream) {
-            Some(BridgeUpstream::Pci(_)) => "PCIBridge".into(),
-            _ => "HostBridge".into(),
-        },
-        ObjType::PCIDevice => "PCI".into(),
-        ObjType::OSDevice => {
-            let types = o.osdev_types().unwrap_or_default();
-            match types.v2_code(o.subtype.as_deref()) {
-                Some(0) => "Block",
-                Some(1) => "GPU",
-                Some(2) if verbose => "Network",
-                Some(2) => "Net",
-                Some(3) => "OpenFabrics",
-                Some(4) => "DMA",
-                Some(5) if verbose => "Co-Processor",
-                Some(5) => "CoProc",
-                _ => "",
-            }
-            .into()
-        }
-        t => t.xml_name().into(),
-    }
-}
+pub use wloc_draw::type_name;
 
 /// An info value, quoted when it contains a space.
 fn quoted_info(name: &str, value: &str) -> String {
@@ -1116,7 +1074,7 @@ fn pci_identity(p: &wloc_core::object::PciAttr) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wloc_core::object::{BridgeAttr, CacheAttr, NumaAttr, ObjAttr, PciAttr};
+    use wloc_core::object::{BridgeAttr, CacheAttr, NumaAttr, ObjAttr, Object, PciAttr};
     use wloc_core::TypeFilter;
 
     // ------------------------------------------------------------ hand-built

@@ -150,7 +150,7 @@ fn objects_json(topo: &Topology) -> String {
     let mut first = true;
     for id in topo.iter_dfs() {
         let o = topo.obj(id);
-        let key = format!("{}_{}", crate::type_name(o), o.logical_index());
+        let key = format!("{}_{}", crate::type_name(o, false), o.logical_index());
         if !first {
             out.push(',');
         }
@@ -164,7 +164,11 @@ fn objects_json(topo: &Topology) -> String {
             o.os_index.map(i64::from).unwrap_or(-1),
             js(o.name.as_deref().unwrap_or("")),
             js(o.subtype.as_deref().unwrap_or("")),
-            js(&format!("{} L#{}", crate::type_name(o), o.logical_index())),
+            js(&format!(
+                "{} L#{}",
+                crate::type_name(o, false),
+                o.logical_index()
+            )),
         );
         for (i, (k, v)) in attributes(topo, id).iter().enumerate() {
             if i > 0 {

@@ -10,8 +10,9 @@ use wloc_core::{ObjId, ObjType, Object, Topology};
 
 use crate::{DrawOptions, IndexType};
 
-/// hwloc's short type name (`hwloc_obj_type_snprintf`, not verbose).
-pub(crate) fn type_name(o: &Object) -> String {
+/// hwloc's short or long type name of an object (`hwloc_obj_type_snprintf`):
+/// `L2`/`L2Cache`, `L1d`, `Group0`, `HostBridge`, `PCI`, `Net`/`Network`...
+pub fn type_name(o: &Object, verbose: bool) -> String {
     match o.obj_type {
         t if t.is_cache() => {
             let (depth, kind) = match o.cache() {
@@ -23,7 +24,7 @@ pub(crate) fn type_name(o: &Object) -> String {
                 CacheKind::Data => "d",
                 CacheKind::Instruction => "i",
             };
-            format!("L{depth}{letter}")
+            format!("L{depth}{letter}{}", if verbose { "Cache" } else { "" })
         }
         ObjType::Group => match o.group() {
             Some(g) if g.depth != u32::MAX => format!("Group{}", g.depth),
@@ -39,9 +40,11 @@ pub(crate) fn type_name(o: &Object) -> String {
             match types.v2_code(o.subtype.as_deref()) {
                 Some(0) => "Block",
                 Some(1) => "GPU",
+                Some(2) if verbose => "Network",
                 Some(2) => "Net",
                 Some(3) => "OpenFabrics",
                 Some(4) => "DMA",
+                Some(5) if verbose => "Co-Processor",
                 Some(5) => "CoProc",
                 _ => "",
             }
@@ -110,11 +113,11 @@ pub(crate) fn obj_label(topo: &Topology, id: ObjId, opts: &DrawOptions) -> Strin
     }
     if t == ObjType::OSDevice {
         let name = o.name.as_deref().unwrap_or("(null)");
-        return format!("{} {}", type_name(o), name);
+        return format!("{} {}", type_name(o, false), name);
     }
     let mut typestr = match &o.subtype {
         Some(s) => s.clone(),
-        None => type_name(o),
+        None => type_name(o, false),
     };
     truncate(&mut typestr, 32);
     let logical = (o.logical_index(), " L#");
@@ -319,6 +322,28 @@ mod tests {
         assert_eq!(memory_size(8 << 20), "8192KB");
         assert_eq!(memory_size(12 << 20), "12MB");
         assert_eq!(memory_size(16 << 30), "16GB");
+    }
+
+    #[test]
+    fn type_names_short_and_verbose() {
+        use wloc_core::object::{CacheAttr, GroupAttr, ObjAttr};
+        let mut l1 = Object::new(ObjType::L1Cache, None);
+        l1.attr = ObjAttr::Cache(CacheAttr {
+            depth: 1,
+            kind: CacheKind::Data,
+            ..CacheAttr::default()
+        });
+        assert_eq!(type_name(&l1, false), "L1d");
+        assert_eq!(type_name(&l1, true), "L1dCache");
+        let mut g = Object::new(ObjType::Group, None);
+        g.attr = ObjAttr::Group(GroupAttr {
+            depth: u32::MAX,
+            ..GroupAttr::default()
+        });
+        // A group whose level is not known yet, as hwloc names it.
+        assert_eq!(type_name(&g, true), "Group");
+        g.attr = ObjAttr::Group(GroupAttr::default());
+        assert_eq!(type_name(&g, false), "Group0");
     }
 
     #[test]

@@ -478,12 +478,7 @@ pub struct Scene {
     pub items: Vec<Item>,
 }
 
-/// The name lstopo gives an object's type in ids and classes
-/// (`hwloc_obj_type_snprintf` without verbosity): `L2`, `Group0`, `PCI`,
-/// `Net`...
-pub fn type_name(o: &wloc_core::Object) -> String {
-    labels::type_name(o)
-}
+pub use labels::type_name;
 
 /// Formats a time (seconds since the epoch, UTC) as the C locale's `%c`:
 /// `Wed Nov 25 15:39:07 2026`.

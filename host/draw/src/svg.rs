@@ -20,7 +20,7 @@ fn id_class(topo: &Topology, obj: Option<usize>, what: &str, n: u32) -> (String,
     match obj {
         Some(id) => {
             let o = topo.obj(id);
-            let ty = escape(&crate::type_name(o));
+            let ty = escape(&crate::type_name(o, false));
             (
                 format!(" id='{ty}_{}_{what}{complement}'", o.logical_index()),
                 format!(" class='{ty}'"),
