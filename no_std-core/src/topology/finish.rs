@@ -371,7 +371,7 @@ impl Topology {
         }
         self.type_depth[self.obj(root).obj_type.index()] = TypeDepth::Depth(Depth::Normal(0));
         self.levels.push(vec![root]);
-        let mut objs: Vec<ObjId> = self.obj(root).children.clone();
+        let mut objs: Vec<ObjId> = self.obj(root).children.to_vec();
         while !objs.is_empty() {
             let mut top = objs
                 .iter()
@@ -642,11 +642,11 @@ impl Topology {
     }
 }
 
-fn prepend(list: &mut Vec<ObjId>, front: &[ObjId]) {
+fn prepend(list: &mut thin_vec::ThinVec<ObjId>, front: &[ObjId]) {
     if front.is_empty() {
         return;
     }
-    let mut v = Vec::with_capacity(front.len() + list.len());
+    let mut v = thin_vec::ThinVec::with_capacity(front.len() + list.len());
     v.extend_from_slice(front);
     v.extend_from_slice(list);
     *list = v;

@@ -3,9 +3,8 @@
 //! of equal objects, memory objects placed by locality), and under an
 //! explicit parent, as hwloc's `hwloc_insert_object_by_parent`.
 
-use alloc::vec;
-use alloc::vec::Vec;
 use core::cmp::Ordering;
+use thin_vec::ThinVec;
 
 use super::{SetCmp, Topology, TopologyError, TypeFilter};
 use crate::bitmap::{CpuSet, NodeSet};
@@ -320,8 +319,8 @@ impl Topology {
 
     fn insert_normal_under(&mut self, cur: ObjId, new: ObjId) -> Result<Inserted, TopologyError> {
         let children = self.obj(cur).children.clone();
-        let mut kept: Vec<ObjId> = Vec::with_capacity(children.len() + 1);
-        let mut moved: Vec<ObjId> = Vec::new();
+        let mut kept: ThinVec<ObjId> = ThinVec::with_capacity(children.len() + 1);
+        let mut moved: ThinVec<ObjId> = ThinVec::new();
         let mut take_memory_from: Option<ObjId> = None;
         let mut put_at: Option<usize> = None;
         let new_bounds = self.bounds(new);
@@ -533,7 +532,7 @@ impl Topology {
                 }
                 // The new memcache goes above the existing object.
                 self.obj_mut(parent).memory_children[pos] = new;
-                self.obj_mut(new).memory_children = vec![cur];
+                self.obj_mut(new).memory_children = thin_vec::thin_vec![cur];
                 self.obj_mut(new).parent = Some(parent);
                 self.obj_mut(cur).parent = Some(new);
                 return Some(Inserted::New(new));
@@ -549,6 +548,7 @@ impl Topology {
 mod tests {
     use super::*;
     use crate::topology::test_machines::cs;
+    use alloc::vec::Vec;
 
     #[test]
     fn equal_objects_merge_and_intersections_fail() {

@@ -3,7 +3,6 @@
 //! subtree.
 
 use alloc::vec;
-use alloc::vec::Vec;
 
 use super::Topology;
 use crate::object::*;
@@ -26,7 +25,7 @@ impl Topology {
             self.obj_mut(c).parent = Some(parent);
         }
         let p = self.obj_mut(parent);
-        let splice = |list: &mut Vec<ObjId>, with: &[ObjId], also_append: bool| {
+        let splice = |list: &mut thin_vec::ThinVec<ObjId>, with: &[ObjId], also_append: bool| {
             if let Some(pos) = list.iter().position(|&x| x == id) {
                 list.splice(pos..=pos, with.iter().copied());
             } else if also_append {
