@@ -353,6 +353,23 @@ fn pci_ids_outside_the_grant_are_not_read() {
     );
 }
 
+#[test]
+fn debians_pci_ids_wins_over_hwdatas() {
+    let tmp = common::TempDir::new("annot-both");
+    let root = recording(&tmp);
+    write(&root, "usr/share/misc/pci.ids", PCI_IDS);
+    write(
+        &root,
+        "usr/share/hwdata/pci.ids",
+        &PCI_IDS.replace("Broadcom Inc. and subsidiaries", "Other Name"),
+    );
+    let names = pci_names(&ls_xml(&root, &[]));
+    assert_eq!(
+        names["0000:03:00.0"][0],
+        pair("PCIVendor", "Broadcom Inc. and subsidiaries")
+    );
+}
+
 /// This machine's PCI names equal those hwloc 2.9 finds with libpciaccess.
 #[test]
 fn this_machine_pci_names_match_hwloc() {

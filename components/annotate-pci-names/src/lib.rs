@@ -132,12 +132,13 @@ impl Guest for Annotator {
         if targets.is_empty() {
             return Ok(out);
         }
-        let paths: Vec<String> = PCI_IDS.iter().map(|p| p.to_string()).collect();
-        // Both are asked in one call; the first one present is used.
-        let Some(text) = files::read_many(&paths, MAX_PCI_IDS_BYTES)
-            .into_iter()
-            .find_map(Result::ok)
-        else {
+        // One at a time, so that a machine with both databases reads only
+        // the first (each is over a megabyte); the first one read is used.
+        let Some(text) = PCI_IDS.iter().find_map(|p| {
+            files::read_many(&[p.to_string()], MAX_PCI_IDS_BYTES)
+                .pop()
+                .and_then(Result::ok)
+        }) else {
             log::log(
                 log::Level::Debug,
                 "no PCI ID database (pci.ids) was found; PCI devices keep numeric ids only",
