@@ -332,7 +332,7 @@ fragment();
 pub fn render(topo: &Topology, scene: &Scene, title: &str, processes: &[Process]) -> String {
     let svg = crate::svg::render(topo, scene);
     let svg = svg.split_once("?>\n").map(|(_, rest)| rest).unwrap_or(&svg);
-    let root_label = crate::svg::escape(title);
+    let root_label = wloc_xml::escape_text(title);
     let mut out = String::new();
     let _ = write!(
         out,

@@ -7,7 +7,7 @@ use wloc_core::Topology;
 
 use crate::{Item, Scene};
 
-pub use wloc_xml::escape_text as escape;
+use wloc_xml::escape_text;
 
 /// The `id` and `class` attributes of an item: `Core_3_rect_1`,
 /// `anon_text_2`...
@@ -20,7 +20,7 @@ fn id_class(topo: &Topology, obj: Option<usize>, what: &str, n: u32) -> (String,
     match obj {
         Some(id) => {
             let o = topo.obj(id);
-            let ty = escape(&crate::type_name(o, false));
+            let ty = escape_text(&crate::type_name(o, false));
             (
                 format!(" id='{ty}_{}_{what}{complement}'", o.logical_index()),
                 format!(" class='{ty}'"),
@@ -116,7 +116,7 @@ pub(crate) fn write_item(out: &mut String, topo: &Topology, scene: &Scene, it: &
                 color.r,
                 color.g,
                 color.b,
-                escape(text)
+                escape_text(text)
             );
         }
     }

@@ -16,7 +16,7 @@ use wloc_ib::NodeKind;
 
 use crate::{Fabric, FabricEdge, SubnetGraph};
 
-pub use wloc_xml::escape_text as xml_escape;
+use wloc_xml::escape_text;
 
 /// Escapes text for a DOT double-quoted string.
 pub fn dot_escape(s: &str) -> String {
@@ -136,7 +136,7 @@ pub fn graphml(f: &Fabric) -> String {
     }
     o.push_str("  <graph id=\"fabric\" edgedefault=\"undirected\">\n");
     for v in &vs {
-        let _ = writeln!(o, "    <node id=\"{}\">", xml_escape(&v.id));
+        let _ = writeln!(o, "    <node id=\"{}\">", escape_text(&v.id));
         for (k, val) in [
             ("kind", v.kind),
             ("guid", &v.guid),
@@ -144,7 +144,7 @@ pub fn graphml(f: &Fabric) -> String {
             ("host", &v.host),
             ("subnet", &v.subnet),
         ] {
-            let _ = writeln!(o, "      <data key=\"{k}\">{}</data>", xml_escape(val));
+            let _ = writeln!(o, "      <data key=\"{k}\">{}</data>", escape_text(val));
         }
         o.push_str("    </node>\n");
     }
@@ -152,12 +152,12 @@ pub fn graphml(f: &Fabric) -> String {
         let _ = writeln!(
             o,
             "    <edge id=\"{}\" source=\"{}\" target=\"{}\">\n      <data key=\"cables\">{}</data>\n      <data key=\"gbps\">{}</data>\n      <data key=\"links\">{}</data>\n    </edge>",
-            xml_escape(&e.id),
-            xml_escape(&e.from),
-            xml_escape(&e.to),
+            escape_text(&e.id),
+            escape_text(&e.from),
+            escape_text(&e.to),
             e.cables,
             rate(e.gbps),
-            xml_escape(&e.text)
+            escape_text(&e.text)
         );
     }
     o.push_str("  </graph>\n</graphml>\n");
@@ -182,14 +182,14 @@ pub fn gexf(f: &Fabric) -> String {
         let _ = writeln!(
             o,
             "      <node id=\"{}\" label=\"{}\">\n        <attvalues>",
-            xml_escape(&v.id),
-            xml_escape(&v.desc)
+            escape_text(&v.id),
+            escape_text(&v.desc)
         );
         for (i, val) in [v.kind, &v.guid, &v.host, &v.subnet].iter().enumerate() {
             let _ = writeln!(
                 o,
                 "          <attvalue for=\"{i}\" value=\"{}\"/>",
-                xml_escape(val)
+                escape_text(val)
             );
         }
         o.push_str("        </attvalues>\n      </node>\n");
@@ -201,13 +201,13 @@ pub fn gexf(f: &Fabric) -> String {
         let _ = writeln!(
             o,
             "      <edge id=\"{}\" source=\"{}\" target=\"{}\" weight=\"{}\" label=\"{} Gb/s\">\n        <attvalues>\n          <attvalue for=\"0\" value=\"{}\"/>\n          <attvalue for=\"1\" value=\"{}\"/>\n        </attvalues>\n      </edge>",
-            xml_escape(&e.id),
-            xml_escape(&e.from),
-            xml_escape(&e.to),
+            escape_text(&e.id),
+            escape_text(&e.from),
+            escape_text(&e.to),
             rate(w),
             rate(e.gbps),
             e.cables,
-            xml_escape(&e.text)
+            escape_text(&e.text)
         );
     }
     o.push_str("    </edges>\n  </graph>\n</gexf>\n");
@@ -337,7 +337,7 @@ pub fn svg(f: &Fabric) -> String {
             body,
             "  <text x=\"10\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">subnet {}</text>",
             y0 + 14.0,
-            xml_escape(&g.name)
+            escape_text(&g.name)
         );
         let mut y = y0 + 40.0;
         for row in &rows {
@@ -358,7 +358,7 @@ pub fn svg(f: &Fabric) -> String {
             let _ = writeln!(
                 body,
                 "  <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\" stroke-width=\"{sw:.2}\"><title>{} Gb/s ({})</title></line>",
-                a.0, a.1, b.0, b.1, rate(e.weight().gbps()), xml_escape(&cables_text(e.weight()))
+                a.0, a.1, b.0, b.1, rate(e.weight().gbps()), escape_text(&cables_text(e.weight()))
             );
         }
         let mut nodes: Vec<_> = pos.iter().collect();
@@ -387,11 +387,11 @@ pub fn svg(f: &Fabric) -> String {
             let _ = writeln!(
                 body,
                 "  {shape} fill=\"{fill}\" stroke=\"#333\"><title>{} {:#018x}</title></{}>\n  <text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\">{}</text>",
-                xml_escape(&v.description),
+                escape_text(&v.description),
                 v.guid,
                 if v.kind == NodeKind::Switch { "rect" } else { "ellipse" },
                 y + 3.0,
-                xml_escape(&label)
+                escape_text(&label)
             );
         }
         y0 = y + 10.0;

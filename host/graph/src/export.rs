@@ -14,7 +14,8 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
-use wloc_fabric::export::{dot_escape, xml_escape};
+use wloc_fabric::export::dot_escape;
+use wloc_xml::escape_text;
 
 use crate::{Edge, TopoGraph, TypeSet, Vertex};
 
@@ -200,7 +201,7 @@ impl<'g> View<'g> {
             ];
             for (k, val) in props {
                 if let Some(val) = val {
-                    let _ = writeln!(s, "      <data key=\"{k}\">{}</data>", xml_escape(&val));
+                    let _ = writeln!(s, "      <data key=\"{k}\">{}</data>", escape_text(&val));
                 }
             }
             s.push_str("    </node>\n");
@@ -214,7 +215,7 @@ impl<'g> View<'g> {
                 e.kind
             );
             if let Some(l) = &e.link {
-                let _ = write!(s, "<data key=\"link\">{}</data>", xml_escape(l));
+                let _ = write!(s, "<data key=\"link\">{}</data>", escape_text(l));
             }
             if let Some(w) = e.weight {
                 let key = if e.kind.weight_is_rate() {
