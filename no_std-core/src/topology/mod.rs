@@ -41,6 +41,13 @@ use crate::distances::Distances;
 use crate::memattrs::MemAttr;
 use crate::object::*;
 
+/// The deepest tree wloc accepts, counted in parent links from the root
+/// (the Machine is at 0), whatever the source: a component's record, XML,
+/// an image or the C library.  Real hwloc trees are a few dozen levels deep
+/// (about 20 for the deepest recordings, I/O chains included); the limit is
+/// generous for them and keeps every pass over the tree bounded.
+pub const MAX_TREE_DEPTH: usize = 256;
+
 /// A special (non-normal) level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SpecialLevel {
