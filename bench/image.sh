@@ -18,7 +18,7 @@
 # Usage: bench/image.sh [XML]   (needs gcc, libhwloc-dev, hwloc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-xml_in="${1:-../shared/conformance/xml/192em64t-12gr2n8c2t.xml}"
+xml_in="${1:-tests/data/conformance/xml/192em64t-12gr2n8c2t.xml}"
 target="${CARGO_TARGET_DIR:-target}"
 # (Two builds: `--example` alone would build the example and not the command.)
 for args in "-p wloc" "-p wloc-image --example adopt_timing"; do

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 wloc="${WLOC:-target/release/wloc}"
 [ -x "$wloc" ] || cargo build --release -p wloc >/dev/null
-conf=../shared/conformance/linux
+conf=tests/data/conformance/linux
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 runs="${RUNS:-30}"
 

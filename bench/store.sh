@@ -4,7 +4,7 @@
 # hwloc-compress-dir and against xz -9e of the whole set (no random
 # access), in one run on the same inputs:
 #
-#  1. hwloc's own corpus (../shared/cluster/test-hwloc-compress-dir.input,
+#  1. hwloc's own corpus (tests/data/cluster/test-hwloc-compress-dir.input,
 #     21 nodes of one real cluster);
 #  2. a generated cluster of N nodes (default 10,000) derived from it by
 #     bench/gen-cluster.py (per-node hostnames, MACs, GUIDs, a disabled
@@ -26,7 +26,7 @@ n="${1:-10000}"
 subset="${HWLOC_SUBSET:-500}"
 wloc="${WLOC:-${CARGO_TARGET_DIR:-target}/release/wloc}"
 [ -x "$wloc" ] || cargo build --release -p wloc >/dev/null
-corpus_tgz="${CORPUS:-../shared/cluster/test-hwloc-compress-dir.input.tar.gz}"
+corpus_tgz="${CORPUS:-tests/data/cluster/test-hwloc-compress-dir.input.tar.gz}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 size() { du -sb "$1" | cut -f1; }

@@ -9,7 +9,7 @@
 # Usage: bench/xml-roundtrip.sh [CASE.xml]   (needs hyperfine and hwloc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case_file="${1:-../shared/conformance/xml/192em64t-12gr2n8c2t.xml}"
+case_file="${1:-tests/data/conformance/xml/192em64t-12gr2n8c2t.xml}"
 wloc="${WLOC:-target/release/wloc}"
 [ -x "$wloc" ] || cargo build --release -p wloc >/dev/null
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,5 @@
 //! `wloc fabric` on the recorded InfiniBand clusters of
-//! `../shared/fabric` beside the checkout (unpacked at run time), read in the sandbox by
+//! `tests/data/fabric` (unpacked at run time), read in the sandbox by
 //! the built-in fabric reader: counts cross-checked with netloc's own
 //! output, every forwarding-table route, the join with node topologies
 //! (hwloc XML v1 and v2), exports read back by XML parsers and graphviz,
@@ -11,9 +11,9 @@ use std::process::Command;
 
 use crate::common::{self, run_wloc, TempDir};
 
-/// The recorded clusters beside the checkout.
+/// The recorded clusters (`tests/data/fabric`).
 fn corpus() -> PathBuf {
-    common::workspace().join("../shared/fabric")
+    common::workspace().join("tests/data/fabric")
 }
 
 /// The four archives unpacked in a temporary folder (removed when the

@@ -496,7 +496,7 @@ fn graph_with_a_fabric_matches_netlocs_cables() {
     let tmp = common::TempDir::new("graph-fabric");
     let st = std::process::Command::new("tar")
         .arg("xJf")
-        .arg(common::workspace().join("../shared/fabric/plafrim2-xmlv2.txz"))
+        .arg(common::workspace().join("tests/data/fabric/plafrim2-xmlv2.txz"))
         .arg("-C")
         .arg(&tmp.0)
         .status()

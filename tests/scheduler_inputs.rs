@@ -99,7 +99,7 @@ fn every_input_kind_gives_a_node_line_and_a_node_resource_topology() {
     // An hwloc 1.x XML file (a node of the PlaFRIM cluster, hwloc 1.11).
     let st = Command::new("tar")
         .arg("xJf")
-        .arg(common::workspace().join("../shared/fabric/plafrim.txz"))
+        .arg(common::workspace().join("tests/data/fabric/plafrim.txz"))
         .arg("-C")
         .arg(&tmp.0)
         .arg("plafrim/hwloc/bonobo013.xml")

@@ -54,11 +54,11 @@ fn ls_xml(file: &Path) -> String {
 /// hwloc's compress-dir corpus (21 nodes), unpacked in `dir`.
 fn corpus(dir: &Path, which: &str) -> PathBuf {
     let tgz = common::workspace().join(format!(
-        "../shared/cluster/test-hwloc-compress-dir.{which}.tar.gz"
+        "tests/data/cluster/test-hwloc-compress-dir.{which}.tar.gz"
     ));
     assert!(
         tgz.exists(),
-        "{} is missing: check out the project beside shared/",
+        "{} is missing: the checkout is incomplete",
         tgz.display()
     );
     let o = std::process::Command::new("tar")

@@ -8,9 +8,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Unpacks a `.txz` archive of `../shared/fabric` into `dest`.
+/// Unpacks a `.txz` archive of `tests/data/fabric` into `dest`.
 fn untar(name: &str, dest: &Path) {
-    let archive = common::workspace().join("../shared/fabric").join(name);
+    let archive = common::workspace().join("tests/data/fabric").join(name);
     assert!(archive.exists(), "{} is missing", archive.display());
     std::fs::create_dir_all(dest).unwrap();
     let st = Command::new("tar")

@@ -1318,8 +1318,8 @@ Machine (16GB total)
     use crate::input::Source;
 
     const LSTOPO: &str = "lstopo-no-graphics";
-    /// The conformance recordings beside the checkout.
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/conformance");
+    /// The conformance recordings of the repository (`tests/data/conformance`).
+    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/conformance");
 
     /// Synthetic machines, turned into XML by lstopo itself.
     const SYNTHETIC: &[&str] = &[

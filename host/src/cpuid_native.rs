@@ -645,10 +645,8 @@ mod tests {
             "Intel-KnightsCorner-XeonPhi-SE10P",
         ];
         let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/x86");
-        if !dir.is_dir() {
-            return;
-        }
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/conformance/x86");
+        assert!(dir.is_dir(), "{} is missing", dir.display());
         let tmp = std::env::temp_dir().join(format!("wloc-gather-rt-{}", std::process::id()));
         for name in CURRENT {
             let out = tmp.join(name);

@@ -143,12 +143,12 @@ pub fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// The conformance recordings that sit beside the checkout (`../shared/conformance`).
+/// The conformance recordings of the repository (`tests/data/conformance`).
 pub fn conformance() -> PathBuf {
-    let dir = workspace().join("../shared/conformance");
+    let dir = workspace().join("tests/data/conformance");
     assert!(
         dir.join("run.py").exists(),
-        "conformance recordings not found at {}: check out the project beside shared/",
+        "conformance recordings not found at {}: the checkout is incomplete",
         dir.display()
     );
     dir

@@ -73,12 +73,12 @@ pub struct XmlInput {
 }
 
 /// Where the conformance recordings are (`WLOC_CONFORMANCE_DIR`, else
-/// the shared folder beside the repository).
+/// the repository's `tests/data/conformance`).
 pub fn conformance_dir() -> PathBuf {
     std::env::var_os("WLOC_CONFORMANCE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/conformance")
         })
 }
 

@@ -224,7 +224,7 @@ mod tests {
     use std::path::PathBuf;
     use wloc_core::{ObjType, TypeFilter};
 
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
+    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/conformance");
 
     /// Keeps every object, as `lstopo --whole-io --disallowed`.
     fn keep_everything() -> Topology {
@@ -259,7 +259,7 @@ mod tests {
         files.sort();
         assert!(
             !files.is_empty(),
-            "no conformance XML file under {CONFORMANCE}: check out the project beside shared/"
+            "no conformance XML file under {CONFORMANCE} (the recordings are in tests/data/conformance)"
         );
         files
     }
@@ -268,7 +268,7 @@ mod tests {
         let p = format!("{CONFORMANCE}/xml/{name}");
         match std::fs::read_to_string(&p) {
             Ok(s) => Some(s),
-            Err(e) => panic!("{p}: {e}: check out the project beside shared/"),
+            Err(e) => panic!("{p}: {e} (the recordings are in tests/data/conformance)"),
         }
     }
 

@@ -567,7 +567,7 @@ mod tests {
     use super::Document;
     use crate::{export, import_str_reference, import_str_with_warnings, XmlVersion};
 
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
+    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/conformance");
 
     fn keep_all() -> Topology {
         let mut t = Topology::new();
@@ -604,7 +604,7 @@ mod tests {
 
     fn conformance(dir: &str) -> Vec<(String, String)> {
         let rd = std::fs::read_dir(format!("{CONFORMANCE}/{dir}")).unwrap_or_else(|e| {
-            panic!("{CONFORMANCE}/{dir}: {e}: check out the project beside shared/")
+            panic!("{CONFORMANCE}/{dir}: {e} (the recordings are in tests/data/conformance)")
         });
         let mut out: Vec<_> = rd
             .flatten()
