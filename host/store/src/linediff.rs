@@ -99,22 +99,26 @@ pub fn apply<L: AsRef<[u8]> + Clone + Eq>(
             line,
             reason,
         };
+        // Line numbers for messages, widened: a hunk read from a file may
+        // start anywhere up to usize::MAX.
+        let line = |i: usize| i as u128 + 1;
         if h.old_start < at {
             return Err(conflict(
                 h.old_start,
                 format!(
                     "it starts at line {} inside or before the previous change",
-                    h.old_start + 1
+                    line(h.old_start)
                 ),
             ));
         }
-        if h.old_start + h.old.len() > old.len() {
+        let end = h.old_start.checked_add(h.old.len());
+        if end.is_none_or(|e| e > old.len()) {
             return Err(conflict(
                 h.old_start,
                 format!(
                     "it needs lines {}..{} but the old text has {} lines",
-                    h.old_start + 1,
-                    h.old_start + h.old.len(),
+                    line(h.old_start),
+                    h.old_start as u128 + h.old.len() as u128,
                     old.len()
                 ),
             ));
@@ -125,8 +129,8 @@ pub fn apply<L: AsRef<[u8]> + Clone + Eq>(
                 h.old_start,
                 format!(
                     "its new lines start at line {} of the new text, not {}",
-                    out.len() + 1,
-                    h.new_start + 1
+                    line(out.len()),
+                    line(h.new_start)
                 ),
             ));
         }
@@ -184,6 +188,40 @@ mod tests {
         );
         let e = apply(&lines("a"), &h).unwrap_err();
         assert!(e.reason.contains("has 1 lines"), "{}", e.reason);
+    }
+
+    #[test]
+    fn hunks_past_the_largest_line_are_conflicts() {
+        let a = lines("a\nb");
+        for (start, old) in [
+            (usize::MAX, 1),
+            (usize::MAX - 1, 2),
+            (usize::MAX, 0),
+            (2, 1),
+        ] {
+            let h = Hunk {
+                old_start: start,
+                new_start: start,
+                old: vec!["a".to_string(); old],
+                new: Vec::new(),
+            };
+            let e = apply(&a, &[h]).unwrap_err();
+            assert_eq!(e.line, start);
+            assert!(
+                e.reason.contains("the old text has 2 lines"),
+                "{}",
+                e.reason
+            );
+        }
+        let h = Hunk {
+            old_start: 0,
+            new_start: usize::MAX,
+            old: vec!["a".to_string()],
+            new: Vec::new(),
+        };
+        let e = apply(&a, &[h]).unwrap_err();
+        let want = format!("not {}", usize::MAX as u128 + 1);
+        assert!(e.reason.contains(&want), "{}", e.reason);
     }
 
     proptest! {

@@ -74,11 +74,12 @@ fn lines(text: &str) -> Vec<String> {
 }
 
 fn header(h: &Hunk<String>) -> String {
+    // Widened: a hunk built elsewhere may start at usize::MAX.
     format!(
         "@@ -{},{} +{},{} @@",
-        h.old_start + 1,
+        h.old_start as u128 + 1,
         h.old.len(),
-        h.new_start + 1,
+        h.new_start as u128 + 1,
         h.new.len()
     )
 }
@@ -189,8 +190,12 @@ pub fn parse(text: &str) -> Result<RichDiff, String> {
         }
     }
     let num = |n: usize, s: &str, what: &str| -> Result<usize, String> {
+        // Digits only (`parse` would take a `+`).
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err(n, format!("{what} `{s}` is not a number")));
+        }
         s.parse::<usize>()
-            .map_err(|_| err(n, format!("{what} `{s}` is not a number")))
+            .map_err(|_| err(n, format!("{what} `{s}` is larger than {}", usize::MAX)))
     };
     let pair = |n: usize, s: &str, sign: char| -> Result<(usize, usize), String> {
         let s = s.strip_prefix(sign).ok_or_else(|| {
@@ -209,7 +214,19 @@ pub fn parse(text: &str) -> Result<RichDiff, String> {
         if a == 0 {
             return Err(err(n, "line numbers start at 1".into()));
         }
-        Ok((a - 1, num(n, b, "line count")?))
+        let count = num(n, b, "line count")?;
+        // The change's last line must itself be a line number: a header
+        // from a file cannot make the positions overflow.
+        if (a - 1).checked_add(count).is_none() {
+            return Err(err(
+                n,
+                format!(
+                    "`{sign}{a},{count}` goes past the largest line number ({})",
+                    usize::MAX
+                ),
+            ));
+        }
+        Ok((a - 1, count))
     };
     while let Some((n, l)) = it.next() {
         if l.is_empty() && it.peek().is_none() {
@@ -340,10 +357,108 @@ mod tests {
         }
     }
 
+    /// Headers with numbers at and past the limits, signs, and missing or
+    /// truncated parts: each is refused with a message naming the problem,
+    /// or read and then refused by `apply`; none panics.
+    #[test]
+    fn hostile_headers_are_refused_by_name() {
+        let max = usize::MAX;
+        let big = format!("{max}0");
+        for (header, want) in [
+            (
+                format!("@@ -{max},2 +1,1 @@"),
+                "goes past the largest line number",
+            ),
+            (
+                format!("@@ -1,1 +{max},2 @@"),
+                "goes past the largest line number",
+            ),
+            (
+                format!("@@ -2,{max} +1,1 @@"),
+                "goes past the largest line number",
+            ),
+            (format!("@@ -{big},1 +1,1 @@"), "is larger than"),
+            (format!("@@ -1,{big} +1,1 @@"), "is larger than"),
+            ("@@ --1,1 +1,1 @@".into(), "start line `-1` is not a number"),
+            ("@@ -1,-1 +1,1 @@".into(), "line count `-1` is not a number"),
+            ("@@ -+1,1 +1,1 @@".into(), "start line `+1` is not a number"),
+            ("@@ -1,+1 +1,1 @@".into(), "line count `+1` is not a number"),
+            ("@@ -,1 +1,1 @@".into(), "start line `` is not a number"),
+            ("@@ -1, +1,1 @@".into(), "line count `` is not a number"),
+            ("@@ ".into(), "expected `-START,COUNT`"),
+            ("@@ -1,1".into(), "expected `+START,COUNT`"),
+            ("@@ -1 +1,1 @@".into(), "expected `-START,COUNT`"),
+            ("@@ -1,1 +1,1".into(), "does not end with `@@`"),
+            ("@@ -0,0 +1,0 @@".into(), "line numbers start at 1"),
+            ("@@".into(), "expected a change header"),
+        ] {
+            let doc = format!("wloc-topology-diff 1\n{header}\n-a\n+b\n");
+            let e = parse(&doc).unwrap_err();
+            assert!(
+                e.starts_with("line 2: ") && e.contains(want),
+                "{header}: {e}"
+            );
+        }
+        // The largest start that fits reads, and is refused by `apply`
+        // in both directions, naming the line.
+        for (header, lines) in [
+            (format!("@@ -{max},1 +1,1 @@"), "-a\n+b\n"),
+            (format!("@@ -{max},0 +{max},0 @@"), ""),
+            (format!("@@ -1,1 +{max},1 @@"), "-a\n+b\n"),
+        ] {
+            let d = parse(&format!("wloc-topology-diff 1\n{header}\n{lines}")).unwrap();
+            for reverse in [false, true] {
+                let e = apply("a\nb\n", &d, reverse).unwrap_err().to_string();
+                assert!(e.starts_with("change #1 (@@ -"), "{header}: {e}");
+                assert!(e.contains("does not apply"), "{header}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn hunks_built_at_the_limits_do_not_overflow() {
+        let h = Hunk {
+            old_start: usize::MAX,
+            new_start: usize::MAX,
+            old: vec!["a".to_string()],
+            new: vec!["b".to_string()],
+        };
+        let d = RichDiff {
+            refname: None,
+            hunks: vec![h],
+        };
+        let e = apply("a\n", &d, false).unwrap_err().to_string();
+        assert!(e.contains(&format!("-{},1", usize::MAX as u128 + 1)), "{e}");
+    }
+
     proptest! {
         #[test]
         fn parse_never_panics(s in "(wloc-topology-diff 1\n)?(@@ -[0-9],[0-9] \\+[0-9],[0-9] @@\n|[-+ ]?[a-z]{0,3}\n){0,8}") {
             let _ = parse(&s);
+        }
+
+        /// Any numbers in a header, up to and past usize::MAX: read and
+        /// applied, or refused, never a panic.
+        #[test]
+        fn any_header_numbers_parse_and_apply_or_fail(
+            nums in proptest::array::uniform4(prop_oneof![
+                0usize..4,
+                (usize::MAX - 3)..=usize::MAX,
+                any::<usize>(),
+            ]),
+            extra in "[0-9]{0,2}",
+            lines in proptest::collection::vec("[-+][ab]", 0..6),
+        ) {
+            let doc = format!(
+                "wloc-topology-diff 1\n@@ -{},{}{extra} +{},{} @@\n{}",
+                nums[0], nums[1], nums[2], nums[3],
+                lines.join("\n")
+            );
+            if let Ok(d) = parse(&doc) {
+                for reverse in [false, true] {
+                    let _ = apply("a\nb\na\n", &d, reverse);
+                }
+            }
         }
 
         #[test]
