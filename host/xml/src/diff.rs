@@ -647,7 +647,13 @@ fn apply_one(topo: &mut Topology, c: &Change) -> Result<(), String> {
                 }
             }
         }
-        (_, None) => unreachable!("only infos apply to the topology"),
+        // Only infos apply to the topology itself.
+        (_, None) => {
+            return Err(format!(
+                "there is no object at depth {} index {}",
+                c.depth, c.index
+            ))
+        }
     }
     Ok(())
 }
@@ -714,6 +720,91 @@ mod tests {
         ] {
             let e = parse(doc).unwrap_err().to_string();
             assert!(e.contains(want), "{doc}: {e}");
+        }
+    }
+
+    /// Numbers at and past the limits of each field, negative where a
+    /// count is meant, empty and truncated: refused when read, naming the
+    /// attribute, or refused by `apply` naming the object; never a panic.
+    #[test]
+    fn hostile_numbers_are_refused() {
+        let one = |attrs: &str| {
+            format!("<topologydiff><diff type=\"0\" {attrs} obj_attr_oldvalue=\"1\" obj_attr_newvalue=\"2\"/></topologydiff>")
+        };
+        for (attrs, want) in [
+            ("obj_depth=\"2147483648\" obj_index=\"0\" obj_attr_type=\"1\"", "obj_depth 2147483648 out of range"),
+            ("obj_depth=\"-2147483649\" obj_index=\"0\" obj_attr_type=\"1\"", "obj_depth -2147483649 out of range"),
+            ("obj_depth=\"99999999999999999999\" obj_index=\"0\" obj_attr_type=\"1\"", "obj_depth=\"99999999999999999999\" is not an integer"),
+            ("obj_depth=\"0\" obj_index=\"-1\" obj_attr_type=\"1\"", "obj_index -1 out of range"),
+            ("obj_depth=\"0\" obj_index=\"4294967296\" obj_attr_type=\"1\"", "obj_index 4294967296 out of range"),
+            ("obj_depth=\"0\" obj_index=\"\" obj_attr_type=\"1\"", "obj_index=\"\" is not an integer"),
+            ("obj_depth=\"0\" obj_index=\"1x\" obj_attr_type=\"1\"", "obj_index=\"1x\" is not an integer"),
+            ("obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"-9223372036854775808\"", "unknown object attribute type"),
+            ("obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_index=\"-1\"", "obj_attr_index=\"-1\" is not a size"),
+            ("obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_index=\"0x1ffffffffffffffff\"", "is not a size"),
+            ("obj_depth=\"0\" obj_index=\"0\"", "missing attribute obj_attr_type"),
+            ("obj_index=\"0\" obj_attr_type=\"1\"", "missing attribute obj_depth"),
+        ] {
+            let e = parse(&one(attrs)).unwrap_err().to_string();
+            assert!(e.contains(want), "{attrs}: {e}");
+        }
+        let e = parse("<topologydiff><diff type=\"9223372036854775807\"/></topologydiff>")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown change type 9223372036854775807"), "{e}");
+        let e = parse("<topologydiff><diff type=\"0\" obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_oldvalue=\"18446744073709551616\" obj_attr_newvalue=\"2\"/></topologydiff>").unwrap_err().to_string();
+        assert!(
+            e.contains("obj_attr_oldvalue=\"18446744073709551616\" is not a size"),
+            "{e}"
+        );
+        for truncated in [
+            "<topologydiff><diff type=\"0\" obj_depth=\"1",
+            "<topologydiff>",
+            "",
+        ] {
+            let e = parse(truncated).unwrap_err().to_string();
+            assert!(e.contains("not an XML document"), "{truncated:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn changes_at_no_object_are_refused_by_apply() {
+        let d = wloc_core::synthetic::parse("pack:2 pu:2").unwrap();
+        let topo = d.build(Topology::new()).unwrap();
+        let depth = topo.depth() as i32;
+        let size = AttrChange::Size {
+            index: u64::MAX,
+            old: u64::MAX,
+            new: 0,
+        };
+        let name = AttrChange::Name {
+            old: "a".into(),
+            new: "b".into(),
+        };
+        for (depth, index, attr) in [
+            (i32::MAX, 0, name.clone()),
+            (i32::MIN, 0, name.clone()),
+            (-1, 0, name.clone()),
+            (-2, 0, name.clone()),
+            (-9, 0, name.clone()),
+            (0, u32::MAX, name.clone()),
+            (1, 2, name.clone()),
+            // One level below the deepest names the topology, for infos only.
+            (depth, 0, size.clone()),
+            (depth, 0, name),
+            (-3, u32::MAX, size),
+        ] {
+            let mut t = topo.clone();
+            let c = Change { depth, index, attr };
+            let e = apply(&mut t, core::slice::from_ref(&c), false).unwrap_err();
+            assert_eq!(e.hunk, 1);
+            assert!(
+                e.reason.contains("there is no object at depth"),
+                "{c}: {}",
+                e.reason
+            );
+            let same = crate::export_canonical(&t) == crate::export_canonical(&topo);
+            assert!(same, "{c}: the topology changed");
         }
     }
 
