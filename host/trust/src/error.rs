@@ -54,7 +54,7 @@ pub enum ErrorKind {
 pub struct ComponentError {
     /// The component's name.
     pub component: String,
-    /// The sha256 digest of its bytes, in hexadecimal.
+    /// Its digest ([`crate::signing::component_digest`]), in hexadecimal.
     pub digest: String,
     /// What happened.
     pub kind: ErrorKind,

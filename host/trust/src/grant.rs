@@ -16,12 +16,11 @@
 //! new version is added, its bindings are linked by the runtime from the
 //! same [`Interfaces`], so no version has a way around the grant.
 
-use crate::digest::sha256_hex;
 use crate::error::{ComponentError, ErrorKind};
 use crate::limits::Limits;
 use crate::manifest::{inspect, root_within, Capabilities, Inspection, Kind, Manifest};
 use crate::policy::{intersect, Decision, Policy, Subject};
-use crate::signing::{PublicKey, SignatureState};
+use crate::signing::{component_digest, digest_inspected, PublicKey, SignatureState};
 use crate::text::sanitize;
 
 /// The WIT package of wloc's interfaces.
@@ -136,7 +135,7 @@ impl Grant {
 pub struct Admission {
     /// Its manifest.
     pub manifest: Manifest,
-    /// sha256 of its bytes, hexadecimal.
+    /// Its digest ([`component_digest`]), hexadecimal.
     pub digest: String,
     /// Where it came from (a path, or `built-in`).
     pub source: String,
@@ -153,7 +152,7 @@ pub struct Admission {
 /// What can be learnt of a component without running or trusting it.
 #[derive(Clone, Debug)]
 pub struct Examined {
-    /// sha256 of its bytes, hexadecimal.
+    /// Its digest ([`component_digest`]), hexadecimal.
     pub digest: String,
     /// Manifest, imports, exports.
     pub inspection: Inspection,
@@ -163,13 +162,14 @@ pub struct Examined {
 
 /// Reads a component's manifest, signature, imports and exports.
 pub fn examine(bytes: &[u8]) -> Result<Examined, String> {
-    examine_known(bytes, sha256_hex(bytes))
+    examine_known(bytes, None)
 }
 
-/// As [`examine`], for bytes whose digest is already known.
-fn examine_known(bytes: &[u8], digest: String) -> Result<Examined, String> {
+/// As [`examine`], for bytes whose digest may already be known.
+fn examine_known(bytes: &[u8], digest: Option<String>) -> Result<Examined, String> {
     let inspection = inspect(bytes)?;
     let signature = crate::signing::verify_inspected(bytes, &inspection)?;
+    let digest = digest.unwrap_or_else(|| digest_inspected(bytes, &inspection));
     Ok(Examined {
         digest,
         inspection,
@@ -265,11 +265,10 @@ pub fn admit(
     label: &str,
     source: &str,
 ) -> Result<Admission, ComponentError> {
-    let digest = sha256_hex(bytes);
-    admit_known(
+    admit_with(
         policy,
         bytes,
-        digest,
+        None,
         builtin,
         label,
         source,
@@ -277,9 +276,9 @@ pub fn admit(
     )
 }
 
-/// As [`admit`], for bytes whose sha256 digest is already known (those
-/// of a component built into wloc, recorded when it was built), running
-/// with `base` limits unless the policy sets others.
+/// As [`admit`], for bytes whose digest ([`component_digest`]) is already
+/// known (those of a component built into wloc, recorded when it was
+/// built), running with `base` limits unless the policy sets others.
 pub fn admit_known(
     policy: &Policy,
     bytes: &[u8],
@@ -289,7 +288,28 @@ pub fn admit_known(
     source: &str,
     base: Limits,
 ) -> Result<Admission, ComponentError> {
-    let ex = examine_known(bytes, digest.clone()).map_err(|e| refused(label, &digest, e))?;
+    admit_with(policy, bytes, Some(digest), builtin, label, source, base)
+}
+
+/// As [`admit`], running with `base` limits unless the policy sets
+/// others; the digest is computed from the bytes unless given.
+fn admit_with(
+    policy: &Policy,
+    bytes: &[u8],
+    digest: Option<String>,
+    builtin: bool,
+    label: &str,
+    source: &str,
+    base: Limits,
+) -> Result<Admission, ComponentError> {
+    let ex = match examine_known(bytes, digest.clone()) {
+        Ok(ex) => ex,
+        Err(e) => {
+            let digest = digest.unwrap_or_else(|| component_digest(bytes));
+            return Err(refused(label, &digest, e));
+        }
+    };
+    let digest = ex.digest.clone();
     let manifest = ex.inspection.manifest.clone().ok_or_else(|| {
         refused(
             label,
@@ -464,6 +484,50 @@ mod tests {
             .unwrap()
             .topology
         );
+    }
+
+    /// A deny entry by digest revokes one signed build whoever signs it
+    /// and however its signature section is written.
+    #[test]
+    fn a_deny_by_digest_holds_against_a_re_encoded_signature() {
+        use crate::manifest::tests::{component_with_code, sample};
+        use crate::signing::{generate, public_key, sign};
+        let k = generate().unwrap();
+        let signed = sign(&component_with_code(&sample()), &k).unwrap();
+        let digest = component_digest(&signed);
+        let publisher = format!(
+            "[[publisher]]\nname = \"acme\"\nkey = \"{}\"\n[[allow]]\npublisher = \"acme\"\nname = \"acme-nic\"\n",
+            public_key(&k)
+        );
+        // Allowed by its publisher (then refused only for lacking an
+        // export, which the test component has none of).
+        let p = Policy::parse(&publisher, "test").unwrap();
+        let e = admit(&p, &signed, false, "x", "test").unwrap_err();
+        assert!(e.to_string().contains("does not export"), "{e}");
+        assert_eq!(e.digest, digest);
+        let denied = format!("{publisher}[[deny]]\ndigest = \"sha256:{digest}\"\n");
+        let p = Policy::parse(&denied, "test").unwrap();
+        let e = admit(&p, &signed, false, "x", "test").unwrap_err();
+        assert!(e.to_string().contains("[[deny]]"), "{e}");
+        // The signature section with a 5-byte size: refused before the
+        // policy is asked.
+        let padded = crate::signing::tests::reencoded(&signed, 5, 1);
+        let e = admit(&p, &padded, false, "x", "test").unwrap_err();
+        assert!(e.to_string().contains("shortest encoding"), "{e}");
+        // Signed again by a trusted key: the same digest, still denied.
+        let k2 = generate().unwrap();
+        let resigned = sign(&signed, &k2).unwrap();
+        let both = denied.replace(
+            "[[deny]]",
+            &format!(
+                "[[publisher]]\nname = \"other\"\nkey = \"{}\"\n[[allow]]\npublisher = \"other\"\nname = \"acme-nic\"\n[[deny]]",
+                public_key(&k2)
+            ),
+        );
+        let p = Policy::parse(&both, "test").unwrap();
+        let e = admit(&p, &resigned, false, "x", "test").unwrap_err();
+        assert!(e.to_string().contains("[[deny]]"), "{e}");
+        assert_eq!(examine(&resigned).unwrap().digest, digest);
     }
 
     #[test]

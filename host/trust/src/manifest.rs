@@ -243,8 +243,9 @@ pub struct Inspection {
     pub imports: Vec<String>,
     /// Names of its exports (`discover`, ...).
     pub exports: Vec<String>,
-    /// Payload of the signature section and the byte range of that
-    /// section, if there is one.
+    /// Payload of the signature section and the byte range of the whole
+    /// section (from its id byte to its end, the end of the file), if
+    /// there is one.
     pub signature: Option<(Vec<u8>, Range<usize>)>,
 }
 
@@ -253,13 +254,17 @@ pub struct Inspection {
 /// The manifest is looked for at the top level of the component (where
 /// [`embed`] puts it) and in its core modules (where a `#[link_section]`
 /// static of the guest ends up); two manifests are an error.  A signature
-/// section must be the last section of the file.
+/// section must be the last section of the file, at its top level, the
+/// only one, and its header (section id, size, name length) must be in
+/// its shortest encoding: the signature section is then the one part of
+/// a signed file that the signature does not cover, and it has only one
+/// possible encoding of its payload (see [`crate::signing::component_digest`]).
 pub fn inspect(wasm: &[u8]) -> Result<Inspection, String> {
     use wasmparser::{Encoding, Payload};
     let mut out = Inspection::default();
     let mut depth = 0usize;
     let mut saw_header = false;
-    for_each_payload(wasm, |payload| {
+    for_each_payload(wasm, |payload, start| {
         if let Some(sig) = &out.signature {
             // Only the end of the component may follow its signature.
             if !matches!(payload, Payload::End(_)) || depth != 0 {
@@ -312,7 +317,19 @@ pub fn inspect(wasm: &[u8]) -> Result<Inspection, String> {
                 if depth != 0 {
                     return Err("a signature section inside a nested module".into());
                 }
-                out.signature = Some((c.data().to_vec(), c.range()));
+                let end = c.range().end;
+                // The shortest encoding of this section; any other (a
+                // padded LEB128 size or name length) would give the same
+                // signed bytes another file digest.
+                let mut canonical = Vec::with_capacity(end - start);
+                append_custom_section(&mut canonical, SIGNATURE_SECTION, c.data());
+                if wasm.get(start..end) != Some(&canonical[..]) {
+                    return Err(format!(
+                        "the signature section (at byte {start}) has a header that is not in its \
+                         shortest encoding (padded LEB128 size or name length)"
+                    ));
+                }
+                out.signature = Some((c.data().to_vec(), start..end));
             }
             _ => {}
         }
@@ -324,13 +341,14 @@ pub fn inspect(wasm: &[u8]) -> Result<Inspection, String> {
     Ok(out)
 }
 
-/// Calls `f` on every payload of `wasm`, nested modules and components
-/// included, as `Parser::parse_all` yields them, except that code sections
-/// are stepped over whole: nothing here looks into function bodies.  A
-/// nested module or component must end where its section says it does.
+/// Calls `f` on every payload of `wasm`, with the offset where its bytes
+/// start (a section's id byte), nested modules and components included,
+/// as `Parser::parse_all` yields them, except that code sections are
+/// stepped over whole: nothing here looks into function bodies.  A nested
+/// module or component must end where its section says it does.
 fn for_each_payload(
     wasm: &[u8],
-    mut f: impl FnMut(wasmparser::Payload<'_>) -> Result<(), String>,
+    mut f: impl FnMut(wasmparser::Payload<'_>, usize) -> Result<(), String>,
 ) -> Result<(), String> {
     use wasmparser::{Chunk, Parser, Payload};
     let invalid =
@@ -341,6 +359,7 @@ fn for_each_payload(
     let mut stack: Vec<(Parser, usize)> = Vec::new();
     let mut cur = Parser::new(0);
     loop {
+        let start = wasm.len() - data.len();
         let (payload, consumed) = match cur.parse(data, true).map_err(invalid)? {
             Chunk::Parsed { payload, consumed } => (payload, consumed),
             // `eof` is true: the parser has all the bytes there are.
@@ -387,7 +406,7 @@ fn for_each_payload(
             },
             _ => {}
         }
-        f(payload)?;
+        f(payload, start)?;
         if done {
             return Ok(());
         }
@@ -450,7 +469,7 @@ fn strip_top_level(wasm: &[u8], name: &str) -> Result<Vec<u8>, String> {
 /// The offset of the id byte of a custom section whose content (name and
 /// data) covers `content`: walks back over the LEB128 size, which must
 /// equal the content's length.
-pub(crate) fn section_start(wasm: &[u8], content: &Range<usize>) -> Option<usize> {
+fn section_start(wasm: &[u8], content: &Range<usize>) -> Option<usize> {
     // A size takes 1 to 5 bytes; the id byte 0 comes before it.
     for len in 1..=5usize {
         let id = content.start.checked_sub(len + 1)?;

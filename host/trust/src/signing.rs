@@ -15,6 +15,15 @@
 //! nothing can be appended after signing.  A key in the section proves
 //! nothing by itself; the policy says which keys are trusted.
 //!
+//! That digest is also the component's identity, [`component_digest`]:
+//! what `[[allow]]` and `[[deny]]` entries name, what errors show and
+//! what the compiled cache is keyed by.  It leaves out the signature
+//! section, the one part of the file the signature cannot cover, so that
+//! re-encoding that section cannot give one signed build a second
+//! digest (a `[[deny]] digest` would miss it while the publisher's
+//! `[[allow]]` admitted it); [`inspect`] also refuses the section unless
+//! its header is in its shortest encoding.
+//!
 //! Key files are one line of text: `wloc-ed25519-secret:` and 64
 //! hexadecimal digits (the 32-byte seed) for a secret key, written with
 //! mode 0600, and `ed25519:` and 64 hexadecimal digits for a public key
@@ -23,9 +32,9 @@
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
-use crate::digest::hex;
+use crate::digest::{hex, sha256_hex};
 pub use crate::manifest::SIGNATURE_SECTION;
-use crate::manifest::{append_custom_section, inspect, section_start, Inspection};
+use crate::manifest::{append_custom_section, inspect, Inspection};
 
 const MAGIC: &[u8; 8] = b"WLOCSIG1";
 const CONTEXT: &[u8] = b"wloc:signature:v1\0";
@@ -120,13 +129,38 @@ fn split_inspected<'w, 'f>(
 ) -> Result<(&'w [u8], Option<&'f [u8]>), String> {
     match &found.signature {
         None => Ok((wasm, None)),
-        Some((payload, content)) => {
-            let start = section_start(wasm, content).ok_or("malformed signature section")?;
-            if content.end != wasm.len() {
+        Some((payload, section)) => {
+            if section.end != wasm.len() || section.start > section.end {
                 return Err("bytes follow the signature section".into());
             }
-            Ok((&wasm[..start], Some(payload)))
+            Ok((&wasm[..section.start], Some(payload)))
         }
+    }
+}
+
+/// The digest that names a component: the sha256, in hexadecimal, of
+/// its canonical form, every byte of the file except a final
+/// `wloc:signature` section (all of them when it is unsigned).  It is
+/// the digest the signature signs, so it does not change when a
+/// component is signed, signed again or signed by another key.
+///
+/// This is the one function that gives a component's digest: admission
+/// and the policy's `digest` entries, the `wloc component` commands, the
+/// runtime's checks and the compiled cache's key all use it.  Bytes that
+/// are not a well-formed component (which are never admitted) are named
+/// by the sha256 of all their bytes.
+pub fn component_digest(wasm: &[u8]) -> String {
+    match inspect(wasm) {
+        Ok(found) => digest_inspected(wasm, &found),
+        Err(_) => sha256_hex(wasm),
+    }
+}
+
+/// As [`component_digest`], with `found`, the [`inspect`]ion of `wasm`.
+pub fn digest_inspected(wasm: &[u8], found: &Inspection) -> String {
+    match split_inspected(wasm, found) {
+        Ok((unsigned, _)) => sha256_hex(unsigned),
+        Err(_) => sha256_hex(wasm),
     }
 }
 
@@ -201,7 +235,7 @@ pub fn verify_inspected(wasm: &[u8], found: &Inspection) -> Result<SignatureStat
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::manifest::tests::{component_with_code, sample};
     use crate::manifest::{embed, Manifest};
@@ -252,6 +286,82 @@ mod tests {
         let mut signed = sign(&component(), &k).unwrap();
         append_custom_section(&mut signed, "extra", b"x");
         assert!(verify(&signed).unwrap_err().contains("not the last"));
+    }
+
+    /// `v` in LEB128 of exactly `len` bytes (padded when longer than
+    /// needed).
+    fn leb_padded(v: usize, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| {
+                let b = ((v >> (7 * i)) & 0x7f) as u8;
+                if i + 1 < len {
+                    b | 0x80
+                } else {
+                    b
+                }
+            })
+            .collect()
+    }
+
+    /// `signed` with its signature section written with a size of
+    /// `size_len` bytes and a name length of `name_len_len` bytes.
+    pub(crate) fn reencoded(signed: &[u8], size_len: usize, name_len_len: usize) -> Vec<u8> {
+        let found = inspect(signed).unwrap();
+        let (payload, range) = found.signature.unwrap();
+        let name = SIGNATURE_SECTION.as_bytes();
+        let mut body = leb_padded(name.len(), name_len_len);
+        body.extend_from_slice(name);
+        body.extend_from_slice(&payload);
+        let mut out = signed[..range.start].to_vec();
+        out.push(0);
+        out.extend(leb_padded(body.len(), size_len));
+        out.extend(body);
+        out
+    }
+
+    #[test]
+    fn the_digest_is_that_of_the_signed_bytes_whoever_signs() {
+        let unsigned = component_with_code(&sample());
+        let (k, k2) = (generate().unwrap(), generate().unwrap());
+        let signed = sign(&unsigned, &k).unwrap();
+        let d = component_digest(&unsigned);
+        assert_eq!(d, sha256_hex(&unsigned));
+        assert_eq!(component_digest(&signed), d);
+        assert_eq!(component_digest(&sign(&signed, &k2).unwrap()), d);
+        assert_ne!(sha256_hex(&signed), d);
+        // The shortest encoding is the one `sign` writes.
+        assert_eq!(reencoded(&signed, 1, 1), signed);
+    }
+
+    #[test]
+    fn refuses_every_other_encoding_of_the_signature_section() {
+        let k = generate().unwrap();
+        let unsigned = component_with_code(&sample());
+        let signed = sign(&unsigned, &k).unwrap();
+        // A padded size (2 to 5 bytes) or name length: the signature
+        // would still verify, the file's sha256 would not be the same.
+        let start = inspect(&signed).unwrap().signature.unwrap().1.start;
+        for (size_len, name_len_len) in [(2, 1), (5, 1), (1, 2), (5, 5)] {
+            let padded = reencoded(&signed, size_len, name_len_len);
+            assert_eq!(&padded[..start], &signed[..start]);
+            assert_ne!(padded.len(), signed.len());
+            let e = inspect(&padded).unwrap_err();
+            assert!(
+                e.contains("shortest encoding"),
+                "{size_len},{name_len_len}: {e}"
+            );
+            assert!(verify(&padded).is_err());
+        }
+        // Two signature sections.
+        let mut twice = signed.clone();
+        let payload = inspect(&signed).unwrap().signature.unwrap().0;
+        append_custom_section(&mut twice, SIGNATURE_SECTION, &payload);
+        assert!(inspect(&twice).unwrap_err().contains("not the last"));
+        // A signature section before another section.
+        let mut early = unsigned.clone();
+        append_custom_section(&mut early, SIGNATURE_SECTION, &payload);
+        append_custom_section(&mut early, "name", b"\0");
+        assert!(inspect(&early).unwrap_err().contains("not the last"));
     }
 
     #[test]
