@@ -314,12 +314,17 @@ fn number(line: usize, s: &str, what: &str, max: u32) -> Result<u32, ParseError>
 /// A piece of input fit for an error message: short, no control
 /// characters.
 fn shown(s: &str) -> String {
+    shown_up_to(s, 40)
+}
+
+/// The first `n` characters of `s`, control characters made visible.
+fn shown_up_to(s: &str, n: usize) -> String {
     let mut out: String = s
         .chars()
-        .take(40)
+        .take(n)
         .map(|c| if c.is_control() { '?' } else { c })
         .collect();
-    if s.chars().count() > 40 {
+    if s.chars().count() > n {
         out.push('…');
     }
     out
@@ -1034,7 +1039,35 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
 /// a `Unicast lids [..] of switch Lid L guid G (DESC):` header, two
 /// column-title lines, then `0xLID PORT : (Type portguid 0xG: 'DESC')`
 /// lines and a `N valid lids dumped` trailer.
+///
+/// A dump that ends with the tool's own error (real recordings do:
+/// `ibroute: iberror: failed: dump tables: linear forwarding table get
+/// failed`, the program's name possibly a path) is refused here; see
+/// [`parse_ibroute_partial`], which keeps the entries read before it.
 pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
+    match parse_ibroute_partial(text)? {
+        (t, None) => Ok(t),
+        (_, Some(stop)) => Err(stop),
+    }
+}
+
+/// Whether a line of an `ibroute` dump is the tool's error message
+/// (`ibroute: iberror: ...`, `/usr/sbin/ibroute: iberror: ...`), printed
+/// when it could not read the rest of the table.
+fn is_iberror(l: &str) -> bool {
+    let Some((prog, rest)) = l.split_once(':') else {
+        return false;
+    };
+    let prog = prog.rsplit('/').next().unwrap_or(prog);
+    prog == "ibroute" && rest.trim_start().starts_with("iberror:") || l.starts_with("iberror:")
+}
+
+/// As [`parse_ibroute`], but a dump that ends with the tool's own error
+/// line (after the entries it did read) gives the table up to its last
+/// valid entry, with where and why it stops (the error line's number and
+/// text) as the second value. Anything after the error line is ignored:
+/// the tool stopped there.
+pub fn parse_ibroute_partial(text: &str) -> Result<(RouteTable, Option<ParseError>), ParseError> {
     let mut table: Option<RouteTable> = None;
     let mut seen: HashSet<u32> = HashSet::new();
     let mut dumped = None;
@@ -1065,6 +1098,24 @@ pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
                 entries: Vec::new(),
             });
             continue;
+        }
+        if is_iberror(l) {
+            let Some(t) = table else {
+                return err(
+                    ln,
+                    format!("the dump is the tool's error only: {:?}", shown(l)),
+                );
+            };
+            let n = t.entries.len();
+            let stop = ParseError {
+                line: ln,
+                message: format!(
+                    "the dump stops with the tool's error {:?}; its {n} entries before this line are kept",
+                    // The whole message says why the tool stopped.
+                    shown_up_to(l, 200)
+                ),
+            };
+            return Ok((t, Some(stop)));
         }
         if l.ends_with("valid lids dumped") {
             let n = l.split_whitespace().next().unwrap_or("");
@@ -1128,7 +1179,7 @@ pub fn parse_ibroute(text: &str) -> Result<RouteTable, ParseError> {
             );
         }
     }
-    Ok(t)
+    Ok((t, None))
 }
 
 // ---------------------------------------------------------------------
@@ -1221,9 +1272,11 @@ impl fmt::Display for FileError {
 /// joins the subnet of its name.  Subnets come sorted by name.
 ///
 /// A forwarding table that does not parse (real recordings hold
-/// truncated ones) is left out and reported in the second list: routes
-/// through its switch then use shortest paths.  Any other file that does
-/// not parse is an error.
+/// truncated ones) is left out and reported in the second list (its
+/// message says so): routes through its switch then use shortest paths. A
+/// table that ends with `ibroute`'s own error line is kept up to its last
+/// valid entry, and reported there too, naming the line where it stops.
+/// Any other file that does not parse is an error.
 pub fn read_files(files: &[(String, String)]) -> Result<(Vec<Subnet>, Vec<FileError>), FileError> {
     let mut warnings = Vec::new();
     let mut subnets: Vec<Subnet> = Vec::new();
@@ -1243,9 +1296,17 @@ pub fn read_files(files: &[(String, String)]) -> Result<(Vec<Subnet>, Vec<FileEr
                 let s = parse_topology_file(&name, text).map_err(fe)?;
                 subnets.push(s);
             }
-            Some(Format::Ibroute) => match parse_ibroute(text) {
-                Ok(t) => tables.push((path.clone(), name, t)),
-                Err(e) => warnings.push(fe(e)),
+            Some(Format::Ibroute) => match parse_ibroute_partial(text) {
+                Ok((t, stop)) => {
+                    if let Some(e) = stop {
+                        warnings.push(fe(e));
+                    }
+                    tables.push((path.clone(), name, t));
+                }
+                Err(mut e) => {
+                    e.message.push_str("; this forwarding table is left out");
+                    warnings.push(fe(e));
+                }
             },
             None => {
                 return Err(fe(ParseError {

@@ -156,6 +156,66 @@ fn ibroute() {
 }
 
 #[test]
+fn ibroute_ending_with_the_tools_error_keeps_its_entries() {
+    for error in [
+        "ibroute: iberror: failed: dump tables: linear forwarding table get failed",
+        "/usr/sbin/ibroute: iberror: failed: dump tables: linear forwarding table get failed",
+    ] {
+        // The tool stops after the entries it read: no trailer.
+        let text = ROUTE.replace("3 valid lids dumped \n", &format!("{error}\n"));
+        let (t, stop) = parse_ibroute_partial(&text).unwrap();
+        assert_eq!(t.entries.len(), 3);
+        assert_eq!(t.entries[2].lid, 6);
+        let stop = stop.expect("the stop is reported");
+        assert_eq!(stop.line, 7);
+        assert!(stop.message.contains("3 entries"), "{stop}");
+        assert!(
+            stop.message.contains("linear forwarding table get failed"),
+            "{stop}"
+        );
+        // The strict parser refuses it, naming the same line.
+        assert_eq!(parse_ibroute(&text).unwrap_err().line, 7);
+        let (subnets, w) = read_files(&[
+            ("ib-subnet-s.txt".into(), PORTS.into()),
+            ("ibroute-s-1.txt".into(), text.clone()),
+        ])
+        .unwrap();
+        assert_eq!(subnets[0].routes.len(), 1, "the table is kept");
+        assert_eq!(subnets[0].routes[0].entries.len(), 3);
+        assert_eq!(w.len(), 1, "one warning");
+        assert!(
+            w[0].to_string()
+                .starts_with("ibroute-s-1.txt:7: the dump stops"),
+            "{}",
+            w[0]
+        );
+        assert!(!w[0].to_string().contains("left out"), "{}", w[0]);
+    }
+    // Only the error: no table at all.
+    assert!(parse_ibroute_partial("ibroute: iberror: failed: x\n").is_err());
+    // A program that merely ends in `ibroute` is not the tool's error.
+    assert!(!is_iberror("myibroute: iberror: x"));
+    assert!(is_iberror("/opt/x/ibroute: iberror: failed"));
+    // A table truncated without the tool's error is still left out.
+    let cut = ROUTE.replace(
+        "0x0006 002 : (Channel Adapter portguid 0x0002c90300000021: 'beta HCA-1')\n",
+        "",
+    );
+    let (subnets, w) = read_files(&[
+        ("ib-subnet-s.txt".into(), PORTS.into()),
+        ("ibroute-s-1.txt".into(), cut),
+    ])
+    .unwrap();
+    assert!(subnets[0].routes.is_empty());
+    assert!(
+        w[0].to_string()
+            .ends_with("this forwarding table is left out"),
+        "{}",
+        w[0]
+    );
+}
+
+#[test]
 fn garbage_is_an_error_with_a_line() {
     let e = parse_ports_report("x", "CA 1 1 0x12 4x QDR\nCA x").unwrap_err();
     assert_eq!(e.line, 2);

@@ -146,7 +146,7 @@ impl Guest for Reader {
         for w in damaged {
             log::log(
                 log::Level::Warning,
-                &format!("{w}; this forwarding table is left out"),
+                &w.to_string(),
             );
         }
         Ok(subnets.into_iter().map(subnet).collect())
