@@ -90,7 +90,7 @@ impl Runtime {
         adm: &Admission,
         wasm: &[u8],
     ) -> Result<LoadedAnnotator, ComponentError> {
-        self.load_granted(adm, wasm, &cache::sha256_hex(wasm), &[])
+        self.load_granted(adm, wasm, &cache::component_digest(wasm), &[])
     }
 
     /// Loads a built-in annotation component the policy admitted, from

@@ -247,7 +247,7 @@ mod tests {
         for b in ALL {
             assert_eq!(
                 b.digest,
-                wloc_trust::digest::sha256_hex(b.wasm),
+                wloc_trust::signing::component_digest(b.wasm),
                 "{}",
                 b.name
             );

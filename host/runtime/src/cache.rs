@@ -3,25 +3,51 @@
 //! Compiling a component with Cranelift takes a few hundred milliseconds;
 //! loading a compiled artifact takes about one.  Artifacts are kept under
 //! `$XDG_CACHE_HOME/wloc` (or `~/.cache/wloc`, or `$WLOC_CACHE_DIR`),
-//! named by the sha256 digest of the component and a digest of the
+//! named by the component's digest
+//! ([`wloc_trust::signing::component_digest`]) and a digest of the
 //! engine's compatibility hash (wasmtime version, target, settings such
 //! as fuel and epochs), so a change of either compiles again.
 //!
 //! Deserialising an artifact runs code it describes, so it is only done
-//! after checks: the directory must belong to the user and be writable by
-//! nobody else, and the artifact's sha256 must match the one recorded
-//! beside it when it was written.  A failed check recompiles; a directory
-//! that cannot be used means no cache, never an error.
+//! after checks:
+//!
+//! * the folder is opened once, from `/` down, and it and every folder
+//!   above it are checked on their descriptors (see [`dir`]); every later
+//!   read and write goes through the folder's descriptor, so swapping the
+//!   folder or a parent after the checks changes nothing;
+//! * each artifact ends with an HMAC-SHA256 tag, keyed by a secret
+//!   (32 random bytes, mode 0600) kept in the folder, over the artifact's
+//!   name and bytes: an artifact that this user's wloc did not write is
+//!   refused even if a check of the folder were missed;
+//! * the artifact is read into memory once, and the bytes whose tag was
+//!   checked are the ones wasmtime deserialises.
+//!
+//! A failed tag recompiles.  A folder that cannot be used safely means no
+//! cache, with one warning on standard error, never an error.
+
+mod dir;
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Once, OnceLock};
 
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
-pub use wloc_trust::digest::{hex, sha256_hex};
+use dir::CacheDir;
+
+pub use wloc_trust::digest::hex;
+pub use wloc_trust::signing::component_digest;
+
+/// Name of the secret that keys the artifacts' tags, in the cache folder.
+const SECRET_FILE: &str = "hmac-key";
+/// Bytes of the secret and of a tag.
+const TAG_BYTES: usize = 32;
+/// What a tag is over, before the artifact's name and bytes: a change of
+/// format never accepts an older artifact.
+const TAG_CONTEXT: &[u8] = b"wloc:compiled:v1\0";
 
 /// Feeds what `Hash` writes into sha256.
 struct ShaHasher(Sha256);
@@ -55,22 +81,102 @@ pub enum CacheOutcome {
     Precompiled,
 }
 
+/// The opened cache folder and the secret of its tags.
+struct Opened {
+    dir: CacheDir,
+    secret: [u8; TAG_BYTES],
+}
+
 /// Where compiled artifacts live, if anywhere.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CompiledCache {
     dir: Option<PathBuf>,
+    /// The folder, opened and checked on first use (`None` inside: not
+    /// usable).
+    opened: Arc<OnceLock<Option<Opened>>>,
+}
+
+impl std::fmt::Debug for CompiledCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secret.
+        f.debug_struct("CompiledCache")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Says once per process that the cache is not used, and why.
+fn warn_unusable(path: &Path, why: &str) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let shown = wloc_trust::text::sanitize(&path.to_string_lossy(), 200);
+        let why = wloc_trust::text::sanitize(why, 300);
+        eprintln!(
+            "wloc: warning: the compiled-code cache {shown} is not used ({why}); \
+             components are compiled on each run"
+        );
+    });
+}
+
+/// The tag of the artifact `name` holding `code`.
+fn tag(secret: &[u8; TAG_BYTES], name: &str, code: &[u8]) -> Hmac<Sha256> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(TAG_CONTEXT);
+    mac.update(name.as_bytes());
+    mac.update(b"\0");
+    mac.update(code);
+    mac
+}
+
+/// The secret of the folder's tags: read, or made (32 random bytes, mode
+/// 0600, published with a link so that racing processes agree on one).
+fn secret(dir: &CacheDir) -> Result<[u8; TAG_BYTES], String> {
+    let read = |dir: &CacheDir| -> Result<Option<[u8; TAG_BYTES]>, String> {
+        let Some(bytes) = dir
+            .read_private(SECRET_FILE)
+            .map_err(|e| format!("its {SECRET_FILE}: {e}"))?
+        else {
+            return Ok(None);
+        };
+        <[u8; TAG_BYTES]>::try_from(&bytes[..])
+            .map(Some)
+            .map_err(|_| format!("its {SECRET_FILE} is not {TAG_BYTES} bytes"))
+    };
+    if let Some(s) = read(dir)? {
+        return Ok(s);
+    }
+    let mut fresh = [0u8; TAG_BYTES];
+    getrandom::fill(&mut fresh).map_err(|e| format!("no random numbers for a secret: {e}"))?;
+    let tmp = dir::temporary_name(SECRET_FILE);
+    dir.create_new(&tmp, &fresh)
+        .map_err(|e| format!("cannot write its {SECRET_FILE}: {e}"))?;
+    // Another process may have published its secret first: then that one
+    // is used, as by every later process.
+    let linked = dir.link_new(&tmp, SECRET_FILE);
+    let _ = dir.remove(&tmp);
+    if let Err(e) = linked {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(format!("cannot write its {SECRET_FILE}: {e}"));
+        }
+    }
+    read(dir)?.ok_or_else(|| format!("its {SECRET_FILE} vanished"))
 }
 
 impl CompiledCache {
     /// No caching: every load compiles.
     pub fn disabled() -> Self {
-        CompiledCache { dir: None }
+        CompiledCache {
+            dir: None,
+            opened: Arc::new(OnceLock::new()),
+        }
     }
 
-    /// A cache in a given directory (created if needed).
+    /// A cache in a given directory (created if needed, opened and checked
+    /// on first use).
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         CompiledCache {
             dir: Some(dir.into()),
+            opened: Arc::new(OnceLock::new()),
         }
     }
 
@@ -104,61 +210,57 @@ impl CompiledCache {
         self.dir.as_deref()
     }
 
-    /// The directory, created private if missing, if it is safe to use.
-    fn usable_dir(&self) -> Option<&Path> {
-        let dir = self.dir.as_deref()?;
-        if !dir.is_dir() {
-            let mut b = std::fs::DirBuilder::new();
-            b.recursive(true);
-            #[cfg(unix)]
-            std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-            b.create(dir).ok()?;
+    /// The opened folder, if caching is on and the folder is safe to use
+    /// (a warning, once, when it is not).
+    fn usable(&self) -> Option<&Opened> {
+        let path = self.dir.as_deref()?;
+        let opened = self
+            .opened
+            .get_or_init(|| {
+                let open = CacheDir::open(path).and_then(|dir| {
+                    let secret =
+                        secret(&dir).map_err(|e| format!("{}: {e}", dir.path().display()))?;
+                    Ok(Opened { dir, secret })
+                });
+                open.map_err(|why| warn_unusable(path, &why)).ok()
+            })
+            .as_ref()?;
+        // Its mode or owner may have changed since.
+        if let Err(why) = opened.dir.still_private() {
+            warn_unusable(path, &why);
+            return None;
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::symlink_metadata(dir).ok()?;
-            if !m.is_dir()
-                || m.uid() != rustix::process::geteuid().as_raw()
-                || m.mode() & 0o022 != 0
-            {
-                return None;
-            }
-        }
-        Some(dir)
+        Some(opened)
     }
 
-    /// The compiled component for `wasm` (whose sha256 is `digest`): from
-    /// the cache when a verified artifact is there, else compiled (and
-    /// stored).
+    /// The compiled component for `wasm` (whose digest is `digest`): from
+    /// the cache when an artifact with a valid tag is there, else compiled
+    /// (and stored).
     pub fn load_or_compile(
         &self,
         engine: &Engine,
         wasm: &[u8],
         digest: &str,
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
-        let Some(dir) = self.usable_dir() else {
+        let Some(opened) = self.usable() else {
             return Ok((Component::new(engine, wasm)?, CacheOutcome::Compiled));
         };
-        let key = format!("{digest}-{}", engine_key(engine));
-        let art = dir.join(format!("{key}.cwasm"));
-        let sum = dir.join(format!("{key}.cwasm.sha256"));
-        if let (Ok(bytes), Ok(recorded)) = (std::fs::read(&art), std::fs::read_to_string(&sum)) {
-            if recorded.trim() == sha256_hex(&bytes) {
-                // SAFETY: the artifact was written by `precompile_component`
-                // of an engine with the same compatibility hash, into a
-                // directory only this user can write, and its digest
-                // matches the one recorded when it was written, so the
-                // bytes are what wasmtime produced.
-                if let Ok(c) = unsafe { Component::deserialize(engine, &bytes) } {
-                    return Ok((c, CacheOutcome::Hit));
-                }
+        let name = format!("{digest}-{}.cwasm", engine_key(engine));
+        if let Some(code) = opened.verified(&name) {
+            // SAFETY: `code` is the bytes, held in memory, whose tag was
+            // checked: only a holder of this user's secret (this user's
+            // wloc, which writes only what `precompile_component` of an
+            // engine with the same compatibility hash produced) can tag
+            // them, and the name in the tag is this component's and this
+            // engine's.
+            if let Ok(c) = unsafe { Component::deserialize(engine, code.as_slice()) } {
+                return Ok((c, CacheOutcome::Hit));
             }
         }
         let bytes = engine.precompile_component(wasm)?;
         // SAFETY: these bytes were just produced by this engine.
         let component = unsafe { Component::deserialize(engine, &bytes)? };
-        let outcome = match store(&art, &sum, &bytes) {
+        let outcome = match opened.store(&name, bytes) {
             Ok(()) => CacheOutcome::Stored,
             Err(_) => CacheOutcome::Compiled,
         };
@@ -166,22 +268,141 @@ impl CompiledCache {
     }
 }
 
-/// Writes an artifact and its digest, each through a temporary file and a
-/// rename, so that readers never see half a file.
-fn store(art: &Path, sum: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let write = |path: &Path, data: &[u8]| -> std::io::Result<()> {
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all().ok();
-        drop(f);
-        std::fs::rename(&tmp, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
+impl Opened {
+    /// The code of the artifact `name`, if it is there and its tag is
+    /// valid.
+    fn verified(&self, name: &str) -> Option<Vec<u8>> {
+        let mut bytes = self.dir.read(name).ok()??;
+        let at = bytes.len().checked_sub(TAG_BYTES)?;
+        let ok = tag(&self.secret, name, &bytes[..at])
+            .verify_slice(&bytes[at..])
+            .is_ok();
+        ok.then(|| {
+            bytes.truncate(at);
+            bytes
         })
-    };
-    // The digest goes last: an artifact without a matching digest is
-    // never loaded.
-    let _ = std::fs::remove_file(sum);
-    write(art, bytes)?;
-    write(sum, sha256_hex(bytes).as_bytes())
+    }
+
+    /// Stores the artifact `name`: its code, then its tag, in one file
+    /// that replaces any earlier one at once.
+    fn store(&self, name: &str, mut code: Vec<u8>) -> std::io::Result<()> {
+        let t = tag(&self.secret, name, &code).finalize().into_bytes();
+        code.extend_from_slice(&t);
+        // The digest file of the earlier format, if any, is of no use.
+        let _ = self.dir.remove(&format!("{name}.sha256"));
+        self.dir.replace(name, &code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(&crate::engine_config::engine_config()).unwrap()
+    }
+
+    fn fresh(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("wloc-cache-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn stores_hits_and_refuses_what_it_did_not_tag() {
+        let d = fresh("tags");
+        let e = engine();
+        let wasm = crate::builtin::synthetic_wasm();
+        let digest = component_digest(wasm);
+        let cache = CompiledCache::at(&d);
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Stored
+        );
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Hit
+        );
+        let secret = std::fs::metadata(d.join(SECRET_FILE)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(secret.permissions().mode() & 0o777, 0o600);
+        let name = format!("{digest}-{}.cwasm", engine_key(&e));
+        let stored = std::fs::read(d.join(&name)).unwrap();
+
+        // Other code, with the sha256 file the earlier format trusted:
+        // refused, compiled again and stored over it.
+        let code = &stored[..stored.len() - TAG_BYTES];
+        let mut forged = code.to_vec();
+        let mid = forged.len() / 2;
+        forged[mid] ^= 1;
+        std::fs::write(
+            d.join(format!("{name}.sha256")),
+            wloc_trust::digest::sha256_hex(&forged),
+        )
+        .unwrap();
+        std::fs::write(d.join(&name), &forged).unwrap();
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Stored
+        );
+        assert!(!d.join(format!("{name}.sha256")).exists());
+
+        // A tag made with another key.
+        let mut other = code.to_vec();
+        other.extend_from_slice(&tag(&[7; TAG_BYTES], &name, code).finalize().into_bytes());
+        std::fs::write(d.join(&name), &other).unwrap();
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Stored
+        );
+
+        // A valid artifact under another component's name.
+        let other_name = format!("{}-{}.cwasm", "0".repeat(64), engine_key(&e));
+        let opened = cache.usable().unwrap();
+        assert!(opened.verified(&name).is_some());
+        std::fs::copy(d.join(&name), d.join(&other_name)).unwrap();
+        assert!(opened.verified(&other_name).is_none());
+
+        // A cut file.
+        std::fs::write(d.join(&name), &stored[..10]).unwrap();
+        assert!(opened.verified(&name).is_none());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn an_unusable_folder_means_no_cache_not_an_error() {
+        let d = fresh("unusable");
+        let e = engine();
+        let wasm = crate::builtin::synthetic_wasm();
+        let digest = component_digest(wasm);
+        // A trailing '/'.
+        let cache = CompiledCache::at(format!("{}/", d.display()));
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Compiled
+        );
+        assert!(!d.exists());
+        // A secret that is not private.
+        std::fs::create_dir(&d).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(d.join(SECRET_FILE), [1u8; TAG_BYTES]).unwrap();
+        std::fs::set_permissions(d.join(SECRET_FILE), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        let cache = CompiledCache::at(&d);
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Compiled
+        );
+        // A secret of the wrong size.
+        std::fs::set_permissions(d.join(SECRET_FILE), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
+        std::fs::write(d.join(SECRET_FILE), [1u8; 5]).unwrap();
+        let cache = CompiledCache::at(&d);
+        assert_eq!(
+            cache.load_or_compile(&e, wasm, &digest).unwrap().1,
+            CacheOutcome::Compiled
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

@@ -46,7 +46,7 @@ impl Runtime {
         adm: &Admission,
         wasm: &[u8],
     ) -> Result<LoadedComponent, ComponentError> {
-        self.load_granted(adm, wasm, &cache::sha256_hex(wasm), &[])
+        self.load_granted(adm, wasm, &cache::component_digest(wasm), &[])
     }
 
     /// Loads a built-in component the policy admitted, from the code

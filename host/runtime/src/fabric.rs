@@ -73,7 +73,7 @@ impl Runtime {
         adm: &Admission,
         wasm: &[u8],
     ) -> Result<LoadedFabricReader, ComponentError> {
-        let digest = cache::sha256_hex(wasm);
+        let digest = cache::component_digest(wasm);
         self.load_fabric(adm, wasm, &digest, &[])
     }
 

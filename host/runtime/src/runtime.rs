@@ -133,7 +133,7 @@ impl Runtime {
         name: &str,
         wasm: &[u8],
     ) -> Result<Loaded<W>, ComponentError> {
-        let digest = cache::sha256_hex(wasm);
+        let digest = cache::component_digest(wasm);
         let err = |kind| ComponentError::new(name, &digest, kind);
         let (component, outcome) = self
             .cache

@@ -1,5 +1,5 @@
 //! The compiled cache: stored once, loaded after, refused when tampered
-//! with or when its folder is not private.
+//! with (its tag no longer matches) or when its folder is not private.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -37,7 +37,7 @@ fn stores_then_hits_then_recompiles_what_was_tampered_with() {
     let name = arts[0].file_name().unwrap().to_str().unwrap().to_string();
     assert!(name.starts_with(c.digest()), "{name}");
 
-    // One flipped byte: the digest check fails, the artifact is rebuilt.
+    // One flipped byte: the tag check fails, the artifact is rebuilt.
     let mut bytes = std::fs::read(&arts[0]).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
@@ -49,12 +49,15 @@ fn stores_then_hits_then_recompiles_what_was_tampered_with() {
         CacheOutcome::Hit
     );
 
-    // A missing digest file: never loaded.
-    std::fs::remove_file(arts[0].with_extension("cwasm.sha256")).unwrap();
+    // A new secret (another runtime, the old one removed): the artifact
+    // tagged under the old one is never loaded.
+    std::fs::remove_file(dir.join("hmac-key")).unwrap();
+    let rt2 = Runtime::with_cache(CompiledCache::at(&dir)).unwrap();
     assert_eq!(
-        rt.load("synthetic", wasm).unwrap().cache_outcome(),
+        rt2.load("synthetic", wasm).unwrap().cache_outcome(),
         CacheOutcome::Stored
     );
+    let rt = rt2;
 
     // A folder others may write to is not used at all.
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();

@@ -180,7 +180,7 @@ fn list(policy: &Policy) -> super::Result {
         }
     }
     for (source, bytes, builtin) in rows {
-        let digest = wloc_runtime::cache::sha256_hex(&bytes);
+        let digest = wloc_runtime::cache::component_digest(&bytes);
         let label = Path::new(&source)
             .file_stem()
             .map_or(source.clone(), |s| s.to_string_lossy().into_owned());
@@ -343,7 +343,7 @@ fn sign(
         "{}: signed by {}, sha256:{}",
         out.display(),
         signing::public_key(&k),
-        wloc_runtime::cache::sha256_hex(&signed)
+        wloc_runtime::cache::component_digest(&signed)
     )?;
     Ok(())
 }
@@ -470,7 +470,7 @@ fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
     let path = policy_file(policy_path);
     let text = if Path::new(target).is_file() {
         let bytes = read_component(Path::new(target))?;
-        let digest = wloc_runtime::cache::sha256_hex(&bytes);
+        let digest = wloc_runtime::cache::component_digest(&bytes);
         let name = manifest::inspect(&bytes)
             .ok()
             .and_then(|i| i.manifest)

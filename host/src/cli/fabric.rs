@@ -234,7 +234,7 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
             // A third-party reader gets the same file-size limit as the
             // built-in one (the policy may narrow it): fabric files are
             // larger than the 1 MiB other components are limited to.
-            let digest = wloc_runtime::cache::sha256_hex(&bytes);
+            let digest = wloc_runtime::cache::component_digest(&bytes);
             let adm = enforce::admit_known(
                 policy,
                 &bytes,
