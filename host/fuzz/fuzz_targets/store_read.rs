@@ -1,11 +1,12 @@
-//! Arbitrary bytes as a topology store and as wloc's topology diff: the
-//! readers must return data or an error, never panic; what a store gives
-//! must match its checksums, and a diff that parses must apply or be
-//! refused.
+//! Arbitrary bytes as a topology store, as squeezed lines and as wloc's
+//! topology diff: the readers must return data or an error, never panic;
+//! what a store gives must match its checksums, squeezed lines decode
+//! within their budget and to at most a fixed multiple of their size,
+//! and a diff that parses must apply or be refused.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc_store::{topodiff, Store};
+use wloc_store::{squeeze, topodiff, Store};
 
 const OLD: &str = "<topology version=\"3.0\">\n  <object type=\"Machine\" os_index=\"0\">\n    <info name=\"A\" value=\"1\"/>\n  </object>\n</topology>\n";
 
@@ -18,7 +19,20 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = s.get("node001");
     }
-    // Stores made from the input round-trip.
+    let lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if let Ok(t) = squeeze::unsqueeze_bounded(&lines, 4096) {
+        assert!(t.len() <= 4096);
+    }
+    if let Ok(t) = squeeze::unsqueeze_bounded(&lines, usize::MAX) {
+        assert!(
+            t.len() <= 256 * (data.len() + 1),
+            "{} from {}",
+            t.len(),
+            data.len()
+        );
+    }
+    // Stores made from the input round-trip (or are refused as too large
+    // for the size of their squeezed lines).
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(d) = topodiff::parse(text) {
             for reverse in [false, true] {
@@ -29,9 +43,12 @@ fuzz_target!(|data: &[u8]| {
             ("a".to_string(), OLD.to_string()),
             ("b".to_string(), text.to_string()),
         ];
-        let (bytes, _) =
-            wloc_store::pack(nodes, |_| {}).expect("packing never fails on distinct names");
-        let mut s = Store::from_bytes(bytes).expect("a packed store opens");
-        assert_eq!(s.get("b").expect("a packed node reads back"), text);
+        match wloc_store::pack(nodes, |_| {}) {
+            Ok((bytes, _)) => {
+                let mut s = Store::from_bytes(bytes).expect("a packed store opens");
+                assert_eq!(s.get("b").expect("a packed node reads back"), text);
+            }
+            Err(e) => assert!(e.0.contains("too large for the store"), "{e}"),
+        }
     }
 });

@@ -51,6 +51,17 @@
 //! whole model is needed (restriction, type filters, the XML or console
 //! writers).
 //!
+//! An image names each distinct set and string once and counts, rather
+//! than stores, a set's leading zero words, so its topology can be many
+//! times its size once every object has its own sets at full width.
+//! Adopting allocates nothing of that (sets are built one query at a
+//! time, each at most 2^14 words); [`AdoptedTopology::to_topology`]
+//! computes from the image what the topology would take and refuses,
+//! before building anything, an image asking more than [`REBUILD_SLACK`]
+//! (64 MiB) plus [`REBUILD_RATIO`] (128) bytes per byte of the image.
+//! Error messages quote at most [`QUOTE_MAX`] bytes of what the image
+//! holds.
+//!
 //! # A file changed under a reader
 //!
 //! A shared mapping of a regular file that someone truncates raises
@@ -111,6 +122,7 @@ use rkyv::util::AlignedVec;
 use wloc_core::object::Depth;
 use wloc_core::Topology;
 
+pub use rebuild::{REBUILD_RATIO, REBUILD_SLACK};
 pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef, ObjRef};
 
 /// First bytes of every image.
@@ -199,6 +211,23 @@ impl std::error::Error for ImageError {
             _ => None,
         }
     }
+}
+
+/// Longest part of the image quoted in an error message, in bytes.
+pub const QUOTE_MAX: usize = 200;
+
+/// `s` cut to [`QUOTE_MAX`] bytes at a character boundary (`...` and the
+/// full length marking a cut): error messages quote what the image holds
+/// (sets, names), which a hostile image makes as long as it likes.
+pub(crate) fn clip(s: &str) -> String {
+    if s.len() <= QUOTE_MAX {
+        return s.to_string();
+    }
+    let mut end = QUOTE_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
 }
 
 fn io_err(path: Option<&Path>) -> impl FnOnce(std::io::Error) -> ImageError + '_ {

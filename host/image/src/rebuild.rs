@@ -2,6 +2,15 @@
 //! does: objects attached under their parents in table order (so every
 //! child list keeps its order), topology-wide data attached, then
 //! [`Topology::finish`] and the consistency check.
+//!
+//! An image stores each distinct set, string and attribute once and
+//! objects name them by index, and a set's leading zero words are only
+//! counted, not stored; the rebuilt topology gives every object its own
+//! copies, at full width. So a small image can describe a topology many
+//! times its size: what the rebuild would allocate is computed from the
+//! image first, and an image asking more than [`REBUILD_SLACK`] plus
+//! [`REBUILD_RATIO`] bytes per byte of the image is refused before
+//! anything is built.
 
 use wloc_core::cpukinds::CpuKind;
 use wloc_core::distances::Distances;
@@ -14,7 +23,71 @@ use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit};
 use crate::view::{
     cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string, total_memory,
 };
-use crate::ImageError;
+use crate::{clip, ImageError};
+
+/// The most a rebuild may allocate for any image (see the module
+/// documentation), plus [`REBUILD_RATIO`] bytes per byte of the image.
+pub const REBUILD_SLACK: u64 = 64 << 20;
+/// See [`REBUILD_SLACK`]. A real machine's image rebuilds into about 10
+/// to 20 times its size (objects of 336 bytes for about 50 bytes of
+/// image each); sets at full width grow with the number of PUs, to about
+/// 60 times for 16,384 PUs.
+pub const REBUILD_RATIO: u64 = 128;
+
+/// What rebuilding `b` allocates, in bytes, estimated from the image
+/// alone (a bound, not the exact figure): the objects, every object's
+/// copy of its sets at full width, of its name, subtype and infos, and
+/// the topology-wide sets.
+pub(crate) fn rebuild_cost(b: &ArchivedBody) -> u64 {
+    let nsets = b.set_skip.len();
+    // Bytes of each set, rebuilt (8 per word, skipped words included).
+    let set_bytes: Vec<u64> = (0..nsets)
+        .map(|s| {
+            let stored = b.set_start[s + 1].to_native() - b.set_start[s].to_native();
+            8 * (u64::from(b.set_skip[s].to_native()) + u64::from(stored))
+        })
+        .collect();
+    let set = |s: usize| set_bytes.get(s).copied().unwrap_or(0);
+    let string = |s: usize| b.strings.get(s).map_or(0, |s| s.len() as u64);
+    let n = b.ty.len() as u64;
+    let mut cost = n * (std::mem::size_of::<wloc_core::object::Object>() as u64 + 32);
+    for col in [
+        &b.cpuset,
+        &b.complete_cpuset,
+        &b.nodeset,
+        &b.complete_nodeset,
+    ] {
+        col.each(|_, v| {
+            if v != 0 {
+                cost = cost.saturating_add(set(v as usize - 1));
+            }
+        });
+    }
+    for col in [&b.subtype, &b.name] {
+        col.each(|_, v| {
+            if v != 0 {
+                cost = cost.saturating_add(string(v as usize - 1));
+            }
+        });
+    }
+    let info = std::mem::size_of::<Info>() as u64;
+    for [k, v] in b.obj_infos.iter() {
+        cost = cost
+            .saturating_add(info + string(k.to_native() as usize) + string(v.to_native() as usize));
+    }
+    let mut sets = vec![b.allowed_cpuset.to_native(), b.allowed_nodeset.to_native()];
+    sets.extend(b.cpukinds.iter().map(|k| k.cpuset.to_native()));
+    sets.extend(b.memtiers.iter().map(|t| t.nodeset.to_native()));
+    sets.extend(b.pci_localities.iter().map(|p| p.cpuset.to_native()));
+    for m in b.memattrs.iter() {
+        sets.extend(m.values.iter().filter_map(|v| match &v.initiator {
+            ArchivedInit::CpuSet(s) => Some(s.to_native()),
+            _ => None,
+        }));
+    }
+    sets.iter()
+        .fold(cost, |c, &s| c.saturating_add(set(s as usize)))
+}
 
 fn infos(v: &[ArchivedInfo]) -> Vec<Info> {
     v.iter()
@@ -45,8 +118,20 @@ fn fill(obj: &mut Object, b: &ArchivedBody, i: usize) {
     obj.total_memory = total_memory(b, i);
 }
 
-/// Rebuilds the topology of a validated body into `t`.
-pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError> {
+/// Rebuilds the topology of a validated body of `image_len` bytes into
+/// `t`, after checking what it would allocate (see [`REBUILD_SLACK`]).
+pub fn rebuild(
+    b: &ArchivedBody,
+    mut t: Topology,
+    image_len: usize,
+) -> Result<Topology, ImageError> {
+    let cost = rebuild_cost(b);
+    let limit = REBUILD_SLACK.saturating_add(REBUILD_RATIO.saturating_mul(image_len as u64));
+    if cost > limit {
+        return Err(ImageError::Invalid(format!(
+            "its topology would take about {cost} bytes to build, more than {limit} ({REBUILD_SLACK} plus {REBUILD_RATIO} per byte of the image)"
+        )));
+    }
     let n = b.ty.len();
     // The children runs, computed once (the view finds one by binary
     // search).
@@ -78,7 +163,9 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
         fill(&mut obj, b, i);
         let parent = ids[b.parent.get(i) as usize];
         let gp = obj.gp_index;
-        ids[i] = t.insert_by_parent(parent, obj);
+        ids[i] = t.insert_by_parent(parent, obj).map_err(|e| {
+            ImageError::Invalid(format!("the image describes an invalid topology: {e}"))
+        })?;
         t.reserve_gp_index(gp);
         stack.extend(run(i).rev());
     }
@@ -141,11 +228,18 @@ pub fn rebuild(b: &ArchivedBody, mut t: Topology) -> Result<Topology, ImageError
             cpuset: cpuset(b, p.cpuset.to_native()),
         })
         .collect();
+    // (The messages quote sets and names of the image: clipped.)
     t.finish().map_err(|e| {
-        ImageError::Invalid(format!("the image describes an invalid topology: {e}"))
+        ImageError::Invalid(format!(
+            "the image describes an invalid topology: {}",
+            clip(&e.to_string())
+        ))
     })?;
     t.check().map_err(|e| {
-        ImageError::Invalid(format!("the image describes an inconsistent topology: {e}"))
+        ImageError::Invalid(format!(
+            "the image describes an inconsistent topology: {}",
+            clip(&e.to_string())
+        ))
     })?;
     Ok(t)
 }

@@ -448,3 +448,43 @@ fn structural_refusals() {
     *b.set_start.last_mut().unwrap() += 1;
     refused(&b, "set run past the words");
 }
+
+#[test]
+fn a_rebuild_asking_more_than_its_budget_is_refused_before_building() {
+    let t = synth("pack:4 core:16 pu:16");
+    let mut body = format::body_of(&t);
+    let real = image_of(&body);
+    let cost = rebuild::rebuild_cost(adopt_bytes(&real).unwrap().body());
+    // The estimate bounds the objects at least, and a real machine is far
+    // inside its budget.
+    assert!(cost > 1000 * 336, "{cost}");
+    assert!(cost < REBUILD_SLACK, "{cost}");
+    assert!(adopt_bytes(&real).unwrap().to_topology().is_ok());
+    // Every set now skips as many zero words as a set may have: the image
+    // keeps its size, its topology would take about 570 MB.
+    for s in 0..body.set_skip.len() {
+        let stored = body.set_start[s + 1] - body.set_start[s];
+        body.set_skip[s] = (1 << 14) - stored;
+    }
+    let bytes = image_of(&body);
+    assert!(bytes.len() < real.len() + 64);
+    // Adopted, it answers (one set at a time, each at most 128 KB)...
+    let img = adopt_bytes(&bytes).unwrap();
+    let pu = img.objs_by_type(ObjType::PU)[5];
+    assert_eq!(pu.cpuset().unwrap().first(), Some(((1 << 14) - 1) * 64 + 5));
+    // ...and building it is refused before anything is built.
+    let cost = rebuild::rebuild_cost(img.body());
+    let limit = REBUILD_SLACK + REBUILD_RATIO * bytes.len() as u64;
+    assert!(cost > 4 * limit, "{cost} for {limit}");
+    let e = img.to_topology().unwrap_err().to_string();
+    assert!(e.contains("its topology would take about"), "{e}");
+    assert!(e.len() < 300, "{e}");
+}
+
+#[test]
+fn quoted_parts_of_an_image_are_short() {
+    assert_eq!(clip("abc"), "abc");
+    let long = "é".repeat(300);
+    let c = clip(&long);
+    assert!(c.len() < 230 && c.ends_with("(600 bytes)"), "{c}");
+}

@@ -596,7 +596,7 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
             if !ok {
                 return Err(bad(format!(
                     "memory attribute {}: a value refers to an object or set past its table",
-                    m.name
+                    crate::clip(&m.name)
                 )));
             }
         }

@@ -185,8 +185,12 @@ impl AdoptedTopology {
             Backing::Mapped(m) => &m[..],
         };
         let body = check_header(bytes)?;
-        let archived = rkyv::access::<ArchivedBody, rkyv::rancor::Error>(body)
-            .map_err(|e| ImageError::Invalid(format!("malformed archive: {e}")))?;
+        let archived = rkyv::access::<ArchivedBody, rkyv::rancor::Error>(body).map_err(|e| {
+            ImageError::Invalid(format!(
+                "malformed archive: {}",
+                crate::clip(&e.to_string())
+            ))
+        })?;
         crate::validate::tree(archived)?;
         let w = &bytes[40..64];
         let end = w.iter().position(|&b| b == 0).unwrap_or(w.len());
@@ -445,7 +449,7 @@ impl AdoptedTopology {
     /// Builds the image's topology into `base`, whose type filters and
     /// flags (`include_disallowed`) apply as when loading an XML file.
     pub fn to_topology_into(&self, base: Topology) -> Result<Topology, ImageError> {
-        crate::rebuild::rebuild(self.body(), base)
+        crate::rebuild::rebuild(self.body(), base, self.image_len())
     }
 }
 

@@ -13,6 +13,13 @@
 //! Every text round-trips exactly: a line that the transform could
 //! confuse (one holding a byte from 0x01 to 0x08, 0x0b or 0x0c, or an odd or very deep
 //! indentation) is kept whole behind an escape byte.
+//!
+//! Decoding squeezed lines read from a file is bounded: a marker copies
+//! only the value just before it (text of the line itself, never an
+//! earlier copy), so a line's text is at most a fixed multiple of its
+//! bytes (252 spaces for one indentation byte is the most), and
+//! [`unsqueeze_bounded`] and [`Unsqueezer`] take an output budget and
+//! refuse as soon as the text would pass it.
 
 /// Escape: the rest of the line is the original line.
 const RAW: u8 = 0x01;
@@ -103,36 +110,46 @@ fn squeeze_complete(line: &[u8], open: &Needle, marker: u8, out: &mut Vec<u8>) {
     out.extend_from_slice(&line[at..]);
 }
 
-fn unsqueeze_complete(line: &[u8], key: &[u8], marker: u8) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(line.len() + 64);
-    static FINDERS: std::sync::OnceLock<[memchr::memmem::FinderRev<'static>; 2]> =
-        std::sync::OnceLock::new();
-    let finders = FINDERS.get_or_init(|| {
-        [
-            memchr::memmem::FinderRev::new(b" cpuset=\""),
-            memchr::memmem::FinderRev::new(b" nodeset=\""),
-        ]
-    });
-    let finder = &finders[usize::from(key == b"nodeset")];
-    let open = finder.needle();
+/// Expands every `marker` of `line` (a line whose tokens are already
+/// expanded) into ` complete_KEY="VALUE"`, VALUE being the text between
+/// the last two quotes before the marker, which must be preceded by
+/// ` KEY="`: exactly where [`squeeze_complete`] puts a marker (its value
+/// holds no quote). So a value is always text of the line itself, never
+/// what an earlier marker copied (that one is preceded by `_KEY="`): the
+/// output is at most about twice the line, whatever the markers. Refuses
+/// as soon as the output would pass `limit` bytes.
+fn unsqueeze_complete(
+    line: &[u8],
+    open: &[u8],
+    marker: u8,
+    limit: usize,
+) -> Result<Vec<u8>, UnsqueezeError> {
+    let key = &open[1..open.len() - 2];
+    let mut out = Vec::with_capacity((line.len() + 64).min(limit));
     let mut at = 0;
     while let Some(m) = memchr::memchr(marker, &line[at..]) {
         out.extend_from_slice(&line[at..at + m]);
         at += m + 1;
-        // The value is between the last ` KEY="` and the closing quote.
-        let p = finder.rfind(&out)?;
-        if out.last() != Some(&b'"') || out.len() < p + open.len() + 1 {
-            return None;
+        if out.last() != Some(&b'"') {
+            return Err(UnsqueezeError::Corrupt);
         }
-        let (v0, v1) = (p + open.len(), out.len() - 1);
+        let close = out.len() - 1;
+        let v0 = memchr::memrchr(b'"', &out[..close]).ok_or(UnsqueezeError::Corrupt)? + 1;
+        if !out[..v0].ends_with(open) {
+            return Err(UnsqueezeError::Corrupt);
+        }
+        let grown = out.len() + 12 + key.len() + (close - v0) + 1;
+        if grown > limit {
+            return Err(UnsqueezeError::TooLong { budget: limit });
+        }
         out.extend_from_slice(b" complete_");
         out.extend_from_slice(key);
         out.extend_from_slice(b"=\"");
-        out.extend_from_within(v0..v1);
+        out.extend_from_within(v0..close);
         out.push(b'"');
     }
     out.extend_from_slice(&line[at..]);
-    Some(out)
+    Ok(out)
 }
 
 /// The squeezed form of one line; `gp` is the last gp_index seen.
@@ -218,19 +235,37 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&d[i..]);
 }
 
-fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
-    let (&first, rest) = line.split_first()?;
+/// Appends the text of one squeezed line to `out`, refusing as soon as
+/// `out` would pass `limit` bytes.
+fn unsqueeze_line(
+    line: &[u8],
+    gp: &mut u64,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Result<(), UnsqueezeError> {
+    use UnsqueezeError::Corrupt;
+    let too_long = UnsqueezeError::TooLong { budget: limit };
+    let (&first, rest) = line.split_first().ok_or(Corrupt)?;
     if first == RAW {
+        if out.len() + rest.len() > limit {
+            return Err(too_long);
+        }
         out.extend_from_slice(rest);
-        return Some(());
+        return Ok(());
     }
     if first < INDENT {
-        return None;
+        return Err(Corrupt);
     }
-    out.resize(out.len() + 2 * (first - INDENT) as usize, b' ');
+    let indent = 2 * (first - INDENT) as usize;
+    // What is left of the budget for the rest of the line. Every step
+    // below only makes the line longer (a token is longer than its code,
+    // a gp_index sequence of at least 3 bytes becomes at least 23), so a
+    // step that passes it is refused at once.
+    let room = limit.checked_sub(out.len() + indent).ok_or(too_long)?;
+    out.resize(out.len() + indent, b' ');
     // Tokens, copying the runs of plain bytes between them whole (all
     // the codes are below 0x0d).
-    let mut b = Vec::with_capacity(rest.len() + 64);
+    let mut b = Vec::with_capacity((rest.len() + 64).min(room));
     let mut i = 0;
     while i < rest.len() {
         let j = rest[i..]
@@ -243,30 +278,58 @@ fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
             Some((_, t)) => b.extend_from_slice(t),
             None => b.push(c),
         }
+        if b.len() > room {
+            return Err(too_long);
+        }
         i = j + 1;
     }
+    if b.len() > room {
+        return Err(too_long);
+    }
     let b = if b.contains(&CNODE) {
-        unsqueeze_complete(&b, b"nodeset", CNODE)?
+        unsqueeze_complete(&b, b" nodeset=\"", CNODE, room)?
     } else {
         b
     };
     let b = if b.contains(&CCPU) {
-        unsqueeze_complete(&b, b"cpuset", CCPU)?
+        unsqueeze_complete(&b, b" cpuset=\"", CCPU, room)?
     } else {
         b
     };
     let mut i = 0;
     while i < b.len() {
         let Some(g) = memchr::memchr(GP, &b[i..]) else {
+            if out.len() + (b.len() - i) > limit {
+                return Err(too_long);
+            }
             out.extend_from_slice(&b[i..]);
             break;
         };
+        if out.len() + g > limit {
+            return Err(too_long);
+        }
         out.extend_from_slice(&b[i..i + g]);
         i += g;
-        let end = b[i..].iter().position(|&c| c == GP_END)? + i;
-        let delta: i128 = core::str::from_utf8(&b[i + 1..end]).ok()?.parse().ok()?;
-        let n = u64::try_from(*gp as i128 + delta).ok()?;
+        let end = b[i..].iter().position(|&c| c == GP_END).ok_or(Corrupt)? + i;
+        // Only the digits [`squeeze_line`] writes (no sign but `-`, no
+        // leading zero): then the text of a sequence is never shorter than
+        // the sequence, which the budget checks above rely on.
+        let delta: i128 = core::str::from_utf8(&b[i + 1..end])
+            .ok()
+            .filter(|d| {
+                let digits = d.strip_prefix('-').unwrap_or(d);
+                digits.bytes().all(|c| c.is_ascii_digit())
+                    && (digits == "0" && !d.starts_with('-')
+                        || !digits.is_empty() && !digits.starts_with('0'))
+            })
+            .and_then(|d| d.parse().ok())
+            .ok_or(Corrupt)?;
+        let n = u64::try_from(*gp as i128 + delta).map_err(|_| Corrupt)?;
         *gp = n;
+        let digits = n.checked_ilog10().map_or(1, |d| d as usize + 1);
+        if out.len() + 21 + 2 * digits > limit {
+            return Err(too_long);
+        }
         // Written piece by piece: format! here was a noticeable part of
         // the time to get a node.
         out.extend_from_slice(b" gp_index=\"");
@@ -276,7 +339,102 @@ fn unsqueeze_line(line: &[u8], gp: &mut u64, out: &mut Vec<u8>) -> Option<()> {
         out.push(b'"');
         i = end + 1;
     }
-    Some(())
+    Ok(())
+}
+
+/// Why squeezed lines do not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnsqueezeError {
+    /// They are not the squeezed lines of any text (corrupt data).
+    Corrupt,
+    /// Their text would be longer than `budget` bytes: decoding stopped
+    /// there.
+    TooLong {
+        /// The budget given to the decoder.
+        budget: usize,
+    },
+}
+
+impl std::fmt::Display for UnsqueezeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnsqueezeError::Corrupt => f.write_str("the squeezed lines do not decode"),
+            UnsqueezeError::TooLong { budget } => {
+                write!(f, "the decoded text would be longer than {budget} bytes")
+            }
+        }
+    }
+}
+
+impl std::error::Error for UnsqueezeError {}
+
+/// A decoder of squeezed lines given one at a time, with an output
+/// budget: it refuses as soon as the text would pass it, so what it
+/// allocates is bounded by the budget whatever the lines hold.
+pub struct Unsqueezer {
+    gp: u64,
+    out: Vec<u8>,
+    budget: usize,
+    lines: usize,
+}
+
+impl Unsqueezer {
+    /// A decoder whose text may be at most `budget` bytes; `capacity` is
+    /// the size expected (what is reserved, never more than the budget).
+    pub fn new(budget: usize, capacity: usize) -> Unsqueezer {
+        Unsqueezer {
+            gp: 0,
+            out: Vec::with_capacity(capacity.min(budget)),
+            budget,
+            lines: 0,
+        }
+    }
+
+    /// Decodes the next line.
+    ///
+    /// # Errors
+    ///
+    /// The line is not a squeezed line, or the text would pass the budget.
+    pub fn push(&mut self, line: &[u8]) -> Result<(), UnsqueezeError> {
+        if self.lines > 0 {
+            if self.out.len() >= self.budget {
+                return Err(UnsqueezeError::TooLong {
+                    budget: self.budget,
+                });
+            }
+            self.out.push(b'\n');
+        }
+        self.lines += 1;
+        unsqueeze_line(line, &mut self.gp, &mut self.out, self.budget)
+    }
+
+    /// The text decoded so far.
+    ///
+    /// # Errors
+    ///
+    /// It is not UTF-8 (corrupt data).
+    pub fn finish(self) -> Result<String, UnsqueezeError> {
+        String::from_utf8(self.out).map_err(|_| UnsqueezeError::Corrupt)
+    }
+}
+
+/// The text whose squeezed lines are `lines`, at most `budget` bytes.
+///
+/// # Errors
+///
+/// They are not the squeezed lines of any text, or the text would be
+/// longer than `budget` (refused as soon as it is: nothing larger is
+/// allocated).
+pub fn unsqueeze_bounded<L: AsRef<[u8]>>(
+    lines: &[L],
+    budget: usize,
+) -> Result<String, UnsqueezeError> {
+    let squeezed: usize = lines.iter().map(|l| l.as_ref().len() + 1).sum();
+    let mut u = Unsqueezer::new(budget, squeezed.saturating_mul(2));
+    for l in lines {
+        u.push(l.as_ref())?;
+    }
+    u.finish()
 }
 
 /// The squeezed lines of `text` (split at `\n`; the part after the last
@@ -312,18 +470,11 @@ pub fn line_of<'a>(joined: &'a [u8], starts: &[usize], i: usize) -> &'a [u8] {
 }
 
 /// The text whose squeezed lines are `lines`, or `None` if they are not
-/// the squeezed lines of any text (corrupt data).
+/// the squeezed lines of any text (corrupt data). Without a budget: for
+/// lines this process squeezed; data read from a file goes through
+/// [`unsqueeze_bounded`].
 pub fn unsqueeze<L: AsRef<[u8]>>(lines: &[L]) -> Option<String> {
-    let mut gp = 0;
-    let squeezed: usize = lines.iter().map(|l| l.as_ref().len() + 1).sum();
-    let mut out = Vec::with_capacity(squeezed * 2);
-    for (n, l) in lines.iter().enumerate() {
-        if n > 0 {
-            out.push(b'\n');
-        }
-        unsqueeze_line(l.as_ref(), &mut gp, &mut out)?;
-    }
-    String::from_utf8(out).ok()
+    unsqueeze_bounded(lines, usize::MAX).ok()
 }
 
 #[cfg(test)]
@@ -352,7 +503,111 @@ mod tests {
         assert!(unsqueeze(&[b"\x80\x04-5\x05".to_vec()]).is_none());
     }
 
+    #[test]
+    fn doubling_markers_are_refused_at_once() {
+        // Each marker once copied everything after ` cpuset="`, earlier
+        // copies included: 40 markers made 2^40 times the line.
+        for (open, marker) in [(&b" cpuset=\""[..], CCPU), (&b" nodeset=\""[..], CNODE)] {
+            let mut line = b"\x80<object".to_vec();
+            line.extend_from_slice(open);
+            line.extend_from_slice(b"0x1\"");
+            line.extend(std::iter::repeat_n(marker, 40));
+            assert_eq!(
+                unsqueeze_bounded(&[line], usize::MAX),
+                Err(UnsqueezeError::Corrupt)
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_ending_like_an_opening_round_trips() {
+        // The value is ` cpuset=`: the text before the marker ends with an
+        // opening, which the decoder once took for the value's.
+        for t in [
+            " cpuset=\" cpuset=\" complete_cpuset=\" cpuset=\"",
+            " nodeset=\"a cpuset=\" complete_nodeset=\"a cpuset=\"\"x\" complete_cpuset=\"x\"",
+        ] {
+            assert_eq!(unsqueeze(&squeeze(t)).unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn the_budget_stops_decoding() {
+        let s = squeeze(DOC);
+        assert_eq!(unsqueeze_bounded(&s, DOC.len()).unwrap(), DOC);
+        assert_eq!(
+            unsqueeze_bounded(&s, DOC.len() - 1),
+            Err(UnsqueezeError::TooLong {
+                budget: DOC.len() - 1
+            })
+        );
+        // One byte is 252 spaces of indentation: refused before they are
+        // written.
+        let lines = vec![vec![0xfe_u8]; 1000];
+        assert_eq!(
+            unsqueeze_bounded(&lines, 10_000),
+            Err(UnsqueezeError::TooLong { budget: 10_000 })
+        );
+        let mut u = Unsqueezer::new(3, 1 << 30);
+        assert!(
+            u.out.capacity() < 1 << 20,
+            "the capacity is capped by the budget"
+        );
+        assert_eq!(u.push(b"\x01abc"), Ok(()));
+        assert_eq!(u.push(b"\x80"), Err(UnsqueezeError::TooLong { budget: 3 }));
+    }
+
+    /// A piece of a squeezed line, heavy in what the decoder expands.
+    fn piece() -> impl Strategy<Value = &'static [u8]> {
+        prop_oneof![
+            Just(&b" cpuset=\""[..]),
+            Just(&b" nodeset=\""[..]),
+            Just(&b"\""[..]),
+            Just(&[CCPU][..]),
+            Just(&[CNODE][..]),
+            Just(&b"\x04-3\x05"[..]),
+            Just(&b"\x0418446744073709551615\x05"[..]),
+            Just(&b"\x040\x05"[..]),
+            Just(&[0x06u8][..]),
+            Just(&[0x0bu8][..]),
+            Just(&b"x"[..]),
+            Just(&b"_"[..]),
+        ]
+    }
+
     proptest! {
+        #[test]
+        fn decoding_is_linear_and_within_its_budget(
+            lines in proptest::collection::vec(
+                (prop_oneof![Just(RAW), 0x80u8..=0xff],
+                 proptest::collection::vec(piece(), 0..24)),
+                0..12),
+            budget in 0usize..6000,
+        ) {
+            let lines: Vec<Vec<u8>> = lines
+                .into_iter()
+                .map(|(first, pieces)| {
+                    let mut l = vec![first];
+                    l.extend(pieces.concat());
+                    l
+                })
+                .collect();
+            let squeezed: usize = lines.iter().map(|l| l.len() + 1).sum();
+            if let Ok(t) = unsqueeze_bounded(&lines, usize::MAX) {
+                // At most 252 spaces for one byte; every other code less.
+                prop_assert!(t.len() <= 256 * squeezed, "{} from {squeezed}", t.len());
+                // Any budget at least its length gives it, any other refuses.
+                let b = unsqueeze_bounded(&lines, budget);
+                if budget >= t.len() {
+                    prop_assert_eq!(b.unwrap(), t);
+                } else {
+                    prop_assert_eq!(b, Err(UnsqueezeError::TooLong { budget }));
+                }
+            } else if let Ok(t) = unsqueeze_bounded(&lines, budget) {
+                prop_assert!(t.len() <= budget);
+            }
+        }
+
         #[test]
         fn any_text_round_trips(parts in proptest::collection::vec(prop_oneof![
             Just(" cpuset=\"0x1\""), Just(" complete_cpuset=\"0x1\""), Just(" nodeset=\"\""),
@@ -360,9 +615,17 @@ mod tests {
             Just(" gp_index=\"0\" id=\"obj0\""), Just("<object type=\""), Just("<info name=\""),
             Just("\" value=\""), Just("\n"), Just("  "), Just(" "), Just("\u{2}"), Just("\""),
             Just("é"), Just("x"), Just("\u{7}"), Just("\u{b}"), Just("<page_type size=\""), Just("\" count=\""),
+            Just(" cpuset="), Just(" nodeset="), Just("=\""),
         ], 0..60)) {
             let text: String = parts.concat();
-            prop_assert_eq!(unsqueeze(&squeeze(&text)).unwrap(), text);
+            let s = squeeze(&text);
+            prop_assert_eq!(unsqueeze_bounded(&s, text.len()).unwrap(), text.clone());
+            if !text.is_empty() {
+                prop_assert_eq!(
+                    unsqueeze_bounded(&s, text.len() - 1),
+                    Err(UnsqueezeError::TooLong { budget: text.len() - 1 })
+                );
+            }
         }
     }
 }

@@ -50,6 +50,18 @@
 //!
 //! Version 1 stores (per-node index chunks and CRC-32s) are refused with
 //! an error saying so: pack the topologies again.
+//!
+//! # Reading a store anyone may have made
+//!
+//! The checksums catch damage, not a hostile writer, so every size read
+//! from the file is bounded before it is used: a frame by [`MAX_FRAME`]
+//! and by [`FRAME_SLACK`] plus [`FRAME_RATIO`] per compressed byte, a
+//! document by [`MAX_DOCUMENT`] and by [`DOC_RATIO`] per squeezed byte
+//! plus [`DOC_SLACK`] (before decoding it, then as the decoder's output
+//! budget), a name by [`MAX_NAME`] (the block table is read one name at
+//! a time), a listing by [`LIST_SLACK`] plus [`LIST_RATIO`] per byte of
+//! the file, and every count by the bytes left to hold it. Errors quote at
+//! most 200 bytes of a name.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -90,6 +102,38 @@ const DICT_MAX: usize = 16 * 1024;
 /// [`REF_GROUP`] or [`BLOCK`] to hold one large topology; 256 MiB is far
 /// above the XML of the largest machines.
 pub const MAX_FRAME: usize = 256 << 20;
+/// A frame may hold at most this many bytes, decompressed, plus
+/// [`FRAME_RATIO`] per byte of its compressed form: zstd can make a frame
+/// tens of thousands of times smaller than its content, so a small file
+/// could otherwise declare (and hold) [`MAX_FRAME`]-sized frames. Real
+/// frames stay far inside (the largest ratio measured on the corpora, a
+/// group of near-identical references, is below 100).
+pub const FRAME_SLACK: usize = 1 << 20;
+/// See [`FRAME_SLACK`].
+pub const FRAME_RATIO: usize = 1024;
+/// Largest document a store holds (and a reader accepts to decode).
+pub const MAX_DOCUMENT: usize = 256 << 20;
+/// A document is at most this many bytes per byte of its squeezed lines
+/// (reference and diff), plus [`DOC_SLACK`]: checked before it is decoded,
+/// so that squeezed lines cannot declare more text than they may hold.
+/// The squeeze saves indentation, attribute names and repeated sets; on
+/// canonical documents it divides by about 2, by 35 at most on lines
+/// indented as deep as it encodes.
+pub const DOC_RATIO: usize = 64;
+/// See [`DOC_RATIO`].
+pub const DOC_SLACK: usize = 64 << 10;
+/// Longest node name, in bytes (names are file names; a store refuses
+/// longer ones when packed and when read).
+pub const MAX_NAME: usize = 1024;
+/// [`Store::entries`] holds the names and entries of the whole store: at
+/// most this many bytes plus [`LIST_RATIO`] per byte of the file. Names
+/// share their first bytes with the previous name in a block, so without
+/// a bound a small block could expand into gigabytes of names.
+pub const LIST_SLACK: usize = 64 << 20;
+/// See [`LIST_SLACK`].
+pub const LIST_RATIO: usize = 64;
+/// Longest part of a name or value quoted in an error message.
+const QUOTE_MAX: usize = 200;
 /// The dictionary is this fraction of the diff bytes it is trained on,
 /// chosen by measurement: 1/100 made the generated 500-node set 418x
 /// smaller (1/20: 345x, 1/50: 413x, 1/200: 381x) and the 10,000-node set
@@ -113,6 +157,35 @@ impl std::error::Error for StoreError {}
 
 fn corrupt(what: impl fmt::Display) -> StoreError {
     StoreError(format!("corrupt topology store: {what}"))
+}
+
+/// `s` for an error message: at most [`QUOTE_MAX`] bytes of it (cut at a
+/// character boundary, `...` marking the cut), so that a message about a
+/// hostile name stays short.
+pub fn quote(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.len() <= QUOTE_MAX {
+        return s.into();
+    }
+    let mut end = QUOTE_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len()).into()
+}
+
+/// Whether a frame of `len` bytes in the file may hold `raw` bytes (see
+/// [`FRAME_SLACK`]).
+fn frame_fits(raw: usize, len: usize) -> bool {
+    raw <= MAX_FRAME && raw <= FRAME_SLACK.saturating_add(FRAME_RATIO.saturating_mul(len))
+}
+
+/// The largest document `squeezed` bytes of squeezed lines may declare
+/// (see [`DOC_RATIO`]).
+fn doc_limit(squeezed: usize) -> usize {
+    DOC_RATIO
+        .saturating_mul(squeezed)
+        .saturating_add(DOC_SLACK)
+        .min(MAX_DOCUMENT)
 }
 
 // ------------------------------------------------------------ encoding
@@ -219,41 +292,58 @@ fn encode_diff(hunks: &[Hunk<&[u8]>]) -> Vec<u8> {
     out
 }
 
-/// The squeezed lines of a node from its reference's and its diff
-/// (borrowed from both: no line is copied).
-fn decode_diff<'a>(reference: &[&'a [u8]], diff: &'a [u8]) -> Result<Vec<&'a [u8]>, StoreError> {
+/// Decodes the squeezed lines of a node, from its reference's (`\n`
+/// separated) and its diff, into `out` one line at a time: nothing is
+/// held per line, so what a get allocates is the document (bounded by
+/// the decoder's budget), whatever the number of lines.
+fn decode_into(
+    reference: &[u8],
+    diff: &[u8],
+    out: &mut squeeze::Unsqueezer,
+) -> Result<(), StoreError> {
     let mut r = Reader {
         data: diff,
         at: 0,
         what: "node diff",
     };
+    let mut old = reference.split(|&b| b == b'\n');
+    let past = || corrupt("a node diff goes past the end of its reference");
     let n = r.count()?;
-    let mut out: Vec<&[u8]> = Vec::with_capacity(reference.len() + 8);
-    let mut at = 0usize;
     for _ in 0..n {
         let keep = r.size()?;
         let del = r.size()?;
         let add = r.count()?;
-        let end = at
-            .checked_add(keep)
-            .and_then(|x| x.checked_add(del))
-            .filter(|&e| e <= reference.len())
-            .ok_or_else(|| corrupt("a node diff goes past the end of its reference"))?;
-        out.extend_from_slice(&reference[at..at + keep]);
+        // (Each loop ends at the end of the reference at the latest.)
+        for _ in 0..keep {
+            push_line(out, old.next().ok_or_else(past)?)?;
+        }
+        for _ in 0..del {
+            old.next().ok_or_else(past)?;
+        }
         for _ in 0..add {
             let rest = &r.data[r.at..];
             let len = memchr::memchr(b'\n', rest)
                 .ok_or_else(|| corrupt("a line of a node diff is not ended"))?;
-            out.push(&rest[..len]);
+            push_line(out, &rest[..len])?;
             r.at += len + 1;
         }
-        at = end;
     }
     if r.at != diff.len() {
         return Err(corrupt("a node diff has trailing bytes"));
     }
-    out.extend_from_slice(&reference[at..]);
-    Ok(out)
+    for line in old {
+        push_line(out, line)?;
+    }
+    Ok(())
+}
+
+fn push_line(out: &mut squeeze::Unsqueezer, line: &[u8]) -> Result<(), StoreError> {
+    out.push(line).map_err(|e| match e {
+        squeeze::UnsqueezeError::Corrupt => corrupt("a document does not decode"),
+        squeeze::UnsqueezeError::TooLong { budget } => corrupt(format!(
+            "a document is longer than its recorded size ({budget} bytes)"
+        )),
+    })
 }
 
 // ------------------------------------------------------------ similarity
@@ -450,7 +540,26 @@ pub fn pack_prepared(
 ) -> Result<(Vec<u8>, PackStats), StoreError> {
     nodes.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(w) = nodes.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(StoreError(format!("two topologies are named '{}'", w[0].0)));
+        return Err(StoreError(format!(
+            "two topologies are named '{}'",
+            quote(&w[0].0)
+        )));
+    }
+    // What a reader refuses, refused here first.
+    for (name, p) in &nodes {
+        if name.len() > MAX_NAME {
+            return Err(StoreError(format!(
+                "the topology name '{}' is longer than {MAX_NAME} bytes",
+                quote(name)
+            )));
+        }
+        if p.len > doc_limit(p.joined.len()) {
+            return Err(StoreError(format!(
+                "the topology '{}' is too large for the store ({} bytes; at most {MAX_DOCUMENT}, and {DOC_RATIO} per byte once squeezed)",
+                quote(name),
+                p.len
+            )));
+        }
     }
     // Node indices of the references.
     let mut refs: Vec<usize> = Vec::new();
@@ -740,6 +849,15 @@ struct Block {
     frame: Frame,
 }
 
+/// A node's fields as its block's table gives them.
+#[derive(Clone, Copy)]
+struct Row {
+    size: usize,
+    reference: usize,
+    at: usize,
+    len: usize,
+}
+
 /// One node of a store, as its index lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -759,6 +877,8 @@ type Cached = Option<(usize, std::rc::Rc<Vec<u8>>)>;
 /// An open store.
 pub struct Store {
     source: Source,
+    /// The file's size, which bounds what listing it may expand.
+    file_len: u64,
     dict: Vec<u8>,
     groups: Vec<Frame>,
     refs: Vec<Place>,
@@ -878,6 +998,11 @@ impl Store {
         if at.checked_add(len as u64).is_none_or(|e| e > file_len) {
             return Err(corrupt("the index lies past the end of the file"));
         }
+        if !frame_fits(raw, len) {
+            return Err(corrupt(format!(
+                "the index says it holds {raw} bytes in a frame of {len} (at most {FRAME_SLACK} plus {FRAME_RATIO} per byte)"
+            )));
+        }
         let frame = source.read(at, len)?;
         if crc32fast::hash(&frame) != u32_at(28) {
             return Err(corrupt("the index does not match its checksum"));
@@ -902,10 +1027,10 @@ impl Store {
             if f.at.checked_add(f.len as u64).is_none_or(|e| e > file_len) {
                 return Err(corrupt("a frame lies past the end of the file"));
             }
-            if f.raw > MAX_FRAME {
+            if !frame_fits(f.raw, f.len) {
                 return Err(corrupt(format!(
-                    "a frame says it holds {} bytes (at most {MAX_FRAME})",
-                    f.raw
+                    "a frame says it holds {} bytes in {} (at most {MAX_FRAME}, and {FRAME_SLACK} plus {FRAME_RATIO} per byte)",
+                    f.raw, f.len
                 )));
             }
             Ok(f)
@@ -945,6 +1070,11 @@ impl Store {
         let mut blocks: Vec<Block> = Vec::with_capacity(n);
         for _ in 0..n {
             let len = r.size()?;
+            if len > MAX_NAME {
+                return Err(corrupt(format!(
+                    "a node name of the index is longer than {MAX_NAME} bytes"
+                )));
+            }
             let first = std::str::from_utf8(r.bytes(len)?)
                 .map_err(|_| corrupt("a node name is not UTF-8"))?
                 .to_string();
@@ -972,6 +1102,7 @@ impl Store {
         }
         Ok(Store {
             source,
+            file_len,
             dict,
             groups,
             refs,
@@ -997,8 +1128,17 @@ impl Store {
         self.refs.len()
     }
 
-    /// The nodes of block `i`, from its table.
-    fn block_entries(&mut self, i: usize) -> Result<Vec<Entry>, StoreError> {
+    /// Walks the table of block `i`, calling `row` for each node in
+    /// order with its name and its fields (`at` counted from the end of
+    /// the table), and returns the table's length. The name is one buffer
+    /// rewritten in place (a node name is the previous one's first bytes
+    /// and its own), so the walk holds one name at a time, at most
+    /// [`MAX_NAME`] bytes, however the names share their bytes.
+    fn walk_block(
+        &mut self,
+        i: usize,
+        mut row: impl FnMut(&str, Row) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
         let data = self.frame(Kind::Block, i)?;
         let b = &self.blocks[i];
         let next = self.blocks.get(i + 1).map(|b| b.first.as_str());
@@ -1007,41 +1147,50 @@ impl Store {
             at: 0,
             what: "block table",
         };
-        let mut entries: Vec<Entry> = Vec::with_capacity(b.count);
+        let mut name: Vec<u8> = Vec::new();
         let mut at = 0usize;
-        for _ in 0..b.count {
+        for k in 0..b.count {
             let shared = r.size()?;
             let rest = r.size()?;
-            let prev = entries.last().map_or("", |e| e.name.as_str());
-            if shared > prev.len() {
+            if shared > name.len() {
                 return Err(corrupt("a node name shares more than the previous name"));
             }
-            let mut name = prev.as_bytes()[..shared].to_vec();
-            name.extend_from_slice(r.bytes(rest)?);
-            let name = String::from_utf8(name).map_err(|_| corrupt("a node name is not UTF-8"))?;
+            if shared.saturating_add(rest) > MAX_NAME {
+                return Err(corrupt(format!(
+                    "a node name is longer than {MAX_NAME} bytes"
+                )));
+            }
+            let tail = r.bytes(rest)?;
+            // Both names start with the same `shared` bytes: the new one
+            // comes after the previous one when its own bytes do.
+            let in_order = k == 0 || tail > &name[shared..];
+            name.truncate(shared);
+            name.extend_from_slice(tail);
+            let text =
+                std::str::from_utf8(&name).map_err(|_| corrupt("a node name is not UTF-8"))?;
             let reference = r.size()?;
             let len = r.size()?;
             let delta = unzigzag(r.num()?);
-            let p = self
-                .refs
-                .get(reference)
-                .ok_or_else(|| corrupt(format!("node '{name}' names a missing reference")))?;
-            let size = usize::try_from(p.size as i64 + delta)
-                .map_err(|_| corrupt(format!("node '{name}' has a negative size")))?;
-            if (entries.is_empty() && name != b.first)
-                || entries.last().is_some_and(|p| p.name >= name)
-                || next.is_some_and(|n| name.as_str() >= n)
-            {
+            let p = self.refs.get(reference).ok_or_else(|| {
+                corrupt(format!("node '{}' names a missing reference", quote(text)))
+            })?;
+            let size = i64::try_from(p.size)
+                .ok()
+                .and_then(|s| s.checked_add(delta))
+                .and_then(|s| usize::try_from(s).ok())
+                .ok_or_else(|| corrupt(format!("node '{}' has an impossible size", quote(text))))?;
+            if (k == 0 && text != b.first) || !in_order || next.is_some_and(|n| text >= n) {
                 return Err(corrupt("the node names are not in order"));
             }
-            entries.push(Entry {
-                name,
-                size,
-                reference,
-                block: i,
-                at,
-                len,
-            });
+            row(
+                text,
+                Row {
+                    size,
+                    reference,
+                    at,
+                    len,
+                },
+            )?;
             at = at
                 .checked_add(len)
                 .ok_or_else(|| corrupt("a node diff is too large"))?;
@@ -1051,21 +1200,57 @@ impl Store {
         if table.checked_add(at) != Some(data.len()) {
             return Err(corrupt("the diffs of a block do not fill it"));
         }
+        Ok(table)
+    }
+
+    /// The nodes of block `i`, from its table, each charged (name and
+    /// entry) to `budget`.
+    fn block_entries(&mut self, i: usize, budget: &mut usize) -> Result<Vec<Entry>, StoreError> {
+        let mut entries: Vec<Entry> = Vec::new();
+        let limit = self.list_budget();
+        let table = self.walk_block(i, |name, r| {
+            *budget = budget
+                .checked_sub(name.len() + std::mem::size_of::<Entry>())
+                .ok_or_else(|| {
+                    corrupt(format!(
+                        "its node names and entries take more than {limit} bytes ({LIST_SLACK} plus {LIST_RATIO} per byte of the file)"
+                    ))
+                })?;
+            entries.push(Entry {
+                name: name.to_string(),
+                size: r.size,
+                reference: r.reference,
+                block: i,
+                at: r.at,
+                len: r.len,
+            });
+            Ok(())
+        })?;
         for e in &mut entries {
             e.at += table;
         }
         Ok(entries)
     }
 
+    /// The most [`Store::entries`] may hold (see [`LIST_SLACK`]).
+    fn list_budget(&self) -> usize {
+        let per_byte = usize::try_from(self.file_len)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(LIST_RATIO);
+        LIST_SLACK.saturating_add(per_byte)
+    }
+
     /// Every node, in name order.
     ///
     /// # Errors
     ///
-    /// A corrupt store.
+    /// A corrupt store, or one whose names and entries would take more
+    /// than [`LIST_SLACK`] plus [`LIST_RATIO`] bytes per byte of the file.
     pub fn entries(&mut self) -> Result<Vec<Entry>, StoreError> {
-        let mut all = Vec::with_capacity(self.len());
+        let mut budget = self.list_budget();
+        let mut all = Vec::new();
         for i in 0..self.blocks.len() {
-            all.extend(self.block_entries(i)?);
+            all.extend(self.block_entries(i, &mut budget)?);
         }
         Ok(all)
     }
@@ -1084,7 +1269,23 @@ impl Store {
             if i == 0 {
                 continue;
             }
-            if let Some(e) = self.block_entries(i - 1)?.into_iter().find(|e| e.name == n) {
+            // Only the matching name is copied.
+            let mut found = None;
+            let table = self.walk_block(i - 1, |name, r| {
+                if name == n {
+                    found = Some(Entry {
+                        name: name.to_string(),
+                        size: r.size,
+                        reference: r.reference,
+                        block: i - 1,
+                        at: r.at,
+                        len: r.len,
+                    });
+                }
+                Ok(())
+            })?;
+            if let Some(mut e) = found {
+                e.at += table;
                 return Ok(Some(e));
             }
         }
@@ -1141,9 +1342,9 @@ impl Store {
     ///
     /// No such node, or corrupt data.
     pub fn get(&mut self, name: &str) -> Result<String, StoreError> {
-        let e = self
-            .find(name)?
-            .ok_or_else(|| StoreError(format!("no topology named '{name}' in the store")))?;
+        let e = self.find(name)?.ok_or_else(|| {
+            StoreError(format!("no topology named '{}' in the store", quote(name)))
+        })?;
         self.get_entry(&e)
     }
 
@@ -1154,27 +1355,59 @@ impl Store {
     ///
     /// Corrupt data.
     pub fn get_entry(&mut self, e: &Entry) -> Result<String, StoreError> {
-        let p = *self
-            .refs
-            .get(e.reference)
-            .ok_or_else(|| corrupt(format!("node '{}' names a missing reference", e.name)))?;
+        let p = *self.refs.get(e.reference).ok_or_else(|| {
+            corrupt(format!(
+                "node '{}' names a missing reference",
+                quote(&e.name)
+            ))
+        })?;
         if e.block >= self.blocks.len() {
-            return Err(corrupt(format!("node '{}' names a missing block", e.name)));
+            return Err(corrupt(format!(
+                "node '{}' names a missing block",
+                quote(&e.name)
+            )));
         }
         let group = self.frame(Kind::Group, p.group)?;
         let block = self.frame(Kind::Block, e.block)?;
-        let diff =
-            e.at.checked_add(e.len)
-                .and_then(|end| block.get(e.at..end))
-                .ok_or_else(|| corrupt(format!("node '{}' lies outside its block", e.name)))?;
-        let reference: Vec<&[u8]> = group[p.at..p.at + p.len].split(|&b| b == b'\n').collect();
-        let lines = decode_diff(&reference, diff)?;
-        let text = squeeze::unsqueeze(&lines)
-            .ok_or_else(|| corrupt(format!("the document of '{}' does not decode", e.name)))?;
+        let diff = e
+            .at
+            .checked_add(e.len)
+            .and_then(|end| block.get(e.at..end))
+            .ok_or_else(|| corrupt(format!("node '{}' lies outside its block", quote(&e.name))))?;
+        let reference =
+            p.at.checked_add(p.len)
+                .and_then(|end| group.get(p.at..end))
+                .ok_or_else(|| {
+                    corrupt(format!(
+                        "node '{}' names a reference outside its group",
+                        quote(&e.name)
+                    ))
+                })?;
+        // The declared size is checked before anything is decoded, then
+        // is the decoder's budget: it stops as soon as the text would be
+        // longer.
+        let squeezed = reference.len() + diff.len();
+        if e.size > doc_limit(squeezed) {
+            return Err(corrupt(format!(
+                "node '{}' says its document holds {} bytes, more than {squeezed} squeezed bytes may hold ({})",
+                quote(&e.name),
+                e.size,
+                doc_limit(squeezed)
+            )));
+        }
+        let mut out = squeeze::Unsqueezer::new(e.size, e.size);
+        decode_into(reference, diff, &mut out)
+            .map_err(|err| StoreError(format!("{err} (node '{}')", quote(&e.name))))?;
+        let text = out.finish().map_err(|_| {
+            corrupt(format!(
+                "the document of '{}' does not decode",
+                quote(&e.name)
+            ))
+        })?;
         if text.len() != e.size {
             return Err(corrupt(format!(
                 "the document of '{}' does not have its recorded size",
-                e.name
+                quote(&e.name)
             )));
         }
         Ok(text)
@@ -1307,6 +1540,192 @@ mod tests {
         bytes[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
         let e = Store::from_bytes(bytes).unwrap_err();
         assert!(e.0.contains("the index says it holds"), "{e}");
+    }
+
+    /// A store written field by field, as a hostile writer could: one
+    /// reference group holding `reference` (a document of `ref_size`
+    /// bytes, it says), one block of `count` nodes whose first is `first`
+    /// holding `block` (the node table, then the diffs).
+    fn handmade(reference: &[u8], ref_size: u64, first: &str, count: u64, block: &[u8]) -> Vec<u8> {
+        let frame = |data: &[u8]| zstd::bulk::compress(data, 3).unwrap();
+        let mut file = vec![0u8; HEADER];
+        let mut index = Vec::new();
+        // No dictionary.
+        for v in [HEADER as u64, 0, 0] {
+            put(&mut index, v);
+        }
+        let g = frame(reference);
+        let raw = reference.len() as u64;
+        for v in [
+            1,
+            file.len() as u64,
+            g.len() as u64,
+            raw,
+            u64::from(crc32fast::hash(reference)),
+        ] {
+            put(&mut index, v);
+        }
+        file.extend_from_slice(&g);
+        for v in [1, 0, 0, raw, ref_size] {
+            put(&mut index, v);
+        }
+        let b = frame(block);
+        put(&mut index, 1);
+        put(&mut index, first.len() as u64);
+        index.extend_from_slice(first.as_bytes());
+        let raw = block.len() as u64;
+        for v in [
+            count,
+            0,
+            file.len() as u64,
+            b.len() as u64,
+            raw,
+            u64::from(crc32fast::hash(block)),
+        ] {
+            put(&mut index, v);
+        }
+        file.extend_from_slice(&b);
+        let f = frame(&index);
+        let at = file.len();
+        file.extend_from_slice(&f);
+        file[0..8].copy_from_slice(MAGIC);
+        file[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        file[12..16].copy_from_slice(&(index.len() as u32).to_le_bytes());
+        file[16..24].copy_from_slice(&(at as u64).to_le_bytes());
+        file[24..28].copy_from_slice(&(f.len() as u32).to_le_bytes());
+        file[28..32].copy_from_slice(&crc32fast::hash(&f).to_le_bytes());
+        file
+    }
+
+    /// The table of one node `name` against reference 0, identical to it,
+    /// and its empty diff.
+    fn one_node(name: &str) -> Vec<u8> {
+        let mut t = Vec::new();
+        put(&mut t, 0);
+        put(&mut t, name.len() as u64);
+        t.extend_from_slice(name.as_bytes());
+        for v in [0, 1, 0] {
+            put(&mut t, v);
+        }
+        t.push(0);
+        t
+    }
+
+    #[test]
+    fn handmade_stores_read_like_packed_ones() {
+        let text = "<topology>\n</topology>\n";
+        let squeezed = squeeze::squeeze(text).join(&b'\n');
+        let v = handmade(&squeezed, text.len() as u64, "n", 1, &one_node("n"));
+        assert_eq!(Store::from_bytes(v).unwrap().get("n").unwrap(), text);
+    }
+
+    #[test]
+    fn a_doubling_document_is_refused_before_it_grows() {
+        // 40 markers, each of which once doubled the line: 2^40 times.
+        let mut line = b"\x80<object cpuset=\"0x1\"".to_vec();
+        line.extend(std::iter::repeat_n(0x02u8, 40));
+        let t = std::time::Instant::now();
+        // It says what the doubling would make: refused unread.
+        let v = handmade(&line, 1 << 39, "n", 1, &one_node("n"));
+        let e = Store::from_bytes(v).unwrap().get("n").unwrap_err();
+        assert!(
+            e.0.contains("says its document holds 549755813888 bytes"),
+            "{e}"
+        );
+        // It says less: the decoder refuses the second marker.
+        let v = handmade(&line, 4000, "n", 1, &one_node("n"));
+        let e = Store::from_bytes(v).unwrap().get("n").unwrap_err();
+        assert!(
+            e.0.contains("does not decode") && e.0.contains("node 'n'"),
+            "{e}"
+        );
+        // Lines of 252 spaces each, declared at the most they may hold:
+        // read up to the declared size, then refused.
+        let lines = vec![0xfe_u8; 4096];
+        let lines: Vec<u8> = lines.iter().flat_map(|&b| [b, b'\n']).collect();
+        let limit = doc_limit(lines.len());
+        let v = handmade(&lines, limit as u64, "n", 1, &one_node("n"));
+        let e = Store::from_bytes(v).unwrap().get("n").unwrap_err();
+        assert!(e.0.contains("longer than its recorded size"), "{e}");
+        assert!(t.elapsed().as_secs() < 2);
+    }
+
+    #[test]
+    fn names_sharing_their_bytes_cost_one_name_at_a_time() {
+        // Each name is the previous one and one more byte: 5,000 of them
+        // are 12.5 MB of names from a block of 35 KB.
+        let count = 5000u64;
+        let mut table = Vec::new();
+        for k in 0..count {
+            for v in [k, 1] {
+                put(&mut table, v);
+            }
+            table.push(b'a');
+            for v in [0, 1, 0] {
+                put(&mut table, v);
+            }
+        }
+        table.extend(std::iter::repeat_n(0u8, count as usize));
+        let text = "<topology/>";
+        let squeezed = squeeze::squeeze(text).join(&b'\n');
+        let v = handmade(&squeezed, text.len() as u64, "a", count, &table);
+        let mut s = Store::from_bytes(v).unwrap();
+        let e = s.entries().unwrap_err();
+        assert!(e.0.contains("longer than 1024 bytes"), "{e}");
+        let e = s.get(&"a".repeat(3)).unwrap_err();
+        assert!(e.0.contains("longer than 1024 bytes"), "{e}");
+        // Up to the longest name, the store reads.
+        let mut table = Vec::new();
+        for k in 0..MAX_NAME as u64 {
+            for v in [k, 1] {
+                put(&mut table, v);
+            }
+            table.push(b'a');
+            for v in [0, 1, 0] {
+                put(&mut table, v);
+            }
+        }
+        table.extend(std::iter::repeat_n(0u8, MAX_NAME));
+        let v = handmade(&squeezed, text.len() as u64, "a", MAX_NAME as u64, &table);
+        let mut s = Store::from_bytes(v).unwrap();
+        assert_eq!(s.entries().unwrap().len(), MAX_NAME);
+        assert_eq!(s.get(&"a".repeat(MAX_NAME)).unwrap(), text);
+        // The listing's budget is charged per name and entry.
+        let mut budget = 100 * 1024;
+        let e = s.block_entries(0, &mut budget).unwrap_err();
+        assert!(e.0.contains("take more than"), "{e}");
+    }
+
+    #[test]
+    fn frames_cannot_declare_much_more_than_they_hold() {
+        // 64 MiB of one line of zeros is a frame of a few KB.
+        let big = vec![b'0'; 64 << 20];
+        let v = handmade(&big, 1, "n", 1, &one_node("n"));
+        let e = Store::from_bytes(v).unwrap_err();
+        assert!(e.0.contains("a frame says it holds 67108864 bytes"), "{e}");
+        assert!(frame_fits(FRAME_SLACK, 0) && !frame_fits(FRAME_SLACK + 1, 0));
+        assert!(frame_fits(MAX_FRAME, MAX_FRAME) && !frame_fits(MAX_FRAME + 1, MAX_FRAME));
+    }
+
+    #[test]
+    fn the_writer_refuses_what_readers_refuse() {
+        let e = pack(vec![("x".repeat(MAX_NAME + 1), "<a/>".into())], |_| {}).unwrap_err();
+        assert!(
+            e.0.contains("longer than 1024 bytes") && e.0.len() < 400,
+            "{e}"
+        );
+        // Lines of 252 spaces squeeze 126 times.
+        let deep = format!("{}x\n", " ".repeat(252)).repeat(10_000);
+        let e = pack(vec![("n".into(), deep)], |_| {}).unwrap_err();
+        assert!(e.0.contains("too large for the store"), "{e}");
+    }
+
+    #[test]
+    fn quoted_names_are_short() {
+        assert_eq!(quote("abc"), "abc");
+        let long = "é".repeat(300);
+        let q = quote(&long);
+        assert!(q.len() < 230 && q.ends_with("(600 bytes)"), "{q}");
     }
 
     #[test]
