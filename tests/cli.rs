@@ -204,3 +204,135 @@ fn linux_discovery_runs_with_cpuid_withheld() {
         "{text}"
     );
 }
+
+/// The README stays a page a newcomer reads in minutes; the rest of the
+/// documentation lives under `docs/` and `bench/`.
+#[test]
+fn readme_is_short() {
+    let readme = common::workspace().join("README.md");
+    let text = std::fs::read_to_string(&readme).expect("README.md is readable");
+    let lines = text.lines().count();
+    assert!(
+        lines <= 200,
+        "README.md has {lines} lines, at most 200 are allowed: move details to docs/"
+    );
+}
+
+/// Every relative link of the README and of the pages under `docs/` (and
+/// of `bench/README.md`) names a file that exists, and its `#anchor`, if
+/// any, a heading of that file (as GitHub names headings).
+#[test]
+fn documentation_links_point_at_existing_files() {
+    let root = common::workspace();
+    let mut pages = vec![root.join("README.md"), root.join("bench/README.md")];
+    let mut dirs = vec![root.join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("docs/ is readable") {
+            let path = entry.expect("docs/ entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    assert!(
+        pages.len() > 20,
+        "expected the manual pages under docs/manual: {pages:?}"
+    );
+    let mut bad = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("page is readable");
+        for target in markdown_links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let dest = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().expect("page has a folder").join(file)
+            };
+            if !dest.exists() {
+                bad.push(format!("{}: {target}: no such file", page.display()));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                let is_md = dest.extension().is_some_and(|e| e == "md");
+                let heads = if is_md {
+                    headings(&std::fs::read_to_string(&dest).unwrap_or_default())
+                } else {
+                    Vec::new()
+                };
+                if is_md && !heads.iter().any(|h| h == anchor) {
+                    bad.push(format!(
+                        "{}: {target}: no heading #{anchor}",
+                        page.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "broken documentation links:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The targets of `[text](target)` links outside fenced code blocks.
+fn markdown_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(i) = rest.find("](") {
+            rest = &rest[i + 2..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            let target = rest[..end].trim();
+            if !target.is_empty() && !target.contains(' ') {
+                out.push(target.to_string());
+            }
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// The anchors GitHub gives the headings of a Markdown page: lower case,
+/// letters, digits, `-` and `_` kept, spaces made `-`, the rest dropped.
+fn headings(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let title = line.trim_start_matches('#').trim();
+        let slug: String = title
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        out.push(slug);
+    }
+    out
+}
