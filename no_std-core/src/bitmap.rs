@@ -53,6 +53,12 @@ pub const MAX_PARSE_BITS: u32 = 1 << 24;
 /// Largest index the parsers accept (`MAX_PARSE_BITS - 1`).
 pub const MAX_PARSE_INDEX: u32 = MAX_PARSE_BITS - 1;
 
+/// Number of indexes a set read from binary untrusted input may span:
+/// component records and topology images hold PU and NUMA node indexes
+/// below this (2^20, a million), so that one such set takes at most
+/// 128 KiB, whatever a hostile source claims.
+pub const MAX_SET_BITS: u32 = 1 << 20;
+
 /// The infinite prefix of the hwloc and taskset forms.
 const INFINITE_PREFIX: &str = "0xf...f";
 

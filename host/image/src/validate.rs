@@ -36,8 +36,9 @@ fn bad(m: impl Into<String>) -> ImageError {
 }
 
 /// Sets are bounded so that a hostile image cannot make the rebuild
-/// allocate without limit (2^14 words: a million PUs or NUMA nodes).
-const MAX_SET_WORDS: u32 = 1 << 14;
+/// allocate without limit (2^14 words: a million PUs or NUMA nodes, the
+/// same cap as for the records of components).
+const MAX_SET_WORDS: u32 = wloc_core::bitmap::MAX_SET_BITS / 64;
 
 /// Global persistent indexes are bounded far below `u64::MAX` (2^62).
 const MAX_GP_INDEX: u64 = 1 << 62;

@@ -19,7 +19,7 @@ use wloc_core::bitmap::Bitmap as CoreBitmap;
 use wloc_core::distances::Distances as CoreDistances;
 use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
 use wloc_core::object::Info as CoreInfo;
-use wloc_core::{CpuSet, ObjId, ObjType, Object, Topology};
+use wloc_core::{CpuSet, ObjId, ObjKind, ObjType, Object, Topology};
 use wloc_trust::grant::Admission;
 use wloc_trust::{ComponentError, ErrorKind, Limits};
 
@@ -29,6 +29,7 @@ use crate::bindings::types::{
 };
 use crate::builtin::Builtin;
 use crate::cache;
+use crate::convert::{init_key, InitKey};
 use crate::options::RunOptions;
 use crate::runtime::{Loaded, Runtime};
 use crate::world::AnnotationWorld;
@@ -225,6 +226,20 @@ pub fn apply(
             limits.max_objects
         ));
     }
+    if a.infos.len() > limits.max_total_infos {
+        return Err(format!(
+            "{} infos returned (at most {})",
+            a.infos.len(),
+            limits.max_total_infos
+        ));
+    }
+    if a.misc.len() > limits.max_annotation_misc {
+        return Err(format!(
+            "{} Misc objects returned (at most {})",
+            a.misc.len(),
+            limits.max_annotation_misc
+        ));
+    }
     if a.distances.len() > 4096 || a.memattrs.len() > 4096 {
         return Err(format!(
             "{} distance matrices and {} memory attributes returned (at most 4096 each)",
@@ -244,7 +259,12 @@ pub fn apply(
     // Everything is checked against a copy, which replaces the topology
     // only when all of it went well.
     let mut t = topo.clone();
+    let mut clock = crate::convert::Clock::new(limits.deadline);
+    // The (name, value) pairs of each object touched, to skip repeats
+    // without a scan per info.
+    let mut has: HashMap<ObjId, HashSet<(&str, &str)>> = HashMap::new();
     for (k, (gp, info)) in a.infos.iter().enumerate() {
+        clock.tick()?;
         let what = format!("info {k}");
         let o = resolve(&what, *gp)?;
         check_text(&format!("{what}: name"), &info.name, max_s, false)?;
@@ -254,14 +274,17 @@ pub fn apply(
             max_s,
             true,
         )?;
-        let obj = t.obj_mut(o);
-        if obj
-            .infos
-            .iter()
-            .any(|i| i.name == info.name && i.value == info.value)
-        {
+        let seen = has.entry(o).or_insert_with(|| {
+            topo.obj(o)
+                .infos
+                .iter()
+                .map(|i| (i.name.as_str(), i.value.as_str()))
+                .collect()
+        });
+        if !seen.insert((info.name.as_str(), info.value.as_str())) {
             continue;
         }
+        let obj = t.obj_mut(o);
         if obj.infos.len() >= limits.max_infos {
             return Err(format!(
                 "{what}: object with gp index {gp} would have more than {} infos",
@@ -275,11 +298,26 @@ pub fn apply(
     }
     for (k, (gp, name)) in a.misc.iter().enumerate() {
         let what = format!("Misc object {k}");
+        clock.tick()?;
         let parent = resolve(&what, *gp)?;
         check_text(&format!("{what}: name"), name, max_s, false)?;
+        // The tree gets one level deeper under the deepest objects.
+        let mut depth = 1;
+        let mut cur = parent;
+        while let Some(p) = t.obj(cur).parent() {
+            depth += 1;
+            cur = p;
+            if depth > wloc_core::MAX_TREE_DEPTH {
+                return Err(format!(
+                    "{what} would be deeper than the deepest tree accepted ({})",
+                    wloc_core::MAX_TREE_DEPTH
+                ));
+            }
+        }
         let mut m = Object::new(ObjType::Misc, None);
         m.name = Some(name.clone());
-        t.insert_by_parent(parent, m);
+        t.insert_by_parent(parent, m)
+            .map_err(|e| format!("{what}: {e}"))?;
     }
     for (k, m) in a.distances.iter().enumerate() {
         let what = format!("distance matrix {k}");
@@ -330,15 +368,43 @@ pub fn apply(
                 t.memattrs.len() - 1
             }
         };
+        let mut at: HashMap<(ObjId, InitKey), usize> = t.memattrs[slot]
+            .values
+            .iter()
+            .enumerate()
+            .map(|(j, v)| ((v.target, init_key(&v.initiator)), j))
+            .collect();
         for v in &m.values {
+            clock.tick()?;
             let target = resolve(&what, v.target as u64)?;
+            let tt = t.obj(target).obj_type;
+            if tt != ObjType::NUMANode {
+                return Err(format!(
+                    "{what}: the target (gp index {}) is a {tt}; targets are NUMA nodes",
+                    v.target
+                ));
+            }
             let initiator = match &v.initiator {
                 None => None,
                 Some(Initiator::Object(gp)) => {
-                    Some(CoreInitiator::Object(resolve(&what, u64::from(*gp))?))
+                    let o = resolve(&what, u64::from(*gp))?;
+                    let it = t.obj(o).obj_type;
+                    if !matches!(it.kind(), ObjKind::Normal | ObjKind::Memory) {
+                        return Err(format!(
+                            "{what}: the initiator (gp index {gp}) is a {it}, which has no cpuset"
+                        ));
+                    }
+                    Some(CoreInitiator::Object(o))
                 }
                 Some(Initiator::Cpuset(c)) => {
-                    if c.infinite || c.words.len() > limits.max_bitmap_words {
+                    let cap = wloc_core::bitmap::MAX_SET_BITS as usize / 64;
+                    if c.infinite
+                        || c.words.len() > limits.max_bitmap_words
+                        || c.words
+                            .iter()
+                            .rposition(|&w| w != 0)
+                            .is_some_and(|i| i >= cap)
+                    {
                         return Err(format!("{what}: initiator set is infinite or too large"));
                     }
                     Some(CoreInitiator::CpuSet(CpuSet::from_bitmap(
@@ -346,10 +412,24 @@ pub fn apply(
                     )))
                 }
             };
-            if m.flags & f::NEED_INITIATOR != 0 && initiator.is_none() {
+            let needs = m.flags & f::NEED_INITIATOR != 0;
+            if needs && initiator.is_none() {
                 return Err(format!("{what} needs initiators and a value has none"));
             }
-            t.memattrs[slot].set(target, initiator, v.value);
+            // As `MemAttr::set`, with a map instead of a scan per value.
+            let initiator = if needs { initiator } else { None };
+            let values = &mut t.memattrs[slot].values;
+            match at.entry((target, init_key(&initiator))) {
+                std::collections::hash_map::Entry::Occupied(e) => values[*e.get()].value = v.value,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(values.len());
+                    values.push(wloc_core::memattrs::MemAttrValue {
+                        target,
+                        initiator,
+                        value: v.value,
+                    });
+                }
+            }
         }
     }
     let mut props = Vec::with_capacity(a.properties.len());
@@ -389,4 +469,108 @@ pub fn apply(
     }
     *topo = t;
     Ok(props)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::types::{Info, Memattr, MemattrValue};
+    use std::time::Instant;
+
+    fn empty() -> Annotations {
+        Annotations {
+            infos: Vec::new(),
+            misc: Vec::new(),
+            distances: Vec::new(),
+            memattrs: Vec::new(),
+            properties: Vec::new(),
+        }
+    }
+
+    /// A finished machine of `n` PUs (through the synthetic description).
+    fn machine(n: u32) -> Topology {
+        wloc_core::synthetic::parse(&format!("pu:{n}"))
+            .and_then(|d| d.build(Topology::new()))
+            .expect("synthetic machine")
+    }
+
+    fn pu_gps(t: &Topology) -> Vec<u64> {
+        t.ids()
+            .filter(|&i| t.obj(i).obj_type == ObjType::PU)
+            .map(|i| t.obj(i).gp_index)
+            .collect()
+    }
+
+    #[test]
+    fn many_infos_are_added_without_a_scan_per_info() {
+        let mut t = machine(64);
+        let mut a = empty();
+        for gp in pu_gps(&t) {
+            for k in 0..4096 {
+                a.infos.push((
+                    gp,
+                    Info {
+                        name: format!("n{k}"),
+                        value: "v".into(),
+                    },
+                ));
+            }
+        }
+        // Repeats of pairs an object has are skipped, not counted.
+        let first = a.infos[0].clone();
+        a.infos.push(first);
+        let start = Instant::now();
+        apply(&a, &mut t, &Limits::default()).unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        let pu = t.ids().find(|&i| t.obj(i).obj_type == ObjType::PU).unwrap();
+        assert_eq!(t.obj(pu).infos.len(), 4096);
+    }
+
+    #[test]
+    fn infos_and_misc_objects_are_capped() {
+        let mut t = machine(512);
+        let before = t.clone();
+        let mut a = empty();
+        for gp in pu_gps(&t) {
+            for k in 0..4096 {
+                a.infos.push((
+                    gp,
+                    Info {
+                        name: format!("n{k}"),
+                        value: String::new(),
+                    },
+                ));
+            }
+        }
+        let e = apply(&a, &mut t, &Limits::default()).unwrap_err();
+        assert!(e.contains("infos returned (at most 262144)"), "{e}");
+        let root = t.obj(t.root()).gp_index;
+        let mut a = empty();
+        a.misc = (0..1_000_000).map(|_| (root, "m".to_string())).collect();
+        let e = apply(&a, &mut t, &Limits::default()).unwrap_err();
+        assert!(e.contains("Misc objects returned (at most 65536)"), "{e}");
+        assert_eq!(t.ids().count(), before.ids().count());
+    }
+
+    #[test]
+    fn memory_attribute_targets_are_numa_nodes() {
+        let mut t = machine(2);
+        let pu = pu_gps(&t)[0];
+        let mut a = empty();
+        a.memattrs.push(Memattr {
+            name: "Custom".into(),
+            flags: 1,
+            values: vec![MemattrValue {
+                target: pu as u32,
+                initiator: None,
+                value: 1,
+            }],
+        });
+        let e = apply(&a, &mut t, &Limits::default()).unwrap_err();
+        assert!(e.contains("targets are NUMA nodes"), "{e}");
+    }
 }

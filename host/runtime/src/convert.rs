@@ -9,18 +9,21 @@
 //! object and the rule; this code never panics on bad data.
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use wloc_core::bitmap::Bitmap as CoreBitmap;
-use wloc_core::cpukinds::CpuKind;
+use wloc_core::bitmap::MAX_SET_BITS;
 use wloc_core::distances::Distances as CoreDistances;
-use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr};
+use wloc_core::memattrs::{Initiator as CoreInitiator, MemAttr, MemAttrValue};
 use wloc_core::object::{
     BridgeAttr as CoreBridgeAttr, BridgeUpstream, CacheAttr as CoreCacheAttr,
     CacheKind as CoreCacheKind, GroupAttr as CoreGroupAttr, Info as CoreInfo,
     NumaAttr as CoreNumaAttr, OsDevTypes, PageType as CorePageType, PciAttr as CorePciAttr,
 };
 use wloc_core::topology::{MemTier, PciLocality};
-use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjKind, ObjType, Object, Topology};
+use wloc_core::{
+    CpuSet, NodeSet, ObjAttr, ObjId, ObjKind, ObjType, Object, Topology, MAX_TREE_DEPTH,
+};
 
 use crate::bindings::types::{
     Bitmap, CacheKind, Discovery, Distances, Info, Initiator, Object as WitObject, ObjectAttr,
@@ -112,8 +115,92 @@ fn size_of(d: &Discovery) -> u64 {
     n
 }
 
+/// Objects (or values) checked between two looks at the clock.
+const CLOCK_EVERY: usize = 1024;
+
+/// The time budget of the host's own work on a record: the run's deadline
+/// again, counted from the start of the checks, so that no record makes
+/// the host work longer than a component may.
+pub(crate) struct Clock {
+    start: Instant,
+    limit: Duration,
+    n: usize,
+}
+
+impl Clock {
+    pub(crate) fn new(limit: Duration) -> Clock {
+        Clock {
+            start: Instant::now(),
+            limit,
+            n: 0,
+        }
+    }
+
+    /// Counts one unit of work and looks at the clock every
+    /// [`CLOCK_EVERY`] units.
+    pub(crate) fn tick(&mut self) -> Res<()> {
+        self.n += 1;
+        if self.n % CLOCK_EVERY == 0 {
+            self.check()?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check(&self) -> Res<()> {
+        if self.start.elapsed() > self.limit {
+            return Err(format!(
+                "checking and building the record took longer than the run's deadline ({} ms)",
+                self.limit.as_millis()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What bounds the indexes of a set.
+#[derive(Clone, Copy)]
+enum Bound {
+    /// A set of PUs: below the record's highest PU index (see [`Scan`]).
+    Cpus,
+    /// A set of NUMA nodes: below the record's highest node index.
+    Nodes,
+    /// Only the cap [`MAX_SET_BITS`] (the root's complete sets, allowed
+    /// sets, memory tiers and PCI localities).
+    Cap,
+}
+
+/// The highest index a finite list of words holds, without allocating.
+fn highest(words: &[u64]) -> Option<u64> {
+    let i = words.iter().rposition(|&w| w != 0)?;
+    Some(i as u64 * 64 + 63 - u64::from(words[i].leading_zeros()))
+}
+
+/// Whether finite words hold exactly the index `os`.
+fn is_singleton(words: &[u64], os: u32) -> bool {
+    let at = os as usize / 64;
+    words
+        .iter()
+        .enumerate()
+        .all(|(i, &w)| w == if i == at { 1 << (os % 64) } else { 0 })
+        && words.len() > at
+}
+
+/// Whether a string can travel through every exporter and come back
+/// unchanged: XML 1.0 cannot carry NUL, most other control characters
+/// or U+FFFE/U+FFFF (hwloc refuses such strings for the same reason).
+fn xml_safe(s: &str) -> Option<char> {
+    s.chars()
+        .find(|&c| (c.is_control() && c != '\t' && c != '\n') || c == '\u{fffe}' || c == '\u{ffff}')
+}
+
 struct Checker<'a> {
     limits: &'a Limits,
+    /// One past the highest PU index of the record.
+    cpu_bound: u64,
+    /// One past the highest NUMA node index of the record.
+    node_bound: u64,
+    /// Infos accepted so far in the whole record.
+    infos_total: usize,
 }
 
 impl Checker<'_> {
@@ -125,10 +212,23 @@ impl Checker<'_> {
                 self.limits.max_string_bytes
             ));
         }
+        if let Some(c) = xml_safe(s) {
+            return Err(format!(
+                "{what} holds the character {c:?}, which XML cannot carry"
+            ));
+        }
         Ok(())
     }
 
-    fn bitmap(&self, what: &str, b: &Bitmap, may_be_infinite: bool) -> Res<CoreBitmap> {
+    /// A set, checked before anything is allocated: its length, its
+    /// highest index against `bound` and [`MAX_SET_BITS`].
+    fn bitmap(
+        &self,
+        what: &str,
+        b: &Bitmap,
+        may_be_infinite: bool,
+        bound: Bound,
+    ) -> Res<CoreBitmap> {
         if b.words.len() > self.limits.max_bitmap_words {
             return Err(format!(
                 "{what} has {} words (at most {})",
@@ -139,34 +239,75 @@ impl Checker<'_> {
         if b.infinite && !may_be_infinite {
             return Err(format!("{what} is infinite"));
         }
-        Ok(if b.infinite {
+        let cap = u64::from(MAX_SET_BITS);
+        if b.infinite {
+            // The all-set tail starts after the last word that is not full.
+            let tail = b.words.iter().rposition(|&w| w != !0).map_or(0, |i| i + 1) as u64 * 64;
+            if tail > cap {
+                return Err(format!(
+                    "{what} is infinite from index {tail}, beyond the cap of {}",
+                    cap - 1
+                ));
+            }
             let inverted: Vec<u64> = b.words.iter().map(|w| !w).collect();
             let mut x = CoreBitmap::from_words(&inverted);
             x.invert();
-            x
-        } else {
-            CoreBitmap::from_words(&b.words)
-        })
+            return Ok(x);
+        }
+        if let Some(top) = highest(&b.words) {
+            if top >= cap {
+                return Err(format!(
+                    "{what} holds index {top}, beyond the cap of {}",
+                    cap - 1
+                ));
+            }
+            let (limit, noun) = match bound {
+                Bound::Cpus => (self.cpu_bound, "PU"),
+                Bound::Nodes => (self.node_bound, "NUMA node"),
+                Bound::Cap => (cap, ""),
+            };
+            if top >= limit {
+                return Err(if limit == 0 {
+                    format!("{what} holds index {top}, and the record has no {noun}")
+                } else {
+                    format!(
+                        "{what} holds index {top}, beyond {}, the highest {noun} index of the record",
+                        limit - 1
+                    )
+                });
+            }
+        }
+        Ok(CoreBitmap::from_words(&b.words))
     }
 
-    fn cpuset(&self, what: &str, b: &Option<Bitmap>) -> Res<Option<CpuSet>> {
+    fn cpuset(&self, what: &str, b: &Option<Bitmap>, bound: Bound) -> Res<Option<CpuSet>> {
         b.as_ref()
-            .map(|b| self.bitmap(what, b, false).map(CpuSet::from_bitmap))
+            .map(|b| self.bitmap(what, b, false, bound).map(CpuSet::from_bitmap))
             .transpose()
     }
 
-    fn nodeset(&self, what: &str, b: &Option<Bitmap>) -> Res<Option<NodeSet>> {
+    fn nodeset(&self, what: &str, b: &Option<Bitmap>, bound: Bound) -> Res<Option<NodeSet>> {
         b.as_ref()
-            .map(|b| self.bitmap(what, b, false).map(NodeSet::from_bitmap))
+            .map(|b| self.bitmap(what, b, false, bound).map(NodeSet::from_bitmap))
             .transpose()
     }
 
-    fn infos(&self, what: &str, infos: &[Info]) -> Res<Vec<CoreInfo>> {
+    /// Infos of one object (or kind, or the topology): at most
+    /// `max_infos` each and `max_total_infos` in the record; names not
+    /// empty; every string XML-safe.
+    fn infos(&mut self, what: &str, infos: &[Info]) -> Res<Vec<CoreInfo>> {
         if infos.len() > self.limits.max_infos {
             return Err(format!(
                 "{what} has {} infos (at most {})",
                 infos.len(),
                 self.limits.max_infos
+            ));
+        }
+        self.infos_total += infos.len();
+        if self.infos_total > self.limits.max_total_infos {
+            return Err(format!(
+                "the record holds more than {} infos in all",
+                self.limits.max_total_infos
             ));
         }
         let mut out = Vec::with_capacity(infos.len());
@@ -354,9 +495,65 @@ pub(crate) fn check_distances_shape(what: &str, m: &Distances) -> Res<usize> {
     Ok(n)
 }
 
+/// Caps on the lists of a record besides its objects.
+const MAX_DISTANCES: usize = 4096;
+const MAX_MEMATTRS: usize = 4096;
+/// Real machines have a handful of CPU kinds; registering one costs a
+/// pass over those already there.
+const MAX_CPUKINDS: usize = 256;
+const MAX_SUPPORT: usize = 4096;
+const MAX_MEMTIERS: usize = 4096;
+const MAX_PCI_LOCALITIES: usize = 65536;
+
 /// Checks a discovery and adds its content to `topo` (not finished).
+///
+/// The work is O(n log n) in the record's size for records whose objects
+/// have parents (what `wloc-guest` sends); objects placed by their sets
+/// cost the core's placement (a pass over the siblings on the way down)
+/// and, like everything here, are bounded by the run's deadline.
 pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
-    let ck = Checker { limits };
+    let mut clock = Clock::new(limits.deadline);
+    check_sizes(d, limits)?;
+    let ids = Ids::new(d)?;
+    ids.check_depths(d)?;
+    let scan = Scan::new(d, &ids)?;
+    let mut ck = Checker {
+        limits,
+        cpu_bound: scan.cpu_bound,
+        node_bound: scan.node_bound,
+        infos_total: 0,
+    };
+    let keep_ids = topo.ids().nth(1).is_none()
+        && d.objects
+            .iter()
+            .enumerate()
+            .all(|(i, o)| Some(i) == ids.root || o.id >= 2);
+    if keep_ids {
+        // Objects the host creates (while placing, or when finishing) get
+        // gp indexes above every id the component gave.
+        if let Some(max) = d.objects.iter().map(|o| o.id).max() {
+            topo.reserve_gp_index(u64::from(max));
+        }
+    }
+    let placed = insert_objects(d, topo, &mut ck, &ids, keep_ids, &mut clock)?;
+    let resolve = |what: &str, id: u32| -> Res<Option<ObjId>> {
+        match ids.index.get(&id) {
+            None => Err(format!("{what} refers to id {id}, which is no object")),
+            Some(&i) => Ok(match placed[i] {
+                Placed::At(o) => Some(o),
+                Placed::Filtered => None,
+            }),
+        }
+    };
+    apply_distances(d, topo, &ck, &resolve, &mut clock)?;
+    apply_memattrs(d, topo, &ck, &resolve, &mut clock)?;
+    apply_cpukinds(d, topo, &mut ck, &scan, &mut clock)?;
+    apply_rest(d, topo, &mut ck)?;
+    clock.check()
+}
+
+/// The counts and the size of the record, before anything else.
+fn check_sizes(d: &Discovery, limits: &Limits) -> Res<()> {
     if d.objects.len() > limits.max_objects {
         return Err(format!(
             "{} objects returned (at most {})",
@@ -372,49 +569,283 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
         ));
     }
     for (what, n, max) in [
-        ("distance matrices", d.distances.len(), 4096),
-        ("memory attributes", d.memattrs.len(), 4096),
-        ("CPU kinds", d.cpukinds.len(), 4096),
-        ("support names", d.support.len(), 4096),
-        ("memory tiers", d.memtiers.len(), 4096),
-        ("PCI localities", d.pci_localities.len(), 65536),
+        ("distance matrices", d.distances.len(), MAX_DISTANCES),
+        ("memory attributes", d.memattrs.len(), MAX_MEMATTRS),
+        ("CPU kinds", d.cpukinds.len(), MAX_CPUKINDS),
+        ("support names", d.support.len(), MAX_SUPPORT),
+        ("memory tiers", d.memtiers.len(), MAX_MEMTIERS),
+        ("PCI localities", d.pci_localities.len(), MAX_PCI_LOCALITIES),
     ] {
         if n > max {
             return Err(format!("{n} {what} returned (at most {max})"));
         }
     }
+    Ok(())
+}
 
-    // Ids: unique; kept as gp indexes when the topology is fresh and no id
-    // could collide with the root's gp index 1.
-    let mut index: HashMap<u32, usize> = HashMap::with_capacity(d.objects.len());
-    for (i, o) in d.objects.iter().enumerate() {
-        if let Some(first) = index.insert(o.id, i) {
+/// The record's ids: unique, each with its position; and the root.
+struct Ids {
+    index: HashMap<u32, usize>,
+    /// The Machine without a parent, if any.
+    root: Option<usize>,
+}
+
+impl Ids {
+    fn new(d: &Discovery) -> Res<Ids> {
+        let mut index: HashMap<u32, usize> = HashMap::with_capacity(d.objects.len());
+        for (i, o) in d.objects.iter().enumerate() {
+            if let Some(first) = index.insert(o.id, i) {
+                return Err(format!(
+                    "id {} is used by object {first} and by object {i}",
+                    o.id
+                ));
+            }
+        }
+        let root = d
+            .objects
+            .iter()
+            .position(|o| o.type_ == ObjectType::Machine && o.parent.is_none());
+        Ok(Ids { index, root })
+    }
+
+    /// The depth of every object along the record's parent links, in one
+    /// pass (parents come first; a parent that does not is refused later,
+    /// when the object is placed): none may be deeper than
+    /// [`MAX_TREE_DEPTH`].  An object without a parent is counted at
+    /// depth 1, under the root.
+    fn check_depths(&self, d: &Discovery) -> Res<()> {
+        let mut depth: Vec<u32> = Vec::with_capacity(d.objects.len());
+        for (i, o) in d.objects.iter().enumerate() {
+            let me = match o.parent.and_then(|p| self.index.get(&p)) {
+                Some(&pi) if pi < i => depth[pi] + 1,
+                _ if Some(i) == self.root => 0,
+                _ => 1,
+            };
+            if me as usize > MAX_TREE_DEPTH {
+                return Err(format!(
+                    "{}: its parent links put it at depth {me}, deeper than the deepest tree accepted ({MAX_TREE_DEPTH})",
+                    describe(i, o)
+                ));
+            }
+            depth.push(me);
+        }
+        Ok(())
+    }
+}
+
+/// What the record's PUs and NUMA nodes are, found before any set is
+/// built: their OS indexes (unique, below [`MAX_SET_BITS`]) and the
+/// bounds of every other set.
+struct Scan {
+    pus: Vec<u32>,
+    cpu_bound: u64,
+    node_bound: u64,
+}
+
+impl Scan {
+    fn new(d: &Discovery, ids: &Ids) -> Res<Scan> {
+        let cap = u64::from(MAX_SET_BITS);
+        let mut pus: HashSet<u32> = HashSet::new();
+        let mut nodes: HashSet<u32> = HashSet::new();
+        let mut cpu_bound = 0u64;
+        let mut node_bound = 0u64;
+        for (i, o) in d.objects.iter().enumerate() {
+            let (seen, bound, noun) = match o.type_ {
+                ObjectType::Pu => (&mut pus, &mut cpu_bound, "PU"),
+                ObjectType::NumaNode => (&mut nodes, &mut node_bound, "NUMA node"),
+                _ => continue,
+            };
+            let what = describe(i, o);
+            let os = o
+                .os_index
+                .ok_or_else(|| format!("{what}: a {noun} needs an OS index"))?;
+            if u64::from(os) >= cap {
+                return Err(format!(
+                    "{what}: OS index {os} is beyond the cap of {}",
+                    cap - 1
+                ));
+            }
+            if !seen.insert(os) {
+                return Err(format!("{what}: two {noun}s have OS index {os}"));
+            }
+            *bound = (*bound).max(u64::from(os) + 1);
+        }
+        // The root's complete sets also name PUs and nodes without objects
+        // (offline ones): they widen the bounds, within the cap.
+        if let Some(r) = ids.root.map(|i| &d.objects[i]) {
+            let top = |b: &Option<Bitmap>| -> Res<u64> {
+                match b
+                    .as_ref()
+                    .filter(|b| !b.infinite)
+                    .and_then(|b| highest(&b.words))
+                {
+                    Some(t) if t >= cap => Err(format!(
+                        "the root's sets hold index {t}, beyond the cap of {}",
+                        cap - 1
+                    )),
+                    Some(t) => Ok(t + 1),
+                    None => Ok(0),
+                }
+            };
+            cpu_bound = cpu_bound.max(top(&r.complete_cpuset)?).max(top(&r.cpuset)?);
+            node_bound = node_bound
+                .max(top(&r.complete_nodeset)?)
+                .max(top(&r.nodeset)?);
+        }
+        let mut pus: Vec<u32> = pus.into_iter().collect();
+        pus.sort_unstable();
+        Ok(Scan {
+            pus,
+            cpu_bound,
+            node_bound,
+        })
+    }
+}
+
+/// Heights of the objects in the tree (links to the deepest leaf below),
+/// kept up to date as objects are inserted, so that the tree never gets
+/// deeper than [`MAX_TREE_DEPTH`] (the core's placement by sets descends
+/// the tree recursively): each insertion walks up at most that far.
+struct Heights {
+    h: Vec<u32>,
+}
+
+impl Heights {
+    fn new(topo: &Topology) -> Heights {
+        let order = topo.iter_dfs();
+        let mut h = vec![0u32; order.iter().max().map_or(0, |m| m + 1)];
+        for &id in order.iter().rev() {
+            h[id] = Self::below(topo, &h, id);
+        }
+        Heights { h }
+    }
+
+    fn get(h: &[u32], id: ObjId) -> u32 {
+        h.get(id).copied().unwrap_or(0)
+    }
+
+    /// One more than the highest child, 0 for a leaf.
+    fn below(topo: &Topology, h: &[u32], id: ObjId) -> u32 {
+        let o = topo.obj(id);
+        [
+            o.children(),
+            o.memory_children(),
+            o.io_children(),
+            o.misc_children(),
+        ]
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|&c| Self::get(h, c) + 1)
+        .max()
+        .unwrap_or(0)
+    }
+
+    /// Records that `id` was just placed (with whatever children its
+    /// placement gave it) and raises its ancestors; refuses a tree deeper
+    /// than [`MAX_TREE_DEPTH`].
+    fn placed(&mut self, topo: &Topology, id: ObjId, what: &str) -> Res<()> {
+        if self.h.len() <= id {
+            self.h.resize(id + 1, 0);
+        }
+        let mut below = Self::below(topo, &self.h, id);
+        self.h[id] = below;
+        let mut cur = id;
+        while let Some(p) = topo.obj(cur).parent() {
+            below += 1;
+            if self.h.len() <= p {
+                self.h.resize(p + 1, 0);
+            }
+            if self.h[p] >= below {
+                break;
+            }
+            self.h[p] = below;
+            cur = p;
+        }
+        let top = Self::get(&self.h, topo.root());
+        if top as usize > MAX_TREE_DEPTH {
             return Err(format!(
-                "id {} is used by object {first} and by object {i}",
-                o.id
+                "{what}: placing it makes the tree {top} levels deep, deeper than the deepest tree accepted ({MAX_TREE_DEPTH})"
             ));
         }
+        Ok(())
     }
-    let root_index = d
-        .objects
-        .iter()
-        .position(|o| o.type_ == ObjectType::Machine && o.parent.is_none());
-    let keep_ids = topo.ids().nth(1).is_none()
-        && d.objects
-            .iter()
-            .enumerate()
-            .all(|(i, o)| Some(i) == root_index || o.id >= 2);
+}
 
+/// The root Machine of the record: its name, subtype and infos go to the
+/// topology's root, its complete sets add offline PUs and nodes.
+fn apply_root(what: &str, o: &WitObject, topo: &mut Topology, ck: &mut Checker) -> Res<()> {
+    let t = ObjType::Machine;
+    let infos = ck.infos(what, &o.infos)?;
+    if let Some(n) = &o.name {
+        ck.string(&format!("{what}: name"), n)?;
+    }
+    if let Some(s) = &o.subtype {
+        ck.string(&format!("{what}: subtype"), s)?;
+    }
+    attr(what, t, &o.attr)?;
+    // The root's sets are rebuilt from its PUs and NUMA nodes, but its
+    // complete sets also hold what has no object: offline PUs and nodes.
+    // They come from the record.
+    let full_cpuset = match ck.cpuset(
+        &format!("{what}: complete cpuset"),
+        &o.complete_cpuset,
+        Bound::Cpus,
+    )? {
+        Some(c) => Some(c),
+        None => ck.cpuset(&format!("{what}: cpuset"), &o.cpuset, Bound::Cpus)?,
+    };
+    let full_nodeset = match ck.nodeset(
+        &format!("{what}: complete nodeset"),
+        &o.complete_nodeset,
+        Bound::Nodes,
+    )? {
+        Some(n) => Some(n),
+        None => ck.nodeset(&format!("{what}: nodeset"), &o.nodeset, Bound::Nodes)?,
+    };
+    let r = topo.root_mut();
+    if let Some(c) = full_cpuset {
+        let rc = r.complete_cpuset.get_or_insert_with(CpuSet::new);
+        *rc = &*rc | &c;
+    }
+    if let Some(n) = full_nodeset {
+        let rn = r.complete_nodeset.get_or_insert_with(NodeSet::new);
+        *rn = &*rn | &n;
+    }
+    if o.name.is_some() {
+        r.name = o.name.clone();
+    }
+    if o.subtype.is_some() {
+        r.subtype = o.subtype.clone();
+    }
+    r.infos.extend(infos);
+    Ok(())
+}
+
+/// Checks every object and inserts it: under its parent, or by its sets.
+/// Returns where each went.
+fn insert_objects(
+    d: &Discovery,
+    topo: &mut Topology,
+    ck: &mut Checker,
+    ids: &Ids,
+    keep_ids: bool,
+    clock: &mut Clock,
+) -> Res<Vec<Placed>> {
+    let mut heights = Heights::new(topo);
     let mut placed: Vec<Placed> = Vec::with_capacity(d.objects.len());
-    let mut pus: HashSet<u32> = HashSet::new();
-    let mut nodes: HashSet<u32> = HashSet::new();
+    // Groups placed by their sets, by set: a Group whose set another one
+    // of the record has already is merged into it, as hwloc drops a Group
+    // identical to an existing object (kept side by side, such Groups
+    // could only nest, one level per copy).
+    let mut groups: HashMap<Vec<u64>, usize> = HashMap::new();
     for (i, o) in d.objects.iter().enumerate() {
+        clock.tick()?;
         let t = obj_type(o.type_);
         let what = describe(i, o);
         // The parent: an earlier object of this record.
         let parent = match o.parent {
             None => None,
-            Some(p) => match index.get(&p) {
+            Some(p) => match ids.index.get(&p) {
                 None => {
                     return Err(format!(
                         "{what}: parent id {p} is not an object of this discovery"
@@ -432,56 +863,28 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
             if parent.is_some() {
                 return Err(format!("{what}: a Machine can only be the root"));
             }
-            if Some(i) != root_index {
+            if Some(i) != ids.root {
                 return Err(format!("{what}: a second root Machine"));
             }
-            let infos = ck.infos(&what, &o.infos)?;
-            if let Some(n) = &o.name {
-                ck.string(&format!("{what}: name"), n)?;
-            }
-            if let Some(s) = &o.subtype {
-                ck.string(&format!("{what}: subtype"), s)?;
-            }
-            attr(&what, t, &o.attr)?;
-            // The root's sets are rebuilt from its PUs and NUMA nodes, but
-            // its complete sets also hold what has no object: offline PUs
-            // and nodes.  They come from the record.
-            let full_cpuset =
-                match ck.cpuset(&format!("{what}: complete cpuset"), &o.complete_cpuset)? {
-                    Some(c) => Some(c),
-                    None => ck.cpuset(&format!("{what}: cpuset"), &o.cpuset)?,
-                };
-            let full_nodeset =
-                match ck.nodeset(&format!("{what}: complete nodeset"), &o.complete_nodeset)? {
-                    Some(n) => Some(n),
-                    None => ck.nodeset(&format!("{what}: nodeset"), &o.nodeset)?,
-                };
-            let r = topo.root_mut();
-            if let Some(c) = full_cpuset {
-                let rc = r.complete_cpuset.get_or_insert_with(CpuSet::new);
-                *rc = &*rc | &c;
-            }
-            if let Some(n) = full_nodeset {
-                let rn = r.complete_nodeset.get_or_insert_with(NodeSet::new);
-                *rn = &*rn | &n;
-            }
-            if o.name.is_some() {
-                r.name = o.name.clone();
-            }
-            if o.subtype.is_some() {
-                r.subtype = o.subtype.clone();
-            }
-            r.infos.extend(infos);
+            apply_root(&what, o, topo, ck)?;
             placed.push(Placed::At(topo.root()));
             continue;
         }
         let kind = t.kind();
 
         // Sets.
-        let cpuset = ck.cpuset(&format!("{what}: cpuset"), &o.cpuset)?;
-        let ccpuset = ck.cpuset(&format!("{what}: complete cpuset"), &o.complete_cpuset)?;
-        let nodeset = ck.nodeset(&format!("{what}: nodeset"), &o.nodeset)?;
-        let cnodeset = ck.nodeset(&format!("{what}: complete nodeset"), &o.complete_nodeset)?;
+        let cpuset = ck.cpuset(&format!("{what}: cpuset"), &o.cpuset, Bound::Cpus)?;
+        let ccpuset = ck.cpuset(
+            &format!("{what}: complete cpuset"),
+            &o.complete_cpuset,
+            Bound::Cpus,
+        )?;
+        let nodeset = ck.nodeset(&format!("{what}: nodeset"), &o.nodeset, Bound::Nodes)?;
+        let cnodeset = ck.nodeset(
+            &format!("{what}: complete nodeset"),
+            &o.complete_nodeset,
+            Bound::Nodes,
+        )?;
         match kind {
             ObjKind::Io | ObjKind::Misc => {
                 if cpuset.is_some() || ccpuset.is_some() || nodeset.is_some() || cnodeset.is_some()
@@ -503,39 +906,38 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
             }
         }
         let full_cpuset = ccpuset.as_ref().or(cpuset.as_ref());
-        let full_nodeset = cnodeset.as_ref().or(nodeset.as_ref());
         // Groups of CPU-less NUMA nodes (built from distances) hold memory
         // only; their parent places them.  Other objects need CPUs.
         let cpuless = full_cpuset.is_none_or(|c| c.is_empty());
         if kind == ObjKind::Normal && cpuless && (t != ObjType::Group || o.parent.is_none()) {
             return Err(format!("{what}: a {t} needs a non-empty cpuset"));
         }
+        // OS indexes were checked (present, unique, capped) by the scan;
+        // the sets are compared with them word by word.
+        let os = o.os_index.unwrap_or(0);
+        let raw = |c: &Option<Bitmap>, cc: &Option<Bitmap>| cc.clone().or_else(|| c.clone());
         match t {
             ObjType::PU => {
-                let os = o
-                    .os_index
-                    .ok_or_else(|| format!("{what}: a PU needs an OS index"))?;
-                if full_cpuset != Some(&CpuSet::from_index(os)) {
+                let full = raw(&o.cpuset, &o.complete_cpuset);
+                if !full
+                    .as_ref()
+                    .is_some_and(|b| !b.infinite && is_singleton(&b.words, os))
+                {
                     return Err(format!(
                         "{what}: the cpuset of PU P#{os} must be {{{os}}}, not {}",
                         full_cpuset.map_or(String::new(), |c| c.to_string())
                     ));
                 }
-                if !pus.insert(os) {
-                    return Err(format!("{what}: two PUs have OS index {os}"));
-                }
             }
             ObjType::NUMANode => {
-                let os = o
-                    .os_index
-                    .ok_or_else(|| format!("{what}: a NUMA node needs an OS index"))?;
-                if full_nodeset != Some(&NodeSet::from_index(os)) {
+                let full = raw(&o.nodeset, &o.complete_nodeset);
+                if !full
+                    .as_ref()
+                    .is_some_and(|b| !b.infinite && is_singleton(&b.words, os))
+                {
                     return Err(format!(
                         "{what}: the nodeset of NUMA node P#{os} must be {{{os}}}"
                     ));
-                }
-                if !nodes.insert(os) {
-                    return Err(format!("{what}: two NUMA nodes have OS index {os}"));
                 }
             }
             _ => {}
@@ -547,9 +949,15 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
             Some((pi, Placed::At(pid))) => {
                 let pt = obj_type(d.objects[pi].type_);
                 let pk = pt.kind();
+                // As hwloc: normal objects under normal ones other than
+                // PUs; memory under normal ones other than PUs, or under
+                // memory-side caches; I/O under normal or I/O ones; Misc
+                // anywhere.
                 let ok = match kind {
                     ObjKind::Normal => pk == ObjKind::Normal && pt != ObjType::PU,
-                    ObjKind::Memory => pk == ObjKind::Normal || pt == ObjType::MemCache,
+                    ObjKind::Memory => {
+                        (pk == ObjKind::Normal && pt != ObjType::PU) || pt == ObjType::MemCache
+                    }
                     ObjKind::Io => pk == ObjKind::Normal || pk == ObjKind::Io,
                     ObjKind::Misc => true,
                 };
@@ -604,6 +1012,16 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
         obj.name = o.name.clone();
         obj.subtype = o.subtype.clone();
         obj.infos = ck.infos(&what, &o.infos)?;
+        if parent_id.is_none() && t == ObjType::Group {
+            if let Some(set) = full_cpuset {
+                let key = set.words().to_vec();
+                if let Some(&first) = groups.get(&key) {
+                    placed.push(placed[first]);
+                    continue;
+                }
+                groups.insert(key, i);
+            }
+        }
         obj.cpuset = cpuset;
         obj.complete_cpuset = ccpuset;
         obj.nodeset = nodeset;
@@ -612,27 +1030,38 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
             obj.gp_index = u64::from(o.id);
         }
         let p = match parent_id {
-            Some(pid) => Placed::At(topo.insert_by_parent(pid, obj)),
+            Some(pid) => {
+                let id = topo
+                    .insert_by_parent(pid, obj)
+                    .map_err(|e| format!("{what}: {e}"))?;
+                heights.placed(topo, id, &what)?;
+                Placed::At(id)
+            }
             None => match topo.insert_by_cpuset(obj) {
-                Ok(Some(ins)) => Placed::At(ins.id()),
+                Ok(Some(ins)) => {
+                    heights.placed(topo, ins.id(), &what)?;
+                    Placed::At(ins.id())
+                }
                 Ok(None) => Placed::Filtered,
                 Err(e) => return Err(format!("{what}: {e}")),
             },
         };
         placed.push(p);
     }
+    Ok(placed)
+}
 
-    // References from matrices and attributes.
-    let resolve = |what: &str, id: u32| -> Res<Option<ObjId>> {
-        match index.get(&id) {
-            None => Err(format!("{what} refers to id {id}, which is no object")),
-            Some(&i) => Ok(match placed[i] {
-                Placed::At(o) => Some(o),
-                Placed::Filtered => None,
-            }),
-        }
-    };
+/// Distance matrices: shape, names, objects resolved (a matrix naming an
+/// object the filters dropped is left out).
+fn apply_distances(
+    d: &Discovery,
+    topo: &mut Topology,
+    ck: &Checker,
+    resolve: &dyn Fn(&str, u32) -> Res<Option<ObjId>>,
+    clock: &mut Clock,
+) -> Res<()> {
     for (k, m) in d.distances.iter().enumerate() {
+        clock.tick()?;
         let what = format!("distance matrix {k}");
         if let Some(n) = &m.name {
             ck.string(&format!("{what}: name"), n)?;
@@ -651,11 +1080,48 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
             }
         }
         if complete {
+            let mut distinct: HashSet<ObjId> = HashSet::with_capacity(objs.len());
+            if !objs.iter().all(|o| distinct.insert(*o)) {
+                return Err(format!(
+                    "{what} lists two ids of one object (a Group merged into another)"
+                ));
+            }
             let dist = CoreDistances::new(m.name.clone(), m.kind, objs, m.values.clone())
                 .ok_or_else(|| format!("{what} has a wrong number of values"))?;
             topo.distances.push(dist);
         }
     }
+    Ok(())
+}
+
+/// An initiator as a map key.
+#[derive(Hash, PartialEq, Eq)]
+pub(crate) enum InitKey {
+    None,
+    Object(ObjId),
+    Set(Vec<u64>),
+}
+
+pub(crate) fn init_key(i: &Option<CoreInitiator>) -> InitKey {
+    match i {
+        None => InitKey::None,
+        Some(CoreInitiator::Object(o)) => InitKey::Object(*o),
+        Some(CoreInitiator::CpuSet(c)) => InitKey::Set(c.words().to_vec()),
+    }
+}
+
+/// Memory attributes: flags as hwloc defines them; values whose targets
+/// are NUMA nodes and whose initiators are non-empty sets of the record's
+/// PUs or objects with a cpuset (normal and memory objects), as hwloc
+/// allows.  A value given twice for a target and an initiator keeps the
+/// last one (found with a map, not a scan).
+fn apply_memattrs(
+    d: &Discovery,
+    topo: &mut Topology,
+    ck: &Checker,
+    resolve: &dyn Fn(&str, u32) -> Res<Option<ObjId>>,
+    clock: &mut Clock,
+) -> Res<()> {
     for (k, m) in d.memattrs.iter().enumerate() {
         let what = format!("memory attribute {k} ({})", m.name);
         if m.name.is_empty() {
@@ -692,47 +1158,129 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
                 topo.memattrs.len() - 1
             }
         };
+        let needs = m.flags & f::NEED_INITIATOR != 0;
+        let mut at: HashMap<(ObjId, InitKey), usize> = topo.memattrs[slot]
+            .values
+            .iter()
+            .enumerate()
+            .map(|(j, v)| ((v.target, init_key(&v.initiator)), j))
+            .collect();
         for v in &m.values {
+            clock.tick()?;
             let Some(target) = resolve(&what, v.target)? else {
                 continue;
             };
+            let tt = topo.obj(target).obj_type;
+            if tt != ObjType::NUMANode {
+                return Err(format!(
+                    "{what}: the target id {} is a {tt}; targets are NUMA nodes",
+                    v.target
+                ));
+            }
             let initiator = match &v.initiator {
                 None => None,
                 Some(Initiator::Object(id)) => match resolve(&what, *id)? {
-                    Some(o) => Some(CoreInitiator::Object(o)),
+                    Some(o) => {
+                        let it = topo.obj(o).obj_type;
+                        if !matches!(it.kind(), ObjKind::Normal | ObjKind::Memory) {
+                            return Err(format!(
+                                "{what}: the initiator id {id} is a {it}, which has no cpuset"
+                            ));
+                        }
+                        Some(CoreInitiator::Object(o))
+                    }
                     None => continue,
                 },
-                Some(Initiator::Cpuset(c)) => Some(CoreInitiator::CpuSet(CpuSet::from_bitmap(
-                    ck.bitmap(&format!("{what}: initiator"), c, false)?,
-                ))),
+                Some(Initiator::Cpuset(c)) => {
+                    let set = CpuSet::from_bitmap(ck.bitmap(
+                        &format!("{what}: initiator"),
+                        c,
+                        false,
+                        Bound::Cpus,
+                    )?);
+                    if set.is_empty() {
+                        return Err(format!("{what}: an initiator set is empty"));
+                    }
+                    Some(CoreInitiator::CpuSet(set))
+                }
             };
-            if m.flags & f::NEED_INITIATOR != 0 && initiator.is_none() {
+            if needs && initiator.is_none() {
                 return Err(format!("{what} needs initiators and a value has none"));
             }
-            topo.memattrs[slot].set(target, initiator, v.value);
+            // As `MemAttr::set`: no initiator kept where none is needed.
+            let initiator = if needs { initiator } else { None };
+            let values = &mut topo.memattrs[slot].values;
+            match at.entry((target, init_key(&initiator))) {
+                std::collections::hash_map::Entry::Occupied(e) => values[*e.get()].value = v.value,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(values.len());
+                    values.push(MemAttrValue {
+                        target,
+                        initiator,
+                        value: v.value,
+                    });
+                }
+            }
         }
     }
+    Ok(())
+}
+
+/// CPU kinds: each a non-empty set of the record's PUs, registered as
+/// hwloc's `hwloc_cpukinds_register` does (overlapping kinds are split
+/// into their intersections).
+fn apply_cpukinds(
+    d: &Discovery,
+    topo: &mut Topology,
+    ck: &mut Checker,
+    scan: &Scan,
+    clock: &mut Clock,
+) -> Res<()> {
+    if d.cpukinds.is_empty() {
+        return Ok(());
+    }
+    let mut pus = CpuSet::new();
+    for &p in &scan.pus {
+        pus.set(p);
+    }
     for (k, c) in d.cpukinds.iter().enumerate() {
+        clock.check()?;
         let what = format!("CPU kind {k}");
-        let set = CpuSet::from_bitmap(ck.bitmap(&what, &c.cpuset, false)?);
+        let set = CpuSet::from_bitmap(ck.bitmap(&what, &c.cpuset, false, Bound::Cpus)?);
         if set.is_empty() {
             return Err(format!("{what} has no PU"));
         }
+        if !pus.includes(&set) {
+            let absent = set.and_not(&pus);
+            return Err(format!(
+                "{what} names PUs {absent}, which the record does not have"
+            ));
+        }
         let infos = ck.infos(&what, &c.infos)?;
-        topo.cpukinds
-            .push(CpuKind::new(set, c.forced_efficiency, infos));
+        wloc_core::cpukinds::register(&mut topo.cpukinds, &set, c.forced_efficiency, &infos);
     }
+    Ok(())
+}
+
+/// The topology's infos and support names, memory tiers, PCI localities
+/// and allowed sets.
+fn apply_rest(d: &Discovery, topo: &mut Topology, ck: &mut Checker) -> Res<()> {
     let infos = ck.infos("the topology", &d.infos)?;
     topo.infos.extend(infos);
+    let mut support: HashSet<String> = topo.support.iter().cloned().collect();
     for s in &d.support {
         ck.string("a support name", s)?;
-        if !topo.support.iter().any(|x| x == s) {
+        if support.insert(s.clone()) {
             topo.support.push(s.clone());
         }
     }
     for (k, m) in d.memtiers.iter().enumerate() {
-        let nodeset =
-            NodeSet::from_bitmap(ck.bitmap(&format!("memory tier {k}"), &m.nodeset, false)?);
+        let nodeset = NodeSet::from_bitmap(ck.bitmap(
+            &format!("memory tier {k}"),
+            &m.nodeset,
+            false,
+            Bound::Cap,
+        )?);
         topo.memtiers.push(MemTier {
             kinds: m.kinds,
             nodeset,
@@ -746,7 +1294,7 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
                 l.bus_min, l.bus_max
             ));
         }
-        let cpuset = CpuSet::from_bitmap(ck.bitmap(&what, &l.cpuset, false)?);
+        let cpuset = CpuSet::from_bitmap(ck.bitmap(&what, &l.cpuset, false, Bound::Cap)?);
         topo.pci_localities.push(PciLocality {
             domain: l.domain,
             bus_min: l.bus_min,
@@ -755,12 +1303,484 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
         });
     }
     if let Some(c) = &d.allowed_cpuset {
-        let c = CpuSet::from_bitmap(ck.bitmap("the allowed cpuset", c, true)?);
+        let c = CpuSet::from_bitmap(ck.bitmap("the allowed cpuset", c, true, Bound::Cap)?);
         topo.allowed_cpuset = &topo.allowed_cpuset & &c;
     }
     if let Some(n) = &d.allowed_nodeset {
-        let n = NodeSet::from_bitmap(ck.bitmap("the allowed nodeset", n, true)?);
+        let n = NodeSet::from_bitmap(ck.bitmap("the allowed nodeset", n, true, Bound::Cap)?);
         topo.allowed_nodeset = &topo.allowed_nodeset & &n;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::types::{CacheKind, Cpukind, GroupAttr, Memattr, MemattrValue};
+    use std::time::Instant;
+
+    fn obj(id: u32, parent: Option<u32>, t: ObjectType) -> WitObject {
+        WitObject {
+            id,
+            parent,
+            type_: t,
+            os_index: None,
+            name: None,
+            subtype: None,
+            cpuset: None,
+            complete_cpuset: None,
+            nodeset: None,
+            complete_nodeset: None,
+            attr: ObjectAttr::None,
+            infos: Vec::new(),
+        }
+    }
+
+    fn one(i: u32) -> Option<Bitmap> {
+        let mut words = vec![0u64; i as usize / 64 + 1];
+        words[i as usize / 64] = 1 << (i % 64);
+        Some(Bitmap {
+            words,
+            infinite: false,
+        })
+    }
+
+    fn words(w: Vec<u64>) -> Option<Bitmap> {
+        Some(Bitmap {
+            words: w,
+            infinite: false,
+        })
+    }
+
+    fn pu(id: u32, parent: Option<u32>, os: u32) -> WitObject {
+        WitObject {
+            os_index: Some(os),
+            cpuset: one(os),
+            ..obj(id, parent, ObjectType::Pu)
+        }
+    }
+
+    fn node(id: u32, parent: Option<u32>, os: u32, cpus: u64) -> WitObject {
+        WitObject {
+            os_index: Some(os),
+            nodeset: one(os),
+            cpuset: words(vec![cpus]),
+            ..obj(id, parent, ObjectType::NumaNode)
+        }
+    }
+
+    fn record(objects: Vec<WitObject>) -> Discovery {
+        Discovery {
+            objects,
+            distances: Vec::new(),
+            memattrs: Vec::new(),
+            cpukinds: Vec::new(),
+            infos: Vec::new(),
+            allowed_cpuset: None,
+            allowed_nodeset: None,
+            support: Vec::new(),
+            memtiers: Vec::new(),
+            pci_localities: Vec::new(),
+        }
+    }
+
+    /// A Machine with `n` PUs under it (ids 2..).
+    fn machine(n: u32) -> Vec<WitObject> {
+        let mut v = vec![obj(1, None, ObjectType::Machine)];
+        v.extend((0..n).map(|i| pu(2 + i, Some(1), i)));
+        v
+    }
+
+    fn build(d: &Discovery) -> Result<Topology, String> {
+        crate::discovery::build_topology("test", "digest", d, &Limits::default(), Topology::new())
+            .map_err(|e| e.to_string())
+    }
+
+    fn refused(d: &Discovery, expect: &str) {
+        let start = Instant::now();
+        match build(d) {
+            Ok(_) => panic!("accepted; expected {expect:?}"),
+            Err(e) => assert!(e.contains(expect), "{e}"),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn parent_chains_deeper_than_the_limit_are_refused_before_insertion() {
+        for t in [ObjectType::Misc, ObjectType::Bridge, ObjectType::Group] {
+            let mut v = machine(1);
+            for i in 0..100_000u32 {
+                let mut o = obj(10 + i, Some(if i == 0 { 1 } else { 9 + i }), t);
+                if t == ObjectType::Group {
+                    o.cpuset = one(0);
+                }
+                v.push(o);
+            }
+            refused(
+                &record(v),
+                "depth 257, deeper than the deepest tree accepted (256)",
+            );
+        }
+        // At the limit itself, the chain is a valid tree.
+        let mut v = machine(1);
+        for i in 0..(MAX_TREE_DEPTH as u32) {
+            v.push(obj(
+                10 + i,
+                Some(if i == 0 { 1 } else { 9 + i }),
+                ObjectType::Misc,
+            ));
+        }
+        let t = build(&record(v)).unwrap();
+        t.check().unwrap();
+    }
+
+    #[test]
+    fn sets_nesting_deeper_than_the_limit_are_refused() {
+        let mut v = machine(512);
+        for i in 0..400u32 {
+            let n = 512 - i;
+            let mut w = vec![0u64; 8];
+            for p in 0..n {
+                w[p as usize / 64] |= 1 << (p % 64);
+            }
+            v.push(WitObject {
+                cpuset: words(w),
+                ..obj(1000 + i, None, ObjectType::Group)
+            });
+        }
+        refused(&record(v), "deeper than the deepest tree accepted (256)");
+    }
+
+    #[test]
+    fn huge_os_indexes_are_refused_without_building_their_sets() {
+        let mut v = machine(1);
+        v[1].os_index = Some(u32::MAX);
+        refused(
+            &record(v),
+            "OS index 4294967295 is beyond the cap of 1048575",
+        );
+        let mut v = machine(1);
+        let mut n = node(9, Some(1), 0, 1);
+        n.os_index = Some(u32::MAX);
+        v.push(n);
+        refused(
+            &record(v),
+            "OS index 4294967295 is beyond the cap of 1048575",
+        );
+        // Sets beyond the highest PU of the record are refused too.
+        let mut v = machine(2);
+        v.push(WitObject {
+            cpuset: one(5000),
+            ..obj(9, Some(1), ObjectType::Core)
+        });
+        refused(&record(v), "beyond 1, the highest PU index of the record");
+    }
+
+    #[test]
+    fn a_numa_node_under_a_pu_is_refused() {
+        let mut v = machine(1);
+        v.push(node(9, Some(2), 0, 1));
+        refused(&record(v), "cannot be a child of object 1 (id 2, PU)");
+    }
+
+    #[test]
+    fn identical_groups_are_merged_in_linear_time() {
+        let mut v = machine(4);
+        for i in 0..20_000u32 {
+            v.push(WitObject {
+                cpuset: words(vec![0b11]),
+                attr: ObjectAttr::Group(GroupAttr {
+                    kind: 0,
+                    subkind: 0,
+                    dont_merge: true,
+                }),
+                ..obj(100 + i, None, ObjectType::Group)
+            });
+        }
+        let start = Instant::now();
+        let t = build(&record(v)).unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        let groups = t
+            .ids()
+            .filter(|&i| t.obj(i).obj_type == ObjType::Group)
+            .count();
+        assert_eq!(groups, 1);
+    }
+
+    #[test]
+    fn host_created_objects_never_reuse_component_ids() {
+        let v = vec![
+            obj(1, None, ObjectType::Machine),
+            pu(2, None, 0),
+            pu(3, None, 1),
+            node(4, None, 0, 0b01),
+            node(5, None, 1, 0b10),
+        ];
+        let t = build(&record(v)).unwrap();
+        let mut gps: Vec<u64> = t.ids().map(|i| t.obj(i).gp_index).collect();
+        let n = gps.len();
+        gps.sort_unstable();
+        gps.dedup();
+        assert_eq!(gps.len(), n);
+    }
+
+    #[test]
+    fn strings_xml_cannot_carry_are_refused() {
+        for name in ["\0", "a\0b", "bell\u{7}", "\u{ffff}"] {
+            let mut v = machine(1);
+            v[1].infos.push(Info {
+                name: name.into(),
+                value: "x".into(),
+            });
+            refused(&record(v), "which XML cannot carry");
+        }
+        let mut v = machine(1);
+        v[1].infos.push(Info {
+            name: "tabs\tand\nlines".into(),
+            value: "ok".into(),
+        });
+        build(&record(v)).unwrap();
+    }
+
+    #[test]
+    fn infos_are_capped_in_total() {
+        let mut v = machine(128);
+        for o in v.iter_mut().skip(1) {
+            o.infos = (0..4096)
+                .map(|k| Info {
+                    name: format!("n{k}"),
+                    value: String::new(),
+                })
+                .collect();
+        }
+        refused(&record(v), "more than 262144 infos in all");
+    }
+
+    #[test]
+    fn cpu_kinds_are_split_as_hwloc_does_and_must_name_pus() {
+        let kind = |w: u64, n: &str| Cpukind {
+            cpuset: Bitmap {
+                words: vec![w],
+                infinite: false,
+            },
+            forced_efficiency: None,
+            infos: vec![Info {
+                name: n.into(),
+                value: "1".into(),
+            }],
+        };
+        let mut d = record(machine(4));
+        d.cpukinds = vec![kind(0b0111, "a"), kind(0b1100, "b")];
+        let t = build(&d).unwrap();
+        let mut sets: Vec<(String, usize)> = t
+            .cpukinds
+            .iter()
+            .map(|k| (k.cpuset.to_string(), k.infos.len()))
+            .collect();
+        sets.sort();
+        assert_eq!(
+            sets,
+            [
+                ("0x00000003".to_string(), 1),
+                ("0x00000004".to_string(), 2),
+                ("0x00000008".to_string(), 1)
+            ]
+        );
+        let mut d = record(machine(2));
+        d.cpukinds = vec![kind(0b1111, "a")];
+        refused(&d, "beyond 1, the highest PU index");
+        let mut v = machine(4);
+        v.remove(2);
+        let mut d = record(v);
+        d.cpukinds = vec![kind(0b1111, "a")];
+        refused(&d, "names PUs 0x00000002, which the record does not have");
+    }
+
+    #[test]
+    fn memory_attributes_target_numa_nodes_from_objects_with_cpusets() {
+        let attr = |target: u32, initiator: u32| Memattr {
+            name: "Bandwidth".into(),
+            flags: 5,
+            values: vec![MemattrValue {
+                target,
+                initiator: Some(Initiator::Object(initiator)),
+                value: 7,
+            }],
+        };
+        let mut v = machine(1);
+        v.push(node(9, Some(1), 0, 1));
+        v.push(obj(10, Some(1), ObjectType::Misc));
+        let mut d = record(v);
+        d.memattrs = vec![attr(2, 2)];
+        refused(&d, "targets are NUMA nodes");
+        d.memattrs = vec![attr(10, 2)];
+        refused(&d, "targets are NUMA nodes");
+        d.memattrs = vec![attr(9, 10)];
+        refused(&d, "is a Misc, which has no cpuset");
+        let mut a = attr(9, 2);
+        // Repeated values for one target and initiator keep the last.
+        for k in 0..50_000 {
+            a.values.push(MemattrValue {
+                target: 9,
+                initiator: Some(Initiator::Object(2)),
+                value: k,
+            });
+        }
+        d.memattrs = vec![a];
+        let t = build(&d).unwrap();
+        let m = t.memattrs.iter().find(|m| m.name == "Bandwidth").unwrap();
+        assert_eq!(m.values.len(), 1);
+        assert_eq!(m.values[0].value, 49_999);
+    }
+
+    #[test]
+    fn the_host_side_work_has_the_runs_deadline() {
+        let mut v = machine(1);
+        for i in 0..200_000u32 {
+            v.push(obj(10 + i, Some(1), ObjectType::Misc));
+        }
+        let limits = Limits {
+            deadline: Duration::ZERO,
+            ..Limits::default()
+        };
+        let mut t = Topology::new();
+        let e = apply(&record(v), &mut t, &limits).unwrap_err();
+        assert!(e.contains("longer than the run's deadline (0 ms)"), "{e}");
+    }
+
+    mod records {
+        use super::*;
+        use proptest::prelude::*;
+
+        const KINDS: [ObjectType; 8] = [
+            ObjectType::Package,
+            ObjectType::Core,
+            ObjectType::Pu,
+            ObjectType::Group,
+            ObjectType::NumaNode,
+            ObjectType::Misc,
+            ObjectType::Bridge,
+            ObjectType::L2Cache,
+        ];
+
+        /// A record from random draws: objects of mixed types with random
+        /// parents (earlier, later or none), small sets, a chain of
+        /// `deep` objects (deeper than the limit at times), and CPU kinds
+        /// that overlap.
+        fn record_of(
+            draws: &[(u8, u16, u8, u64)],
+            deep: u16,
+            deep_group: bool,
+            kinds: &[u64],
+        ) -> Discovery {
+            let mut v = vec![obj(1, None, ObjectType::Machine)];
+            let mut pu_os = 0u32;
+            let mut node_os = 0u32;
+            for (k, &(t, parent, sets, bits)) in draws.iter().enumerate() {
+                let id = 2 + k as u32;
+                let t = KINDS[t as usize % KINDS.len()];
+                let parent = match parent % 4 {
+                    0 => None,
+                    1 => Some(1),
+                    _ => Some(1 + u32::from(parent) % (id + 1)),
+                };
+                let mut o = obj(id, parent, t);
+                match t {
+                    ObjectType::Pu => {
+                        o.os_index = Some(pu_os);
+                        o.cpuset = one(pu_os);
+                        pu_os += 1 + u32::from(sets % 2);
+                    }
+                    ObjectType::NumaNode => {
+                        o.os_index = Some(node_os);
+                        o.nodeset = one(node_os);
+                        o.cpuset = words(vec![bits & 0xffff]);
+                        node_os += 1;
+                    }
+                    ObjectType::Misc | ObjectType::Bridge => {}
+                    ObjectType::L2Cache => {
+                        o.cpuset = words(vec![bits & 0xffff]);
+                        o.attr = ObjectAttr::Cache(crate::bindings::types::CacheAttr {
+                            size: 1 << 20,
+                            depth: 2,
+                            linesize: 64,
+                            associativity: 8,
+                            kind: CacheKind::Unified,
+                            inclusive: false,
+                        });
+                    }
+                    _ => o.cpuset = words(vec![bits & 0xffff]),
+                }
+                if sets == 3 {
+                    o.infos.push(Info {
+                        name: format!("i{k}"),
+                        value: format!("{bits:x}"),
+                    });
+                }
+                v.push(o);
+            }
+            let first = 100_000;
+            for i in 0..u32::from(deep) {
+                let parent = if i == 0 { 1 } else { first + i - 1 };
+                let t = if deep_group {
+                    ObjectType::Group
+                } else {
+                    ObjectType::Misc
+                };
+                let mut o = obj(first + i, Some(parent), t);
+                if deep_group {
+                    o.cpuset = one(0);
+                }
+                v.push(o);
+            }
+            let mut d = record(v);
+            d.cpukinds = kinds
+                .iter()
+                .map(|&w| Cpukind {
+                    cpuset: Bitmap {
+                        words: vec![w & 0xffff],
+                        infinite: false,
+                    },
+                    forced_efficiency: None,
+                    infos: vec![Info {
+                        name: "CoreType".into(),
+                        value: format!("{w:x}"),
+                    }],
+                })
+                .collect();
+            d
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Whatever the record, the host refuses it or builds a tree
+            /// that passes the core's check and whose XML export reads
+            /// back identically.
+            #[test]
+            fn records_are_refused_or_valid_and_round_trip(
+                draws in prop::collection::vec((any::<u8>(), any::<u16>(), 0u8..4, any::<u64>()), 0..60),
+                deep in prop_oneof![0u16..8, 250u16..262],
+                deep_group in any::<bool>(),
+                kinds in prop::collection::vec(any::<u64>(), 0..4),
+            ) {
+                let d = record_of(&draws, deep, deep_group, &kinds);
+                if let Ok(t) = build(&d) {
+                    t.check().unwrap();
+                    let xml = wloc_xml::export(&t, wloc_xml::XmlVersion::V2);
+                    let back = wloc_xml::import_str(&xml, Topology::new())
+                        .unwrap_or_else(|e| panic!("{e}\n{xml}"));
+                    prop_assert_eq!(wloc_xml::export(&back, wloc_xml::XmlVersion::V2), xml);
+                }
+            }
+        }
+    }
 }

@@ -18,7 +18,9 @@ pub struct Limits {
     pub instances: usize,
     /// Objects returned.
     pub max_objects: usize,
-    /// 64-bit words in one returned set (1 << 16 words: 4 Mi PUs).
+    /// 64-bit words in one returned set (1 << 16 words).  Whatever this
+    /// says, no set holds an index at or above
+    /// `wloc_core::bitmap::MAX_SET_BITS` (2^20).
     pub max_bitmap_words: usize,
     /// Bytes of data returned, all included.
     pub max_returned_bytes: u64,
@@ -26,6 +28,11 @@ pub struct Limits {
     pub max_string_bytes: usize,
     /// Infos of one object.
     pub max_infos: usize,
+    /// Infos of a whole record (all objects, CPU kinds and the topology;
+    /// for an annotation record, the infos it adds).
+    pub max_total_infos: usize,
+    /// Misc objects an annotation record adds.
+    pub max_annotation_misc: usize,
     /// Bytes of file contents (and listed names and link targets) read in
     /// one run; charged while reading, so this is also what the host holds
     /// of a run's file data, plus one file per reading thread.
@@ -55,6 +62,8 @@ impl Default for Limits {
             max_returned_bytes: 256 << 20,
             max_string_bytes: 64 << 10,
             max_infos: 4096,
+            max_total_infos: 1 << 18,
+            max_annotation_misc: 1 << 16,
             max_read_bytes: 256 << 20,
             max_read_entries: 1 << 22,
             max_file_bytes: 1 << 20,

@@ -193,3 +193,69 @@ pub fn probe_outside_grant(paths: &[&str]) -> Discovery {
     probe(&mut d, paths);
     d
 }
+
+/// Records that attack the host's checking and building of a topology
+/// (deep, wide, huge indexes, invalid trees), for `tests/hostile_records.rs`.
+pub mod records {
+    use super::*;
+
+    /// A Group of these PUs (no parent unless given).
+    pub fn group(id: u32, parent: Option<u32>, words: Vec<u64>, dont_merge: bool) -> Object {
+        Object {
+            cpuset: set(words),
+            attr: ObjectAttr::Group(GroupAttr {
+                kind: 0,
+                subkind: 0,
+                dont_merge,
+            }),
+            ..obj(id, parent, ObjectType::Group)
+        }
+    }
+
+    /// A NUMA node of OS index `os`, over the PUs of `cpus`.
+    pub fn node(id: u32, parent: Option<u32>, os: u32, cpus: Vec<u64>) -> Object {
+        let mut words = vec![0u64; os as usize / 64 + 1];
+        words[os as usize / 64] = 1 << (os % 64);
+        Object {
+            os_index: Some(os),
+            nodeset: set(words),
+            cpuset: set(cpus),
+            ..obj(id, parent, ObjectType::NumaNode)
+        }
+    }
+
+    /// A Machine with `n` PUs (ids 2.., OS indexes 0..).
+    pub fn machine(n: u32) -> Discovery {
+        let mut d = small();
+        d.objects.truncate(1);
+        for i in 0..n {
+            d.objects.push(pu(2 + i, Some(1), i));
+        }
+        d
+    }
+
+    /// A Machine with one PU and a chain of `n` objects of one type, each
+    /// the parent of the next (the first under the Machine).
+    pub fn chain(type_: ObjectType, n: u32) -> Discovery {
+        let mut d = small();
+        let first = 10;
+        for i in 0..n {
+            let parent = if i == 0 { 1 } else { first + i - 1 };
+            let mut o = obj(first + i, Some(parent), type_);
+            if type_ == ObjectType::Group {
+                o.cpuset = set(vec![1]);
+            }
+            d.objects.push(o);
+        }
+        d
+    }
+
+    /// The words of the PUs `0..n`.
+    pub fn first_pus(n: u32) -> Vec<u64> {
+        let mut w = vec![0u64; n.div_ceil(64) as usize];
+        for i in 0..n {
+            w[i as usize / 64] |= 1 << (i % 64);
+        }
+        w
+    }
+}

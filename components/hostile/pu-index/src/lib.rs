@@ -1,0 +1,15 @@
+//! A hostile discovery component for the host's tests: it returns a PU of OS index 2^32-1.
+//! The host must refuse it cleanly or build a valid tree from it, in
+//! bounded time and memory.  Never shipped.
+
+#[allow(unused_imports)]
+use wloc_hostile_kit::records::*;
+use wloc_hostile_kit::*;
+
+fn discover() -> Result<Discovery, String> {
+    let mut d = small();
+    d.objects[1].os_index = Some(u32::MAX);
+    Ok(d)
+}
+
+component!(discover);
