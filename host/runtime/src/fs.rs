@@ -17,7 +17,15 @@
 //!   operation then goes through a cap-std handle, which the kernel
 //!   (`openat2` with `RESOLVE_BENEATH`) confines to that root anyway;
 //! * only reading: files are opened read-only and non-blocking (a FIFO
-//!   cannot stall the host), directories are listed, links are read.
+//!   cannot stall the host), directories are listed, links are read;
+//! * only regular files are read: a device node, FIFO or socket (which a
+//!   recording unpacked as root may hold anywhere) is answered
+//!   [`FileError::NotFound`], left out of listings, and never opened
+//!   where it can be: every file of a recording, and of this machine
+//!   outside `/sys` and `/proc` (kernel filesystems that hold none), is
+//!   looked at before it is opened, since opening some devices acts
+//!   (a watchdog starts, a tape rewinds).  The opened descriptor is
+//!   looked at again (`fstat`) before anything is read from it;
 //!
 //! * files private to a process are never served, whatever the grant
 //!   ([`privacy`]): everything under `/proc/PID/`, `/proc/self/` and
@@ -36,7 +44,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, FileTypeExt, Metadata, OpenOptions, OpenOptionsExt};
 
 mod budget;
 mod error;
@@ -61,6 +69,16 @@ pub const MAX_DIR_ENTRIES: usize = 1 << 16;
 pub const MAX_GLOB_RESULTS: usize = 1 << 16;
 /// Most directories listed by one `glob`.
 pub const MAX_GLOB_LISTINGS: usize = 1 << 14;
+
+/// A file the host hands a component ([`FileAccess::handed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Handed<'a> {
+    /// Its absolute path, links resolved (what the component asks for).
+    pub path: &'a str,
+    /// The folder it was found in, absolute with links resolved, which it
+    /// must not leave; `None` for a file the user named.
+    pub within: Option<&'a Path>,
+}
 
 /// One granted root, opened.
 #[derive(Debug)]
@@ -149,6 +167,28 @@ fn is_pattern(c: &str) -> bool {
     c.contains(['*', '?'])
 }
 
+/// Refuses what is not a regular file: a directory as the kernel would
+/// (`EISDIR`), anything else (device node, FIFO, socket) as not found, so
+/// that a component cannot tell it from a missing file.
+fn regular(m: &Metadata) -> io::Result<()> {
+    if m.is_file() {
+        Ok(())
+    } else if m.is_dir() {
+        Err(io::Error::from_raw_os_error(
+            rustix::io::Errno::ISDIR.raw_os_error(),
+        ))
+    } else {
+        Err(io::ErrorKind::NotFound.into())
+    }
+}
+
+/// Whether a directory entry is a device node, FIFO or socket (left out of
+/// listings).  An entry whose type the directory does not tell is kept:
+/// reading it is checked anyway.
+fn special(ft: &cap_std::fs::FileType) -> bool {
+    ft.is_char_device() || ft.is_block_device() || ft.is_fifo() || ft.is_socket()
+}
+
 impl FileAccess {
     /// Opens the granted roots, absolute paths of the described machine
     /// (`/sys`, `/proc/cpuinfo`), below `fsroot` when given.  Roots that do
@@ -201,6 +241,94 @@ impl FileAccess {
         })
     }
 
+    /// Access to exactly the files a command hands a component (`wloc
+    /// fabric`'s fabric files), each named by its absolute path with its
+    /// links resolved, and nothing else.  A file found in a folder
+    /// ([`Handed::within`]) is opened through a handle on that folder, so
+    /// that no link, nor a folder swapped for a link while the command
+    /// runs, leads out of it; one the user named is opened where it is.
+    /// Files that are not regular files (or not there any more) are left
+    /// out, as [`FileAccess::missing`] tells.
+    pub fn handed(files: &[Handed<'_>]) -> io::Result<FileAccess> {
+        let mut folders: Vec<(&Path, Dir)> = Vec::new();
+        let mut grants = Vec::new();
+        let mut missing = Vec::new();
+        for h in files {
+            let vpath: Vec<String> = split_request(h.path)
+                .map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{:?} must be an absolute path without '..'", h.path),
+                    )
+                })?
+                .into_iter()
+                .map(String::from)
+                .collect();
+            let opened = match h.within {
+                None => Self::open_grant(None, &vpath),
+                Some(folder) => {
+                    let rel = Path::new(h.path).strip_prefix(folder).map_err(|_| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("{} is not inside {}", h.path, folder.display()),
+                        )
+                    })?;
+                    let i = match folders.iter().position(|(f, _)| *f == folder) {
+                        Some(i) => i,
+                        None => {
+                            let d = Dir::open_ambient_dir(folder, ambient_authority()).map_err(
+                                |e| io::Error::new(e.kind(), format!("{}: {e}", folder.display())),
+                            )?;
+                            folders.push((folder, d));
+                            folders.len() - 1
+                        }
+                    };
+                    Self::open_handed(&folders[i].1, rel, vpath)
+                }
+            };
+            match opened {
+                Ok(Some(g)) if g.file.is_some() => grants.push(g),
+                Ok(_) => missing.push(h.path.to_string()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound || is_escape(&e) => {
+                    missing.push(h.path.to_string())
+                }
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot open {}: {e}", h.path),
+                    ))
+                }
+            }
+        }
+        grants.sort_by_key(|g| std::cmp::Reverse(g.vpath.len()));
+        Ok(FileAccess {
+            grants,
+            fsroot: None,
+            missing,
+            requested: files.iter().map(|h| h.path.to_string()).collect(),
+        })
+    }
+
+    /// A regular file at `rel` below `folder`, opened as a single-file
+    /// grant named `vpath`; cap-std keeps every step inside `folder`.
+    fn open_handed(folder: &Dir, rel: &Path, vpath: Vec<String>) -> io::Result<Option<Grant>> {
+        if !folder.metadata(rel)?.is_file() {
+            return Ok(None);
+        }
+        let Some(name) = rel.file_name().and_then(|n| n.to_str()) else {
+            return Ok(None);
+        };
+        let dir = match rel.parent() {
+            Some(p) if !p.as_os_str().is_empty() => folder.open_dir(p)?,
+            _ => folder.try_clone()?,
+        };
+        Ok(Some(Grant {
+            vpath,
+            dir,
+            file: Some(name.to_string()),
+        }))
+    }
+
     /// No access at all.
     pub fn none() -> FileAccess {
         FileAccess {
@@ -217,7 +345,18 @@ impl FileAccess {
     fn mount_points(base: Option<&Dir>, types: &[&str]) -> Vec<String> {
         let read = |p: &str| -> Option<String> {
             let f = match base {
-                Some(b) => b.open(p).ok()?.into_std(),
+                // A recording's copy: a regular file, opened without
+                // blocking (a FIFO there must not stall the host).
+                Some(b) => {
+                    regular(&b.metadata(p).ok()?).ok()?;
+                    let mut opts = OpenOptions::new();
+                    opts.read(true).custom_flags(
+                        (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
+                    );
+                    let f = b.open_with(p, &opts).ok()?;
+                    regular(&f.metadata().ok()?).ok()?;
+                    f.into_std()
+                }
                 None => std::fs::File::open(Path::new("/").join(p)).ok()?,
             };
             let mut text = String::new();
@@ -415,6 +554,18 @@ impl FileAccess {
         g.vpath.first().is_none_or(|c| c == "proc")
     }
 
+    /// Whether a (resolved) path may be a device node, FIFO or socket, and
+    /// must be looked at before it is opened: any path of a recording, and
+    /// on this machine any path outside `/sys` and `/proc`, whose kernel
+    /// filesystems hold none (and are read thousands of files per
+    /// discovery, where one more system call per file shows).
+    fn may_hold_devices<S: AsRef<str>>(&self, view: &[S]) -> bool {
+        self.fsroot.is_some()
+            || !view
+                .first()
+                .is_some_and(|c| matches!(c.as_ref(), "sys" | "proc"))
+    }
+
     /// The PID `/proc/self` resolves to, on the running system only: in a
     /// recording, `proc/PID` is just a folder and stays private.
     fn own_pid(&self) -> Option<&'static str> {
@@ -492,11 +643,21 @@ impl FileAccess {
         // one system call per file.  procfs files are produced in pieces
         // (seq_file) and are read until end of file.
         let short_read_ends = !(path == "/proc" || path.starts_with("/proc/"));
-        let bytes = self.with_path(path, true, |g, rel, _| {
+        let bytes = self.with_path(path, true, |g, rel, view| {
+            // Looked at before it is opened, where a device node may be:
+            // opening one may act on the device.
+            if self.may_hold_devices(view) {
+                regular(&g.dir.metadata(rel)?)?;
+            }
             let mut opts = OpenOptions::new();
-            opts.read(true)
-                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+            opts.read(true).custom_flags(
+                (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
+            );
             let mut f = g.dir.open_with(rel, &opts)?;
+            // What was opened, whatever was looked at before: a file
+            // swapped for a device or FIFO in between is not read.
+            let meta = f.metadata()?;
+            regular(&meta)?;
             // Most files fit the stack buffer and are then copied at their
             // size: batches hold thousands of results at once, and 4 KiB
             // heap buffers each would be megabytes of fresh pages.
@@ -532,7 +693,7 @@ impl FileAccess {
             // Larger files: the rest goes into a buffer sized from the
             // file's length when it tells one (large regular files such as
             // pci.ids), read up to `max` without zero-filling it first.
-            let hint = f.metadata().map_or(0, |m| m.len() as usize);
+            let hint = usize::try_from(meta.len()).unwrap_or(usize::MAX);
             let mut buf = Vec::with_capacity(hint.max(2 * len).min(max).saturating_add(1));
             buf.extend_from_slice(&first[..len]);
             loop {
@@ -582,6 +743,10 @@ impl FileAccess {
                 let Ok(n) = e.file_name().into_string() else {
                     continue;
                 };
+                // Device nodes, FIFOs and sockets are never served.
+                if e.file_type().is_ok_and(|t| special(&t)) {
+                    continue;
+                }
                 if !privacy::listable(view, &n) {
                     continue;
                 }
@@ -623,10 +788,12 @@ impl FileAccess {
         Ok(t)
     }
 
-    /// Whether something exists at a path (following links).
+    /// Whether a regular file or a directory exists at a path (following
+    /// links); device nodes, FIFOs and sockets are never served, so they
+    /// do not count.
     pub fn exists(&self, path: &str) -> bool {
         self.with_path(path, true, |g, rel, _| g.dir.metadata(rel))
-            .is_ok()
+            .is_ok_and(|m| m.is_file() || m.is_dir())
     }
 
     /// Paths matching a pattern whose components may hold `*` and `?`,
@@ -741,6 +908,120 @@ mod tests {
                 );
             }
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A node of `kind` at `path`, or why it could not be made.
+    fn mknod(path: &Path, kind: rustix::fs::FileType, dev: u64) -> rustix::io::Result<()> {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            kind,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            dev,
+        )
+    }
+
+    /// A FIFO and (as root) a character device where a recording has a
+    /// DMI file: not found, not listed, not existing, and never a wait.
+    #[test]
+    fn recordings_serve_regular_files_only() {
+        let dir = std::env::temp_dir().join(format!("wloc-fs-special-{}", std::process::id()));
+        let id = dir.join("sys/class/dmi/id");
+        std::fs::create_dir_all(&id).unwrap();
+        std::fs::write(id.join("board_name"), "board\n").unwrap();
+        mknod(&id.join("product_name"), rustix::fs::FileType::Fifo, 0).unwrap();
+        std::os::unix::fs::symlink("product_name", id.join("product_link")).unwrap();
+        // /dev/zero's numbers: its endless zeros must not be served.
+        let zero = mknod(
+            &id.join("sys_vendor"),
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::makedev(1, 5),
+        );
+        let files = FileAccess::new(&["/sys/class/dmi"], Some(&dir)).unwrap();
+        let start = std::time::Instant::now();
+        for name in ["product_name", "product_link", "sys_vendor"] {
+            let p = format!("/sys/class/dmi/id/{name}");
+            assert_eq!(files.read(&p, 1 << 20), Err(FileError::NotFound), "{name}");
+            assert!(!files.exists(&p), "{name}");
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(
+            files.read("/sys/class/dmi/id/board_name", 64).unwrap(),
+            b"board\n"
+        );
+        let listed = files.list_dir("/sys/class/dmi/id").unwrap();
+        assert!(!listed.contains(&"product_name".to_string()), "{listed:?}");
+        assert!(listed.contains(&"board_name".to_string()), "{listed:?}");
+        assert_eq!(
+            files.glob("/sys/class/dmi/id/*_name").unwrap(),
+            vec!["/sys/class/dmi/id/board_name".to_string()]
+        );
+        if let Err(e) = zero {
+            eprintln!("no character device made ({e}): run as root to check one");
+        }
+        // The same folder granted on this machine (outside /sys and /proc).
+        let live = id.to_str().unwrap();
+        let files = FileAccess::new(&[live], None).unwrap();
+        for name in ["product_name", "product_link", "sys_vendor"] {
+            let p = format!("{live}/{name}");
+            assert_eq!(files.read(&p, 1 << 20), Err(FileError::NotFound), "{name}");
+        }
+        assert_eq!(
+            files.read(&format!("{live}/board_name"), 64).unwrap(),
+            b"board\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files handed from a folder are opened through the folder: a path
+    /// whose folder is now a link out of it is not served, one the user
+    /// named is.
+    #[test]
+    fn handed_files_stay_in_their_folder() {
+        let dir = std::env::temp_dir().join(format!("wloc-fs-handed-{}", std::process::id()));
+        let folder = dir.join("fabric");
+        let outside = dir.join("outside");
+        std::fs::create_dir_all(folder.join("ib-raw")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(folder.join("ib-raw/a.txt"), "inside").unwrap();
+        std::fs::write(outside.join("a.txt"), "secret").unwrap();
+        // Swapped after the command resolved the path: `moved/a.txt` was a
+        // file inside, and `moved` now leads out.
+        std::os::unix::fs::symlink(&outside, folder.join("moved")).unwrap();
+        let folder = folder.canonicalize().unwrap();
+        let good = format!("{}/ib-raw/a.txt", folder.display());
+        let swapped = format!("{}/moved/a.txt", folder.display());
+        let named = format!("{}/a.txt", outside.canonicalize().unwrap().display());
+        let files = FileAccess::handed(&[
+            Handed {
+                path: &good,
+                within: Some(&folder),
+            },
+            Handed {
+                path: &swapped,
+                within: Some(&folder),
+            },
+            Handed {
+                path: &named,
+                within: None,
+            },
+        ])
+        .unwrap();
+        assert_eq!(files.read(&good, 64).unwrap(), b"inside");
+        assert_ne!(files.read(&swapped, 64), Ok(b"secret".to_vec()));
+        assert_eq!(files.missing(), [swapped.clone()]);
+        assert_eq!(files.read(&named, 64).unwrap(), b"secret");
+        // Nothing but the files handed: not their folder, not a neighbour.
+        assert_eq!(
+            files.list_dir(&format!("{}/ib-raw", folder.display())),
+            Err(FileError::Denied)
+        );
+        std::fs::write(folder.join("ib-raw/b.txt"), "b").unwrap();
+        assert_eq!(
+            files.read(&format!("{}/ib-raw/b.txt", folder.display()), 64),
+            Err(FileError::Denied)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
