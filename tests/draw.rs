@@ -567,15 +567,15 @@ fn html_page_shows_objects_searches_and_highlights_processes() {
     let (w, h, _) = wloc_draw::png::decode(&std::fs::read(&shot).unwrap()).unwrap();
     assert_eq!((w, h), (1000, 700));
 
-    // A process bound to the first PU of this machine is listed and
-    // highlighted by its binding.
+    // With --ps, a process of this user bound to the first PU of this
+    // machine is listed and highlighted by its binding.
     let here = dir.0.join("here.html");
     let mut child = Command::new("taskset")
         .args(["-c", "0", "sleep", "60"])
         .spawn()
         .expect("taskset runs");
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let o = common::run_wloc(["ls", here.to_str().unwrap()]);
+    let o = common::run_wloc(["ls", "--ps", here.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())

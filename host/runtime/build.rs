@@ -155,7 +155,10 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
         "ib-fabric",
         "fabric",
         "InfiniBand fabrics from ibnetdiscover and ibroute output",
-        // Any file, but each run is narrowed to the files the admin names.
+        // Fabric files may be anywhere an admin keeps them, so the
+        // request is `/`; it is never granted as such: each run's grant is
+        // exactly the files the command hands the reader (those the user
+        // names, and those found inside the folder the user names).
         "files = [\"/\"]\nconfig = [\"files\"]",
     ),
 ];

@@ -5,14 +5,19 @@
 //! ibroute tables) are read by a fabric reader component in the sandbox:
 //! the built-in `ib-fabric`, or the one `--reader` names, admitted by the
 //! policy like every component and granted read access to exactly the
-//! files named here.  Node topologies (hwloc XML, v1 to v3) are read by
-//! the host.
+//! files handed to it: those the user names, and those found inside the
+//! folder the user names.  A link in that folder that leads out of it is
+//! skipped with a warning, whatever the reader's grant: the folder may
+//! be someone else's.  Node topologies (hwloc XML, v1 to v3) are read by
+//! the host, under the same rule.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
 use wloc_fabric::{export, Fabric};
+use wloc_runtime::fs::Handed;
 use wloc_runtime::{builtin, enforce, FileAccess, RunOptions};
 
 /// Options of `wloc fabric`.
@@ -120,52 +125,139 @@ enum Query {
     },
 }
 
-/// The files of a fabric folder: fabric files and node topologies.
-fn collect(input: &Input) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+/// A fabric file to hand the reader: its path with links resolved, and
+/// the folder (links resolved) it was found in and must stay inside, or
+/// `None` for a file the user named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Found {
+    path: PathBuf,
+    within: Option<PathBuf>,
+}
+
+/// A node topology: the path it was found at (which names the host) and
+/// the path read, links resolved.
+type Xml = (PathBuf, PathBuf);
+
+/// Where an entry of a fabric folder leads.
+enum Lead {
+    /// Somewhere inside the folder: the path, links resolved.
+    Inside(PathBuf),
+    /// Out of the folder, through a link (warned about).
+    Outside,
+    /// Nowhere: missing, or a link to nothing.
+    Missing,
+}
+
+/// Where `p`, an entry of the fabric folder `base` (links resolved), leads.
+/// A link out of the folder is skipped, with a warning naming it (once:
+/// `warned` keeps the links already named), so that a folder made by
+/// someone else cannot hand the reader files of the user running wloc.
+fn lead(base: &Path, p: &Path, warned: &mut BTreeSet<PathBuf>) -> Lead {
+    let Ok(real) = std::fs::canonicalize(p) else {
+        return Lead::Missing;
+    };
+    if real.starts_with(base) {
+        return Lead::Inside(real);
+    }
+    if warned.insert(p.to_path_buf()) {
+        eprintln!(
+            "wloc: warning: skipped {:?}: it is a link that leads out of the fabric folder {:?} (to {:?})",
+            p, base, real
+        );
+    }
+    Lead::Outside
+}
+
+/// The entries of a folder, sorted.
+fn list(p: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+        .map_err(|e| format!("cannot list {}: {e}", p.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The files of a fabric folder: fabric files and node topologies.  What
+/// is found in the folder is kept only where it stays inside the folder
+/// (links leading out are skipped with a warning); a file the user named
+/// (the folder argument itself, or `--file`) is taken where its links
+/// lead.
+fn collect(
+    input: &Input,
+    warned: &mut BTreeSet<PathBuf>,
+) -> Result<(Vec<Found>, Vec<Xml>), String> {
     let mut fabric = Vec::new();
     let mut xmls = Vec::new();
     let d = &input.dir;
-    let list = |p: &Path| -> Result<Vec<PathBuf>, String> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-            .map_err(|e| format!("cannot list {}: {e}", p.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        v.sort();
-        Ok(v)
+    let named = |f: &Path| -> Result<PathBuf, String> {
+        std::fs::canonicalize(f).map_err(|e| format!("{}: {e}", f.display()))
     };
     if d.is_dir() {
-        let raw = d.join("ib-raw");
-        let raw = if raw.is_dir() { raw } else { d.clone() };
-        for p in list(&raw)? {
+        let base = named(d)?;
+        let inside = |p: PathBuf| Found {
+            path: p,
+            within: Some(base.clone()),
+        };
+        let raw = match lead(&base, &base.join("ib-raw"), warned) {
+            Lead::Inside(r) if r.is_dir() => Some(r),
+            Lead::Outside => None,
+            Lead::Inside(_) | Lead::Missing => Some(base.clone()),
+        };
+        for p in match &raw {
+            Some(r) => list(r)?,
+            None => Vec::new(),
+        } {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if p.is_dir() && name.starts_with("ibroutes-") {
-                fabric.extend(list(&p)?.into_iter().filter(|f| f.is_file()));
-            } else if p.is_file() && name.ends_with(".txt") {
-                fabric.push(p);
+            let Lead::Inside(real) = lead(&base, &p, warned) else {
+                continue;
+            };
+            if real.is_dir() && name.starts_with("ibroutes-") {
+                for f in list(&real)? {
+                    if let Lead::Inside(t) = lead(&base, &f, warned) {
+                        if t.is_file() {
+                            fabric.push(inside(t));
+                        }
+                    }
+                }
+            } else if real.is_file() && name.ends_with(".txt") {
+                fabric.push(inside(real));
             }
         }
-        let hw = d.join("hwloc");
-        if hw.is_dir() {
-            xmls.extend(
-                list(&hw)?
-                    .into_iter()
-                    .filter(|p| p.extension().is_some_and(|e| e == "xml")),
-            );
+        if let Lead::Inside(hw) = lead(&base, &base.join("hwloc"), warned) {
+            if hw.is_dir() {
+                for p in list(&hw)? {
+                    if p.extension().is_none_or(|e| e != "xml") {
+                        continue;
+                    }
+                    if let Lead::Inside(real) = lead(&base, &p, warned) {
+                        if real.is_file() {
+                            xmls.push((p, real));
+                        }
+                    }
+                }
+            }
         }
     } else if d.is_file() {
-        fabric.push(d.clone());
+        fabric.push(Found {
+            path: named(d)?,
+            within: None,
+        });
     } else {
         return Err(format!("{} is neither a folder nor a file", d.display()));
     }
     for f in &input.files {
         if f.extension().is_some_and(|e| e == "xml") {
-            xmls.push(f.clone());
+            xmls.push((f.clone(), f.clone()));
         } else {
-            fabric.push(f.clone());
+            fabric.push(Found {
+                path: named(f)?,
+                within: None,
+            });
         }
     }
     if fabric.is_empty() {
@@ -182,12 +274,16 @@ pub(super) fn read_subnets(
     reader: Option<&Path>,
 ) -> Result<Vec<wloc_ib::Subnet>, String> {
     let mut files = Vec::new();
+    let mut warned = BTreeSet::new();
     for p in paths {
-        let (f, _) = collect(&Input {
-            dir: p.clone(),
-            files: Vec::new(),
-            reader: None,
-        })?;
+        let (f, _) = collect(
+            &Input {
+                dir: p.clone(),
+                files: Vec::new(),
+                reader: None,
+            },
+            &mut warned,
+        )?;
         files.extend(f);
     }
     read_fabric(&files, reader)
@@ -205,27 +301,29 @@ fn fabric_limits() -> wloc_runtime::Limits {
     }
 }
 
-/// Runs the fabric reader in the sandbox on `files` (granted those files
-/// and nothing else).
-fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::Subnet>, String> {
+/// Runs the fabric reader in the sandbox on `files`: its grant for the
+/// run is exactly those of the files that the policy's grant holds, and
+/// nothing else.
+fn read_fabric(files: &[Found], reader: Option<&Path>) -> Result<Vec<wloc_ib::Subnet>, String> {
     let mut paths = Vec::new();
     for f in files {
-        let abs = std::fs::canonicalize(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let s = abs
+        let s = f
+            .path
             .to_str()
-            .ok_or_else(|| format!("{} is not a UTF-8 path", abs.display()))?
+            .ok_or_else(|| format!("{} is not a UTF-8 path", f.path.display()))?
             .to_string();
-        paths.push(s);
+        if !paths.contains(&s) {
+            paths.push(s);
+        }
     }
     let policy = wloc::input::policy()?;
     let rt = wloc::input::runtime()?;
-    let c = match reader {
+    let (mut adm, bytes) = match reader {
         None => {
             let b = &builtin::IB_FABRIC;
             let adm =
                 enforce::admit_builtin(policy, b, fabric_limits()).map_err(|e| e.to_string())?;
-            rt.load_builtin_fabric_reader(&adm, b)
-                .map_err(|e| e.to_string())?
+            (adm, None)
         }
         Some(p) => {
             let bytes =
@@ -245,13 +343,43 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
                 fabric_limits(),
             )
             .map_err(|e| e.to_string())?;
-            rt.load_fabric_reader_admitted(&adm, &bytes)
-                .map_err(|e| e.to_string())?
+            (adm, Some(bytes))
         }
     };
-    let roots: Vec<&str> = paths.iter().map(String::as_str).collect();
+    // The run's grant is exactly the files handed that the policy's grant
+    // holds (the built-in reader's is `/` unless `[builtin.ib-fabric]`
+    // narrows it), never a folder: the reader is refused everything else.
+    let kept: Vec<String> = paths
+        .iter()
+        .filter(|p| {
+            adm.grant
+                .caps
+                .files
+                .iter()
+                .any(|g| wloc_runtime::manifest::root_within(p, g))
+        })
+        .cloned()
+        .collect();
+    adm.grant.caps.files = kept.clone();
+    let c = match &bytes {
+        None => rt.load_builtin_fabric_reader(&adm, &builtin::IB_FABRIC),
+        Some(bytes) => rt.load_fabric_reader_admitted(&adm, bytes),
+    }
+    .map_err(|e| e.to_string())?;
+    let mut handed: Vec<Handed<'_>> = Vec::new();
+    for f in files {
+        let Some(path) = f.path.to_str() else {
+            continue;
+        };
+        if kept.iter().any(|k| k == path) && !handed.iter().any(|h| h.path == path) {
+            handed.push(Handed {
+                path,
+                within: f.within.as_deref(),
+            });
+        }
+    }
     let access =
-        FileAccess::new(&roots, None).map_err(|e| format!("cannot open the fabric files: {e}"))?;
+        FileAccess::handed(&handed).map_err(|e| format!("cannot open the fabric files: {e}"))?;
     let opts = RunOptions {
         files: Arc::new(access),
         limits: fabric_limits(),
@@ -266,15 +394,15 @@ fn read_fabric(files: &[PathBuf], reader: Option<&Path>) -> Result<Vec<wloc_ib::
 }
 
 fn load(input: &Input) -> Result<Fabric, String> {
-    let (files, xmls) = collect(input)?;
+    let (files, xmls) = collect(input, &mut BTreeSet::new())?;
     let subnets = read_fabric(&files, input.reader.as_deref())?;
     let mut topologies = Vec::new();
-    for x in xmls {
-        let name = x
+    for (found, real) in xmls {
+        let name = found
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        topologies.push((name, wloc_fabric::read_topology(&x)?));
+        topologies.push((name, wloc_fabric::read_topology(&real)?));
     }
     Fabric::build(subnets, topologies)
 }

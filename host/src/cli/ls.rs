@@ -276,6 +276,7 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
 /// Runs `wloc ls`.
 pub fn run(a: &LsArgs) -> super::Result {
     let (path, format) = output_target(a)?;
+    super::ls_draw::check_processes(&a.draw, format == OutputFormat::Picture(Picture::Html))?;
     if let Some(p) = &path {
         if Path::new(p).exists() && !a.force {
             return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
@@ -372,7 +373,7 @@ pub fn run(a: &LsArgs) -> super::Result {
         OutputFormat::Picture(what) => {
             let opts =
                 super::ls_draw::options(&a.draw, a.logical, a.physical, !a.no_collapse, &topo)?;
-            let bytes = super::ls_draw::draw(&topo, &opts, what)?;
+            let bytes = super::ls_draw::draw(&topo, &opts, what, &a.draw)?;
             return match path {
                 Some(p) => Ok(
                     std::fs::write(&p, bytes).map_err(|e| format!("cannot write '{p}': {e}"))?

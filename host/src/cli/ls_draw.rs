@@ -69,6 +69,51 @@ pub struct DrawArgs {
     /// Remove the attributes (sizes) from labels (or of =TYPE,... only).
     #[arg(long, value_name = "TYPES", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     no_attrs: Option<String>,
+    /// List the processes bound to part of this machine in the HTML page
+    /// (`--of html`; lstopo's option): only the current user's, unless
+    /// `--uid` says otherwise.  Without it, the page lists none.
+    #[arg(long = "ps", alias = "top")]
+    ps: bool,
+    /// With --ps: only the processes of the user with this uid, or of all
+    /// users with `all` (default: the current user), as `wloc ps --uid`.
+    #[arg(long, value_name = "UID", requires = "ps")]
+    uid: Option<String>,
+}
+
+/// Refuses `--ps` where it would be ignored: only the HTML page lists
+/// processes.
+pub fn check_processes(a: &DrawArgs, html: bool) -> Result<(), String> {
+    if a.ps && !html {
+        return Err("--ps lists processes in the HTML page only (--of html)".into());
+    }
+    Ok(())
+}
+
+/// The processes the HTML page lists: none unless `--ps` asks, and then
+/// those bound to part of this machine of one user (the current one
+/// unless `--uid` names another, or `all`).  Command lines say what
+/// others run: the page is a file that may travel, so nothing by default.
+fn processes(a: &DrawArgs, topo: &Topology) -> Result<Vec<wloc_draw::html::Process>, String> {
+    if !a.ps || !topo.is_thissystem {
+        return Ok(Vec::new());
+    }
+    let uid = match a.uid.as_deref() {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        None => Some(unsafe { libc::getuid() }),
+        Some("all") => None,
+        Some(u) => Some(
+            u.parse::<u32>()
+                .map_err(|_| format!("invalid --uid '{u}' (expected a number or all)"))?,
+        ),
+    };
+    let mut procs = super::ps::bound_processes(topo);
+    if let Some(uid) = uid {
+        use std::os::unix::fs::MetadataExt;
+        procs.retain(|p| {
+            std::fs::metadata(format!("/proc/{}", p.pid)).is_ok_and(|m| m.uid() == uid)
+        });
+    }
+    Ok(procs)
 }
 
 /// Parses a comma-separated list of types for per-type options; empty
@@ -260,8 +305,14 @@ pub enum Picture {
     Html,
 }
 
-/// Draws the topology in a picture format.
-pub fn draw(topo: &Topology, opts: &DrawOptions, what: Picture) -> Result<Vec<u8>, String> {
+/// Draws the topology in a picture format (the HTML page with the
+/// processes `a` asks for).
+pub fn draw(
+    topo: &Topology,
+    opts: &DrawOptions,
+    what: Picture,
+    a: &DrawArgs,
+) -> Result<Vec<u8>, String> {
     Ok(match what {
         Picture::Svg => {
             let scene = wloc_draw::layout(topo, opts, Backend::Svg);
@@ -289,11 +340,7 @@ pub fn draw(topo: &Topology, opts: &DrawOptions, what: Picture) -> Result<Vec<u8
                 Some(h) => format!("wloc: {h}"),
                 None => "wloc: topology".to_string(),
             };
-            let procs = if topo.is_thissystem {
-                super::ps::bound_processes(topo)
-            } else {
-                Vec::new()
-            };
+            let procs = processes(a, topo)?;
             wloc_draw::html::render(topo, &scene, &title, &procs).into_bytes()
         }
     })
