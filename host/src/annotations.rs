@@ -330,7 +330,8 @@ mod tests {
         let mut topo = desc.build(Topology::new()).unwrap();
         topo.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
         let root = topo.root();
-        topo.insert_by_parent(root, wloc_core::Object::new(ObjType::PCIDevice, None));
+        topo.insert_by_parent(root, wloc_core::Object::new(ObjType::PCIDevice, None))
+            .unwrap();
         topo.finish().unwrap();
         assert_eq!(
             names(&topo, &with_dmi),

@@ -1131,7 +1131,7 @@ mod tests {
             local_memory: 16 << 30,
             page_types: Vec::new(),
         });
-        t.insert_by_parent(root, numa);
+        t.insert_by_parent(root, numa).unwrap();
         let mut bridge = Object::new(ObjType::Bridge, None);
         bridge.attr = ObjAttr::Bridge(BridgeAttr {
             upstream: BridgeUpstream::Host,
@@ -1140,15 +1140,15 @@ mod tests {
             subordinate_bus: 1,
             depth: 0,
         });
-        let bridge = t.insert_by_parent(root, bridge);
+        let bridge = t.insert_by_parent(root, bridge).unwrap();
         for (dev, func) in [(1, 0), (1, 1), (1, 2), (2, 0)] {
             let mut o = Object::new(ObjType::PCIDevice, None);
             o.attr = ObjAttr::Pci(pci(0, dev, func, 0x0200, 0x10d3, 0.25));
-            t.insert_by_parent(bridge, o);
+            t.insert_by_parent(bridge, o).unwrap();
         }
         let mut sata = Object::new(ObjType::PCIDevice, None);
         sata.attr = ObjAttr::Pci(pci(0, 3, 0, 0x0106, 0x2922, 0.0));
-        let sata = t.insert_by_parent(bridge, sata);
+        let sata = t.insert_by_parent(bridge, sata).unwrap();
         let mut disk = Object::new(ObjType::OSDevice, None);
         disk.name = Some("sda".into());
         disk.subtype = Some("Disk".into());
@@ -1156,10 +1156,10 @@ mod tests {
             wloc_core::object::OsDevTypes::STORAGE,
         ));
         disk.add_info("Size", "10485760");
-        t.insert_by_parent(sata, disk);
+        t.insert_by_parent(sata, disk).unwrap();
         let mut misc = Object::new(ObjType::Misc, None);
         misc.name = Some("My Misc".into());
-        t.insert_by_parent(root, misc);
+        t.insert_by_parent(root, misc).unwrap();
         t.finish().unwrap();
         t
     }

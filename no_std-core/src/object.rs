@@ -168,6 +168,35 @@ impl ObjType {
         }
     }
 
+    /// Whether an object of this type may be a child of a `parent` object.
+    ///
+    /// These are the structural rules of hwloc's `hwloc_topology_check`
+    /// and of its XML importer, in one place; every insertion path of the
+    /// [`Topology`](crate::Topology) applies them:
+    ///
+    /// - a Machine is only ever the root;
+    /// - normal objects go under normal objects other than PUs (a PU is a
+    ///   leaf of the normal tree);
+    /// - memory objects (NUMA nodes, memory-side caches) go under normal
+    ///   objects other than PUs, or under a memory-side cache (a NUMA node
+    ///   holds no memory child);
+    /// - I/O objects go under normal or I/O objects;
+    /// - Misc objects go anywhere.
+    pub fn can_be_child_of(self, parent: ObjType) -> bool {
+        if self == ObjType::Machine {
+            return false;
+        }
+        let pk = parent.kind();
+        match self.kind() {
+            ObjKind::Normal => pk == ObjKind::Normal && parent != ObjType::PU,
+            ObjKind::Memory => {
+                (pk == ObjKind::Normal && parent != ObjType::PU) || parent == ObjType::MemCache
+            }
+            ObjKind::Io => matches!(pk, ObjKind::Normal | ObjKind::Io),
+            ObjKind::Misc => true,
+        }
+    }
+
     /// Whether this is a CPU-side cache (data, unified or instruction).
     pub fn is_cache(self) -> bool {
         self.cache_level().is_some()

@@ -238,7 +238,8 @@ impl Ctx<'_> {
         for &i in pus {
             let o = Object::with_cpuset(ObjType::PU, Some(i), CpuSet::from_index(i));
             if flat {
-                self.topo.insert_by_parent(root, o);
+                // PUs directly below the root: never refused.
+                let _ = self.topo.insert_by_parent(root, o);
             } else {
                 let _ = self.topo.insert_by_cpuset(o);
             }

@@ -162,7 +162,8 @@ impl Ctx<'_> {
             misc.subtype = Some("MemoryModule".into());
             misc.infos = infos;
             let root = self.topo.root();
-            self.topo.insert_by_parent(root, misc);
+            // The root takes Misc children: this cannot be refused.
+            let _ = self.topo.insert_by_parent(root, misc);
         }
     }
 }

@@ -162,7 +162,9 @@ impl Ctx<'_> {
         o.attr = ObjAttr::OsDev(OsDevTypes(types));
         o.subtype = subtype;
         o.infos = infos;
-        self.topo.insert_by_parent(parent, o);
+        // Refused only under a parent that cannot hold I/O or past the
+        // depth limit: the device is then left out.
+        let _ = self.topo.insert_by_parent(parent, o);
     }
 
     fn class_entries(&self, dir: &str) -> Vec<String> {

@@ -713,7 +713,11 @@ impl Ctx<'_> {
         if depth > 256 {
             return;
         }
-        let id = self.topo.insert_by_parent(parent, node.obj);
+        // A refused object (past the tree's depth limit) takes its
+        // subtree with it.
+        let Ok(id) = self.topo.insert_by_parent(parent, node.obj) else {
+            return;
+        };
         for c in node.children {
             self.insert_pci_subtree(id, c, depth + 1);
         }

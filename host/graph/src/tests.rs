@@ -164,14 +164,14 @@ fn gpus() -> Topology {
             linkspeed: 0.0,
             prog_if: 0,
         });
-        let pci = t.insert_by_parent(p, pci);
+        let pci = t.insert_by_parent(p, pci).unwrap();
         let mut gpu = wloc_core::Object::new(ObjType::OSDevice, None);
         gpu.name = Some(format!("nvml{k}"));
         gpu.attr = ObjAttr::OsDev(OsDevTypes(4));
         if k == 1 {
             gpu.add_info("NVIDIAUUID", "GPU-8E4C-11AA");
         }
-        osdevs.push(t.insert_by_parent(pci, gpu));
+        osdevs.push(t.insert_by_parent(pci, gpu).unwrap());
     }
     t.finish().unwrap();
     let osdevs: Vec<_> = t.objs_by_type(ObjType::OSDevice);

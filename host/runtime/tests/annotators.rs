@@ -57,11 +57,11 @@ fn topology() -> Topology {
         linkspeed: 0.0,
         prog_if: 0,
     });
-    let p = t.insert_by_parent(root, pci);
+    let p = t.insert_by_parent(root, pci).unwrap();
     let mut nic = Object::new(ObjType::OSDevice, None);
     nic.name = Some("eth0".into());
     nic.attr = ObjAttr::OsDev(OsDevTypes(16));
-    t.insert_by_parent(p, nic);
+    t.insert_by_parent(p, nic).unwrap();
     t.finish().unwrap();
     t
 }

@@ -450,7 +450,9 @@ impl ObjectEdit<'_> {
             Annotation::Misc(name) => {
                 let mut misc = Object::new(ObjType::Misc, None);
                 misc.name = Some(name.clone());
-                topo.insert_by_parent(id, misc);
+                if let Err(e) = topo.insert_by_parent(id, misc) {
+                    eprintln!("wloc: warning: Misc object {name:?} not added: {e}");
+                }
             }
             _ => {}
         }

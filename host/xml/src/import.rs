@@ -27,7 +27,7 @@ use wloc_core::object::{
     BridgeAttr, BridgeUpstream, CacheAttr, CacheKind, GroupAttr, Info, NumaAttr, ObjAttr, ObjKind,
     ObjType, Object, OsDevTypes, PageType, PciAttr,
 };
-use wloc_core::topology::{MemTier, PciLocality};
+use wloc_core::topology::{InsertError, MemTier, PciLocality};
 use wloc_core::{ObjId, Topology};
 
 use super::XmlError;
@@ -35,10 +35,13 @@ use super::XmlError;
 mod tree;
 mod v1;
 
-/// Deepest object nesting accepted.  Real topologies are a few tens of
-/// levels deep; the bound keeps the recursive parsers (ours and the XML
-/// parser's) within small thread stacks.
-pub(super) const MAX_DEPTH: usize = 256;
+/// Objects on the longest path from the root object down, the root
+/// included: the topology's own limit ([`wloc_core::MAX_TREE_DEPTH`] parent
+/// links below the root), so that every tree wloc holds can be written and
+/// read back.  Real topologies are a few tens of levels deep; the bound is
+/// checked before anything recurses (roxmltree's tokenizer recurses once
+/// per nested element and has no limit of its own, see [`precheck`]).
+pub(super) const MAX_DEPTH: usize = wloc_core::MAX_TREE_DEPTH + 1;
 
 /// hwloc's group kind for Intel modules (a `Module` object type in old documents).
 const GROUP_KIND_INTEL_MODULE: u32 = 102;
@@ -226,7 +229,7 @@ fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<Strin
 
     // Pass 2: insertion.
     let mut refs = Refs::default();
-    imp.install_root(&mut topo, root, &mut refs);
+    imp.install_root(&mut topo, root, &mut refs)?;
     if imp.major == 1 {
         imp.v1_finish(&mut topo, &refs)?;
         // hwloc 1.x documents end with the root object; hwloc 2 reads nothing after it.
@@ -303,14 +306,14 @@ fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<Strin
         topo.allowed_nodeset = n;
     }
 
-    topo.finish()
-        .map_err(|e| XmlError::new(format!("the document describes an invalid topology: {e}")))?;
     // hwloc trusts the sets of the document; wrong ones (a child outside its
-    // parent, overlapping siblings...) would give an unusable topology.
-    topo.check().map_err(|e| {
-        XmlError::new(format!(
+    // parent, overlapping siblings...) would give an unusable topology:
+    // `finish` checks the tree it made.
+    topo.finish().map_err(|e| match e {
+        wloc_core::TopologyError::Check(e) => XmlError::new(format!(
             "the document describes an inconsistent topology: {e}"
-        ))
+        )),
+        e => XmlError::new(format!("the document describes an invalid topology: {e}")),
     })?;
     Ok((topo, imp.warnings))
 }
@@ -420,7 +423,10 @@ impl<'a, 'input> Importer<'a, 'input> {
                     if stack.len() >= MAX_DEPTH {
                         return Err(self.err(
                             node,
-                            format!("objects are nested more than {MAX_DEPTH} levels deep"),
+                            format!(
+                                "objects are nested more than {} levels below the root object, the limit",
+                                wloc_core::MAX_TREE_DEPTH
+                            ),
                         ));
                     }
                     // Children of rejected objects go to the nearest kept ancestor.
@@ -835,20 +841,14 @@ impl<'a, 'input> Importer<'a, 'input> {
             return Err(self.err(node, format!("the root object is a {t}, not a Machine")));
         }
         if let Some(p) = parent {
-            let pk = p.obj_type.kind();
-            let bad = match t.kind() {
-                ObjKind::Normal => pk != ObjKind::Normal || p.obj_type == ObjType::PU,
-                ObjKind::Memory => {
-                    matches!(pk, ObjKind::Io | ObjKind::Misc) || p.obj_type == ObjType::PU
-                }
-                ObjKind::Io => matches!(pk, ObjKind::Memory | ObjKind::Misc),
-                ObjKind::Misc => false,
-            };
-            if bad {
-                return Err(self.err(
-                    node,
-                    format!("a {t} object cannot be a child of a {} object", p.obj_type),
-                ));
+            // The topology's own rule (and words), checked here too so
+            // that the error points at the element.
+            if !t.can_be_child_of(p.obj_type) {
+                let e = InsertError::WrongParent {
+                    child: t,
+                    parent: p.obj_type,
+                };
+                return Err(self.err(node, e.to_string()));
             }
         }
         if t == ObjType::Group
@@ -984,7 +984,12 @@ impl<'a, 'input> Importer<'a, 'input> {
 
     // ------------------------------------------------------------ insertion
 
-    fn install_root(&mut self, topo: &mut Topology, root: Parsed, refs: &mut Refs) {
+    fn install_root(
+        &mut self,
+        topo: &mut Topology,
+        root: Parsed,
+        refs: &mut Refs,
+    ) -> Result<(), XmlError> {
         let Parsed { obj, children, .. } = root;
         let root_id = topo.root();
         // Reserve every gp index of the document first, so that objects
@@ -1018,16 +1023,28 @@ impl<'a, 'input> Importer<'a, 'input> {
         }
         let gp = topo.obj(root_id).gp_index;
         refs.by_gp.insert(gp, root_id);
-        self.insert_children(topo, root_id, children, refs);
+        // Depth first, an object then its children, with an explicit stack
+        // (the tree may be as deep as the topology allows).
+        let mut stack: Vec<(ObjId, Parsed)> = Vec::new();
+        let kids = self.children_in_order(topo, root_id, children);
+        stack.extend(kids.into_iter().rev().map(|p| (root_id, p)));
+        while let Some((parent, p)) = stack.pop() {
+            let (id, children) = self.insert_parsed(topo, parent, p, refs)?;
+            let kids = self.children_in_order(topo, id, children);
+            stack.extend(kids.into_iter().rev().map(|p| (id, p)));
+        }
+        Ok(())
     }
 
-    fn insert_children(
+    /// The kept objects among `children` of `parent` (children of rejected
+    /// objects take their place), in insertion order: document order, but
+    /// normal children sorted by CPU set as hwloc does.
+    fn children_in_order(
         &mut self,
-        topo: &mut Topology,
+        topo: &Topology,
         parent: ObjId,
         children: Vec<Parsed>,
-        refs: &mut Refs,
-    ) {
+    ) -> Vec<Parsed> {
         let mut some_ignored = false;
         let kept = if children.iter().all(|c| c.keep) {
             children
@@ -1054,10 +1071,7 @@ impl<'a, 'input> Importer<'a, 'input> {
         }
         if ordered {
             // The common case: document order, no scratch vectors.
-            for p in kept {
-                self.insert_parsed(topo, parent, p, refs);
-            }
-            return;
+            return kept;
         }
         let normal: Vec<usize> = (0..kept.len())
             .filter(|&i| kept[i].obj.kind() == ObjKind::Normal)
@@ -1080,24 +1094,35 @@ impl<'a, 'input> Importer<'a, 'input> {
             }
         }
         let mut slots: Vec<Option<Parsed>> = kept.into_iter().map(Some).collect();
-        for idx in order {
-            if let Some(p) = slots[idx].take() {
-                self.insert_parsed(topo, parent, p, refs);
-            }
-        }
+        order
+            .into_iter()
+            .filter_map(|idx| slots[idx].take())
+            .collect()
     }
 
-    /// Inserts one kept object below `parent`, then its children.
-    fn insert_parsed(&mut self, topo: &mut Topology, parent: ObjId, p: Parsed, refs: &mut Refs) {
+    /// Inserts one kept object below `parent`; returns its id and its
+    /// children, still to insert.  The document was checked while parsed
+    /// (types, nesting depth), so the topology refuses nothing here unless
+    /// both disagree; the error says which object then.
+    fn insert_parsed(
+        &mut self,
+        topo: &mut Topology,
+        parent: ObjId,
+        p: Parsed,
+        refs: &mut Refs,
+    ) -> Result<(ObjId, Vec<Parsed>), XmlError> {
         let Parsed { obj, children, .. } = p;
         let t = obj.obj_type;
         let os = obj.os_index;
-        let id = topo.insert_by_parent(parent, *obj);
+        let gp = obj.gp_index;
+        let id = topo
+            .insert_by_parent(parent, *obj)
+            .map_err(|e| XmlError::new(format!("object with gp_index {gp}: {e}")))?;
         refs.by_gp.insert(topo.obj(id).gp_index, id);
         if let (Some(os), ObjType::PU | ObjType::NUMANode) = (os, t) {
             refs.by_os.entry((t, os)).or_insert(id);
         }
-        self.insert_children(topo, id, children, refs);
+        Ok((id, children))
     }
 
     // ------------------------------------------------------------ small elements

@@ -610,6 +610,118 @@ mod tests {
         expect_err(&doc(super::import::MAX_DEPTH), "nested more than");
     }
 
+    /// A document whose deepest objects are `n` links below the root on
+    /// every kind of path: a package, groups then a PU (the package holds
+    /// a second PU, so that no level is merged away), Misc objects, and
+    /// bridges then a PCI device and an OS device.
+    fn chains(n: usize) -> String {
+        let sets = |c: &str| {
+            format!(r#"cpuset="{c}" complete_cpuset="{c}" nodeset="0x1" complete_nodeset="0x1""#)
+        };
+        let (one, two, both) = (sets("0x1"), sets("0x2"), sets("0x3"));
+        let mut d = format!(
+            "<topology version=\"3.0\"><object type=\"Machine\" {both}><object type=\"NUMANode\" os_index=\"0\" {both}/><object type=\"Package\" os_index=\"0\" {both}>"
+        );
+        for _ in 0..n - 2 {
+            d.push_str(&format!(
+                "<object type=\"Group\" kind=\"1\" dont_merge=\"1\" {one}>"
+            ));
+        }
+        d.push_str(&format!("<object type=\"PU\" os_index=\"0\" {one}/>"));
+        d.push_str(&"</object>".repeat(n - 2));
+        d.push_str(&format!(
+            "<object type=\"PU\" os_index=\"1\" {two}/></object>"
+        ));
+        for _ in 0..n - 2 {
+            d.push_str(
+                r#"<object type="Bridge" bridge_type="0-1" depth="0" bridge_pci="0000:[00-01]">"#,
+            );
+        }
+        d.push_str(r#"<object type="PCIDev" pci_busid="0000:01:00.0" pci_type="0200 [8086:1234] [0000:0000] 00 00" pci_link_speed="0.000000"><object type="OSDev" name="eth0" osdev_type="32"/></object>"#);
+        d.push_str(&"</object>".repeat(n - 2));
+        d.push_str(&r#"<object type="Misc" name="m">"#.repeat(n));
+        d.push_str(&"</object>".repeat(n));
+        d.push_str("</object></topology>");
+        d
+    }
+
+    /// Runs `f` on a thread with a `kib` KiB stack (a stack overflow
+    /// aborts the test process, which fails the test).
+    fn on_stack<T: Send + 'static>(kib: usize, f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(kib * 1024)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    fn deepest(t: &Topology) -> usize {
+        t.ids()
+            .map(|mut id| {
+                let mut d = 0;
+                while let Some(p) = t.obj(id).parent() {
+                    d += 1;
+                    id = p;
+                }
+                d
+            })
+            .max()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_deepest_trees_round_trip_on_a_small_stack() {
+        let n = wloc_core::MAX_TREE_DEPTH;
+        // 256 KiB, an eighth of a spawned thread's default stack, for
+        // wloc's own passes: the fast reader, the checks and the writer.
+        let t = on_stack(256, move || {
+            let t = import_str(&chains(n), keep_everything()).unwrap();
+            assert_eq!(deepest(&t), n);
+            for v in [XmlVersion::V2, XmlVersion::V3] {
+                let out = export(&t, v);
+                let back = import_str(&out, keep_everything()).unwrap();
+                assert!(export(&back, v) == out, "{v:?} round trip differs");
+            }
+            // One more level on any path is refused.
+            let e = import_str(&chains(n + 1), keep_everything()).unwrap_err();
+            assert!(e.to_string().contains("levels below the root"), "{e}");
+            let e = import_str(&chains(100_000), keep_everything()).unwrap_err();
+            assert!(e.to_string().contains("nested more than"), "{e}");
+            t
+        });
+        // The reference reader (roxmltree, which recurses once per nested
+        // element) on a 512 KiB stack, still a quarter of the default.
+        on_stack(512, move || {
+            for v in [XmlVersion::V2, XmlVersion::V3] {
+                let out = export(&t, v);
+                let (back, _) = import_str_reference(&out, keep_everything()).unwrap();
+                assert_eq!(export(&back, v), out);
+            }
+            let e = import_str_reference(&chains(100_000), keep_everything()).unwrap_err();
+            assert!(e.to_string().contains("nested more than"), "{e}");
+        });
+    }
+
+    #[test]
+    fn memory_below_a_pu_or_a_numa_node_is_refused() {
+        let sets = r#"cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1""#;
+        let pu_parent = format!(
+            "<topology version=\"2.0\"><object type=\"Machine\" {sets}><object type=\"PU\" os_index=\"0\" {sets}><object type=\"NUMANode\" os_index=\"0\" {sets}/></object></object></topology>"
+        );
+        expect_err(
+            &pu_parent,
+            "a NUMANode object cannot be a child of a PU object",
+        );
+        let numa_parent = format!(
+            "<topology version=\"2.0\"><object type=\"Machine\" {sets}><object type=\"NUMANode\" os_index=\"0\" {sets}><object type=\"NUMANode\" os_index=\"1\" {sets}/></object><object type=\"PU\" os_index=\"0\" {sets}/></object></topology>"
+        );
+        expect_err(
+            &numa_parent,
+            "a NUMANode object cannot be a child of a NUMANode object",
+        );
+    }
+
     #[test]
     fn large_documents_load() {
         let n = 4096u32;

@@ -66,7 +66,7 @@ proptest! {
             }
             let mut m = Object::new(ObjType::Misc, None);
             m.name = Some(name.clone());
-            t.insert_by_parent(parent, m);
+            t.insert_by_parent(parent, m).unwrap();
         }
         t.finish().unwrap();
         t.check().unwrap();

@@ -5,7 +5,7 @@
 use alloc::string::String;
 use core::cmp::Ordering;
 
-use super::Topology;
+use super::{Topology, MAX_TREE_DEPTH};
 use crate::bitmap::CpuSet;
 use crate::object::*;
 
@@ -35,12 +35,16 @@ impl Topology {
     /// Verifies the tree's invariants and returns the first violation, as
     /// hwloc's `hwloc_topology_check` does (which aborts instead).
     ///
-    /// Checked: parent links and sibling ranks; normal children ordered by
-    /// first PU without intersection and inside their parent's sets; a PU
-    /// has no normal child; memory children only under normal or memory
-    /// objects; each normal level holds one type; logical indexes follow
-    /// level order; cpusets are included in complete cpusets; the root's
-    /// sets contain every PU and NUMA node; NUMA nodes and PUs have OS indexes.
+    /// Checked: parent links and sibling ranks; every child's type fits its
+    /// parent's ([`ObjType::can_be_child_of`]: a PU has no normal or memory
+    /// child, a NUMA node no memory child, memory objects no normal or I/O
+    /// child, I/O objects no normal or memory child, Misc objects only Misc
+    /// children, the Machine is only the root); no object more than
+    /// [`MAX_TREE_DEPTH`] links below the root; normal children ordered by
+    /// first PU without intersection and inside their parent's sets; each
+    /// normal level holds one type; logical indexes follow level order;
+    /// cpusets are included in complete cpusets; the root's sets contain
+    /// every PU and NUMA node; NUMA nodes and PUs have OS indexes.
     #[doc(alias = "hwloc_topology_check")]
     pub fn check(&self) -> Result<(), CheckError> {
         self.first_violation()
@@ -53,12 +57,20 @@ impl Topology {
         if self.obj(root).parent.is_some() {
             return Err("root has a parent".into());
         }
-        let mut seen_gp = alloc::collections::BTreeSet::new();
-        for id in self.iter_dfs() {
-            let o = self.obj(id);
-            if !seen_gp.insert(o.gp_index) {
-                return Err(format!("gp_index {} used twice", o.gp_index));
+        let mut gps = alloc::vec::Vec::new();
+        // An explicit stack (object, links below the root): no recursion.
+        let mut stack = alloc::vec![(root, 0usize)];
+        while let Some((id, depth)) = stack.pop() {
+            let o = self
+                .get(id)
+                .ok_or_else(|| format!("object {id} is linked but removed"))?;
+            if depth > MAX_TREE_DEPTH {
+                return Err(format!(
+                    "{} is {depth} levels below the root, deeper than the limit {MAX_TREE_DEPTH}",
+                    self.describe(id)
+                ));
             }
+            gps.push(o.gp_index);
             let lists: [(&[ObjId], ObjKind); 4] = [
                 (&o.children, ObjKind::Normal),
                 (&o.memory_children, ObjKind::Memory),
@@ -79,6 +91,14 @@ impl Topology {
                     if co.kind() != kind {
                         return Err(format!("{} is in the wrong child list", self.describe(c)));
                     }
+                    if !co.obj_type.can_be_child_of(o.obj_type) {
+                        return Err(format!(
+                            "{} cannot be a child of {}",
+                            self.describe(c),
+                            self.describe(id)
+                        ));
+                    }
+                    stack.push((c, depth + 1));
                 }
             }
             if o.obj_type == ObjType::PU && !o.children.is_empty() {
@@ -134,6 +154,10 @@ impl Topology {
                 return Err(format!("{} has no OS index", self.describe(id)));
             }
         }
+        gps.sort_unstable();
+        if let Some(w) = gps.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("gp_index {} used twice", w[0]));
+        }
         for (d, level) in self.levels.iter().enumerate() {
             let Some(&first) = level.first() else {
                 return Err(format!("level {d} is empty"));
@@ -160,7 +184,7 @@ impl Topology {
         let mut all = CpuSet::new();
         for &p in &pus {
             if let Some(c) = &self.obj(p).complete_cpuset {
-                all = &all | c;
+                all.or_assign(c);
             }
         }
         if !self.complete_cpuset().includes(&all) {

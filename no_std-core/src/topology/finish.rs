@@ -17,7 +17,10 @@ use crate::object::*;
 impl Topology {
     /// Completes the topology after objects were added: sets are
     /// propagated, filters applied, redundant levels merged, and depths,
-    /// logical indexes and special levels computed.
+    /// logical indexes and special levels computed.  The result is then
+    /// checked ([`check`](Self::check)): a tree that breaks an invariant
+    /// (siblings whose sets intersect, a normal leaf that is not a PU,
+    /// ...) is an error, [`TopologyError::Check`].
     pub fn finish(&mut self) -> Result<(), TopologyError> {
         let root = self.root;
         {
@@ -86,6 +89,10 @@ impl Topology {
         self.rank_cpukinds();
         // Only insertion uses the bounds: give their memory back.
         self.set_bounds = Vec::new();
+        // Insertion refuses wrong parents and trees too deep, but objects
+        // attached by parent bring their sets as given: whatever the
+        // source, only a consistent tree comes out.
+        self.check()?;
         self.finished = true;
         Ok(())
     }

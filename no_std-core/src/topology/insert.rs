@@ -6,12 +6,13 @@
 use core::cmp::Ordering;
 use thin_vec::ThinVec;
 
-use super::{SetCmp, Topology, TopologyError, TypeFilter};
+use super::{SetCmp, Topology, TopologyError, TypeFilter, MAX_TREE_DEPTH};
 use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::*;
 
-/// Why [`Topology::insert_by_cpuset`] refused an object (besides
-/// [`TopologyError::Intersection`]).
+/// Why [`Topology::insert_by_cpuset`] or [`Topology::insert_by_parent`]
+/// refused an object (besides [`TopologyError::Intersection`]).  A refused
+/// object leaves the topology as it was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InsertError {
     /// I/O and Misc objects go under a parent
@@ -23,6 +24,19 @@ pub enum InsertError {
     NotOneNode(ObjType),
     /// A memory object's nodeset is not included in its complete nodeset.
     NodesetOutsideComplete(ObjType),
+    /// The object would be, or would push existing objects, more than
+    /// [`MAX_TREE_DEPTH`] parent links below the root.
+    TooDeep(ObjType),
+    /// The parent cannot hold a child of this type
+    /// ([`ObjType::can_be_child_of`]).
+    WrongParent {
+        /// The type of the refused object.
+        child: ObjType,
+        /// The type of the parent it was given (or placed under).
+        parent: ObjType,
+    },
+    /// The parent id names no object of this topology.
+    NoSuchParent(ObjId),
 }
 
 impl core::fmt::Display for InsertError {
@@ -39,6 +53,16 @@ impl core::fmt::Display for InsertError {
                 f,
                 "{t} object's nodeset is not included in its complete nodeset"
             ),
+            InsertError::TooDeep(t) => write!(
+                f,
+                "{t} object would make the tree deeper than {MAX_TREE_DEPTH} levels below the root, the limit"
+            ),
+            InsertError::WrongParent { child, parent } => {
+                write!(f, "a {child} object cannot be a child of a {parent} object")
+            }
+            InsertError::NoSuchParent(id) => {
+                write!(f, "parent object {id} is not in the topology")
+            }
         }
     }
 }
@@ -61,6 +85,14 @@ impl Inserted {
             Inserted::New(i) | Inserted::Merged(i) => i,
         }
     }
+}
+
+/// Where one step of the walk down by cpuset ended.
+enum Placement {
+    /// Inserted or merged.
+    Done(Inserted),
+    /// The object belongs below this child: the walk goes on there.
+    Below(ObjId),
 }
 
 fn compare_inclusion<K: crate::bitmap::SetKind>(
@@ -87,7 +119,13 @@ impl Topology {
         } else {
             self.reserve_gp_index(obj.gp_index);
         }
+        // A copy of an object already in a tree carries its links: the
+        // new object starts detached, whatever it was copied from.
         obj.parent = None;
+        obj.children.clear();
+        obj.memory_children.clear();
+        obj.io_children.clear();
+        obj.misc_children.clear();
         self.objs.push(Some(obj));
         self.finished = false;
         self.objs.len() - 1
@@ -111,9 +149,26 @@ impl Topology {
     /// belongs to, without looking at its sets.  This is how XML import and
     /// I/O discovery attach objects, as hwloc's
     /// `hwloc_insert_object_by_parent`.  Returns its id.
+    ///
+    /// Refused (and the topology left unchanged) when `parent` is no
+    /// object of this topology, when its type cannot hold the object
+    /// ([`ObjType::can_be_child_of`]) or when the object would be more than
+    /// [`MAX_TREE_DEPTH`] levels below the root.
     #[doc(alias = "hwloc_insert_object_by_parent")]
-    pub fn insert_by_parent(&mut self, parent: ObjId, obj: Object) -> ObjId {
+    pub fn insert_by_parent(&mut self, parent: ObjId, obj: Object) -> Result<ObjId, InsertError> {
         let t = obj.obj_type;
+        let Some(p) = self.get(parent) else {
+            return Err(InsertError::NoSuchParent(parent));
+        };
+        if !t.can_be_child_of(p.obj_type) {
+            return Err(InsertError::WrongParent {
+                child: t,
+                parent: p.obj_type,
+            });
+        }
+        if self.depth_below_root(parent) >= MAX_TREE_DEPTH {
+            return Err(InsertError::TooDeep(t));
+        }
         let os = obj.os_index;
         let pu_allowed = obj
             .cpuset
@@ -149,7 +204,46 @@ impl Topology {
                 r.complete_nodeset.get_or_insert_with(NodeSet::new).set(os);
             }
         }
-        id
+        Ok(id)
+    }
+
+    /// Parent links from `id` up to the root (0 for the root), counted up
+    /// to just past [`MAX_TREE_DEPTH`]: the tree is never deeper, so the
+    /// walk stays short.
+    pub(super) fn depth_below_root(&self, id: ObjId) -> usize {
+        let mut d = 0;
+        let mut cur = id;
+        while let Some(p) = self.objs.get(cur).and_then(|o| o.as_ref()?.parent) {
+            d += 1;
+            cur = p;
+            if d > MAX_TREE_DEPTH {
+                break;
+            }
+        }
+        d
+    }
+
+    /// Whether the subtree of `id`, placed `depth` links below the root,
+    /// stays within [`MAX_TREE_DEPTH`].  Walks the subtree with an explicit
+    /// stack (it may be the size of the tree) and stops at the first
+    /// object too deep.
+    fn subtree_fits(&self, id: ObjId, depth: usize) -> bool {
+        let mut stack = alloc::vec![(id, depth)];
+        while let Some((cur, d)) = stack.pop() {
+            if d > MAX_TREE_DEPTH {
+                return false;
+            }
+            let Some(o) = self.get(cur) else { continue };
+            for list in [
+                &o.children,
+                &o.memory_children,
+                &o.io_children,
+                &o.misc_children,
+            ] {
+                stack.extend(list.iter().map(|&c| (c, d + 1)));
+            }
+        }
+        true
     }
 
     /// Inserts a normal or memory object where its sets say it belongs, as
@@ -317,7 +411,36 @@ impl Topology {
         }
     }
 
-    fn insert_normal_under(&mut self, cur: ObjId, new: ObjId) -> Result<Inserted, TopologyError> {
+    /// Places the normal object `new` below `cur`: walks down (a loop, not
+    /// recursion: the walk is as long as the tree is deep) to the smallest
+    /// object containing it, merges it into an equal one, or inserts it
+    /// there, taking the children it contains.
+    fn insert_normal_under(
+        &mut self,
+        mut cur: ObjId,
+        new: ObjId,
+    ) -> Result<Inserted, TopologyError> {
+        let mut depth = self.depth_below_root(cur);
+        'descend: loop {
+            match self.place_normal(cur, depth, new)? {
+                Placement::Done(r) => return Ok(r),
+                Placement::Below(child) => {
+                    cur = child;
+                    depth += 1;
+                    continue 'descend;
+                }
+            }
+        }
+    }
+
+    /// One step of [`insert_normal_under`](Self::insert_normal_under) at
+    /// `cur`, which is `depth` links below the root.
+    fn place_normal(
+        &mut self,
+        cur: ObjId,
+        depth: usize,
+        new: ObjId,
+    ) -> Result<Placement, TopologyError> {
         let children = self.obj(cur).children.clone();
         let mut kept: ThinVec<ObjId> = ThinVec::with_capacity(children.len() + 1);
         let mut moved: ThinVec<ObjId> = ThinVec::new();
@@ -339,16 +462,28 @@ impl Topology {
             let mut res = setres;
             if res == SetCmp::Equal {
                 if let Some(m) = self.try_merge_group(child, new) {
-                    return Ok(Inserted::Merged(m));
+                    return Ok(Placement::Done(Inserted::Merged(m)));
                 }
                 res = self.cmp_types(new, child);
             }
             match res {
                 SetCmp::Equal => {
                     self.merge_equal(new, child);
-                    return Ok(Inserted::Merged(child));
+                    return Ok(Placement::Done(Inserted::Merged(child)));
                 }
-                SetCmp::Included => return self.insert_normal_under(child, new),
+                SetCmp::Included => {
+                    let ct = self.obj(child).obj_type;
+                    if ct == ObjType::PU {
+                        // A PU is a leaf: only a malformed PU (several
+                        // bits in its set) could contain another object.
+                        return Err(InsertError::WrongParent {
+                            child: self.obj(new).obj_type,
+                            parent: ct,
+                        }
+                        .into());
+                    }
+                    return Ok(Placement::Below(child));
+                }
                 SetCmp::Intersects => {
                     return Err(TopologyError::Intersection {
                         new: self.describe(new),
@@ -368,6 +503,28 @@ impl Topology {
                     }
                 }
             }
+        }
+        // Refused before anything moves, so that the tree stays as it was.
+        let nt = self.obj(new).obj_type;
+        let ct = self.obj(cur).obj_type;
+        if !nt.can_be_child_of(ct) {
+            return Err(InsertError::WrongParent {
+                child: nt,
+                parent: ct,
+            }
+            .into());
+        }
+        let mem_moved: &[ObjId] = match take_memory_from {
+            Some(src) => &self.obj(src).memory_children[..],
+            None => &[],
+        };
+        if depth + 1 > MAX_TREE_DEPTH
+            || !moved
+                .iter()
+                .chain(mem_moved)
+                .all(|&m| self.subtree_fits(m, depth + 2))
+        {
+            return Err(InsertError::TooDeep(nt).into());
         }
         match put_at {
             Some(i) => kept.insert(i, new),
@@ -389,7 +546,7 @@ impl Topology {
             self.obj_mut(new).memory_children = mem;
         }
         self.obj_mut(cur).children = kept;
-        Ok(Inserted::New(new))
+        Ok(Placement::Done(Inserted::New(new)))
     }
 
     pub(super) fn insert_memory(
@@ -419,7 +576,14 @@ impl Topology {
         let cpuset = obj.cpuset.clone().unwrap_or_default();
         let parent = self.find_memory_parent(&cpuset)?;
         let id = self.push(obj);
-        let res = self.attach_memory(parent, id);
+        let res = match self.attach_memory(parent, id) {
+            Ok(r) => r,
+            Err(e) => {
+                // The refused object never joined the tree.
+                self.objs[id] = None;
+                return Err(e.into());
+            }
+        };
         match res {
             Some(Inserted::New(i)) => {
                 let o = self.obj(i);
@@ -502,45 +666,84 @@ impl Topology {
             .unwrap_or(u32::MAX)
     }
 
-    fn attach_memory(&mut self, parent: ObjId, new: ObjId) -> Option<Inserted> {
+    /// Attaches the memory object `new` below `parent`, among memory
+    /// children ordered by first node: a NUMA node goes below the
+    /// memory-side caches of its node, a memory-side cache above the
+    /// smaller-level ones.  A loop, not recursion: memory-side caches may
+    /// chain.  `None` when an equal object is already there.
+    fn attach_memory(
+        &mut self,
+        mut parent: ObjId,
+        new: ObjId,
+    ) -> Result<Option<Inserted>, InsertError> {
         let first = self.first_node(new);
-        let list = self.obj(parent).memory_children.clone();
-        for (pos, &cur) in list.iter().enumerate() {
-            let cf = self.first_node(cur);
-            if first < cf {
-                self.obj_mut(parent).memory_children.insert(pos, new);
-                self.obj_mut(new).parent = Some(parent);
-                return Some(Inserted::New(new));
-            }
-            if first == cf {
-                let (tn, tc) = (self.obj(new).obj_type, self.obj(cur).obj_type);
-                if tn == ObjType::NUMANode {
-                    if tc == ObjType::NUMANode {
-                        return None;
-                    }
-                    return self.attach_memory(cur, new);
+        let tn = self.obj(new).obj_type;
+        'descend: loop {
+            let list = self.obj(parent).memory_children.clone();
+            for (pos, &cur) in list.iter().enumerate() {
+                let cf = self.first_node(cur);
+                if first < cf {
+                    self.memory_fits(parent, new, None)?;
+                    self.obj_mut(parent).memory_children.insert(pos, new);
+                    self.obj_mut(new).parent = Some(parent);
+                    return Ok(Some(Inserted::New(new)));
                 }
-                if tc == ObjType::MemCache {
-                    let dc = self.obj(cur).cache().map(|c| c.depth).unwrap_or(0);
-                    let dn = self.obj(new).cache().map(|c| c.depth).unwrap_or(0);
-                    if dc == dn {
-                        return None;
+                if first == cf {
+                    let tc = self.obj(cur).obj_type;
+                    if tn == ObjType::NUMANode {
+                        if tc == ObjType::NUMANode {
+                            return Ok(None);
+                        }
+                        parent = cur;
+                        continue 'descend;
                     }
-                    if dc > dn {
-                        return self.attach_memory(cur, new);
+                    if tc == ObjType::MemCache {
+                        let dc = self.obj(cur).cache().map(|c| c.depth).unwrap_or(0);
+                        let dn = self.obj(new).cache().map(|c| c.depth).unwrap_or(0);
+                        if dc == dn {
+                            return Ok(None);
+                        }
+                        if dc > dn {
+                            parent = cur;
+                            continue 'descend;
+                        }
                     }
+                    // The new memcache goes above the existing object.
+                    self.memory_fits(parent, new, Some(cur))?;
+                    self.obj_mut(parent).memory_children[pos] = new;
+                    self.obj_mut(new).memory_children = thin_vec::thin_vec![cur];
+                    self.obj_mut(new).parent = Some(parent);
+                    self.obj_mut(cur).parent = Some(new);
+                    return Ok(Some(Inserted::New(new)));
                 }
-                // The new memcache goes above the existing object.
-                self.obj_mut(parent).memory_children[pos] = new;
-                self.obj_mut(new).memory_children = thin_vec::thin_vec![cur];
-                self.obj_mut(new).parent = Some(parent);
-                self.obj_mut(cur).parent = Some(new);
-                return Some(Inserted::New(new));
             }
+            self.memory_fits(parent, new, None)?;
+            self.obj_mut(parent).memory_children.push(new);
+            self.obj_mut(new).parent = Some(parent);
+            return Ok(Some(Inserted::New(new)));
         }
-        self.obj_mut(parent).memory_children.push(new);
-        self.obj_mut(new).parent = Some(parent);
-        Some(Inserted::New(new))
+    }
+
+    /// Whether `new` may go below `parent`, taking `below` (and its
+    /// subtree) under it: the parent's type and the depth limit.
+    fn memory_fits(
+        &self,
+        parent: ObjId,
+        new: ObjId,
+        below: Option<ObjId>,
+    ) -> Result<(), InsertError> {
+        let (tn, tp) = (self.obj(new).obj_type, self.obj(parent).obj_type);
+        if !tn.can_be_child_of(tp) {
+            return Err(InsertError::WrongParent {
+                child: tn,
+                parent: tp,
+            });
+        }
+        let d = self.depth_below_root(parent) + 1;
+        if d > MAX_TREE_DEPTH || below.is_some_and(|b| !self.subtree_fits(b, d + 1)) {
+            return Err(InsertError::TooDeep(tn));
+        }
+        Ok(())
     }
 }
 

@@ -21,6 +21,8 @@ mod check;
 mod filters;
 mod finish;
 mod insert;
+#[cfg(test)]
+mod limits;
 mod query;
 mod remove;
 mod restrict;

@@ -326,7 +326,8 @@ mod tests {
         let pkg = t.ancestor_by_type(pu5, ObjType::Package);
         let next = t.next_obj_by_type(ObjType::PU, Some(pu5));
         let root = t.root();
-        t.insert_by_parent(root, Object::new(ObjType::Misc, None));
+        t.insert_by_parent(root, Object::new(ObjType::Misc, None))
+            .unwrap();
         assert!(!t.is_finished());
         assert_eq!(t.ancestor_by_type(pu5, ObjType::Package), pkg);
         assert_eq!(t.next_obj_by_type(ObjType::PU, Some(pu5)), next);
