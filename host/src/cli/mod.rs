@@ -16,6 +16,7 @@ mod info;
 mod k8s;
 mod ls;
 mod ls_draw;
+mod manual;
 mod patch;
 mod place;
 mod ps;
@@ -83,6 +84,10 @@ enum Command {
     UncompressDir(store::UncompressDirArgs),
     /// A single-file store of many topologies: pack, list, get one, time.
     Store(store::StoreArgs),
+    /// Write the shell completion script for a shell on standard output.
+    Completions(manual::CompletionsArgs),
+    /// Write the manual pages (one per command) into a folder.
+    Manual(manual::ManualArgs),
 }
 
 /// Why a command failed.
@@ -198,6 +203,8 @@ pub fn main() -> i32 {
         Command::CompressDir(a) => store::compress_dir(a),
         Command::UncompressDir(a) => store::uncompress_dir(a),
         Command::Store(a) => store::store(a),
+        Command::Completions(a) => manual::completions(a),
+        Command::Manual(a) => manual::manual(a),
     };
     match res {
         Ok(()) => 0,
