@@ -24,23 +24,24 @@ fn output_formats_and_files() {
     let o = run_wloc(["ls", "-i", "pack:2 pu:2", xml.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = std::fs::read_to_string(&xml).unwrap();
-    assert!(doc.contains("<topology version=\"3.0\">"), "{doc}");
+    // hwloc 2.x XML by default: what every released hwloc reads.
+    assert!(doc.contains("<topology version=\"2.0\">"), "{doc}");
     // Refuses to overwrite without -f.
     let o = run_wloc(["ls", "-i", "pack:2 pu:2", xml.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
-    // Reads back its own XML, and writes v2 on request.
+    // Reads back its own XML, and writes v3 on request.
     let o = run_wloc([
         "ls",
         "-i",
         xml.to_str().unwrap(),
         "--of",
         "xml",
-        "--export-xml-flags",
-        "2",
+        "--xml-version",
+        "3",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("<topology version=\"2.0\">"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<topology version=\"3.0\">"));
     let o = run_wloc(["ls", "-i", "pack:2 pu:2", "--of", "synthetic"]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),

@@ -14,6 +14,7 @@ mod cgroup_mounts;
 mod cli;
 mod distrib_differential;
 mod draw;
+mod dropin;
 mod fabric;
 mod gather_cpuid;
 mod gather_topology;

@@ -1,6 +1,6 @@
 //! Many topologies: wloc's own diff (everything hwloc's format calls too
 //! complex) applied exactly or refused at a named change; `wloc
-//! compress-dir` / `uncompress-dir` on hwloc's cluster corpus (ratio and
+//! store pack` / `uncompress-dir` on hwloc's cluster corpus (ratio and
 //! exact round trip), uncompressing what hwloc-compress-dir made; `wloc
 //! store` random access, independence from input order, clear errors
 //! on corrupt stores; files that are not topologies skipped with a
@@ -208,13 +208,22 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
 }
 
 #[test]
-fn compress_dir_round_trips_the_corpus_at_81x() {
+fn store_pack_round_trips_the_corpus_at_81x() {
     let tmp = common::TempDir::new("store-corpus");
     let dir = &tmp.0;
     let c = corpus(dir, "input");
     std::fs::create_dir(dir.join("out")).unwrap();
-    let o = wloc(&["compress-dir", &c.to_string_lossy(), "out"], dir);
-    ok("compress-dir", &o);
+    let o = wloc(
+        &[
+            "store",
+            "pack",
+            "-o",
+            "out/topologies.wstore",
+            &c.to_string_lossy(),
+        ],
+        dir,
+    );
+    ok("store pack", &o);
     let store = dir.join("out/topologies.wstore");
     let size = std::fs::metadata(&store).unwrap().len();
     let input = dir_size(&c);
@@ -313,8 +322,11 @@ fn corrupt_stores_give_clear_errors() {
     let dir = &tmp.0;
     let c = corpus(dir, "input");
     ok(
-        "compress-dir",
-        &wloc(&["compress-dir", &c.to_string_lossy(), "s.wstore"], dir),
+        "store pack",
+        &wloc(
+            &["store", "pack", "-o", "s.wstore", &c.to_string_lossy()],
+            dir,
+        ),
     );
     let good = std::fs::read(dir.join("s.wstore")).unwrap();
     std::fs::write(
@@ -357,7 +369,7 @@ fn corrupt_stores_give_clear_errors() {
 }
 
 #[test]
-fn compress_dir_skips_files_that_are_not_topologies() {
+fn store_pack_skips_files_that_are_not_topologies() {
     let tmp = common::TempDir::new("store-skip");
     let dir = &tmp.0;
     let c = corpus(dir, "input");
@@ -372,8 +384,8 @@ fn compress_dir_skips_files_that_are_not_topologies() {
         "<?xml version=\"1.0\"?>\n<topology>\n",
     )
     .unwrap();
-    let o = wloc(&["compress-dir", "mixed", "m.wstore"], dir);
-    ok("compress-dir with files that are not topologies", &o);
+    let o = wloc(&["store", "pack", "-o", "m.wstore", "mixed"], dir);
+    ok("store pack with files that are not topologies", &o);
     let err = String::from_utf8_lossy(&o.stderr);
     for bad in ["README", "broken.xml"] {
         assert!(
@@ -402,8 +414,8 @@ fn compress_dir_skips_files_that_are_not_topologies() {
     std::fs::create_dir(&junk).unwrap();
     std::fs::write(junk.join("a.txt"), "a").unwrap();
     fails(
-        "compress-dir of no topology",
-        &wloc(&["compress-dir", "junk", "j.wstore"], dir),
+        "store pack of no topology",
+        &wloc(&["store", "pack", "-o", "j.wstore", "junk"], dir),
         "none of the 1 files is a topology",
     );
 }

@@ -177,6 +177,19 @@ fn resolve_levels(topo: &Topology, out: &Output) -> Result<Levels, String> {
 
 /// Converts and prints one result set.  Returns false when `--largest`
 /// found a part of the set that no object covers.
+/// The PU index of `--no-smt=N`, as hwloc-calc 2.9 reads it: `-1` is
+/// its "not set" value (no filtering), another negative N becomes the
+/// unsigned index it converts to (no core has that many PUs: nothing is
+/// kept).
+fn no_smt_index(v: &str) -> Result<Option<u32>, std::num::ParseIntError> {
+    let n: i32 = v.trim().parse()?;
+    Ok(match n {
+        -1 => None,
+        // The same bits as hwloc's `(unsigned) n`.
+        n => Some(n as u32),
+    })
+}
+
 fn output(
     topo: &Topology,
     out: &Output,
@@ -389,8 +402,7 @@ pub fn run(a: &CalcArgs) -> super::Result {
                 }
                 "--no-smt" => out.no_smt = Some(0),
                 a if a.starts_with("--no-smt=") => {
-                    let v = &a[9..];
-                    out.no_smt = Some(v.parse().map_err(|_| format!("invalid PU index in {a}"))?);
+                    out.no_smt = no_smt_index(&a[9..]).map_err(|_| format!("invalid PU index in {a}"))?;
                 }
                 "-N" | "--number-of" => out.number_of = Some(take_value(args, &mut i, arg)?.into()),
                 "-I" | "--intersect" => out.intersect = Some(take_value(args, &mut i, arg)?.into()),

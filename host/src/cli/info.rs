@@ -103,6 +103,37 @@ fn levels(topo: &Topology) -> String {
     out
 }
 
+/// The binding support flags hwloc 2.9's `hwloc-info --support` prints,
+/// in its order.
+const HWLOC_2_9_BINDING_SUPPORT: [&str; 26] = [
+    "cpubind:set_thisproc_cpubind",
+    "cpubind:get_thisproc_cpubind",
+    "cpubind:set_proc_cpubind",
+    "cpubind:get_proc_cpubind",
+    "cpubind:set_thisthread_cpubind",
+    "cpubind:get_thisthread_cpubind",
+    "cpubind:set_thread_cpubind",
+    "cpubind:get_thread_cpubind",
+    "cpubind:get_thisproc_last_cpu_location",
+    "cpubind:get_proc_last_cpu_location",
+    "cpubind:get_thisthread_last_cpu_location",
+    "membind:set_thisproc_membind",
+    "membind:get_thisproc_membind",
+    "membind:set_proc_membind",
+    "membind:get_proc_membind",
+    "membind:set_thisthread_membind",
+    "membind:get_thisthread_membind",
+    "membind:set_area_membind",
+    "membind:get_area_membind",
+    "membind:alloc_membind",
+    "membind:firsttouch_membind",
+    "membind:bind_membind",
+    "membind:interleave_membind",
+    "membind:nexttouch_membind",
+    "membind:migrate_membind",
+    "membind:get_area_memlocation",
+];
+
 /// The `--support` report: discovery features from the topology, binding
 /// features probed on this kernel.
 fn support(topo: &Topology) -> String {
@@ -131,7 +162,11 @@ fn support(topo: &Topology) -> String {
     for (name, v) in discovery {
         let _ = writeln!(out, "{name} = {}", b(v));
     }
-    for (name, v) in Binder::new(topo).support().features() {
+    // Only the binding features hwloc 2.9 has, in its order: wloc's binder
+    // knows later ones (weighted interleave) that 2.9 does not print.
+    let features = Binder::new(topo).support().features();
+    for name in HWLOC_2_9_BINDING_SUPPORT {
+        let v = features.iter().any(|(n, v)| *n == name && *v);
         let _ = writeln!(out, "{name} = {}", b(v));
     }
     // As hwloc, the support recorded in an XML file is only used on request.

@@ -86,9 +86,17 @@ pub struct LsArgs {
     /// The component policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
     #[arg(long = "policy", value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
-    /// XML export flags: 2 writes hwloc 2.x XML (version 3.0 otherwise).
+    /// XML export flags, as lstopo's: 1 asks for hwloc 1.x XML, which wloc
+    /// cannot write (an error); 2 asks for hwloc 2.x XML (hwloc 3's flag),
+    /// which is the default anyway.
     #[arg(long, value_name = "N", default_value_t = 0)]
     export_xml_flags: u64,
+    /// The XML format to write: 2 (hwloc 2.x XML, `<topology
+    /// version="2.0">`, readable by every released hwloc; the default) or 3
+    /// (hwloc 3.0 XML, which hwloc 2.x refuses). Default: $WLOC_XML_VERSION,
+    /// else 2.
+    #[arg(long, value_name = "2|3", value_parser = parse_xml_version)]
+    xml_version: Option<XmlVersion>,
     /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_* bits.
     #[arg(long, value_name = "N", default_value_t = 0)]
     export_synthetic_flags: u64,
@@ -130,6 +138,61 @@ fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
             ))
         }
     })
+}
+
+/// The environment variable that picks the XML format wloc writes when no
+/// option does: `2` or `3`.
+pub const XML_VERSION_ENV: &str = "WLOC_XML_VERSION";
+
+fn parse_xml_version(s: &str) -> Result<XmlVersion, String> {
+    match s.trim() {
+        "2" | "2.0" => Ok(XmlVersion::V2),
+        "3" | "3.0" => Ok(XmlVersion::V3),
+        "1" | "1.0" => Err(
+            "wloc cannot write hwloc 1.x XML (hwloc 2.x and 3.x read version 2, the default)"
+                .into(),
+        ),
+        _ => Err(format!("unknown XML version '{s}' (expected 2 or 3)")),
+    }
+}
+
+/// The XML format to write for users when no option asks: version 2
+/// (what every released hwloc reads) unless `WLOC_XML_VERSION` says 3.
+/// A bad value is an error naming the variable, not a silent default.
+pub fn default_xml_version() -> Result<XmlVersion, String> {
+    match std::env::var(XML_VERSION_ENV) {
+        Ok(v) if !v.is_empty() => {
+            parse_xml_version(&v).map_err(|e| format!("{XML_VERSION_ENV}={v}: {e}"))
+        }
+        _ => Ok(XmlVersion::V2),
+    }
+}
+
+/// The XML format `wloc ls` writes: `--xml-version`, else
+/// `--export-xml-flags` (1: hwloc 1.x XML, refused; 2: version 2), else
+/// the environment's choice (version 2 by default).
+fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> Result<XmlVersion, String> {
+    if export_flags & 1 != 0 {
+        return Err(
+            "--export-xml-flags 1 asks for hwloc 1.x XML, which wloc cannot write (it writes version 2 by default, readable by hwloc 2.x and 3.x)"
+                .into(),
+        );
+    }
+    if export_flags & !3 != 0 {
+        return Err(format!(
+            "invalid --export-xml-flags {export_flags}: unknown flag bits (1: hwloc 1.x XML, 2: hwloc 2.x XML)"
+        ));
+    }
+    if let Some(v) = option {
+        if export_flags & 2 != 0 && v != XmlVersion::V2 {
+            return Err("--export-xml-flags 2 (hwloc 2.x XML) contradicts --xml-version 3".into());
+        }
+        return Ok(v);
+    }
+    if export_flags & 2 != 0 {
+        return Ok(XmlVersion::V2);
+    }
+    default_xml_version()
 }
 
 fn parse_filter_kind(s: &str) -> Option<TypeFilter> {
@@ -340,11 +403,7 @@ pub fn run(a: &LsArgs) -> super::Result {
             preamble + &wloc::console::render(&topo, &opts)
         }
         OutputFormat::Xml => {
-            let version = if a.export_xml_flags & 2 != 0 {
-                XmlVersion::V2
-            } else {
-                XmlVersion::V3
-            };
+            let version = xml_version(a.xml_version, a.export_xml_flags)?;
             wloc::xml::export(&topo, version)
         }
         OutputFormat::Synthetic => {
@@ -390,7 +449,23 @@ pub fn run(a: &LsArgs) -> super::Result {
 
 #[cfg(test)]
 mod tests {
-    use super::expand_host;
+    use super::{expand_host, parse_xml_version, xml_version};
+    use wloc::xml::XmlVersion;
+
+    #[test]
+    fn xml_version_options_follow_lstopo() {
+        assert_eq!(parse_xml_version("2"), Ok(XmlVersion::V2));
+        assert_eq!(parse_xml_version("3.0"), Ok(XmlVersion::V3));
+        assert!(parse_xml_version("1").unwrap_err().contains("1.x"));
+        assert!(parse_xml_version("4").is_err());
+        assert_eq!(xml_version(Some(XmlVersion::V3), 0), Ok(XmlVersion::V3));
+        assert_eq!(xml_version(Some(XmlVersion::V2), 2), Ok(XmlVersion::V2));
+        assert_eq!(xml_version(None, 2), Ok(XmlVersion::V2));
+        // lstopo 2.9's flag 1 is hwloc 1.x XML: refused, never silently v2.
+        assert!(xml_version(None, 1).unwrap_err().contains("1.x"));
+        assert!(xml_version(Some(XmlVersion::V3), 2).is_err());
+        assert!(xml_version(None, 8).is_err());
+    }
 
     #[test]
     fn output_names_expand_the_host_name() {

@@ -1,15 +1,17 @@
-//! Many topologies in one file: `wloc compress-dir IN OUT`, `wloc
-//! uncompress-dir IN OUT` (hwloc-compress-dir's names) and `wloc store
-//! pack|list|get|time`. The format and the way it is made are in the
-//! `wloc-store` crate.
+//! Many topologies: `wloc compress-dir IN OUT` and `wloc uncompress-dir
+//! IN OUT` (`compress-dir -R`) keep hwloc-compress-dir's contract: a
+//! directory of `NAME.xml` files (kept whole) and `NAME.diff.xml` files
+//! (hwloc topology diffs naming their reference in `refname`), which
+//! hwloc's tools read. `wloc store pack|list|get|time` keeps many
+//! topologies in one file of wloc's store format (the `wloc-store` crate).
 //!
 //! Exit codes: 0 done, 1 any failure (told on standard error), 2 bad
-//! command line. As hwloc-compress-dir, `compress-dir` (and `store pack`
-//! for the files it finds in directories) skips a file that is not a
-//! topology wloc can load, with a warning on standard error naming the
-//! file and why, and still exits 0 if it stored the others; a file named
-//! on `store pack`'s command line must load (exit 1 otherwise), and so
-//! must at least one file.
+//! command line. As hwloc-compress-dir, `compress-dir` keeps a file it
+//! cannot load whole (with a warning), `-R` tells a diff it cannot apply on
+//! standard error and still exits 0. `store pack` skips a file it finds in
+//! a directory that is not a topology wloc can load, with a warning naming
+//! the file and why; a file named on its command line must load (exit 1
+//! otherwise), and so must at least one file.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,8 @@ use wloc_store::{pack_prepared, Prepared, Store};
 
 use super::topology::load_xml;
 
-/// The store file `compress-dir` writes into an existing output directory.
+/// The store file earlier versions of `compress-dir` wrote into an
+/// existing output directory; `uncompress-dir` still reads it.
 pub const DIR_STORE: &str = "topologies.wstore";
 
 /// The canonical document of an XML topology: what `wloc ls --of xml`
@@ -182,63 +185,187 @@ fn write(path: &Path, data: &[u8]) -> Result<(), String> {
 /// Options of `wloc compress-dir`, named as hwloc-compress-dir's.
 #[derive(Args, Debug)]
 pub struct CompressDirArgs {
-    /// Uncompress instead (as `wloc uncompress-dir IN OUT`).
+    /// Uncompress instead of compressing (as `wloc uncompress-dir IN OUT`).
     #[arg(short = 'R', long)]
     reverse: bool,
-    /// Say what is done.
+    /// Display verbose messages.
     #[arg(short, long)]
     verbose: bool,
-    /// The directory of XML topologies (one per node).
+    /// The directory of XML topologies (`NAME.xml`, one per node; other files are ignored).
     input: String,
-    /// The store to write: a file, or an existing directory to write topologies.wstore into.
+    /// The directory to write `NAME.xml` (kept whole) and `NAME.diff.xml` (hwloc topology diffs) into; made if missing.
     output: String,
 }
 
-/// Runs `wloc compress-dir`.
+/// A full topology of the output directory that later files may be
+/// diffed against: its file name (the diffs' `refname`) and its
+/// topology once loaded (`None`: wloc cannot load it, never a reference).
+struct Reference {
+    file: String,
+    topo: Option<wloc_core::Topology>,
+}
+
+/// The regular files of `dir`, sorted by name (as `ls -1`, which
+/// hwloc-compress-dir goes through).
+fn sorted_files(dir: &Path) -> Result<Vec<String>, String> {
+    let rd = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read the directory '{}': {e}", dir.display()))?;
+    let mut names = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| format!("cannot read the directory '{}': {e}", dir.display()))?;
+        if e.path().is_file() {
+            names.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The output directory, made if missing (hwloc-compress-dir needs it to
+/// exist); an existing non-directory is an error.
+fn output_dir(output: &str) -> Result<PathBuf, String> {
+    let out = PathBuf::from(output);
+    if out.exists() && !out.is_dir() {
+        return Err(format!(
+            "cannot enter output directory '{output}': not a directory"
+        ));
+    }
+    std::fs::create_dir_all(&out)
+        .map_err(|e| format!("cannot make the output directory '{output}': {e}"))?;
+    Ok(out)
+}
+
+/// Runs `wloc compress-dir`: hwloc-compress-dir's layout and messages.
+/// Every `NAME.xml` of IN not already in OUT (as `NAME.xml` or
+/// `NAME.diff.xml`) becomes `OUT/NAME.diff.xml`, an hwloc topology diff
+/// against a full topology of OUT (its `refname`), when hwloc's diff format
+/// can express the difference, else a copy `OUT/NAME.xml` that later files
+/// may be diffed against. Where hwloc takes the first reference that
+/// works, wloc takes the one with the fewest changes.
 pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
     if a.reverse {
         return uncompress(&a.input, &a.output, a.verbose);
     }
-    if !Path::new(&a.input).is_dir() {
+    let inp = Path::new(&a.input);
+    if !inp.is_dir() {
         return Err(format!("'{}' is not a directory", a.input).into());
     }
-    let out = Path::new(&a.output);
-    let target = if out.is_dir() {
-        out.join(DIR_STORE)
-    } else {
-        out.to_path_buf()
-    };
-    let files = input_files(std::slice::from_ref(&a.input))?;
-    let in_bytes: u64 = files
+    let out = output_dir(&a.output)?;
+    let existing = sorted_files(&out)?;
+    let mut refs: Vec<Reference> = existing
         .iter()
-        .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
-        .sum();
+        .filter(|f| f.ends_with(".xml") && !f.ends_with(".diff.xml"))
+        .filter(|f| !existing.contains(&format!("{}.diff.xml", f.trim_end_matches(".xml"))))
+        .map(|f| Reference {
+            file: f.clone(),
+            topo: load_xml(&out.join(f).to_string_lossy()).ok(),
+        })
+        .collect();
+    let (mut already_c, mut already_nc, mut new_c, mut new_nc) = (0, 0, 0, 0);
+    let mut bytes_in = 0u64;
+    let mut bytes_out = 0u64;
     let t = Instant::now();
-    let (data, stats, skipped) = pack_files(files, a.verbose)?;
-    write(&target, &data)?;
+    for input in sorted_files(inp)? {
+        let Some(name) = input.strip_suffix(".xml") else {
+            if a.verbose {
+                println!("Ignoring non-XML file {input}");
+            }
+            continue;
+        };
+        if out.join(&input).exists() {
+            if a.verbose {
+                println!("{name} already non-compressed, skipping");
+            }
+            already_nc += 1;
+            continue;
+        }
+        let diff_file = format!("{name}.diff.xml");
+        if out.join(&diff_file).exists() {
+            if a.verbose {
+                println!("{name} already compressed, skipping");
+            }
+            already_c += 1;
+            continue;
+        }
+        let path = inp.join(&input);
+        bytes_in += std::fs::metadata(&path).map_or(0, |m| m.len());
+        let topo = match load_xml(&path.to_string_lossy()) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                // hwloc-compress-dir keeps such a file whole (every diff
+                // against it fails); so does wloc, and says why.
+                eprintln!(
+                    "wloc: warning: '{}' is not a topology wloc can load, kept whole: {e}",
+                    path.display()
+                );
+                None
+            }
+        };
+        let best = topo.as_ref().and_then(|new| {
+            let mut best: Option<(usize, Vec<wloc::xml::diff::Change>)> = None;
+            for (i, r) in refs.iter().enumerate() {
+                let Some(old) = &r.topo else { continue };
+                let found = wloc::xml::diff::compute(old, new);
+                if !found.too_complex.is_empty() {
+                    continue;
+                }
+                if best
+                    .as_ref()
+                    .is_none_or(|(_, c)| found.changes.len() < c.len())
+                {
+                    let done = found.changes.is_empty();
+                    best = Some((i, found.changes));
+                    if done {
+                        break;
+                    }
+                }
+            }
+            best
+        });
+        match best {
+            Some((i, changes)) => {
+                let text = wloc::xml::diff::to_xml(&changes, &refs[i].file);
+                write(&out.join(&diff_file), text.as_bytes())?;
+                bytes_out += text.len() as u64;
+                println!(
+                    "Compressed {name} on top of {}",
+                    refs[i].file.trim_end_matches(".xml")
+                );
+                new_c += 1;
+            }
+            None => {
+                // Kept byte for byte, as hwloc-compress-dir copies it.
+                let target = out.join(&input);
+                std::fs::copy(&path, &target).map_err(|e| {
+                    format!(
+                        "cannot copy '{}' to '{}': {e}",
+                        path.display(),
+                        target.display()
+                    )
+                })?;
+                bytes_out += std::fs::metadata(&target).map_or(0, |m| m.len());
+                println!("Could not compress {name}, keeping non-compressed");
+                new_nc += 1;
+                let at = refs.partition_point(|r| r.file < input);
+                refs.insert(
+                    at,
+                    Reference {
+                        file: input.clone(),
+                        topo,
+                    },
+                );
+            }
+        }
+    }
+    println!("Compressed {new_c} new topologies ({already_c} were already compressed)");
+    println!(
+        "Kept {new_nc} new topologies non-compressed ({already_nc} were already non-compressed)"
+    );
     if a.verbose {
         eprintln!(
-            "references {} bytes, node diffs {} bytes, dictionary {} bytes, index and header {} bytes",
-            stats.reference_bytes,
-            stats.diff_bytes,
-            stats.dictionary_bytes,
-            stats.bytes - stats.reference_bytes - stats.diff_bytes - stats.dictionary_bytes
+            "{bytes_in} bytes in, {bytes_out} bytes written, in {:.2} s",
+            t.elapsed().as_secs_f64()
         );
-    }
-    eprintln!(
-        "Compressed {} topologies ({} bytes) into {} ({} bytes, {:.1}x smaller): {} references, {} identical to theirs, {} blocks, in {:.2} s",
-        stats.nodes,
-        in_bytes,
-        target.display(),
-        stats.bytes,
-        in_bytes as f64 / stats.bytes as f64,
-        stats.references,
-        stats.identical,
-        stats.blocks,
-        t.elapsed().as_secs_f64()
-    );
-    if skipped > 0 {
-        eprintln!("Skipped {skipped} files that are not topologies (named above)");
     }
     Ok(())
 }
@@ -248,40 +375,43 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
 /// Options of `wloc uncompress-dir`.
 #[derive(Args, Debug)]
 pub struct UncompressDirArgs {
-    /// Say what is done.
+    /// Display verbose messages.
     #[arg(short, long)]
     verbose: bool,
-    /// A store (or a directory holding topologies.wstore), or a directory hwloc-compress-dir made.
+    /// A directory `compress-dir` (wloc's or hwloc's) made; or a `wloc store` file (or a directory holding topologies.wstore).
     input: String,
     /// The directory to write one XML file per topology into (made if missing).
     output: String,
 }
 
-/// Runs `wloc uncompress-dir`.
+/// Runs `wloc uncompress-dir` (= `wloc compress-dir -R`).
 pub fn uncompress_dir(a: &UncompressDirArgs) -> super::Result {
     uncompress(&a.input, &a.output, a.verbose)
 }
 
 fn uncompress(input: &str, output: &str, verbose: bool) -> super::Result {
     let inp = Path::new(input);
-    let out = Path::new(output);
-    std::fs::create_dir_all(out)
-        .map_err(|e| format!("cannot make the directory '{output}': {e}"))?;
+    let version = super::ls::default_xml_version()?;
     let store = if inp.is_dir() {
         inp.join(DIR_STORE)
     } else {
         inp.to_path_buf()
     };
     if inp.is_dir() && !store.exists() {
-        return uncompress_hwloc(inp, out, verbose);
+        let out = output_dir(output)?;
+        return uncompress_hwloc(inp, &out, verbose, version);
     }
+    if !store.is_file() {
+        return Err(format!("'{input}' is neither a directory nor a store file").into());
+    }
+    let out = output_dir(output)?;
     let mut s = Store::open(&store).map_err(|e| e.to_string())?;
     let entries = s.entries().map_err(|e| e.to_string())?;
     let b = bar(entries.len(), "uncompressing");
     for e in &entries {
         let name = &e.name;
-        let text = s.get_entry(e).map_err(|e| e.to_string())?;
-        let target = safe_join(out, name)?;
+        let text = user_xml(&s.get_entry(e).map_err(|e| e.to_string())?, version)?;
+        let target = safe_join(&out, name)?;
         write(&target, text.as_bytes())?;
         if verbose {
             b.suspend(|| eprintln!("{name}"));
@@ -291,6 +421,19 @@ fn uncompress(input: &str, output: &str, verbose: bool) -> super::Result {
     b.finish_and_clear();
     eprintln!("Uncompressed {} topologies into {output}", entries.len());
     Ok(())
+}
+
+/// A store's canonical document (hwloc 3.0 XML with page types) as users
+/// get it: hwloc 2.x XML unless `WLOC_XML_VERSION` asks for 3.
+fn user_xml(canonical: &str, version: wloc::xml::XmlVersion) -> Result<String, String> {
+    if version == wloc::xml::XmlVersion::V3 {
+        return Ok(canonical.to_string());
+    }
+    let mut t = super::topology::keep_all(wloc_core::TypeFilter::KeepAll);
+    t.include_disallowed = true;
+    let topo = wloc::xml::import_str(canonical, t)
+        .map_err(|e| format!("corrupt topology store: a stored document does not load: {e}"))?;
+    Ok(wloc::xml::export(&topo, version))
 }
 
 /// `out/name`, refusing names that would leave `out` (a corrupt or
@@ -304,58 +447,93 @@ fn safe_join(out: &Path, name: &str) -> Result<PathBuf, String> {
     Ok(out.join(name))
 }
 
-/// What hwloc-compress-dir -R does: full XML files are kept, `X.diff.xml`
-/// files are applied to the topology their refname names.
-fn uncompress_hwloc(inp: &Path, out: &Path, verbose: bool) -> super::Result {
+/// What hwloc-compress-dir -R does: `NAME.xml` files are copied,
+/// `NAME.diff.xml` files applied to the topology their refname names
+/// (looked up among IN's full files first, whatever the order of the
+/// files, then in OUT as hwloc does), names already in OUT are skipped. A
+/// diff that cannot be applied is told on standard error and the others
+/// go on: the exit code is 0, as hwloc's.
+fn uncompress_hwloc(
+    inp: &Path,
+    out: &Path,
+    verbose: bool,
+    version: wloc::xml::XmlVersion,
+) -> super::Result {
     use wloc::xml::diff;
-    let mut files: Vec<(String, PathBuf)> = input_files(&[inp.to_string_lossy().into_owned()])?
-        .into_iter()
-        .map(|f| (f.name, f.path))
-        .collect();
-    files.sort();
-    let (diffs, full): (Vec<_>, Vec<_>) = files
-        .into_iter()
-        .partition(|(n, _)| n.ends_with(".diff.xml"));
-    let mut done = std::collections::HashMap::new();
-    for (name, path) in &full {
-        let text = canonical(&path.to_string_lossy())?;
-        write(&safe_join(out, name)?, text.as_bytes())?;
-        done.insert(name.clone(), path.clone());
-    }
-    for (name, path) in &diffs {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
-        let d = diff::parse(&text).map_err(|e| {
-            format!(
-                "'{}' is not a valid hwloc topology diff: {e}",
-                path.display()
-            )
-        })?;
-        let r = d.refname.clone().unwrap_or_default();
-        let reference = done.get(&r).ok_or_else(|| {
-            format!(
-                "'{}' refers to '{r}', which is not a full topology of '{}'",
-                path.display(),
-                inp.display()
-            )
-        })?;
-        let mut topo = load_xml(&reference.to_string_lossy())?;
-        diff::apply(&mut topo, &d.changes, false)
-            .map_err(|e| format!("cannot apply '{}' to '{r}': {e}", path.display()))?;
-        let target = name.trim_end_matches(".diff.xml").to_string() + ".xml";
-        write(
-            &safe_join(out, &target)?,
-            wloc::xml::export_canonical(&topo).as_bytes(),
-        )?;
-        if verbose {
-            eprintln!("{target} from {r}");
+    let files = sorted_files(inp)?;
+    let (mut new_u, mut new_nc, mut already) = (0, 0, 0);
+    let mut refs: std::collections::HashMap<String, wloc_core::Topology> = Default::default();
+    for input in &files {
+        let (name, is_diff) = match input.strip_suffix(".diff.xml") {
+            Some(n) => (n, true),
+            None => match input.strip_suffix(".xml") {
+                Some(n) => (n, false),
+                None => {
+                    if verbose {
+                        println!("Ignoring non-XML and non-diff-XML file {input}");
+                    }
+                    continue;
+                }
+            },
+        };
+        let target = out.join(format!("{name}.xml"));
+        if target.exists() {
+            if verbose {
+                println!("{name} already uncompressed, skipping");
+            }
+            already += 1;
+            continue;
+        }
+        let path = inp.join(input);
+        if !is_diff {
+            std::fs::copy(&path, &target).map_err(|e| {
+                format!(
+                    "cannot copy '{}' to '{}': {e}",
+                    path.display(),
+                    target.display()
+                )
+            })?;
+            println!("Copied {name}, wasn't compressed");
+            new_nc += 1;
+            continue;
+        }
+        let patched = (|| -> Result<String, String> {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+            let d =
+                diff::parse(&text).map_err(|e| format!("not a valid hwloc topology diff: {e}"))?;
+            let r = d
+                .refname
+                .clone()
+                .filter(|r| !r.is_empty())
+                .ok_or("the diff names no reference topology (refname)")?;
+            if !refs.contains_key(&r) {
+                let in_dir = inp.join(&r);
+                let local = if files.contains(&r) && !r.ends_with(".diff.xml") {
+                    in_dir
+                } else {
+                    safe_join(out, &r)?
+                };
+                let t = load_xml(&local.to_string_lossy())
+                    .map_err(|e| format!("cannot load its reference '{r}': {e}"))?;
+                refs.insert(r.clone(), t);
+            }
+            let mut topo = refs[&r].clone();
+            diff::apply(&mut topo, &d.changes, false)
+                .map_err(|e| format!("cannot apply it to '{r}': {e}"))?;
+            Ok(wloc::xml::export(&topo, version))
+        })();
+        match patched {
+            Ok(text) => {
+                write(&target, text.as_bytes())?;
+                println!("Uncompressed {name}");
+                new_u += 1;
+            }
+            Err(e) => eprintln!("Failed to uncompress {}: {e}", path.display()),
         }
     }
-    eprintln!(
-        "Uncompressed {} topologies ({} from diffs) into {}",
-        full.len() + diffs.len(),
-        diffs.len(),
-        out.display()
+    println!(
+        "Uncompressed {new_u} new topologies, copied {new_nc} non-compressed topologies ({already} were already uncompressed)"
     );
     Ok(())
 }
@@ -385,7 +563,7 @@ enum StoreAction {
         /// The store.
         store: String,
     },
-    /// Write one topology of a store (its canonical XML) to standard output or a file.
+    /// Write one topology of a store to standard output or a file: hwloc 2.x XML, or 3.0 with WLOC_XML_VERSION=3.
     Get {
         /// The store.
         store: String,
@@ -435,6 +613,7 @@ pub fn store(a: &StoreArgs) -> super::Result {
         } => {
             let mut s = Store::open(Path::new(store)).map_err(|e| e.to_string())?;
             let text = s.get(name).map_err(|e| format!("'{store}': {e}"))?;
+            let text = user_xml(&text, super::ls::default_xml_version()?)?;
             match output {
                 Some(o) => Ok(write(Path::new(o), text.as_bytes())?),
                 None => super::print(&text),
