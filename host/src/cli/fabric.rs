@@ -161,8 +161,7 @@ fn lead(base: &Path, p: &Path, warned: &mut BTreeSet<PathBuf>) -> Lead {
     }
     if warned.insert(p.to_path_buf()) {
         eprintln!(
-            "wloc: warning: skipped {:?}: it is a link that leads out of the fabric folder {:?} (to {:?})",
-            p, base, real
+            "wloc: warning: skipped {p:?}: it is a link that leads out of the fabric folder {base:?} (to {real:?})"
         );
     }
     Lead::Outside
