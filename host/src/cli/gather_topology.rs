@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use cap_std::fs::Dir;
 use clap::Args;
 use wloc::input::Source;
 use wloc_core::{Topology, TypeFilter};
@@ -311,15 +312,20 @@ impl Recording {
         tar.into_inner()?.finish()?.flush()
     }
 
-    /// Writes the recording as a directory tree under `dir`.
-    fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
+    /// Writes the recording as a directory tree into `dir`, every entry
+    /// created relative to that handle and never through an existing
+    /// entry: files with `O_CREAT|O_EXCL`, which refuses a name that exists,
+    /// link or not.
+    fn write_dir(&self, dir: &Dir) -> std::io::Result<()> {
+        let mut new_file = cap_std::fs::OpenOptions::new();
+        new_file.write(true).create_new(true);
         for (path, entry) in &self.entries {
-            let p = dir.join(path.strip_prefix("/").unwrap_or(path));
+            let rel = path.strip_prefix("/").unwrap_or(path);
             match entry {
-                Entry::Dir => std::fs::create_dir_all(&p)?,
-                Entry::File(b) => std::fs::write(&p, b)?,
-                Entry::Link(t) => std::os::unix::fs::symlink(t, &p)?,
+                Entry::Dir => dir.create_dir(rel)?,
+                Entry::File(b) => dir.open_with(rel, &new_file)?.write_all(b)?,
+                // Recorded targets are kept as they are, absolute or not.
+                Entry::Link(t) => dir.symlink_contents(t, rel)?,
             }
         }
         Ok(())
@@ -586,22 +592,225 @@ fn live_topology(whole: bool) -> Result<Topology, String> {
         .map_err(|e| format!("cannot discover this machine: {e}"))
 }
 
-/// Writes `data` to `path` through a temporary file, so that a failure
-/// leaves no partial output.
-fn write_atomically(
-    path: &Path,
-    data: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    let res = std::fs::File::create(&tmp)
-        .and_then(|mut f| data(&mut f).and_then(|_| f.sync_all()))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    res.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write '{}': {e}", path.display())
-    })
+/// A private folder in the folder of the outputs, where every output is
+/// written before it is moved into place.
+///
+/// The outputs' folder may be shared (`/tmp`, a scratch folder): another
+/// user can create, replace or link names there at any time.  So nothing
+/// is created there by a name that could already exist: the private
+/// folder is made by `mkdir` (which never follows or reuses a name), is
+/// checked to be this user's own with mode 0700 (nobody else can then
+/// create, replace or link anything inside it), and everything inside it
+/// is created relative to its handle with `O_CREAT|O_EXCL|O_NOFOLLOW`.
+/// Each output then moves into place with `renameat2(RENAME_NOREPLACE)`,
+/// which fails rather than replace what someone put at its name meanwhile
+/// (`-f` replaces the entry itself, never writing through a link).
+struct Staging {
+    /// The outputs' folder, as named on the command line (for messages).
+    parent_path: PathBuf,
+    parent: Dir,
+    /// The private folder: its name in `parent`, and its handle.
+    name: String,
+    dir: Dir,
+}
+
+/// What went wrong while writing the outputs (each variant names the path).
+#[derive(Debug)]
+enum StagingError {
+    /// An I/O error on the named path.
+    Io(PathBuf, std::io::Error),
+    /// The private folder is not this user's own, mode 0700.
+    NotPrivate(PathBuf),
+    /// The output's name was taken by someone else while wloc gathered.
+    Appeared(PathBuf),
+}
+
+impl std::fmt::Display for StagingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StagingError::Io(p, e) => write!(f, "cannot write '{}': {e}", p.display()),
+            StagingError::NotPrivate(p) => write!(
+                f,
+                "the private folder '{}' was replaced by one wloc did not make; nothing was written",
+                p.display()
+            ),
+            StagingError::Appeared(p) => write!(
+                f,
+                "'{}' appeared while wloc was gathering (made by someone else?): it was left untouched, and wloc's copy was discarded",
+                p.display()
+            ),
+        }
+    }
+}
+
+impl From<StagingError> for super::Error {
+    fn from(e: StagingError) -> Self {
+        e.to_string().into()
+    }
+}
+
+/// A name no other run is likely to pick; `mkdir` refuses it anyway if it
+/// exists.  The standard library's hasher keys are random per process.
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    format!("{:016x}", h.finish())
+}
+
+impl Staging {
+    /// Makes the private folder `.BASE.XXXXXXXXXXXXXXXX` in `parent_path`.
+    fn new(parent_path: &Path, base: &str) -> Result<Staging, StagingError> {
+        use rustix::fs::{Mode, OFlags};
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e: std::io::Error| StagingError::Io(p, e)
+        };
+        let parent = Dir::open_ambient_dir(parent_path, cap_std::ambient_authority())
+            .map_err(io(parent_path))?;
+        let mut tries = 0;
+        let name = loop {
+            let name = format!(".{base}.{}", random_suffix());
+            match rustix::fs::mkdirat(&parent, name.as_str(), Mode::from_raw_mode(0o700)) {
+                Ok(()) => break name,
+                Err(rustix::io::Errno::EXIST) if tries < 16 => tries += 1,
+                Err(e) => return Err(io(&parent_path.join(&name))(e.into())),
+            }
+        };
+        let path = parent_path.join(&name);
+        let fd = rustix::fs::openat(
+            &parent,
+            name.as_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io(&path)(e.into()))?;
+        // Someone may have renamed ours away and put their folder (or a
+        // link, refused by O_NOFOLLOW) at its name before it was opened.
+        let st = rustix::fs::fstat(&fd).map_err(|e| io(&path)(e.into()))?;
+        if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o077 != 0 {
+            return Err(StagingError::NotPrivate(path));
+        }
+        Ok(Staging {
+            parent_path: parent_path.to_path_buf(),
+            parent,
+            name,
+            dir: Dir::from_std_file(std::fs::File::from(fd)),
+        })
+    }
+
+    /// Where `file` goes in the outputs' folder (for messages).
+    fn target(&self, file: &str) -> PathBuf {
+        self.parent_path.join(file)
+    }
+
+    /// Creates the new file `file` in the private folder.
+    fn create_file(&self, file: &str) -> Result<std::fs::File, StagingError> {
+        use rustix::fs::{Mode, OFlags};
+        rustix::fs::openat(
+            &self.dir,
+            file,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .map(std::fs::File::from)
+        .map_err(|e| StagingError::Io(self.target(file), e.into()))
+    }
+
+    /// Writes the new file `file` in the private folder and moves it into
+    /// place.
+    fn write_file(
+        &self,
+        file: &str,
+        replace: bool,
+        data: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+    ) -> Result<(), StagingError> {
+        let mut f = self.create_file(file)?;
+        data(&mut f)
+            .and_then(|_| f.sync_all())
+            .map_err(|e| StagingError::Io(self.target(file), e))?;
+        self.publish(file, replace)
+    }
+
+    /// Creates the folder `top` in the private folder, for [`Recording::write_dir`].
+    fn create_tree(&self, top: &str) -> Result<Dir, StagingError> {
+        use rustix::fs::{Mode, OFlags};
+        let err = |e: rustix::io::Errno| StagingError::Io(self.target(top), e.into());
+        rustix::fs::mkdirat(&self.dir, top, Mode::from_raw_mode(0o777)).map_err(err)?;
+        let fd = rustix::fs::openat(
+            &self.dir,
+            top,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(err)?;
+        Ok(Dir::from_std_file(std::fs::File::from(fd)))
+    }
+
+    /// Moves `entry` of the private folder to the same name in the outputs'
+    /// folder: never over an existing name unless `replace` (which replaces
+    /// the name itself, not what a link there leads to).
+    fn publish(&self, entry: &str, replace: bool) -> Result<(), StagingError> {
+        use rustix::fs::{AtFlags, RenameFlags};
+        use rustix::io::Errno;
+        let target = self.target(entry);
+        let io = |e: Errno| StagingError::Io(target.clone(), e.into());
+        if replace {
+            return rustix::fs::renameat(&self.dir, entry, &self.parent, entry).map_err(io);
+        }
+        match rustix::fs::renameat_with(
+            &self.dir,
+            entry,
+            &self.parent,
+            entry,
+            RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => Ok(()),
+            Err(Errno::EXIST) => Err(StagingError::Appeared(target)),
+            // A filesystem without RENAME_NOREPLACE: a file gets a second
+            // name (link refuses an existing one), then loses its first.
+            Err(Errno::INVAL | Errno::NOSYS) => {
+                match rustix::fs::linkat(&self.dir, entry, &self.parent, entry, AtFlags::empty()) {
+                    Ok(()) => {
+                        let _ = rustix::fs::unlinkat(&self.dir, entry, AtFlags::empty());
+                        Ok(())
+                    }
+                    Err(Errno::EXIST) => Err(StagingError::Appeared(target)),
+                    Err(e) => Err(io(e)),
+                }
+            }
+            Err(e) => Err(io(e)),
+        }
+    }
+}
+
+impl Drop for Staging {
+    /// Removes what is left in the private folder (through its handle), then
+    /// the folder itself (by name: a folder someone else put at that name
+    /// is removed only if empty, and a file or link there not at all).
+    fn drop(&mut self) {
+        if let Ok(entries) = self.dir.entries() {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                let _ = if is_dir {
+                    self.dir.remove_dir_all(&name)
+                } else {
+                    self.dir.remove_file(&name)
+                };
+            }
+        }
+        let _ = rustix::fs::unlinkat(
+            &self.parent,
+            self.name.as_str(),
+            rustix::fs::AtFlags::REMOVEDIR,
+        );
+    }
 }
 
 /// Runs `wloc gather-topology`.
@@ -629,24 +838,31 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         PathBuf::from(s)
     };
     let (tarball, output, xml) = (with_ext(".tar.bz2"), with_ext(".output"), with_ext(".xml"));
+    // A link counts as existing, even one that leads nowhere.
+    let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     if !a.force {
         for p in [&tarball, &output, &xml] {
-            if p.exists() {
+            if exists(p) {
                 return Err(format!("'{}' exists; use -f to overwrite it", p.display()).into());
             }
         }
     }
-    if a.keep && name.exists() {
+    if a.keep && exists(name) {
         return Err(format!(
             "cannot keep the gathered tree in '{}': it exists",
             name.display()
         )
         .into());
     }
-    if let Some(parent) = name.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create directory '{}': {e}", parent.display()))?;
-    }
+    let parent = match name.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create directory '{}': {e}", parent.display()))?;
+            parent
+        }
+        None => Path::new("."),
+    };
+    let staging = Staging::new(parent, &base)?;
     let progress = super::Progress::new(a.silent);
     let say = |s: &str| progress.say(s);
     if a.no_io {
@@ -661,7 +877,7 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
             "wloc: warning: the recording was cut at {MAX_ENTRIES} entries or {MAX_TOTAL_BYTES} bytes"
         );
     }
-    write_atomically(&tarball, |f| {
+    staging.write_file(&format!("{base}.tar.bz2"), a.force, |f| {
         rec.write_tar(&base, std::io::BufWriter::new(f))
     })?;
     say(&format!(
@@ -670,8 +886,16 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         rec.entries.len()
     ));
     if a.keep {
-        rec.write_dir(name)
+        let tree = staging.create_tree(&base)?;
+        rec.write_dir(&tree)
             .map_err(|e| format!("cannot write the tree into '{}': {e}", name.display()))?;
+        drop(tree);
+        staging.publish(&base, false).map_err(|e| match e {
+            StagingError::Appeared(_) => {
+                format!("cannot keep the gathered tree in '{}': {e}", name.display())
+            }
+            e => e.to_string(),
+        })?;
         say(&format!("Gathered tree kept in {}", name.display()));
     }
 
@@ -681,15 +905,20 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         ..wloc::console::ConsoleOptions::default()
     };
     let text = wloc::console::render(&topo, &opts);
-    write_atomically(&output, |f| f.write_all(text.as_bytes()))?;
+    staging.write_file(&format!("{base}.output"), a.force, |f| {
+        f.write_all(text.as_bytes())
+    })?;
     say(&format!(
         "Expected topology output stored in {}",
         output.display()
     ));
     let topo = live_topology(true)?;
     let text = wloc::xml::export(&topo, wloc::xml::XmlVersion::V2);
-    write_atomically(&xml, |f| f.write_all(text.as_bytes()))?;
+    staging.write_file(&format!("{base}.xml"), a.force, |f| {
+        f.write_all(text.as_bytes())
+    })?;
     say(&format!("XML topology stored in {}", xml.display()));
+    drop(staging);
     say("");
     say("WARNING: Do not post these files on a public list or website unless you");
     say("WARNING: are sure that no information about this platform is sensitive.");
@@ -738,6 +967,108 @@ mod tests {
         );
         assert_eq!(r.entries[Path::new("/sys/a/d")], Entry::Dir);
         assert_eq!(r.bytes, 1);
+    }
+
+    /// A fresh folder for one test, removed at the end.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(tag: &str) -> Scratch {
+            let p = std::env::temp_dir().join(format!(
+                "wloc-gather-unit-{tag}-{}-{}",
+                std::process::id(),
+                random_suffix()
+            ));
+            std::fs::create_dir(&p).unwrap();
+            Scratch(p)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn staging_is_private_and_removed_at_the_end() {
+        use std::os::unix::fs::PermissionsExt;
+        let s = Scratch::new("private");
+        let st = Staging::new(&s.0, "rec").unwrap();
+        let made = s.0.join(&st.name);
+        assert!(st.name.starts_with(".rec."), "{}", st.name);
+        let mode = std::fs::metadata(&made).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        st.create_file("left").unwrap();
+        let tree = st.create_tree("rec").unwrap();
+        tree.create_dir("sub").unwrap();
+        drop(tree);
+        drop(st);
+        assert!(!made.exists(), "the private folder is left");
+    }
+
+    #[test]
+    fn outputs_never_replace_or_follow_what_appeared() {
+        let s = Scratch::new("appeared");
+        let victim = s.0.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let st = Staging::new(&s.0, "rec").unwrap();
+        // Someone links the output names, and makes the tree's name a folder.
+        std::os::unix::fs::symlink(&victim, s.0.join("rec.xml")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent", s.0.join("rec.output")).unwrap();
+        std::fs::create_dir(s.0.join("rec")).unwrap();
+        for file in ["rec.xml", "rec.output"] {
+            let e = st
+                .write_file(file, false, |f| f.write_all(b"new"))
+                .unwrap_err();
+            assert!(matches!(e, StagingError::Appeared(_)), "{e}");
+            assert!(e.to_string().contains(file), "{e}");
+        }
+        let mut r = Recording::default();
+        r.insert(Path::new("/proc/meminfo"), Entry::File(b"x".to_vec()));
+        r.write_dir(&st.create_tree("rec").unwrap()).unwrap();
+        assert!(matches!(
+            st.publish("rec", false),
+            Err(StagingError::Appeared(_))
+        ));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(std::fs::read_dir(s.0.join("rec")).unwrap().next().is_none());
+        // -f replaces the link itself, not the file it leads to.
+        st.write_file("rec.xml", true, |f| f.write_all(b"new"))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let m = std::fs::symlink_metadata(s.0.join("rec.xml")).unwrap();
+        assert!(m.is_file());
+        assert_eq!(std::fs::read_to_string(s.0.join("rec.xml")).unwrap(), "new");
+        // A free name is taken.
+        st.write_file("rec.tar.bz2", false, |f| f.write_all(b"t"))
+            .unwrap();
+        assert_eq!(std::fs::read(s.0.join("rec.tar.bz2")).unwrap(), b"t");
+    }
+
+    #[test]
+    fn kept_trees_hold_files_folders_and_links() {
+        let s = Scratch::new("tree");
+        let st = Staging::new(&s.0, "rec").unwrap();
+        let mut r = Recording::default();
+        r.insert(
+            Path::new("/proc/meminfo"),
+            Entry::File(b"MemTotal".to_vec()),
+        );
+        r.insert(Path::new("/proc/mounts"), Entry::Link("self/mounts".into()));
+        r.insert(Path::new("/sys/a/abs"), Entry::Link("/sys/b".into()));
+        r.write_dir(&st.create_tree("rec").unwrap()).unwrap();
+        st.publish("rec", false).unwrap();
+        let k = s.0.join("rec");
+        assert_eq!(std::fs::read(k.join("proc/meminfo")).unwrap(), b"MemTotal");
+        assert_eq!(
+            std::fs::read_link(k.join("proc/mounts")).unwrap(),
+            Path::new("self/mounts")
+        );
+        assert_eq!(
+            std::fs::read_link(k.join("sys/a/abs")).unwrap(),
+            Path::new("/sys/b")
+        );
     }
 
     #[test]
