@@ -3,15 +3,15 @@
 //! the way a user would.  One binary links wasmtime once, and its tests
 //! share one harness.
 
-mod common;
-
 mod annotate;
+
 mod annotate_differential;
 mod bad_recordings;
 mod binding;
 mod calc_differential;
 mod cgroup_mounts;
 mod cli;
+mod common;
 mod distrib_differential;
 mod draw;
 mod dropin;
@@ -20,10 +20,10 @@ mod gather_cpuid;
 mod gather_topology;
 mod graph;
 mod hostile;
-mod hostile_gather;
 mod hostile_cache;
 mod hostile_files;
 mod hostile_formats;
+mod hostile_gather;
 mod hostile_records;
 mod hwloc_differential;
 mod image;
