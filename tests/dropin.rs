@@ -51,7 +51,11 @@ fn xml_cases() -> Vec<PathBuf> {
 }
 
 fn version_of(xml: &str) -> Option<String> {
-    common::root_attr(xml, "version")
+    // The version is an attribute of the <topology> element itself.
+    let start = xml.find("<topology")?;
+    let tag = &xml[start..start + xml[start..].find('>')?];
+    let at = tag.find(" version=\"")? + " version=\"".len();
+    Some(tag[at..at + tag[at..].find('"')?].to_string())
 }
 
 // ------------------------------------------------------------------ XML

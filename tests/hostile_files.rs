@@ -191,6 +191,8 @@ fn fabric_folder_links_out_are_not_followed() {
         "graph",
         "-i",
         "pack:1 pu:2",
+        "--of",
+        "json",
         "--fabric",
         s(&f.fabric),
         "--fabric-reader",
@@ -288,17 +290,30 @@ fn recordings_with_device_nodes_and_fifos_are_read_safely() {
     let board = info(&before, "DMIBoardName").expect("the recording has DMI files");
     assert!(info(&before, "DMIProductName").is_some());
 
-    let id = root.join("sys/class/dmi/id");
-    std::fs::remove_file(id.join("product_name")).unwrap();
-    let fifo = std::ffi::CString::new(s(&id.join("product_name"))).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-    let device = if is_root() {
-        std::fs::remove_file(id.join("sys_vendor")).unwrap();
-        let path = std::ffi::CString::new(s(&id.join("sys_vendor"))).unwrap();
+    // The recording holds the DMI files twice, as sysfs shows them: under
+    // the class folder and under the device's own folder, which the DMI
+    // component reads first.  Both copies are replaced.
+    let ids: Vec<PathBuf> = ["sys/class/dmi/id", "sys/devices/virtual/dmi/id"]
+        .iter()
+        .map(|d| root.join(d))
+        .filter(|d| d.join("product_name").exists())
+        .collect();
+    assert!(!ids.is_empty(), "the recording has DMI folders");
+    for id in &ids {
+        std::fs::remove_file(id.join("product_name")).unwrap();
+        let fifo = std::ffi::CString::new(s(&id.join("product_name"))).unwrap();
         // SAFETY: a valid NUL-terminated path.
-        let r = unsafe { libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 5)) };
-        assert_eq!(r, 0, "mknod as root");
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    }
+    let device = if is_root() {
+        for id in &ids {
+            std::fs::remove_file(id.join("sys_vendor")).unwrap();
+            let path = std::ffi::CString::new(s(&id.join("sys_vendor"))).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            let r =
+                unsafe { libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 5)) };
+            assert_eq!(r, 0, "mknod as root");
+        }
         true
     } else {
         println!("not root: no device node can be made, only the FIFO is checked");
