@@ -22,4 +22,6 @@ mod wit;
 
 pub use bitmap::{Bitmap, BitmapParseError, CpuSet, NodeSet};
 pub use object::{ObjAttr, ObjId, ObjKind, ObjType, Object};
-pub use topology::{RestrictError, RestrictFlags, Topology, TopologyError, TypeFilter, MAX_TREE_DEPTH};
+pub use topology::{
+    RestrictError, RestrictFlags, Topology, TopologyError, TypeFilter, MAX_TREE_DEPTH,
+};
