@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of many-topology compression: wloc compress-dir
-# (one store file with random access) against hwloc 2.9's
-# hwloc-compress-dir and against xz -9e of the whole set (no random
-# access), in one run on the same inputs:
+# Side-by-side benchmark of many-topology compression, in one run on the
+# same inputs: wloc compress-dir against hwloc 2.9's hwloc-compress-dir,
+# both writing hwloc's layout (a folder of NAME.xml and NAME.diff.xml);
+# wloc store pack (one store file with random access); and xz -9e of the
+# whole set (no random access):
 #
 #  1. hwloc's own corpus (tests/data/cluster/test-hwloc-compress-dir.input,
 #     21 nodes of one real cluster);
@@ -54,12 +55,12 @@ one() { # NAME IN_DIR
   for r in $(seq "$runs"); do
     rm -f "$tmp/$name.w/topologies.wstore"
     local load0; load0=$(cut -d' ' -f1 /proc/loadavg)
-    t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.cpu" "$wloc" compress-dir "$in" "$tmp/$name.w" 2>"$tmp/$name.log"; t1=$(now)
+    t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.cpu" "$wloc" store pack --output "$tmp/$name.w/topologies.wstore" "$in" 2>"$tmp/$name.log"; t1=$(now)
     ws=$(size "$tmp/$name.w/topologies.wstore"); cpu=$(awk '{print $1+$2}' "$tmp/$name.cpu")
-    echo "  wloc compress-dir:   $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall ($(python3 -c "print(f'{$t1-$t0:.2f}')") s), $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second; load average $load0 before, $(cut -d' ' -f1 /proc/loadavg) after)"
+    echo "  wloc store pack:     $ws bytes, ratio $(ratio "$in_bytes" "$ws")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall ($(python3 -c "print(f'{$t1-$t0:.2f}')") s), $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second; load average $load0 before, $(cut -d' ' -f1 /proc/loadavg) after)"
   done
   sed 's/^/    /' "$tmp/$name.log"
-  t0=$(now); "$wloc" uncompress-dir "$tmp/$name.w" "$tmp/$name.back" 2>/dev/null; t1=$(now)
+  t0=$(now); "$wloc" uncompress-dir "$tmp/$name.w/topologies.wstore" "$tmp/$name.back" 2>/dev/null; t1=$(now)
   echo "  wloc uncompress-dir: $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s"
   echo "  wloc store get: $("$wloc" store time "$tmp/$name.w/topologies.wstore" --samples 1000)"
   if [ "$nodes" -le 100 ]; then roundtrip "$in" "$tmp/$name.back"; else roundtrip "$in" "$tmp/$name.back" $((nodes / 200)); fi
@@ -73,6 +74,12 @@ hwloc_one() { # NAME IN_DIR
   local cpu; cpu=$(awk '{print $1+$2}' "$tmp/$name.hcpu")
   hs=$(size "$tmp/$name.h"); full=$(ls "$tmp/$name.h" | grep -vc '\.diff\.xml$' || true)
   echo "  hwloc-compress-dir on $nodes nodes: $hs bytes, ratio $(ratio "$in_bytes" "$hs")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall, $cpu s CPU ($(python3 -c "print(f'{$nodes/max($cpu,0.01):.0f}')") nodes per CPU-second), $full files kept whole"
+  # wloc compress-dir writes the same layout as hwloc-compress-dir.
+  mkdir -p "$tmp/$name.wh"
+  t0=$(now); /usr/bin/time -f "%U %S" -o "$tmp/$name.whcpu" "$wloc" compress-dir "$in" "$tmp/$name.wh" >/dev/null 2>&1 || true; t1=$(now)
+  cpu=$(awk '{print $1+$2}' "$tmp/$name.whcpu")
+  local whs whfull; whs=$(size "$tmp/$name.wh"); whfull=$(ls "$tmp/$name.wh" | grep -vc '\.diff\.xml$' || true)
+  echo "  wloc compress-dir on $nodes nodes: $whs bytes, ratio $(ratio "$in_bytes" "$whs")x, $(python3 -c "print(f'{$nodes/($t1-$t0):.0f}')") nodes/s wall, $cpu s CPU, $whfull files kept whole; size ratio wloc/hwloc $(python3 -c "print(f'{$whs/$hs:.2f}')")"
   local xs; xs=$(tar -C "$in" -cf - . | xz -9e | wc -c)
   echo "  xz -9e of the whole set (tar): $xs bytes, ratio $(ratio "$in_bytes" "$xs")x"
 }

@@ -78,9 +78,9 @@ enum Command {
     K8s(k8s::K8sArgs),
     /// Add infos, Misc objects, distances, memory attributes or CPU kinds to an XML topology, as hwloc-annotate does.
     Annotate(annotate::AnnotateArgs),
-    /// Store a directory of XML topologies (one per node) in one compressed file (-R: uncompress), as hwloc-compress-dir does.
+    /// Compress a directory of XML topologies into NAME.xml references and NAME.diff.xml diffs (-R: uncompress), as hwloc-compress-dir does.
     CompressDir(store::CompressDirArgs),
-    /// Write every topology of a store (or of a directory hwloc-compress-dir made) as XML files.
+    /// Write every topology of a directory compress-dir made (or of a store file) as XML files.
     UncompressDir(store::UncompressDirArgs),
     /// A single-file store of many topologies: pack, list, get one, time.
     Store(store::StoreArgs),
