@@ -396,14 +396,66 @@ fn load(input: &Input) -> Result<Fabric, String> {
     let (files, xmls) = collect(input, &mut BTreeSet::new())?;
     let subnets = read_fabric(&files, input.reader.as_deref())?;
     let mut topologies = Vec::new();
-    for (found, real) in xmls {
-        let name = found
-            .file_stem()
+    let file_name = |p: &std::path::Path| {
+        p.file_name()
             .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        topologies.push((name, wloc_fabric::read_topology(&real)?));
+            .unwrap_or_default()
+    };
+    for (found, real) in &xmls {
+        let file = file_name(found);
+        match file.strip_suffix(".diff.xml") {
+            // A compressed folder (hwloc-compress-dir): NAME.diff.xml is
+            // the topology of NAME as a diff to its reference.
+            Some(name) => topologies.push((name.to_string(), diffed(found, real, &xmls)?)),
+            None => {
+                let name = file.strip_suffix(".xml").unwrap_or(&file).to_string();
+                topologies.push((name, wloc_fabric::read_topology(real)?));
+            }
+        }
     }
     Fabric::build(subnets, topologies)
+}
+
+/// The topology a diff `found` (read at `real`) gives when applied to its
+/// reference, which must be one of the full topologies of `xmls` (the
+/// same folder's), as hwloc-compress-dir writes them.
+fn diffed(
+    found: &std::path::Path,
+    real: &std::path::Path,
+    xmls: &[(PathBuf, PathBuf)],
+) -> Result<wloc_core::Topology, String> {
+    use wloc::xml::diff;
+    let text = std::fs::read_to_string(real)
+        .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
+    let d = diff::parse(&text)
+        .map_err(|e| format!("{}: not a valid hwloc topology diff: {e}", found.display()))?;
+    let r = d
+        .refname
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "{}: the diff names no reference topology (refname)",
+                found.display()
+            )
+        })?;
+    let (_, ref_real) = xmls
+        .iter()
+        .find(|(f, _)| {
+            f.file_name().is_some_and(|n| n.to_string_lossy() == r) && !r.ends_with(".diff.xml")
+        })
+        .ok_or_else(|| {
+            format!(
+                "{}: its reference '{r}' is not a topology of the same folder",
+                found.display()
+            )
+        })?;
+    let mut topo = wloc_fabric::read_topology(ref_real)?;
+    let ref_text = std::fs::read_to_string(ref_real)
+        .map_err(|e| format!("cannot read {}: {e}", ref_real.display()))?;
+    diff::apply_with_reference(&ref_text, &mut topo, &text, &d.changes, false)
+        .map_err(|e| format!("{}: cannot apply it to '{r}': {e}", found.display()))?;
+    Ok(topo)
 }
 
 /// The fabric of `input` as Slurm's `topology.conf` (or, with `yaml`,

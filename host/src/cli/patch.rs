@@ -57,7 +57,10 @@ pub fn run(a: &PatchArgs) -> super::Result {
             e
         }
     })?;
-    diff::apply(&mut topo, &d.changes, a.reverse)
+    // hwloc 1.x diffs number depths as their 1.x reference does.
+    let reference = std::fs::read_to_string(&old)
+        .map_err(|e| format!("cannot read the topology '{old}': {e}"))?;
+    diff::apply_with_reference(&reference, &mut topo, &text, &d.changes, a.reverse)
         .map_err(|e| format!("cannot apply the diff '{name}' to '{old}': {e}"))?;
     let xml = wloc::xml::export(&topo, XmlVersion::V2);
     let out = a.out.as_deref().unwrap_or(&old);

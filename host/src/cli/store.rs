@@ -235,6 +235,24 @@ fn output_dir(output: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// The `<userdata>` of every object of `t`, in document order.
+fn userdata_in_order(t: &wloc::model::Topology) -> Vec<&[wloc::model::UserData]> {
+    let mut out = Vec::new();
+    let mut stack = vec![t.root()];
+    while let Some(id) = stack.pop() {
+        let o = t.obj(id);
+        out.push(o.userdata.as_slice());
+        let children = o
+            .memory_children()
+            .iter()
+            .chain(o.children())
+            .chain(o.io_children())
+            .chain(o.misc_children());
+        stack.extend(children.rev());
+    }
+    out
+}
+
 /// Runs `wloc compress-dir`: hwloc-compress-dir's layout and messages.
 /// Every `NAME.xml` of IN not already in OUT (as `NAME.xml` or
 /// `NAME.diff.xml`) becomes `OUT/NAME.diff.xml`, an hwloc topology diff
@@ -306,7 +324,11 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
             for (i, r) in refs.iter().enumerate() {
                 let Some(old) = &r.topo else { continue };
                 let found = wloc::xml::diff::compute(old, new);
-                if !found.too_complex.is_empty() {
+                // hwloc's diffs do not carry <userdata>: a topology is only
+                // diffed against a reference with the same userdata, else it
+                // would come back with the reference's.
+                if !found.too_complex.is_empty() || userdata_in_order(old) != userdata_in_order(new)
+                {
                     continue;
                 }
                 if best
@@ -462,7 +484,10 @@ fn uncompress_hwloc(
     use wloc::xml::diff;
     let files = sorted_files(inp)?;
     let (mut new_u, mut new_nc, mut already) = (0, 0, 0);
-    let mut refs: std::collections::HashMap<String, wloc_core::Topology> = Default::default();
+    // Each reference, loaded and as text (hwloc 1.x diffs number depths
+    // as their 1.x reference does).
+    let mut refs: std::collections::HashMap<String, (wloc_core::Topology, String)> =
+        Default::default();
     for input in &files {
         let (name, is_diff) = match input.strip_suffix(".diff.xml") {
             Some(n) => (n, true),
@@ -516,10 +541,13 @@ fn uncompress_hwloc(
                 };
                 let t = load_xml(&local.to_string_lossy())
                     .map_err(|e| format!("cannot load its reference '{r}': {e}"))?;
-                refs.insert(r.clone(), t);
+                let ref_text = std::fs::read_to_string(&local)
+                    .map_err(|e| format!("cannot read its reference '{r}': {e}"))?;
+                refs.insert(r.clone(), (t, ref_text));
             }
-            let mut topo = refs[&r].clone();
-            diff::apply(&mut topo, &d.changes, false)
+            let (reference, ref_text) = &refs[&r];
+            let mut topo = reference.clone();
+            diff::apply_with_reference(ref_text, &mut topo, &text, &d.changes, false)
                 .map_err(|e| format!("cannot apply it to '{r}': {e}"))?;
             Ok(wloc::xml::export(&topo, version))
         })();

@@ -682,6 +682,329 @@ pub fn apply(topo: &mut Topology, changes: &[Change], reverse: bool) -> Result<(
     Ok(())
 }
 
+// ------------------------------------------------------------------ hwloc 1.x
+
+/// How a diff numbers depths: as hwloc 1.x (NUMA nodes a normal level;
+/// -3 bridges, -4 PCI devices, -5 OS devices) or as hwloc 2 and later
+/// (-3 NUMA nodes, -4 bridges, -5 PCI devices, -6 OS devices...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Numbering {
+    /// hwloc 1.x's depths.
+    V1,
+    /// hwloc 2's and 3's depths.
+    V2,
+}
+
+/// The system identifier of a document's DOCTYPE, if it has one before its
+/// root element.
+fn doctype_dtd(text: &str) -> Option<&str> {
+    let at = text.find("<!DOCTYPE")?;
+    // A DOCTYPE is only that of the document before any element.
+    let before = &text[..at];
+    if before
+        .match_indices('<')
+        .any(|(i, _)| !before[i..].starts_with("<?") && !before[i..].starts_with("<!--"))
+    {
+        return None;
+    }
+    let decl = &text[at..];
+    let decl = &decl[..decl.find('>')?];
+    let sys = &decl[decl.find("SYSTEM")? + "SYSTEM".len()..];
+    let sys = sys.trim_start();
+    let q = sys.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let rest = &sys[1..];
+    Some(&rest[..rest.find(q)?])
+}
+
+/// The numbering of a diff document, when its DOCTYPE tells it
+/// (`hwloc.dtd` for hwloc 1.x, `hwloc2-diff.dtd` for hwloc 2 and later).
+pub fn diff_numbering(diff_text: &str) -> Option<Numbering> {
+    match doctype_dtd(diff_text)? {
+        "hwloc.dtd" => Some(Numbering::V1),
+        d if d.starts_with("hwloc2") || d.starts_with("hwloc3") => Some(Numbering::V2),
+        _ => None,
+    }
+}
+
+/// Whether a topology document is an hwloc 1.x one: its DOCTYPE names
+/// `hwloc.dtd`, or (without a DOCTYPE that tells) its `<topology>` has no
+/// `version` attribute.
+pub fn reference_numbering(reference: &str) -> Numbering {
+    match doctype_dtd(reference) {
+        Some("hwloc.dtd") => return Numbering::V1,
+        Some(d) if d.starts_with("hwloc2") || d.starts_with("hwloc3") => return Numbering::V2,
+        _ => {}
+    }
+    // The root element's attributes, without parsing the whole document.
+    let Some(at) = reference.find("<topology") else {
+        return Numbering::V2;
+    };
+    let tag = &reference[at..];
+    let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+    if tag.contains("version=") {
+        Numbering::V2
+    } else {
+        Numbering::V1
+    }
+}
+
+/// Applies a diff read from `diff_text` (its changes `changes`) to `topo`,
+/// loaded from the document `reference`, as [`apply`] does, numbering
+/// depths as hwloc 1.x did when the diff is a 1.x one: its DOCTYPE says so
+/// or, when it does not tell, its reference is an hwloc 1.x document.
+///
+/// hwloc 1.x's depths are resolved against the reference's own element
+/// tree, level by level as hwloc 1.x built its levels (NUMA nodes
+/// included), then mapped to the object of `topo` with the same type, OS
+/// index and CPU set.
+///
+/// # Errors
+///
+/// As [`apply`]; also a 1.x change naming a depth or index the reference
+/// does not have, or an object with no counterpart in `topo`.
+pub fn apply_with_reference(
+    reference: &str,
+    topo: &mut Topology,
+    diff_text: &str,
+    changes: &[Change],
+    reverse: bool,
+) -> Result<(), ApplyError> {
+    let numbering = diff_numbering(diff_text).unwrap_or_else(|| reference_numbering(reference));
+    if numbering == Numbering::V2 {
+        return apply(topo, changes, reverse);
+    }
+    let fail = |n: usize, c: &Change, reason: String| ApplyError {
+        hunk: n + 1,
+        change: if reverse { c.reversed() } else { c.clone() },
+        reason,
+    };
+    let opts = ParsingOptions {
+        allow_dtd: true,
+        ..ParsingOptions::default()
+    };
+    let doc = match Document::parse_with_options(reference, opts) {
+        Ok(d) => d,
+        Err(e) => {
+            let c = changes.first().cloned().unwrap_or(Change {
+                depth: 0,
+                index: 0,
+                attr: AttrChange::Name {
+                    old: String::new(),
+                    new: String::new(),
+                },
+            });
+            return Err(fail(
+                0,
+                &c,
+                format!("the reference is not an XML document: {e}"),
+            ));
+        }
+    };
+    let levels = v1_levels(&doc);
+    let mut mapped = Vec::with_capacity(changes.len());
+    for (n, c) in changes.iter().enumerate() {
+        let (depth, index) =
+            v1_locate(&doc, &levels, topo, c.depth, c.index).map_err(|r| fail(n, c, r))?;
+        mapped.push(Change {
+            depth,
+            index,
+            attr: c.attr.clone(),
+        });
+    }
+    apply(topo, &mapped, reverse)
+}
+
+/// Whether an `<object>` is one hwloc 1.x keeps out of its levels.
+fn v1_out_of_levels(n: Node) -> bool {
+    matches!(
+        n.attribute("type"),
+        Some("Bridge" | "PCIDev" | "OSDev" | "Misc")
+    )
+}
+
+/// The children of `n` that go into levels: I/O and Misc objects are
+/// replaced by their own such children, as hwloc 1.x's
+/// `hwloc_level_filter_objects` does.
+fn v1_level_children<'a, 'i>(n: Node<'a, 'i>, out: &mut Vec<Node<'a, 'i>>) {
+    for c in n
+        .children()
+        .filter(|c| c.is_element() && c.tag_name().name() == "object")
+    {
+        if v1_out_of_levels(c) {
+            v1_level_children(c, out);
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// What hwloc 1.x's `hwloc_type_cmp` compares: the type, with the depth
+/// (and kind) of caches and the depth of groups.
+fn v1_class<'a>(n: Node<'a, '_>) -> (String, Option<&'a str>, Option<&'a str>) {
+    let t = n.attribute("type").unwrap_or("").to_string();
+    match t.as_str() {
+        "Cache" => (t, n.attribute("depth"), n.attribute("cache_type")),
+        "Group" => (t, n.attribute("depth"), None),
+        _ => (t, None, None),
+    }
+}
+
+/// Whether `n`'s subtree below it holds an object of `class`.
+fn v1_below(n: Node, class: &(String, Option<&str>, Option<&str>)) -> bool {
+    let mut kids = Vec::new();
+    v1_level_children(n, &mut kids);
+    kids.into_iter()
+        .any(|k| v1_class(k) == *class || v1_below(k, class))
+}
+
+/// hwloc 1.x's levels of a version 1 document, as `hwloc_connect_levels`
+/// builds them: from the root's children, repeatedly the topmost type
+/// (not PU while another is left) makes a level and its objects are
+/// replaced by their children.
+fn v1_levels<'a, 'i>(doc: &'a Document<'i>) -> Vec<Vec<Node<'a, 'i>>> {
+    let Some(root) = doc
+        .root_element()
+        .children()
+        .find(|c| c.is_element() && c.tag_name().name() == "object")
+    else {
+        return Vec::new();
+    };
+    let mut levels = alloc::vec![alloc::vec![root]];
+    let mut objs = Vec::new();
+    v1_level_children(root, &mut objs);
+    while !objs.is_empty() {
+        let mut top = objs
+            .iter()
+            .copied()
+            .find(|o| o.attribute("type") != Some("PU"))
+            .unwrap_or(objs[0]);
+        for &o in &objs {
+            let top_class = v1_class(top);
+            if v1_class(o) != top_class && v1_below(o, &top_class) {
+                top = o;
+            }
+        }
+        let class = v1_class(top);
+        let mut level = Vec::new();
+        let mut next = Vec::new();
+        for &o in &objs {
+            if v1_class(o) == class {
+                level.push(o);
+                v1_level_children(o, &mut next);
+            } else {
+                next.push(o);
+            }
+        }
+        levels.push(level);
+        objs = next;
+    }
+    levels
+}
+
+/// wloc's type of a version 1 `<object>`.
+fn v1_type(n: Node) -> Option<wloc_core::object::ObjType> {
+    use wloc_core::object::ObjType;
+    match n.attribute("type")? {
+        "Cache" => {
+            let d = n.attribute("depth")?.trim();
+            let i = if n.attribute("cache_type").map(str::trim) == Some("2") {
+                "i"
+            } else {
+                ""
+            };
+            ObjType::parse(&format!("L{d}{i}Cache"))
+        }
+        "System" => Some(ObjType::Machine),
+        t => ObjType::parse(t),
+    }
+}
+
+/// The wloc depth and logical index of the object hwloc 1.x names
+/// (`depth`, `index`) in the version 1 document `doc` whose levels are
+/// `levels`.
+fn v1_locate(
+    doc: &Document,
+    levels: &[Vec<Node>],
+    topo: &Topology,
+    depth: i32,
+    index: u32,
+) -> Result<(i32, u32), String> {
+    let special = match depth {
+        -3 => Some((Depth::Bridge, "Bridge")),
+        -4 => Some((Depth::PciDevice, "PCI device")),
+        -5 => Some((Depth::OsDevice, "OS device")),
+        _ => None,
+    };
+    if let Some((d, what)) = special {
+        return match topo.level(d).get(index as usize) {
+            Some(&id) => Ok((d.to_i32(), topo.obj(id).logical_index())),
+            None => Err(format!(
+                "there is no object at hwloc 1.x depth {depth} ({what} level, {} objects) index {index}",
+                topo.level(d).len()
+            )),
+        };
+    }
+    let Some(level) = usize::try_from(depth).ok().and_then(|d| levels.get(d)) else {
+        return Err(format!(
+            "there is no hwloc 1.x depth {depth} in the reference (its depths are 0 to {} and -3 to -5)",
+            levels.len().saturating_sub(1)
+        ));
+    };
+    let Some(&node) = level.get(index as usize) else {
+        return Err(format!(
+            "there is no object at hwloc 1.x depth {depth} index {index} in the reference (that level has {} {} objects)",
+            level.len(),
+            level.first().and_then(|n| n.attribute("type")).unwrap_or("")
+        ));
+    };
+    if depth == 0 {
+        let r = topo.root();
+        return Ok((depth_code(topo, r), topo.obj(r).logical_index()));
+    }
+    let what = format!(
+        "the hwloc 1.x object at depth {depth} index {index} ({} os_index {})",
+        node.attribute("type").unwrap_or("?"),
+        node.attribute("os_index").unwrap_or("none")
+    );
+    let ty = v1_type(node).ok_or_else(|| format!("{what} has a type wloc does not know"))?;
+    let os = node
+        .attribute("os_index")
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    let cpuset = node
+        .attribute("cpuset")
+        .and_then(|v| wloc_core::bitmap::CpuSet::parse(v.trim()).ok());
+    let key = |n: Node| {
+        v1_type(n) == Some(ty)
+            && n.attribute("os_index")
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                == os
+            && n.attribute("cpuset")
+                .and_then(|v| wloc_core::bitmap::CpuSet::parse(v.trim()).ok())
+                == cpuset
+    };
+    // Objects alike in all that are told apart by their order.
+    let rank = doc
+        .descendants()
+        .filter(|n| n.is_element() && n.tag_name().name() == "object")
+        .take_while(|n| *n != node)
+        .filter(|n| !v1_out_of_levels(*n) && key(*n))
+        .count();
+    let mut depths: Vec<Depth> = (0..topo.depth()).map(Depth::Normal).collect();
+    depths.push(Depth::NumaNode);
+    let found = depths
+        .into_iter()
+        .flat_map(|d| topo.level(d).iter().copied())
+        .filter(|&id| {
+            let o = topo.obj(id);
+            o.obj_type == ty && o.os_index == os && o.cpuset == cpuset
+        })
+        .nth(rank);
+    match found {
+        Some(id) => Ok((depth_code(topo, id), topo.obj(id).logical_index())),
+        None => Err(format!("{what} has no counterpart in the loaded topology")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -813,5 +1136,133 @@ mod tests {
         assert_eq!(parse_u64("0x10"), Some(16));
         assert_eq!(parse_u64("42"), Some(42));
         assert_eq!(parse_u64("-1"), None);
+    }
+
+    /// Two NUMA nodes of two cores of one PU each, as hwloc 1.x wrote
+    /// them (NUMA nodes in the CPU tree): 1.x levels Machine, NUMANode,
+    /// Socket, Core, PU.
+    fn v1_doc() -> String {
+        let sets = |c: &str, n: &str| {
+            format!(
+                r#"cpuset="{c}" complete_cpuset="{c}" online_cpuset="{c}" allowed_cpuset="{c}" nodeset="{n}" complete_nodeset="{n}" allowed_nodeset="{n}""#
+            )
+        };
+        let mut b = format!(
+            r#"<object type="Machine" os_index="0" {}>"#,
+            sets("0x0000000f", "0x00000003")
+        );
+        for n in 0..2u32 {
+            let c = format!("0x{:08x}", 0x3 << (2 * n));
+            let nn = format!("0x{:08x}", 1 << n);
+            b.push_str(&format!(
+                r#"<object type="NUMANode" os_index="{n}" {} local_memory="{}"><object type="Socket" os_index="{n}" {}>"#,
+                sets(&c, &nn),
+                (n + 1) << 30,
+                sets(&c, &nn)
+            ));
+            for p in 0..2 {
+                let pu = 2 * n + p;
+                let one = format!("0x{:08x}", 1 << pu);
+                b.push_str(&format!(
+                    r#"<object type="Core" os_index="{p}" {}><object type="PU" os_index="{pu}" {}><info name="Tag" value="pu{pu}"/></object></object>"#,
+                    sets(&one, &nn),
+                    sets(&one, &nn)
+                ));
+            }
+            b.push_str("</object></object>");
+        }
+        b.push_str("</object>");
+        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n{b}\n</topology>\n")
+    }
+
+    const V1_DIFF: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topologydiff SYSTEM "hwloc.dtd">
+<topologydiff refname="a.xml">
+  <diff type="0" obj_depth="1" obj_index="1" obj_attr_type="0" obj_attr_index="0" obj_attr_oldvalue="2147483648" obj_attr_newvalue="1000"/>
+  <diff type="0" obj_depth="4" obj_index="3" obj_attr_type="2" obj_attr_name="Tag" obj_attr_oldvalue="pu3" obj_attr_newvalue="x"/>
+</topologydiff>
+"#;
+
+    #[test]
+    fn numberings_are_told_by_doctype_or_version() {
+        assert_eq!(diff_numbering(V1_DIFF), Some(Numbering::V1));
+        assert_eq!(diff_numbering(DOC), Some(Numbering::V2));
+        assert_eq!(diff_numbering("<topologydiff/>"), None);
+        assert_eq!(reference_numbering(&v1_doc()), Numbering::V1);
+        assert_eq!(
+            reference_numbering("<topology>\n</topology>"),
+            Numbering::V1
+        );
+        assert_eq!(
+            reference_numbering(
+                "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"2.0\">"
+            ),
+            Numbering::V2
+        );
+        assert_eq!(
+            reference_numbering("<topology version=\"3.0\">"),
+            Numbering::V2
+        );
+    }
+
+    #[test]
+    fn hwloc_1_depths_count_the_numa_level() {
+        let text = v1_doc();
+        let t = crate::import_str(&text, Topology::new()).unwrap();
+        let d = parse(V1_DIFF).unwrap();
+        let mut p = t.clone();
+        apply_with_reference(&text, &mut p, V1_DIFF, &d.changes, false).unwrap();
+        let numa = p.level(Depth::NumaNode)[1];
+        let ObjAttr::Numa(m) = &p.obj(numa).attr else {
+            panic!("not a NUMA node")
+        };
+        assert_eq!(m.local_memory, 1000);
+        let pu = *p.level(Depth::Normal(p.depth() - 1)).last().unwrap();
+        assert_eq!(p.obj(pu).os_index, Some(3));
+        assert!(p
+            .obj(pu)
+            .infos
+            .iter()
+            .any(|i| i.name == "Tag" && i.value == "x"));
+        // And back.
+        apply_with_reference(&text, &mut p, V1_DIFF, &d.changes, true).unwrap();
+        assert_eq!(wloc_export(&p), wloc_export(&t));
+        // Read with hwloc 2's numbering, depth 1 is not the NUMA level.
+        let v2 = V1_DIFF.replace("\"hwloc.dtd\"", "\"hwloc2-diff.dtd\"");
+        let mut q = t.clone();
+        assert!(apply_with_reference(&text, &mut q, &v2, &d.changes, false).is_err());
+    }
+
+    fn wloc_export(t: &Topology) -> String {
+        crate::export(t, crate::XmlVersion::V2)
+    }
+
+    #[test]
+    fn hwloc_1_places_that_do_not_exist_are_named() {
+        let text = v1_doc();
+        let t = crate::import_str(&text, Topology::new()).unwrap();
+        for (depth, index, want) in [
+            (9, 0, "no hwloc 1.x depth 9"),
+            (1, 2, "hwloc 1.x depth 1 index 2"),
+            (
+                -5,
+                0,
+                "hwloc 1.x depth -5 (OS device level, 0 objects) index 0",
+            ),
+            (-6, 0, "no hwloc 1.x depth -6"),
+        ] {
+            let c = Change {
+                depth,
+                index,
+                attr: AttrChange::Name {
+                    old: "a".into(),
+                    new: "b".into(),
+                },
+            };
+            let mut p = t.clone();
+            let e = apply_with_reference(&text, &mut p, V1_DIFF, &[c], false).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+            assert_eq!(e.hunk, 1);
+        }
     }
 }
