@@ -21,7 +21,7 @@ pub mod topology;
 mod wit;
 
 pub use bitmap::{Bitmap, BitmapParseError, CpuSet, NodeSet};
-pub use object::{ObjAttr, ObjId, ObjKind, ObjType, Object};
+pub use object::{ObjAttr, ObjId, ObjKind, ObjType, Object, UserData};
 pub use topology::{
     RestrictError, RestrictFlags, Topology, TopologyError, TypeFilter, MAX_TREE_DEPTH,
 };

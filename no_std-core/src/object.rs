@@ -737,6 +737,24 @@ impl Depth {
     }
 }
 
+/// One `<userdata>` element of an hwloc XML document, as read.
+///
+/// wloc does not interpret userdata: like hwloc's command-line tools it
+/// keeps the element raw and writes it back unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct UserData {
+    /// The `name` attribute, if any.
+    pub name: Option<String>,
+    /// Whether the content is base64 (`encoding="base64"`).
+    pub base64: bool,
+    /// The `length` attribute: the length in bytes of the data (decoded
+    /// length for base64 content).
+    pub length: u64,
+    /// The text content, unescaped (still encoded when `base64`).
+    pub content: String,
+}
+
 /// One object of the topology.
 ///
 /// The descriptive fields are public.  Tree links (parent, children, depth,
@@ -769,6 +787,9 @@ pub struct Object {
     pub gp_index: u64,
     /// Total memory in bytes below this object (computed).
     pub total_memory: u64,
+    /// `<userdata>` elements read from hwloc XML, kept raw so that they
+    /// are written back as read (a thin list: most objects have none).
+    pub userdata: ThinVec<UserData>,
     pub(crate) parent: Option<ObjId>,
     pub(crate) children: ThinVec<ObjId>,
     pub(crate) memory_children: ThinVec<ObjId>,
@@ -820,6 +841,7 @@ impl Object {
             gp_index: 0,
             total_memory: 0,
             parent: None,
+            userdata: ThinVec::new(),
             children: ThinVec::new(),
             memory_children: ThinVec::new(),
             io_children: ThinVec::new(),
@@ -979,9 +1001,11 @@ mod tests {
     use super::*;
 
     /// Every object of every topology pays this size, so growth is a
-    /// decision (it was 400 bytes before the child lists became ThinVecs).
+    /// decision (it was 400 bytes before the child lists became ThinVecs;
+    /// 336 before `userdata`, a ThinVec: one pointer, no allocation for
+    /// the objects without userdata).
     #[test]
     fn objects_stay_small() {
-        assert!(core::mem::size_of::<Object>() <= 336);
+        assert!(core::mem::size_of::<Object>() <= 344);
     }
 }

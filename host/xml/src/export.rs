@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
 use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr};
-use wloc_core::{ObjId, Topology};
+use wloc_core::{ObjId, Topology, UserData};
 
 use super::XmlVersion;
 
@@ -242,6 +242,34 @@ fn info(w: &mut Writer, indent: usize, i: &Info) {
     w.end_empty();
 }
 
+/// A `<userdata>` element as hwloc writes it: `name`, `length`, then
+/// `encoding`; the content escapes only `&`, `<` and `>` (quotes, tabs and
+/// line breaks stay literal), and an empty element is self-closed.
+fn userdata(w: &mut Writer, indent: usize, u: &UserData) {
+    w.open(indent, "userdata");
+    if let Some(n) = &u.name {
+        w.attr("name", n);
+    }
+    w.attr("length", &u.length.to_string());
+    if u.base64 {
+        w.attr("encoding", "base64");
+    }
+    if u.content.is_empty() {
+        w.end_empty();
+        return;
+    }
+    w.out.push('>');
+    for c in u.content.chars() {
+        match c {
+            '&' => w.out.push_str("&amp;"),
+            '<' => w.out.push_str("&lt;"),
+            '>' => w.out.push_str("&gt;"),
+            c => w.out.push(c),
+        }
+    }
+    w.out.push_str("</userdata>\n");
+}
+
 // ---------------------------------------------------------------- objects
 
 enum Step {
@@ -283,7 +311,7 @@ fn objects(w: &mut Writer, topo: &Topology, v3: bool, page_types: bool) {
             ObjAttr::Numa(n) if page_types => n.page_types.as_slice(),
             _ => &[],
         };
-        if infos.is_empty() && children.is_empty() && pages.is_empty() {
+        if infos.is_empty() && children.is_empty() && pages.is_empty() && o.userdata.is_empty() {
             w.end_empty();
             continue;
         }
@@ -296,6 +324,10 @@ fn objects(w: &mut Writer, topo: &Topology, v3: bool, page_types: bool) {
         }
         for i in &infos {
             info(w, indent + 2, i);
+        }
+        // hwloc writes userdata after the infos, before the children.
+        for u in &o.userdata {
+            userdata(w, indent + 2, u);
         }
         stack.push(Step::Close(indent));
         for &c in children.iter().rev() {

@@ -28,7 +28,7 @@ use wloc_core::object::{
     ObjType, Object, OsDevTypes, PageType, PciAttr,
 };
 use wloc_core::topology::{InsertError, MemTier, PciLocality};
-use wloc_core::{ObjId, Topology};
+use wloc_core::{ObjId, Topology, UserData};
 
 use super::XmlError;
 
@@ -571,7 +571,10 @@ impl<'a, 'input> Importer<'a, 'input> {
                     }
                 }
                 "distances" if self.major == 1 => self.v1_distances(c, is_root)?,
-                "userdata" => self.userdata(c)?,
+                "userdata" => {
+                    let u = self.userdata(c)?;
+                    b.userdata.push(u);
+                }
                 _ => {
                     return Err(self.err(c, format!("unexpected <{tag}> inside <object>")));
                 }
@@ -907,6 +910,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             obj.complete_nodeset = b.complete_nodeset;
         }
         obj.infos = b.infos;
+        obj.userdata = b.userdata.into_iter().collect();
         obj.gp_index = b.gp_index;
         if obj.gp_index != 0 && !self.seen_gp.insert(obj.gp_index) {
             self.warn(
@@ -1016,6 +1020,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             r.name = obj.name;
             r.subtype = obj.subtype;
             r.infos = obj.infos;
+            r.userdata = obj.userdata;
             r.cpuset = obj.cpuset;
             r.complete_cpuset = obj.complete_cpuset;
             r.nodeset = obj.nodeset;
@@ -1172,13 +1177,20 @@ impl<'a, 'input> Importer<'a, 'input> {
         Ok((page.size != 0).then_some(page))
     }
 
-    fn userdata(&mut self, node: Node) -> Result<(), XmlError> {
+    /// A `<userdata>` element, kept raw as hwloc's tools keep it.  The
+    /// content must have the declared length (the encoded length for
+    /// base64), as hwloc checks; base64 content must also be valid base64.
+    fn userdata(&mut self, node: Node) -> Result<UserData, XmlError> {
+        let mut name = None;
+        let mut length = 0u64;
+        let mut base64 = false;
         for a in node.attributes() {
             match a.name() {
-                "length" => {
-                    self.num::<u64>(&a)?;
-                }
-                "encoding" | "name" => {}
+                // hwloc reads a missing length as 0.
+                "length" => length = self.num::<u64>(&a)?,
+                // Any other encoding is plain text for hwloc.
+                "encoding" => base64 = a.value() == "base64",
+                "name" => name = Some(a.value().to_string()),
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <userdata>"))
@@ -1189,7 +1201,41 @@ impl<'a, 'input> Importer<'a, 'input> {
         if let Some(c) = node.children().find(|c| c.is_element()) {
             return Err(self.err(c, "<userdata> cannot contain elements"));
         }
-        Ok(())
+        let content = node.text().unwrap_or("");
+        let expected = if base64 {
+            // 4 characters per 3 bytes, the last group padded.
+            length.div_ceil(3).checked_mul(4)
+        } else {
+            Some(length)
+        };
+        if expected != Some(content.len() as u64) {
+            let what = if base64 { "base64 characters" } else { "bytes" };
+            return Err(self.err(
+                node,
+                format!(
+                    "<userdata> declares length {length} but its content has {} {what}{}",
+                    content.len(),
+                    match expected {
+                        Some(e) if base64 => format!(" (expected {e})"),
+                        _ => String::new(),
+                    }
+                ),
+            ));
+        }
+        if base64 {
+            if let Err(msg) = check_base64(content, length) {
+                return Err(self.err(
+                    node,
+                    format!("<userdata> with invalid base64 content: {msg}"),
+                ));
+            }
+        }
+        Ok(UserData {
+            name,
+            base64,
+            length,
+            content: content.to_string(),
+        })
     }
 
     fn no_children(&self, node: Node) -> Result<(), XmlError> {
@@ -1788,6 +1834,29 @@ impl<'a, 'input> Importer<'a, 'input> {
 }
 
 /// Object attributes collected before the object is built.
+/// Checks that `s` is standard base64 (`A-Z a-z 0-9 + /`, `=` padding
+/// only at the end) that decodes to `length` bytes.  Its length is
+/// already known to be `4 * ceil(length / 3)`.
+fn check_base64(s: &str, length: u64) -> Result<(), String> {
+    let pad = s.bytes().rev().take_while(|&b| b == b'=').count();
+    let body = &s[..s.len() - pad];
+    if let Some((i, c)) = body
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '+' || c == '/'))
+    {
+        return Err(format!(
+            "character {c:?} at offset {i} is not a base64 character"
+        ));
+    }
+    let expected_pad = ((3 - length % 3) % 3) as usize;
+    if pad != expected_pad {
+        return Err(format!(
+            "{pad} padding characters where a length of {length} needs {expected_pad}"
+        ));
+    }
+    Ok(())
+}
+
 struct ObjBuilder {
     obj_type: ObjType,
     os_index: Option<u32>,
@@ -1809,11 +1878,13 @@ struct ObjBuilder {
     bridge_secondary: u8,
     bridge_subordinate: u8,
     osdev_raw: Option<u64>,
+    userdata: Vec<UserData>,
 }
 
 impl ObjBuilder {
     fn new(obj_type: ObjType) -> Self {
         ObjBuilder {
+            userdata: Vec::new(),
             obj_type,
             os_index: None,
             gp_index: 0,

@@ -20,7 +20,8 @@
 //! tree to the memory children of their parents, `Cache` objects typed by
 //! level, distance matrices turned into NUMA latencies, a NUMA node made for
 //! machines without one); hwloc 3 refuses them.
-//! `<userdata>` is skipped (lstopo does not decode it either).  NUMA
+//! `<userdata>` elements are kept raw and written back as read (as
+//! hwloc's tools do); base64 content is checked, not decoded.  NUMA
 //! `<page_type>` entries are kept but only written in version 2 documents:
 //! hwloc 3 ignores them.
 //!
@@ -833,6 +834,94 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The minimal document with `ud` after the root's info.
+    fn with_userdata(ud: &str) -> String {
+        let info = "<info name=\"Backend\" value=\"Linux\"/>";
+        MINI.replace(info, &format!("{info}\n    {ud}"))
+            .replace("TAIL", "<support name=\"custom.exported_support\"/>")
+    }
+
+    #[test]
+    fn userdata_round_trips_raw() {
+        let uds = [
+            r#"<userdata name="a&quot;b" length="8">a&lt;b&amp;"c'&gt;</userdata>"#,
+            r#"<userdata length="4">ab	d</userdata>"#,
+            r#"<userdata name="b64" length="5" encoding="base64">aGVsbG8=</userdata>"#,
+            r#"<userdata name="empty" length="0"/>"#,
+        ];
+        let doc = with_userdata(&uds.join("\n    "));
+        let t = import_str(&doc, lstopo_default()).unwrap();
+        let root = t.obj(t.root());
+        assert_eq!(root.userdata.len(), 4);
+        assert_eq!(root.userdata[0].name.as_deref(), Some("a\"b"));
+        assert_eq!(root.userdata[0].content, "a<b&\"c'>");
+        assert!(root.userdata[2].base64);
+        assert_eq!(root.userdata[2].length, 5);
+        assert_eq!(root.userdata[1].name, None);
+        let out = export(&t, XmlVersion::V2);
+        assert_eq!(out, doc);
+        // Version 3 documents carry them the same way.
+        let v3 = export(&t, XmlVersion::V3);
+        let t3 = import_str(&v3, lstopo_default()).unwrap();
+        assert_eq!(t3.obj(t3.root()).userdata, root.userdata);
+    }
+
+    #[test]
+    fn malformed_userdata_is_refused_clearly() {
+        let cases = [
+            (
+                r#"<userdata length="3">ab</userdata>"#,
+                "declares length 3 but its content has 2 bytes",
+            ),
+            (
+                r#"<userdata length="1">ab</userdata>"#,
+                "declares length 1 but its content has 2 bytes",
+            ),
+            (
+                r#"<userdata length="18446744073709551615">ab</userdata>"#,
+                "declares length 18446744073709551615",
+            ),
+            (
+                r#"<userdata length="18446744073709551615" encoding="base64">aGVs</userdata>"#,
+                "declares length 18446744073709551615 but its content has 4 base64 characters",
+            ),
+            (
+                r#"<userdata length="99999999999999999999999">ab</userdata>"#,
+                "length",
+            ),
+            (r#"<userdata length="-1">ab</userdata>"#, "length"),
+            (r#"<userdata length="x">ab</userdata>"#, "length"),
+            (
+                r#"<userdata length="5" encoding="base64">aGVsbG8</userdata>"#,
+                "content has 7 base64 characters (expected 8)",
+            ),
+            (
+                r#"<userdata length="3" encoding="base64">a!Vs</userdata>"#,
+                "invalid base64 content: character '!' at offset 1",
+            ),
+            (
+                r#"<userdata length="3" encoding="base64">aG=s</userdata>"#,
+                "invalid base64 content: character '=' at offset 2",
+            ),
+            (
+                r#"<userdata length="3" encoding="base64">aGV=</userdata>"#,
+                "1 padding characters where a length of 3 needs 0",
+            ),
+            (
+                r#"<userdata length="1"><a/></userdata>"#,
+                "cannot contain elements",
+            ),
+            (
+                r#"<userdata length="1" size="1">a</userdata>"#,
+                "unexpected attribute size in <userdata>",
+            ),
+        ];
+        for (ud, what) in cases {
+            let e = expect_err(&with_userdata(ud), what);
+            assert!(e.to_string().starts_with("line "), "{e} has no position");
         }
     }
 
