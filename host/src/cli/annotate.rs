@@ -95,8 +95,8 @@ pub struct AnnotateArgs {
     /// one (only with `info`; without a value, they are just removed).
     #[arg(long = "ri")]
     replace_infos: bool,
-    /// Clear existing userdata (wloc keeps no userdata from XML files, so
-    /// there is none to clear: accepted for hwloc-annotate's command lines).
+    /// Clear the `<userdata>` of the objects at the locations first (other
+    /// objects keep theirs, as with hwloc-annotate).
     #[arg(long = "cu")]
     clear_userdata: bool,
     /// Remove every distances matrix of the topology first.
@@ -411,6 +411,7 @@ fn unique_object(topo: &Topology, location: &str, what: &str) -> Result<ObjId, S
 /// What is done to each object at the locations.
 struct ObjectEdit<'a> {
     clear_infos: bool,
+    clear_userdata: bool,
     replace_infos: bool,
     annotation: &'a Annotation,
     /// The memory attribute (index in `memattrs`) and initiator of a
@@ -423,6 +424,9 @@ impl ObjectEdit<'_> {
         let o = topo.obj_mut(id);
         if self.clear_infos {
             o.infos.clear();
+        }
+        if self.clear_userdata {
+            o.userdata.clear();
         }
         match self.annotation {
             Annotation::Info { name, value } => {
@@ -586,7 +590,6 @@ fn memattr_target(
 
 /// Runs `wloc annotate`.
 pub fn run(a: &AnnotateArgs) -> super::Result {
-    let _ = a.clear_userdata;
     let p = plan(&a.args, a.replace_infos)?;
     let text = read_input(&p.input)?;
     let mut topo = wloc::xml::import_str(&text, {
@@ -652,6 +655,7 @@ pub fn run(a: &AnnotateArgs) -> super::Result {
             };
             let edit = ObjectEdit {
                 clear_infos: a.clear_infos,
+                clear_userdata: a.clear_userdata,
                 replace_infos: a.replace_infos,
                 annotation: &p.annotation,
                 memattr,
