@@ -19,10 +19,23 @@ pub const OWN_PROCESS_FILES: &[&str] = &["cgroup", "cpuset", "mounts"];
 
 /// Machine-wide `/proc` entries withheld because they show other
 /// processes (their PIDs: `loadavg`'s last PID, `locks`, `sysvipc`,
-/// `timer_list`, `sched_debug`, `sys/kernel/ns_last_pid`) or memory
-/// (`kcore`, `vmcore`, `kpage*`), or because reading consumes them
+/// `timer_list`, `sched_debug`, `sys/kernel/ns_last_pid`), the reading
+/// process's keys (`keys`, `key-users`), memory or kernel addresses
+/// (`kcore`, `vmcore`, `kpage*`, `kallsyms`, `vmallocinfo`, `iomem`,
+/// `ioports`, `slabinfo`, `pagetypeinfo`, `modules`), a secret of this
+/// boot (`sys/kernel/random/boot_id`), or because reading consumes them
 /// (`kmsg`).  Paths below `/proc`, component by component.
 pub const PROC_FILES_WITHHELD: &[&[&str]] = &[
+    &["kallsyms"],
+    &["keys"],
+    &["key-users"],
+    &["vmallocinfo"],
+    &["iomem"],
+    &["ioports"],
+    &["slabinfo"],
+    &["pagetypeinfo"],
+    &["modules"],
+    &["sys", "kernel", "random", "boot_id"],
     &["kcore"],
     &["vmcore"],
     &["kmsg"],
@@ -163,6 +176,14 @@ mod tests {
             "/proc/loadavg",
             "/proc/sysvipc/shm",
             "/proc/sys/kernel/ns_last_pid",
+            "/proc/kallsyms",
+            "/proc/keys",
+            "/proc/key-users",
+            "/proc/vmallocinfo",
+            "/proc/iomem",
+            "/proc/slabinfo",
+            "/proc/pagetypeinfo",
+            "/proc/sys/kernel/random/boot_id",
         ] {
             assert_eq!(classify(&c(p), None), Privacy::Private, "{p}");
         }
