@@ -41,8 +41,10 @@ const CASES: &[Case] = &[
                 "gp_index=\"20\" local_memory=\"2147483648\"",
             ),
             (
-                "name=\"MyName\"",
-                "name=\"Renamed &amp; &quot;quoted&quot;\"",
+                // The Misc object's name (a userdata entry is named
+                // "MyName" too, and is kept).
+                "gp_index=\"25\" name=\"MyName\"",
+                "gp_index=\"25\" name=\"Renamed &amp; &quot;quoted&quot;\"",
             ),
             (
                 "value=\"group:2 group:2 node:2 core:2 1\"",
