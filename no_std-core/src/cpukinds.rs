@@ -1,5 +1,6 @@
 //! CPU kinds: sets of PUs that share a microarchitecture or efficiency.
 
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 use crate::bitmap::CpuSet;
@@ -207,17 +208,7 @@ pub fn register(
     if cpuset.is_empty() {
         return false;
     }
-    let add_infos = |k: &mut CpuKind, infos: &[Info]| {
-        for i in infos {
-            if !k
-                .infos
-                .iter()
-                .any(|x| x.name == i.name && x.value == i.value)
-            {
-                k.infos.push(i.clone());
-            }
-        }
-    };
+    let add_infos = |k: &mut CpuKind, infos: &[Info]| add_new_infos(&mut k.infos, infos);
     let mut rest = cpuset.clone();
     let mut added: Vec<CpuKind> = Vec::new();
     for k in kinds.iter_mut() {
@@ -232,7 +223,7 @@ pub fn register(
         } else {
             // The new set cuts the kind: the common part becomes a kind.
             let mut cut = CpuKind::new(&rest & &k.cpuset, forced_efficiency, Vec::new());
-            add_infos(&mut cut, &k.infos);
+            add_new_infos(&mut cut.infos, &k.infos);
             add_infos(&mut cut, infos);
             k.cpuset.and_not_assign(&cut.cpuset);
             rest.and_not_assign(&cut.cpuset);
@@ -249,6 +240,41 @@ pub fn register(
         kinds.push(k);
     }
     true
+}
+
+/// Appends the pairs of `new` that `have` lacks (each once), in order.
+/// A sorted index of the pairs makes it O((n + m) log(n + m)), not
+/// O(n * m): a kind may carry thousands of infos.
+fn add_new_infos(have: &mut Vec<Info>, new: &[Info]) {
+    let mut seen: BTreeSet<(&str, &str)> = have
+        .iter()
+        .map(|i| (i.name.as_str(), i.value.as_str()))
+        .collect();
+    let extra: Vec<Info> = new
+        .iter()
+        .filter(|i| seen.insert((i.name.as_str(), i.value.as_str())))
+        .cloned()
+        .collect();
+    drop(seen);
+    have.extend(extra);
+}
+
+/// An upper bound on the infos `kinds` hold once `register(kinds, cpuset,
+/// _, infos)` has run, computed without running it: each kind that
+/// `cpuset` touches may gain `infos` and, when cut, a copy of its own
+/// infos; the PUs in no kind may form one more kind.  Lets a caller
+/// refuse a registration whose splitting would cost too much.
+pub fn infos_after_register(kinds: &[CpuKind], cpuset: &CpuSet, infos: &[Info]) -> usize {
+    let mut total = infos.len();
+    for k in kinds {
+        total = total.saturating_add(k.infos.len());
+        if cpuset.intersects(&k.cpuset) {
+            total = total
+                .saturating_add(k.infos.len())
+                .saturating_add(infos.len());
+        }
+    }
+    total
 }
 
 #[cfg(test)]
@@ -313,6 +339,44 @@ mod tests {
         let mut k = mk();
         rank(&mut k, Ranking::Default, Some("aarch64"));
         assert_eq!(k[0].cpuset.first(), Some(0)); // lower frequency first on ARM
+    }
+
+    /// 63 one-PU kinds and one over all of them, each with 4,096
+    /// distinct infos: the last registration extends 63 kinds with 4,096
+    /// infos each, which must not compare every pair of infos.
+    #[test]
+    fn registering_many_infos_is_not_quadratic() {
+        extern crate std;
+        use alloc::format;
+        let infos = |k: u32| -> Vec<Info> {
+            (0..4096)
+                .map(|i| Info {
+                    name: format!("{k}-{i:0>40}"),
+                    value: format!("{i}"),
+                })
+                .collect()
+        };
+        let mut kinds = Vec::new();
+        for k in 0..63 {
+            assert!(register(
+                &mut kinds,
+                &CpuSet::from_index(k),
+                None,
+                &infos(k)
+            ));
+        }
+        let all = CpuSet::from_u64((1u64 << 63) - 1);
+        let last = infos(63);
+        let bound = infos_after_register(&kinds, &all, &last);
+        let start = std::time::Instant::now();
+        assert!(register(&mut kinds, &all, None, &last));
+        let took = start.elapsed();
+        assert_eq!(kinds.len(), 63);
+        assert!(kinds.iter().all(|k| k.infos.len() == 8192));
+        let total: usize = kinds.iter().map(|k| k.infos.len()).sum();
+        assert!(total <= bound, "{total} > {bound}");
+        // About 0.2 s here (release, loaded machine); comparing every pair of infos takes tens of seconds.
+        assert!(took.as_secs() < 3, "took {took:?}");
     }
 
     #[test]

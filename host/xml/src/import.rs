@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use roxmltree::ParsingOptions;
 use tree::{Attribute, Document, Node};
-use wloc_core::bitmap::{CpuSet, NodeSet};
+use wloc_core::bitmap::{CpuSet, NodeSet, MAX_SET_BITS};
 use wloc_core::cpukinds::CpuKind;
 use wloc_core::distances::{kind as dist_kind, Distances};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
@@ -311,9 +311,13 @@ fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<Strin
     // `finish` checks the tree it made.
     topo.finish().map_err(|e| match e {
         wloc_core::TopologyError::Check(e) => XmlError::new(format!(
-            "the document describes an inconsistent topology: {e}"
+            "the document describes an inconsistent topology: {}",
+            clip(&e.to_string())
         )),
-        e => XmlError::new(format!("the document describes an invalid topology: {e}")),
+        e => XmlError::new(format!(
+            "the document describes an invalid topology: {}",
+            clip(&e.to_string())
+        )),
     })?;
     Ok((topo, imp.warnings))
 }
@@ -631,7 +635,18 @@ impl<'a, 'input> Importer<'a, 'input> {
                 b.os_index = if v.trim() == "-1" {
                     None
                 } else {
-                    Some(self.num::<u32>(a)?)
+                    let os = self.num::<u32>(a)?;
+                    // A PU or NUMA node index is a bit of the sets built
+                    // from it: refused at the cap before any is built.
+                    if os >= MAX_SET_BITS && matches!(t, ObjType::PU | ObjType::NUMANode) {
+                        return Err(self.attr_err(
+                            a,
+                            format!(
+                                "{t} os_index {os} is at or above the cap of {MAX_SET_BITS} on PU and NUMA node indexes"
+                            ),
+                        ));
+                    }
+                    Some(os)
                 }
             }
             "gp_index" => b.gp_index = self.num::<u64>(a)?,
@@ -1120,9 +1135,12 @@ impl<'a, 'input> Importer<'a, 'input> {
         let t = obj.obj_type;
         let os = obj.os_index;
         let gp = obj.gp_index;
-        let id = topo
-            .insert_by_parent(parent, *obj)
-            .map_err(|e| XmlError::new(format!("object with gp_index {gp}: {e}")))?;
+        let id = topo.insert_by_parent(parent, *obj).map_err(|e| {
+            XmlError::new(format!(
+                "object with gp_index {gp}: {}",
+                clip(&e.to_string())
+            ))
+        })?;
         refs.by_gp.insert(topo.obj(id).gp_index, id);
         if let (Some(os), ObjType::PU | ObjType::NUMANode) = (os, t) {
             refs.by_os.entry((t, os)).or_insert(id);
@@ -1815,12 +1833,30 @@ impl<'a, 'input> Importer<'a, 'input> {
         &self,
         a: &Attribute,
     ) -> Result<wloc_core::bitmap::Set<K>, XmlError> {
-        wloc_core::bitmap::Set::<K>::parse(a.value()).map_err(|e| {
+        let s = wloc_core::bitmap::Set::<K>::parse(a.value()).map_err(|e| {
             self.attr_err(
                 a,
                 format!("invalid {} \"{}\": {e}", a.name(), short(a.value())),
             )
-        })
+        })?;
+        // The highest index the set spells out (an infinite set's last
+        // cleared one): as PU and NUMA node indexes, below the cap.
+        let top = if s.is_infinite() {
+            s.last_unset()
+        } else {
+            s.last()
+        };
+        if let Some(top) = top.filter(|&t| t >= MAX_SET_BITS) {
+            return Err(self.attr_err(
+                a,
+                format!(
+                    "{} \"{}\" names index {top}, at or above the cap of {MAX_SET_BITS} on PU and NUMA node indexes",
+                    a.name(),
+                    short(a.value())
+                ),
+            ));
+        }
+        Ok(s)
     }
 
     fn obj_type_attr(&self, a: &Attribute) -> Result<ObjType, XmlError> {
@@ -1915,6 +1951,11 @@ impl ObjBuilder {
 /// and the elements that objects contain.
 const MAX_ELEMENT_DEPTH: usize = MAX_DEPTH + 3;
 
+/// Attributes accepted on one element before parsing: hwloc's elements
+/// have fewer than 20, and the parser's duplicate check compares every
+/// pair of an element's attributes.
+pub(super) const MAX_ATTRIBUTES: usize = 64;
+
 /// Checks what the XML parser cannot guard against before it runs: it
 /// recurses once per nested element, so nesting is bounded here, and DTD
 /// internal subsets (whose entities could expand to more elements) are
@@ -1967,14 +2008,23 @@ fn precheck(text: &str) -> Result<(), XmlError> {
             let start = i;
             let mut j = i + 1;
             let mut quote = None;
+            // Each attribute has one `=` outside quotes.
+            let mut attrs = 0usize;
             while j < b.len() {
                 match (quote, b[j]) {
                     (None, b'"' | b'\'') => quote = Some(b[j]),
                     (Some(q), c) if c == q => quote = None,
                     (None, b'>') => break,
+                    (None, b'=') => attrs += 1,
                     _ => {}
                 }
                 j += 1;
+            }
+            if attrs > MAX_ATTRIBUTES {
+                return Err(at(
+                    start,
+                    format!("an element has more than {MAX_ATTRIBUTES} attributes"),
+                ));
             }
             if j < b.len() && b[j - 1] != b'/' {
                 depth += 1;
@@ -2157,6 +2207,22 @@ fn number_kind<T>() -> &'static str {
 }
 
 /// A prefix of a possibly huge attribute value, for messages.
+/// Bytes kept of a message from the core quoting sets or values, which a
+/// document can make as long as a 2^20-bit set.
+const MESSAGE_MAX: usize = 200;
+
+/// `s` cut to [`MESSAGE_MAX`] bytes (at a character boundary), marked `...`.
+fn clip(s: &str) -> String {
+    if s.len() <= MESSAGE_MAX {
+        return s.to_string();
+    }
+    let mut end = MESSAGE_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
 fn short(s: &str) -> String {
     if s.len() <= 64 {
         s.to_string()
@@ -2166,5 +2232,101 @@ fn short(s: &str) -> String {
             end -= 1;
         }
         format!("{}...", &s[..end])
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A machine with one NUMA node and one PU, the PU's and the NUMA
+    /// node's os_index and the machine's cpuset given.
+    fn doc(pu: &str, node: &str, cpuset: &str) -> String {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="{cpuset}" complete_cpuset="{cpuset}" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="1">
+    <object type="NUMANode" os_index="{node}" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="4" local_memory="1000"/>
+    <object type="PU" os_index="{pu}" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="2"/>
+  </object>
+</topology>
+"#
+        )
+    }
+
+    /// Both parsers refuse `text` quickly with a short message holding `want`.
+    fn refused(text: &str, want: &str) {
+        for reference in [false, true] {
+            let start = Instant::now();
+            let r = if reference {
+                import_reference(text, Topology::new())
+            } else {
+                import(text, Topology::new())
+            };
+            let e = r.map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+            assert!(e.len() < 400, "{} bytes: {e}", e.len());
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                start.elapsed()
+            );
+        }
+    }
+
+    #[test]
+    fn the_document_reads() {
+        import(&doc("0", "0", "0x00000001"), Topology::new()).unwrap();
+    }
+
+    #[test]
+    fn pu_and_numa_indexes_at_the_cap_are_refused_before_any_set_is_built() {
+        refused(
+            &doc("4294967295", "0", "0x00000001"),
+            "PU os_index 4294967295 is at or above the cap of 1048576",
+        );
+        refused(
+            &doc("1048576", "0", "0x00000001"),
+            "PU os_index 1048576 is at or above",
+        );
+        refused(
+            &doc("0", "4000000000", "0x00000001"),
+            "NUMANode os_index 4000000000 is at or above",
+        );
+    }
+
+    #[test]
+    fn sets_naming_an_index_at_the_cap_are_refused_with_a_short_message() {
+        // Bit 2^20: one word followed by 2^15 zero words.
+        let set = format!("0x00000001{}", ",0x00000000".repeat(1 << 15));
+        refused(
+            &doc("0", "0", &set),
+            "names index 1048576, at or above the cap",
+        );
+        let infinite = format!("0xf...f,0xfffffffe{}", ",0xffffffff".repeat(1 << 15));
+        refused(
+            &doc("0", "0", &infinite),
+            "names index 1048576, at or above the cap",
+        );
+    }
+
+    #[test]
+    fn elements_with_too_many_attributes_are_refused_before_parsing() {
+        let attrs: String = (0..20_000).map(|i| format!(" a{i}=\"{i}\"")).collect();
+        let text = doc("0", "0", "0x00000001").replace(
+            r#"<object type="PU""#,
+            &format!(r#"<object type="PU"{attrs}"#),
+        );
+        refused(&text, "an element has more than 64 attributes");
+    }
+
+    #[test]
+    fn messages_from_the_core_are_clipped() {
+        let long = "é".repeat(500);
+        let c = clip(&long);
+        assert!(c.len() <= MESSAGE_MAX + 3 && c.ends_with("..."), "{c}");
+        assert_eq!(clip("short"), "short");
     }
 }

@@ -428,7 +428,10 @@ fn scan_attrs<'i>(text: &'i str, e: &BytesStart<'i>, out: &mut Vec<AttrData<'i>>
         } else {
             Cow::Borrowed(raw)
         };
-        if out[first..].iter().any(|a| a.name == name) {
+        // Many attributes (the duplicate check is quadratic) are left to
+        // the reference path, which refuses them before parsing.
+        if out.len() - first >= super::MAX_ATTRIBUTES || out[first..].iter().any(|a| a.name == name)
+        {
             return None;
         }
         out.push(AttrData {
