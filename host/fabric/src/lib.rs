@@ -306,6 +306,15 @@ pub fn read_topology(path: &Path) -> Result<Topology, String> {
     wloc_xml::import_file(path, t).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// As [`read_topology`], from the XML document `text` already read (from
+/// the file `name`, which errors name).
+pub fn read_topology_str(text: &str, name: &Path) -> Result<Topology, String> {
+    let mut t = Topology::new();
+    t.set_all_types_filter(TypeFilter::KeepAll);
+    t.set_io_types_filter(TypeFilter::KeepAll);
+    wloc_xml::import_str(text, t).map_err(|e| format!("{}: {e}", name.display()))
+}
+
 impl Fabric {
     /// Builds the fabric from parsed subnets and node topologies (name,
     /// topology).  Cables are aggregated into edges; adapters are joined

@@ -136,7 +136,9 @@ struct Found {
 
 /// A node topology: the path it was found at (which names the host) and
 /// the path read, links resolved.
-type Xml = (PathBuf, PathBuf);
+/// A node topology: the path it was found at, the path its links lead to,
+/// and the folder it was found in (`None`: a file the user named).
+type Xml = (PathBuf, PathBuf, Option<PathBuf>);
 
 /// Where an entry of a fabric folder leads.
 enum Lead {
@@ -235,7 +237,7 @@ fn collect(
                     }
                     if let Lead::Inside(real) = lead(&base, &p, warned) {
                         if real.is_file() {
-                            xmls.push((p, real));
+                            xmls.push((p, real, Some(base.clone())));
                         }
                     }
                 }
@@ -251,7 +253,7 @@ fn collect(
     }
     for f in &input.files {
         if f.extension().is_some_and(|e| e == "xml") {
-            xmls.push((f.clone(), f.clone()));
+            xmls.push((f.clone(), f.clone(), None));
         } else {
             fabric.push(Found {
                 path: named(f)?,
@@ -395,39 +397,66 @@ fn read_fabric(files: &[Found], reader: Option<&Path>) -> Result<Vec<wloc_ib::Su
 fn load(input: &Input) -> Result<Fabric, String> {
     let (files, xmls) = collect(input, &mut BTreeSet::new())?;
     let subnets = read_fabric(&files, input.reader.as_deref())?;
+    // Each node topology's text: one found in the folder is read through a
+    // handle on the folder (a link made or swapped in since `collect`
+    // cannot lead out of it; what is not a regular file is skipped); one
+    // the user named is read where it is.
+    let mut folders: Vec<(PathBuf, super::store::Folder)> = Vec::new();
+    let mut texts: Vec<(PathBuf, String)> = Vec::new();
+    for (found, real, within) in &xmls {
+        let text = match within {
+            None => std::fs::read_to_string(real)
+                .map_err(|e| format!("cannot read {}: {e}", found.display()))?,
+            Some(base) => {
+                let i = match folders.iter().position(|(b, _)| b == base) {
+                    Some(i) => i,
+                    None => {
+                        folders.push((base.clone(), super::store::Folder::open(base)?));
+                        folders.len() - 1
+                    }
+                };
+                let rel = real
+                    .strip_prefix(base)
+                    .map_err(|_| format!("{} is not inside {}", real.display(), base.display()))?;
+                match folders[i].1.read_text(rel)? {
+                    Some(t) => t,
+                    None => continue,
+                }
+            }
+        };
+        texts.push((found.clone(), text));
+    }
     let mut topologies = Vec::new();
     let file_name = |p: &std::path::Path| {
         p.file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    for (found, real) in &xmls {
+    for (found, text) in &texts {
         let file = file_name(found);
         match file.strip_suffix(".diff.xml") {
             // A compressed folder (hwloc-compress-dir): NAME.diff.xml is
             // the topology of NAME as a diff to its reference.
-            Some(name) => topologies.push((name.to_string(), diffed(found, real, &xmls)?)),
+            Some(name) => topologies.push((name.to_string(), diffed(found, text, &texts)?)),
             None => {
                 let name = file.strip_suffix(".xml").unwrap_or(&file).to_string();
-                topologies.push((name, wloc_fabric::read_topology(real)?));
+                topologies.push((name, wloc_fabric::read_topology_str(text, found)?));
             }
         }
     }
     Fabric::build(subnets, topologies)
 }
 
-/// The topology a diff `found` (read at `real`) gives when applied to its
-/// reference, which must be one of the full topologies of `xmls` (the
-/// same folder's), as hwloc-compress-dir writes them.
+/// The topology a diff `found` (of text `text`) gives when applied to its
+/// reference, which must be one of the full topologies of `texts` (the
+/// same folder's, each with its text), as hwloc-compress-dir writes them.
 fn diffed(
     found: &std::path::Path,
-    real: &std::path::Path,
-    xmls: &[(PathBuf, PathBuf)],
+    text: &str,
+    texts: &[(PathBuf, String)],
 ) -> Result<wloc_core::Topology, String> {
     use wloc::xml::diff;
-    let text = std::fs::read_to_string(real)
-        .map_err(|e| format!("cannot read {}: {e}", found.display()))?;
-    let d = diff::parse(&text)
+    let d = diff::parse(text)
         .map_err(|e| format!("{}: not a valid hwloc topology diff: {e}", found.display()))?;
     let r = d
         .refname
@@ -439,7 +468,7 @@ fn diffed(
                 found.display()
             )
         })?;
-    let (_, ref_real) = xmls
+    let (ref_found, ref_text) = texts
         .iter()
         .find(|(f, _)| {
             f.file_name().is_some_and(|n| n.to_string_lossy() == r) && !r.ends_with(".diff.xml")
@@ -450,10 +479,8 @@ fn diffed(
                 found.display()
             )
         })?;
-    let mut topo = wloc_fabric::read_topology(ref_real)?;
-    let ref_text = std::fs::read_to_string(ref_real)
-        .map_err(|e| format!("cannot read {}: {e}", ref_real.display()))?;
-    diff::apply_with_reference(&ref_text, &mut topo, &text, &d.changes, false)
+    let mut topo = wloc_fabric::read_topology_str(ref_text, ref_found)?;
+    diff::apply_with_reference(ref_text, &mut topo, text, &d.changes, false)
         .map_err(|e| format!("{}: cannot apply it to '{r}': {e}", found.display()))?;
     Ok(topo)
 }

@@ -54,6 +54,9 @@ struct Input {
     name: String,
     path: PathBuf,
     in_dir: bool,
+    /// For a file found in a directory, its text, read through the
+    /// directory's handle (or why it could not be).
+    text: Option<Result<String, String>>,
 }
 
 /// The files of the inputs: files as given, directories' regular files
@@ -63,16 +66,25 @@ fn input_files(inputs: &[String]) -> Result<Vec<Input>, String> {
     for i in inputs {
         let p = Path::new(i);
         if p.is_dir() {
+            let folder = Folder::open(p)?;
             let rd = std::fs::read_dir(p)
                 .map_err(|e| format!("cannot read the directory '{i}': {e}"))?;
             for e in rd {
                 let e = e.map_err(|e| format!("cannot read the directory '{i}': {e}"))?;
                 let path = e.path();
                 if path.is_file() {
+                    // Read now, through the folder: a link out of it is
+                    // skipped (with a warning), as is what is not a file.
+                    let text = match folder.read_text(Path::new(&e.file_name())) {
+                        Ok(Some(t)) => Ok(t),
+                        Ok(None) => continue,
+                        Err(e) => Err(e),
+                    };
                     files.push(Input {
                         name: e.file_name().to_string_lossy().into_owned(),
                         path,
                         in_dir: true,
+                        text: Some(text),
                     });
                 }
             }
@@ -85,6 +97,7 @@ fn input_files(inputs: &[String]) -> Result<Vec<Input>, String> {
                 name,
                 path: p.to_path_buf(),
                 in_dir: false,
+                text: None,
             });
         } else {
             return Err(format!("'{i}' is neither a file nor a directory"));
@@ -122,7 +135,13 @@ fn pack_files(
                         if i >= n {
                             break;
                         }
-                        let doc = canonical(&files[i].path.to_string_lossy());
+                        let doc = match &files[i].text {
+                            Some(Ok(t)) => {
+                                load_xml_text(t).map(|t| wloc::xml::export_canonical(&t))
+                            }
+                            Some(Err(e)) => Err(e.clone()),
+                            None => canonical(&files[i].path.to_string_lossy()),
+                        };
                         got.push((i, doc.map(|d| wloc_store::store::prepare(&d))));
                         b.inc(1);
                     }
@@ -174,6 +193,99 @@ fn pack_files(
     }
     b.finish_and_clear();
     Ok((data, stats, skipped))
+}
+
+/// Largest file read from a folder (a topology of the largest machines is
+/// a few MiB).
+pub(super) const MAX_FOUND_BYTES: u64 = 256 << 20;
+
+/// A folder whose files are read only through a handle on it, so that a
+/// link in it, or one swapped in while wloc runs, cannot lead out of it:
+/// a folder made by someone else must not hand the user running wloc
+/// (root, say) files that only the user may read.
+pub(super) struct Folder {
+    path: PathBuf,
+    dir: cap_std::fs::Dir,
+}
+
+impl Folder {
+    /// Opens the folder `path` (which the user named: it may be a link).
+    pub(super) fn open(path: &Path) -> Result<Folder, String> {
+        let dir = cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority())
+            .map_err(|e| format!("cannot open the folder '{}': {e}", path.display()))?;
+        Ok(Folder {
+            path: path.to_path_buf(),
+            dir,
+        })
+    }
+
+    /// The bytes of the regular file `rel` of the folder, read through the
+    /// folder's handle: `None`, with a warning naming it, when a link
+    /// leads it out of the folder, when it is not a regular file (a FIFO
+    /// would block, a device never end) or is larger than `MAX_FOUND_BYTES`.
+    pub(super) fn read(&self, rel: &Path) -> Result<Option<Vec<u8>>, String> {
+        use cap_std::fs::OpenOptionsExt;
+        use std::io::Read;
+        let shown = self.path.join(rel);
+        let skip = |why: &str| {
+            eprintln!("wloc: warning: skipped '{}': {why}", shown.display());
+            Ok(None)
+        };
+        let mut o = cap_std::fs::OpenOptions::new();
+        // O_NONBLOCK: opening a FIFO must not wait for a writer.
+        o.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let f = match self.dir.open_with(rel, &o) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // cap-std refuses a path that leads out of the folder.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::PermissionDenied
+                    || e.raw_os_error() == Some(libc::EXDEV)
+                    || e.raw_os_error() == Some(libc::ELOOP) =>
+            {
+                return skip(&format!(
+                    "it leads out of the folder '{}' (a link), or may not be read: {e}",
+                    self.path.display()
+                ))
+            }
+            Err(e) => return Err(format!("cannot open '{}': {e}", shown.display())),
+        };
+        let meta = f
+            .metadata()
+            .map_err(|e| format!("cannot read '{}': {e}", shown.display()))?;
+        if !meta.is_file() {
+            return skip("not a regular file");
+        }
+        if meta.len() > MAX_FOUND_BYTES {
+            return skip(&format!("larger than {MAX_FOUND_BYTES} bytes"));
+        }
+        let mut bytes = Vec::new();
+        f.into_std()
+            .take(MAX_FOUND_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read '{}': {e}", shown.display()))?;
+        if bytes.len() as u64 > MAX_FOUND_BYTES {
+            return skip(&format!("larger than {MAX_FOUND_BYTES} bytes"));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// As [`Folder::read`], as text: a file that is not UTF-8 is an error.
+    pub(super) fn read_text(&self, rel: &Path) -> Result<Option<String>, String> {
+        self.read(rel)?
+            .map(|b| {
+                String::from_utf8(b)
+                    .map_err(|_| format!("'{}' is not UTF-8 text", self.path.join(rel).display()))
+            })
+            .transpose()
+    }
+}
+
+/// The topology of the XML document `text` (as `load_xml` loads a file).
+fn load_xml_text(text: &str) -> Result<wloc_core::Topology, String> {
+    let mut t = super::topology::keep_all(wloc_core::TypeFilter::KeepAll);
+    t.include_disallowed = true;
+    wloc::xml::import_str(text, t).map_err(|e| e.to_string())
 }
 
 fn write(path: &Path, data: &[u8]) -> Result<(), String> {
@@ -269,6 +381,7 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
         return Err(format!("'{}' is not a directory", a.input).into());
     }
     let out = output_dir(&a.output)?;
+    let folder = Folder::open(inp)?;
     let existing = sorted_files(&out)?;
     let mut refs: Vec<Reference> = existing
         .iter()
@@ -306,8 +419,13 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
             continue;
         }
         let path = inp.join(&input);
-        bytes_in += std::fs::metadata(&path).map_or(0, |m| m.len());
-        let topo = match load_xml(&path.to_string_lossy()) {
+        // Read through the folder: a link out of it is skipped (warned).
+        let Some(bytes) = folder.read(Path::new(&input))? else {
+            continue;
+        };
+        bytes_in += bytes.len() as u64;
+        let text = String::from_utf8(bytes.clone()).map_err(|_| "not UTF-8 text".to_string());
+        let topo = match text.and_then(|t| load_xml_text(&t)) {
             Ok(t) => Some(t),
             Err(e) => {
                 // hwloc-compress-dir keeps such a file whole (every diff
@@ -356,16 +474,11 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
                 new_c += 1;
             }
             None => {
-                // Kept byte for byte, as hwloc-compress-dir copies it.
+                // Kept byte for byte, as hwloc-compress-dir copies it (but
+                // made with wloc's own mode, not the source's).
                 let target = out.join(&input);
-                std::fs::copy(&path, &target).map_err(|e| {
-                    format!(
-                        "cannot copy '{}' to '{}': {e}",
-                        path.display(),
-                        target.display()
-                    )
-                })?;
-                bytes_out += std::fs::metadata(&target).map_or(0, |m| m.len());
+                write(&target, &bytes)?;
+                bytes_out += bytes.len() as u64;
                 println!("Could not compress {name}, keeping non-compressed");
                 new_nc += 1;
                 let at = refs.partition_point(|r| r.file < input);
@@ -482,6 +595,7 @@ fn uncompress_hwloc(
     version: wloc::xml::XmlVersion,
 ) -> super::Result {
     use wloc::xml::diff;
+    let folder = Folder::open(inp)?;
     let files = sorted_files(inp)?;
     let (mut new_u, mut new_nc, mut already) = (0, 0, 0);
     // Each reference, loaded and as text (hwloc 1.x diffs number depths
@@ -511,20 +625,20 @@ fn uncompress_hwloc(
         }
         let path = inp.join(input);
         if !is_diff {
-            std::fs::copy(&path, &target).map_err(|e| {
-                format!(
-                    "cannot copy '{}' to '{}': {e}",
-                    path.display(),
-                    target.display()
-                )
-            })?;
+            // Through the folder (a link out of it is skipped, warned),
+            // written with wloc's own mode, not the source's.
+            let Some(bytes) = folder.read(Path::new(input))? else {
+                continue;
+            };
+            write(&target, &bytes)?;
             println!("Copied {name}, wasn't compressed");
             new_nc += 1;
             continue;
         }
         let patched = (|| -> Result<String, String> {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+            let text = folder
+                .read_text(Path::new(input))?
+                .ok_or("it was skipped")?;
             let d =
                 diff::parse(&text).map_err(|e| format!("not a valid hwloc topology diff: {e}"))?;
             let r = d
@@ -533,16 +647,18 @@ fn uncompress_hwloc(
                 .filter(|r| !r.is_empty())
                 .ok_or("the diff names no reference topology (refname)")?;
             if !refs.contains_key(&r) {
-                let in_dir = inp.join(&r);
-                let local = if files.contains(&r) && !r.ends_with(".diff.xml") {
-                    in_dir
+                // A reference in IN is read through the folder; one in OUT
+                // (the user's output folder) where it is.
+                let ref_text = if files.contains(&r) && !r.ends_with(".diff.xml") {
+                    folder
+                        .read_text(Path::new(&r))?
+                        .ok_or_else(|| format!("its reference '{r}' was skipped"))?
                 } else {
-                    safe_join(out, &r)?
+                    std::fs::read_to_string(safe_join(out, &r)?)
+                        .map_err(|e| format!("cannot read its reference '{r}': {e}"))?
                 };
-                let t = load_xml(&local.to_string_lossy())
+                let t = load_xml_text(&ref_text)
                     .map_err(|e| format!("cannot load its reference '{r}': {e}"))?;
-                let ref_text = std::fs::read_to_string(&local)
-                    .map_err(|e| format!("cannot read its reference '{r}': {e}"))?;
                 refs.insert(r.clone(), (t, ref_text));
             }
             let (reference, ref_text) = &refs[&r];
