@@ -23,6 +23,7 @@ pub mod error;
 pub mod grant;
 pub mod limits;
 pub mod manifest;
+pub mod owner;
 pub mod policy;
 pub mod signing;
 pub mod text;

@@ -410,11 +410,17 @@ impl Policy {
         })
     }
 
-    /// Reads a policy file.
+    /// Reads a policy file, refused unless it and every folder above it
+    /// belong to root or this user and no one else may write them (see
+    /// [`crate::owner`]): whoever can change the policy chooses what runs.
     pub fn read(path: &Path) -> Result<Policy, String> {
         let shown = path.display().to_string();
-        let f =
-            std::fs::File::open(path).map_err(|e| format!("cannot read policy {shown}: {e}"))?;
+        let f = crate::owner::open_trusted_file(path).map_err(|e| match e {
+            crate::owner::OpenError::Missing(e) => format!("cannot read policy {shown}: {e}"),
+            crate::owner::OpenError::Refused(why) => {
+                format!("policy {shown} is not trusted: {why}")
+            }
+        })?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_POLICY_BYTES + 1), &mut text)
             .map_err(|e| format!("cannot read policy {shown}: {e}"))?;
