@@ -44,7 +44,7 @@ pub fn check_ancestor(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
         return Err(format!("{} is not a folder", shown.display()));
     }
     check_owner(st, shown)?;
-    let mode = st.st_mode as u32;
+    let mode = st.st_mode;
     // Others may rename entries of a group- or world-writable folder,
     // unless it is sticky (then only their own).
     if mode & 0o022 != 0 && mode & 0o1000 == 0 {
@@ -62,7 +62,7 @@ pub fn check_ancestor(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
 /// sticky folder still lets others add their own entries).
 pub fn check_trusted(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
     check_owner(st, shown)?;
-    let mode = st.st_mode as u32;
+    let mode = st.st_mode;
     if mode & 0o022 != 0 {
         return Err(format!(
             "{} is writable by others (mode {:o})",
