@@ -140,7 +140,7 @@ impl Clock {
     /// [`CLOCK_EVERY`] units.
     pub(crate) fn tick(&mut self) -> Res<()> {
         self.n += 1;
-        if self.n % CLOCK_EVERY == 0 {
+        if self.n.is_multiple_of(CLOCK_EVERY) {
             self.check()?;
         }
         Ok(())

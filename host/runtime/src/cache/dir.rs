@@ -47,7 +47,7 @@ pub(crate) struct CacheDir {
 /// Why a folder above the cache, or the cache itself, may not be used.
 fn check_ancestor(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
     let uid = st.st_uid;
-    let mode = st.st_mode as u32;
+    let mode = st.st_mode;
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
         return Err(format!("{} is not a folder", shown.display()));
     }
@@ -71,7 +71,7 @@ fn check_ancestor(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
 
 /// Why the cache folder itself may not be used.
 fn check_cache(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
-    let mode = st.st_mode as u32;
+    let mode = st.st_mode;
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
         return Err(format!("{} is not a folder", shown.display()));
     }
