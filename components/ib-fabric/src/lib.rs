@@ -144,10 +144,7 @@ impl Guest for Reader {
         }
         let (subnets, damaged) = wloc_ib::read_files(&texts).map_err(|e| e.to_string())?;
         for w in damaged {
-            log::log(
-                log::Level::Warning,
-                &w.to_string(),
-            );
+            log::log(log::Level::Warning, &w.to_string());
         }
         Ok(subnets.into_iter().map(subnet).collect())
     }
