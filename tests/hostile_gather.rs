@@ -406,7 +406,7 @@ fn patch_refuses_line_numbers_near_2_pow_64() {
             "goes past the largest line number",
         ),
         (
-            format!("wloc-topology-diff 1\n@@ -18446744073709551616,1 +1,1 @@\n-a\n+b\n"),
+            "wloc-topology-diff 1\n@@ -18446744073709551616,1 +1,1 @@\n-a\n+b\n".to_string(),
             &[][..],
             "is larger than",
         ),
