@@ -212,9 +212,9 @@ fn run(m: &Machine) -> Option<TempDir> {
     let job = format!(
         "modprobe -a {DEVICE_MODULES} 2>/dev/null; sleep 1\n{prep}\n\
          lstopo-no-graphics --of xml - > /mnt/hwloc.xml\n\
-         {w} ls --of xml - > /mnt/wloc.xml\n\
+         {w} ls --xml-version 3 --of xml - > /mnt/wloc.xml\n\
          lstopo-no-graphics --disallowed --of xml - > /mnt/hwloc-disallowed.xml\n\
-         {w} ls --disallowed --of xml - > /mnt/wloc-disallowed.xml\n",
+         {w} ls --xml-version 3 --disallowed --of xml - > /mnt/wloc-disallowed.xml\n",
         prep = m.prep
     );
     std::fs::write(out.0.join("job"), job).unwrap();

@@ -1010,7 +1010,7 @@ mod tests {
         .unwrap();
         assert_eq!(files.read(&good, 64).unwrap(), b"inside");
         assert_ne!(files.read(&swapped, 64), Ok(b"secret".to_vec()));
-        assert_eq!(files.missing(), [swapped.clone()]);
+        assert_eq!(files.missing(), std::slice::from_ref(&swapped));
         assert_eq!(files.read(&named, 64).unwrap(), b"secret");
         // Nothing but the files handed: not their folder, not a neighbour.
         assert_eq!(
