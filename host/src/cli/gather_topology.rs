@@ -731,10 +731,17 @@ impl Staging {
         data: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
     ) -> Result<(), StagingError> {
         let mut f = self.create_file(file)?;
-        data(&mut f)
+        let written = data(&mut f)
             .and_then(|_| f.sync_all())
-            .map_err(|e| StagingError::Io(self.target(file), e))?;
-        self.publish(file, replace)
+            .map_err(|e| StagingError::Io(self.target(file), e));
+        drop(f);
+        // A file that did not move stays private to this run: it goes, so
+        // that a later attempt under the same name can stage it afresh.
+        let done = written.and_then(|_| self.publish(file, replace));
+        if done.is_err() {
+            let _ = rustix::fs::unlinkat(&self.dir, file, rustix::fs::AtFlags::empty());
+        }
+        done
     }
 
     /// Creates the folder `top` in the private folder, for [`Recording::write_dir`].

@@ -1,0 +1,114 @@
+//! wloc as libhwloc: hwloc 2.x's C ABI (`libhwloc.so.15`, API version
+//! 0x00020800) over wloc's topology model.
+//!
+//! Programs built for hwloc 2.x load this library unchanged. Their
+//! topology comes from wloc: XML, synthetic descriptions and topology
+//! images are read natively (no WebAssembly engine is started for them);
+//! this system and recorded `/sys` trees are discovered by the same
+//! sandboxed components and policy as `wloc ls`; no native plugin is ever
+//! loaded. Binding is done natively.
+//!
+//! Every exported function catches Rust panics and returns hwloc's error
+//! value (with `errno` set to `EINVAL`) instead of unwinding into C.
+//!
+//! Layout: [`types`] holds the public C structures, [`topology`] the
+//! opaque `struct hwloc_topology` and the C mirror of the model's
+//! objects; one module per header area implements its functions.
+
+#![allow(non_camel_case_types)]
+// Every entry point takes raw pointers from C; their contracts are hwloc's
+// documented ones, written once in hwloc's headers.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod bind;
+pub mod bitmap;
+pub mod cpukinds;
+pub mod diff;
+pub mod distances;
+pub mod export;
+pub mod linux;
+pub mod memattrs;
+pub mod objects;
+pub mod shmem;
+pub mod topology;
+pub mod types;
+
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int};
+
+/// Sets the calling thread's `errno`.
+pub(crate) fn set_errno(e: c_int) {
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = e }
+}
+
+/// Runs an entry point's body, turning a Rust panic into `on_panic` with
+/// `errno` = `EINVAL`: no unwinding crosses the C boundary.
+pub(crate) fn guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(_) => {
+            set_errno(libc::EINVAL);
+            on_panic
+        }
+    }
+}
+
+/// Returns -1 with `errno` = `e` (hwloc's usual failure).
+pub(crate) fn fail(e: c_int) -> c_int {
+    set_errno(e);
+    -1
+}
+
+/// A C string argument as UTF-8 (lossy), or `None` for NULL.
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn c_str<'a>(s: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
+    if s.is_null() {
+        None
+    } else {
+        // SAFETY: the caller passes a NUL-terminated string.
+        Some(unsafe { CStr::from_ptr(s) }.to_string_lossy())
+    }
+}
+
+/// A copy of `s` allocated with `malloc`, as hwloc's strings are (the
+/// caller or hwloc frees it with `free`). NUL bytes end the string.
+pub(crate) fn c_strdup(s: &str) -> *mut c_char {
+    let bytes = s.as_bytes();
+    let n = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    // SAFETY: n + 1 bytes are allocated, n copied, then the terminator.
+    unsafe {
+        let p = libc::malloc(n + 1) as *mut c_char;
+        if p.is_null() {
+            return p;
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr() as *const c_char, p, n);
+        *p.add(n) = 0;
+        p
+    }
+}
+
+/// Writes `s` into a caller's buffer as `snprintf` does: at most `size - 1`
+/// bytes and a terminator, returning the full length.
+///
+/// # Safety
+/// `buf` is NULL (then `size` must be 0) or holds `size` bytes.
+pub(crate) unsafe fn snprintf_out(buf: *mut c_char, size: usize, s: &str) -> c_int {
+    if !buf.is_null() && size > 0 {
+        let n = s.len().min(size - 1);
+        // SAFETY: the caller's buffer holds size bytes; n < size.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, buf, n);
+            *buf.add(n) = 0;
+        }
+    }
+    c_int::try_from(s.len()).unwrap_or(c_int::MAX)
+}
+
+/// `hwloc_get_api_version`: the API this library implements.
+#[no_mangle]
+pub extern "C" fn hwloc_get_api_version() -> std::os::raw::c_uint {
+    0x0002_0800
+}

@@ -1,0 +1,1590 @@
+//! The opaque `struct hwloc_topology`, the C mirror of the model's objects,
+//! and the topology's life: init, configuration, load, dup, check,
+//! destroy.
+//!
+//! The model ([`wloc_core::Topology`]) is the one source of truth. After
+//! every load or change, [`hwloc_topology::sync`] rewrites the C objects
+//! from it. Each C object lives in its own allocation keyed by the model's
+//! object id, so an object that survives a change keeps its address and
+//! its `userdata`, as in hwloc.
+
+use std::collections::HashMap;
+use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_void};
+use std::path::PathBuf;
+use std::ptr::null_mut;
+
+use wloc_core::object::BridgeUpstream;
+use wloc_core::topology::TypeFilter;
+use wloc_core::{Bitmap, ObjAttr, ObjId, ObjType, Object, Topology};
+
+use crate::bitmap::hwloc_bitmap_s;
+use crate::types::*;
+use crate::{c_str, c_strdup, fail, guard, set_errno};
+
+/// `HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED`.
+pub const FLAG_INCLUDE_DISALLOWED: u64 = 1 << 0;
+/// `HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM`.
+pub const FLAG_IS_THISSYSTEM: u64 = 1 << 1;
+/// `HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES`.
+pub const FLAG_THISSYSTEM_ALLOWED_RESOURCES: u64 = 1 << 2;
+/// `HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT`.
+pub const FLAG_IMPORT_SUPPORT: u64 = 1 << 3;
+/// `HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING`.
+pub const FLAG_RESTRICT_TO_CPUBINDING: u64 = 1 << 4;
+/// `HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_MEMBINDING`.
+pub const FLAG_RESTRICT_TO_MEMBINDING: u64 = 1 << 5;
+/// `HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING`.
+pub const FLAG_DONT_CHANGE_BINDING: u64 = 1 << 6;
+/// `HWLOC_TOPOLOGY_FLAG_NO_DISTANCES`.
+pub const FLAG_NO_DISTANCES: u64 = 1 << 7;
+/// `HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS`.
+pub const FLAG_NO_MEMATTRS: u64 = 1 << 8;
+/// `HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS`.
+pub const FLAG_NO_CPUKINDS: u64 = 1 << 9;
+const ALL_FLAGS: u64 = (1 << 10) - 1;
+
+/// Where `hwloc_topology_load` reads the topology from.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Source {
+    /// Not chosen: the environment, else this system.
+    Default,
+    /// `hwloc_topology_set_xml`.
+    XmlFile(PathBuf),
+    /// `hwloc_topology_set_xmlbuffer`.
+    XmlBuffer(String),
+    /// `hwloc_topology_set_synthetic`.
+    Synthetic(String),
+    /// `hwloc_topology_set_fsroot`.
+    Fsroot(PathBuf),
+    /// A topology image (`WLOC_IMAGE`).
+    Image(PathBuf),
+    /// This system, discovered by the sandboxed components.
+    ThisSystem,
+}
+
+/// The C view of one object: hwloc's `struct hwloc_obj` first (so a
+/// `hwloc_obj_t` is the address of its node), then what it points to.
+#[repr(C)]
+pub(crate) struct Node {
+    pub(crate) obj: hwloc_obj,
+    attr: hwloc_obj_attr_u,
+    /// The model's id; `None` for a Group allocated by
+    /// `hwloc_topology_alloc_group_object` and not inserted yet.
+    pub(crate) id: Option<ObjId>,
+    children: Vec<*mut hwloc_obj>,
+    page_types: Vec<hwloc_memory_page_type_s>,
+    infos: Vec<hwloc_info_s>,
+}
+
+impl Node {
+    fn new(id: Option<ObjId>) -> Box<Node> {
+        let mut n = Box::new(Node {
+            // SAFETY: every field of hwloc_obj is an integer or a raw
+            // pointer, for which all-zero is valid (NULL / 0).
+            obj: unsafe { std::mem::zeroed() },
+            attr: hwloc_obj_attr_u::default(),
+            id,
+            children: Vec::new(),
+            page_types: Vec::new(),
+            infos: Vec::new(),
+        });
+        n.obj.attr = &mut n.attr;
+        n.obj.os_index = HWLOC_UNKNOWN_INDEX;
+        n
+    }
+
+    /// The node's infos as the model's.
+    pub(crate) fn infos_as_model(&self) -> Vec<wloc_core::object::Info> {
+        (0..self.obj.infos_count as usize)
+            .filter_map(|i| {
+                // SAFETY: infos holds infos_count entries we wrote.
+                let inf = unsafe { *self.obj.infos.add(i) };
+                // SAFETY: our infos' strings are NUL-terminated.
+                let name = unsafe { c_str(inf.name) }?.into_owned();
+                let value = unsafe { c_str(inf.value) }.unwrap_or_default().into_owned();
+                Some(wloc_core::object::Info { name, value })
+            })
+            .collect()
+    }
+
+    fn clear_infos(&mut self) {
+        for inf in self.infos.drain(..) {
+            // SAFETY: both strings were malloc'ed by c_strdup.
+            unsafe {
+                libc::free(inf.name as *mut c_void);
+                libc::free(inf.value as *mut c_void);
+            }
+        }
+        self.obj.infos = null_mut();
+        self.obj.infos_count = 0;
+    }
+
+    /// Replaces the infos by `infos`.
+    pub(crate) fn set_infos(&mut self, infos: &[wloc_core::object::Info]) {
+        self.clear_infos();
+        self.infos = infos
+            .iter()
+            .map(|i| hwloc_info_s {
+                name: c_strdup(&i.name),
+                value: c_strdup(&i.value),
+            })
+            .collect();
+        self.obj.infos = if self.infos.is_empty() {
+            null_mut()
+        } else {
+            self.infos.as_mut_ptr()
+        };
+        self.obj.infos_count = self.infos.len() as c_uint;
+    }
+
+    fn set_string(slot: &mut *mut c_char, v: Option<&str>) {
+        // SAFETY: our strings are malloc'ed (c_strdup) or NULL; a user's
+        // are malloc'ed too, as hwloc documents for the fields it frees.
+        let same = v.is_some() && unsafe { c_str(*slot) }.as_deref() == v;
+        if same {
+            return;
+        }
+        // SAFETY: see above.
+        unsafe { libc::free(*slot as *mut c_void) };
+        *slot = v.map_or(null_mut(), c_strdup);
+    }
+
+    fn set_bitmap(slot: &mut hwloc_bitmap_t, v: Option<&Bitmap>) {
+        match (v, slot.is_null()) {
+            (None, _) => {
+                crate::bitmap::free_raw(*slot);
+                *slot = null_mut();
+            }
+            (Some(b), true) => *slot = crate::bitmap::new_raw(b.clone()),
+            (Some(b), false) => {
+                // SAFETY: a non-NULL slot holds a bitmap we (or the user,
+                // through hwloc_bitmap_alloc) allocated.
+                let cur = unsafe { &mut (**slot).bits };
+                if cur != b {
+                    *cur = b.clone();
+                }
+            }
+        }
+    }
+
+    /// Fills the descriptive fields from the model's object.
+    fn fill(&mut self, o: &Object) {
+        self.obj.type_ = o.obj_type.index() as c_int;
+        Self::set_string(&mut self.obj.subtype, o.subtype.as_deref());
+        Self::set_string(&mut self.obj.name, o.name.as_deref());
+        self.obj.os_index = o.os_index.unwrap_or(HWLOC_UNKNOWN_INDEX);
+        self.obj.total_memory = o.total_memory;
+        self.obj.gp_index = o.gp_index;
+        self.obj.depth = o.depth().to_i32();
+        self.obj.logical_index = o.logical_index();
+        self.obj.sibling_rank = o.sibling_rank();
+        self.obj.symmetric_subtree = c_int::from(o.symmetric_subtree());
+        Self::set_bitmap(&mut self.obj.cpuset, o.cpuset.as_ref().map(|s| s.bitmap()));
+        Self::set_bitmap(
+            &mut self.obj.complete_cpuset,
+            o.complete_cpuset.as_ref().map(|s| s.bitmap()),
+        );
+        Self::set_bitmap(
+            &mut self.obj.nodeset,
+            o.nodeset.as_ref().map(|s| s.bitmap()),
+        );
+        Self::set_bitmap(
+            &mut self.obj.complete_nodeset,
+            o.complete_nodeset.as_ref().map(|s| s.bitmap()),
+        );
+        let same_infos = self.infos.len() == o.infos.len() && self.infos_as_model() == o.infos;
+        if !same_infos {
+            self.set_infos(&o.infos);
+        }
+        self.fill_attr(o);
+    }
+
+    fn fill_attr(&mut self, o: &Object) {
+        self.attr = hwloc_obj_attr_u::default();
+        self.page_types.clear();
+        match &o.attr {
+            ObjAttr::None => {}
+            ObjAttr::Numa(n) => {
+                self.page_types = n
+                    .page_types
+                    .iter()
+                    .map(|p| hwloc_memory_page_type_s {
+                        size: p.size,
+                        count: p.count,
+                    })
+                    .collect();
+                self.attr.numanode = hwloc_numanode_attr_s {
+                    local_memory: n.local_memory,
+                    page_types_len: self.page_types.len() as c_uint,
+                    page_types: if self.page_types.is_empty() {
+                        null_mut()
+                    } else {
+                        self.page_types.as_mut_ptr()
+                    },
+                };
+            }
+            ObjAttr::Cache(c) => {
+                self.attr.cache = hwloc_cache_attr_s {
+                    size: c.size,
+                    depth: c.depth,
+                    linesize: c.linesize,
+                    associativity: c.associativity,
+                    type_: c.kind.code() as c_int,
+                }
+            }
+            ObjAttr::Group(g) => {
+                self.attr.group = hwloc_group_attr_s {
+                    depth: g.depth,
+                    kind: g.kind,
+                    subkind: g.subkind,
+                    dont_merge: u8::from(g.dont_merge),
+                }
+            }
+            ObjAttr::Pci(p) => self.attr.pcidev = pci_attr(p),
+            ObjAttr::Bridge(b) => {
+                let (upstream_pci, upstream_type) = match &b.upstream {
+                    BridgeUpstream::Host => (hwloc_pcidev_attr_s::default(), 0),
+                    BridgeUpstream::Pci(p) => (pci_attr(p), 1),
+                };
+                self.attr.bridge = hwloc_bridge_attr_s {
+                    upstream_pci,
+                    upstream_type,
+                    downstream_pci: hwloc_bridge_downstream_pci_s {
+                        domain: b.domain as u16,
+                        secondary_bus: b.secondary_bus,
+                        subordinate_bus: b.subordinate_bus,
+                    },
+                    downstream_type: 1,
+                    depth: b.depth,
+                }
+            }
+            ObjAttr::OsDev(t) => {
+                self.attr.osdev = hwloc_osdev_attr_s {
+                    type_: t.v2_code(o.subtype.as_deref()).unwrap_or(0) as c_int,
+                }
+            }
+        }
+    }
+}
+
+fn pci_attr(p: &wloc_core::object::PciAttr) -> hwloc_pcidev_attr_s {
+    hwloc_pcidev_attr_s {
+        domain: p.domain as u16,
+        bus: p.bus,
+        dev: p.dev,
+        func: p.func,
+        class_id: p.class_id,
+        vendor_id: p.vendor_id,
+        device_id: p.device_id,
+        subvendor_id: p.subvendor_id,
+        subdevice_id: p.subdevice_id,
+        revision: p.revision,
+        linkspeed: p.linkspeed,
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.clear_infos();
+        // SAFETY: malloc'ed strings or NULL.
+        unsafe {
+            libc::free(self.obj.subtype as *mut c_void);
+            libc::free(self.obj.name as *mut c_void);
+        }
+        for b in [
+            self.obj.cpuset,
+            self.obj.complete_cpuset,
+            self.obj.nodeset,
+            self.obj.complete_nodeset,
+        ] {
+            crate::bitmap::free_raw(b);
+        }
+    }
+}
+
+/// Called for every object at export, to add its userdata
+/// (`hwloc_topology_set_userdata_export_callback`).
+pub(crate) type ExportCallback =
+    unsafe extern "C" fn(reserved: *mut c_void, topology: hwloc_topology_t, obj: hwloc_obj_t);
+/// Called for every userdata element at import
+/// (`hwloc_topology_set_userdata_import_callback`).
+pub(crate) type ImportCallback = unsafe extern "C" fn(
+    topology: hwloc_topology_t,
+    obj: hwloc_obj_t,
+    name: *const c_char,
+    buffer: *const c_void,
+    length: usize,
+);
+
+/// `struct hwloc_topology`: opaque to C.
+pub struct hwloc_topology {
+    /// Before load: an empty model holding the type filters. After: the
+    /// loaded topology.
+    pub(crate) model: Topology,
+    pub(crate) loaded: bool,
+    pub(crate) flags: u64,
+    pub(crate) source: Source,
+    /// The process binding functions act on by default
+    /// (`hwloc_topology_set_pid`; 0 = this process).
+    pub(crate) pid: libc::pid_t,
+    nodes: HashMap<ObjId, Box<Node>>,
+    /// Group objects allocated and not inserted yet.
+    pending: Vec<Box<Node>>,
+    by_addr: HashMap<usize, ObjId>,
+    support_parts: Box<(
+        hwloc_topology_discovery_support,
+        hwloc_topology_cpubind_support,
+        hwloc_topology_membind_support,
+        hwloc_topology_misc_support,
+    )>,
+    pub(crate) support: hwloc_topology_support,
+    pub(crate) userdata: *mut c_void,
+    pub(crate) export_cb: Option<ExportCallback>,
+    pub(crate) import_cb: Option<ImportCallback>,
+    /// Topology-wide cpusets and nodesets handed out by
+    /// `hwloc_topology_get_*set` (complete, topology, allowed).
+    sets: [hwloc_bitmap_t; 6],
+}
+
+impl hwloc_topology {
+    fn new() -> Box<hwloc_topology> {
+        let mut t = Box::new(hwloc_topology {
+            model: Topology::new(),
+            loaded: false,
+            flags: 0,
+            source: Source::Default,
+            pid: 0,
+            nodes: HashMap::new(),
+            pending: Vec::new(),
+            by_addr: HashMap::new(),
+            support_parts: Box::default(),
+            support: hwloc_topology_support {
+                discovery: null_mut(),
+                cpubind: null_mut(),
+                membind: null_mut(),
+                misc: null_mut(),
+            },
+            userdata: null_mut(),
+            export_cb: None,
+            import_cb: None,
+            sets: [null_mut(); 6],
+        });
+        t.support = hwloc_topology_support {
+            discovery: &mut t.support_parts.0,
+            cpubind: &mut t.support_parts.1,
+            membind: &mut t.support_parts.2,
+            misc: &mut t.support_parts.3,
+        };
+        t
+    }
+
+    /// The model id of a C object of this topology; `None` for NULL, an
+    /// object of another topology or a pending Group.
+    pub(crate) fn id_of(&self, obj: *const hwloc_obj) -> Option<ObjId> {
+        self.by_addr.get(&(obj as usize)).copied()
+    }
+
+    /// The C object of a model id (NULL if the object is gone).
+    pub(crate) fn ptr_of(&self, id: ObjId) -> *mut hwloc_obj {
+        self.nodes
+            .get(&id)
+            .map_or(null_mut(), |n| &n.obj as *const hwloc_obj as *mut hwloc_obj)
+    }
+
+    /// The node of a C object of this topology (inserted or pending).
+    pub(crate) fn node_mut(&mut self, obj: *const hwloc_obj) -> Option<&mut Node> {
+        if let Some(id) = self.id_of(obj) {
+            return self.nodes.get_mut(&id).map(|b| &mut **b);
+        }
+        self.pending
+            .iter_mut()
+            .find(|n| std::ptr::eq(&n.obj, obj))
+            .map(|b| &mut **b)
+    }
+
+    /// Rewrites the C mirror from the model: objects that survived keep
+    /// their address and userdata, new ones are allocated, removed ones
+    /// freed.
+    pub(crate) fn sync(&mut self) {
+        let m = &self.model;
+        let live = m.iter_dfs();
+        let mut old = std::mem::take(&mut self.nodes);
+        let mut nodes = HashMap::with_capacity(live.len());
+        for &id in &live {
+            let mut n = old.remove(&id).unwrap_or_else(|| Node::new(Some(id)));
+            n.fill(m.obj(id));
+            nodes.insert(id, n);
+        }
+        drop(old);
+        let ptr = |id: ObjId| -> *mut hwloc_obj {
+            nodes
+                .get(&id)
+                .map_or(null_mut(), |n| &n.obj as *const hwloc_obj as *mut hwloc_obj)
+        };
+        // Links in a second pass: every node has its final address now.
+        let mut links = Vec::with_capacity(live.len());
+        for &id in &live {
+            let o = m.obj(id);
+            let lists = [
+                o.children(),
+                o.memory_children(),
+                o.io_children(),
+                o.misc_children(),
+            ];
+            let level = m.level(o.depth());
+            let li = o.logical_index() as usize;
+            let cousin = |i: Option<usize>| {
+                i.and_then(|i| level.get(i))
+                    .filter(|&&c| c != id || level.len() == 1)
+                    .map_or(null_mut(), |&c| ptr(c))
+            };
+            let same_level = level.get(li) == Some(&id);
+            let (next_cousin, prev_cousin) = if same_level {
+                (cousin(li.checked_add(1)), cousin(li.checked_sub(1)))
+            } else {
+                (null_mut(), null_mut())
+            };
+            let parent = o.parent();
+            let (prev_sibling, next_sibling) = parent
+                .map(|p| {
+                    let po = m.obj(p);
+                    let list: &[ObjId] = match o.kind() {
+                        wloc_core::ObjKind::Normal => po.children(),
+                        wloc_core::ObjKind::Memory => po.memory_children(),
+                        wloc_core::ObjKind::Io => po.io_children(),
+                        wloc_core::ObjKind::Misc => po.misc_children(),
+                    };
+                    let r = o.sibling_rank() as usize;
+                    let at = |i: Option<usize>| {
+                        i.and_then(|i| list.get(i)).map_or(null_mut(), |&c| ptr(c))
+                    };
+                    (at(r.checked_sub(1)), at(r.checked_add(1)))
+                })
+                .unwrap_or((null_mut(), null_mut()));
+            links.push((
+                id,
+                parent.map_or(null_mut(), ptr),
+                next_cousin,
+                prev_cousin,
+                next_sibling,
+                prev_sibling,
+                lists.map(|l| l.iter().map(|&c| ptr(c)).collect::<Vec<_>>()),
+            ));
+        }
+        let mut by_addr = HashMap::with_capacity(live.len());
+        for (id, parent, nc, pc, ns, ps, [children, memory, io, misc]) in links {
+            let n = nodes.get_mut(&id).expect("node made above");
+            n.obj.parent = parent;
+            n.obj.next_cousin = nc;
+            n.obj.prev_cousin = pc;
+            n.obj.next_sibling = ns;
+            n.obj.prev_sibling = ps;
+            n.obj.arity = children.len() as c_uint;
+            n.obj.first_child = children.first().copied().unwrap_or(null_mut());
+            n.obj.last_child = children.last().copied().unwrap_or(null_mut());
+            n.children = children;
+            n.obj.children = if n.children.is_empty() {
+                null_mut()
+            } else {
+                n.children.as_mut_ptr()
+            };
+            n.obj.memory_arity = memory.len() as c_uint;
+            n.obj.memory_first_child = memory.first().copied().unwrap_or(null_mut());
+            n.obj.io_arity = io.len() as c_uint;
+            n.obj.io_first_child = io.first().copied().unwrap_or(null_mut());
+            n.obj.misc_arity = misc.len() as c_uint;
+            n.obj.misc_first_child = misc.first().copied().unwrap_or(null_mut());
+            by_addr.insert(&n.obj as *const hwloc_obj as usize, id);
+        }
+        self.nodes = nodes;
+        self.by_addr = by_addr;
+        let sets: [Option<&Bitmap>; 6] = [
+            m.complete_cpuset().bitmap().into(),
+            m.cpuset().bitmap().into(),
+            Some(m.allowed_cpuset.bitmap()),
+            m.complete_nodeset().bitmap().into(),
+            m.nodeset().bitmap().into(),
+            Some(m.allowed_nodeset.bitmap()),
+        ];
+        for (slot, v) in self.sets.iter_mut().zip(sets) {
+            Node::set_bitmap(slot, v);
+        }
+    }
+
+    /// Fills the support structure after a load.
+    fn fill_support(&mut self) {
+        let m = &self.model;
+        let d = &mut self.support_parts.0;
+        *d = hwloc_topology_discovery_support::default();
+        d.pu = 1;
+        d.numa = 1;
+        d.numa_memory = u8::from(
+            m.objs_by_type(ObjType::NUMANode)
+                .iter()
+                .any(|&n| m.obj(n).numa().is_some_and(|a| a.local_memory > 0)),
+        );
+        let thissystem_linux = m.is_thissystem && matches!(self.source, Source::ThisSystem);
+        d.disallowed_pu = u8::from(thissystem_linux);
+        d.disallowed_numa = u8::from(thissystem_linux);
+        d.cpukind_efficiency = u8::from(m.cpukinds.iter().any(|k| k.efficiency >= 0));
+        self.support_parts.1 = hwloc_topology_cpubind_support::default();
+        self.support_parts.2 = hwloc_topology_membind_support::default();
+        self.support_parts.3 = hwloc_topology_misc_support::default();
+        if m.is_thissystem {
+            crate::bind::fill_support(&mut self.support_parts.1, &mut self.support_parts.2);
+        } else if self.flags & FLAG_IMPORT_SUPPORT != 0 {
+            self.import_support();
+        }
+    }
+
+    /// `HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT`: the support recorded in XML.
+    fn import_support(&mut self) {
+        let names = self.model.support.clone();
+        if names.is_empty() {
+            return;
+        }
+        self.support_parts.3.imported_support = 1;
+        let (d, c, mb) = (
+            &mut self.support_parts.0,
+            &mut self.support_parts.1,
+            &mut self.support_parts.2,
+        );
+        for n in &names {
+            let Some((part, field)) = n.split_once('.') else {
+                continue;
+            };
+            let slot: Option<&mut u8> = match part {
+                "discovery" => discovery_field(d, field),
+                "cpubind" => cpubind_field(c, field),
+                "membind" => membind_field(mb, field),
+                _ => None,
+            };
+            if let Some(s) = slot {
+                *s = 1;
+            }
+        }
+    }
+}
+
+fn discovery_field<'a>(d: &'a mut hwloc_topology_discovery_support, f: &str) -> Option<&'a mut u8> {
+    Some(match f {
+        "pu" => &mut d.pu,
+        "numa" => &mut d.numa,
+        "numa_memory" => &mut d.numa_memory,
+        "disallowed_pu" => &mut d.disallowed_pu,
+        "disallowed_numa" => &mut d.disallowed_numa,
+        "cpukind_efficiency" => &mut d.cpukind_efficiency,
+        _ => return None,
+    })
+}
+
+fn cpubind_field<'a>(c: &'a mut hwloc_topology_cpubind_support, f: &str) -> Option<&'a mut u8> {
+    Some(match f {
+        "set_thisproc_cpubind" => &mut c.set_thisproc_cpubind,
+        "get_thisproc_cpubind" => &mut c.get_thisproc_cpubind,
+        "set_proc_cpubind" => &mut c.set_proc_cpubind,
+        "get_proc_cpubind" => &mut c.get_proc_cpubind,
+        "set_thisthread_cpubind" => &mut c.set_thisthread_cpubind,
+        "get_thisthread_cpubind" => &mut c.get_thisthread_cpubind,
+        "set_thread_cpubind" => &mut c.set_thread_cpubind,
+        "get_thread_cpubind" => &mut c.get_thread_cpubind,
+        "get_thisproc_last_cpu_location" => &mut c.get_thisproc_last_cpu_location,
+        "get_proc_last_cpu_location" => &mut c.get_proc_last_cpu_location,
+        "get_thisthread_last_cpu_location" => &mut c.get_thisthread_last_cpu_location,
+        _ => return None,
+    })
+}
+
+fn membind_field<'a>(m: &'a mut hwloc_topology_membind_support, f: &str) -> Option<&'a mut u8> {
+    Some(match f {
+        "set_thisproc_membind" => &mut m.set_thisproc_membind,
+        "get_thisproc_membind" => &mut m.get_thisproc_membind,
+        "set_proc_membind" => &mut m.set_proc_membind,
+        "get_proc_membind" => &mut m.get_proc_membind,
+        "set_thisthread_membind" => &mut m.set_thisthread_membind,
+        "get_thisthread_membind" => &mut m.get_thisthread_membind,
+        "set_area_membind" => &mut m.set_area_membind,
+        "get_area_membind" => &mut m.get_area_membind,
+        "alloc_membind" => &mut m.alloc_membind,
+        "firsttouch_membind" => &mut m.firsttouch_membind,
+        "bind_membind" => &mut m.bind_membind,
+        "interleave_membind" => &mut m.interleave_membind,
+        "nexttouch_membind" => &mut m.nexttouch_membind,
+        "migrate_membind" => &mut m.migrate_membind,
+        "get_area_memlocation" => &mut m.get_area_memlocation,
+        _ => return None,
+    })
+}
+
+/// The topology behind a C handle, or `None` for NULL.
+///
+/// # Safety
+/// `t` is NULL or a handle from `hwloc_topology_init`/`dup`/`adopt` not yet
+/// destroyed.
+pub(crate) unsafe fn topo<'a>(t: hwloc_topology_t) -> Option<&'a hwloc_topology> {
+    // SAFETY: see above.
+    unsafe { t.as_ref() }
+}
+
+/// The topology behind a C handle, mutably.
+///
+/// # Safety
+/// As [`topo`]; hwloc's thread-safety rules make the caller the only user.
+pub(crate) unsafe fn topo_mut<'a>(t: hwloc_topology_t) -> Option<&'a mut hwloc_topology> {
+    // SAFETY: see above.
+    unsafe { t.as_mut() }
+}
+
+/// The loaded topology behind a handle (`None` for NULL or not loaded).
+///
+/// # Safety
+/// As [`topo`].
+pub(crate) unsafe fn loaded<'a>(t: hwloc_topology_t) -> Option<&'a hwloc_topology> {
+    // SAFETY: see above.
+    unsafe { topo(t) }.filter(|t| t.loaded)
+}
+
+/// The loaded topology behind a handle, mutably.
+///
+/// # Safety
+/// As [`topo_mut`].
+pub(crate) unsafe fn loaded_mut<'a>(t: hwloc_topology_t) -> Option<&'a mut hwloc_topology> {
+    // SAFETY: see above.
+    unsafe { topo_mut(t) }.filter(|t| t.loaded)
+}
+
+/// `hwloc_topology_init`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_init(topologyp: *mut hwloc_topology_t) -> c_int {
+    guard(-1, || {
+        if topologyp.is_null() {
+            return fail(libc::EINVAL);
+        }
+        let t = Box::into_raw(hwloc_topology::new());
+        // SAFETY: the caller gives a place for the handle.
+        unsafe { *topologyp = t };
+        0
+    })
+}
+
+/// `hwloc_topology_destroy`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_destroy(topology: hwloc_topology_t) {
+    guard((), || {
+        if topology.is_null() {
+            return;
+        }
+        // SAFETY: the handle came from Box::into_raw in init/dup/adopt.
+        let t = unsafe { Box::from_raw(topology) };
+        for s in t.sets {
+            crate::bitmap::free_raw(s);
+        }
+        drop(t);
+    })
+}
+
+/// `hwloc_topology_abi_check`: 0 when the library's ABI is the
+/// application's (hwloc 2.x).
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_abi_check(_topology: hwloc_topology_t) -> c_int {
+    0
+}
+
+/// `hwloc_topology_set_flags`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_flags(
+    topology: hwloc_topology_t,
+    flags: c_ulong,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { topo_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
+        let flags = flags as u64;
+        if flags & !ALL_FLAGS != 0 {
+            return fail(libc::EINVAL);
+        }
+        t.flags = flags;
+        0
+    })
+}
+
+/// `hwloc_topology_get_flags`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_flags(topology: hwloc_topology_t) -> c_ulong {
+    // SAFETY: hwloc's handle contract.
+    guard(0, || {
+        unsafe { topo(topology) }.map_or(0, |t| t.flags as c_ulong)
+    })
+}
+
+/// `hwloc_topology_is_thissystem`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_is_thissystem(topology: hwloc_topology_t) -> c_int {
+    // SAFETY: hwloc's handle contract.
+    guard(0, || {
+        unsafe { topo(topology) }.map_or(0, |t| c_int::from(t.model.is_thissystem))
+    })
+}
+
+fn set_source(topology: hwloc_topology_t, s: Option<Source>) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { topo_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
+        match s {
+            Some(s) => {
+                t.source = s;
+                0
+            }
+            None => fail(libc::EINVAL),
+        }
+    })
+}
+
+/// `hwloc_topology_set_xml`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_xml(
+    topology: hwloc_topology_t,
+    xmlpath: *const c_char,
+) -> c_int {
+    // SAFETY: a NUL-terminated path or NULL.
+    let p = unsafe { c_str(xmlpath) }.map(|p| Source::XmlFile(PathBuf::from(p.into_owned())));
+    set_source(topology, p)
+}
+
+/// `hwloc_topology_set_xmlbuffer`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_xmlbuffer(
+    topology: hwloc_topology_t,
+    buffer: *const c_char,
+    size: c_int,
+) -> c_int {
+    let s = guard(None, || {
+        if buffer.is_null() || size <= 0 {
+            return None;
+        }
+        // SAFETY: the caller's buffer holds size bytes (the terminator
+        // included, as hwloc's export gives it).
+        let bytes = unsafe { std::slice::from_raw_parts(buffer as *const u8, size as usize) };
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        Some(Source::XmlBuffer(
+            String::from_utf8_lossy(&bytes[..end]).into_owned(),
+        ))
+    });
+    set_source(topology, s)
+}
+
+/// `hwloc_topology_set_synthetic`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_synthetic(
+    topology: hwloc_topology_t,
+    description: *const c_char,
+) -> c_int {
+    // SAFETY: a NUL-terminated string or NULL.
+    let d = unsafe { c_str(description) }.map(|d| d.into_owned());
+    // hwloc checks the description when it is given.
+    if let Some(desc) = &d {
+        if wloc_core::synthetic::parse(desc).is_err() {
+            return fail(libc::EINVAL);
+        }
+    }
+    set_source(topology, d.map(Source::Synthetic))
+}
+
+/// `hwloc_topology_set_fsroot`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_fsroot(
+    topology: hwloc_topology_t,
+    fsroot_path: *const c_char,
+) -> c_int {
+    // SAFETY: a NUL-terminated path or NULL.
+    let p = unsafe { c_str(fsroot_path) }.map(|p| {
+        if p == "/" {
+            Source::ThisSystem
+        } else {
+            Source::Fsroot(PathBuf::from(p.into_owned()))
+        }
+    });
+    set_source(topology, p)
+}
+
+/// `hwloc_topology_set_pid`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_pid(
+    topology: hwloc_topology_t,
+    pid: libc::pid_t,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { topo_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        t.pid = pid;
+        0
+    })
+}
+
+/// `hwloc_topology_set_components`: wloc runs no plugin and its
+/// components are chosen by the admin's policy, so names are accepted and
+/// change nothing; unknown flags are refused as in hwloc.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_components(
+    topology: hwloc_topology_t,
+    flags: c_ulong,
+    name: *const c_char,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { topo_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
+        // HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST is the only flag.
+        if flags & !1 != 0 || name.is_null() {
+            return fail(libc::EINVAL);
+        }
+        0
+    })
+}
+
+fn filter_from_c(f: c_int) -> Option<TypeFilter> {
+    Some(match f {
+        0 => TypeFilter::KeepAll,
+        1 => TypeFilter::KeepNone,
+        2 => TypeFilter::KeepStructure,
+        3 => TypeFilter::KeepImportant,
+        _ => return None,
+    })
+}
+
+fn filter_to_c(f: TypeFilter) -> c_int {
+    match f {
+        TypeFilter::KeepAll => 0,
+        TypeFilter::KeepNone => 1,
+        TypeFilter::KeepStructure => 2,
+        TypeFilter::KeepImportant => 3,
+    }
+}
+
+/// The model type of a C type value.
+pub(crate) fn type_from_c(t: hwloc_obj_type_t) -> Option<ObjType> {
+    usize::try_from(t)
+        .ok()
+        .and_then(|i| ObjType::ALL.get(i).copied())
+}
+
+fn with_filters(
+    topology: hwloc_topology_t,
+    f: c_int,
+    apply: impl FnOnce(&mut Topology, TypeFilter) -> bool,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { topo_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
+        let Some(f) = filter_from_c(f) else {
+            return fail(libc::EINVAL);
+        };
+        if apply(&mut t.model, f) {
+            0
+        } else {
+            fail(libc::EINVAL)
+        }
+    })
+}
+
+/// `hwloc_topology_set_type_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_type_filter(
+    topology: hwloc_topology_t,
+    type_: hwloc_obj_type_t,
+    filter: c_int,
+) -> c_int {
+    with_filters(topology, filter, |m, f| {
+        type_from_c(type_).is_some_and(|t| m.set_type_filter(t, f).is_ok())
+    })
+}
+
+/// `hwloc_topology_get_type_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_type_filter(
+    topology: hwloc_topology_t,
+    type_: hwloc_obj_type_t,
+    filter: *mut c_int,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let (Some(t), Some(ty)) = (unsafe { topo(topology) }, type_from_c(type_)) else {
+            return fail(libc::EINVAL);
+        };
+        if filter.is_null() {
+            return fail(libc::EINVAL);
+        }
+        // SAFETY: the caller gives a place for the filter.
+        unsafe { *filter = filter_to_c(t.model.type_filter(ty)) };
+        0
+    })
+}
+
+/// `hwloc_topology_set_all_types_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_all_types_filter(
+    topology: hwloc_topology_t,
+    filter: c_int,
+) -> c_int {
+    with_filters(topology, filter, |m, f| {
+        m.set_all_types_filter(f);
+        true
+    })
+}
+
+/// `hwloc_topology_set_cache_types_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_cache_types_filter(
+    topology: hwloc_topology_t,
+    filter: c_int,
+) -> c_int {
+    with_filters(topology, filter, |m, f| {
+        m.set_cache_types_filter(f);
+        true
+    })
+}
+
+/// `hwloc_topology_set_icache_types_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_icache_types_filter(
+    topology: hwloc_topology_t,
+    filter: c_int,
+) -> c_int {
+    with_filters(topology, filter, |m, f| {
+        m.set_icache_types_filter(f);
+        true
+    })
+}
+
+/// `hwloc_topology_set_io_types_filter`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_io_types_filter(
+    topology: hwloc_topology_t,
+    filter: c_int,
+) -> c_int {
+    with_filters(topology, filter, |m, f| {
+        m.set_io_types_filter(f);
+        true
+    })
+}
+
+/// `hwloc_topology_set_userdata`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_userdata(
+    topology: hwloc_topology_t,
+    userdata: *const c_void,
+) {
+    // SAFETY: hwloc's handle contract.
+    if let Some(t) = unsafe { topo_mut(topology) } {
+        t.userdata = userdata as *mut c_void;
+    }
+}
+
+/// `hwloc_topology_get_userdata`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_userdata(topology: hwloc_topology_t) -> *mut c_void {
+    // SAFETY: hwloc's handle contract.
+    unsafe { topo(topology) }.map_or(null_mut(), |t| t.userdata)
+}
+
+/// `hwloc_topology_get_support`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_support(
+    topology: hwloc_topology_t,
+) -> *const hwloc_topology_support {
+    // SAFETY: hwloc's handle contract.
+    unsafe { topo(topology) }.map_or(std::ptr::null(), |t| &t.support as *const _)
+}
+
+/// Where the environment sends a load whose source was not chosen, in
+/// hwloc's order (fsroot, CPUID dump, synthetic, XML), after a launcher's
+/// topology image.
+fn source_from_env() -> Source {
+    match wloc::input::resolve(None, None) {
+        Ok(wloc::input::Source::Image(p)) => Source::Image(p),
+        Ok(wloc::input::Source::Fsroot(p)) if p.as_os_str() == "/" => Source::ThisSystem,
+        Ok(wloc::input::Source::Fsroot(p)) => Source::Fsroot(p),
+        Ok(wloc::input::Source::Synthetic(s)) => Source::Synthetic(s),
+        Ok(wloc::input::Source::Xml(p)) => Source::XmlFile(p),
+        _ => Source::ThisSystem,
+    }
+}
+
+/// Why a load failed: the message, kept for `HWLOC_DEBUG_VERBOSE`-style
+/// diagnostics, and hwloc's `errno`.
+struct LoadFailure(String);
+
+impl hwloc_topology {
+    fn load(&mut self) -> Result<(), LoadFailure> {
+        let mut base = self.model.clone();
+        base.include_disallowed = self.flags & FLAG_INCLUDE_DISALLOWED != 0;
+        let source = match &self.source {
+            Source::Default => source_from_env(),
+            s => s.clone(),
+        };
+        let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
+        let mut m = match &source {
+            Source::XmlFile(p) => wloc_xml::import_file(p, base).map_err(|e| err(&e))?,
+            Source::XmlBuffer(s) => wloc_xml::import_str(s, base).map_err(|e| err(&e))?,
+            Source::Synthetic(d) => wloc_core::synthetic::parse(d)
+                .map_err(|e| err(&e))?
+                .build(base)
+                .map_err(|e| err(&e))?,
+            Source::Image(p) => wloc::input::load(&wloc::input::Source::Image(p.clone()), base)
+                .map_err(|e| err(&e))?,
+            Source::Fsroot(p) => wloc::input::load(&wloc::input::Source::Fsroot(p.clone()), base)
+                .map_err(|e| err(&e))?,
+            Source::ThisSystem | Source::Default => {
+                wloc::input::load(&wloc::input::Source::ThisSystem, base).map_err(|e| err(&e))?
+            }
+        };
+        let thissystem_env = std::env::var("HWLOC_THISSYSTEM").ok();
+        m.is_thissystem = match thissystem_env.as_deref() {
+            Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
+            _ => matches!(source, Source::ThisSystem) || self.flags & FLAG_IS_THISSYSTEM != 0,
+        };
+        if self.flags & FLAG_NO_DISTANCES != 0 {
+            m.distances.clear();
+        }
+        if self.flags & FLAG_NO_CPUKINDS != 0 {
+            m.cpukinds.clear();
+        }
+        if self.flags & FLAG_NO_MEMATTRS != 0 {
+            for a in &mut m.memattrs {
+                a.values.clear();
+            }
+        }
+        self.source = source;
+        self.model = m;
+        self.loaded = true;
+        if self.flags & (FLAG_RESTRICT_TO_CPUBINDING | FLAG_RESTRICT_TO_MEMBINDING) != 0
+            && self.model.is_thissystem
+        {
+            crate::bind::restrict_to_binding(self);
+        }
+        self.sync();
+        self.fill_support();
+        self.import_userdata();
+        Ok(())
+    }
+
+    /// Hands every `<userdata>` element read to the import callback, then
+    /// forgets them: as in hwloc, the application owns what it imported.
+    fn import_userdata(&mut self) {
+        let ids: Vec<ObjId> = self.model.iter_dfs();
+        let Some(cb) = self.import_cb else {
+            for id in ids {
+                self.model.obj_mut(id).userdata.clear();
+            }
+            return;
+        };
+        let handle = self as *mut hwloc_topology;
+        for id in ids {
+            let uds: Vec<_> = self.model.obj_mut(id).userdata.drain(..).collect();
+            let obj = self.ptr_of(id);
+            for u in uds {
+                let name = u
+                    .name
+                    .as_deref()
+                    .map(|n| std::ffi::CString::new(n.replace('\0', "")).unwrap_or_default());
+                let data = if u.base64 {
+                    crate::export::base64_decode(&u.content).unwrap_or_default()
+                } else {
+                    u.content.into_bytes()
+                };
+                let len = usize::try_from(u.length)
+                    .unwrap_or(data.len())
+                    .min(data.len());
+                // SAFETY: the application's callback, called as hwloc does
+                // (the buffer is only valid during the call).
+                unsafe {
+                    cb(
+                        handle,
+                        obj,
+                        name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                        data.as_ptr() as *const c_void,
+                        len,
+                    )
+                };
+            }
+        }
+    }
+}
+
+/// A new loaded handle around `model` (topologies made by the library:
+/// shmem adoption, diff application on copies).
+pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_topology_t {
+    let mut t = hwloc_topology::new();
+    t.model = model;
+    t.source = source;
+    t.flags = flags;
+    t.loaded = true;
+    t.sync();
+    t.fill_support();
+    Box::into_raw(t)
+}
+
+/// `hwloc_topology_load`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_load(topology: hwloc_topology_t) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { topo_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
+        match t.load() {
+            Ok(()) => 0,
+            Err(LoadFailure(msg)) => {
+                if std::env::var_os("WLOC_CAPI_VERBOSE").is_some() {
+                    eprintln!("wloc: hwloc_topology_load failed: {msg}");
+                }
+                fail(libc::EINVAL)
+            }
+        }
+    })
+}
+
+/// `hwloc_topology_check`: aborts, as hwloc's assertions do, when the
+/// topology breaks an invariant.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_check(topology: hwloc_topology_t) {
+    // SAFETY: hwloc's handle contract.
+    let Some(t) = (unsafe { loaded(topology) }) else {
+        return;
+    };
+    if let Err(e) = t.model.check() {
+        eprintln!("wloc: topology check failed: {}", e.message());
+        std::process::abort();
+    }
+}
+
+/// `hwloc_topology_dup`: a copy with the same objects, userdata pointers
+/// and topology userdata.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_dup(
+    newtopology: *mut hwloc_topology_t,
+    oldtopology: hwloc_topology_t,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(old) = (unsafe { loaded(oldtopology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if newtopology.is_null() {
+            return fail(libc::EINVAL);
+        }
+        let mut t = hwloc_topology::new();
+        t.model = old.model.clone();
+        t.loaded = true;
+        t.flags = old.flags;
+        t.source = old.source.clone();
+        t.pid = old.pid;
+        t.userdata = old.userdata;
+        t.export_cb = old.export_cb;
+        t.import_cb = old.import_cb;
+        t.sync();
+        for (id, n) in &old.nodes {
+            if let Some(m) = t.nodes.get_mut(id) {
+                m.obj.userdata = n.obj.userdata;
+            }
+        }
+        *t.support_parts = *old.support_parts;
+        // SAFETY: the caller gives a place for the handle.
+        unsafe { *newtopology = Box::into_raw(t) };
+        0
+    })
+}
+
+/// `hwloc_topology_refresh`: the mirror is always current, nothing to do.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_refresh(topology: hwloc_topology_t) -> c_int {
+    // SAFETY: hwloc's handle contract.
+    if unsafe { topo(topology) }.is_none() {
+        return fail(libc::EINVAL);
+    }
+    0
+}
+
+/// The topology-wide sets, in the order of `hwloc_topology::sets`.
+fn topo_set(topology: hwloc_topology_t, i: usize) -> hwloc_const_bitmap_t {
+    // SAFETY: hwloc's handle contract.
+    unsafe { loaded(topology) }.map_or(std::ptr::null(), |t| t.sets[i] as *const hwloc_bitmap_s)
+}
+
+/// `hwloc_topology_get_complete_cpuset`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_complete_cpuset(
+    topology: hwloc_topology_t,
+) -> hwloc_const_bitmap_t {
+    topo_set(topology, 0)
+}
+/// `hwloc_topology_get_topology_cpuset`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_topology_cpuset(
+    topology: hwloc_topology_t,
+) -> hwloc_const_bitmap_t {
+    topo_set(topology, 1)
+}
+/// `hwloc_topology_get_allowed_cpuset`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_allowed_cpuset(
+    topology: hwloc_topology_t,
+) -> hwloc_const_bitmap_t {
+    topo_set(topology, 2)
+}
+/// `hwloc_topology_get_complete_nodeset`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_complete_nodeset(
+    topology: hwloc_topology_t,
+) -> hwloc_const_bitmap_t {
+    topo_set(topology, 3)
+}
+/// `hwloc_topology_get_topology_nodeset`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_topology_nodeset(
+    topology: hwloc_topology_t,
+) -> hwloc_const_bitmap_t {
+    topo_set(topology, 4)
+}
+/// `hwloc_topology_get_allowed_nodeset`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_allowed_nodeset(
+    topology: hwloc_topology_t,
+) -> hwloc_const_bitmap_t {
+    topo_set(topology, 5)
+}
+
+/// `hwloc_topology_restrict`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_restrict(
+    topology: hwloc_topology_t,
+    set: hwloc_const_bitmap_t,
+    flags: c_ulong,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        // SAFETY: a bitmap from hwloc_bitmap_alloc or an object's.
+        let Some(set) = (unsafe { set.as_ref() }) else {
+            return fail(libc::EINVAL);
+        };
+        let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags as u64) else {
+            return fail(libc::EINVAL);
+        };
+        let mut m = t.model.clone();
+        match m.restrict_with_flags(&set.bits, f) {
+            Ok(()) => {
+                t.model = m;
+                t.sync();
+                0
+            }
+            Err(_) => fail(libc::EINVAL),
+        }
+    })
+}
+
+/// `hwloc_topology_allow`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_allow(
+    topology: hwloc_topology_t,
+    cpuset: hwloc_const_bitmap_t,
+    nodeset: hwloc_const_bitmap_t,
+    flags: c_ulong,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
+            return fail(libc::ENOTSUP);
+        }
+        let m = &mut t.model;
+        let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
+        match flags {
+            1 => {
+                m.allowed_cpuset = cc;
+                m.allowed_nodeset = cn;
+            }
+            2 => {
+                if !m.is_thissystem {
+                    return fail(libc::EINVAL);
+                }
+                match wloc_bind::thread_affinity() {
+                    Ok(c) => m.allowed_cpuset = &c & &cc,
+                    Err(_) => return fail(libc::EINVAL),
+                }
+            }
+            4 => {
+                // SAFETY: bitmaps from hwloc_bitmap_alloc or NULL.
+                let (c, n) = unsafe { (cpuset.as_ref(), nodeset.as_ref()) };
+                if c.is_none() && n.is_none() {
+                    return fail(libc::EINVAL);
+                }
+                if let Some(c) = c {
+                    let c = wloc_core::CpuSet::from_bitmap(c.bits.clone());
+                    let c = &c & &cc;
+                    if c.is_empty() {
+                        return fail(libc::EINVAL);
+                    }
+                    m.allowed_cpuset = c;
+                }
+                if let Some(n) = n {
+                    let n = wloc_core::NodeSet::from_bitmap(n.bits.clone());
+                    let n = &n & &cn;
+                    if n.is_empty() {
+                        return fail(libc::EINVAL);
+                    }
+                    m.allowed_nodeset = n;
+                }
+            }
+            _ => return fail(libc::EINVAL),
+        }
+        t.sync();
+        0
+    })
+}
+
+/// Completes the model after an object was added to a loaded topology,
+/// then refreshes the mirror.
+pub(crate) fn refinish(t: &mut hwloc_topology) -> Result<(), ()> {
+    let mut m = t.model.clone();
+    match m.finish() {
+        Ok(()) => {
+            t.model = m;
+            t.sync();
+            Ok(())
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// `hwloc_topology_insert_misc_object`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_insert_misc_object(
+    topology: hwloc_topology_t,
+    parent: hwloc_obj_t,
+    name: *const c_char,
+) -> hwloc_obj_t {
+    guard(null_mut(), || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        };
+        if !t.model.keeps_type(ObjType::Misc) {
+            set_errno(libc::ENOENT);
+            return null_mut();
+        }
+        let Some(pid) = t.id_of(parent) else {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        };
+        let mut o = Object::new(ObjType::Misc, None);
+        // SAFETY: a NUL-terminated name or NULL.
+        o.name = unsafe { c_str(name) }.map(|n| n.into_owned());
+        o.gp_index = t.model.alloc_gp_index();
+        let gp = o.gp_index;
+        if t.model.insert_by_parent(pid, o).is_err() {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        }
+        if refinish(t).is_err() {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        }
+        t.model
+            .obj_by_gp_index(gp)
+            .map_or(null_mut(), |id| t.ptr_of(id))
+    })
+}
+
+/// `hwloc_topology_alloc_group_object`: a Group the caller fills
+/// (cpuset, nodeset, subtype, infos, group attributes) before
+/// `hwloc_topology_insert_group_object`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
+    topology: hwloc_topology_t,
+) -> hwloc_obj_t {
+    guard(null_mut(), || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        };
+        let mut n = Node::new(None);
+        n.obj.type_ = ObjType::Group.index() as c_int;
+        // SAFETY: writing the group member of our own zeroed union.
+        unsafe { n.attr.group.depth = u32::MAX };
+        let p = &mut n.obj as *mut hwloc_obj;
+        t.pending.push(n);
+        p
+    })
+}
+
+/// Reads a pending Group's fields as the caller filled them.
+fn group_from_node(n: &Node) -> Object {
+    let bits = |b: hwloc_bitmap_t| {
+        // SAFETY: NULL or a bitmap from hwloc_bitmap_alloc.
+        unsafe { b.as_ref() }.map(|b| b.bits.clone())
+    };
+    let mut o = Object::new(ObjType::Group, None);
+    o.cpuset = bits(n.obj.cpuset).map(wloc_core::CpuSet::from_bitmap);
+    o.complete_cpuset = bits(n.obj.complete_cpuset).map(wloc_core::CpuSet::from_bitmap);
+    o.nodeset = bits(n.obj.nodeset).map(wloc_core::NodeSet::from_bitmap);
+    o.complete_nodeset = bits(n.obj.complete_nodeset).map(wloc_core::NodeSet::from_bitmap);
+    // SAFETY: malloc'ed strings or NULL, as hwloc documents for subtype.
+    o.subtype = unsafe { c_str(n.obj.subtype) }.map(|s| s.into_owned());
+    o.name = unsafe { c_str(n.obj.name) }.map(|s| s.into_owned());
+    o.infos = n.infos_as_model();
+    // SAFETY: the group member is the one a Group's attributes use.
+    let g = unsafe { n.attr.group };
+    o.attr = ObjAttr::Group(wloc_core::object::GroupAttr {
+        depth: if g.depth == u32::MAX { 0 } else { g.depth },
+        kind: g.kind,
+        subkind: g.subkind,
+        dont_merge: g.dont_merge != 0,
+    });
+    o
+}
+
+/// `hwloc_topology_insert_group_object`: the Group goes where its sets
+/// say; an identical object already there is returned instead, and an
+/// empty or filtered-out Group is freed and NULL returned.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_insert_group_object(
+    topology: hwloc_topology_t,
+    group: hwloc_obj_t,
+) -> hwloc_obj_t {
+    guard(null_mut(), || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        };
+        let Some(pos) = t.pending.iter().position(|n| std::ptr::eq(&n.obj, group)) else {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        };
+        let node = t.pending.swap_remove(pos);
+        let mut o = group_from_node(&node);
+        drop(node);
+        // Sets the caller left out are derived as hwloc does: a nodeset
+        // only gives the PUs of those nodes.
+        if o.cpuset.is_none() && o.complete_cpuset.is_none() {
+            if let Some(ns) = o.nodeset.clone().or_else(|| o.complete_nodeset.clone()) {
+                let mut cs = wloc_core::CpuSet::new();
+                for n in t.model.objs_by_type(ObjType::NUMANode) {
+                    let no = t.model.obj(n);
+                    if no.os_index.is_some_and(|i| ns.is_set(i)) {
+                        if let Some(c) = &no.cpuset {
+                            cs = &cs | c;
+                        }
+                    }
+                }
+                o.cpuset = Some(cs);
+            }
+        }
+        let topo_cpuset = t.model.cpuset().clone();
+        if let Some(c) = &mut o.cpuset {
+            *c = &*c & &topo_cpuset;
+        }
+        if o.complete_cpuset.is_none() {
+            o.complete_cpuset = o.cpuset.clone();
+        }
+        if o.cpuset.as_ref().is_none_or(|c| c.is_empty()) || !t.model.keeps_type(ObjType::Group) {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        }
+        let cpuset = o.cpuset.clone();
+        o.gp_index = t.model.alloc_gp_index();
+        let gp = o.gp_index;
+        let mut m = t.model.clone();
+        let inserted = match m.insert_by_cpuset(o) {
+            Ok(Some(i)) => i.id(),
+            _ => {
+                set_errno(libc::EINVAL);
+                return null_mut();
+            }
+        };
+        if m.finish().is_err() {
+            set_errno(libc::EINVAL);
+            return null_mut();
+        }
+        t.model = m;
+        t.sync();
+        // The Group, or the object it was merged into (an identical one
+        // already there, as hwloc returns).
+        let id = t
+            .model
+            .obj_by_gp_index(gp)
+            .or_else(|| t.model.get(inserted).map(|_| inserted))
+            .or_else(|| cpuset.as_ref().and_then(|c| t.model.obj_covering_cpuset(c)));
+        id.map_or(null_mut(), |id| t.ptr_of(id))
+    })
+}
+
+/// `hwloc_topology_set_userdata_export_callback`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_userdata_export_callback(
+    topology: hwloc_topology_t,
+    export_cb: Option<ExportCallback>,
+) {
+    // SAFETY: hwloc's handle contract.
+    if let Some(t) = unsafe { topo_mut(topology) } {
+        t.export_cb = export_cb;
+    }
+}
+
+/// `hwloc_topology_set_userdata_import_callback`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_set_userdata_import_callback(
+    topology: hwloc_topology_t,
+    import_cb: Option<ImportCallback>,
+) {
+    // SAFETY: hwloc's handle contract.
+    if let Some(t) = unsafe { topo_mut(topology) } {
+        t.import_cb = import_cb;
+    }
+}
+
+/// The number of objects of a topology's mirror (for tests).
+pub fn mirrored_objects(topology: hwloc_topology_t) -> usize {
+    // SAFETY: hwloc's handle contract.
+    unsafe { topo(topology) }.map_or(0, |t| t.nodes.len())
+}
+
+/// The loaded model behind a handle (for tests and the property checks).
+///
+/// # Safety
+/// `topology` is a live handle.
+pub unsafe fn model<'a>(topology: hwloc_topology_t) -> Option<&'a Topology> {
+    // SAFETY: see above.
+    unsafe { loaded(topology) }.map(|t| &t.model)
+}
