@@ -24,7 +24,7 @@ const SECRET: &str = "SECRET-CONTENT";
 /// root/sys/to_secret -> ../secret
 /// root/sys/abs -> /sys/devices/system/cpu/online
 /// root/sys/loop -> loop
-/// root/sys/fifo                                 (a FIFO: must not block)
+/// root/sys/fifo                                 (a FIFO: never served)
 /// ```
 fn tree(name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("files-{name}"));
@@ -91,8 +91,11 @@ fn fsroot_grant_reads_inside_and_refuses_outside() {
     }
     assert_eq!(read(&fa, "/sys/missing"), Err(FileError::NotFound));
     assert!(matches!(read(&fa, "/sys/loop"), Err(FileError::Io(_))));
-    // A FIFO reads as empty instead of blocking.
-    assert_eq!(read(&fa, "/sys/fifo").unwrap(), "");
+    // A FIFO is never opened (it could block): only regular files are
+    // read, anything else is answered as a missing file would be, and
+    // left out of listings.
+    assert_eq!(read(&fa, "/sys/fifo"), Err(FileError::NotFound));
+    assert!(!fa.list_dir("/sys").unwrap().iter().any(|n| n == "fifo"));
     // Directories, links and globs follow the same rules.
     assert_eq!(
         fa.list_dir("/sys/devices/system/cpu").unwrap(),

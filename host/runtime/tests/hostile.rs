@@ -81,7 +81,11 @@ fn malformed_data_is_refused() {
         ("infinite-cpuset", "cpuset is infinite"),
         ("empty-pu", "needs a non-empty cpuset"),
         ("pu-without-os-index", "a PU needs an OS index"),
-        ("pu-set-mismatch", "the cpuset of PU P#0 must be {0}"),
+        // PU P#0 with the cpuset {1}: index 1 is past the record's PUs.
+        (
+            "pu-set-mismatch",
+            "cpuset holds index 1, beyond 0, the highest PU index of the record",
+        ),
         (
             "parent-out-of-range",
             "parent id 77 is not an object of this discovery",
