@@ -71,6 +71,9 @@ pub(crate) struct Node {
     /// The model's id; `None` for a Group allocated by
     /// `hwloc_topology_alloc_group_object` and not inserted yet.
     pub(crate) id: Option<ObjId>,
+    /// The topology holding the object: functions that take only an
+    /// object (`hwloc_obj_add_info`) reach the model through it.
+    pub(crate) topo: *mut hwloc_topology,
     children: Vec<*mut hwloc_obj>,
     page_types: Vec<hwloc_memory_page_type_s>,
     infos: Vec<hwloc_info_s>,
@@ -84,6 +87,7 @@ impl Node {
             obj: unsafe { std::mem::zeroed() },
             attr: hwloc_obj_attr_u::default(),
             id,
+            topo: null_mut(),
             children: Vec::new(),
             page_types: Vec::new(),
             infos: Vec::new(),
@@ -121,14 +125,26 @@ impl Node {
 
     /// Replaces the infos by `infos`.
     pub(crate) fn set_infos(&mut self, infos: &[wloc_core::object::Info]) {
-        self.clear_infos();
-        self.infos = infos
+        // Entries that did not change keep their strings: applications
+        // hold pointers to info values (hwloc_obj_get_info_by_name) across
+        // hwloc_obj_add_info, which in hwloc only appends.
+        let current = self.infos_as_model();
+        let keep = current
             .iter()
-            .map(|i| hwloc_info_s {
-                name: c_strdup(&i.name),
-                value: c_strdup(&i.value),
-            })
-            .collect();
+            .zip(infos)
+            .take_while(|(a, b)| a == b)
+            .count();
+        for inf in self.infos.drain(keep..) {
+            // SAFETY: both strings were malloc'ed by c_strdup.
+            unsafe {
+                libc::free(inf.name as *mut c_void);
+                libc::free(inf.value as *mut c_void);
+            }
+        }
+        self.infos.extend(infos[keep..].iter().map(|i| hwloc_info_s {
+            name: c_strdup(&i.name),
+            value: c_strdup(&i.value),
+        }));
         self.obj.infos = if self.infos.is_empty() {
             null_mut()
         } else {
@@ -168,7 +184,7 @@ impl Node {
     }
 
     /// Fills the descriptive fields from the model's object.
-    fn fill(&mut self, o: &Object) {
+    fn fill(&mut self, o: &Object, infos: &[wloc_core::object::Info]) {
         self.obj.type_ = o.obj_type.index() as c_int;
         Self::set_string(&mut self.obj.subtype, o.subtype.as_deref());
         Self::set_string(&mut self.obj.name, o.name.as_deref());
@@ -192,9 +208,9 @@ impl Node {
             &mut self.obj.complete_nodeset,
             o.complete_nodeset.as_ref().map(|s| s.bitmap()),
         );
-        let same_infos = self.infos.len() == o.infos.len() && self.infos_as_model() == o.infos;
+        let same_infos = self.infos.len() == infos.len() && self.infos_as_model() == infos;
         if !same_infos {
-            self.set_infos(&o.infos);
+            self.set_infos(infos);
         }
         self.fill_attr(o);
     }
@@ -327,6 +343,8 @@ pub struct hwloc_topology {
     /// The process binding functions act on by default
     /// (`hwloc_topology_set_pid`; 0 = this process).
     pub(crate) pid: libc::pid_t,
+    /// Components named by `hwloc_topology_set_components(BLACKLIST)`.
+    blacklist: Vec<String>,
     nodes: HashMap<ObjId, Box<Node>>,
     /// Group objects allocated and not inserted yet.
     pending: Vec<Box<Node>>,
@@ -344,6 +362,9 @@ pub struct hwloc_topology {
     /// Topology-wide cpusets and nodesets handed out by
     /// `hwloc_topology_get_*set` (complete, topology, allowed).
     sets: [hwloc_bitmap_t; 6],
+    /// C copies handed out by pointer (names, initiator cpusets, CPU kind
+    /// infos), kept as long as the topology.
+    pub(crate) kept: crate::cpukinds::Kept,
 }
 
 impl hwloc_topology {
@@ -354,6 +375,7 @@ impl hwloc_topology {
             flags: 0,
             source: Source::Default,
             pid: 0,
+            blacklist: Vec::new(),
             nodes: HashMap::new(),
             pending: Vec::new(),
             by_addr: HashMap::new(),
@@ -368,6 +390,7 @@ impl hwloc_topology {
             export_cb: None,
             import_cb: None,
             sets: [null_mut(); 6],
+            kept: Default::default(),
         });
         t.support = hwloc_topology_support {
             discovery: &mut t.support_parts.0,
@@ -406,13 +429,14 @@ impl hwloc_topology {
     /// their address and userdata, new ones are allocated, removed ones
     /// freed.
     pub(crate) fn sync(&mut self) {
+        let me = self as *mut hwloc_topology;
         let m = &self.model;
         let live = m.iter_dfs();
         let mut old = std::mem::take(&mut self.nodes);
         let mut nodes = HashMap::with_capacity(live.len());
         for &id in &live {
             let mut n = old.remove(&id).unwrap_or_else(|| Node::new(Some(id)));
-            n.fill(m.obj(id));
+            n.fill(m.obj(id), &wloc_xml::v2_infos(m, id));
             nodes.insert(id, n);
         }
         drop(old);
@@ -474,6 +498,7 @@ impl hwloc_topology {
         let mut by_addr = HashMap::with_capacity(live.len());
         for (id, parent, nc, pc, ns, ps, [children, memory, io, misc]) in links {
             let n = nodes.get_mut(&id).expect("node made above");
+            n.topo = me;
             n.obj.parent = parent;
             n.obj.next_cousin = nc;
             n.obj.prev_cousin = pc;
@@ -833,9 +858,16 @@ pub unsafe extern "C" fn hwloc_topology_set_pid(
     })
 }
 
-/// `hwloc_topology_set_components`: wloc runs no plugin and its
-/// components are chosen by the admin's policy, so names are accepted and
-/// change nothing; unknown flags are refused as in hwloc.
+/// The discovery components hwloc 2.9 knows (its plugins included), by
+/// the names `hwloc_topology_set_components` and `HWLOC_COMPONENTS` take.
+const COMPONENT_NAMES: [&str; 15] = [
+    "noos", "linux", "linuxio", "x86", "synthetic", "xml", "xml_nolibxml", "xml_libxml", "pci",
+    "gl", "opencl", "cuda", "nvml", "rsmi", "levelzero",
+];
+
+/// `hwloc_topology_set_components`: wloc runs no plugin; blacklisting
+/// `linux` makes this system's discovery hwloc's `noos` one (a Machine of
+/// the online PUs), other names are checked and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_set_components(
     topology: hwloc_topology_t,
@@ -850,10 +882,20 @@ pub unsafe extern "C" fn hwloc_topology_set_components(
         if t.loaded {
             return fail(libc::EBUSY);
         }
-        // HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST is the only flag.
-        if flags & !1 != 0 || name.is_null() {
+        // HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST is the only flag, and
+        // the only use.
+        // SAFETY: a NUL-terminated name or NULL.
+        let Some(name) = (unsafe { c_str(name) }) else {
+            return fail(libc::EINVAL);
+        };
+        if flags != 1 {
             return fail(libc::EINVAL);
         }
+        let base = name.split(':').next().unwrap_or_default();
+        if !COMPONENT_NAMES.contains(&base) {
+            return fail(libc::EINVAL);
+        }
+        t.blacklist.push(base.to_owned());
         0
     })
 }
@@ -1039,10 +1081,15 @@ impl hwloc_topology {
     fn load(&mut self) -> Result<(), LoadFailure> {
         let mut base = self.model.clone();
         base.include_disallowed = self.flags & FLAG_INCLUDE_DISALLOWED != 0;
+        // HWLOC_COMPONENTS chooses the components itself: hwloc then
+        // ignores the variables that name an input.
+        let components_env = std::env::var("HWLOC_COMPONENTS").is_ok_and(|v| !v.is_empty());
         let source = match &self.source {
+            Source::Default if components_env => Source::ThisSystem,
             Source::Default => source_from_env(),
             s => s.clone(),
         };
+        let noos = matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
         let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
         let mut m = match &source {
             Source::XmlFile(p) => wloc_xml::import_file(p, base).map_err(|e| err(&e))?,
@@ -1055,6 +1102,15 @@ impl hwloc_topology {
                 .map_err(|e| err(&e))?,
             Source::Fsroot(p) => wloc::input::load(&wloc::input::Source::Fsroot(p.clone()), base)
                 .map_err(|e| err(&e))?,
+            Source::ThisSystem | Source::Default if noos => {
+                let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
+                    .map_err(|e| err(&e))?
+                    .build(base)
+                    .map_err(|e| err(&e))?;
+                // hwloc's noos backend names no backend.
+                m.infos.clear();
+                m
+            }
             Source::ThisSystem | Source::Default => {
                 wloc::input::load(&wloc::input::Source::ThisSystem, base).map_err(|e| err(&e))?
             }
@@ -1075,6 +1131,7 @@ impl hwloc_topology {
                 a.values.clear();
             }
         }
+        hwloc2_infos(&mut m);
         self.source = source;
         self.model = m;
         self.loaded = true;
@@ -1108,7 +1165,7 @@ impl hwloc_topology {
                     .name
                     .as_deref()
                     .map(|n| std::ffi::CString::new(n.replace('\0', "")).unwrap_or_default());
-                let data = if u.base64 {
+                let mut data = if u.base64 {
                     crate::export::base64_decode(&u.content).unwrap_or_default()
                 } else {
                     u.content.into_bytes()
@@ -1116,6 +1173,9 @@ impl hwloc_topology {
                 let len = usize::try_from(u.length)
                     .unwrap_or(data.len())
                     .min(data.len());
+                // hwloc's buffers end with a NUL past the data.
+                data.truncate(len);
+                data.push(0);
                 // SAFETY: the application's callback, called as hwloc does
                 // (the buffer is only valid during the call).
                 unsafe {
@@ -1143,6 +1203,53 @@ pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_t
     t.sync();
     t.fill_support();
     Box::into_raw(t)
+}
+
+/// The topology infos as hwloc 2.9's root shows them: `Backend` first,
+/// hwloc 3's page-size infos left out, and the `hwlocVersion` and
+/// `ProcessName` infos hwloc adds at every load when the source had none.
+/// `hwlocVersion` is the API version this library implements (README).
+fn hwloc2_infos(m: &mut Topology) {
+    let infos = std::mem::take(&mut m.infos);
+    let (mut backend, rest): (Vec<_>, Vec<_>) = infos.into_iter().partition(|i| i.name == "Backend");
+    backend.extend(rest.into_iter().filter(|i| i.name != "PageSizeNr" && i.name != "PageSizes"));
+    m.infos = backend;
+    let has = |m: &Topology, n: &str| {
+        m.infos.iter().any(|i| i.name == n) || m.obj(m.root()).infos.iter().any(|i| i.name == n)
+    };
+    if !has(m, "hwlocVersion") {
+        m.infos.push(wloc_core::object::Info {
+            name: "hwlocVersion".into(),
+            value: "2.9.0".into(),
+        });
+    }
+    if !has(m, "ProcessName") {
+        if let Some(name) = process_name() {
+            m.infos.push(wloc_core::object::Info {
+                name: "ProcessName".into(),
+                value: name,
+            });
+        }
+    }
+}
+
+/// The program's short name, as glibc's `program_invocation_short_name`.
+fn process_name() -> Option<String> {
+    extern "C" {
+        static program_invocation_short_name: *const c_char;
+    }
+    // SAFETY: glibc sets this pointer before main to a string that lives
+    // for the whole process.
+    let p = unsafe { program_invocation_short_name };
+    // SAFETY: NULL or a NUL-terminated string.
+    unsafe { c_str(p) }.map(|s| s.into_owned()).filter(|s| !s.is_empty())
+}
+
+/// The number of online processors (hwloc's fallback discovery).
+fn online_pus() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1)
 }
 
 /// `hwloc_topology_load`.
@@ -1439,6 +1546,7 @@ pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
             return null_mut();
         };
         let mut n = Node::new(None);
+        n.topo = t as *mut hwloc_topology;
         n.obj.type_ = ObjType::Group.index() as c_int;
         // SAFETY: writing the group member of our own zeroed union.
         unsafe { n.attr.group.depth = u32::MAX };

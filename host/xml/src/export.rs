@@ -449,7 +449,7 @@ fn pci_attrs(w: &mut Writer, p: &PciAttr) {
 /// The infos of an object as a version 2 document shows them: the
 /// topology infos are the root's (after its own), and OS devices of
 /// compute backends have a `Backend` info.
-pub(crate) fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
+pub fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
     let o = topo.obj(id);
     let mut infos = o.infos.clone();
     if id == topo.root() {

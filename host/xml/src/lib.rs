@@ -55,7 +55,7 @@ mod import;
 #[cfg(test)]
 mod proptests;
 
-pub use export::{escape_text, export, export_canonical};
+pub use export::{escape_text, export, export_canonical, v2_infos};
 
 /// Which hwloc XML format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
