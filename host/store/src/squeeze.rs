@@ -286,13 +286,19 @@ fn unsqueeze_line(
     if b.len() > room {
         return Err(too_long);
     }
+    // Their limit is what is left of the budget; a refusal names the
+    // budget given to the decoder.
+    let budget = |e| match e {
+        UnsqueezeError::TooLong { .. } => too_long,
+        e => e,
+    };
     let b = if b.contains(&CNODE) {
-        unsqueeze_complete(&b, b" nodeset=\"", CNODE, room)?
+        unsqueeze_complete(&b, b" nodeset=\"", CNODE, room).map_err(budget)?
     } else {
         b
     };
     let b = if b.contains(&CCPU) {
-        unsqueeze_complete(&b, b" cpuset=\"", CCPU, room)?
+        unsqueeze_complete(&b, b" cpuset=\"", CCPU, room).map_err(budget)?
     } else {
         b
     };
@@ -539,6 +545,15 @@ mod tests {
             unsqueeze_bounded(&s, DOC.len() - 1),
             Err(UnsqueezeError::TooLong {
                 budget: DOC.len() - 1
+            })
+        );
+        // Refused while expanding a marker on a line after the first: the
+        // error names the budget given, not what was left of it.
+        let t = "\n<object type=\" nodeset=\"\" complete_nodeset=\"\"";
+        assert_eq!(
+            unsqueeze_bounded(&squeeze(t), t.len() - 1),
+            Err(UnsqueezeError::TooLong {
+                budget: t.len() - 1
             })
         );
         // One byte is 252 spaces of indentation: refused before they are
