@@ -7,15 +7,23 @@
 //! each dump as `*.hwloc3.xml`: leaf 0x80000026 gives cores, complexes
 //! and dies, and a die that covers its whole package is not kept.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use wloc_core::{ObjType, Topology, TypeFilter};
 use wloc_probe::{discover, DumpSource};
 
+/// The package's folder, as Cargo gives it to the test when it runs it
+/// (the path compiled in is the fallback): a test binary left in a target
+/// folder shared with another checkout of the tree reads this checkout's
+/// data, not that of a checkout which may be gone.
+fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
+        .into()
+}
+
 fn load(name: &str) -> Topology {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
+    let dir = manifest_dir().join("tests/data").join(name);
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| {
