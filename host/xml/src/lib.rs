@@ -225,7 +225,16 @@ mod tests {
     use std::path::PathBuf;
     use wloc_core::{ObjType, TypeFilter};
 
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/conformance");
+    /// `tests/data/conformance` of the tree, found from the package's
+    /// folder as Cargo gives it to the test when it runs it (the path
+    /// compiled in is the fallback): a test binary left in a target folder
+    /// shared with another checkout reads this checkout's data, not that
+    /// of a checkout which may be gone.
+    pub(crate) fn conformance_dir() -> String {
+        let manifest = std::env::var("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+        format!("{manifest}/../../tests/data/conformance")
+    }
 
     /// Keeps every object, as `lstopo --whole-io --disallowed`.
     fn keep_everything() -> Topology {
@@ -245,9 +254,10 @@ mod tests {
     }
 
     fn conformance_files(dirs: &[&str]) -> Vec<PathBuf> {
+        let conformance = conformance_dir();
         let mut files = Vec::new();
         for d in dirs {
-            let Ok(rd) = std::fs::read_dir(format!("{CONFORMANCE}/{d}")) else {
+            let Ok(rd) = std::fs::read_dir(format!("{conformance}/{d}")) else {
                 continue;
             };
             for e in rd.flatten() {
@@ -260,13 +270,13 @@ mod tests {
         files.sort();
         assert!(
             !files.is_empty(),
-            "no conformance XML file under {CONFORMANCE} (the recordings are in tests/data/conformance)"
+            "no conformance XML file under {conformance} (the recordings are in tests/data/conformance)"
         );
         files
     }
 
     fn read(name: &str) -> Option<String> {
-        let p = format!("{CONFORMANCE}/xml/{name}");
+        let p = format!("{}/xml/{name}", conformance_dir());
         match std::fs::read_to_string(&p) {
             Ok(s) => Some(s),
             Err(e) => panic!("{p}: {e} (the recordings are in tests/data/conformance)"),

@@ -568,9 +568,8 @@ mod tests {
     use wloc_core::{Topology, TypeFilter};
 
     use super::Document;
+    use crate::tests::conformance_dir;
     use crate::{export, import_str_reference, import_str_with_warnings, XmlVersion};
-
-    const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/conformance");
 
     fn keep_all() -> Topology {
         let mut t = Topology::new();
@@ -606,8 +605,9 @@ mod tests {
     }
 
     fn conformance(dir: &str) -> Vec<(String, String)> {
-        let rd = std::fs::read_dir(format!("{CONFORMANCE}/{dir}")).unwrap_or_else(|e| {
-            panic!("{CONFORMANCE}/{dir}: {e} (the recordings are in tests/data/conformance)")
+        let conformance = conformance_dir();
+        let rd = std::fs::read_dir(format!("{conformance}/{dir}")).unwrap_or_else(|e| {
+            panic!("{conformance}/{dir}: {e} (the recordings are in tests/data/conformance)")
         });
         let mut out: Vec<_> = rd
             .flatten()
@@ -648,7 +648,8 @@ mod tests {
     #[test]
     fn constructs_outside_the_fast_subset_go_to_the_reference_parser() {
         let base =
-            std::fs::read_to_string(format!("{CONFORMANCE}/xml/16amd64-4distances.xml")).unwrap();
+            std::fs::read_to_string(format!("{}/xml/16amd64-4distances.xml", conformance_dir()))
+                .unwrap();
         assert!(Document::parse_fast(&base, 300).is_some());
         let cases: Vec<String> = vec![
             base.replacen("<object", "<!-- c --><object", 1),
@@ -739,7 +740,7 @@ mod tests {
             edits in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..3, 0usize..TOKENS.len(), 0usize..24), 1..4),
         ) {
             let name = ["16amd64-4distances.xml", "8intel64-4n2t-memattrs.xml", "cxlmem+dax.v3.xml"][file];
-            let mut text = std::fs::read_to_string(format!("{CONFORMANCE}/xml/{name}")).unwrap();
+            let mut text = std::fs::read_to_string(format!("{}/xml/{name}", conformance_dir())).unwrap();
             for (at, op, tok, len) in edits {
                 let mut pos = at.index(text.len() + 1);
                 while !text.is_char_boundary(pos) {
