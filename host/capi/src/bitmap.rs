@@ -1457,3 +1457,13 @@ mod tests {
         }
     }
 }
+
+/// The set behind a C bitmap in `Debug` form, for tests comparing the C
+/// mirror with the model.
+///
+/// # Safety
+/// `b` is a valid, non-NULL C bitmap.
+pub unsafe fn debug_string(b: *const hwloc_bitmap_s) -> String {
+    // SAFETY: see above.
+    format!("{:?}", unsafe { &(*b).bits })
+}

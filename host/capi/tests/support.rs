@@ -1,0 +1,51 @@
+//! What the C library's tests share: the library cargo built, installed
+//! under hwloc's soname in a private folder, and the packages the C side
+//! needs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+#[path = "../../../tests/common/packages.rs"]
+mod packages;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The shared library cargo built with this test (`libhwloc.so`).
+pub fn built_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let deps = exe.parent().expect("deps folder");
+    [deps.join("libhwloc.so"), deps.join("../libhwloc.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .expect("libhwloc.so next to the test binary (cargo builds the cdylib with the tests)")
+}
+
+/// A private folder holding the library as `libhwloc.so.15` (what
+/// programs linked with hwloc load) and `libwloc.so`.
+pub fn library_dir(tag: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("capi-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("library folder");
+    let lib = built_library();
+    for name in ["libhwloc.so.15", "libwloc.so"] {
+        std::os::unix::fs::symlink(&lib, dir.join(name)).expect("library link");
+    }
+    dir
+}
+
+/// gcc, hwloc 2.9's headers (the ABI the library implements), libnuma's
+/// (one test uses libnuma's helpers) and Debian's libhwloc (the oracle).
+pub fn require_c_toolchain() {
+    if let Err(e) = packages::require_packages(&[
+        ("/usr/bin/gcc", "gcc"),
+        ("/usr/include/hwloc.h", "libhwloc-dev"),
+        ("/usr/include/numa.h", "libnuma-dev"),
+        ("/usr/bin/lstopo-no-graphics", "hwloc"),
+    ]) {
+        panic!("{e}");
+    }
+}

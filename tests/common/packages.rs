@@ -1,0 +1,84 @@
+//! Installing the Debian packages a test needs (shared with the C
+//! library's tests in host/capi/tests, which include this file by path).
+
+use std::path::Path;
+use std::process::Command;
+
+/// Makes sure Debian packages are installed, each named with a file it
+/// ships (a path, or a glob such as `/boot/vmlinuz-*`): missing ones are
+/// installed with apt-get, so that `cargo test` alone runs every test on a
+/// fresh machine.  Installs are serialised across test threads and test
+/// binaries by a lock file.  Without root or without the package
+/// registry, the error says what to install.
+pub fn require_packages(packages: &[(&str, &str)]) -> Result<(), String> {
+    let present = |probe: &str| match probe.split_once('*') {
+        Some((dir_prefix, _)) => {
+            let (dir, prefix) = dir_prefix.rsplit_once('/').unwrap_or(("/", dir_prefix));
+            std::fs::read_dir(dir).is_ok_and(|mut e| {
+                e.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with(prefix)))
+            })
+        }
+        None => Path::new(probe).exists(),
+    };
+    let missing = |pk: &[(&str, &str)]| -> Vec<String> {
+        pk.iter()
+            .filter(|(probe, _)| !present(probe))
+            .map(|(_, p)| p.to_string())
+            .collect()
+    };
+    if missing(packages).is_empty() {
+        return Ok(());
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(std::env::temp_dir().join("wloc-tests-apt.lock"))
+        .map_err(|e| format!("cannot open the install lock: {e}"))?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this function owns; released on close.
+    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    // Another test may have installed them while this one waited.
+    let want = missing(packages);
+    if want.is_empty() {
+        return Ok(());
+    }
+    let hint = format!(
+        "the tests need Debian packages {}: apt-get install {}",
+        want.join(", "),
+        want.join(" ")
+    );
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(format!("{hint} (as root)"));
+    }
+    eprintln!("installing {} for the tests", want.join(" "));
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&want)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let updated = || {
+        Command::new("apt-get")
+            .args(["update", "-qq"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !(install() || (updated() && install())) {
+        return Err(format!(
+            "{hint} (apt-get failed; is the package registry reachable?)"
+        ));
+    }
+    match missing(packages) {
+        m if m.is_empty() => Ok(()),
+        m => Err(format!(
+            "{} still missing after apt-get install",
+            m.join(", ")
+        )),
+    }
+}
