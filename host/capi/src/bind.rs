@@ -45,8 +45,6 @@ const CPUBIND_ALLFLAGS: c_int = 0xf;
 
 /// `HWLOC_MEMBIND_PROCESS`.
 const MEMBIND_PROCESS: c_int = 1 << 0;
-/// `HWLOC_MEMBIND_THREAD`.
-const MEMBIND_THREAD: c_int = 1 << 1;
 /// `HWLOC_MEMBIND_STRICT`.
 const MEMBIND_STRICT: c_int = 1 << 2;
 /// `HWLOC_MEMBIND_MIGRATE`.
@@ -906,7 +904,8 @@ pub unsafe extern "C" fn hwloc_set_area_membind(
 }
 
 /// `hwloc_get_area_membind`: the union of the pages' nodes, and
-/// `HWLOC_MEMBIND_MIXED` when their policies differ.
+/// `HWLOC_MEMBIND_MIXED` when their policies differ. (hwloc ignores
+/// `HWLOC_MEMBIND_PROCESS` and `_THREAD` here.)
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_get_area_membind(
     topology: hwloc_topology_t,
@@ -919,10 +918,7 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !MEMBIND_ALLFLAGS != 0
-                || flags & (MEMBIND_PROCESS | MEMBIND_THREAD) != 0
-                || len == 0
-            {
+            if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
                 return Err(libc::EINVAL);
             }
             let m = &t.model;
@@ -1014,8 +1010,9 @@ fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
             let page = libc::sysconf(libc::_SC_PAGESIZE).max(64) as usize;
             libc::posix_memalign(&mut p, page, len)
         };
+        // hwloc stores posix_memalign's result in errno, 0 included.
+        set_errno(r);
         if r != 0 {
-            set_errno(r);
             return std::ptr::null_mut();
         }
         p
@@ -1371,9 +1368,11 @@ mod tests {
 
     #[test]
     fn binds_and_reads_the_calling_thread() {
-        let (t, allowed) = this_system();
-        let first = CpuSet::from_index(allowed.first().unwrap());
+        // The handle is made and used in a thread of its own, whose
+        // binding the test changes.
         std::thread::spawn(move || {
+            let (t, allowed) = this_system();
+            let first = CpuSet::from_index(allowed.first().unwrap());
             let one = bitmap(first.bitmap());
             let out = new_raw(Bitmap::new());
             // SAFETY: live handle and bitmaps; only this thread is bound.
@@ -1398,12 +1397,11 @@ mod tests {
                 assert!(first.is_included_in(&CpuSet::from_bitmap(read(out))));
                 free_raw(one);
                 free_raw(out);
+                hwloc_topology_destroy(t);
             }
         })
         .join()
         .unwrap();
-        // SAFETY: the handle made above.
-        unsafe { hwloc_topology_destroy(t) };
     }
 
     #[test]
@@ -1480,8 +1478,8 @@ mod tests {
 
     #[test]
     fn memory_policies_of_the_calling_thread() {
-        let (t, _) = this_system();
         std::thread::spawn(move || {
+            let (t, _) = this_system();
             let node0 = bitmap(NodeSet::from_index(0).bitmap());
             let out = new_raw(Bitmap::new());
             let mut pol = 7;
@@ -1504,12 +1502,11 @@ mod tests {
                 assert_eq!((read(out), pol), (read(node0), 1));
                 free_raw(node0);
                 free_raw(out);
+                hwloc_topology_destroy(t);
             }
         })
         .join()
         .unwrap();
-        // SAFETY: the handle made above.
-        unsafe { hwloc_topology_destroy(t) };
     }
 
     #[test]
@@ -1548,6 +1545,8 @@ mod tests {
                 0
             );
             assert_eq!((read(out), pol), (read(node0), 2));
+            // hwloc takes (and ignores) PROCESS and THREAD for areas.
+            assert_eq!(hwloc_get_area_membind(t, p, len, out, &mut pol, 3), 0);
             assert_eq!(hwloc_get_area_membind(t, p, 0, out, &mut pol, 0), -1);
             assert_eq!(errno(), libc::EINVAL);
             assert_eq!(

@@ -946,6 +946,16 @@ pub unsafe extern "C" fn hwloc_bitmap_compare_inclusion(
     guard(-1, || unsafe { query2(bitmap1, bitmap2, inclusion) })
 }
 
+/// The set behind a C bitmap in `Debug` form, for tests comparing the C
+/// mirror with the model.
+///
+/// # Safety
+/// `b` is a valid, non-NULL C bitmap.
+pub unsafe fn debug_string(b: *const hwloc_bitmap_s) -> String {
+    // SAFETY: see above.
+    format!("{:?}", unsafe { &(*b).bits })
+}
+
 #[cfg(test)]
 mod tests {
     //! Expected values marked "hwloc 2.9" were printed by Debian's
@@ -1456,14 +1466,4 @@ mod tests {
             hwloc_topology_destroy(t);
         }
     }
-}
-
-/// The set behind a C bitmap in `Debug` form, for tests comparing the C
-/// mirror with the model.
-///
-/// # Safety
-/// `b` is a valid, non-NULL C bitmap.
-pub unsafe fn debug_string(b: *const hwloc_bitmap_s) -> String {
-    // SAFETY: see above.
-    format!("{:?}", unsafe { &(*b).bits })
 }

@@ -52,6 +52,8 @@ fn cstring(s: &str) -> CString {
 #[derive(Default)]
 struct KeptInner {
     strings: HashMap<String, CString>,
+    /// Boxed: C keeps their addresses while the list grows.
+    #[allow(clippy::vec_box)]
     bitmaps: Vec<Box<hwloc_bitmap_s>>,
     kinds: HashMap<usize, KindInfos>,
 }

@@ -37,7 +37,7 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
         return Err(libc::ENOSYS);
     }
     let Some(cb) = t.export_cb else {
-        return Ok(wloc_xml::export(&t.model, wloc_xml::XmlVersion::V2));
+        return Ok(wloc_xml::export_hwloc2(&t.model));
     };
     let mut ctx = ExportContext {
         topology: t,
@@ -54,7 +54,7 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
         // our context as the reserved pointer it hands back.
         unsafe { cb(&mut ctx as *mut ExportContext as *mut c_void, topology, obj) };
     }
-    Ok(wloc_xml::export(&ctx.model, wloc_xml::XmlVersion::V2))
+    Ok(wloc_xml::export_hwloc2(&ctx.model))
 }
 
 /// `hwloc_topology_export_xml`: `-` is the standard output.
@@ -171,7 +171,10 @@ fn export_userdata(
         };
         // SAFETY: a NUL-terminated name or NULL.
         let name = unsafe { c_str(name) }.map(|n| n.into_owned());
-        if name.as_deref().is_some_and(|n| !is_exportable_text(n.as_bytes())) {
+        if name
+            .as_deref()
+            .is_some_and(|n| !is_exportable_text(n.as_bytes()))
+        {
             return fail(libc::EINVAL);
         }
         let content = if encode {
@@ -233,7 +236,7 @@ pub unsafe extern "C" fn hwloc_topology_export_synthetic(
         let Some(t) = (unsafe { loaded(topology) }) else {
             return fail(libc::EINVAL);
         };
-        let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags as u64) else {
+        let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags) else {
             return fail(libc::EINVAL);
         };
         match wloc_core::synthetic::export(&t.model, f) {

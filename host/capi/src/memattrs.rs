@@ -7,6 +7,9 @@
 //! the model keeps the stored ones by name, custom ones in registration
 //! order, which gives the same ids.
 
+// `unsigned long` is u64 on LP64 only: the casts stay for other ABIs.
+#![allow(clippy::unnecessary_cast)]
+
 use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 
 use wloc_core::memattrs::{flags, Initiator, MemAttr, MemAttrValue, PREDEFINED};

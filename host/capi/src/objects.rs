@@ -34,12 +34,17 @@ fn type_depth_to_c(d: TypeDepth) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_depth(topology: hwloc_topology_t) -> c_int {
     // SAFETY: hwloc's handle contract.
-    guard(0, || unsafe { loaded(topology) }.map_or(0, |t| t.model.depth() as c_int))
+    guard(0, || {
+        unsafe { loaded(topology) }.map_or(0, |t| t.model.depth() as c_int)
+    })
 }
 
 /// `hwloc_get_type_depth`.
 #[no_mangle]
-pub unsafe extern "C" fn hwloc_get_type_depth(topology: hwloc_topology_t, type_: hwloc_obj_type_t) -> c_int {
+pub unsafe extern "C" fn hwloc_get_type_depth(
+    topology: hwloc_topology_t,
+    type_: hwloc_obj_type_t,
+) -> c_int {
     guard(DEPTH_UNKNOWN, || {
         // SAFETY: hwloc's handle contract.
         let (Some(t), Some(ty)) = (unsafe { loaded(topology) }, type_from_c(type_)) else {
@@ -92,7 +97,10 @@ fn depth_from_c(t: &wloc_core::Topology, depth: c_int) -> Option<Depth> {
 
 /// `hwloc_get_depth_type`.
 #[no_mangle]
-pub unsafe extern "C" fn hwloc_get_depth_type(topology: hwloc_topology_t, depth: c_int) -> hwloc_obj_type_t {
+pub unsafe extern "C" fn hwloc_get_depth_type(
+    topology: hwloc_topology_t,
+    depth: c_int,
+) -> hwloc_obj_type_t {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         let Some(t) = (unsafe { loaded(topology) }) else {
@@ -118,7 +126,10 @@ pub unsafe extern "C" fn hwloc_get_depth_type(topology: hwloc_topology_t, depth:
 
 /// `hwloc_get_nbobjs_by_depth`.
 #[no_mangle]
-pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(topology: hwloc_topology_t, depth: c_int) -> c_uint {
+pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(
+    topology: hwloc_topology_t,
+    depth: c_int,
+) -> c_uint {
     guard(0, || {
         // SAFETY: hwloc's handle contract.
         let Some(t) = (unsafe { loaded(topology) }) else {
@@ -130,7 +141,11 @@ pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(topology: hwloc_topology_t, d
 
 /// `hwloc_get_obj_by_depth`.
 #[no_mangle]
-pub unsafe extern "C" fn hwloc_get_obj_by_depth(topology: hwloc_topology_t, depth: c_int, idx: c_uint) -> hwloc_obj_t {
+pub unsafe extern "C" fn hwloc_get_obj_by_depth(
+    topology: hwloc_topology_t,
+    depth: c_int,
+    idx: c_uint,
+) -> hwloc_obj_t {
     guard(null_mut(), || {
         // SAFETY: hwloc's handle contract.
         let Some(t) = (unsafe { loaded(topology) }) else {
@@ -229,7 +244,9 @@ fn parse_type(s: &str) -> Option<ParsedType> {
     let lower = s.to_ascii_lowercase();
     // Caches say their kind after the level: l2d is data, l1i instruction.
     let cache_type = t.is_cache().then(|| {
-        let after = lower.trim_start_matches('l').trim_start_matches(|c: char| c.is_ascii_digit());
+        let after = lower
+            .trim_start_matches('l')
+            .trim_start_matches(|c: char| c.is_ascii_digit());
         match after.as_bytes().first() {
             Some(b'i') => 2,
             Some(b'd') => 1,
@@ -327,7 +344,9 @@ pub unsafe extern "C" fn hwloc_type_sscanf_as_depth(
                 depth = DEPTH_UNKNOWN;
                 for (l, level) in m.normal_levels().iter().enumerate() {
                     let o = level.first().map(|&id| m.obj(id));
-                    if o.is_some_and(|o| o.obj_type == ObjType::Group && o.group().is_some_and(|g| g.depth == gd)) {
+                    if o.is_some_and(|o| {
+                        o.obj_type == ObjType::Group && o.group().is_some_and(|g| g.depth == gd)
+                    }) {
                         depth = l as c_int;
                         break;
                     }
@@ -511,7 +530,9 @@ unsafe fn attr_snprintf(obj: &hwloc_obj, sep: &str, verbose: bool) -> String {
             let b = unsafe { a.bridge };
             let down = format!(
                 "buses={:04x}:[{:02x}-{:02x}]",
-                b.downstream_pci.domain, b.downstream_pci.secondary_bus, b.downstream_pci.subordinate_bus
+                b.downstream_pci.domain,
+                b.downstream_pci.secondary_bus,
+                b.downstream_pci.subordinate_bus
             );
             // hwloc writes a bridge's attributes from the start of the
             // buffer, replacing the memory part.
@@ -566,7 +587,11 @@ pub unsafe extern "C" fn hwloc_obj_attr_snprintf(
 /// `hwloc_obj_add_info`: appends a name/value pair, even when the name is
 /// there already, as hwloc does.
 #[no_mangle]
-pub unsafe extern "C" fn hwloc_obj_add_info(obj: hwloc_obj_t, name: *const c_char, value: *const c_char) -> c_int {
+pub unsafe extern "C" fn hwloc_obj_add_info(
+    obj: hwloc_obj_t,
+    name: *const c_char,
+    value: *const c_char,
+) -> c_int {
     guard(-1, || {
         // SAFETY: NUL-terminated strings or NULL.
         let (Some(name), Some(value)) = (unsafe { c_str(name) }, unsafe { c_str(value) }) else {
@@ -666,7 +691,12 @@ pub unsafe extern "C" fn hwloc_get_largest_objs_inside_cpuset(
         let m = &t.model;
         let set = wloc_core::CpuSet::from_bitmap(set.bits.clone());
         let root = m.root();
-        if !m.obj(root).cpuset.as_ref().is_some_and(|c| c.includes(&set)) {
+        if !m
+            .obj(root)
+            .cpuset
+            .as_ref()
+            .is_some_and(|c| c.includes(&set))
+        {
             return -1;
         }
         if max <= 0 || objs.is_null() {
@@ -702,11 +732,15 @@ pub unsafe extern "C" fn hwloc_get_largest_objs_inside_cpuset(
 /// Whether a C object's subtype and name match the request of
 /// `hwloc_get_obj_with_same_locality`.
 fn matches_names(o: &wloc_core::Object, subtype: Option<&str>, prefix: Option<&str>) -> bool {
-    let sub_ok = subtype.is_none_or(|s| o.subtype.as_deref().is_some_and(|os| os.eq_ignore_ascii_case(s)));
-    let name_ok = prefix.is_none_or(|p| {
-        o.name
+    let sub_ok = subtype.is_none_or(|s| {
+        o.subtype
             .as_deref()
-            .is_some_and(|n| n.len() >= p.len() && n.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
+            .is_some_and(|os| os.eq_ignore_ascii_case(s))
+    });
+    let name_ok = prefix.is_none_or(|p| {
+        o.name.as_deref().is_some_and(|n| {
+            n.len() >= p.len() && n.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+        })
     });
     sub_ok && name_ok
 }
@@ -748,7 +782,9 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
                 }
                 m.objs_by_type(ty).into_iter().find(|&id| {
                     let o = m.obj(id);
-                    o.cpuset == so.cpuset && o.nodeset == so.nodeset && matches_names(o, sub, prefix)
+                    o.cpuset == so.cpuset
+                        && o.nodeset == so.nodeset
+                        && matches_names(o, sub, prefix)
                 })
             }
             ObjKind::Io => {
@@ -767,11 +803,10 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
                     if ty == ObjType::PCIDevice {
                         Some(p).filter(|&p| matches_names(m.obj(p), sub, prefix))
                     } else {
-                        m.obj(p)
-                            .io_children()
-                            .iter()
-                            .copied()
-                            .find(|&c| m.obj(c).obj_type == ObjType::OSDevice && matches_names(m.obj(c), sub, prefix))
+                        m.obj(p).io_children().iter().copied().find(|&c| {
+                            m.obj(c).obj_type == ObjType::OSDevice
+                                && matches_names(m.obj(c), sub, prefix)
+                        })
                     }
                 })
             }
@@ -793,8 +828,9 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
 /// `hwloc_pci_class_string`.
 #[no_mangle]
 pub extern "C" fn hwloc_pci_class_string(class_id: u16) -> *const c_char {
-    static NAMES: OnceLock<std::sync::Mutex<std::collections::HashMap<&'static str, &'static std::ffi::CStr>>> =
-        OnceLock::new();
+    static NAMES: OnceLock<
+        std::sync::Mutex<std::collections::HashMap<&'static str, &'static std::ffi::CStr>>,
+    > = OnceLock::new();
     let name = pci_class(class_id);
     let map = NAMES.get_or_init(Default::default);
     let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
@@ -808,7 +844,10 @@ pub extern "C" fn hwloc_pci_class_string(class_id: u16) -> *const c_char {
 
 /// `hwloc_topology_reconnect`: levels are always connected here.
 #[no_mangle]
-pub unsafe extern "C" fn hwloc_topology_reconnect(topology: hwloc_topology_t, flags: c_ulong) -> c_int {
+pub unsafe extern "C" fn hwloc_topology_reconnect(
+    topology: hwloc_topology_t,
+    flags: c_ulong,
+) -> c_int {
     // SAFETY: hwloc's handle contract.
     if flags != 0 || unsafe { loaded_mut(topology) }.is_none() {
         return fail(libc::EINVAL);

@@ -70,7 +70,7 @@ fn page_size() -> u64 {
 /// Checks the arguments hwloc requires page-aligned.
 fn check_aligned(fileoffset: u64, addr: *mut c_void, length: usize) -> Res<()> {
     let page = page_size();
-    let aligned = |v: u64| v % page == 0;
+    let aligned = |v: u64| v.is_multiple_of(page);
     if aligned(fileoffset)
         && aligned(addr as usize as u64)
         && aligned(length as u64)
@@ -429,6 +429,9 @@ fn adopted(mut model: Topology, x: &Extras) -> hwloc_topology_t {
         }
     }
     let thissystem = model.is_thissystem;
+    // No Source of its own: an adopted topology is loaded already, so its
+    // source is never loaded from, and its discovery support (the only
+    // other use of the source) is the writer's, set below.
     let h = new_loaded(model, Source::Default, x.flags);
     // SAFETY: new_loaded returns a live, loaded handle nobody else holds.
     let t = unsafe { &mut *h };

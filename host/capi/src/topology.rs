@@ -141,10 +141,11 @@ impl Node {
                 libc::free(inf.value as *mut c_void);
             }
         }
-        self.infos.extend(infos[keep..].iter().map(|i| hwloc_info_s {
-            name: c_strdup(&i.name),
-            value: c_strdup(&i.value),
-        }));
+        self.infos
+            .extend(infos[keep..].iter().map(|i| hwloc_info_s {
+                name: c_strdup(&i.name),
+                value: c_strdup(&i.value),
+            }));
         self.obj.infos = if self.infos.is_empty() {
             null_mut()
         } else {
@@ -346,7 +347,9 @@ pub struct hwloc_topology {
     /// Components named by `hwloc_topology_set_components(BLACKLIST)`.
     blacklist: Vec<String>,
     nodes: HashMap<ObjId, Box<Node>>,
-    /// Group objects allocated and not inserted yet.
+    /// Group objects allocated and not inserted yet (boxed: C holds
+    /// their addresses while the list grows).
+    #[allow(clippy::vec_box)]
     pending: Vec<Box<Node>>,
     by_addr: HashMap<usize, ObjId>,
     support_parts: Box<(
@@ -412,17 +415,6 @@ impl hwloc_topology {
         self.nodes
             .get(&id)
             .map_or(null_mut(), |n| &n.obj as *const hwloc_obj as *mut hwloc_obj)
-    }
-
-    /// The node of a C object of this topology (inserted or pending).
-    pub(crate) fn node_mut(&mut self, obj: *const hwloc_obj) -> Option<&mut Node> {
-        if let Some(id) = self.id_of(obj) {
-            return self.nodes.get_mut(&id).map(|b| &mut **b);
-        }
-        self.pending
-            .iter_mut()
-            .find(|n| std::ptr::eq(&n.obj, obj))
-            .map(|b| &mut **b)
     }
 
     /// Rewrites the C mirror from the model: objects that survived keep
@@ -729,8 +721,10 @@ pub unsafe extern "C" fn hwloc_topology_set_flags(
         if t.loaded {
             return fail(libc::EBUSY);
         }
-        let flags = flags as u64;
-        if flags & !ALL_FLAGS != 0 {
+        // Restricting to the binding needs a topology of this system,
+        // which the flags must say (hwloc refuses them alone).
+        let restricts = FLAG_RESTRICT_TO_CPUBINDING | FLAG_RESTRICT_TO_MEMBINDING;
+        if flags & !ALL_FLAGS != 0 || (flags & restricts != 0 && flags & FLAG_IS_THISSYSTEM == 0) {
             return fail(libc::EINVAL);
         }
         t.flags = flags;
@@ -853,6 +847,9 @@ pub unsafe extern "C" fn hwloc_topology_set_pid(
         let Some(t) = (unsafe { topo_mut(topology) }) else {
             return fail(libc::EINVAL);
         };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
         t.pid = pid;
         0
     })
@@ -861,8 +858,21 @@ pub unsafe extern "C" fn hwloc_topology_set_pid(
 /// The discovery components hwloc 2.9 knows (its plugins included), by
 /// the names `hwloc_topology_set_components` and `HWLOC_COMPONENTS` take.
 const COMPONENT_NAMES: [&str; 15] = [
-    "noos", "linux", "linuxio", "x86", "synthetic", "xml", "xml_nolibxml", "xml_libxml", "pci",
-    "gl", "opencl", "cuda", "nvml", "rsmi", "levelzero",
+    "noos",
+    "linux",
+    "linuxio",
+    "x86",
+    "synthetic",
+    "xml",
+    "xml_nolibxml",
+    "xml_libxml",
+    "pci",
+    "gl",
+    "opencl",
+    "cuda",
+    "nvml",
+    "rsmi",
+    "levelzero",
 ];
 
 /// `hwloc_topology_set_components`: wloc runs no plugin; blacklisting
@@ -1089,7 +1099,8 @@ impl hwloc_topology {
             Source::Default => source_from_env(),
             s => s.clone(),
         };
-        let noos = matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
+        let noos =
+            matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
         let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
         let mut m = match &source {
             Source::XmlFile(p) => wloc_xml::import_file(p, base).map_err(|e| err(&e))?,
@@ -1205,14 +1216,19 @@ pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_t
     Box::into_raw(t)
 }
 
-/// The topology infos as hwloc 2.9's root shows them: `Backend` first,
+/// The topology infos as hwloc 2.9's root shows them, after the root's
+/// own: `Backend` first,
 /// hwloc 3's page-size infos left out, and the `hwlocVersion` and
 /// `ProcessName` infos hwloc adds at every load when the source had none.
 /// `hwlocVersion` is the API version this library implements (README).
 fn hwloc2_infos(m: &mut Topology) {
     let infos = std::mem::take(&mut m.infos);
-    let (mut backend, rest): (Vec<_>, Vec<_>) = infos.into_iter().partition(|i| i.name == "Backend");
-    backend.extend(rest.into_iter().filter(|i| i.name != "PageSizeNr" && i.name != "PageSizes"));
+    let (mut backend, rest): (Vec<_>, Vec<_>) =
+        infos.into_iter().partition(|i| i.name == "Backend");
+    backend.extend(
+        rest.into_iter()
+            .filter(|i| i.name != "PageSizeNr" && i.name != "PageSizes"),
+    );
     m.infos = backend;
     let has = |m: &Topology, n: &str| {
         m.infos.iter().any(|i| i.name == n) || m.obj(m.root()).infos.iter().any(|i| i.name == n)
@@ -1231,6 +1247,11 @@ fn hwloc2_infos(m: &mut Topology) {
             });
         }
     }
+    // hwloc 2 keeps all of them on the root object, where
+    // hwloc_obj_add_info appends after them.
+    let topo_infos = std::mem::take(&mut m.infos);
+    let root = m.root();
+    m.obj_mut(root).infos.extend(topo_infos);
 }
 
 /// The program's short name, as glibc's `program_invocation_short_name`.
@@ -1242,7 +1263,9 @@ fn process_name() -> Option<String> {
     // for the whole process.
     let p = unsafe { program_invocation_short_name };
     // SAFETY: NULL or a NUL-terminated string.
-    unsafe { c_str(p) }.map(|s| s.into_owned()).filter(|s| !s.is_empty())
+    unsafe { c_str(p) }
+        .map(|s| s.into_owned())
+        .filter(|s| !s.is_empty())
 }
 
 /// The number of online processors (hwloc's fallback discovery).
@@ -1401,7 +1424,7 @@ pub unsafe extern "C" fn hwloc_topology_restrict(
         let Some(set) = (unsafe { set.as_ref() }) else {
             return fail(libc::EINVAL);
         };
-        let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags as u64) else {
+        let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags) else {
             return fail(libc::EINVAL);
         };
         let mut m = t.model.clone();
@@ -1506,7 +1529,7 @@ pub unsafe extern "C" fn hwloc_topology_insert_misc_object(
             return null_mut();
         };
         if !t.model.keeps_type(ObjType::Misc) {
-            set_errno(libc::ENOENT);
+            set_errno(libc::EINVAL);
             return null_mut();
         }
         let Some(pid) = t.id_of(parent) else {
@@ -1548,8 +1571,8 @@ pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
         let mut n = Node::new(None);
         n.topo = t as *mut hwloc_topology;
         n.obj.type_ = ObjType::Group.index() as c_int;
-        // SAFETY: writing the group member of our own zeroed union.
-        unsafe { n.attr.group.depth = u32::MAX };
+        // "No depth" until the caller or the insertion sets one.
+        n.attr.group.depth = u32::MAX;
         let p = &mut n.obj as *mut hwloc_obj;
         t.pending.push(n);
         p
@@ -1680,12 +1703,6 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata_import_callback(
     if let Some(t) = unsafe { topo_mut(topology) } {
         t.import_cb = import_cb;
     }
-}
-
-/// The number of objects of a topology's mirror (for tests).
-pub fn mirrored_objects(topology: hwloc_topology_t) -> usize {
-    // SAFETY: hwloc's handle contract.
-    unsafe { topo(topology) }.map_or(0, |t| t.nodes.len())
 }
 
 /// The loaded model behind a handle (for tests and the property checks).

@@ -315,7 +315,11 @@ impl Runtime {
         let mut store = self
             .limited_store(state, limits)
             .map_err(|e| err(ErrorKind::Trap(format!("{e:#}"))))?;
-        let _ticking = self.ticker.running();
+        let _ticking = self.ticker.running().map_err(|e| {
+            err(ErrorKind::Trap(format!(
+                "cannot start the epoch thread: {e}"
+            )))
+        })?;
 
         let result = W::call(&c.pre, &mut store);
         let fuel_used = limits.fuel.saturating_sub(store.get_fuel().unwrap_or(0));

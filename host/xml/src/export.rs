@@ -66,7 +66,16 @@ const VALUES_PER_LINE: usize = 10;
 /// a `Backend` info, and memory tiers, PCI localities and the
 /// `cache_inclusive` attribute (unknown to hwloc 2) are left out.
 pub fn export(topo: &Topology, version: XmlVersion) -> String {
-    export_with(topo, version, version == XmlVersion::V2)
+    export_with(topo, version, version == XmlVersion::V2, false)
+}
+
+/// A version 2 document as hwloc 2.x itself writes it, which differs from
+/// hwloc 3's version 2 conversion ([`export`]) in one attribute: PCI types
+/// carry no programming interface. This is what wloc's C library
+/// (libhwloc.so.15) exports, so that hwloc 2.9's tools print the same bytes
+/// on it as on libhwloc.
+pub fn export_hwloc2(topo: &Topology) -> String {
+    export_with(topo, XmlVersion::V2, true, true)
 }
 
 /// The canonical document of `topo`: version 3 (what `wloc ls --of xml`
@@ -75,13 +84,14 @@ pub fn export(topo: &Topology, version: XmlVersion) -> String {
 /// wloc's topology diffs and stores use, so that a round trip keeps page
 /// types.
 pub fn export_canonical(topo: &Topology) -> String {
-    export_with(topo, XmlVersion::V3, true)
+    export_with(topo, XmlVersion::V3, true, false)
 }
 
-fn export_with(topo: &Topology, version: XmlVersion, page_types: bool) -> String {
+fn export_with(topo: &Topology, version: XmlVersion, page_types: bool, hwloc2: bool) -> String {
     let v3 = version == XmlVersion::V3;
     let mut w = Writer {
         out: String::with_capacity(64 * 1024),
+        pci_prog_if: !hwloc2,
     };
     w.out
         .push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -122,12 +132,18 @@ fn export_with(topo: &Topology, version: XmlVersion, page_types: bool) -> String
 /// Appends XML text with hwloc's indentation and escaping.
 pub(crate) struct Writer {
     pub(crate) out: String,
+    /// Whether `pci_type` ends with the programming interface (hwloc 3,
+    /// in both versions it writes).
+    pub(crate) pci_prog_if: bool,
 }
 
 impl Writer {
     #[cfg(feature = "std")]
     pub(crate) fn new() -> Self {
-        Writer { out: String::new() }
+        Writer {
+            out: String::new(),
+            pci_prog_if: true,
+        }
     }
 
     fn indent(&mut self, n: usize) {
@@ -421,6 +437,8 @@ fn object_attrs(w: &mut Writer, topo: &Topology, id: ObjId, o: &Object, v3: bool
     }
 }
 
+/// The PCI attributes; hwloc 3 adds the programming interface to
+/// `pci_type`, which hwloc 2 writes without it.
 fn pci_attrs(w: &mut Writer, p: &PciAttr) {
     w.attr(
         "pci_busid",
@@ -429,19 +447,14 @@ fn pci_attrs(w: &mut Writer, p: &PciAttr) {
             p.domain, p.bus, p.dev, p.func
         ),
     );
-    w.attr(
-        "pci_type",
-        &format!(
-            "{:04x} [{:04x}:{:04x}] [{:04x}:{:04x}] {:02x} {:02x}",
-            p.class_id,
-            p.vendor_id,
-            p.device_id,
-            p.subvendor_id,
-            p.subdevice_id,
-            p.revision,
-            p.prog_if
-        ),
+    let mut pci_type = format!(
+        "{:04x} [{:04x}:{:04x}] [{:04x}:{:04x}] {:02x}",
+        p.class_id, p.vendor_id, p.device_id, p.subvendor_id, p.subdevice_id, p.revision
     );
+    if w.pci_prog_if {
+        pci_type += &format!(" {:02x}", p.prog_if);
+    }
+    w.attr("pci_type", &pci_type);
     w.attr("pci_link_speed", &format!("{:.6}", f64::from(p.linkspeed)));
 }
 
@@ -620,7 +633,7 @@ fn memory_attributes(w: &mut Writer, topo: &Topology) {
         for t in targets {
             let Some(target) = topo.get(t) else { continue };
             for v in m.values.iter().filter(|v| v.target == t) {
-                let mut line = Writer { out: String::new() };
+                let mut line = Writer::new();
                 line.open(4, "memattr_value");
                 line.attr("target_obj_type", target.obj_type.xml_name());
                 line.attr("target_obj_gp_index", &target.gp_index.to_string());

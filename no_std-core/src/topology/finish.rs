@@ -633,7 +633,7 @@ impl Topology {
         }
     }
 
-    fn rank_cpukinds(&mut self) {
+    pub(super) fn rank_cpukinds(&mut self) {
         let root = self.root;
         let arch = self
             .obj(root)

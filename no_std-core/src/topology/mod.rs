@@ -243,6 +243,10 @@ pub struct Topology {
     /// Dense parent/type/logical-index arrays for the queries.
     links: query::Links,
     finished: bool,
+    /// During a restriction: whether the Misc and I/O children of removed
+    /// objects move to the nearest kept ancestor (hwloc's
+    /// `HWLOC_RESTRICT_FLAG_ADAPT_MISC` / `ADAPT_IO`) instead of going.
+    restrict_adapt: (bool, bool),
 }
 
 impl Default for Topology {
@@ -308,6 +312,7 @@ impl Topology {
             pu_by_os: Vec::new(),
             links: query::Links::default(),
             finished: false,
+            restrict_adapt: (false, false),
         }
     }
 

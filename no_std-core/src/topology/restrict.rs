@@ -182,8 +182,8 @@ impl Topology {
     /// [`RestrictFlags::BYNODESET`]
     /// ([`restrict_by_nodeset`](Self::restrict_by_nodeset)).  Invalid flag
     /// combinations are refused before anything changes
-    /// ([`RestrictFlags::validate`]); `ADAPT_MISC` and `ADAPT_IO` change
-    /// nothing here.
+    /// ([`RestrictFlags::validate`]); with `ADAPT_MISC` and `ADAPT_IO`, the
+    /// Misc and I/O children of removed objects move to the kept parent.
     #[doc(alias = "hwloc_topology_restrict")]
     pub fn restrict_with_flags(
         &mut self,
@@ -191,6 +191,20 @@ impl Topology {
         flags: RestrictFlags,
     ) -> Result<(), RestrictError> {
         flags.validate()?;
+        self.restrict_adapt = (
+            flags.contains(RestrictFlags::ADAPT_MISC),
+            flags.contains(RestrictFlags::ADAPT_IO),
+        );
+        let done = self.restrict_with_flags_inner(set, flags);
+        self.restrict_adapt = (false, false);
+        done
+    }
+
+    fn restrict_with_flags_inner(
+        &mut self,
+        set: &Bitmap,
+        flags: RestrictFlags,
+    ) -> Result<(), RestrictError> {
         if flags.contains(RestrictFlags::BYNODESET) {
             self.restrict_by_nodeset(
                 &NodeSet::from_bitmap(set.clone()),
@@ -325,6 +339,7 @@ impl Topology {
             && (o.obj_type != ObjType::PU || remove_memless)
             && matches!(o.kind(), ObjKind::Normal | ObjKind::Memory)
         {
+            self.adopt_orphans(id);
             self.remove_subtree(id);
         }
     }
@@ -337,7 +352,12 @@ impl Topology {
         for k in &mut self.cpukinds {
             k.cpuset = k.cpuset.and_not(dropped);
         }
+        let kinds = self.cpukinds.len();
         self.cpukinds.retain(|k| !k.cpuset.is_empty());
+        // As hwloc, the kinds left are ranked again when one went away.
+        if self.cpukinds.len() != kinds {
+            self.rank_cpukinds();
+        }
         self.allowed_request = None;
         self.set_bounds.clear();
         self.finished = true;
@@ -379,10 +399,37 @@ impl Topology {
             {
                 return;
             }
+            self.adopt_orphans(id);
             self.remove_subtree(id);
         } else if modified {
             self.reorder_children_after_restrict(id);
         }
+    }
+
+    /// Before `id` is removed by a restriction: its Misc and I/O children
+    /// move to the end of its parent's lists when the restriction adapts
+    /// them.
+    fn adopt_orphans(&mut self, id: ObjId) {
+        let (misc, io) = self.restrict_adapt;
+        let Some(parent) = self.obj(id).parent else {
+            return;
+        };
+        let moved_misc = if misc {
+            core::mem::take(&mut self.obj_mut(id).misc_children)
+        } else {
+            thin_vec::ThinVec::new()
+        };
+        let moved_io = if io {
+            core::mem::take(&mut self.obj_mut(id).io_children)
+        } else {
+            thin_vec::ThinVec::new()
+        };
+        for &c in moved_misc.iter().chain(moved_io.iter()) {
+            self.obj_mut(c).parent = Some(parent);
+        }
+        let p = self.obj_mut(parent);
+        p.misc_children.extend(moved_misc);
+        p.io_children.extend(moved_io);
     }
 
     /// Reorders normal children by their first PU as hwloc's
