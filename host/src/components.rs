@@ -26,7 +26,7 @@ const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 /// The folders searched for components, first match first.
 pub fn search_path() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(p) = std::env::var_os("WLOC_COMPONENTS_PATH") {
+    if let Some(p) = wloc_runtime::env::var_os("WLOC_COMPONENTS_PATH") {
         dirs.extend(std::env::split_paths(&p).filter(|d| !d.as_os_str().is_empty()));
     }
     if let Some(d) = user_dir() {
@@ -38,11 +38,11 @@ pub fn search_path() -> Vec<PathBuf> {
 
 /// The user folder of components.
 pub fn user_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
+    let base = wloc_runtime::env::var_os("XDG_DATA_HOME")
         .filter(|v| Path::new(v).is_absolute())
         .map(PathBuf::from)
         .or_else(|| {
-            std::env::var_os("HOME")
+            wloc_runtime::env::var_os("HOME")
                 .filter(|v| Path::new(v).is_absolute())
                 .map(|h| PathBuf::from(h).join(".local/share"))
         })?;
@@ -193,9 +193,7 @@ pub fn load_for_ls(
     policy_path: Option<&Path>,
 ) -> Result<Topology, LoadError> {
     input::set_policy_path(policy_path.map(Path::to_path_buf));
-    let env_list = std::env::var("WLOC_COMPONENTS")
-        .ok()
-        .filter(|v| !v.is_empty());
+    let env_list = wloc_runtime::env::var("WLOC_COMPONENTS").filter(|v| !v.is_empty());
     let list = list.map(str::to_string).or(env_list);
     if files.is_empty() && list.is_none() {
         return input::load(source, topo);

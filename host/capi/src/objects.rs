@@ -859,8 +859,7 @@ pub unsafe extern "C" fn hwloc_topology_reconnect(
 /// (`HWLOC_HIDE_ERRORS`); wloc's library prints none unless asked.
 #[no_mangle]
 pub extern "C" fn hwloc_hide_errors() -> c_int {
-    std::env::var("HWLOC_HIDE_ERRORS")
-        .ok()
+    wloc_trust::env::var("HWLOC_HIDE_ERRORS")
         .and_then(|v| v.parse::<c_int>().ok())
         .unwrap_or(1)
 }

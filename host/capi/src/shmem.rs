@@ -197,7 +197,9 @@ impl Extras {
         let u64_of = |b: &mut &[u8]| -> Option<u64> {
             Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?))
         };
-        let flags = u64_of(&mut b)?;
+        // Only the flags hwloc defines: a damaged or forged file cannot
+        // set others.
+        let flags = u64_of(&mut b)? & crate::topology::ALL_FLAGS;
         let userdata = u64_of(&mut b)?;
         let support = take(&mut b, SUPPORT_LEN)?.try_into().ok()?;
         let nfilters = *take(&mut b, 1)?.first()? as usize;

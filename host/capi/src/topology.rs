@@ -41,7 +41,8 @@ pub const FLAG_NO_DISTANCES: u64 = 1 << 7;
 pub const FLAG_NO_MEMATTRS: u64 = 1 << 8;
 /// `HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS`.
 pub const FLAG_NO_CPUKINDS: u64 = 1 << 9;
-const ALL_FLAGS: u64 = (1 << 10) - 1;
+/// Every topology flag hwloc 2.9 defines.
+pub(crate) const ALL_FLAGS: u64 = (1 << 10) - 1;
 
 /// Where `hwloc_topology_load` reads the topology from.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +59,8 @@ pub(crate) enum Source {
     Fsroot(PathBuf),
     /// A topology image (`WLOC_IMAGE`).
     Image(PathBuf),
+    /// A folder of per-PU CPUID dumps (`HWLOC_CPUID_PATH`).
+    CpuidDump(PathBuf),
     /// This system, discovered by the sandboxed components.
     ThisSystem,
 }
@@ -1073,13 +1076,27 @@ pub unsafe extern "C" fn hwloc_topology_get_support(
 /// hwloc's order (fsroot, CPUID dump, synthetic, XML), after a launcher's
 /// topology image.
 fn source_from_env() -> Source {
+    // A privileged process (setuid, capabilities) ignores wloc's and
+    // hwloc's input variables: its caller may not choose its topology.
+    if wloc_trust::env::secure_mode() {
+        return Source::ThisSystem;
+    }
     match wloc::input::resolve(None, None) {
         Ok(wloc::input::Source::Image(p)) => Source::Image(p),
         Ok(wloc::input::Source::Fsroot(p)) if p.as_os_str() == "/" => Source::ThisSystem,
         Ok(wloc::input::Source::Fsroot(p)) => Source::Fsroot(p),
+        Ok(wloc::input::Source::Cpuid(p)) => Source::CpuidDump(p),
         Ok(wloc::input::Source::Synthetic(s)) => Source::Synthetic(s),
         Ok(wloc::input::Source::Xml(p)) => Source::XmlFile(p),
         _ => Source::ThisSystem,
+    }
+}
+
+/// Prints a diagnostic when `WLOC_CAPI_VERBOSE` is set (never in a
+/// privileged process): the library is otherwise silent, as libhwloc.
+fn verbose(msg: &str) {
+    if wloc_trust::env::var_os("WLOC_CAPI_VERBOSE").is_some() {
+        eprintln!("wloc: {msg}");
     }
 }
 
@@ -1093,40 +1110,28 @@ impl hwloc_topology {
         base.include_disallowed = self.flags & FLAG_INCLUDE_DISALLOWED != 0;
         // HWLOC_COMPONENTS chooses the components itself: hwloc then
         // ignores the variables that name an input.
-        let components_env = std::env::var("HWLOC_COMPONENTS").is_ok_and(|v| !v.is_empty());
+        let components_env =
+            wloc_trust::env::var("HWLOC_COMPONENTS").is_some_and(|v| !v.is_empty());
+        let from_env = self.source == Source::Default && !components_env;
         let source = match &self.source {
             Source::Default if components_env => Source::ThisSystem,
             Source::Default => source_from_env(),
             s => s.clone(),
         };
-        let noos =
-            matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
-        let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
-        let mut m = match &source {
-            Source::XmlFile(p) => wloc_xml::import_file(p, base).map_err(|e| err(&e))?,
-            Source::XmlBuffer(s) => wloc_xml::import_str(s, base).map_err(|e| err(&e))?,
-            Source::Synthetic(d) => wloc_core::synthetic::parse(d)
-                .map_err(|e| err(&e))?
-                .build(base)
-                .map_err(|e| err(&e))?,
-            Source::Image(p) => wloc::input::load(&wloc::input::Source::Image(p.clone()), base)
-                .map_err(|e| err(&e))?,
-            Source::Fsroot(p) => wloc::input::load(&wloc::input::Source::Fsroot(p.clone()), base)
-                .map_err(|e| err(&e))?,
-            Source::ThisSystem | Source::Default if noos => {
-                let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
-                    .map_err(|e| err(&e))?
-                    .build(base)
-                    .map_err(|e| err(&e))?;
-                // hwloc's noos backend names no backend.
-                m.infos.clear();
-                m
+        let (source, mut m) = match self.read_source(&source, base.clone()) {
+            Ok(m) => (source, m),
+            // As hwloc, an input named by a variable that cannot be read
+            // leaves this machine's discovery.
+            Err(LoadFailure(msg)) if from_env && source != Source::ThisSystem => {
+                verbose(&format!(
+                    "ignoring the topology the environment names: {msg}"
+                ));
+                let m = self.read_source(&Source::ThisSystem, base)?;
+                (Source::ThisSystem, m)
             }
-            Source::ThisSystem | Source::Default => {
-                wloc::input::load(&wloc::input::Source::ThisSystem, base).map_err(|e| err(&e))?
-            }
+            Err(e) => return Err(e),
         };
-        let thissystem_env = std::env::var("HWLOC_THISSYSTEM").ok();
+        let thissystem_env = wloc_trust::env::var("HWLOC_THISSYSTEM");
         m.is_thissystem = match thissystem_env.as_deref() {
             Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
             _ => matches!(source, Source::ThisSystem) || self.flags & FLAG_IS_THISSYSTEM != 0,
@@ -1155,6 +1160,39 @@ impl hwloc_topology {
         self.fill_support();
         self.import_userdata();
         Ok(())
+    }
+
+    /// Reads the topology of a source into `base` (whose filters and flags
+    /// the program set).
+    fn read_source(&self, source: &Source, base: Topology) -> Result<Topology, LoadFailure> {
+        let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
+        let noos =
+            matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
+        let via_input =
+            |s: wloc::input::Source, base| wloc::input::load(&s, base).map_err(|e| err(&e));
+        Ok(match source {
+            Source::XmlFile(p) => wloc_xml::import_file(p, base).map_err(|e| err(&e))?,
+            Source::XmlBuffer(s) => wloc_xml::import_str(s, base).map_err(|e| err(&e))?,
+            Source::Synthetic(d) => wloc_core::synthetic::parse(d)
+                .map_err(|e| err(&e))?
+                .build(base)
+                .map_err(|e| err(&e))?,
+            Source::Image(p) => via_input(wloc::input::Source::Image(p.clone()), base)?,
+            Source::Fsroot(p) => via_input(wloc::input::Source::Fsroot(p.clone()), base)?,
+            Source::CpuidDump(p) => via_input(wloc::input::Source::Cpuid(p.clone()), base)?,
+            Source::ThisSystem | Source::Default if noos => {
+                let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
+                    .map_err(|e| err(&e))?
+                    .build(base)
+                    .map_err(|e| err(&e))?;
+                // hwloc's noos backend names no backend.
+                m.infos.clear();
+                m
+            }
+            Source::ThisSystem | Source::Default => {
+                via_input(wloc::input::Source::ThisSystem, base)?
+            }
+        })
     }
 
     /// Hands every `<userdata>` element read to the import callback, then
@@ -1289,9 +1327,7 @@ pub unsafe extern "C" fn hwloc_topology_load(topology: hwloc_topology_t) -> c_in
         match t.load() {
             Ok(()) => 0,
             Err(LoadFailure(msg)) => {
-                if std::env::var_os("WLOC_CAPI_VERBOSE").is_some() {
-                    eprintln!("wloc: hwloc_topology_load failed: {msg}");
-                }
+                verbose(&format!("hwloc_topology_load failed: {msg}"));
                 fail(libc::EINVAL)
             }
         }

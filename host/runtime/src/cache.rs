@@ -184,18 +184,18 @@ impl CompiledCache {
     /// else `$HOME/.cache/wloc`; disabled when `WLOC_CACHE_DIR` is empty
     /// or no directory is known.
     pub fn from_env() -> Self {
-        if let Some(d) = std::env::var_os("WLOC_CACHE_DIR") {
+        if let Some(d) = wloc_trust::env::var_os("WLOC_CACHE_DIR") {
             return if d.is_empty() {
                 Self::disabled()
             } else {
                 Self::at(d)
             };
         }
-        let base = std::env::var_os("XDG_CACHE_HOME")
+        let base = wloc_trust::env::var_os("XDG_CACHE_HOME")
             .filter(|v| Path::new(v).is_absolute())
             .map(PathBuf::from)
             .or_else(|| {
-                std::env::var_os("HOME")
+                wloc_trust::env::var_os("HOME")
                     .filter(|v| Path::new(v).is_absolute())
                     .map(|h| PathBuf::from(h).join(".cache"))
             });

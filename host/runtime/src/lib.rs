@@ -64,7 +64,7 @@ pub mod annotate;
 mod discovery;
 pub mod fabric;
 
-pub use wloc_trust::{manifest, policy, signing};
+pub use wloc_trust::{env, manifest, policy, signing};
 pub use wloc_trust::{ComponentError, ErrorKind, Limits};
 
 pub use annotate::{LoadedAnnotator, Property};

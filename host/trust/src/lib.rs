@@ -12,14 +12,18 @@
 //!   and [`grant::Grant`] (roots, CPUID, settings, limits, the
 //!   interfaces to link), or its refusal;
 //! * [`error`]: the [`ComponentError`] every refusal and failed run ends as;
-//! * [`text`], [`digest`], [`limits`]: what all of these share.
+//! * [`text`], [`digest`], [`limits`]: what all of these share;
+//! * [`file`]: reading a file anyone may have made (a topology image or
+//!   XML document) as a regular file, bounded, without blocking.
 //!
 //! Modules only use modules listed after them in this order:
 //! `grant` → `policy` → `signing` → `manifest` → `error` → `text`,
-//! `digest`, `limits`.
+//! `digest`, `limits`; [`file`] uses none.
 
 pub mod digest;
+pub mod env;
 pub mod error;
+pub mod file;
 pub mod grant;
 pub mod limits;
 pub mod manifest;

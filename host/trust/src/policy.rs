@@ -326,11 +326,25 @@ fn check_caps(what: &str, files: &[String], config: &[String]) -> Result<(), Str
     Ok(())
 }
 
+/// A TOML error as its message and position only: the file's text is never
+/// quoted (a policy file may be one the reader could not otherwise read).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {}", e.message().trim_end())
+        }
+        None => e.message().trim_end().to_string(),
+    }
+}
+
 impl Policy {
     /// Parses policy text; `origin` names it in messages.
     pub fn parse(text: &str, origin: &str) -> Result<Policy, String> {
-        let raw: RawPolicy =
-            toml::from_str(text).map_err(|e| format!("invalid policy {origin}: {e}"))?;
+        let raw: RawPolicy = toml::from_str(text)
+            .map_err(|e| format!("invalid policy {origin}: {}", toml_error(text, &e)))?;
         let err = |m: String| format!("invalid policy {origin}: {m}");
         raw.limits.check("[limits]").map_err(err)?;
         for (name, b) in &raw.builtin {
@@ -440,7 +454,7 @@ impl Policy {
         if let Some(p) = explicit {
             return (p.to_path_buf(), true);
         }
-        match std::env::var_os("WLOC_POLICY").filter(|v| !v.is_empty()) {
+        match crate::env::var_os("WLOC_POLICY").filter(|v| !v.is_empty()) {
             Some(p) => (PathBuf::from(p), true),
             None => (PathBuf::from(SYSTEM_POLICY), false),
         }
