@@ -2,8 +2,11 @@
 //! an admin a folder or a recording would make them: a fabric folder
 //! whose links lead out of it (to a secret of the user running wloc, to
 //! a process's environment, to another folder), a recording with a FIFO
-//! and a device node where DMI files should be, and the HTML page, which
-//! must not list other users' processes.
+//! and a device node where DMI files should be, the HTML page, which
+//! must not list other users' processes, and inputs that are not regular
+//! files: `/dev/zero` and FIFOs named by `-i`, `WLOC_IMAGE` or
+//! `HWLOC_XMLFILE`, endless standard input, and CPUID dumps (alone or in
+//! a recording) holding FIFOs and links leading out of their folder.
 
 use crate::common;
 
@@ -400,4 +403,308 @@ fn html_page_lists_processes_only_when_asked() {
         let _ = c.kill();
         let _ = c.wait();
     }
+}
+
+/// How a measured run of `wloc` ended.
+struct Measured {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory of the process, in KiB (the kernel's
+    /// accounting of the process itself, from `wait4`).
+    peak_kib: i64,
+    elapsed: Duration,
+}
+
+/// Runs `wloc ARGS` with `envs` set (and hwloc's and wloc's input
+/// variables removed otherwise), standard input from `stdin` (else
+/// nothing), killed after 60 s, and measures its peak resident memory.
+/// With `limit_as`, under a 2 GiB address-space limit too, so that a
+/// regression fails here instead of taking the machine's memory (only
+/// for commands that create no wasmtime engine, whose reservations such
+/// a limit would break).
+fn measured(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stdin: Option<&Path>,
+    limit_as: bool,
+) -> Measured {
+    let dir = TempDir::new("hostile-files-run");
+    let (out, err) = (dir.0.join("stdout"), dir.0.join("stderr"));
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(if limit_as {
+            "ulimit -v 2097152 && exec \"$0\" \"$@\""
+        } else {
+            "exec \"$0\" \"$@\""
+        })
+        .arg(wloc())
+        .args(args)
+        .env("LC_ALL", "C")
+        .env("WLOC_CACHE_DIR", dir.0.join("cache"))
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    for v in [
+        "WLOC_IMAGE",
+        "WLOC_XMLFILE",
+        "HWLOC_XMLFILE",
+        "WLOC_FSROOT",
+        "HWLOC_FSROOT",
+        "WLOC_CPUID_PATH",
+        "HWLOC_CPUID_PATH",
+        "WLOC_SYNTHETIC",
+        "HWLOC_SYNTHETIC",
+        "WLOC_COMPONENTS",
+        "HWLOC_COMPONENTS",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd.envs(envs.iter().copied());
+    cmd.stdin(match stdin {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    });
+    let t = Instant::now();
+    let mut child = cmd.spawn().expect("sh runs");
+    let pid = child.id() as libc::pid_t;
+    let (status, usage) = loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for this test's own child, with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage);
+        }
+        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
+        if t.elapsed() > Duration::from_secs(60) {
+            // SAFETY: signals this test's own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = t.elapsed();
+    // Already reaped by wait4: this only tells `Child` so.
+    let _ = child.try_wait();
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    Measured {
+        code,
+        stdout: std::fs::read_to_string(out).unwrap_or_default(),
+        stderr: std::fs::read_to_string(err).unwrap_or_default(),
+        peak_kib: usage.ru_maxrss,
+        elapsed,
+    }
+}
+
+/// Makes a FIFO at `p`, with no writer: a blocking open for reading
+/// would wait forever.
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(s(p)).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        p.display()
+    );
+}
+
+/// `/dev/zero` and a FIFO with no writer, named as the input (`-i`, with
+/// and without `--if`, `WLOC_IMAGE`, `HWLOC_XMLFILE`), are refused at
+/// once, exit 1, with an error naming the file and saying it is not a
+/// regular file, within 10 seconds and 128 MiB.  (Before, `/dev/zero`
+/// grew memory until the allocator gave up and the FIFO blocked forever.)
+#[test]
+fn devices_and_fifos_named_as_input_are_refused_at_once() {
+    let tmp = TempDir::new("hostile-input-fifo");
+    let fifo = tmp.0.join("topology");
+    mkfifo(&fifo);
+    let fifo = s(&fifo);
+    let zero = "/dev/zero";
+    // The arguments, the environment, the file the error must name.
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (vec!["ls", "-i", zero], vec![], zero),
+        (vec!["ls", "-i", zero, "--if", "xml"], vec![], zero),
+        (vec!["ls", "-i", zero, "--if", "image"], vec![], zero),
+        (vec!["ls"], vec![("WLOC_IMAGE", zero)], zero),
+        (vec!["ls"], vec![("HWLOC_XMLFILE", zero)], zero),
+        (vec!["ls", "-i", fifo], vec![], fifo),
+        (vec!["ls", "-i", fifo, "--if", "xml"], vec![], fifo),
+        (vec!["ls", "-i", fifo, "--if", "image"], vec![], fifo),
+        (vec!["ls"], vec![("WLOC_IMAGE", fifo)], fifo),
+        (vec!["ls"], vec![("HWLOC_XMLFILE", fifo)], fifo),
+    ];
+    for (args, envs, named) in &cases {
+        let what = format!("{envs:?} wloc {}", args.join(" "));
+        let r = measured(args, envs, None, true);
+        println!(
+            "{what}: exit {} in {:?}, peak {} KiB: {}",
+            r.code,
+            r.elapsed,
+            r.peak_kib,
+            r.stderr.trim_end()
+        );
+        assert_eq!(r.code, 1, "{what}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(named) && r.stderr.contains("not a regular file"),
+            "{what}: the error names the file and what is wrong: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.lines().count() <= 2,
+            "{what}: a short error: {}",
+            r.stderr
+        );
+        assert!(
+            r.elapsed < Duration::from_secs(10),
+            "{what}: {:?}",
+            r.elapsed
+        );
+        assert!(r.peak_kib < 128 * 1024, "{what}: peak {} KiB", r.peak_kib);
+    }
+}
+
+/// Standard input (`-i -`) may be anything the user redirects to it;
+/// `/dev/zero` is read up to the 256 MiB cap on topology files, then
+/// refused with a clear error, in little time and bounded memory.
+#[test]
+fn endless_standard_input_is_refused_past_the_cap() {
+    for format in ["image", "xml"] {
+        let args = ["ls", "-i", "-", "--if", format];
+        let r = measured(&args, &[], Some(Path::new("/dev/zero")), true);
+        println!(
+            "wloc {} < /dev/zero: exit {} in {:?}, peak {} KiB: {}",
+            args.join(" "),
+            r.code,
+            r.elapsed,
+            r.peak_kib,
+            r.stderr.trim_end()
+        );
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("larger than 268435456 bytes"),
+            "{format}: {}",
+            r.stderr
+        );
+        assert!(
+            r.elapsed < Duration::from_secs(20),
+            "{format}: {:?}",
+            r.elapsed
+        );
+        // The cap, plus wloc itself.
+        assert!(r.peak_kib < 400 * 1024, "{format}: peak {} KiB", r.peak_kib);
+    }
+}
+
+/// A CPUID dump folder (`-i DIR --if cpuid`) whose PU file is a FIFO, or
+/// a link leading out of the folder: the FIFO is not opened and the link
+/// not followed (a warning names it); the dump, missing its PU, is then
+/// refused at once.
+#[test]
+fn cpuid_dump_with_fifo_or_link_out_is_refused_at_once() {
+    let tmp = TempDir::new("hostile-cpuid-dump");
+    std::fs::write(tmp.0.join("secret"), SECRET).unwrap();
+    for tag in ["fifo", "link"] {
+        let dump = tmp.0.join(tag);
+        std::fs::create_dir_all(&dump).unwrap();
+        std::fs::write(dump.join("hwloc-cpuid-info"), "Architecture: x86\n").unwrap();
+        if tag == "fifo" {
+            mkfifo(&dump.join("pu0"));
+        } else {
+            std::os::unix::fs::symlink("../secret", dump.join("pu0")).unwrap();
+        }
+        let r = measured(&["ls", "-i", s(&dump), "--if", "cpuid"], &[], None, false);
+        println!(
+            "{tag}: exit {} in {:?}, peak {} KiB: {}",
+            r.code,
+            r.elapsed,
+            r.peak_kib,
+            r.stderr.trim_end()
+        );
+        assert_eq!(r.code, 1, "{tag}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("cannot read CPUID dump"),
+            "{tag}: {}",
+            r.stderr
+        );
+        if tag == "link" {
+            assert!(
+                r.stderr.contains("warning: skipped") && r.stderr.contains("/pu0'"),
+                "{tag}: {}",
+                r.stderr
+            );
+        }
+        assert!(!r.stderr.contains(SECRET) && !r.stdout.contains(SECRET));
+        assert!(
+            r.elapsed < Duration::from_secs(30),
+            "{tag}: {:?}",
+            r.elapsed
+        );
+        assert!(r.peak_kib < 400 * 1024, "{tag}: peak {} KiB", r.peak_kib);
+    }
+}
+
+/// A recording whose `cpuid/` folder holds a FIFO and links leading out
+/// of it (to a file of the user running wloc, absolute and relative):
+/// the FIFO is never opened, the links never followed (a warning names
+/// each), the damaged dump is left out, and the rest of the discovery
+/// goes on: the same topology as without the folder, within 60 seconds
+/// and 400 MiB.
+#[test]
+fn recording_with_fifo_and_links_out_in_its_cpuid_folder() {
+    let tmp = TempDir::new("hostile-recording-cpuid");
+    let root = recording(&tmp);
+    let secret = tmp.0.join("secret");
+    std::fs::write(&secret, SECRET).unwrap();
+    let ls = || {
+        measured(
+            &["ls", "-i", s(&root), "--if", "fsroot", "--of", "xml"],
+            &[],
+            None,
+            false,
+        )
+    };
+    let before = ls();
+    assert_eq!(before.code, 0, "{}", before.stderr);
+
+    let cpuid = root.join("cpuid");
+    std::fs::create_dir_all(&cpuid).unwrap();
+    std::fs::write(cpuid.join("hwloc-cpuid-info"), "Architecture: x86\n").unwrap();
+    mkfifo(&cpuid.join("pu0"));
+    std::os::unix::fs::symlink(&secret, cpuid.join("pu1")).unwrap();
+    std::os::unix::fs::symlink("../../secret", cpuid.join("pu2")).unwrap();
+    let after = ls();
+    println!(
+        "exit {} in {:?}, peak {} KiB: {}",
+        after.code,
+        after.elapsed,
+        after.peak_kib,
+        after.stderr.trim_end()
+    );
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    assert_eq!(
+        after.stdout, before.stdout,
+        "the rest of the discovery goes on"
+    );
+    for name in ["pu1", "pu2"] {
+        let warned = after
+            .stderr
+            .lines()
+            .filter(|l| l.contains("warning: skipped") && l.contains(&format!("/cpuid/{name}'")))
+            .count();
+        assert_eq!(warned, 1, "one warning names {name}:\n{}", after.stderr);
+    }
+    assert!(!after.stderr.contains("pu0"), "a FIFO is left out silently");
+    assert!(!after.stdout.contains(SECRET) && !after.stderr.contains(SECRET));
+    assert!(
+        after.elapsed < Duration::from_secs(60),
+        "{:?}",
+        after.elapsed
+    );
+    assert!(after.peak_kib < 400 * 1024, "peak {} KiB", after.peak_kib);
 }

@@ -115,9 +115,10 @@ pub fn env_var(suffix: &str) -> Option<String> {
 }
 
 /// Guesses the format of `-i` as lstopo does: a directory holding a CPUID
-/// dump is `cpuid`, another directory is `fsroot`, a file starting with
-/// the image magic number is an image, another existing file is XML, and
-/// anything else is a synthetic description.
+/// dump is `cpuid`, another directory is `fsroot`, a regular file
+/// starting with the image magic number is an image, anything else that
+/// exists (another file, or a FIFO or device, which reading then
+/// refuses) is XML, and anything else is a synthetic description.
 pub fn guess_format(input: &str) -> InputFormat {
     let p = Path::new(input);
     if p.is_dir() {
@@ -128,7 +129,7 @@ pub fn guess_format(input: &str) -> InputFormat {
         }
     } else if p.is_file() && wloc_image::file_is_image(p) {
         InputFormat::Image
-    } else if input == "-" || p.is_file() || input.ends_with(".xml") {
+    } else if input == "-" || p.exists() || input.ends_with(".xml") {
         InputFormat::Xml
     } else {
         InputFormat::Synthetic
@@ -183,9 +184,27 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
     match source {
         Source::Xml(path) => {
             if path.as_os_str() == "-" {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
+                // At most as much as a named file (`/dev/zero` redirected
+                // to standard input is refused, not read without end).
+                let max = wloc_xml::MAX_FILE_BYTES;
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut std::io::Read::take(std::io::stdin().lock(), max + 1),
+                    &mut bytes,
+                )
+                .map_err(|e| {
                     LoadError::BadInput(format!("cannot read XML from standard input: {e}"))
+                })?;
+                if bytes.len() as u64 > max {
+                    return Err(LoadError::BadInput(format!(
+                        "cannot read XML from standard input: larger than {max} bytes, the most wloc reads of such a file"
+                    )));
+                }
+                let text = String::from_utf8(bytes).map_err(|e| {
+                    LoadError::BadInput(format!(
+                        "XML from standard input is not valid UTF-8 (invalid byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ))
                 })?;
                 crate::xml::import_str(&text, topo).map_err(LoadError::Xml)
             } else {
@@ -203,7 +222,7 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
                 let fd = std::os::fd::AsFd::as_fd(&stdin)
                     .try_clone_to_owned()
                     .map_err(|e| LoadError::BadInput(format!("cannot read standard input: {e}")))?;
-                wloc_image::adopt_file(&std::fs::File::from(fd))
+                wloc_image::adopt_stream(&std::fs::File::from(fd))
             } else {
                 wloc_image::adopt(p)
             };
@@ -284,17 +303,8 @@ fn load_synthetic(desc: &str, topo: Topology) -> Result<Topology, LoadError> {
 pub fn linux_options(this_system: bool) -> wloc_linux::Options {
     let mut o = wloc_linux::Options::from_lookup(env_var);
     // Like hwloc, HWLOC_PCI_LOCALITY may name a file holding the localities.
-    if let Some(v) = &o.pci_locality {
-        let p = Path::new(v);
-        if p.is_file() {
-            if let Ok(meta) = p.metadata() {
-                if meta.len() <= 64 * 1024 {
-                    if let Ok(text) = std::fs::read_to_string(p) {
-                        o.pci_locality = Some(text);
-                    }
-                }
-            }
-        }
+    if let Some(v) = o.pci_locality.take() {
+        o.pci_locality = pci_locality_value(v);
     }
     o.this_system = this_system;
     if this_system {
@@ -310,6 +320,51 @@ pub fn linux_options(this_system: bool) -> wloc_linux::Options {
         );
     }
     o
+}
+
+/// Largest `HWLOC_PCI_LOCALITY` file read (hwloc's limit).
+const MAX_PCI_LOCALITY_FILE: usize = 64 * 1024;
+
+/// The localities `HWLOC_PCI_LOCALITY` gives: the value itself, or, when
+/// it names something that exists, as in hwloc, the content of that file.
+/// The file is read as a regular file of at most 64 KiB, opened without
+/// blocking (through [`wloc_runtime::FileAccess`], as a component's files
+/// are); anything else (a FIFO, a device, a larger file) is ignored with a
+/// warning, as hwloc ignores a file too large.
+fn pci_locality_value(v: String) -> Option<String> {
+    let p = Path::new(&v);
+    // Not a path (nothing there, as hwloc's open fails): the localities.
+    let Ok(full) = std::fs::canonicalize(p) else {
+        return Some(v);
+    };
+    let read = || -> Result<String, String> {
+        let full = full.to_str().ok_or("its path is not UTF-8")?;
+        let files = wloc_runtime::FileAccess::new(&[full], None).map_err(|e| e.to_string())?;
+        // A root that is neither a regular file nor a folder is not opened.
+        if !files.missing().is_empty() {
+            return Err("not a regular file".into());
+        }
+        let bytes = files
+            .read(full, MAX_PCI_LOCALITY_FILE + 1)
+            .map_err(|e| match e {
+                wloc_runtime::fs::FileError::NotFound => "not a regular file (or gone)".to_string(),
+                e => e.to_string(),
+            })?;
+        if bytes.len() > MAX_PCI_LOCALITY_FILE {
+            return Err(format!("larger than {MAX_PCI_LOCALITY_FILE} bytes"));
+        }
+        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    };
+    match read() {
+        Ok(text) => Some(text),
+        Err(why) => {
+            eprintln!(
+                "wloc: warning: ignoring the HWLOC_PCI_LOCALITY file '{}': {why}",
+                p.display()
+            );
+            None
+        }
+    }
 }
 
 /// The name lstopo's `--filter` gives a filter, as the Linux component's
@@ -404,7 +459,15 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
     let bad = |what: String| {
         LoadError::BadInput(format!("cannot read CPUID dump {}: {what}", dir.display()))
     };
-    let src = read_cpuid_dump(dir).map_err(bad)?;
+    // Read as the folder `/NAME` of the folder above it (the user named
+    // it: a link is followed to it), so that a link inside it leading
+    // out is denied, not resolved inside it as in a recording.
+    let full = std::fs::canonicalize(dir).map_err(|e| bad(e.to_string()))?;
+    let src = match (full.parent(), full.file_name().and_then(|n| n.to_str())) {
+        (Some(parent), Some(name)) => read_cpuid_dump(parent, &format!("/{name}")),
+        _ => read_cpuid_dump(&full, "/"),
+    }
+    .map_err(bad)?;
     let provider = crate::cpuid_native::DumpProvider::new(src, None);
     run_x86(provider, None, topo).map_err(|e| match e {
         LoadError::Component(c) => bad(c.to_string()),
@@ -413,27 +476,48 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
 }
 
 /// Reads the `hwloc-cpuid-info` and `puN` files of a CPUID dump, each at
-/// most [`MAX_CPUID_FILE_SIZE`] bytes.
-fn read_cpuid_dump(dir: &Path) -> Result<wloc_probe::DumpSource, String> {
-    use std::io::Read;
-    let entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
+/// most [`MAX_CPUID_FILE_SIZE`] bytes.  The dump's folder may come from
+/// anyone (a recording, `-i DIR --if cpuid`): its files are read as
+/// [`wloc_runtime::FileAccess`] serves a component's, through a handle on
+/// `base` (the user's folder, or the recording's fsroot) and only within
+/// `dir` (`/` of `base`, or `/cpuid`).  Only regular files are read,
+/// opened without blocking; a FIFO, device or socket is left out, and a
+/// link leading out of the folder is skipped with a warning naming it.
+/// (A dump missing a PU is then refused as a whole.)
+fn read_cpuid_dump(base: &Path, dir: &str) -> Result<wloc_probe::DumpSource, String> {
+    use wloc_runtime::fs::FileError;
+    let shown = |name: &str| base.join(dir.trim_start_matches('/')).join(name);
+    let access = wloc_runtime::FileAccess::new(&[dir], Some(base)).map_err(|e| e.to_string())?;
+    if !access.missing().is_empty() {
+        return Err(format!(
+            "no folder {} (or a link leading out of {})",
+            shown("").display(),
+            base.display()
+        ));
+    }
+    let names = access.list_dir(dir).map_err(|e| e.to_string())?;
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
+    for name in names {
         if !wloc_probe::DumpSource::wants_file(&name) {
             continue;
         }
         if files.len() > wloc_probe::MAX_DUMP_PUS {
             return Err("too many files".into());
         }
-        let file = std::fs::File::open(entry.path()).map_err(|e| format!("{name}: {e}"))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_CPUID_FILE_SIZE + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("{name}: {e}"))?;
+        let path = format!("{}/{name}", dir.trim_end_matches('/'));
+        let bytes = match access.read(&path, MAX_CPUID_FILE_SIZE as usize + 1) {
+            Ok(b) => b,
+            // Not a regular file (left out, as for a component), or gone.
+            Err(FileError::NotFound) => continue,
+            Err(FileError::Denied) => {
+                eprintln!(
+                    "wloc: warning: skipped '{}': a link leading out of the folder",
+                    shown(&name).display()
+                );
+                continue;
+            }
+            Err(e) => return Err(format!("{name}: {e}")),
+        };
         if bytes.len() as u64 > MAX_CPUID_FILE_SIZE {
             return Err(format!("{name} is larger than {MAX_CPUID_FILE_SIZE} bytes"));
         }
@@ -445,13 +529,15 @@ fn read_cpuid_dump(dir: &Path) -> Result<wloc_probe::DumpSource, String> {
 /// The CPUID dump a recording holds (`cpuid/`, as `wloc gather-topology`
 /// and `hwloc-gather-topology` write it), so that a recording reads back
 /// with the CPUID-derived attributes of the machine it records (which
-/// caches are inclusive).  A missing or damaged dump leaves them out.
+/// caches are inclusive).  It is read inside the recording only (see
+/// [`read_cpuid_dump`]).  A missing or damaged dump leaves them out.
 fn recorded_cpuid(root: &Path) -> Option<crate::cpuid_native::DumpProvider> {
-    let dir = root.join("cpuid");
-    if !dir.join("hwloc-cpuid-info").is_file() {
+    // Only looked at, not followed out of the recording: a `cpuid` link
+    // is resolved inside it by `FileAccess`.
+    if root.join("cpuid").symlink_metadata().is_err() {
         return None;
     }
-    let src = read_cpuid_dump(&dir).ok()?;
+    let src = read_cpuid_dump(root, "/cpuid").ok()?;
     Some(crate::cpuid_native::DumpProvider::new(src, None))
 }
 

@@ -69,13 +69,26 @@
 //! reader outside the image.  So an image is only *mapped* when the kernel
 //! guarantees it cannot change: a memfd sealed against writing and
 //! shrinking ([`write_memfd`] makes one; `F_GET_SEALS` is checked on every
-//! adopt).  Any other file (a regular file, a pipe) is *read* into private
-//! memory with one `read` (an image of a 1,300-object machine is about
-//! 70 KB: a few microseconds), so that later changes, truncation or
-//! removal of the file do not reach the reader; a file truncated while it
-//! is read is refused as truncated.  [`write`] never changes a published
-//! file: it writes a read-only temporary file beside it and renames it
-//! over, so a reader sees the old image or the new one, never a part.
+//! adopt).  Any other regular file is *read* into private memory with one
+//! `read` (an image of a 1,300-object machine is about 70 KB: a few
+//! microseconds), so that later changes, truncation or removal of the
+//! file do not reach the reader; a file truncated while it is read is
+//! refused as truncated.  [`write`] never changes a published file: it
+//! writes a read-only temporary file beside it and renames it over, so a
+//! reader sees the old image or the new one, never a part.
+//!
+//! # A file that is not an image
+//!
+//! The path of an image comes from the command line or the environment
+//! (`WLOC_IMAGE`), and may name anything.  [`adopt`] opens it without
+//! blocking (`O_NONBLOCK|O_CLOEXEC`: a FIFO with no writer does not
+//! hang it) and, on the descriptor (`fstat`), accepts only a regular file
+//! (a memfd is one) of at most [`MAX_IMAGE_BYTES`]; it then reads at
+//! most the size `fstat` saw (`/dev/zero`, or a file growing while it is
+//! read, is not followed).  Anything else is refused with an error naming
+//! the file.  [`adopt_file`] checks a descriptor it is handed the same
+//! way; [`adopt_stream`] reads standard input (a pipe) in sequence, and
+//! refuses it once it passes [`MAX_IMAGE_BYTES`].
 //!
 //! # A launcher and its ranks
 //!
@@ -124,6 +137,11 @@ use wloc_core::Topology;
 
 pub use rebuild::{REBUILD_RATIO, REBUILD_SLACK};
 pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef, ObjRef};
+
+/// The largest image adopted: 256 MiB (`wloc_trust::file::MAX_INPUT_BYTES`,
+/// the cap on every topology file wloc reads).  An image of a
+/// 1,300-object machine is about 70 KB.
+pub const MAX_IMAGE_BYTES: u64 = wloc_trust::file::MAX_INPUT_BYTES;
 
 /// First bytes of every image.
 pub const MAGIC: [u8; 8] = *b"\x89WLOCIMG";
@@ -242,12 +260,12 @@ pub fn is_image(bytes: &[u8]) -> bool {
     bytes.len() >= MAGIC.len() && bytes[..MAGIC.len()] == MAGIC
 }
 
-/// Whether the file at `path` starts with the image magic number.
+/// Whether the file at `path` is a regular file starting with the image
+/// magic number (it is opened without blocking: a FIFO is not one).
 pub fn file_is_image(path: impl AsRef<Path>) -> bool {
     let mut head = [0u8; 8];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
+    wloc_trust::file::open_regular(path.as_ref(), u64::MAX)
+        .is_ok_and(|(mut f, _)| f.read_exact(&mut head).is_ok())
         && is_image(&head)
 }
 
@@ -344,10 +362,16 @@ pub fn write_memfd(topo: &Topology) -> Result<OwnedFd, ImageError> {
     Ok(OwnedFd::from(f))
 }
 
-/// Adopts the image at `path` (see [`adopt_file`]).
+/// Adopts the image at `path` (see [`adopt_file`]): opened without
+/// blocking, and refused unless it is a regular file of at most
+/// [`MAX_IMAGE_BYTES`] (see the crate documentation).
 pub fn adopt(path: impl AsRef<Path>) -> Result<AdoptedTopology, ImageError> {
     let path = path.as_ref();
-    let f = File::open(path).map_err(io_err(Some(path)))?;
+    let (f, _) =
+        wloc_trust::file::open_regular(path, MAX_IMAGE_BYTES).map_err(|e| ImageError::Io {
+            path: Some(path.to_path_buf()),
+            source: e.into_io(),
+        })?;
     adopt_file(&f).map_err(|e| match e {
         ImageError::Io { path: None, source } => ImageError::Io {
             path: Some(path.to_path_buf()),
@@ -367,10 +391,21 @@ fn is_sealed(f: &File) -> bool {
     seals >= 0 && seals & need == need
 }
 
+/// The size of `f` if it is a regular file of at most [`MAX_IMAGE_BYTES`].
+fn regular_len(f: &File) -> Result<usize, ImageError> {
+    let len = wloc_trust::file::check_regular(f, Path::new(""), MAX_IMAGE_BYTES)
+        .map_err(|e| io_err(None)(e.into_io()))?;
+    Ok(usize::try_from(len).expect("at most MAX_IMAGE_BYTES"))
+}
+
 /// Adopts the image in an open file: mapped read-only when the file is a
 /// sealed memfd, read into private memory otherwise (see the crate
-/// documentation), then checked and validated once.
+/// documentation), then checked and validated once.  The file must be a
+/// regular file (a memfd is one) of at most [`MAX_IMAGE_BYTES`], and at
+/// most the size it has when adopting starts is read; a pipe is refused
+/// (see [`adopt_stream`]).
 pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
+    let len = regular_len(f)?;
     if is_sealed(f) {
         // SAFETY: the seals checked above forbid any write or shrink of the
         // file for its whole life, so the mapping stays valid and its
@@ -378,26 +413,22 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
         let map = unsafe { memmap2::Mmap::map(f) }.map_err(io_err(None))?;
         return AdoptedTopology::new(view::Backing::Mapped(map));
     }
-    // Read from offset 0 to the end (not only the size fstat saw: the
-    // checks compare what was read with the header), whatever the file
-    // position of the descriptor.
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0) as usize;
-    let mut buf = AlignedVec::<16>::with_capacity(len.max(4096) + 1);
-    loop {
-        if buf.len() == buf.capacity() {
-            buf.reserve(buf.capacity());
-        }
+    // Read from offset 0, whatever the file position of the descriptor,
+    // at most the size fstat saw (the checks compare what was read with
+    // the header: a file that shrank is truncated, one that grew has a
+    // header announcing more than was read).
+    let mut buf = AlignedVec::<16>::with_capacity(len.max(1));
+    while buf.len() < len {
         let pos = buf.len();
-        let spare = buf.capacity() - pos;
-        // SAFETY: pread writes at most `spare` bytes into the buffer's
-        // unused capacity, which starts at `pos`; only the bytes it
-        // reports written are then counted in the length.  (Reading into
-        // the spare capacity skips zeroing the whole buffer first.)
+        // SAFETY: pread writes at most `len - pos` bytes into the buffer's
+        // unused capacity (at least `len`), which starts at `pos`; only the
+        // bytes it reports written are then counted in the length.
+        // (Reading into the spare capacity skips zeroing the buffer first.)
         let n = unsafe {
             libc::pread(
                 f.as_raw_fd(),
                 buf.as_mut_ptr().add(pos).cast(),
-                spare,
+                len - pos,
                 pos as libc::off_t,
             )
         };
@@ -406,12 +437,6 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            if e.raw_os_error() == Some(libc::ESPIPE) && pos == 0 {
-                // A pipe or a terminal: read it in sequence instead.
-                let mut r = f;
-                buf.extend_from_reader(&mut r).map_err(io_err(None))?;
-                break;
-            }
             return Err(io_err(None)(e));
         }
         if n == 0 {
@@ -419,15 +444,22 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
         }
         // SAFETY: the `n` bytes after `pos` were just written by pread.
         unsafe { buf.set_len(pos + n as usize) };
-        // A short read that completes the length the header announces
-        // ends the image: the next read would return 0 (end of file) and
-        // costs a system call.  (Anything else keeps reading; the header
-        // checks judge what was read.)
-        if (n as usize) < spare && announced_len(&buf) == Some(buf.len() as u64) {
-            break;
-        }
     }
     AdoptedTopology::new(view::Backing::Owned(buf))
+}
+
+/// Adopts the image read from a stream, as `-` names standard input: a
+/// regular file (or a sealed memfd) redirected to it is adopted as
+/// [`adopt_file`] does; a pipe, terminal or socket is read in sequence
+/// to its end, and refused once it passes [`MAX_IMAGE_BYTES`] (at most
+/// that plus one byte is held).
+pub fn adopt_stream(f: &File) -> Result<AdoptedTopology, ImageError> {
+    if f.metadata().is_ok_and(|m| m.is_file()) {
+        return adopt_file(f);
+    }
+    let bytes = wloc_trust::file::read_stream(f, Path::new(""), MAX_IMAGE_BYTES)
+        .map_err(|e| io_err(None)(e.into_io()))?;
+    adopt_bytes(&bytes)
 }
 
 /// Adopts an image held in memory (copied once into an aligned buffer).
@@ -435,14 +467,6 @@ pub fn adopt_bytes(bytes: &[u8]) -> Result<AdoptedTopology, ImageError> {
     let mut buf = AlignedVec::<16>::with_capacity(bytes.len());
     buf.extend_from_slice(bytes);
     AdoptedTopology::new(view::Backing::Owned(buf))
-}
-
-/// The total length (header included) the header of `bytes` announces, if
-/// `bytes` hold a header.
-fn announced_len(bytes: &[u8]) -> Option<u64> {
-    let len = bytes.get(16..24)?;
-    let body = u64::from_le_bytes(len.try_into().ok()?);
-    (is_image(bytes) && bytes.len() >= HEADER_LEN).then(|| body.saturating_add(HEADER_LEN as u64))
 }
 
 /// Checks the header of `bytes` and returns the body.

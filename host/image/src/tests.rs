@@ -243,6 +243,58 @@ fn an_unsealed_memfd_is_read_not_mapped() {
     assert!(!img.is_mapped());
 }
 
+/// A device, a FIFO with no writer and a folder are refused at once, with
+/// an error naming the file: adopting never waits for a writer nor reads
+/// an endless file.
+#[test]
+fn only_regular_files_are_adopted() {
+    let start = std::time::Instant::now();
+    let dir = tmpdir("not-regular");
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (p, kind) in [
+        (Path::new("/dev/zero"), "a character device"),
+        (fifo.as_path(), "a FIFO"),
+        (dir.as_path(), "a directory"),
+    ] {
+        let e = adopt(p).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: ", p.display())), "{e}");
+        assert!(e.contains(kind) && e.contains("not a regular file"), "{e}");
+        assert!(!file_is_image(p));
+    }
+    // A descriptor handed over is checked the same way.
+    let zero = File::open("/dev/zero").unwrap();
+    let e = adopt_file(&zero).unwrap_err().to_string();
+    assert!(e.contains("a character device"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Standard input may be a pipe: read in sequence, and refused past
+/// [`MAX_IMAGE_BYTES`] (here, a pipe from `/dev/zero`, as `-i -` reads it).
+#[test]
+fn streams_are_read_within_the_cap() {
+    let bytes = to_bytes(&synth("pack:2 pu:2"));
+    let (r, mut w) = std::io::pipe().unwrap();
+    let writer = std::thread::spawn(move || w.write_all(&bytes));
+    let r = File::from(std::os::fd::OwnedFd::from(r));
+    let img = adopt_stream(&r).unwrap();
+    writer.join().unwrap().unwrap();
+    assert_eq!(img.objs_by_type(ObjType::PU).len(), 4);
+    assert!(
+        adopt_file(&r).is_err(),
+        "adopt_file takes regular files only"
+    );
+    let zero = File::open("/dev/zero").unwrap();
+    let e = adopt_stream(&zero).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("larger than {MAX_IMAGE_BYTES} bytes")),
+        "{e}"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

@@ -182,13 +182,28 @@ pub fn import_str_reference(
     import::import_reference(text, topo)
 }
 
+/// The largest XML file [`import_file`] reads: 256 MiB
+/// (`wloc_trust::file::MAX_INPUT_BYTES`, the cap on every topology file
+/// wloc reads).  hwloc's XML of a machine of thousands of PUs takes a few
+/// megabytes.
+#[cfg(feature = "std")]
+pub const MAX_FILE_BYTES: u64 = wloc_trust::file::MAX_INPUT_BYTES;
+
 #[cfg(feature = "std")]
 /// Reads an hwloc XML file into `topo`, as [`import_str`] does.
 ///
+/// The path may name anything (it comes from `-i` or `HWLOC_XMLFILE`):
+/// the file is opened without blocking (`O_NONBLOCK|O_CLOEXEC`: a FIFO
+/// with no writer does not hang it), accepted only as a regular file of
+/// at most [`MAX_FILE_BYTES`] (checked with `fstat` on the descriptor),
+/// and read at most to the size seen then, so `/dev/zero` or a file
+/// growing while it is read is refused or cut, never followed.
+///
 /// # Errors
 ///
-/// As [`import_str`], and when the file cannot be read or is not UTF-8.
-/// Errors carry the file name.
+/// As [`import_str`], and when the file cannot be read, is not a regular
+/// file, is larger than [`MAX_FILE_BYTES`] or is not UTF-8.  Errors carry
+/// the file name.
 pub fn import_file(path: &Path, topo: Topology) -> Result<Topology, XmlError> {
     import_file_with_warnings(path, topo).map(|(t, _)| t)
 }
@@ -204,8 +219,8 @@ pub fn import_file_with_warnings(
     path: &Path,
     topo: Topology,
 ) -> Result<(Topology, Vec<String>), XmlError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| XmlError::new(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = wloc_trust::file::read_regular(path, MAX_FILE_BYTES)
+        .map_err(|e| XmlError::new(format!("cannot read {}: {}", path.display(), e.reason())))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         XmlError::new(format!(
             "{} is not valid UTF-8 (invalid byte at offset {})",
@@ -932,5 +947,37 @@ mod tests {
         );
         let e = import_file(Path::new("/nonexistent/x.xml"), Topology::new()).unwrap_err();
         assert!(e.to_string().contains("cannot read /nonexistent/x.xml"));
+    }
+
+    /// `/dev/zero`, a FIFO with no writer and a folder are refused at
+    /// once (not read without end, not waited on), naming the file.
+    #[test]
+    fn only_regular_files_are_read() {
+        let start = std::time::Instant::now();
+        let dir = std::env::temp_dir().join(format!("wloc-xml-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("topo.xml");
+        let st = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        for (p, kind) in [
+            (Path::new("/dev/zero"), "a character device"),
+            (fifo.as_path(), "a FIFO"),
+            (dir.as_path(), "a directory"),
+        ] {
+            let e = import_file(p, Topology::new()).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "cannot read {}: not a regular file ({kind})",
+                    p.display()
+                )),
+                "{e}"
+            );
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
