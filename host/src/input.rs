@@ -106,11 +106,11 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Reads an environment variable under its `WLOC_` name first, then its `HWLOC_` name.
+/// Reads an environment variable under its `WLOC_` name first, then its
+/// `HWLOC_` name (neither in a privileged process: `wloc_trust::env`).
 pub fn env_var(suffix: &str) -> Option<String> {
-    std::env::var(format!("WLOC_{suffix}"))
-        .ok()
-        .or_else(|| std::env::var(format!("HWLOC_{suffix}")).ok())
+    wloc_runtime::env::var(&format!("WLOC_{suffix}"))
+        .or_else(|| wloc_runtime::env::var(&format!("HWLOC_{suffix}")))
         .filter(|v| !v.is_empty())
 }
 
@@ -160,7 +160,7 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
     }
     // A launcher's image wins over hwloc's variables, which may be set
     // for the whole job.
-    if let Some(v) = std::env::var("WLOC_IMAGE").ok().filter(|v| !v.is_empty()) {
+    if let Some(v) = wloc_runtime::env::var("WLOC_IMAGE").filter(|v| !v.is_empty()) {
         return Ok(Source::Image(v.into()));
     }
     if let Some(v) = env_var("FSROOT") {

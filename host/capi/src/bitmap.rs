@@ -3,15 +3,24 @@
 //! Every C bitmap is a boxed [`hwloc_bitmap_s`] holding a canonical
 //! [`Bitmap`], so results never depend on how a set was built (hwloc's
 //! `ulongs_count`). Functions whose result may alias an input compute the
-//! new value from shared views first and store it afterwards.
+//! new value from shared views first and store it afterwards, except the
+//! combinations whose result is their first input: as in hwloc, those
+//! change it in place (combining into a large set makes no copy of it).
 //!
 //! NULL bitmaps, which hwloc does not accept, give the function's error
 //! value with `errno` = `EINVAL`: -1 for `int` functions (predicates
 //! included), 0 for `unsigned long` ones, NULL for constructors.
+//!
+//! Every function whose storage the caller sizes (an index, a word index,
+//! a copy or a combination of large sets) grows it fallibly: when memory
+//! runs out it returns -1 (NULL for `hwloc_bitmap_dup`) with `errno` =
+//! `ENOMEM` and leaves the set as it was, as hwloc does, instead of
+//! aborting the process.
 
 use std::cmp::Ordering;
 use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 
+use wloc_core::bitmap::{AllocError, SetOp};
 use wloc_core::{Bitmap, ObjType};
 
 use crate::topology::{hwloc_topology, loaded};
@@ -94,6 +103,38 @@ unsafe fn modify(b: hwloc_bitmap_t, f: impl FnOnce(&mut Bitmap)) -> c_int {
     }
 }
 
+/// [`store`] of a value that may have failed to allocate (-1/ENOMEM,
+/// `res` unchanged).
+///
+/// # Safety
+/// As [`store`].
+unsafe fn try_store(res: hwloc_bitmap_t, value: Result<Bitmap, AllocError>) -> c_int {
+    match value {
+        // SAFETY: see above.
+        Ok(v) => unsafe { store(res, v) },
+        Err(AllocError) => fail(libc::ENOMEM),
+    }
+}
+
+/// [`modify`] with a change that may fail to allocate (-1/ENOMEM; the
+/// fallible methods then leave the set unchanged).
+///
+/// # Safety
+/// As [`store`].
+unsafe fn try_modify(
+    b: hwloc_bitmap_t,
+    f: impl FnOnce(&mut Bitmap) -> Result<(), AllocError>,
+) -> c_int {
+    // SAFETY: see above.
+    match unsafe { get_mut(b) } {
+        Some(bits) => match f(bits) {
+            Ok(()) => 0,
+            Err(AllocError) => fail(libc::ENOMEM),
+        },
+        None => fail(libc::EINVAL),
+    }
+}
+
 /// An int query on one set (NULL gives -1/EINVAL).
 ///
 /// # Safety
@@ -122,7 +163,10 @@ unsafe fn query2(
     }
 }
 
-/// `res = f(a, b)`; `res` may be `a` or `b`.
+/// `res = a op b`, or `res = !a` when `op` is `None` (`b` is then `a`);
+/// `res` may be `a` or `b`. When `res` is `a`, the result is computed in
+/// place, as hwloc does, so that combining into a large set needs no
+/// second copy of it; otherwise a new set is made and stored.
 ///
 /// # Safety
 /// All three are NULL or live bitmaps.
@@ -130,16 +174,40 @@ unsafe fn binary(
     res: hwloc_bitmap_t,
     a: hwloc_const_bitmap_t,
     b: hwloc_const_bitmap_t,
-    f: impl FnOnce(&Bitmap, &Bitmap) -> Bitmap,
+    op: Option<SetOp>,
 ) -> c_int {
+    if res.is_null() || a.is_null() || b.is_null() {
+        return fail(libc::EINVAL);
+    }
+    if std::ptr::eq(res.cast_const(), a) {
+        if op.is_none() || std::ptr::eq(a, b) {
+            // SAFETY: `res` is live; no other reference to it is taken.
+            return unsafe {
+                modify(res, |x| match op {
+                    None => x.invert(),
+                    Some(SetOp::And | SetOp::Or) => {}
+                    Some(SetOp::Xor | SetOp::AndNot) => x.clear(),
+                })
+            };
+        }
+        let op = op.expect("checked above");
+        // SAFETY: `b` is a live bitmap other than `res`: the shared view
+        // of it and the exclusive one of `res` do not overlap.
+        let other = unsafe { get(b) }.expect("checked non-NULL");
+        // SAFETY: as above.
+        return unsafe { try_modify(res, |x| x.try_combine_assign(other, op)) };
+    }
     // The shared views end with this statement, before `res` is written.
     // SAFETY: see above.
     let value = match unsafe { (get(a), get(b)) } {
-        (Some(x), Some(y)) => f(x, y),
+        (Some(x), Some(y)) => match op {
+            Some(op) => x.try_combine(y, op),
+            None => x.try_not(),
+        },
         _ => return fail(libc::EINVAL),
     };
     // SAFETY: no reference to any input is alive any more.
-    unsafe { store(res, value) }
+    unsafe { try_store(res, value) }
 }
 
 /// An index (or `None`) as hwloc's `int` result: -1 for none; indexes
@@ -170,10 +238,10 @@ fn ordering_result(o: Ordering) -> c_int {
 }
 
 /// The set whose word `i` is `mask` and every other bit zero.
-fn ith_word(i: c_uint, mask: c_ulong) -> Bitmap {
-    let mut words = vec![0u64; i as usize + 1];
-    words[i as usize] = mask;
-    Bitmap::from_words(&words)
+fn ith_word(i: c_uint, mask: c_ulong) -> Result<Bitmap, AllocError> {
+    let mut b = Bitmap::new();
+    b.try_set_word(i as usize, mask)?;
+    Ok(b)
 }
 
 // ----- life ------------------------------------------------------------------
@@ -196,12 +264,20 @@ pub unsafe extern "C" fn hwloc_bitmap_free(bitmap: hwloc_bitmap_t) {
     guard((), || free_raw(bitmap))
 }
 
-/// `hwloc_bitmap_dup`: NULL for NULL, as in hwloc.
+/// `hwloc_bitmap_dup`: NULL for NULL, as in hwloc, and NULL with `errno`
+/// = `ENOMEM` when the copy cannot be allocated.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_bitmap_dup(bitmap: hwloc_const_bitmap_t) -> hwloc_bitmap_t {
     guard(std::ptr::null_mut(), || {
         // SAFETY: the caller passes NULL or a live bitmap.
-        unsafe { get(bitmap) }.map_or(std::ptr::null_mut(), |b| new_raw(b.clone()))
+        match unsafe { get(bitmap) }.map(Bitmap::try_clone) {
+            None => std::ptr::null_mut(),
+            Some(Ok(b)) => new_raw(b),
+            Some(Err(AllocError)) => {
+                set_errno(libc::ENOMEM);
+                std::ptr::null_mut()
+            }
+        }
     })
 }
 
@@ -214,11 +290,14 @@ pub unsafe extern "C" fn hwloc_bitmap_copy(
     guard(-1, || {
         // SAFETY: the caller passes NULL or live bitmaps; the copy is taken
         // before `dst` is written (they may be the same).
-        let Some(value) = (unsafe { get(src) }).cloned() else {
+        let Some(value) = (unsafe { get(src) }).map(Bitmap::try_clone) else {
             return fail(libc::EINVAL);
         };
+        if dst.is_null() {
+            return fail(libc::EINVAL);
+        }
         // SAFETY: as above.
-        unsafe { store(dst, value) }
+        unsafe { try_store(dst, value) }
     })
 }
 
@@ -461,14 +540,16 @@ pub unsafe extern "C" fn hwloc_bitmap_fill(bitmap: hwloc_bitmap_t) {
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_bitmap_only(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
-    guard(-1, || unsafe { store(bitmap, Bitmap::from_index(id)) })
+    guard(-1, || unsafe {
+        try_store(bitmap, Bitmap::try_from_index(id))
+    })
 }
 
 /// `hwloc_bitmap_allbut`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_bitmap_allbut(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
-    guard(-1, || unsafe { store(bitmap, Bitmap::all_but(id)) })
+    guard(-1, || unsafe { try_store(bitmap, Bitmap::try_all_but(id)) })
 }
 
 /// `hwloc_bitmap_from_ulong`.
@@ -491,7 +572,7 @@ pub unsafe extern "C" fn hwloc_bitmap_from_ith_ulong(
             return fail(libc::ENOMEM);
         }
         // SAFETY: the caller passes NULL or a live bitmap.
-        unsafe { store(bitmap, ith_word(i, mask)) }
+        unsafe { try_store(bitmap, ith_word(i, mask)) }
     })
 }
 
@@ -512,7 +593,7 @@ pub unsafe extern "C" fn hwloc_bitmap_from_ulongs(
             unsafe { std::slice::from_raw_parts(masks, nr as usize) }
         };
         // SAFETY: the caller passes NULL or a live bitmap.
-        unsafe { store(bitmap, Bitmap::from_words(words)) }
+        unsafe { try_store(bitmap, Bitmap::try_from_words(words)) }
     })
 }
 
@@ -522,7 +603,7 @@ pub unsafe extern "C" fn hwloc_bitmap_from_ulongs(
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_bitmap_set(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
-    guard(-1, || unsafe { modify(bitmap, |b| b.set(id)) })
+    guard(-1, || unsafe { try_modify(bitmap, |b| b.try_set(id)) })
 }
 
 /// `hwloc_bitmap_set_range`: `end` -1 is infinite.
@@ -534,7 +615,7 @@ pub unsafe extern "C" fn hwloc_bitmap_set_range(
 ) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
-        modify(bitmap, |b| b.set_range(begin, end_arg(end)))
+        try_modify(bitmap, |b| b.try_set_range(begin, end_arg(end)))
     })
 }
 
@@ -549,14 +630,8 @@ pub unsafe extern "C" fn hwloc_bitmap_set_ith_ulong(
         if i >= MAX_WORDS {
             return fail(libc::ENOMEM);
         }
-        let word = ith_word(i, mask);
         // SAFETY: the caller passes NULL or a live bitmap.
-        unsafe {
-            modify(bitmap, |b| {
-                b.unset_range(64 * i, Some(64 * i + 63));
-                b.or_assign(&word);
-            })
-        }
+        unsafe { try_modify(bitmap, |b| b.try_set_word(i as usize, mask)) }
     })
 }
 
@@ -564,7 +639,7 @@ pub unsafe extern "C" fn hwloc_bitmap_set_ith_ulong(
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_bitmap_clr(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
-    guard(-1, || unsafe { modify(bitmap, |b| b.unset(id)) })
+    guard(-1, || unsafe { try_modify(bitmap, |b| b.try_unset(id)) })
 }
 
 /// `hwloc_bitmap_clr_range`: `end` -1 is infinite.
@@ -576,7 +651,7 @@ pub unsafe extern "C" fn hwloc_bitmap_clr_range(
 ) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
-        modify(bitmap, |b| b.unset_range(begin, end_arg(end)))
+        try_modify(bitmap, |b| b.try_unset_range(begin, end_arg(end)))
     })
 }
 
@@ -796,7 +871,9 @@ pub unsafe extern "C" fn hwloc_bitmap_or(
     bitmap2: hwloc_const_bitmap_t,
 ) -> c_int {
     // SAFETY: the caller passes NULL or live bitmaps.
-    guard(-1, || unsafe { binary(res, bitmap1, bitmap2, Bitmap::or) })
+    guard(-1, || unsafe {
+        binary(res, bitmap1, bitmap2, Some(SetOp::Or))
+    })
 }
 
 /// `hwloc_bitmap_and`.
@@ -807,7 +884,9 @@ pub unsafe extern "C" fn hwloc_bitmap_and(
     bitmap2: hwloc_const_bitmap_t,
 ) -> c_int {
     // SAFETY: the caller passes NULL or live bitmaps.
-    guard(-1, || unsafe { binary(res, bitmap1, bitmap2, Bitmap::and) })
+    guard(-1, || unsafe {
+        binary(res, bitmap1, bitmap2, Some(SetOp::And))
+    })
 }
 
 /// `hwloc_bitmap_andnot`.
@@ -819,7 +898,7 @@ pub unsafe extern "C" fn hwloc_bitmap_andnot(
 ) -> c_int {
     // SAFETY: the caller passes NULL or live bitmaps.
     guard(-1, || unsafe {
-        binary(res, bitmap1, bitmap2, Bitmap::and_not)
+        binary(res, bitmap1, bitmap2, Some(SetOp::AndNot))
     })
 }
 
@@ -831,7 +910,9 @@ pub unsafe extern "C" fn hwloc_bitmap_xor(
     bitmap2: hwloc_const_bitmap_t,
 ) -> c_int {
     // SAFETY: the caller passes NULL or live bitmaps.
-    guard(-1, || unsafe { binary(res, bitmap1, bitmap2, Bitmap::xor) })
+    guard(-1, || unsafe {
+        binary(res, bitmap1, bitmap2, Some(SetOp::Xor))
+    })
 }
 
 /// `hwloc_bitmap_not`.
@@ -841,9 +922,7 @@ pub unsafe extern "C" fn hwloc_bitmap_not(
     bitmap: hwloc_const_bitmap_t,
 ) -> c_int {
     // SAFETY: the caller passes NULL or live bitmaps.
-    guard(-1, || unsafe {
-        binary(res, bitmap, bitmap, |a, _| Bitmap::not(a))
-    })
+    guard(-1, || unsafe { binary(res, bitmap, bitmap, None) })
 }
 
 // ----- comparing -----------------------------------------------------------------
@@ -1230,6 +1309,24 @@ mod tests {
             assert_eq!(list(c), "4-99");
             hwloc_bitmap_copy(b, b);
             assert_eq!(list(b), "2-5,70");
+            // In place, into the first input, with every operation.
+            let ops: [(unsafe extern "C" fn(_, _, _) -> c_int, &str, &str); 4] = [
+                (hwloc_bitmap_or, "0-5,70,100-", "2-5,70"),
+                (hwloc_bitmap_and, "2-3", "2-5,70"),
+                (hwloc_bitmap_xor, "0-1,4-5,70,100-", ""),
+                (hwloc_bitmap_andnot, "0-1,100-", ""),
+            ];
+            for (f, with_b, with_itself) in ops {
+                let x = bm("0-3,100-");
+                assert_eq!(f(x, x, b), 0);
+                assert_eq!(list(x), with_b);
+                let y = bm("2-5,70");
+                assert_eq!(f(y, y, y), 0);
+                assert_eq!(list(y), with_itself);
+                assert_eq!(f(x, x, std::ptr::null()), -1);
+                assert_eq!(f(std::ptr::null_mut(), x, x), -1);
+                free_all(&[x, y]);
+            }
             free_all(&[a, b, c]);
         }
     }

@@ -163,12 +163,6 @@ fn export_userdata(
         let Some(id) = t.id_of(obj) else {
             return fail(libc::EINVAL);
         };
-        // SAFETY: the caller's buffer holds length bytes.
-        let bytes = if length == 0 {
-            &[][..]
-        } else {
-            unsafe { std::slice::from_raw_parts(buffer as *const u8, length) }
-        };
         // SAFETY: a NUL-terminated name or NULL.
         let name = unsafe { c_str(name) }.map(|n| n.into_owned());
         if name
@@ -177,14 +171,57 @@ fn export_userdata(
         {
             return fail(libc::EINVAL);
         }
-        let content = if encode {
-            base64::engine::general_purpose::STANDARD.encode(bytes)
+        // What the buffer holds: `length` bytes, except a base64 text
+        // passed through undecoded, which is 4 bytes per 3 of data.
+        let raw_base64 =
+            t.userdata_not_decoded && name.as_deref().is_some_and(|n| n.starts_with("base64"));
+        let held = if raw_base64 {
+            length.div_ceil(3) * 4
+        } else {
+            length
+        };
+        // SAFETY: the caller's buffer holds `held` bytes, as hwloc reads it.
+        let bytes = if held == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(buffer as *const u8, held) }
+        };
+        // hwloc's tools copy userdata through without decoding: the name
+        // says how the text was written.
+        let (name, encode, text) = if t.userdata_not_decoded {
+            let Some(full) = name else {
+                return fail(libc::EINVAL);
+            };
+            let (encoded, rest) = match (full.strip_prefix("base64"), full.strip_prefix("normal")) {
+                (Some(r), _) => (true, r),
+                (_, Some(r)) => (false, r),
+                _ => return fail(libc::EINVAL),
+            };
+            let real = match rest.strip_prefix(':') {
+                Some(n) => Some(n.to_string()),
+                None if rest == "-anon" => None,
+                None => return fail(libc::EINVAL),
+            };
+            // The text is a C string: it ends at a NUL, as hwloc writes it.
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            (
+                real,
+                encoded,
+                String::from_utf8_lossy(&bytes[..end]).into_owned(),
+            )
+        } else if encode {
+            (
+                name,
+                true,
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            )
         } else {
             if !is_exportable_text(bytes) {
                 return fail(libc::EINVAL);
             }
-            String::from_utf8_lossy(bytes).into_owned()
+            (name, false, String::from_utf8_lossy(bytes).into_owned())
         };
+        let content = text;
         ctx.model.obj_mut(id).userdata.push(UserData {
             name,
             base64: encode,

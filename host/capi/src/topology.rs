@@ -365,6 +365,10 @@ pub struct hwloc_topology {
     pub(crate) userdata: *mut c_void,
     pub(crate) export_cb: Option<ExportCallback>,
     pub(crate) import_cb: Option<ImportCallback>,
+    /// `HWLOC_XML_USERDATA_NOT_DECODED` (hwloc's tools set it to copy
+    /// userdata through): the callbacks see userdata as it is written,
+    /// names prefixed with `base64`/`normal`.
+    pub(crate) userdata_not_decoded: bool,
     /// Topology-wide cpusets and nodesets handed out by
     /// `hwloc_topology_get_*set` (complete, topology, allowed).
     sets: [hwloc_bitmap_t; 6],
@@ -395,6 +399,7 @@ impl hwloc_topology {
             userdata: null_mut(),
             export_cb: None,
             import_cb: None,
+            userdata_not_decoded: false,
             sets: [null_mut(); 6],
             kept: Default::default(),
         });
@@ -1108,6 +1113,11 @@ impl hwloc_topology {
     fn load(&mut self) -> Result<(), LoadFailure> {
         let mut base = self.model.clone();
         base.include_disallowed = self.flags & FLAG_INCLUDE_DISALLOWED != 0;
+        // Read when the topology is loaded, as hwloc's XML reader does
+        // (tools set it after creating their topology).
+        self.userdata_not_decoded = wloc_trust::env::var("HWLOC_XML_USERDATA_NOT_DECODED")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .is_some_and(|v| v != 0);
         // HWLOC_COMPONENTS chooses the components itself: hwloc then
         // ignores the variables that name an input.
         let components_env =
@@ -1136,6 +1146,14 @@ impl hwloc_topology {
             Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
             _ => matches!(source, Source::ThisSystem) || self.flags & FLAG_IS_THISSYSTEM != 0,
         };
+        // Recorded support is kept only when asked for, as in hwloc.
+        let imported = matches!(
+            source,
+            Source::XmlFile(_) | Source::XmlBuffer(_) | Source::Image(_)
+        );
+        if imported && self.flags & FLAG_IMPORT_SUPPORT == 0 {
+            m.support.clear();
+        }
         if self.flags & FLAG_NO_DISTANCES != 0 {
             m.distances.clear();
         }
@@ -1147,7 +1165,12 @@ impl hwloc_topology {
                 a.values.clear();
             }
         }
-        hwloc2_infos(&mut m);
+        // hwloc adds its own infos when it discovers, not when it imports.
+        let imported = matches!(
+            source,
+            Source::XmlFile(_) | Source::XmlBuffer(_) | Source::Image(_)
+        );
+        hwloc2_infos(&mut m, !imported);
         self.source = source;
         self.model = m;
         self.loaded = true;
@@ -1171,8 +1194,8 @@ impl hwloc_topology {
         let via_input =
             |s: wloc::input::Source, base| wloc::input::load(&s, base).map_err(|e| err(&e));
         Ok(match source {
-            Source::XmlFile(p) => wloc_xml::import_file(p, base).map_err(|e| err(&e))?,
-            Source::XmlBuffer(s) => wloc_xml::import_str(s, base).map_err(|e| err(&e))?,
+            Source::XmlFile(p) => wloc_xml::import_file_as_hwloc2(p, base).map_err(|e| err(&e))?,
+            Source::XmlBuffer(s) => wloc_xml::import_str_as_hwloc2(s, base).map_err(|e| err(&e))?,
             Source::Synthetic(d) => wloc_core::synthetic::parse(d)
                 .map_err(|e| err(&e))?
                 .build(base)
@@ -1210,21 +1233,39 @@ impl hwloc_topology {
             let uds: Vec<_> = self.model.obj_mut(id).userdata.drain(..).collect();
             let obj = self.ptr_of(id);
             for u in uds {
-                let name = u
-                    .name
-                    .as_deref()
-                    .map(|n| std::ffi::CString::new(n.replace('\0', "")).unwrap_or_default());
-                let mut data = if u.base64 {
-                    crate::export::base64_decode(&u.content).unwrap_or_default()
+                let (name, mut data, len) = if self.userdata_not_decoded {
+                    // As written: the encoding in the name, the text raw,
+                    // the length attribute as is.
+                    let name = format!(
+                        "{}{}",
+                        if u.base64 { "base64" } else { "normal" },
+                        u.name
+                            .as_deref()
+                            .map_or("-anon".to_string(), |n| format!(":{n}"))
+                    );
+                    let len = usize::try_from(u.length).unwrap_or(0);
+                    let mut data = u.content.into_bytes();
+                    // The callback may read `len` bytes: never past the text.
+                    let len = len.min(data.len());
+                    data.push(0);
+                    (Some(name), data, len)
                 } else {
-                    u.content.into_bytes()
+                    let mut data = if u.base64 {
+                        crate::export::base64_decode(&u.content).unwrap_or_default()
+                    } else {
+                        u.content.into_bytes()
+                    };
+                    let len = usize::try_from(u.length)
+                        .unwrap_or(data.len())
+                        .min(data.len());
+                    // hwloc's buffers end with a NUL past the data.
+                    data.truncate(len);
+                    data.push(0);
+                    (u.name.clone(), data, len)
                 };
-                let len = usize::try_from(u.length)
-                    .unwrap_or(data.len())
-                    .min(data.len());
-                // hwloc's buffers end with a NUL past the data.
-                data.truncate(len);
-                data.push(0);
+                data.shrink_to_fit();
+                let name =
+                    name.map(|n| std::ffi::CString::new(n.replace('\0', "")).unwrap_or_default());
                 // SAFETY: the application's callback, called as hwloc does
                 // (the buffer is only valid during the call).
                 unsafe {
@@ -1255,29 +1296,34 @@ pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_t
 }
 
 /// The topology infos as hwloc 2.9's root shows them, after the root's
-/// own: `Backend` first,
+/// own; for a discovered topology, `Backend` first,
 /// hwloc 3's page-size infos left out, and the `hwlocVersion` and
-/// `ProcessName` infos hwloc adds at every load when the source had none.
+/// `ProcessName` infos hwloc adds when it discovers (not when it imports)
+/// and the source had none.
 /// `hwlocVersion` is the API version this library implements (README).
-fn hwloc2_infos(m: &mut Topology) {
-    let infos = std::mem::take(&mut m.infos);
-    let (mut backend, rest): (Vec<_>, Vec<_>) =
-        infos.into_iter().partition(|i| i.name == "Backend");
-    backend.extend(
-        rest.into_iter()
-            .filter(|i| i.name != "PageSizeNr" && i.name != "PageSizes"),
-    );
-    m.infos = backend;
+fn hwloc2_infos(m: &mut Topology, discovered: bool) {
+    // What wloc discovered comes in hwloc 3's order and infos; what was
+    // imported stays as written.
+    if discovered {
+        let infos = std::mem::take(&mut m.infos);
+        let (mut backend, rest): (Vec<_>, Vec<_>) =
+            infos.into_iter().partition(|i| i.name == "Backend");
+        backend.extend(
+            rest.into_iter()
+                .filter(|i| i.name != "PageSizeNr" && i.name != "PageSizes"),
+        );
+        m.infos = backend;
+    }
     let has = |m: &Topology, n: &str| {
         m.infos.iter().any(|i| i.name == n) || m.obj(m.root()).infos.iter().any(|i| i.name == n)
     };
-    if !has(m, "hwlocVersion") {
+    if discovered && !has(m, "hwlocVersion") {
         m.infos.push(wloc_core::object::Info {
             name: "hwlocVersion".into(),
             value: "2.9.0".into(),
         });
     }
-    if !has(m, "ProcessName") {
+    if discovered && !has(m, "ProcessName") {
         if let Some(name) = process_name() {
             m.infos.push(wloc_core::object::Info {
                 name: "ProcessName".into(),

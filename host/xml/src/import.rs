@@ -89,6 +89,7 @@ struct ParentInfo<'p> {
 
 struct Importer<'a, 'input> {
     doc: &'a Document<'input>,
+    reading: Reading,
     major: u32,
     warnings: Vec<String>,
     /// Topology infos, in document order (v3 `<info>`, moved v2 root infos).
@@ -139,13 +140,32 @@ impl Refs {
 
 /// Reads `text` into `topo` and finishes it.
 pub(super) fn import(text: &str, topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+    import_as(text, topo, Reading::Hwloc3)
+}
+
+/// How version 2 documents are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// As hwloc 3 reads them: the root's topology-wide infos become
+    /// topology infos, and the compute backends of OS devices are named
+    /// there too.
+    Hwloc3,
+    /// As hwloc 2 reads them: root infos stay on the root, as written.
+    Hwloc2,
+}
+
+pub(super) fn import_as(
+    text: &str,
+    topo: Topology,
+    reading: Reading,
+) -> Result<(Topology, Vec<String>), XmlError> {
     // hwloc 2/3 documents as hwloc and wloc write them take the fast
     // tokeniser; everything else (hwloc 1.x, unusual constructs, errors) the
     // reference parser, whose verdict and messages are the same either way.
     if let Some(doc) = Document::parse_fast(text, MAX_ELEMENT_DEPTH) {
-        return import_doc(&doc, topo);
+        return import_doc(&doc, topo, reading);
     }
-    import_reference(text, topo)
+    import_reference_as(text, topo, reading)
 }
 
 /// [`import`] through roxmltree only (also the reference the fast path is
@@ -153,6 +173,14 @@ pub(super) fn import(text: &str, topo: Topology) -> Result<(Topology, Vec<String
 pub(super) fn import_reference(
     text: &str,
     topo: Topology,
+) -> Result<(Topology, Vec<String>), XmlError> {
+    import_reference_as(text, topo, Reading::Hwloc3)
+}
+
+fn import_reference_as(
+    text: &str,
+    topo: Topology,
+    reading: Reading,
 ) -> Result<(Topology, Vec<String>), XmlError> {
     precheck(text)?;
     let opts = ParsingOptions {
@@ -168,14 +196,19 @@ pub(super) fn import_reference(
         }
         XmlError::at(format!("malformed XML: {msg}"), pos.row, pos.col)
     })?;
-    import_doc(&Document::from_roxmltree(&rox), topo)
+    import_doc(&Document::from_roxmltree(&rox), topo, reading)
 }
 
 /// Reads a parsed document into `topo` and finishes it.
-fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<String>), XmlError> {
+fn import_doc(
+    doc: &Document,
+    mut topo: Topology,
+    reading: Reading,
+) -> Result<(Topology, Vec<String>), XmlError> {
     let top = doc.root_element();
     let mut imp = Importer {
         doc,
+        reading,
         major: 0,
         warnings: Vec::new(),
         topo_infos: Vec::new(),
@@ -283,6 +316,9 @@ fn import_doc(doc: &Document, mut topo: Topology) -> Result<(Topology, Vec<Strin
     // hwloc 3 records the topology Backend of version 2 OS devices.
     if imp.major <= 2 {
         for (i, backend) in V2_DEVICE_BACKENDS.iter().enumerate() {
+            if imp.reading == Reading::Hwloc2 {
+                break;
+            }
             let present = imp
                 .topo_infos
                 .iter()
@@ -548,6 +584,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                             b.subtype = Some(info.value);
                         } else if is_root
                             && self.major <= 2
+                            && self.reading == Reading::Hwloc3
                             && V2_TOPOLOGY_INFOS.contains(&info.name.as_str())
                         {
                             self.topo_infos.push(info);

@@ -170,6 +170,20 @@ pub fn import_str_with_warnings(
 }
 
 #[cfg(feature = "std")]
+/// Reads a document as hwloc 2.x reads it: a version 2 document's root
+/// infos stay on the root object in the order written (hwloc 3, and
+/// [`import_str`], move the topology-wide ones to the topology's infos and
+/// name the compute backends of OS devices there). wloc's C library uses
+/// it, so that programs built for hwloc 2 see what libhwloc shows them.
+///
+/// # Errors
+///
+/// As [`import_str`].
+pub fn import_str_as_hwloc2(text: &str, topo: Topology) -> Result<Topology, XmlError> {
+    import::import_as(text, topo, import::Reading::Hwloc2).map(|(t, _)| t)
+}
+
+#[cfg(feature = "std")]
 #[doc(hidden)]
 /// As [`import_str_with_warnings`], always through the reference XML parser
 /// (roxmltree) instead of the fast tokeniser used for hwloc 2/3 documents.
@@ -219,18 +233,39 @@ pub fn import_file_with_warnings(
     path: &Path,
     topo: Topology,
 ) -> Result<(Topology, Vec<String>), XmlError> {
+    let text = read_file(path)?;
+    import::import(&text, topo).map_err(|e| XmlError {
+        file: Some(path.display().to_string()),
+        ..e
+    })
+}
+
+#[cfg(feature = "std")]
+/// Reads an hwloc XML file as [`import_str_as_hwloc2`] reads text; the file
+/// is read as [`import_file`] reads it.
+///
+/// # Errors
+///
+/// As [`import_file`].
+pub fn import_file_as_hwloc2(path: &Path, topo: Topology) -> Result<Topology, XmlError> {
+    let text = read_file(path)?;
+    import_str_as_hwloc2(&text, topo).map_err(|e| XmlError {
+        file: Some(path.display().to_string()),
+        ..e
+    })
+}
+
+/// The text of an XML file, read as [`import_file`] documents.
+#[cfg(feature = "std")]
+fn read_file(path: &Path) -> Result<String, XmlError> {
     let bytes = wloc_trust::file::read_regular(path, MAX_FILE_BYTES)
         .map_err(|e| XmlError::new(format!("cannot read {}: {}", path.display(), e.reason())))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         XmlError::new(format!(
             "{} is not valid UTF-8 (invalid byte at offset {})",
             path.display(),
             e.utf8_error().valid_up_to()
         ))
-    })?;
-    import::import(&text, topo).map_err(|e| XmlError {
-        file: Some(path.display().to_string()),
-        ..e
     })
 }
 

@@ -1,0 +1,165 @@
+//! Debian's unmodified hwloc 2.9 tools print the same bytes, with the same
+//! exit codes, on this library as on libhwloc: lstopo's console, `-v`,
+//! XML and synthetic outputs, hwloc-info, hwloc-calc and hwloc-distrib, on
+//! every XML topology of the test data (the conformance recordings,
+//! written by hwloc 3, are given to both in hwloc 2's form) and on
+//! synthetic descriptions.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use wloc_core::topology::TypeFilter;
+
+/// The XML inputs, in hwloc 2's form, written to `dir`.
+fn xml_cases(dir: &Path) -> Vec<PathBuf> {
+    let data = support::workspace().join("tests/data");
+    let mut files: Vec<PathBuf> = [
+        "hwloc-2.9/xml",
+        "conformance/xml",
+        "conformance/linux",
+        "conformance/x86",
+    ]
+    .iter()
+    .flat_map(|d| {
+        std::fs::read_dir(data.join(d))
+            .into_iter()
+            .flatten()
+            .flatten()
+    })
+    .map(|e| e.path())
+    .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+    .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(f).unwrap();
+        let v2 = if text.contains("<topology version=\"3.0\">") {
+            let mut keep = wloc_core::Topology::new();
+            keep.set_all_types_filter(TypeFilter::KeepAll);
+            keep.include_disallowed = true;
+            match wloc_xml::import_str(&text, keep) {
+                Ok(t) => wloc_xml::export_hwloc2(&t),
+                Err(_) => continue,
+            }
+        } else {
+            text
+        };
+        let name = format!("{i:03}-{}", f.file_name().unwrap().to_string_lossy());
+        let p = dir.join(name);
+        std::fs::write(&p, v2).unwrap();
+        out.push(p);
+    }
+    out
+}
+
+const SYNTHETIC: &[&str] = &[
+    "pack:2 core:2 pu:2",
+    "pack:2 [numa] core:4 pu:2",
+    "numa:2 pack:2 l3:1 l2:2 l1:1 core:1 pu:4",
+    "pack:4 die:2 core:3 pu:1",
+    "node:2(indexes=1,0) pack:1 core:2 pu:2(indexes=3,2,1,0,7,6,5,4)",
+];
+
+struct Run {
+    status: Option<i32>,
+    stdout: Vec<u8>,
+}
+
+fn run(tool: &str, args: &[String], lib: Option<&Path>) -> Run {
+    let mut c = Command::new(tool);
+    c.args(args);
+    for v in [
+        "HWLOC_XMLFILE",
+        "HWLOC_SYNTHETIC",
+        "HWLOC_FSROOT",
+        "HWLOC_COMPONENTS",
+        "WLOC_IMAGE",
+        "HWLOC_THISSYSTEM",
+    ] {
+        c.env_remove(v);
+    }
+    match lib {
+        Some(l) => c.env("LD_LIBRARY_PATH", l),
+        None => c.env_remove("LD_LIBRARY_PATH"),
+    };
+    let o = c.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    Run {
+        status: o.status.code(),
+        stdout: o.stdout,
+    }
+}
+
+/// The tool runs to compare for one input (`-i INPUT` first).
+fn runs(input: &str) -> Vec<(&'static str, Vec<String>)> {
+    let i = |rest: &[&str]| {
+        let mut v = vec!["-i".to_string(), input.to_string()];
+        v.extend(rest.iter().map(|s| s.to_string()));
+        v
+    };
+    vec![
+        ("lstopo-no-graphics", i(&[])),
+        ("lstopo-no-graphics", i(&["-v"])),
+        ("lstopo-no-graphics", i(&["--of", "xml"])),
+        ("lstopo-no-graphics", i(&["--of", "synthetic"])),
+        ("lstopo-no-graphics", i(&["--no-io", "-p"])),
+        ("hwloc-info", i(&[])),
+        ("hwloc-info", i(&["pu:1", "--ancestors"])),
+        ("hwloc-calc", i(&["--number-of", "core", "all"])),
+        ("hwloc-calc", i(&["pu:0-3", "--intersect", "core"])),
+        ("hwloc-distrib", i(&["5"])),
+    ]
+}
+
+#[test]
+fn hwloc_tools_print_the_same_on_this_library() {
+    support::require_c_toolchain();
+    let lib = support::library_dir("tools");
+    let inputs_dir = lib.join("inputs");
+    std::fs::create_dir_all(&inputs_dir).unwrap();
+    let mut inputs: Vec<String> = xml_cases(&inputs_dir)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    inputs.extend(SYNTHETIC.iter().map(|s| s.to_string()));
+    let (mut compared, mut differ) = (0, Vec::new());
+    for input in &inputs {
+        for (tool, args) in runs(input) {
+            let theirs = run(tool, &args, None);
+            if theirs.status != Some(0) {
+                continue; // libhwloc does not read it (hwloc 3 only, ...)
+            }
+            let ours = run(tool, &args, Some(&lib));
+            compared += 1;
+            if ours.status != theirs.status || ours.stdout != theirs.stdout {
+                let (a, b) = (
+                    String::from_utf8_lossy(&theirs.stdout),
+                    String::from_utf8_lossy(&ours.stdout),
+                );
+                let line = a
+                    .lines()
+                    .zip(b.lines())
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(0);
+                differ.push(format!(
+                    "{tool} {}: exit {:?}/{:?}, line {}:\n  libhwloc {:?}\n  wloc     {:?}",
+                    args.join(" "),
+                    theirs.status,
+                    ours.status,
+                    line + 1,
+                    a.lines().nth(line).unwrap_or(""),
+                    b.lines().nth(line).unwrap_or("")
+                ));
+            }
+        }
+    }
+    eprintln!("{compared} runs compared, {} differ", differ.len());
+    assert!(compared >= 300, "only {compared} runs compared");
+    assert!(
+        differ.is_empty(),
+        "{} of {compared} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
