@@ -62,6 +62,37 @@ pub const MAX_SET_BITS: u32 = 1 << 20;
 /// The infinite prefix of the hwloc and taskset forms.
 const INFINITE_PREFIX: &str = "0xf...f";
 
+/// The storage a [`Bitmap`] needed could not be allocated: returned by
+/// the `try_*` methods (such as [`Bitmap::try_set`]), which leave the set
+/// as it was instead of aborting the process as the other methods do when
+/// memory runs out.  Setting index 4 billion in a finite set needs 512 MiB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllocError;
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("memory allocation for a bitmap failed")
+    }
+}
+
+impl core::error::Error for AllocError {}
+
+/// Empty word storage with room for `n` words, or [`AllocError`].
+fn try_words(n: usize) -> Result<Words, AllocError> {
+    let mut w = Words::new();
+    w.try_reserve_exact(n).map_err(|_| AllocError)?;
+    Ok(w)
+}
+
+/// Unwraps the result of a generic step run with infallible growth.
+#[inline]
+fn infallible<T>(r: Result<T, core::convert::Infallible>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => match e {},
+    }
+}
+
 /// Number of bytes of the offending input kept in a [`BitmapParseError`].
 const ERROR_INPUT_MAX: usize = 64;
 
@@ -84,6 +115,19 @@ fn to_index(pos: Option<u64>) -> Option<u32> {
 // ---------------------------------------------------------------------------
 // Bitmap
 // ---------------------------------------------------------------------------
+
+/// A binary set operation, for [`Bitmap::try_combine`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SetOp {
+    /// Intersection ([`Bitmap::and`]).
+    And,
+    /// Union ([`Bitmap::or`]).
+    Or,
+    /// Symmetric difference ([`Bitmap::xor`]).
+    Xor,
+    /// Difference ([`Bitmap::and_not`]).
+    AndNot,
+}
 
 /// Word storage of a [`Bitmap`]: sets of up to 128 indexes (NUMA node sets,
 /// the CPU sets of most machines) live inline, without a heap allocation,
@@ -138,6 +182,46 @@ impl Bitmap {
         let mut b = Bitmap::new();
         b.set(i);
         b
+    }
+
+    /// [`from_index`](Self::from_index), or [`AllocError`] when the
+    /// storage up to index `i` cannot be allocated.
+    pub fn try_from_index(i: u32) -> Result<Self, AllocError> {
+        let mut b = Bitmap::new();
+        b.try_set(i)?;
+        Ok(b)
+    }
+
+    /// [`all_but`](Self::all_but), or [`AllocError`] when the storage up
+    /// to index `i` cannot be allocated.
+    pub fn try_all_but(i: u32) -> Result<Self, AllocError> {
+        let mut b = Bitmap::full();
+        b.try_unset(i)?;
+        Ok(b)
+    }
+
+    /// [`from_words`](Self::from_words), or [`AllocError`] when the
+    /// storage cannot be allocated.
+    pub fn try_from_words(words: &[u64]) -> Result<Self, AllocError> {
+        let mut w = try_words(words.len())?;
+        w.extend_from_slice(words);
+        let mut b = Bitmap {
+            words: w,
+            infinite: false,
+        };
+        b.normalize();
+        Ok(b)
+    }
+
+    /// A copy of the set, or [`AllocError`] when its storage cannot be
+    /// allocated ([`Clone`] aborts instead).
+    pub fn try_clone(&self) -> Result<Self, AllocError> {
+        let mut words = try_words(self.words.len())?;
+        words.extend_from_slice(&self.words);
+        Ok(Bitmap {
+            words,
+            infinite: self.infinite,
+        })
     }
 
     /// Every index except `i` (`hwloc_bitmap_allbut`); it is infinite.
@@ -234,6 +318,26 @@ impl Bitmap {
         }
     }
 
+    /// [`ensure_len`](Self::ensure_len) that fails, the set unchanged,
+    /// when the storage cannot be allocated.
+    fn try_ensure_len(&mut self, n: usize) -> Result<(), AllocError> {
+        if self.words.len() < n {
+            self.words
+                .try_reserve(n - self.words.len())
+                .map_err(|_| AllocError)?;
+            let fill = self.fill_word();
+            self.words.resize(n, fill);
+        }
+        Ok(())
+    }
+
+    /// The growth step of the infallible methods, for the generic ones.
+    #[inline]
+    fn grow(&mut self, n: usize) -> Result<(), core::convert::Infallible> {
+        self.ensure_len(n);
+        Ok(())
+    }
+
     // ----- predicates -----------------------------------------------------
 
     /// Whether no index is set (`hwloc_bitmap_iszero`).
@@ -271,46 +375,102 @@ impl Bitmap {
     /// allocates 512 MiB.
     #[doc(alias = "hwloc_bitmap_set")]
     pub fn set(&mut self, i: u32) {
-        if self.is_set(i) {
-            return;
-        }
-        let wi = word_index(i);
-        self.ensure_len(wi + 1);
-        self.words[wi] |= bit_of(i);
-        self.normalize();
+        infallible(self.assign_bit(i, true, Self::grow));
     }
 
-    /// Removes index `i` (`hwloc_bitmap_clr`).
+    /// [`set`](Self::set), or [`AllocError`] (the set unchanged) when the
+    /// storage cannot grow to index `i`.
+    pub fn try_set(&mut self, i: u32) -> Result<(), AllocError> {
+        self.assign_bit(i, true, Self::try_ensure_len)
+    }
+
+    /// Removes index `i` (`hwloc_bitmap_clr`).  An infinite set stores
+    /// words up to index `i`.
     #[doc(alias = "hwloc_bitmap_clr")]
     pub fn unset(&mut self, i: u32) {
-        if !self.is_set(i) {
-            return;
+        infallible(self.assign_bit(i, false, Self::grow));
+    }
+
+    /// [`unset`](Self::unset), or [`AllocError`] (the set unchanged) when
+    /// an infinite set's storage cannot grow to index `i`.
+    pub fn try_unset(&mut self, i: u32) -> Result<(), AllocError> {
+        self.assign_bit(i, false, Self::try_ensure_len)
+    }
+
+    fn assign_bit<E>(
+        &mut self,
+        i: u32,
+        value: bool,
+        grow: impl FnOnce(&mut Self, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.is_set(i) == value {
+            return Ok(());
         }
         let wi = word_index(i);
-        self.ensure_len(wi + 1);
-        self.words[wi] &= !bit_of(i);
+        grow(self, wi + 1)?;
+        if value {
+            self.words[wi] |= bit_of(i);
+        } else {
+            self.words[wi] &= !bit_of(i);
+        }
         self.normalize();
+        Ok(())
+    }
+
+    /// Replaces the 64-bit word `i` (indexes `64*i ..= 64*i+63`) by `mask`,
+    /// keeping every other index (`hwloc_bitmap_set_ith_ulong`), or
+    /// [`AllocError`] (the set unchanged) when the storage cannot grow to
+    /// that word.
+    #[doc(alias = "hwloc_bitmap_set_ith_ulong")]
+    pub fn try_set_word(&mut self, i: usize, mask: u64) -> Result<(), AllocError> {
+        if self.word(i) == mask {
+            return Ok(());
+        }
+        self.try_ensure_len(i.checked_add(1).ok_or(AllocError)?)?;
+        self.words[i] = mask;
+        self.normalize();
+        Ok(())
     }
 
     /// Adds indexes `first..=last`, or `first..` when `last` is `None`
     /// (`hwloc_bitmap_set_range`).  Nothing happens when `last < first`.
     #[doc(alias = "hwloc_bitmap_set_range")]
     pub fn set_range(&mut self, first: u32, last: Option<u32>) {
-        self.assign_range(first, last, true);
+        infallible(self.assign_range(first, last, true, Self::grow));
+    }
+
+    /// [`set_range`](Self::set_range), or [`AllocError`] (the set
+    /// unchanged) when the storage cannot grow to the range.
+    pub fn try_set_range(&mut self, first: u32, last: Option<u32>) -> Result<(), AllocError> {
+        self.assign_range(first, last, true, Self::try_ensure_len)
     }
 
     /// Removes indexes `first..=last`, or `first..` when `last` is `None`
     /// (`hwloc_bitmap_clr_range`).  Nothing happens when `last < first`.
     #[doc(alias = "hwloc_bitmap_clr_range")]
     pub fn unset_range(&mut self, first: u32, last: Option<u32>) {
-        self.assign_range(first, last, false);
+        infallible(self.assign_range(first, last, false, Self::grow));
     }
 
-    fn assign_range(&mut self, first: u32, last: Option<u32>, value: bool) {
+    /// [`unset_range`](Self::unset_range), or [`AllocError`] (the set
+    /// unchanged) when the storage cannot grow to the range.
+    pub fn try_unset_range(&mut self, first: u32, last: Option<u32>) -> Result<(), AllocError> {
+        self.assign_range(first, last, false, Self::try_ensure_len)
+    }
+
+    /// Growth (`grow`) comes first, before any bit changes: a failure
+    /// leaves the set as it was.
+    fn assign_range<E>(
+        &mut self,
+        first: u32,
+        last: Option<u32>,
+        value: bool,
+        grow: impl FnOnce(&mut Self, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
         let Some(last) = last else {
             // Infinite range: the tail becomes `value` from `first` on.
             let wi = word_index(first);
-            self.ensure_len(wi + 1);
+            grow(self, wi + 1)?;
             self.words.truncate(wi + 1);
             let mask = FULL << (first % 64);
             if value {
@@ -320,22 +480,22 @@ impl Bitmap {
             }
             self.infinite = value;
             self.normalize();
-            return;
+            return Ok(());
         };
         if last < first {
-            return;
+            return Ok(());
         }
         let mut end = u64::from(last);
         if self.infinite == value {
             // Bits past the stored words already have the wanted value.
             let stored = self.words.len() as u64 * 64;
             if u64::from(first) >= stored {
-                return;
+                return Ok(());
             }
             end = end.min(stored - 1);
         }
         let (fw, lw) = (word_index(first), (end / 64) as usize);
-        self.ensure_len(lw + 1);
+        grow(self, lw + 1)?;
         let lo_mask = FULL << (first % 64);
         let hi_mask = FULL >> (63 - end % 64);
         let apply = |w: &mut u64, mask: u64| {
@@ -353,6 +513,7 @@ impl Bitmap {
             apply(&mut self.words[lw], hi_mask);
         }
         self.normalize();
+        Ok(())
     }
 
     /// Makes the set empty (`hwloc_bitmap_zero`).
@@ -511,10 +672,20 @@ impl Bitmap {
     /// Applies `f` word by word, including to the fill values (which must map
     /// to 0 or `!0`, true for every bitwise operator).
     fn combine(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        infallible(self.combine_with(other, f, |n| Ok(Words::with_capacity(n))))
+    }
+
+    /// [`combine`](Self::combine) with the result's storage from `alloc`.
+    fn combine_with<E>(
+        &self,
+        other: &Self,
+        f: impl Fn(u64, u64) -> u64,
+        alloc: impl FnOnce(usize) -> Result<Words, E>,
+    ) -> Result<Self, E> {
         let (a, b) = (&self.words, &other.words);
         let (fa, fb) = (self.fill_word(), other.fill_word());
         let common = a.len().min(b.len());
-        let mut words = Words::with_capacity(a.len().max(b.len()));
+        let mut words = alloc(a.len().max(b.len()))?;
         words.extend(a[..common].iter().zip(&b[..common]).map(|(&x, &y)| f(x, y)));
         words.extend(a[common..].iter().map(|&x| f(x, fb)));
         words.extend(b[common..].iter().map(|&y| f(fa, y)));
@@ -523,7 +694,46 @@ impl Bitmap {
             infinite: f(fa, fb) != 0,
         };
         r.normalize();
-        r
+        Ok(r)
+    }
+
+    /// [`and`](Self::and), [`or`](Self::or), [`xor`](Self::xor) or
+    /// [`and_not`](Self::and_not) as `op` says, or [`AllocError`] when the
+    /// result's storage cannot be allocated.
+    pub fn try_combine(&self, other: &Self, op: SetOp) -> Result<Self, AllocError> {
+        let f: fn(u64, u64) -> u64 = match op {
+            SetOp::And => |x, y| x & y,
+            SetOp::Or => |x, y| x | y,
+            SetOp::Xor => |x, y| x ^ y,
+            SetOp::AndNot => |x, y| x & !y,
+        };
+        self.combine_with(other, f, try_words)
+    }
+
+    /// In-place [`try_combine`](Self::try_combine): `self = self op other`,
+    /// growing only to `other`'s storage, or [`AllocError`] (the set
+    /// unchanged) when that growth cannot be allocated.
+    pub fn try_combine_assign(&mut self, other: &Self, op: SetOp) -> Result<(), AllocError> {
+        let more = other.words.len().saturating_sub(self.words.len());
+        self.words.try_reserve(more).map_err(|_| AllocError)?;
+        match op {
+            SetOp::And => self.and_assign(other),
+            SetOp::Or => self.or_assign(other),
+            SetOp::Xor => self.xor_assign(other),
+            SetOp::AndNot => self.and_not_assign(other),
+        }
+        Ok(())
+    }
+
+    /// [`not`](Self::not), or [`AllocError`] when the result's storage
+    /// cannot be allocated.
+    pub fn try_not(&self) -> Result<Self, AllocError> {
+        let mut words = try_words(self.words.len())?;
+        words.extend(self.words.iter().map(|w| !w));
+        Ok(Bitmap {
+            words,
+            infinite: !self.infinite,
+        })
     }
 
     /// In-place [`combine`](Self::combine).
@@ -2025,6 +2235,85 @@ mod tests {
 
     fn list(s: &str) -> Bitmap {
         Bitmap::parse_list(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The fallible methods fail, the set unchanged, when the storage
+    /// cannot be had: word indexes whose storage is past the address
+    /// space (capacity overflow) or is more than any allocator gives
+    /// (the allocator's refusal), without a memory limit.
+    /// A fallible change and its infallible twin.
+    type Fallible = fn(&mut Bitmap) -> Result<(), AllocError>;
+    type Plain = fn(&mut Bitmap);
+
+    #[test]
+    fn fallible_growth_reports_failure_and_keeps_the_set() {
+        for start in [list("1,70-75"), list("3-"), Bitmap::new(), Bitmap::full()] {
+            let mut b = start.clone();
+            for i in [usize::MAX, 1 << 60, 1 << 58, 1 << 55] {
+                assert_eq!(b.try_set_word(i, 0x5), Err(AllocError), "word {i}");
+                assert_eq!(b, start);
+            }
+            assert_eq!(
+                AllocError.to_string(),
+                "memory allocation for a bitmap failed"
+            );
+            assert!(try_words(usize::MAX).is_err());
+            assert!(try_words(1 << 58).is_err());
+            assert_eq!(b.try_ensure_len(1 << 58), Err(AllocError));
+            assert_eq!(b, start);
+            // A word equal to what is there needs no storage.
+            assert_eq!(b.try_set_word(1 << 60, start.fill_word()), Ok(()));
+            assert_eq!(b, start);
+            // Within reach, each one agrees with its infallible twin.
+            let ops: [(&str, Fallible, Plain); 5] = [
+                ("set", |b| b.try_set(200), |b| b.set(200)),
+                ("unset", |b| b.try_unset(300), |b| b.unset(300)),
+                (
+                    "set_range",
+                    |b| b.try_set_range(100, Some(400)),
+                    |b| b.set_range(100, Some(400)),
+                ),
+                (
+                    "unset_range",
+                    |b| b.try_unset_range(72, None),
+                    |b| b.unset_range(72, None),
+                ),
+                (
+                    "set_word",
+                    |b| b.try_set_word(3, 0xf0),
+                    |b| {
+                        b.unset_range(192, Some(255));
+                        b.or_assign(&Bitmap::from_words(&[0, 0, 0, 0xf0]));
+                    },
+                ),
+            ];
+            for (name, fallible, plain) in ops {
+                let (mut x, mut y) = (start.clone(), start.clone());
+                fallible(&mut x).unwrap();
+                plain(&mut y);
+                assert_eq!(x, y, "{name} on {start}");
+            }
+            let other = list("0-3,68,500-");
+            for (op, f) in [
+                (SetOp::And, Bitmap::and as fn(&Bitmap, &Bitmap) -> Bitmap),
+                (SetOp::Or, Bitmap::or),
+                (SetOp::Xor, Bitmap::xor),
+                (SetOp::AndNot, Bitmap::and_not),
+            ] {
+                assert_eq!(start.try_combine(&other, op), Ok(f(&start, &other)));
+                let mut x = start.clone();
+                x.try_combine_assign(&other, op).unwrap();
+                assert_eq!(x, f(&start, &other));
+            }
+            assert_eq!(start.try_not(), Ok(Bitmap::not(&start)));
+            assert_eq!(start.try_clone(), Ok(start.clone()));
+            assert_eq!(
+                Bitmap::try_from_words(start.words()),
+                Ok(Bitmap::from_words(start.words()))
+            );
+        }
+        assert_eq!(Bitmap::try_from_index(77), Ok(Bitmap::from_index(77)));
+        assert_eq!(Bitmap::try_all_but(77), Ok(Bitmap::all_but(77)));
     }
 
     fn hash_of<T: Hash>(t: &T) -> u64 {

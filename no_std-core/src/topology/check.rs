@@ -6,7 +6,7 @@ use alloc::string::String;
 use core::cmp::Ordering;
 
 use super::{Topology, MAX_TREE_DEPTH};
-use crate::bitmap::CpuSet;
+use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::*;
 
 /// The first broken invariant [`Topology::check`] found, described in
@@ -44,7 +44,8 @@ impl Topology {
     /// first PU without intersection and inside their parent's sets; each
     /// normal level holds one type; logical indexes follow level order;
     /// cpusets are included in complete cpusets; the root's sets contain
-    /// every PU and NUMA node; NUMA nodes and PUs have OS indexes.
+    /// every PU and NUMA node, and its nodeset no node that no NUMA node
+    /// holds; NUMA nodes and PUs have OS indexes.
     #[doc(alias = "hwloc_topology_check")]
     pub fn check(&self) -> Result<(), CheckError> {
         self.first_violation()
@@ -190,11 +191,24 @@ impl Topology {
         if !self.complete_cpuset().includes(&all) {
             return Err("root complete cpuset misses some PUs".into());
         }
+        let mut nodes = NodeSet::new();
         for &n in self.level(Depth::NumaNode) {
             let os = self.obj(n).os_index.unwrap_or(u32::MAX);
             if !self.complete_nodeset().is_set(os) {
                 return Err(format!("root complete nodeset misses NUMA node {os}"));
             }
+            if let Some(s) = &self.obj(n).nodeset {
+                nodes.or_assign(s);
+            }
+        }
+        // The converse, as hwloc's checker has it: every node the root
+        // counts is held by a NUMA node of the tree (a next `finish`
+        // recomputes the root's nodeset from them).
+        if !nodes.includes(self.nodeset()) {
+            return Err(format!(
+                "root nodeset {} holds nodes that no NUMA node has",
+                self.nodeset()
+            ));
         }
         Ok(())
     }
@@ -220,6 +234,18 @@ mod tests {
         assert_eq!(
             crate::topology::TopologyError::from(e.clone()).to_string(),
             e.to_string()
+        );
+    }
+
+    #[test]
+    fn a_root_node_without_its_numa_node_is_reported() {
+        let mut t = small_machine();
+        let r = t.root_mut();
+        r.nodeset.as_mut().unwrap().set(9);
+        r.complete_nodeset.as_mut().unwrap().set(9);
+        assert_eq!(
+            t.check().unwrap_err().message(),
+            "root nodeset 0x00000203 holds nodes that no NUMA node has"
         );
     }
 }

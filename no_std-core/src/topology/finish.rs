@@ -132,7 +132,11 @@ impl Topology {
         let mut cns = o.complete_nodeset.take().unwrap_or_default();
         cns.or_assign(&ns);
         for i in 0..self.obj(id).memory_children.len() {
-            let mo = self.obj(self.obj(id).memory_children[i]);
+            let m = self.obj(id).memory_children[i];
+            if self.obj(m).obj_type == ObjType::MemCache {
+                self.propagate_memory_nodesets(m);
+            }
+            let mo = self.obj(m);
             if let Some(n) = &mo.nodeset {
                 ns.or_assign(n);
             }
@@ -158,6 +162,52 @@ impl Topology {
         let o = self.obj_mut(id);
         o.nodeset = Some(ns);
         o.complete_nodeset = Some(cns);
+    }
+
+    /// Gives the memory-side cache `top` and those below it the nodes of
+    /// the memory below them, as hwloc's `hwloc__attach_memory_object`
+    /// keeps them.  Insertion by cpuset does so already, but a cache
+    /// attached by parent brings its nodeset as given, or none: left so,
+    /// [`fixup_sets`](Self::fixup_sets) would empty the nodesets of the
+    /// NUMA nodes below it, which then went as empty while the root still
+    /// counted them, and the next `finish` found no NUMA node at all.
+    /// NUMA nodes keep their own nodesets; a cache's complete nodeset only
+    /// grows (it may name nodes that are offline).  A loop, not recursion:
+    /// memory-side caches may chain down to the depth limit.
+    fn propagate_memory_nodesets(&mut self, top: ObjId) {
+        // Caches breadth first: walked backwards, each comes after every
+        // cache below it.
+        let mut caches = vec![top];
+        let mut i = 0;
+        while i < caches.len() {
+            let o = self.obj(caches[i]);
+            caches.extend(
+                o.memory_children
+                    .iter()
+                    .copied()
+                    .filter(|&c| self.obj(c).obj_type == ObjType::MemCache),
+            );
+            i += 1;
+        }
+        for &id in caches.iter().rev() {
+            let o = self.obj_mut(id);
+            let mut ns = o.nodeset.take().unwrap_or_default();
+            ns.clear();
+            let mut cns = o.complete_nodeset.take().unwrap_or_default();
+            for &c in &self.obj(id).memory_children {
+                let co = self.obj(c);
+                if let Some(n) = &co.nodeset {
+                    ns.or_assign(n);
+                }
+                if let Some(n) = co.complete_nodeset.as_ref().or(co.nodeset.as_ref()) {
+                    cns.or_assign(n);
+                }
+            }
+            cns.or_assign(&ns);
+            let o = self.obj_mut(id);
+            o.nodeset = Some(ns);
+            o.complete_nodeset = Some(cns);
+        }
     }
 
     fn fixup_sets(&mut self, id: ObjId) {
@@ -753,6 +803,60 @@ mod tests {
                 if include { 4 } else { 2 }
             );
             assert_eq!(t.complete_cpuset(), &cs(0, 3));
+        }
+    }
+
+    /// The case `prop_random_trees_are_refused_or_consistent` found: a
+    /// memory-side cache attached by parent without sets, holding NUMA
+    /// node 0, beside one attached with node 0 in its nodeset but no node
+    /// below it.  The first `finish` emptied the node's nodeset (its
+    /// parent had none), dropped it as empty and kept node 0 in the root's
+    /// nodeset; the second found no NUMA node.  Whether the caches are
+    /// filtered out (the default) or kept, node 0 stays, as a NUMA node,
+    /// through any number of `finish`.
+    #[test]
+    fn caches_attached_by_parent_take_the_nodes_below_them() {
+        for keep_caches in [false, true] {
+            let mut t = Topology::new();
+            if keep_caches {
+                t.set_type_filter(ObjType::MemCache, TypeFilter::KeepAll)
+                    .unwrap();
+            }
+            t.insert_by_cpuset(Object::with_cpuset(
+                ObjType::PU,
+                Some(5),
+                CpuSet::from_index(5),
+            ))
+            .unwrap();
+            let root = t.root();
+            let bare = t
+                .insert_by_parent(root, Object::new(ObjType::MemCache, None))
+                .unwrap();
+            let mut n = Object::with_cpuset(ObjType::NUMANode, Some(0), CpuSet::from_index(0));
+            n.nodeset = Some(NodeSet::from_index(0));
+            let node = t.insert_by_parent(bare, n).unwrap();
+            let mut empty = Object::new(ObjType::MemCache, Some(0));
+            empty.nodeset = Some(NodeSet::from_index(0));
+            t.insert_by_parent(root, empty).unwrap();
+            for round in 0..3 {
+                t.finish().unwrap_or_else(|e| {
+                    panic!("finish #{round} (caches kept: {keep_caches}): {e}")
+                });
+                t.check().unwrap();
+                assert_eq!(t.level(Depth::NumaNode), &[node][..]);
+                assert_eq!(t.nodeset(), &NodeSet::from_index(0));
+                assert_eq!(t.obj(node).cpuset.as_ref(), Some(&CpuSet::from_index(5)));
+                // The cache without memory below it went; the other holds the node.
+                let caches = t.level(Depth::MemCache);
+                if keep_caches {
+                    assert_eq!(caches, &[bare][..]);
+                    assert_eq!(t.obj(bare).nodeset, Some(NodeSet::from_index(0)));
+                    assert_eq!(t.obj(node).parent, Some(bare));
+                } else {
+                    assert!(caches.is_empty());
+                    assert_eq!(t.obj(node).parent, Some(root));
+                }
+            }
         }
     }
 
