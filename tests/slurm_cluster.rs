@@ -274,3 +274,116 @@ fn slurmctld_loads_wlocs_topology_of_the_recorded_fabrics() {
         }
     }
 }
+
+/// wloc's `libhwloc.so.15`, built with the workspace's tests (the README's
+/// test command builds `host/capi`), in a private folder under its soname.
+fn wloc_libhwloc_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let deps = exe.parent().expect("deps folder");
+    let lib = [deps.join("libhwloc.so"), deps.join("../libhwloc.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "wloc's libhwloc.so is not built beside {} (cargo test --workspace --release builds it)",
+                exe.display()
+            )
+        });
+    let dir = std::env::temp_dir().join(format!("wloc-slurm-libhwloc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&lib, dir.join("libhwloc.so.15")).unwrap();
+    dir
+}
+
+/// The CPU masks two tasks of a `--cpu-bind=cores` step get, as `taskset`
+/// prints them inside the job, sorted.
+fn core_bindings(c: &SlurmCluster) -> Vec<String> {
+    let out = c
+        .srun(&[
+            "-n".as_ref(),
+            "2".as_ref(),
+            "--cpu-bind=cores".as_ref(),
+            "sh".as_ref(),
+            "-c".as_ref(),
+            "taskset -p $$ | sed 's/.*: //'".as_ref(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    let mut masks: Vec<String> = out.lines().map(|l| l.trim().to_string()).collect();
+    masks.sort();
+    masks
+}
+
+/// Debian's unmodified slurmd on wloc's libhwloc.so.15: `slurmd -C` prints
+/// the node line it prints on libhwloc (this machine, and every hwloc 2.9
+/// test topology through HWLOC_XMLFILE); a slurmd started on it registers
+/// with slurmctld, and `srun --cpu-bind=cores` binds tasks as on libhwloc.
+#[test]
+fn slurmd_runs_on_wlocs_libhwloc() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a real Slurm cluster needs root");
+        return;
+    }
+    let lib = wloc_libhwloc_dir();
+    common::require_packages(&[("/usr/sbin/slurmd", "slurmd")]).unwrap();
+    let node_line = |xml: Option<&std::path::Path>, ours: bool| {
+        let mut cmd = std::process::Command::new("/usr/sbin/slurmd");
+        cmd.arg("-C").env_remove("HWLOC_XMLFILE");
+        if let Some(x) = xml {
+            cmd.env("HWLOC_XMLFILE", x);
+        }
+        if ours {
+            cmd.env("LD_LIBRARY_PATH", &lib);
+        }
+        let o = cmd.output().unwrap();
+        // The uptime line changes between the two runs.
+        let text = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("UpTime="))
+            .collect::<Vec<_>>()
+            .join("\n");
+        (
+            o.status.code(),
+            text,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let xml_dir = common::workspace().join("tests/data/hwloc-2.9/xml");
+    let mut inputs: Vec<Option<std::path::PathBuf>> = vec![None];
+    inputs.extend(
+        std::fs::read_dir(&xml_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| Some(e.path())),
+    );
+    for input in &inputs {
+        let theirs = node_line(input.as_deref(), false);
+        let ours = node_line(input.as_deref(), true);
+        assert_eq!(ours, theirs, "slurmd -C on {input:?}");
+    }
+    let mut bindings = Vec::new();
+    for ours in [false, true] {
+        let Some(c) = start(&ClusterConfig {
+            task_affinity: true,
+            slurmd_library_path: ours.then(|| lib.clone()),
+            ..ClusterConfig::default()
+        }) else {
+            return;
+        };
+        if ours {
+            let pid = c.pid("slurmd").expect("slurmd runs");
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+            let ours_loaded = maps
+                .lines()
+                .any(|l| l.contains("libhwloc.so") && !l.contains("/usr/lib"));
+            assert!(ours_loaded, "slurmd did not load wloc's library:\n{maps}");
+        }
+        bindings.push(core_bindings(&c));
+    }
+    assert_eq!(
+        bindings[1], bindings[0],
+        "task bindings: wloc's library, then libhwloc's"
+    );
+    assert_eq!(bindings[0].len(), 2, "{:?}", bindings[0]);
+}

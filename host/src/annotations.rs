@@ -220,20 +220,25 @@ fn previous_text(topo: &Topology, props: &[Property]) -> String {
 /// Runs the built-in annotations on a freshly discovered topology when
 /// they apply to its source; failures are printed as warnings.
 pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
+    for w in annotate_discovered_quietly(source, topo) {
+        eprintln!("wloc: warning: annotation skipped: {w}");
+    }
+}
+
+/// As [`annotate_discovered`], returning the warnings instead of printing
+/// them (for the C library, which prints nothing on its own).
+pub fn annotate_discovered_quietly(source: &Source, topo: &mut Topology) -> Vec<String> {
     if !applies_to(source) {
-        return;
+        return Vec::new();
     }
     let wanted = wanted_after_discovery(topo);
     let settings = BTreeMap::new();
-    let warnings = match Annotators::builtin_matching(fsroot_of(source), wanted, &settings) {
+    match Annotators::builtin_matching(fsroot_of(source), wanted, &settings) {
         Ok((annotators, mut warnings)) => {
             warnings.extend(annotators.annotate(topo).1);
             warnings
         }
         Err(e) => vec![e],
-    };
-    for w in warnings {
-        eprintln!("wloc: warning: annotation skipped: {w}");
     }
 }
 

@@ -55,6 +55,12 @@ pub struct ClusterConfig {
     /// This machine's node line, instead of the one `wloc slurm node`
     /// prints (to check that Slurm refuses a wrong one).
     pub node_line: Option<String>,
+    /// A folder put first on slurmd's `LD_LIBRARY_PATH` (and so on its
+    /// job steps'): where wloc's `libhwloc.so.15` is, to run Slurm on it.
+    pub slurmd_library_path: Option<PathBuf>,
+    /// `TaskPlugin=task/affinity` (jobs bound with `--cpu-bind`) instead
+    /// of `task/none`.
+    pub task_affinity: bool,
 }
 
 /// A running controller and node; stopped when dropped.
@@ -242,8 +248,9 @@ impl SlurmCluster {
              SlurmctldLogFile={dir}/log/slurmctld.log\n\
              SlurmdLogFile={dir}/log/slurmd.log\n\
              ProctrackType=proctrack/linuxproc\n\
-             TaskPlugin=task/none\n\
+             TaskPlugin={task}\n\
              SelectType=select/cons_tres\n\
+             {select_params}\
              MpiDefault=none\n\
              SwitchType=switch/none\n\
              JobAcctGatherType=jobacct_gather/none\n\
@@ -252,6 +259,17 @@ impl SlurmCluster {
              SlurmdTimeout=60\n",
             socket = socket.display(),
             dir = dir.display(),
+            task = if config.task_affinity {
+                "task/affinity"
+            } else {
+                "task/none"
+            },
+            // Cores as the unit a job gets, for --cpu-bind=cores.
+            select_params = if config.task_affinity {
+                "SelectTypeParameters=CR_Core\n"
+            } else {
+                ""
+            },
         );
         if let Some(t) = &config.topology_conf {
             std::fs::write(dir.join("topology.conf"), t).map_err(|e| e.to_string())?;
@@ -284,6 +302,9 @@ impl SlurmCluster {
             .arg(&cluster.conf)
             .arg("-N")
             .arg(&node);
+        if let Some(lib) = &config.slurmd_library_path {
+            slurmd.env("LD_LIBRARY_PATH", lib);
+        }
         cluster.spawn("slurmd", slurmd, &dir.join("log/slurmd.out"))?;
         let state = |c: &SlurmCluster| {
             c.command("sinfo")
@@ -405,6 +426,15 @@ impl SlurmCluster {
     }
 
     /// `srun ARGS` (with a time limit): its standard output, or an error.
+    /// The pid of a daemon the cluster started (`slurmd`, `slurmctld`,
+    /// `munged`).
+    pub fn pid(&self, daemon: &str) -> Option<u32> {
+        self.daemons
+            .iter()
+            .find(|(name, _)| *name == daemon)
+            .map(|(_, c)| c.id())
+    }
+
     pub fn srun(&self, args: &[&std::ffi::OsStr]) -> Result<String, String> {
         let o = self
             .command("timeout")

@@ -1144,14 +1144,19 @@ impl hwloc_topology {
         let thissystem_env = wloc_trust::env::var("HWLOC_THISSYSTEM");
         m.is_thissystem = match thissystem_env.as_deref() {
             Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
-            _ => matches!(source, Source::ThisSystem) || self.flags & FLAG_IS_THISSYSTEM != 0,
+            _ => {
+                matches!(source, Source::ThisSystem)
+                    || (from_env && matches!(source, Source::Image(_)))
+                    || self.flags & FLAG_IS_THISSYSTEM != 0
+            }
         };
         // Recorded support is kept only when asked for, as in hwloc.
-        let imported = matches!(
+        let launcher_image = from_env && matches!(source, Source::Image(_));
+        let recorded = matches!(
             source,
             Source::XmlFile(_) | Source::XmlBuffer(_) | Source::Image(_)
-        );
-        if imported && self.flags & FLAG_IMPORT_SUPPORT == 0 {
+        ) && !launcher_image;
+        if recorded && self.flags & FLAG_IMPORT_SUPPORT == 0 {
             m.support.clear();
         }
         if self.flags & FLAG_NO_DISTANCES != 0 {
@@ -1166,10 +1171,14 @@ impl hwloc_topology {
             }
         }
         // hwloc adds its own infos when it discovers, not when it imports.
-        let imported = matches!(
-            source,
-            Source::XmlFile(_) | Source::XmlBuffer(_) | Source::Image(_)
-        );
+        // hwloc adds its own infos when it discovers, not when it imports;
+        // a launcher's image (WLOC_IMAGE) stands for this machine's
+        // discovery.
+        let imported = matches!(source, Source::XmlFile(_) | Source::XmlBuffer(_))
+            || (matches!(source, Source::Image(_)) && !launcher_image);
+        if launcher_image {
+            hwloc2_x86_cache_infos(&mut m);
+        }
         hwloc2_infos(&mut m, !imported);
         self.source = source;
         self.model = m;
@@ -1201,7 +1210,12 @@ impl hwloc_topology {
                 .build(base)
                 .map_err(|e| err(&e))?,
             Source::Image(p) => via_input(wloc::input::Source::Image(p.clone()), base)?,
-            Source::Fsroot(p) => via_input(wloc::input::Source::Fsroot(p.clone()), base)?,
+            Source::Fsroot(p) => {
+                let s = wloc::input::Source::Fsroot(p.clone());
+                let mut m = via_input(s.clone(), base)?;
+                annotate(&s, &mut m);
+                m
+            }
             Source::CpuidDump(p) => via_input(wloc::input::Source::Cpuid(p.clone()), base)?,
             Source::ThisSystem | Source::Default if noos => {
                 let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
@@ -1213,7 +1227,11 @@ impl hwloc_topology {
                 m
             }
             Source::ThisSystem | Source::Default => {
-                via_input(wloc::input::Source::ThisSystem, base)?
+                let s = wloc::input::Source::ThisSystem;
+                let mut m = via_input(s.clone(), base)?;
+                annotate(&s, &mut m);
+                hwloc2_x86_cache_infos(&mut m);
+                m
             }
         })
     }
@@ -1295,47 +1313,77 @@ pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_t
     Box::into_raw(t)
 }
 
-/// The topology infos as hwloc 2.9's root shows them, after the root's
-/// own; for a discovered topology, `Backend` first,
-/// hwloc 3's page-size infos left out, and the `hwlocVersion` and
-/// `ProcessName` infos hwloc adds when it discovers (not when it imports)
-/// and the source had none.
+/// The root's infos as hwloc 2.9 shows them: the root's own, then the
+/// topology's, all on the root object (where `hwloc_obj_add_info`
+/// appends after them). For a topology wloc discovered (or a launcher's
+/// image of it), hwloc 3's forms become hwloc 2's: the `Backend` infos
+/// before the operating system's ones, no page-size infos, block sizes
+/// without their unit, and the `hwlocVersion` and `ProcessName` infos
+/// hwloc adds when it discovers. What was imported stays as written.
 /// `hwlocVersion` is the API version this library implements (README).
 fn hwloc2_infos(m: &mut Topology, discovered: bool) {
-    // What wloc discovered comes in hwloc 3's order and infos; what was
-    // imported stays as written.
+    let root = m.root();
+    let topo_infos = std::mem::take(&mut m.infos);
+    let mut infos = std::mem::take(&mut m.obj_mut(root).infos);
+    // The root's own infos (DMI, platform) come before the topology's.
+    let own = infos.len();
+    infos.extend(topo_infos);
     if discovered {
-        let infos = std::mem::take(&mut m.infos);
-        let (mut backend, rest): (Vec<_>, Vec<_>) =
+        // hwloc 2's Linux backend names itself before the cgroup and the
+        // operating system; hwloc 3 has no page-size infos in version 2.
+        const AFTER_BACKEND: [&str; 6] = [
+            "LinuxCgroup",
+            "OSName",
+            "OSRelease",
+            "OSVersion",
+            "HostName",
+            "Architecture",
+        ];
+        let own_kept = infos[..own]
+            .iter()
+            .filter(|i| !matches!(i.name.as_str(), "Backend" | "PageSizeNr" | "PageSizes"))
+            .count();
+        infos.retain(|i| i.name != "PageSizeNr" && i.name != "PageSizes");
+        let (backend, mut rest): (Vec<_>, Vec<_>) =
             infos.into_iter().partition(|i| i.name == "Backend");
-        backend.extend(
-            rest.into_iter()
-                .filter(|i| i.name != "PageSizeNr" && i.name != "PageSizes"),
-        );
-        m.infos = backend;
-    }
-    let has = |m: &Topology, n: &str| {
-        m.infos.iter().any(|i| i.name == n) || m.obj(m.root()).infos.iter().any(|i| i.name == n)
-    };
-    if discovered && !has(m, "hwlocVersion") {
-        m.infos.push(wloc_core::object::Info {
-            name: "hwlocVersion".into(),
-            value: "2.9.0".into(),
-        });
-    }
-    if discovered && !has(m, "ProcessName") {
-        if let Some(name) = process_name() {
-            m.infos.push(wloc_core::object::Info {
-                name: "ProcessName".into(),
-                value: name,
-            });
+        let at = rest
+            .iter()
+            .position(|i| AFTER_BACKEND.contains(&i.name.as_str()))
+            .unwrap_or(rest.len())
+            .min(own_kept);
+        rest.splice(at..at, backend);
+        infos = rest;
+        let has = |n: &str| infos.iter().any(|i| i.name == n);
+        let mut add = Vec::new();
+        if !has("hwlocVersion") {
+            add.push(("hwlocVersion", Some("2.9.0".to_string())));
+        }
+        if !has("ProcessName") {
+            add.push(("ProcessName", process_name()));
+        }
+        for (name, value) in add {
+            if let Some(value) = value {
+                infos.push(wloc_core::object::Info {
+                    name: name.into(),
+                    value,
+                });
+            }
+        }
+        // hwloc 3 writes block devices' sizes with their unit; hwloc 2
+        // writes the number of KiB alone.
+        for id in m.iter_dfs() {
+            let o = m.obj_mut(id);
+            if o.obj_type != ObjType::OSDevice {
+                continue;
+            }
+            for i in o.infos.iter_mut().filter(|i| i.name == "Size") {
+                if let Some(kib) = i.value.strip_suffix("KiB") {
+                    i.value = kib.to_string();
+                }
+            }
         }
     }
-    // hwloc 2 keeps all of them on the root object, where
-    // hwloc_obj_add_info appends after them.
-    let topo_infos = std::mem::take(&mut m.infos);
-    let root = m.root();
-    m.obj_mut(root).infos.extend(topo_infos);
+    m.obj_mut(root).infos = infos;
 }
 
 /// The program's short name, as glibc's `program_invocation_short_name`.
@@ -1350,6 +1398,38 @@ fn process_name() -> Option<String> {
     unsafe { c_str(p) }
         .map(|s| s.into_owned())
         .filter(|s| !s.is_empty())
+}
+
+/// The built-in annotations `wloc ls` runs after discovery (PCI names, as
+/// hwloc's PCI backend gives them; DMI infos), their warnings only shown
+/// when asked for.
+fn annotate(source: &wloc::input::Source, m: &mut Topology) {
+    for w in wloc::annotations::annotate_discovered_quietly(source, m) {
+        verbose(&format!("annotation skipped: {w}"));
+    }
+}
+
+/// On x86, hwloc 2.9's x86 backend gives every CPU cache of this machine
+/// an `Inclusive` info (hwloc 3 keeps it as an attribute, as wloc does).
+fn hwloc2_x86_cache_infos(m: &mut Topology) {
+    let x86 = m.obj(m.root()).infos.iter().chain(&m.infos).any(|i| {
+        i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386")
+    });
+    if !x86 {
+        return;
+    }
+    for id in m.iter_dfs() {
+        let o = m.obj_mut(id);
+        if !o.obj_type.is_cache() || o.info("Inclusive").is_some() {
+            continue;
+        }
+        let Some(c) = o.cache() else { continue };
+        let v = if c.inclusive { "1" } else { "0" };
+        o.infos.push(wloc_core::object::Info {
+            name: "Inclusive".into(),
+            value: v.into(),
+        });
+    }
 }
 
 /// The number of online processors (hwloc's fallback discovery).

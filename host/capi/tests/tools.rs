@@ -163,3 +163,44 @@ fn hwloc_tools_print_the_same_on_this_library() {
         differ.join("\n")
     );
 }
+
+/// With `WLOC_IMAGE` naming an image of this machine (as a launcher
+/// publishes it once per node), the tools print on this library exactly
+/// what they print when it discovers the machine, without discovering.
+#[test]
+fn tools_on_a_launchers_image_print_what_discovery_gives() {
+    support::require_c_toolchain();
+    let lib = support::library_dir("image");
+    // This machine's topology as `wloc ls --of image` publishes it: with
+    // lstopo's filters (everything, I/O devices that matter), so that
+    // objects are numbered as when lstopo discovers, then annotated.
+    let mut all = wloc_core::Topology::new();
+    all.set_all_types_filter(TypeFilter::KeepAll);
+    all.set_io_types_filter(TypeFilter::KeepImportant);
+    let source = wloc::input::Source::ThisSystem;
+    let mut model = wloc::input::load(&source, all).unwrap();
+    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
+    let image = lib.join("this.img");
+    wloc_image::write(&model, &image).unwrap();
+    for args in [
+        &[][..],
+        &["-v"],
+        &["--of", "xml"],
+        &["--of", "synthetic"],
+        &["--no-io"],
+    ] {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let discovered = run("lstopo-no-graphics", &args, Some(&lib));
+        let mut c = Command::new("lstopo-no-graphics");
+        c.args(&args)
+            .env("LD_LIBRARY_PATH", &lib)
+            .env("WLOC_IMAGE", &image);
+        let adopted = c.output().unwrap();
+        assert_eq!(adopted.status.code(), discovered.status, "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&adopted.stdout),
+            String::from_utf8_lossy(&discovered.stdout),
+            "{args:?}"
+        );
+    }
+}
