@@ -30,7 +30,8 @@ impl log::Host for HostState {
         // ordinary situations (a recording without pci.ids, say).
         if level == log::Level::Debug
             && self.log_target == LogTarget::Stderr
-            && wloc_trust::env::var_os("WLOC_COMPONENT_DEBUG").is_none_or(|v| v.is_empty() || v == "0")
+            && wloc_trust::env::var_os("WLOC_COMPONENT_DEBUG")
+                .is_none_or(|v| v.is_empty() || v == "0")
         {
             return Ok(());
         }
