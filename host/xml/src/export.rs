@@ -138,7 +138,6 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    #[cfg(feature = "std")]
     pub(crate) fn new() -> Self {
         Writer {
             out: String::new(),
