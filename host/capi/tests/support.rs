@@ -37,6 +37,13 @@ pub fn library_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// Debian packages a test needs, each named with a file it ships.
+pub fn require(packages: &[(&str, &str)]) {
+    if let Err(e) = packages::require_packages(packages) {
+        panic!("{e}");
+    }
+}
+
 /// gcc, hwloc 2.9's headers (the ABI the library implements), libnuma's
 /// (one test uses libnuma's helpers) and Debian's libhwloc (the oracle).
 pub fn require_c_toolchain() {
