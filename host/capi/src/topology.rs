@@ -1097,6 +1097,32 @@ fn source_from_env() -> Source {
     }
 }
 
+/// The source when `HWLOC_COMPONENTS` chooses the components: an `xml=` or
+/// `synthetic=` entry names its input; otherwise the machine, read by
+/// the Linux and x86 components, which still honour `HWLOC_FSROOT` and
+/// `HWLOC_CPUID_PATH` (as hwloc's do), while `HWLOC_XMLFILE` and
+/// `HWLOC_SYNTHETIC` are ignored.
+fn source_from_components() -> Source {
+    if wloc_trust::env::secure_mode() {
+        return Source::ThisSystem;
+    }
+    let list = wloc_trust::env::var("HWLOC_COMPONENTS").unwrap_or_default();
+    for entry in list.split(',') {
+        if let Some(p) = entry.strip_prefix("xml=").filter(|p| !p.is_empty()) {
+            return Source::XmlFile(PathBuf::from(p));
+        }
+        if let Some(d) = entry.strip_prefix("synthetic=").filter(|d| !d.is_empty()) {
+            return Source::Synthetic(d.to_string());
+        }
+    }
+    let var = |n: &str| wloc_trust::env::var(n).filter(|v| !v.is_empty());
+    match (var("HWLOC_FSROOT"), var("HWLOC_CPUID_PATH")) {
+        (Some(f), _) if f != "/" => Source::Fsroot(PathBuf::from(f)),
+        (_, Some(c)) => Source::CpuidDump(PathBuf::from(c)),
+        _ => Source::ThisSystem,
+    }
+}
+
 /// Prints a diagnostic when `WLOC_CAPI_VERBOSE` is set (never in a
 /// privileged process): the library is otherwise silent, as libhwloc.
 fn verbose(msg: &str) {
@@ -1124,7 +1150,7 @@ impl hwloc_topology {
             wloc_trust::env::var("HWLOC_COMPONENTS").is_some_and(|v| !v.is_empty());
         let from_env = self.source == Source::Default && !components_env;
         let source = match &self.source {
-            Source::Default if components_env => Source::ThisSystem,
+            Source::Default if components_env => source_from_components(),
             Source::Default => source_from_env(),
             s => s.clone(),
         };
