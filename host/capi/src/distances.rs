@@ -789,9 +789,7 @@ pub unsafe extern "C" fn hwloc_distances_add(
 /// Whether hwloc would group (`topology->grouping`): Groups are kept and
 /// `HWLOC_GROUPING` does not say 0.
 fn grouping_enabled(m: &Topology) -> bool {
-    let env_off = std::env::var("HWLOC_GROUPING")
-        .ok()
-        .is_some_and(|v| atoi(&v) == 0);
+    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| atoi(&v) == 0);
     m.type_filter(ObjType::Group) != TypeFilter::KeepNone && !env_off
 }
 
@@ -820,10 +818,10 @@ fn accuracies(inaccurate: bool) -> Vec<f32> {
     if !inaccurate {
         return vec![0.0];
     }
-    match std::env::var("HWLOC_GROUPING_ACCURACY") {
-        Err(_) => vec![0.0],
-        Ok(v) if v == "try" => TRY.to_vec(),
-        Ok(v) => vec![v.trim().parse::<f32>().unwrap_or(0.0)],
+    match wloc_trust::env::var("HWLOC_GROUPING_ACCURACY") {
+        None => vec![0.0],
+        Some(v) if v == "try" => TRY.to_vec(),
+        Some(v) => vec![v.trim().parse::<f32>().unwrap_or(0.0)],
     }
 }
 
