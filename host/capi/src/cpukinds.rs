@@ -288,24 +288,10 @@ pub unsafe extern "C" fn hwloc_cpukinds_register(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{
-        hwloc_topology_destroy, hwloc_topology_init, hwloc_topology_load,
-        hwloc_topology_set_synthetic,
-    };
+    use crate::test_support::synthetic;
+    use crate::topology::hwloc_topology_destroy;
     use std::ffi::CStr;
     use std::ptr::null_mut;
-
-    fn synthetic(desc: &str) -> hwloc_topology_t {
-        let mut t = null_mut();
-        let d = CString::new(desc).unwrap();
-        // SAFETY: a fresh handle, a valid description.
-        unsafe {
-            assert_eq!(hwloc_topology_init(&mut t), 0);
-            assert_eq!(hwloc_topology_set_synthetic(t, d.as_ptr()), 0);
-            assert_eq!(hwloc_topology_load(t), 0);
-        }
-        t
-    }
 
     fn set(first: u32, last: u32) -> hwloc_bitmap_s {
         hwloc_bitmap_s {

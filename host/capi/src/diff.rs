@@ -517,25 +517,11 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xmlbuffer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{
-        hwloc_topology_destroy, hwloc_topology_dup, hwloc_topology_init, hwloc_topology_load,
-        hwloc_topology_set_synthetic,
-    };
+    use crate::test_support::synthetic;
+    use crate::topology::{hwloc_topology_destroy, hwloc_topology_dup};
     use std::ffi::{CStr, CString};
     use wloc_core::object::Info;
     use wloc_core::ObjType;
-
-    fn synthetic(desc: &str) -> hwloc_topology_t {
-        let mut t = null_mut();
-        let d = CString::new(desc).unwrap();
-        // SAFETY: a fresh handle, a valid description.
-        unsafe {
-            assert_eq!(hwloc_topology_init(&mut t), 0);
-            assert_eq!(hwloc_topology_set_synthetic(t, d.as_ptr()), 0);
-            assert_eq!(hwloc_topology_load(t), 0);
-        }
-        t
-    }
 
     fn numa0(t: hwloc_topology_t) -> *mut hwloc_obj {
         // SAFETY: a loaded handle.

@@ -1025,33 +1025,9 @@ fn insert_group(m: &mut Topology, s: &Sets, subkind: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{
-        hwloc_topology_destroy, hwloc_topology_init, hwloc_topology_load,
-        hwloc_topology_set_synthetic,
-    };
+    use crate::test_support::{objs_of, synthetic};
+    use crate::topology::hwloc_topology_destroy;
     use std::ffi::{CStr, CString};
-
-    fn synthetic(desc: &str) -> hwloc_topology_t {
-        let mut t = null_mut();
-        let d = CString::new(desc).unwrap();
-        // SAFETY: a fresh handle, a valid description.
-        unsafe {
-            assert_eq!(hwloc_topology_init(&mut t), 0);
-            assert_eq!(hwloc_topology_set_synthetic(t, d.as_ptr()), 0);
-            assert_eq!(hwloc_topology_load(t), 0);
-        }
-        t
-    }
-
-    fn objs_of(t: hwloc_topology_t, ty: ObjType) -> Vec<hwloc_obj_t> {
-        // SAFETY: a loaded handle.
-        let tt = unsafe { loaded(t) }.unwrap();
-        tt.model
-            .objs_by_type(ty)
-            .iter()
-            .map(|&i| tt.ptr_of(i))
-            .collect()
-    }
 
     fn add(
         t: hwloc_topology_t,

@@ -33,6 +33,9 @@ pub mod shmem;
 pub mod topology;
 pub mod types;
 
+#[cfg(test)]
+pub(crate) mod test_support;
+
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 

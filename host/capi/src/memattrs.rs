@@ -767,35 +767,11 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
 mod tests {
     use super::*;
     use crate::bitmap::hwloc_bitmap_s;
-    use crate::topology::{
-        hwloc_topology_destroy, hwloc_topology_init, hwloc_topology_load,
-        hwloc_topology_set_synthetic,
-    };
+    use crate::test_support::{objs_of as objs, synthetic};
+    use crate::topology::hwloc_topology_destroy;
     use std::ffi::{CStr, CString};
     use std::ptr::{null, null_mut};
     use wloc_core::Bitmap;
-
-    fn synthetic(desc: &str) -> hwloc_topology_t {
-        let mut t = null_mut();
-        let d = CString::new(desc).unwrap();
-        // SAFETY: a fresh handle, a valid description.
-        unsafe {
-            assert_eq!(hwloc_topology_init(&mut t), 0);
-            assert_eq!(hwloc_topology_set_synthetic(t, d.as_ptr()), 0);
-            assert_eq!(hwloc_topology_load(t), 0);
-        }
-        t
-    }
-
-    fn objs(t: hwloc_topology_t, ty: ObjType) -> Vec<hwloc_obj_t> {
-        // SAFETY: a loaded handle.
-        let tt = unsafe { loaded(t) }.unwrap();
-        tt.model
-            .objs_by_type(ty)
-            .iter()
-            .map(|&i| tt.ptr_of(i))
-            .collect()
-    }
 
     fn obj_loc(o: hwloc_obj_t) -> hwloc_location {
         hwloc_location {

@@ -492,20 +492,13 @@ pub unsafe extern "C" fn hwloc_shmem_topology_adopt(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::synthetic;
     use crate::topology::{hwloc_topology_destroy, topo_mut};
     use std::os::fd::AsRawFd;
 
     fn errno() -> c_int {
         // SAFETY: the calling thread's errno slot.
         unsafe { *libc::__errno_location() }
-    }
-
-    fn synthetic(desc: &str) -> hwloc_topology_t {
-        let m = wloc_core::synthetic::parse(desc)
-            .unwrap()
-            .build(Topology::new())
-            .unwrap();
-        new_loaded(m, Source::Synthetic(desc.into()), 0)
     }
 
     fn temp_file(name: &str) -> std::fs::File {
