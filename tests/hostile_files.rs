@@ -464,38 +464,17 @@ fn measured(
         Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
         None => Stdio::null(),
     });
-    let t = Instant::now();
-    let mut child = cmd.spawn().expect("sh runs");
-    let pid = child.id() as libc::pid_t;
-    let (status, usage) = loop {
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits for this test's own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            break (status, usage);
-        }
-        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
-        if t.elapsed() > Duration::from_secs(60) {
-            // SAFETY: signals this test's own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let elapsed = t.elapsed();
-    // Already reaped by wait4: this only tells `Child` so.
-    let _ = child.try_wait();
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -libc::WTERMSIG(status)
-    };
+    let child = cmd.spawn().expect("sh runs");
+    let common::Ended {
+        code,
+        peak_kib,
+        elapsed,
+    } = common::wait_measured(child, Duration::from_secs(60));
     Measured {
         code,
         stdout: std::fs::read_to_string(out).unwrap_or_default(),
         stderr: std::fs::read_to_string(err).unwrap_or_default(),
-        peak_kib: usage.ru_maxrss,
+        peak_kib,
         elapsed,
     }
 }

@@ -279,3 +279,50 @@ pub fn show_output(o: &Output) -> String {
 pub fn assert_success(what: &str, o: &Output) {
     assert!(o.status.success(), "{what} failed: {}", show_output(o));
 }
+
+/// How a child process ended: its exit code (minus the signal number when
+/// killed), its peak resident memory from the kernel's accounting of the
+/// process itself (`wait4`), and how long it ran.
+pub struct Ended {
+    /// Exit code, or minus the signal that killed it.
+    pub code: i32,
+    /// Peak resident memory, KiB.
+    pub peak_kib: i64,
+    /// Wall time from the call.
+    pub elapsed: std::time::Duration,
+}
+
+/// Waits for `child`, killing it after `limit`, and says how it ended.
+pub fn wait_measured(mut child: std::process::Child, limit: std::time::Duration) -> Ended {
+    let t = std::time::Instant::now();
+    let pid = child.id() as libc::pid_t;
+    let (status, usage) = loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for this test's own child, with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage);
+        }
+        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
+        if t.elapsed() > limit {
+            // SAFETY: signals this test's own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let elapsed = t.elapsed();
+    // Already reaped by wait4: this only tells `Child` so.
+    let _ = child.try_wait();
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    Ended {
+        code,
+        peak_kib: usage.ru_maxrss,
+        elapsed,
+    }
+}
