@@ -85,15 +85,6 @@ fn status(r: Res<()>) -> c_int {
     }
 }
 
-/// The loaded topology behind a handle.
-///
-/// # Safety
-/// `topology` is NULL or a live handle.
-unsafe fn topo_of<'a>(topology: hwloc_topology_t) -> Res<&'a hwloc_topology> {
-    // SAFETY: the caller's handle contract.
-    unsafe { crate::topology::loaded(topology) }.ok_or(libc::EINVAL)
-}
-
 /// The bits of a C bitmap argument.
 ///
 /// # Safety
@@ -447,7 +438,7 @@ pub unsafe extern "C" fn hwloc_set_cpubind(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(
-            unsafe { topo_of(topology) }
+            unsafe { crate::topology::loaded_or_einval(topology) }
                 .and_then(|t| set_cpubind_impl(t, set, flags, |t| this_target(t, flags))),
         )
     })
@@ -463,7 +454,7 @@ pub unsafe extern "C" fn hwloc_get_cpubind(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(
-            unsafe { topo_of(topology) }
+            unsafe { crate::topology::loaded_or_einval(topology) }
                 .and_then(|t| get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)),
         )
     })
@@ -480,7 +471,7 @@ pub unsafe extern "C" fn hwloc_set_proc_cpubind(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(
-            unsafe { topo_of(topology) }
+            unsafe { crate::topology::loaded_or_einval(topology) }
                 .and_then(|t| set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))),
         )
     })
@@ -497,7 +488,7 @@ pub unsafe extern "C" fn hwloc_get_proc_cpubind(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(
-            unsafe { topo_of(topology) }.and_then(|t| {
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
                 get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
             }),
         )
@@ -587,24 +578,26 @@ pub unsafe extern "C" fn hwloc_set_thread_cpubind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !CPUBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            // SAFETY: a C bitmap argument.
-            let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
-            if !t.model.is_thissystem {
-                return Ok(());
-            }
-            if t.pid != 0 {
-                return Err(libc::ENOSYS);
-            }
-            if is_self(thread) {
-                set_cpubind_on(&t.model, Who::Thread(0), &set)
-            } else {
-                set_pthread_binding(thread, &set)
-            }
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                if flags & !CPUBIND_ALLFLAGS != 0 {
+                    return Err(libc::EINVAL);
+                }
+                // SAFETY: a C bitmap argument.
+                let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
+                if !t.model.is_thissystem {
+                    return Ok(());
+                }
+                if t.pid != 0 {
+                    return Err(libc::ENOSYS);
+                }
+                if is_self(thread) {
+                    set_cpubind_on(&t.model, Who::Thread(0), &set)
+                } else {
+                    set_pthread_binding(thread, &set)
+                }
+            }),
+        )
     })
 }
 
@@ -618,22 +611,24 @@ pub unsafe extern "C" fn hwloc_get_thread_cpubind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !CPUBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let r = if !t.model.is_thissystem {
-                t.model.complete_cpuset().clone()
-            } else if t.pid != 0 {
-                return Err(libc::ENOSYS);
-            } else if is_self(thread) {
-                get_cpubind_on(&t.model, Who::Thread(0), flags)?
-            } else {
-                pthread_binding(thread)?
-            };
-            // SAFETY: a C bitmap argument.
-            unsafe { put_bits(set, r.bitmap().clone()) }
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                if flags & !CPUBIND_ALLFLAGS != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let r = if !t.model.is_thissystem {
+                    t.model.complete_cpuset().clone()
+                } else if t.pid != 0 {
+                    return Err(libc::ENOSYS);
+                } else if is_self(thread) {
+                    get_cpubind_on(&t.model, Who::Thread(0), flags)?
+                } else {
+                    pthread_binding(thread)?
+                };
+                // SAFETY: a C bitmap argument.
+                unsafe { put_bits(set, r.bitmap().clone()) }
+            }),
+        )
     })
 }
 
@@ -647,7 +642,7 @@ pub unsafe extern "C" fn hwloc_get_last_cpu_location(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(
-            unsafe { topo_of(topology) }
+            unsafe { crate::topology::loaded_or_einval(topology) }
                 .and_then(|t| get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)),
         )
     })
@@ -664,7 +659,7 @@ pub unsafe extern "C" fn hwloc_get_proc_last_cpu_location(
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
         status(
-            unsafe { topo_of(topology) }.and_then(|t| {
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
                 get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
             }),
         )
@@ -739,19 +734,21 @@ pub unsafe extern "C" fn hwloc_set_membind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            let (nodes, pol) = mem_request(t, set, policy, flags)?;
-            if !t.model.is_thissystem {
-                return Ok(());
-            }
-            if flags & MEMBIND_PROCESS != 0 {
-                return Err(libc::ENOSYS);
-            }
-            check_linux_policy(&t.model, pol, &nodes)?;
-            Binder::new(&t.model)
-                .bind_memory(&nodes, pol, mem_flags(flags))
-                .map_err(|e| errno_of(&e))
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                let (nodes, pol) = mem_request(t, set, policy, flags)?;
+                if !t.model.is_thissystem {
+                    return Ok(());
+                }
+                if flags & MEMBIND_PROCESS != 0 {
+                    return Err(libc::ENOSYS);
+                }
+                check_linux_policy(&t.model, pol, &nodes)?;
+                Binder::new(&t.model)
+                    .bind_memory(&nodes, pol, mem_flags(flags))
+                    .map_err(|e| errno_of(&e))
+            }),
+        )
     })
 }
 
@@ -765,20 +762,22 @@ pub unsafe extern "C" fn hwloc_get_membind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let r = if !t.model.is_thissystem {
-                (t.model.complete_nodeset().clone(), POLICY_MIXED)
-            } else if flags & MEMBIND_PROCESS != 0 {
-                return Err(libc::ENOSYS);
-            } else {
-                thread_membind(&t.model, flags)?
-            };
-            // SAFETY: the caller's set and policy.
-            unsafe { put_membind(&t.model, set, policy, flags, r) }
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                if flags & !MEMBIND_ALLFLAGS != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let r = if !t.model.is_thissystem {
+                    (t.model.complete_nodeset().clone(), POLICY_MIXED)
+                } else if flags & MEMBIND_PROCESS != 0 {
+                    return Err(libc::ENOSYS);
+                } else {
+                    thread_membind(&t.model, flags)?
+                };
+                // SAFETY: the caller's set and policy.
+                unsafe { put_membind(&t.model, set, policy, flags, r) }
+            }),
+        )
     })
 }
 
@@ -794,14 +793,16 @@ pub unsafe extern "C" fn hwloc_set_proc_membind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            mem_request(t, set, policy, flags)?;
-            if t.model.is_thissystem {
-                Err(libc::ENOSYS)
-            } else {
-                Ok(())
-            }
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                mem_request(t, set, policy, flags)?;
+                if t.model.is_thissystem {
+                    Err(libc::ENOSYS)
+                } else {
+                    Ok(())
+                }
+            }),
+        )
     })
 }
 
@@ -817,17 +818,19 @@ pub unsafe extern "C" fn hwloc_get_proc_membind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            if t.model.is_thissystem {
-                return Err(libc::ENOSYS);
-            }
-            let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
-            // SAFETY: the caller's set and policy.
-            unsafe { put_membind(&t.model, set, policy, flags, r) }
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                if flags & !MEMBIND_ALLFLAGS != 0 {
+                    return Err(libc::EINVAL);
+                }
+                if t.model.is_thissystem {
+                    return Err(libc::ENOSYS);
+                }
+                let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
+                // SAFETY: the caller's set and policy.
+                unsafe { put_membind(&t.model, set, policy, flags, r) }
+            }),
+        )
     })
 }
 
@@ -879,27 +882,29 @@ pub unsafe extern "C" fn hwloc_set_area_membind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            // SAFETY: a C bitmap argument.
-            let bits = unsafe { bits_of(set) }?;
-            if flags & MEMBIND_BYNODESET == 0 {
-                fix_membind_cpuset(&t.model, bits)?;
-            }
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let pol = policy_from_c(policy)?;
-            // An empty area is fine before its set is checked, as in hwloc.
-            if len == 0 {
-                return Ok(());
-            }
-            let nodes = nodes_of(&t.model, bits, flags)?;
-            if !t.model.is_thissystem {
-                return Ok(());
-            }
-            // SAFETY: hwloc's contract on the area.
-            unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
-        }))
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                // SAFETY: a C bitmap argument.
+                let bits = unsafe { bits_of(set) }?;
+                if flags & MEMBIND_BYNODESET == 0 {
+                    fix_membind_cpuset(&t.model, bits)?;
+                }
+                if flags & !MEMBIND_ALLFLAGS != 0 {
+                    return Err(libc::EINVAL);
+                }
+                let pol = policy_from_c(policy)?;
+                // An empty area is fine before its set is checked, as in hwloc.
+                if len == 0 {
+                    return Ok(());
+                }
+                let nodes = nodes_of(&t.model, bits, flags)?;
+                if !t.model.is_thissystem {
+                    return Ok(());
+                }
+                // SAFETY: hwloc's contract on the area.
+                unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
+            }),
+        )
     })
 }
 
@@ -917,29 +922,31 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
-                return Err(libc::EINVAL);
-            }
-            let m = &t.model;
-            let r = if !m.is_thissystem {
-                (m.complete_nodeset().clone(), POLICY_MIXED)
-            } else {
-                // SAFETY: hwloc's contract on the area.
-                let bytes = unsafe { area(addr, len) }?;
-                let (nodes, pol) = Binder::new(m)
-                    .area_memory_binding(bytes, MemBindFlags::empty())
-                    .map_err(|e| errno_of(&e))?;
-                let nodes = if pol == MemPolicy::FirstTouch {
-                    m.nodeset().clone()
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
+                    return Err(libc::EINVAL);
+                }
+                let m = &t.model;
+                let r = if !m.is_thissystem {
+                    (m.complete_nodeset().clone(), POLICY_MIXED)
                 } else {
-                    nodes
+                    // SAFETY: hwloc's contract on the area.
+                    let bytes = unsafe { area(addr, len) }?;
+                    let (nodes, pol) = Binder::new(m)
+                        .area_memory_binding(bytes, MemBindFlags::empty())
+                        .map_err(|e| errno_of(&e))?;
+                    let nodes = if pol == MemPolicy::FirstTouch {
+                        m.nodeset().clone()
+                    } else {
+                        nodes
+                    };
+                    (nodes, policy_to_c(pol)?)
                 };
-                (nodes, policy_to_c(pol)?)
-            };
-            // SAFETY: the caller's set and policy.
-            unsafe { put_membind(m, set, policy, flags, r) }
-        }))
+                // SAFETY: the caller's set and policy.
+                unsafe { put_membind(m, set, policy, flags, r) }
+            }),
+        )
     })
 }
 
@@ -955,30 +962,32 @@ pub unsafe extern "C" fn hwloc_get_area_memlocation(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        status(unsafe { topo_of(topology) }.and_then(|t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let m = &t.model;
-            let nodes = if len == 0 {
-                // hwloc leaves a node set alone; a cpuset is converted
-                // from no node, hence emptied.
-                if flags & MEMBIND_BYNODESET != 0 {
-                    return Ok(());
+        status(
+            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
+                if flags & !MEMBIND_ALLFLAGS != 0 {
+                    return Err(libc::EINVAL);
                 }
-                NodeSet::new()
-            } else if !m.is_thissystem {
-                m.complete_nodeset().clone()
-            } else {
-                // SAFETY: hwloc's contract on the area.
-                let bytes = unsafe { area(addr, len) }?;
-                Binder::new(m)
-                    .area_memory_location(bytes, MemBindFlags::empty())
-                    .map_err(|e| errno_of(&e))?
-            };
-            // SAFETY: a C bitmap argument.
-            unsafe { put_bits(set, mem_result(m, nodes, flags)) }
-        }))
+                let m = &t.model;
+                let nodes = if len == 0 {
+                    // hwloc leaves a node set alone; a cpuset is converted
+                    // from no node, hence emptied.
+                    if flags & MEMBIND_BYNODESET != 0 {
+                        return Ok(());
+                    }
+                    NodeSet::new()
+                } else if !m.is_thissystem {
+                    m.complete_nodeset().clone()
+                } else {
+                    // SAFETY: hwloc's contract on the area.
+                    let bytes = unsafe { area(addr, len) }?;
+                    Binder::new(m)
+                        .area_memory_location(bytes, MemBindFlags::empty())
+                        .map_err(|e| errno_of(&e))?
+                };
+                // SAFETY: a C bitmap argument.
+                unsafe { put_bits(set, mem_result(m, nodes, flags)) }
+            }),
+        )
     })
 }
 
@@ -1024,7 +1033,7 @@ fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
 pub unsafe extern "C" fn hwloc_alloc(topology: hwloc_topology_t, len: usize) -> *mut c_void {
     guard(std::ptr::null_mut(), || {
         // SAFETY: hwloc's handle contract.
-        match unsafe { topo_of(topology) } {
+        match unsafe { crate::topology::loaded_or_einval(topology) } {
             Ok(t) => alloc_for(t, len),
             Err(e) => {
                 set_errno(e);
@@ -1099,7 +1108,7 @@ pub unsafe extern "C" fn hwloc_alloc_membind(
 ) -> *mut c_void {
     guard(std::ptr::null_mut(), || {
         // SAFETY: hwloc's handle contract.
-        let t = match unsafe { topo_of(topology) } {
+        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
             Ok(t) => t,
             Err(e) => {
                 set_errno(e);
@@ -1138,7 +1147,7 @@ pub unsafe extern "C" fn hwloc_free(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        let t = match unsafe { topo_of(topology) } {
+        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
             Ok(t) => t,
             Err(e) => return fail(e),
         };

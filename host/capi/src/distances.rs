@@ -14,7 +14,7 @@ use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_void};
 use std::ptr::{null, null_mut};
 
 use wloc_core::distances::{kind, Distances};
-use wloc_core::object::{group_kind, Depth, GroupAttr};
+use wloc_core::object::{group_kind, GroupAttr};
 use wloc_core::topology::TypeFilter;
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjType, Object, Topology};
 
@@ -215,10 +215,7 @@ pub unsafe extern "C" fn hwloc_distances_get(
 
 /// The type of the objects at hwloc depth `depth` (`None` if no such level).
 fn depth_type(m: &Topology, depth: c_int) -> Option<ObjType> {
-    match Depth::from_i64(i64::from(depth))? {
-        Depth::Normal(n) if n >= m.depth() => None,
-        d => m.depth_type(d),
-    }
+    crate::objects::depth_from_c(m, depth).and_then(|d| m.depth_type(d))
 }
 
 /// `hwloc_distances_get_by_depth`.

@@ -87,7 +87,7 @@ pub unsafe extern "C" fn hwloc_get_memory_parents_depth(topology: hwloc_topology
 }
 
 /// The model depth of hwloc's integer depth, if the topology has it.
-fn depth_from_c(t: &wloc_core::Topology, depth: c_int) -> Option<Depth> {
+pub(crate) fn depth_from_c(t: &wloc_core::Topology, depth: c_int) -> Option<Depth> {
     let d = Depth::from_i64(i64::from(depth))?;
     match d {
         Depth::Normal(n) if n >= t.depth() => None,

@@ -239,15 +239,6 @@ fn segment(t: &hwloc_topology, addr: u64, length: u64) -> Vec<u8> {
     v
 }
 
-/// The loaded topology behind a handle.
-///
-/// # Safety
-/// `topology` is NULL or a live handle.
-unsafe fn topo_of<'a>(topology: hwloc_topology_t) -> Res<&'a hwloc_topology> {
-    // SAFETY: the caller's handle contract.
-    unsafe { crate::topology::loaded(topology) }.ok_or(libc::EINVAL)
-}
-
 /// `length` rounded up to whole pages.
 fn page_round(length: usize) -> usize {
     let page = page_size() as usize;
@@ -267,7 +258,7 @@ pub unsafe extern "C" fn hwloc_shmem_topology_get_length(
             return fail(libc::EINVAL);
         }
         // SAFETY: hwloc's handle contract.
-        let t = match unsafe { topo_of(topology) } {
+        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
             Ok(t) => t,
             Err(e) => return fail(e),
         };
@@ -380,7 +371,7 @@ pub unsafe extern "C" fn hwloc_shmem_topology_write(
             return fail(libc::EINVAL);
         }
         // SAFETY: hwloc's handle contract.
-        let r = unsafe { topo_of(topology) }
+        let r = unsafe { crate::topology::loaded_or_einval(topology) }
             .and_then(|t| write_impl(t, fd, fileoffset, mmap_address, length));
         match r {
             Ok(()) => 0,

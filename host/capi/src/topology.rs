@@ -669,6 +669,18 @@ pub(crate) unsafe fn loaded<'a>(t: hwloc_topology_t) -> Option<&'a hwloc_topolog
     unsafe { topo(t) }.filter(|t| t.loaded)
 }
 
+/// The loaded topology behind a handle, or `EINVAL` (for the entries
+/// that return hwloc's error through a `Result`).
+///
+/// # Safety
+/// As [`topo`].
+pub(crate) unsafe fn loaded_or_einval<'a>(
+    t: hwloc_topology_t,
+) -> Result<&'a hwloc_topology, c_int> {
+    // SAFETY: see above.
+    unsafe { loaded(t) }.ok_or(libc::EINVAL)
+}
+
 /// The loaded topology behind a handle, mutably.
 ///
 /// # Safety
