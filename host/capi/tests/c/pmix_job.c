@@ -1,0 +1,285 @@
+/* A small PMIx job: one PMIx 4.2 server sharing the node's topology with
+ * the clients it forks (PMIX_SERVER_SHARE_TOPOLOGY), and the clients
+ * obtaining it the way PMIx 4.x clients do (PMIx_Load_topology).
+ *
+ *   pmix_job server NCLIENTS TMPDIR pmix|host
+ *     pmix: PMIx loads the topology itself (hwloc_topology_load) and
+ *           shares it;
+ *     host: the server loads it with hwloc and hands it to PMIx as
+ *           PMIX_TOPOLOGY2, as a resource manager does.
+ *   pmix_job client   (started by the server, with setup_fork's environment)
+ *
+ * Every process prints one block:
+ *   BEGIN <role> <rank> <pid>
+ *   lib <file>                       (the libhwloc this process runs on)
+ *   shmem <file> <addr> <size>      (the PMIX_HWLOC_SHMEM_* keys, clients)
+ *   mapped <yes|no>                  (the shmem file is mapped here)
+ *   fp <fingerprint line>...
+ *   END <role> <rank>
+ * The fingerprint is the topology's levels (type and count), synthetic
+ * description and the cpuset and nodeset of every object, so that it
+ * compares between processes and between libraries.
+ */
+#define _GNU_SOURCE
+#include <pmix.h>
+#include <pmix_server.h>
+#include <hwloc.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "pmix_job: %s failed: %s (%d)\n", what, PMIx_Error_string(rc), rc);
+    exit(2);
+}
+
+/* Whether a file named NAME is mapped in this process. */
+static int mapped(const char *name)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    int found = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (name && strstr(line, name))
+            found = 1;
+    fclose(f);
+    return found;
+}
+
+/* The file of the libhwloc this process runs on. */
+static void print_lib(void)
+{
+    Dl_info info;
+    if (dladdr((void *) hwloc_topology_init, &info) && info.dli_fname)
+        printf("lib %s\n", info.dli_fname);
+    else
+        printf("lib unknown\n");
+}
+
+static void fingerprint(hwloc_topology_t topo)
+{
+    char buf[4096];
+    int depth = hwloc_topology_get_depth(topo);
+    for (int d = 0; d < depth; d++) {
+        hwloc_obj_type_t t = hwloc_get_depth_type(topo, d);
+        printf("fp level %d %s %u\n", d, hwloc_obj_type_string(t),
+               hwloc_get_nbobjs_by_depth(topo, d));
+    }
+    printf("fp numanodes %d\n", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE));
+    if (hwloc_topology_export_synthetic(topo, buf, sizeof buf, 0) >= 0)
+        printf("fp synthetic %s\n", buf);
+    else
+        printf("fp synthetic (none: %s)\n", strerror(errno));
+    for (int d = 0; d < depth; d++) {
+        for (unsigned i = 0; i < hwloc_get_nbobjs_by_depth(topo, d); i++) {
+            hwloc_obj_t o = hwloc_get_obj_by_depth(topo, d, i);
+            char *cs = NULL, *ns = NULL;
+            hwloc_bitmap_list_asprintf(&cs, o->cpuset);
+            hwloc_bitmap_list_asprintf(&ns, o->nodeset);
+            printf("fp obj %s L#%u P#%u cpuset %s nodeset %s\n",
+                   hwloc_obj_type_string(o->type), o->logical_index, o->os_index,
+                   cs ? cs : "-", ns ? ns : "-");
+            free(cs);
+            free(ns);
+        }
+    }
+}
+
+/* The shared-memory rendezvous keys of the job, if the server set them. */
+static char *shmem_keys(const pmix_proc_t *me)
+{
+    pmix_proc_t wildcard;
+    pmix_info_t info;
+    pmix_value_t *val = NULL;
+    char *file = NULL;
+    size_t addr = 0, size = 0;
+    PMIX_LOAD_PROCID(&wildcard, me->nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, NULL, PMIX_BOOL);
+    if (PMIX_SUCCESS == PMIx_Get(&wildcard, PMIX_HWLOC_SHMEM_FILE, &info, 1, &val)
+        && val->type == PMIX_STRING) {
+        file = strdup(val->data.string);
+        PMIX_VALUE_RELEASE(val);
+        if (PMIX_SUCCESS == PMIx_Get(&wildcard, PMIX_HWLOC_SHMEM_ADDR, &info, 1, &val)) {
+            addr = val->data.size;
+            PMIX_VALUE_RELEASE(val);
+        }
+        if (PMIX_SUCCESS == PMIx_Get(&wildcard, PMIX_HWLOC_SHMEM_SIZE, &info, 1, &val)) {
+            size = val->data.size;
+            PMIX_VALUE_RELEASE(val);
+        }
+        printf("shmem %s %#zx %zu\n", file, addr, size);
+    } else {
+        printf("shmem none\n");
+    }
+    return file;
+}
+
+static int client(void)
+{
+    pmix_proc_t me;
+    pmix_topology_t ptopo;
+    pmix_status_t rc;
+    char *file;
+
+    setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+    if (PMIX_SUCCESS != (rc = PMIx_Init(&me, NULL, 0)))
+        die("PMIx_Init", rc);
+    printf("BEGIN client %u %d\n", me.rank, (int) getpid());
+    print_lib();
+    file = shmem_keys(&me);
+    PMIX_TOPOLOGY_CONSTRUCT(&ptopo);
+    if (PMIX_SUCCESS != (rc = PMIx_Load_topology(&ptopo)))
+        die("PMIx_Load_topology", rc);
+    printf("mapped %s\n", mapped(file) ? "yes" : "no");
+    fingerprint((hwloc_topology_t) ptopo.topology);
+    printf("END client %u\n", me.rank);
+    fflush(stdout);
+    free(file);
+    if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0)))
+        die("PMIx_Finalize", rc);
+    return 0;
+}
+
+/* Completion of the server's non-blocking registrations. */
+static volatile int done;
+static volatile pmix_status_t done_status;
+static void op_done(pmix_status_t status, void *cbdata)
+{
+    (void) cbdata;
+    done_status = status;
+    done = 1;
+}
+static void wait_done(const char *what)
+{
+    while (!done)
+        usleep(1000);
+    if (done_status != PMIX_SUCCESS)
+        die(what, done_status);
+    done = 0;
+}
+
+static int server(int n, const char *tmpdir, const char *mode, const char *self)
+{
+    pmix_server_module_t module;
+    pmix_info_t info[4];
+    size_t ninfo = 0;
+    pmix_status_t rc;
+    pmix_topology_t given = PMIX_TOPOLOGY_STATIC_INIT;
+    hwloc_topology_t host_topo = NULL;
+    pmix_nspace_t nspace;
+    pid_t pids[64];
+
+    memset(&module, 0, sizeof module);
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING); ninfo++;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_SYSTEM_TMPDIR, tmpdir, PMIX_STRING); ninfo++;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_SERVER_SHARE_TOPOLOGY, NULL, PMIX_BOOL); ninfo++;
+    if (0 == strcmp(mode, "host")) {
+        if (hwloc_topology_init(&host_topo) || hwloc_topology_load(host_topo)) {
+            fprintf(stderr, "pmix_job: hwloc_topology_load failed\n");
+            return 2;
+        }
+        given.source = "hwloc";
+        given.topology = host_topo;
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_TOPOLOGY2, &given, PMIX_TOPO); ninfo++;
+    }
+    if (PMIX_SUCCESS != (rc = PMIx_server_init(&module, info, ninfo)))
+        die("PMIx_server_init", rc);
+
+    /* The job: N ranks on this node. */
+    pmix_info_t job[7];
+    uint32_t size = (uint32_t) n, spawned = 0;
+    char peers[512] = "", host[256], *node_map = NULL, *proc_map = NULL;
+    for (int i = 0; i < n; i++)
+        snprintf(peers + strlen(peers), sizeof peers - strlen(peers), "%s%d", i ? "," : "", i);
+    if (gethostname(host, sizeof host))
+        strcpy(host, "localhost");
+    if (PMIX_SUCCESS != (rc = PMIx_generate_regex(host, &node_map)))
+        die("PMIx_generate_regex", rc);
+    if (PMIX_SUCCESS != (rc = PMIx_generate_ppn(peers, &proc_map)))
+        die("PMIx_generate_ppn", rc);
+    PMIX_INFO_LOAD(&job[0], PMIX_UNIV_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&job[1], PMIX_SPAWNED, &spawned, PMIX_UINT32);
+    PMIX_INFO_LOAD(&job[2], PMIX_LOCAL_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&job[3], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    PMIX_INFO_LOAD(&job[4], PMIX_NODE_MAP, node_map, PMIX_STRING);
+    PMIX_INFO_LOAD(&job[5], PMIX_PROC_MAP, proc_map, PMIX_STRING);
+    PMIX_INFO_LOAD(&job[6], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIX_LOAD_NSPACE(nspace, "wloc-pmix-job");
+    if (PMIX_SUCCESS != (rc = PMIx_server_register_nspace(nspace, n, job, 7, op_done, NULL)))
+        die("PMIx_server_register_nspace", rc);
+    wait_done("registering the nspace");
+
+    /* The server's own view, printed before the clients start. */
+    pmix_topology_t mine;
+    PMIX_TOPOLOGY_CONSTRUCT(&mine);
+    if (PMIX_SUCCESS != (rc = PMIx_Load_topology(&mine)))
+        die("PMIx_Load_topology (server)", rc);
+    printf("BEGIN server 0 %d\n", (int) getpid());
+    print_lib();
+    fingerprint((hwloc_topology_t) mine.topology);
+    printf("END server 0\n");
+    fflush(stdout);
+
+    for (int i = 0; i < n && i < 64; i++) {
+        pmix_proc_t proc;
+        char **env = NULL;
+        PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t) i);
+        if (PMIX_SUCCESS != (rc = PMIx_server_register_client(&proc, getuid(), getgid(), NULL,
+                                                              op_done, NULL)))
+            die("PMIx_server_register_client", rc);
+        wait_done("registering a client");
+        for (char **e = environ; *e; e++)
+            PMIX_ARGV_APPEND(rc, env, *e);
+        if (PMIX_SUCCESS != (rc = PMIx_server_setup_fork(&proc, &env)))
+            die("PMIx_server_setup_fork", rc);
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            char *argv[] = {(char *) self, "client", NULL};
+            execve(self, argv, env);
+            perror("execve");
+            _exit(127);
+        }
+        PMIX_ARGV_FREE(env);
+    }
+    int failed = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        int status;
+        if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+            fprintf(stderr, "pmix_job: client %d failed (status %#x)\n", i, status);
+            failed = 1;
+        }
+    }
+    if (PMIX_SUCCESS != (rc = PMIx_server_finalize()))
+        die("PMIx_server_finalize", rc);
+    if (host_topo)
+        hwloc_topology_destroy(host_topo);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && 0 == strcmp(argv[1], "client"))
+        return client();
+    if (argc >= 5 && 0 == strcmp(argv[1], "server")) {
+        char self[4096];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len < 0) {
+            perror("readlink /proc/self/exe");
+            return 2;
+        }
+        self[len] = 0;
+        return server(atoi(argv[2]), argv[3], argv[4], self);
+    }
+    fprintf(stderr, "usage: %s server NCLIENTS TMPDIR pmix|host | client\n", argv[0]);
+    return 2;
+}

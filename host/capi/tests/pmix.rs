@@ -1,0 +1,440 @@
+//! Debian's unmodified PMIx 4.2 (`libpmix2`, which links libhwloc.so.15)
+//! sharing the node's topology through hwloc's shmem API, on wloc's
+//! library and on Debian's libhwloc.
+//!
+//! A small PMIx server (`c/pmix_job.c`) starts with
+//! `PMIX_SERVER_SHARE_TOPOLOGY`: PMIx loads the topology (or takes the
+//! server's as `PMIX_TOPOLOGY2`), writes it with
+//! `hwloc_shmem_topology_write` into `hwloc.sm` in the server's temporary
+//! folder and hands its clients the `PMIX_HWLOC_SHMEM_FILE/ADDR/SIZE`
+//! keys; each forked client calls `PMIx_Init` and `PMIx_Load_topology`,
+//! which adopts the segment (`hwloc_shmem_topology_adopt`). Every process
+//! prints a fingerprint of its topology (levels, synthetic description,
+//! every object's sets).
+//!
+//! Discoveries are counted from outside, the same way for both libraries:
+//! `strace` records every file each process of the job opens, and a
+//! discovery of this machine is an open of `cpu0/topology/core_id` in
+//! `/sys` (libhwloc's Linux backend and wloc's sandboxed Linux component
+//! each read it once per discovery; adopting a segment, XML or an image
+//! reads no sysfs file).
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use wloc_core::topology::TypeFilter;
+
+/// Clients per job.
+const CLIENTS: usize = 4;
+
+/// What one process of the job printed.
+#[derive(Debug, Default)]
+struct Block {
+    role: String,
+    rank: u32,
+    pid: u32,
+    lib: String,
+    /// `PMIX_HWLOC_SHMEM_FILE`, `_ADDR`, `_SIZE` as the client got them.
+    shmem: Option<(String, String, String)>,
+    mapped: Option<bool>,
+    fingerprint: Vec<String>,
+}
+
+/// The blocks of the job's standard output.
+fn blocks(out: &str) -> Vec<Block> {
+    let mut all = Vec::new();
+    let mut cur: Option<Block> = None;
+    for line in out.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["BEGIN", role, rank, pid] => {
+                cur = Some(Block {
+                    role: role.to_string(),
+                    rank: rank.parse().expect("rank"),
+                    pid: pid.parse().expect("pid"),
+                    ..Block::default()
+                })
+            }
+            ["END", ..] => all.extend(cur.take()),
+            ["lib", file] => cur.as_mut().expect("in a block").lib = file.to_string(),
+            ["shmem", "none"] => {}
+            ["shmem", file, addr, size] => {
+                cur.as_mut().expect("in a block").shmem =
+                    Some((file.to_string(), addr.to_string(), size.to_string()))
+            }
+            ["mapped", yes] => cur.as_mut().expect("in a block").mapped = Some(*yes == "yes"),
+            ["fp", ..] => cur
+                .as_mut()
+                .expect("in a block")
+                .fingerprint
+                .push(line.to_string()),
+            _ => {}
+        }
+    }
+    all
+}
+
+/// The files each process opened (successfully), by process id, from
+/// `strace -ff -o DIR/t`: one file `t.TID` per thread, whose `clone`
+/// lines (`CLONE_THREAD`: a thread of the same process) tell which
+/// process each thread belongs to.
+fn opened(dir: &Path) -> BTreeMap<u32, Vec<String>> {
+    let mut by_tid: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let mut thread_of: BTreeMap<u32, u32> = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(tid) = name.strip_prefix("t.").and_then(|p| p.parse().ok()) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        for l in text.lines() {
+            let ret = l
+                .rsplit_once(" = ")
+                .and_then(|(_, r)| r.trim().parse::<u32>().ok());
+            if l.starts_with("clone") && l.contains("CLONE_THREAD") {
+                if let Some(child) = ret {
+                    thread_of.insert(child, tid);
+                }
+            } else if l.starts_with("open") && ret.is_some() {
+                if let Some(path) = l.split('"').nth(1) {
+                    by_tid.entry(tid).or_default().push(path.to_string());
+                }
+            }
+        }
+    }
+    let mut by_pid: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for (tid, paths) in by_tid {
+        let mut pid = tid;
+        while let Some(&parent) = thread_of.get(&pid) {
+            pid = parent;
+        }
+        by_pid.entry(pid).or_default().extend(paths);
+    }
+    by_pid
+}
+
+/// An open that only discovering this machine makes.
+fn is_discovery(path: &str) -> bool {
+    path.ends_with("cpu0/topology/core_id")
+}
+
+/// One job, traced.
+struct Job {
+    blocks: Vec<Block>,
+    opened: BTreeMap<u32, Vec<String>>,
+    stderr: String,
+    tmpdir: PathBuf,
+}
+
+impl Job {
+    fn server(&self) -> &Block {
+        let s: Vec<&Block> = self.blocks.iter().filter(|b| b.role == "server").collect();
+        assert_eq!(s.len(), 1, "{:?}", self.blocks);
+        s[0]
+    }
+
+    fn clients(&self) -> Vec<&Block> {
+        self.blocks.iter().filter(|b| b.role == "client").collect()
+    }
+
+    /// The processes that discovered the machine, one entry per discovery.
+    fn discoveries(&self) -> Vec<u32> {
+        self.opened
+            .iter()
+            .flat_map(|(pid, paths)| paths.iter().filter(|p| is_discovery(p)).map(|_| *pid))
+            .collect()
+    }
+
+    /// The clients PMIx reports as having adopted the shared segment (its
+    /// `pmix_hwloc_verbose` output, `[host:PID] ... shmem adopted`).
+    fn adopted_by(&self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .stderr
+            .lines()
+            .filter(|l| l.ends_with("shmem adopted"))
+            .filter_map(|l| l.split(']').next()?.rsplit(':').next()?.parse().ok())
+            .collect();
+        pids.sort();
+        pids
+    }
+
+    fn shmem_file(&self) -> PathBuf {
+        self.tmpdir.join("hwloc.sm")
+    }
+}
+
+/// Runs the job: `lib` is wloc's library folder (`None`: Debian's
+/// libhwloc), `mode` `pmix` (PMIx loads the topology) or `host` (the
+/// server loads it and passes `PMIX_TOPOLOGY2`).
+fn run(
+    exe: &Path,
+    work: &Path,
+    tag: &str,
+    lib: Option<&Path>,
+    mode: &str,
+    image: Option<&Path>,
+) -> Job {
+    let dir = work.join(tag);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (tmpdir, traces) = (dir.join("tmp"), dir.join("trace"));
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    std::fs::create_dir_all(&traces).unwrap();
+    let mut c = Command::new("timeout");
+    c.arg("120")
+        .args([
+            "strace",
+            "-ff",
+            "-qq",
+            "-e",
+            "trace=open,openat,openat2,clone,clone3",
+            "-o",
+        ])
+        .arg(traces.join("t"))
+        .arg(exe)
+        .args(["server", &CLIENTS.to_string()])
+        .arg(&tmpdir)
+        .arg(mode)
+        .env("PMIX_MCA_pmix_hwloc_verbose", "2");
+    for v in [
+        "HWLOC_XMLFILE",
+        "HWLOC_SYNTHETIC",
+        "HWLOC_FSROOT",
+        "HWLOC_COMPONENTS",
+        "HWLOC_THISSYSTEM",
+        "WLOC_IMAGE",
+        "PMIX_MCA_pmix_hwloc_topo_file",
+        "PMIX_MCA_pmix_hwloc_hole_kind",
+    ] {
+        c.env_remove(v);
+    }
+    match lib {
+        Some(l) => c.env("LD_LIBRARY_PATH", l),
+        None => c.env_remove("LD_LIBRARY_PATH"),
+    };
+    if let Some(i) = image {
+        c.env("WLOC_IMAGE", i);
+    }
+    let o = c.output().expect("strace runs the job");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(
+        o.status.success(),
+        "{tag}: the job failed ({}):\n{stdout}\n{stderr}",
+        o.status
+    );
+    let job = Job {
+        blocks: blocks(&stdout),
+        opened: opened(&traces),
+        stderr,
+        tmpdir,
+    };
+    assert_eq!(
+        job.clients().len(),
+        CLIENTS,
+        "{tag}:\n{stdout}\n{}",
+        job.stderr
+    );
+    let _ = job.server();
+    job
+}
+
+/// Checks what holds on both libraries: every process runs on the
+/// library asked for, every client got the shmem keys of the server's
+/// segment and sees the server's topology, and the job discovered the
+/// machine `discoveries` times, in the server only.
+fn check_job(tag: &str, job: &Job, wloc_lib: Option<&Path>, discoveries: usize) {
+    for b in &job.blocks {
+        match wloc_lib {
+            Some(l) => assert!(
+                Path::new(&b.lib).starts_with(l),
+                "{tag}: {} {} runs on {}",
+                b.role,
+                b.rank,
+                b.lib
+            ),
+            None => assert!(
+                b.lib.starts_with("/usr/lib") || b.lib.starts_with("/lib"),
+                "{tag}: {} {} runs on {}",
+                b.role,
+                b.rank,
+                b.lib
+            ),
+        }
+    }
+    let server = job.server();
+    assert!(!server.fingerprint.is_empty(), "{tag}: empty fingerprint");
+    let mut ranks: Vec<u32> = job.clients().iter().map(|c| c.rank).collect();
+    ranks.sort();
+    assert_eq!(ranks, (0..CLIENTS as u32).collect::<Vec<_>>(), "{tag}");
+    for c in job.clients() {
+        let (file, _, size) = c
+            .shmem
+            .as_ref()
+            .unwrap_or_else(|| panic!("{tag}: client {} got no PMIX_HWLOC_SHMEM_* keys", c.rank));
+        assert_eq!(Path::new(file), job.shmem_file(), "{tag}");
+        assert!(
+            size.parse::<usize>().is_ok_and(|s| s > 0),
+            "{tag}: size {size}"
+        );
+        assert_eq!(
+            c.fingerprint, server.fingerprint,
+            "{tag}: client {} sees another topology than the server",
+            c.rank
+        );
+    }
+    let found = job.discoveries();
+    assert_eq!(
+        found.len(),
+        discoveries,
+        "{tag}: discoveries by pid {found:?} (server {})",
+        server.pid
+    );
+    assert!(
+        found.iter().all(|&p| p == server.pid),
+        "{tag}: a client discovered: {found:?}"
+    );
+}
+
+/// Checks that every client adopted the server's segment: PMIx says so,
+/// the client opened the segment's file, and it did not discover.
+fn check_adopted(tag: &str, job: &Job) {
+    let mut clients: Vec<u32> = job.clients().iter().map(|c| c.pid).collect();
+    clients.sort();
+    assert_eq!(
+        job.adopted_by(),
+        clients,
+        "{tag}: PMIx's report:\n{}",
+        job.stderr
+    );
+    let shm = job.shmem_file().display().to_string();
+    for c in job.clients() {
+        let files = job.opened.get(&c.pid).map(Vec::as_slice).unwrap_or(&[]);
+        assert!(
+            files.iter().any(|f| *f == shm),
+            "{tag}: client {} did not open {shm}",
+            c.rank
+        );
+        assert!(
+            !files.iter().any(|f| is_discovery(f)),
+            "{tag}: client {} discovered",
+            c.rank
+        );
+    }
+}
+
+/// This machine's topology as `wloc ls --of image` publishes it (as
+/// tests/tools.rs writes it).
+fn this_machine_image(path: &Path) {
+    let mut all = wloc_core::Topology::new();
+    all.set_all_types_filter(TypeFilter::KeepAll);
+    all.set_io_types_filter(TypeFilter::KeepImportant);
+    let source = wloc::input::Source::ThisSystem;
+    let mut model = wloc::input::load(&source, all).unwrap();
+    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
+    wloc_image::write(&model, path).unwrap();
+}
+
+/// Compiles the PMIx job against Debian's PMIx and hwloc 2.9 headers.
+fn build_job(dir: &Path) -> PathBuf {
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "pmix"])
+        .output()
+        .expect("pkg-config runs");
+    assert!(flags.status.success(), "pkg-config pmix failed");
+    let flags = String::from_utf8(flags.stdout).unwrap();
+    let exe = dir.join("pmix_job");
+    let src = support::workspace().join("host/capi/tests/c/pmix_job.c");
+    let o = Command::new("gcc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .args(flags.split_whitespace())
+        .arg("-lhwloc")
+        .output()
+        .expect("gcc runs");
+    assert!(
+        o.status.success(),
+        "gcc pmix_job.c:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+#[test]
+fn pmix_clients_adopt_the_servers_topology_discovered_once() {
+    support::require_c_toolchain();
+    support::require(&[
+        ("/usr/lib/x86_64-linux-gnu/pkgconfig/pmix.pc", "libpmix-dev"),
+        ("/usr/bin/pkg-config", "pkg-config"),
+        ("/usr/bin/strace", "strace"),
+    ]);
+    let lib = support::library_dir("pmix");
+    // PMIx's socket lives in the server's temporary folder: keep its path
+    // short (a Unix socket's path is at most 107 bytes).
+    let work = std::env::temp_dir().join(format!("wloc-pmix-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let exe = build_job(&work);
+
+    for mode in ["pmix", "host"] {
+        let theirs = run(&exe, &work, &format!("libhwloc-{mode}"), None, mode, None);
+        check_job(&format!("libhwloc {mode}"), &theirs, None, 1);
+        let ours = run(&exe, &work, &format!("wloc-{mode}"), Some(&lib), mode, None);
+        let tag = format!("wloc {mode}");
+        check_job(&tag, &ours, Some(&lib), 1);
+        check_adopted(&tag, &ours);
+        // wloc's adopter reads the segment, never maps it.
+        assert!(
+            ours.clients().iter().all(|c| c.mapped == Some(false)),
+            "{tag}"
+        );
+        assert_eq!(
+            ours.server().fingerprint,
+            theirs.server().fingerprint,
+            "{tag}: not libhwloc's topology"
+        );
+        eprintln!(
+            "{mode}: discoveries libhwloc {} wloc {}; segment libhwloc {:?} wloc {:?}; \
+             clients adopted (PMIx's report) libhwloc {}/{CLIENTS} wloc {}/{CLIENTS}",
+            theirs.discoveries().len(),
+            ours.discoveries().len(),
+            theirs.clients()[0].shmem,
+            ours.clients()[0].shmem,
+            theirs.adopted_by().len(),
+            ours.adopted_by().len(),
+        );
+
+        // With a launcher's image of this machine the server adopts it
+        // too: the job discovers nothing.
+        let image = work.join("this.img");
+        this_machine_image(&image);
+        let tag = format!("wloc {mode} WLOC_IMAGE");
+        let imaged = run(
+            &exe,
+            &work,
+            &format!("wloc-{mode}-image"),
+            Some(&lib),
+            mode,
+            Some(&image),
+        );
+        check_job(&tag, &imaged, Some(&lib), 0);
+        check_adopted(&tag, &imaged);
+        let img = image.display().to_string();
+        let server_files = &imaged.opened[&imaged.server().pid];
+        assert!(
+            server_files.iter().any(|f| *f == img),
+            "{tag}: the server did not read the image"
+        );
+        assert_eq!(
+            imaged.server().fingerprint,
+            theirs.server().fingerprint,
+            "{tag}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
