@@ -34,6 +34,7 @@ extern crate alloc;
 pub mod acpi;
 mod dump;
 mod error;
+pub mod firmware;
 mod source;
 mod x86;
 
