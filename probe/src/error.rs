@@ -1,12 +1,13 @@
-//! Errors of CPUID discovery.
+//! Errors of CPUID and ACPI discovery.
 
 use core::fmt;
 
 use wloc_core::TopologyError;
 
+use crate::acpi::AcpiError;
 use crate::dump::DumpError;
 
-/// Why CPUID discovery failed.
+/// Why CPUID or ACPI discovery failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProbeError {
     /// A CPUID dump could not be read.
@@ -32,6 +33,14 @@ pub enum ProbeError {
     },
     /// The topology could not be completed.
     Topology(TopologyError),
+    /// An ACPI table needed for discovery is invalid.
+    Acpi(AcpiError),
+    /// A usable processor of the MADT has no leaf node in the PPTT, so
+    /// the table does not describe the machine (Linux then ignores it).
+    NotInPptt {
+        /// The processor's ACPI processor UID.
+        uid: u32,
+    },
 }
 
 impl fmt::Display for ProbeError {
@@ -52,6 +61,11 @@ impl fmt::Display for ProbeError {
                 "PUs #{first_pu} and #{second_pu} both report APIC id {apic_id:#x}; CPUID cannot describe this machine"
             ),
             ProbeError::Topology(e) => write!(f, "{e}"),
+            ProbeError::Acpi(e) => write!(f, "{e}"),
+            ProbeError::NotInPptt { uid } => write!(
+                f,
+                "the processor with ACPI UID {uid} has no leaf node in the PPTT"
+            ),
         }
     }
 }
@@ -60,6 +74,7 @@ impl core::error::Error for ProbeError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             ProbeError::Dump(e) => Some(e),
+            ProbeError::Acpi(e) => Some(e),
             _ => None,
         }
     }
@@ -74,5 +89,11 @@ impl From<DumpError> for ProbeError {
 impl From<TopologyError> for ProbeError {
     fn from(e: TopologyError) -> Self {
         ProbeError::Topology(e)
+    }
+}
+
+impl From<AcpiError> for ProbeError {
+    fn from(e: AcpiError) -> Self {
+        ProbeError::Acpi(e)
     }
 }

@@ -1,4 +1,5 @@
-//! MADT (`APIC`): the processors of the machine and their APIC ids.
+//! MADT (`APIC`): the processors of the machine: their APIC ids (x86) or
+//! their GIC CPU interfaces with MPIDRs (ARM).
 
 use alloc::vec::Vec;
 
@@ -24,6 +25,27 @@ pub struct MadtProcessor {
     pub x2apic: bool,
 }
 
+/// One processor of an ARM machine: a GIC CPU interface (GICC, type
+/// 0x0B) structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MadtGicc {
+    /// ACPI processor UID (what the SRAT and PPTT refer to).
+    pub uid: u32,
+    /// The GIC's CPU interface number.
+    pub cpu_interface: u32,
+    /// The processor's MPIDR (affinity fields Aff3..Aff0).
+    pub mpidr: u64,
+    /// Flags bit 0: the processor is ready to use.
+    pub enabled: bool,
+    /// Flags bit 3: a disabled processor can be brought online later
+    /// (ACPI 6.5).
+    pub online_capable: bool,
+}
+
+/// The MPIDR bits that identify a processor (Aff3 and Aff2..Aff0), as
+/// Linux's `MPIDR_HWID_BITMASK`.
+pub const MPIDR_HWID_MASK: u64 = 0xff_00ff_ffff;
+
 /// The parsed MADT.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Madt {
@@ -37,6 +59,10 @@ pub struct Madt {
     /// ids (0xff for type 0, 0xffffffff for type 9) are left out, and so
     /// is an entry repeating an APIC id already listed.
     pub processors: Vec<MadtProcessor>,
+    /// ARM processors (GICC structures) in table order.  An entry whose
+    /// MPIDR has bits outside [`MPIDR_HWID_MASK`] or repeats an MPIDR or
+    /// a UID already listed is left out, as Linux leaves it out.
+    pub giccs: Vec<MadtGicc>,
 }
 
 impl Madt {
@@ -52,6 +78,7 @@ impl Madt {
         let local_apic_address = r.u32(36)?;
         let flags = r.u32(40)?;
         let mut processors: Vec<MadtProcessor> = Vec::new();
+        let mut giccs: Vec<MadtGicc> = Vec::new();
         walk_subtables(
             &r,
             ENTRIES,
@@ -101,6 +128,30 @@ impl Madt {
                             x2apic: true,
                         }
                     }
+                    0x0b => {
+                        // ACPI 5.1 entries have 76 bytes (MPIDR included);
+                        // ACPI 5.0's 40-byte form has no MPIDR.
+                        if len < 76 {
+                            return Err(r.bad_length(
+                                off,
+                                len as u64,
+                                "a GICC entry needs 76 bytes",
+                            ));
+                        }
+                        let f = r.u32(off + 12)?;
+                        let g = MadtGicc {
+                            uid: r.u32(off + 8)?,
+                            cpu_interface: r.u32(off + 4)?,
+                            mpidr: r.u64(off + 68)?,
+                            enabled: f & 1 != 0,
+                            online_capable: f & 8 != 0,
+                        };
+                        let dup = giccs.iter().any(|q| q.mpidr == g.mpidr || q.uid == g.uid);
+                        if g.mpidr & !MPIDR_HWID_MASK == 0 && !dup {
+                            giccs.push(g);
+                        }
+                        return Ok(());
+                    }
                     _ => return Ok(()),
                 };
                 if !processors.iter().any(|q| q.apic_id == p.apic_id) {
@@ -114,6 +165,7 @@ impl Madt {
             local_apic_address,
             flags,
             processors,
+            giccs,
         })
     }
 
@@ -121,6 +173,17 @@ impl Madt {
     /// enabled, or it is online-capable in a MADT of revision 5 or more.
     pub fn is_usable(&self, p: &MadtProcessor) -> bool {
         p.enabled || (self.header.revision >= 5 && p.online_capable)
+    }
+
+    /// Whether an ARM processor can run now or later, as Linux decides:
+    /// it is enabled or online-capable.
+    pub fn is_gicc_usable(&self, g: &MadtGicc) -> bool {
+        g.enabled || g.online_capable
+    }
+
+    /// The GICC structure with this ACPI processor UID.
+    pub fn gicc_by_uid(&self, uid: u32) -> Option<&MadtGicc> {
+        self.giccs.iter().find(|g| g.uid == uid)
     }
 
     /// APIC ids of the enabled processors, in table order.

@@ -1,4 +1,5 @@
-//! ACPI tables that describe NUMA: MADT, SRAT, SLIT and HMAT.
+//! ACPI tables that describe NUMA (MADT, SRAT, SLIT and HMAT) and the
+//! processor topology of ARM machines (MADT GICC structures and PPTT).
 //!
 //! Every parser works on a byte slice holding one whole table (as read
 //! from `/sys/firmware/acpi/tables/NAME` or from physical memory), checks
@@ -11,22 +12,30 @@
 //! signature.  [`acpi_numa`] turns the four tables into NUMA nodes,
 //! distances, memory attributes and memory-side caches the way Linux and
 //! hwloc present them, and [`AcpiNuma::apply`] puts them into a topology.
+//! On ARM, [`discover_arm`] first builds packages, clusters, cores, PUs
+//! and caches from the MADT and the PPTT, as Linux numbers them.
 
+mod arm;
 mod hmat;
 mod madt;
 mod numa;
+mod pptt;
 mod sdt;
 mod slit;
 mod srat;
 mod tables;
 
+pub use arm::{arm_cpus, discover_arm, os_index_of_uid, ArmCpu};
 pub use hmat::{
     CacheAssociativity, CacheWritePolicy, Hmat, HmatCache, HmatDataType, HmatDomain, HmatLocality,
 };
-pub use madt::{Madt, MadtProcessor};
+pub use madt::{Madt, MadtGicc, MadtProcessor, MPIDR_HWID_MASK};
 pub use numa::{
     acpi_numa, AcpiDistances, AcpiMemAttr, AcpiMemCache, AcpiNode, AcpiNuma, MemAttrKind,
     LOCAL_DISTANCE, MAX_NUMA_NODES, REMOTE_DISTANCE,
+};
+pub use pptt::{
+    cache_flags, node_flags, Pptt, PpttCache, PpttCacheType, PpttCpuCache, PpttProcessor,
 };
 pub use sdt::{parse_table, AcpiError, Checksum, SdtHeader, Signature, SDT_HEADER_LEN};
 pub use slit::Slit;

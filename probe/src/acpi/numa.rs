@@ -6,7 +6,7 @@
 //! hwloc would, the kernel's derivations are reproduced here:
 //!
 //! - **Node numbers.**  Linux numbers proximity domains in the order it
-//!   first meets them: enabled processor, x2APIC and generic initiator
+//!   first meets them: enabled processor, x2APIC, GICC and generic initiator
 //!   entries of the SRAT in table order, then enabled memory entries.  A
 //!   domain becomes a node when it has processors, populated memory (a
 //!   non-empty range that is not only hot-pluggable) or a generic
@@ -63,8 +63,8 @@ pub struct AcpiNode {
     pub os_index: u32,
     /// Its ACPI proximity domain.
     pub domain: u32,
-    /// APIC ids of its processors (usable ones only when a MADT was
-    /// given), sorted.
+    /// Its processors (usable ones only when a MADT was given), sorted:
+    /// APIC ids on x86, ACPI processor UIDs on ARM (SRAT GICC affinity).
     pub apic_ids: Vec<u32>,
     /// Bytes of memory in its enabled, not hot-pluggable ranges.
     pub memory: u64,
@@ -281,6 +281,13 @@ pub fn acpi_numa(
                 });
                 if usable {
                     n.apic_ids.push(apic_id);
+                }
+            }
+            SratEntry::Gicc { uid, .. } => {
+                let usable =
+                    madt.is_none_or(|m| m.gicc_by_uid(uid).is_some_and(|g| m.is_gicc_usable(g)));
+                if usable {
+                    n.apic_ids.push(uid);
                 }
             }
             SratEntry::Memory {
@@ -557,7 +564,8 @@ pub fn acpi_numa(
 
 impl AcpiNuma {
     /// The cpuset of a node: the PUs of the nodes of its locality, given
-    /// the OS index of the PU with each APIC id (`None` for APIC ids that
+    /// the OS index of the PU with each processor id of [`AcpiNode::apic_ids`]
+    /// (an APIC id, or an ACPI processor UID on ARM; `None` for ids that
     /// are not PUs of the topology).
     pub fn node_cpuset(&self, os_index: u32, apic_to_pu: &dyn Fn(u32) -> Option<u32>) -> CpuSet {
         let mut set = CpuSet::new();

@@ -16,6 +16,8 @@ impl Signature {
     pub const SLIT: Signature = Signature(*b"SLIT");
     /// `HMAT`: the Heterogeneous Memory Attribute Table.
     pub const HMAT: Signature = Signature(*b"HMAT");
+    /// `PPTT`: the Processor Properties Topology Table.
+    pub const PPTT: Signature = Signature(*b"PPTT");
     /// `RSDT`: the Root System Description Table (32-bit pointers).
     pub const RSDT: Signature = Signature(*b"RSDT");
     /// `XSDT`: the Extended System Description Table (64-bit pointers).

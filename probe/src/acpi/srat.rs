@@ -22,6 +22,15 @@ pub enum SratEntry {
         /// Its clock domain.
         clock_domain: u32,
     },
+    /// An ARM processor, by ACPI processor UID (GICC affinity, type 3).
+    Gicc {
+        /// Its proximity domain.
+        domain: u32,
+        /// Its ACPI processor UID (as in the MADT's GICC structure).
+        uid: u32,
+        /// Its clock domain.
+        clock_domain: u32,
+    },
     /// A range of physical memory (type 1).
     Memory {
         /// Its proximity domain.
@@ -53,6 +62,7 @@ impl SratEntry {
     pub fn domain(&self) -> u32 {
         match *self {
             SratEntry::Processor { domain, .. }
+            | SratEntry::Gicc { domain, .. }
             | SratEntry::Memory { domain, .. }
             | SratEntry::GenericInitiator { domain, .. } => domain,
         }
@@ -151,6 +161,17 @@ impl Srat {
                             },
                         )
                     }
+                    3 => {
+                        need(18, "a GICC affinity entry needs 18 bytes")?;
+                        (
+                            r.u32(off + 10)? & 1 != 0,
+                            SratEntry::Gicc {
+                                domain: r.u32(off + 2)?,
+                                uid: r.u32(off + 6)?,
+                                clock_domain: r.u32(off + 14)?,
+                            },
+                        )
+                    }
                     5 => {
                         need(32, "a generic initiator affinity entry needs 32 bytes")?;
                         (
@@ -162,7 +183,7 @@ impl Srat {
                             },
                         )
                     }
-                    // GICC (3), GIC ITS (4), generic port (6), RINTC (7), ...
+                    // GIC ITS (4), generic port (6), RINTC (7), ...
                     _ => return Ok(()),
                 };
                 if enabled {
