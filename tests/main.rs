@@ -15,6 +15,7 @@ mod common;
 mod distrib_differential;
 mod draw;
 mod dropin;
+mod dropin_gaps;
 mod fabric;
 mod gather_cpuid;
 mod gather_topology;

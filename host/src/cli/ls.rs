@@ -339,7 +339,6 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
 /// Runs `wloc ls`.
 pub fn run(a: &LsArgs) -> super::Result {
     let (path, format) = output_target(a)?;
-    super::ls_draw::check_processes(&a.draw, format == OutputFormat::Picture(Picture::Html))?;
     if let Some(p) = &path {
         if Path::new(p).exists() && !a.force {
             return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
@@ -380,6 +379,10 @@ pub fn run(a: &LsArgs) -> super::Result {
     let mut topo = args.load_source(&source, how)?;
     if !a.no_annotate {
         wloc::annotations::annotate_discovered(&source, &mut topo);
+    }
+    if format != OutputFormat::Picture(Picture::Html) {
+        // The HTML page lists processes beside the picture instead.
+        super::ls_draw::add_processes(&a.draw, &mut topo)?;
     }
     let text = match format {
         OutputFormat::Console => {

@@ -69,9 +69,10 @@ pub struct DrawArgs {
     /// Remove the attributes (sizes) from labels (or of =TYPE,... only).
     #[arg(long, value_name = "TYPES", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     no_attrs: Option<String>,
-    /// List the processes bound to part of this machine in the HTML page
-    /// (`--of html`; lstopo's option): only the current user's, unless
-    /// `--uid` says otherwise.  Without it, the page lists none.
+    /// Show the processes and threads bound to part of this machine
+    /// (lstopo's option): as Misc objects below the objects they are bound
+    /// to (every user's, as lstopo), or listed in the HTML page (`--of
+    /// html`: only the current user's).  `--uid` chooses the user.
     #[arg(long = "ps", alias = "top")]
     ps: bool,
     /// With --ps: only the processes of the user with this uid, or of all
@@ -80,13 +81,23 @@ pub struct DrawArgs {
     uid: Option<String>,
 }
 
-/// Refuses `--ps` where it would be ignored: only the HTML page lists
-/// processes.
-pub fn check_processes(a: &DrawArgs, html: bool) -> Result<(), String> {
-    if a.ps && !html {
-        return Err("--ps lists processes in the HTML page only (--of html)".into());
+/// lstopo's `--top` outside the HTML page: the processes and threads of
+/// this machine bound to part of it are added to the topology as Misc
+/// objects, as lstopo does: those of every user unless `--uid` names one.
+/// Nothing is added to a topology that is not this machine's.
+pub fn add_processes(a: &DrawArgs, topo: &mut Topology) -> Result<(), String> {
+    if !a.ps || !topo.is_thissystem {
+        return Ok(());
     }
-    Ok(())
+    let uid = match a.uid.as_deref() {
+        None | Some("all") => None,
+        Some(u) => Some(
+            u.parse::<u32>()
+                .map_err(|_| format!("invalid --uid '{u}' (expected a number or all)"))?,
+        ),
+    };
+    let tasks = super::ps::top_tasks(topo, uid);
+    super::ps::insert_top_tasks(topo, &tasks)
 }
 
 /// The processes the HTML page lists: none unless `--ps` asks, and then

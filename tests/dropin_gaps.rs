@@ -1,0 +1,211 @@
+//! The smaller drop-in gaps with hwloc 2.9's tools, each compared with
+//! the installed tool: `wloc ls --top` (processes and threads bound to
+//! part of the machine shown on their objects, as `lstopo --top`), the
+//! NUMA page types of synthetic topologies, and a shared L2 cache that
+//! sysfs lists under some of its cores only.
+
+use std::process::{Child, Command, Output};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::common;
+use crate::common::{require_hwloc, run_wloc, wloc};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The CPUs this test process may use.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; the call fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&i| libc::CPU_ISSET(i, &set))
+            .collect()
+    }
+}
+
+/// Binds the calling thread to one CPU.
+fn bind_this_thread(cpu: usize) {
+    // SAFETY: cpu_set_t is plain data; 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+            0
+        );
+    }
+}
+
+/// Starts `sleep 30` bound to one CPU through `wloc bind` and waits until
+/// it runs.
+// The caller kills and waits for the child; a failing assertion here
+// leaves a `sleep 30` behind, which ends by itself.
+#[allow(clippy::zombie_processes)]
+fn bound_sleep(cpu: usize) -> Child {
+    let child = Command::new(wloc())
+        .args(["bind", "-p", &format!("pu:{cpu}"), "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{}/comm", child.id()))
+        .unwrap_or_default()
+        .trim()
+        != "sleep"
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "sleep did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn lstopo(args: &[&str]) -> String {
+    let o = Command::new("lstopo-no-graphics")
+        .args(args)
+        .env("HWLOC_HIDE_ERRORS", "2")
+        .output()
+        .expect("lstopo-no-graphics runs");
+    assert!(o.status.success(), "{}", common::show_output(&o));
+    stdout(&o)
+}
+
+/// `wloc ls ARGS` and `lstopo-no-graphics ARGS` on this machine, taken
+/// while the machine's processes stay put: other tests of this binary
+/// start and stop bound processes, so lstopo runs before and after wloc
+/// and the pair is kept only when both of its runs agree.
+fn ls_and_lstopo_steady(wloc_args: &[&str], lstopo_args: &[&str]) -> (String, String) {
+    let mut last = (String::new(), String::new());
+    for _ in 0..10 {
+        let before = lstopo(lstopo_args);
+        let o = run_wloc(wloc_args);
+        common::assert_success("wloc ls --top", &o);
+        let after = lstopo(lstopo_args);
+        last = (stdout(&o), after.clone());
+        if before == after {
+            return last;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    last
+}
+
+#[test]
+fn ls_top_shows_bound_processes_and_threads_as_lstopo() {
+    require_hwloc();
+    let cpus = allowed_cpus();
+    // A process bound to the last CPU, and a thread of this process bound
+    // to the first (the other threads are not bound: the process's
+    // binding, the union of its threads', is the whole machine).
+    let sleeper = (cpus.len() > 1).then(|| bound_sleep(*cpus.last().unwrap()));
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let first = cpus[0];
+    let thread = std::thread::Builder::new()
+        .name("wloc-top-test".into())
+        .spawn(move || {
+            bind_this_thread(first);
+            ready_tx.send(()).unwrap();
+            let _ = stop_rx.recv();
+        })
+        .unwrap();
+    ready_rx.recv().unwrap();
+
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["ls", "--top", "--no-io"], &["--top", "--no-io"]),
+        (&["ls", "--ps", "--no-io", "-p"], &["--ps", "--no-io", "-p"]),
+        (
+            &["ls", "--top", "--no-io", "--of", "xml"],
+            &["--top", "--no-io", "--of", "xml"],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (ours, theirs) in cases {
+        let (w, h) = ls_and_lstopo_steady(ours, theirs);
+        let (w, h) = if ours.contains(&"xml") {
+            // Only the Misc objects: the rest of the XML is compared elsewhere.
+            let misc = |x: &str| -> Vec<String> {
+                x.lines()
+                    .filter(|l| l.contains("type=\"Misc\""))
+                    .map(|l| {
+                        let at = l.find(" name=").unwrap_or(0);
+                        l[at..].trim().to_string()
+                    })
+                    .collect()
+            };
+            (misc(&w).join("\n"), misc(&h).join("\n"))
+        } else {
+            (w, h)
+        };
+        if w != h {
+            failures.push(format!("{ours:?}:\nwloc:\n{w}\nlstopo:\n{h}"));
+        }
+    }
+    let me = std::process::id();
+    let (w, _) = ls_and_lstopo_steady(&["ls", "--top", "--no-io"], &["--top", "--no-io"]);
+    let _ = stop_tx.send(());
+    thread.join().unwrap();
+    if let Some(mut s) = sleeper {
+        let pid = s.id();
+        let _ = s.kill();
+        let _ = s.wait();
+        assert!(
+            w.contains(&format!("Misc(Process) {pid} sleep\n")),
+            "the bound sleep is shown:\n{w}"
+        );
+    }
+    assert!(
+        w.lines().any(
+            |l| l.trim_start().starts_with(&format!("Misc(Process) {me} "))
+                && l.ends_with(" wloc-top-test")
+        ),
+        "the bound thread is shown:\n{w}"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn ls_top_adds_nothing_to_a_topology_of_another_machine() {
+    require_hwloc();
+    let case = "pack:2 core:2 pu:2";
+    let o = run_wloc(["ls", "-i", case, "--top"]);
+    common::assert_success("wloc ls -i --top", &o);
+    assert_eq!(stdout(&o), lstopo(&["-i", case, "--top"]));
+    assert!(!stdout(&o).contains("Misc"));
+}
+
+#[test]
+fn synthetic_numa_memory_exports_hwlocs_page_type() {
+    require_hwloc();
+    for desc in [
+        "node:2(memory=1GB) pu:2",
+        "pack:2 node:2(memory=1GB) pu:2",
+        "node:2(memory=1000) pu:2",
+        "node:1(memory=4095) pu:1",
+        "node:1(memory=3TB) pu:1",
+        "pack:2 [numa(memory=1GB)] [numa(memory=2GB)] core:2 pu:1",
+        "node:2 pu:2",
+        "numa:1(memory=0) pu:1",
+    ] {
+        let theirs: String = lstopo(&["-i", desc, "--of", "xml", "-"])
+            .lines()
+            // hwloc's own infos about the tool that wrote the file.
+            .filter(|l| !l.contains("\"hwlocVersion\"") && !l.contains("\"ProcessName\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let o = run_wloc(["ls", "-i", desc, "--of", "xml"]);
+        common::assert_success("wloc ls --of xml", &o);
+        assert_eq!(stdout(&o), theirs, "{desc}");
+        if desc.contains("memory=1GB") {
+            assert!(theirs.contains("<page_type size=\"4096\" count=\"244140\"/>"));
+        }
+    }
+}
