@@ -7,10 +7,12 @@
 //! server's as `PMIX_TOPOLOGY2`), writes it with
 //! `hwloc_shmem_topology_write` into `hwloc.sm` in the server's temporary
 //! folder and hands its clients the `PMIX_HWLOC_SHMEM_FILE/ADDR/SIZE`
-//! keys; each forked client calls `PMIx_Init` and `PMIx_Load_topology`,
-//! which adopts the segment (`hwloc_shmem_topology_adopt`). Every process
-//! prints a fingerprint of its topology (levels, synthetic description,
-//! every object's sets).
+//! keys; each forked client calls `PMIx_Init`, then `PMIx_Load_topology`
+//! (PMIx 4.1 and later), which adopts the segment
+//! (`hwloc_shmem_topology_adopt`), or adopts it itself from the keys (as
+//! PMIx 3.x clients do). Every process prints a fingerprint of its
+//! topology (levels, synthetic description, every object's sets), which
+//! must be the server's, and the same on both libraries.
 //!
 //! Discoveries are counted from outside, the same way for both libraries:
 //! `strace` records every file each process of the job opens, and a
@@ -39,7 +41,13 @@ struct Block {
     lib: String,
     /// `PMIX_HWLOC_SHMEM_FILE`, `_ADDR`, `_SIZE` as the client got them.
     shmem: Option<(String, String, String)>,
+    /// `hwloc_shmem_topology_adopt`'s return value and errno (`keys`).
+    adopt: Option<(i32, i32)>,
     mapped: Option<bool>,
+    /// Time to get the topology, microseconds.
+    load_us: Option<u64>,
+    /// Peak resident memory, kB.
+    hwm_kb: Option<u64>,
     fingerprint: Vec<String>,
 }
 
@@ -65,7 +73,13 @@ fn blocks(out: &str) -> Vec<Block> {
                 cur.as_mut().expect("in a block").shmem =
                     Some((file.to_string(), addr.to_string(), size.to_string()))
             }
+            ["adopt", rc, errno] => {
+                cur.as_mut().expect("in a block").adopt =
+                    Some((rc.parse().expect("rc"), errno.parse().expect("errno")))
+            }
             ["mapped", yes] => cur.as_mut().expect("in a block").mapped = Some(*yes == "yes"),
+            ["load_us", v] => cur.as_mut().expect("in a block").load_us = v.parse().ok(),
+            ["hwm_kb", v] => cur.as_mut().expect("in a block").hwm_kb = v.parse().ok(),
             ["fp", ..] => cur
                 .as_mut()
                 .expect("in a block")
@@ -166,18 +180,41 @@ impl Job {
     }
 }
 
-/// Runs the job: `lib` is wloc's library folder (`None`: Debian's
-/// libhwloc), `mode` `pmix` (PMIx loads the topology) or `host` (the
-/// server loads it and passes `PMIX_TOPOLOGY2`).
-fn run(
-    exe: &Path,
-    work: &Path,
-    tag: &str,
-    lib: Option<&Path>,
-    mode: &str,
-    image: Option<&Path>,
-) -> Job {
-    let dir = work.join(tag);
+/// How a job runs.
+#[derive(Clone, Copy)]
+struct Setup<'a> {
+    /// wloc's library folder; `None`: Debian's libhwloc.
+    lib: Option<&'a Path>,
+    /// `pmix`: PMIx loads the topology; `host`: the server loads it and
+    /// passes it as `PMIX_TOPOLOGY2`.
+    mode: &'a str,
+    /// `load`: clients call `PMIx_Load_topology`; `keys`: they adopt the
+    /// segment the `PMIX_HWLOC_SHMEM_*` keys name (PMIx 3.x clients).
+    way: &'a str,
+    /// `WLOC_IMAGE` for every process of the job.
+    image: Option<&'a Path>,
+}
+
+impl Setup<'_> {
+    fn tag(&self) -> String {
+        format!(
+            "{}-{}-{}{}",
+            if self.lib.is_some() {
+                "wloc"
+            } else {
+                "libhwloc"
+            },
+            self.mode,
+            self.way,
+            if self.image.is_some() { "-image" } else { "" }
+        )
+    }
+}
+
+/// Runs the job under strace.
+fn run(exe: &Path, work: &Path, setup: Setup) -> Job {
+    let tag = setup.tag();
+    let dir = work.join(&tag);
     let _ = std::fs::remove_dir_all(&dir);
     let (tmpdir, traces) = (dir.join("tmp"), dir.join("trace"));
     std::fs::create_dir_all(&tmpdir).unwrap();
@@ -196,7 +233,7 @@ fn run(
         .arg(exe)
         .args(["server", &CLIENTS.to_string()])
         .arg(&tmpdir)
-        .arg(mode)
+        .args([setup.mode, setup.way])
         .env("PMIX_MCA_pmix_hwloc_verbose", "2");
     for v in [
         "HWLOC_XMLFILE",
@@ -210,11 +247,11 @@ fn run(
     ] {
         c.env_remove(v);
     }
-    match lib {
+    match setup.lib {
         Some(l) => c.env("LD_LIBRARY_PATH", l),
         None => c.env_remove("LD_LIBRARY_PATH"),
     };
-    if let Some(i) = image {
+    if let Some(i) = setup.image {
         c.env("WLOC_IMAGE", i);
     }
     let o = c.output().expect("strace runs the job");
@@ -300,17 +337,24 @@ fn check_job(tag: &str, job: &Job, wloc_lib: Option<&Path>, discoveries: usize) 
     );
 }
 
-/// Checks that every client adopted the server's segment: PMIx says so,
-/// the client opened the segment's file, and it did not discover.
-fn check_adopted(tag: &str, job: &Job) {
+/// Checks that every client adopted the server's segment: PMIx says so
+/// (`load`) or `hwloc_shmem_topology_adopt` returned 0 (`keys`), the
+/// client opened the segment's file, and it did not discover.
+fn check_adopted(tag: &str, job: &Job, way: &str) {
     let mut clients: Vec<u32> = job.clients().iter().map(|c| c.pid).collect();
     clients.sort();
-    assert_eq!(
-        job.adopted_by(),
-        clients,
-        "{tag}: PMIx's report:\n{}",
-        job.stderr
-    );
+    if way == "keys" {
+        for c in job.clients() {
+            assert_eq!(c.adopt, Some((0, 0)), "{tag}: client {} adopting", c.rank);
+        }
+    } else {
+        assert_eq!(
+            job.adopted_by(),
+            clients,
+            "{tag}: PMIx's report:\n{}",
+            job.stderr
+        );
+    }
     let shm = job.shmem_file().display().to_string();
     for c in job.clients() {
         let files = job.opened.get(&c.pid).map(Vec::as_slice).unwrap_or(&[]);
@@ -325,6 +369,36 @@ fn check_adopted(tag: &str, job: &Job) {
             c.rank
         );
     }
+}
+
+/// The median of the clients' values.
+fn median(job: &Job, f: impl Fn(&Block) -> Option<u64>) -> u64 {
+    let mut v: Vec<u64> = job.clients().iter().filter_map(|c| f(c)).collect();
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// One line of measurements for the test's output.
+fn report(setup: &Setup, job: &Job) {
+    let adopted = job
+        .clients()
+        .iter()
+        .filter(|c| c.adopt == Some((0, 0)))
+        .count()
+        .max(job.adopted_by().len());
+    eprintln!(
+        "{}: {} discoveries; {adopted}/{CLIENTS} clients adopted the {}-byte segment \
+         (mapped: {}); median client: {} us to get the topology, {} kB peak RSS",
+        setup.tag(),
+        job.discoveries().len(),
+        job.clients()[0]
+            .shmem
+            .as_ref()
+            .map_or("?", |s| s.2.as_str()),
+        job.clients()[0].mapped.unwrap_or(false),
+        median(job, |c| c.load_us),
+        median(job, |c| c.hwm_kb),
+    );
 }
 
 /// This machine's topology as `wloc ls --of image` publishes it (as
@@ -381,13 +455,28 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
     std::fs::create_dir_all(&work).unwrap();
     let exe = build_job(&work);
 
-    for mode in ["pmix", "host"] {
-        let theirs = run(&exe, &work, &format!("libhwloc-{mode}"), None, mode, None);
-        check_job(&format!("libhwloc {mode}"), &theirs, None, 1);
-        let ours = run(&exe, &work, &format!("wloc-{mode}"), Some(&lib), mode, None);
-        let tag = format!("wloc {mode}");
+    let image = work.join("this.img");
+    this_machine_image(&image);
+
+    for (mode, way) in [("pmix", "load"), ("host", "keys")] {
+        let setup = Setup {
+            lib: None,
+            mode,
+            way,
+            image: None,
+        };
+        let theirs = run(&exe, &work, setup);
+        check_job(&setup.tag(), &theirs, None, 1);
+        report(&setup, &theirs);
+
+        let setup = Setup {
+            lib: Some(&lib),
+            ..setup
+        };
+        let ours = run(&exe, &work, setup);
+        let tag = setup.tag();
         check_job(&tag, &ours, Some(&lib), 1);
-        check_adopted(&tag, &ours);
+        check_adopted(&tag, &ours, way);
         // wloc's adopter reads the segment, never maps it.
         assert!(
             ours.clients().iter().all(|c| c.mapped == Some(false)),
@@ -398,32 +487,18 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
             theirs.server().fingerprint,
             "{tag}: not libhwloc's topology"
         );
-        eprintln!(
-            "{mode}: discoveries libhwloc {} wloc {}; segment libhwloc {:?} wloc {:?}; \
-             clients adopted (PMIx's report) libhwloc {}/{CLIENTS} wloc {}/{CLIENTS}",
-            theirs.discoveries().len(),
-            ours.discoveries().len(),
-            theirs.clients()[0].shmem,
-            ours.clients()[0].shmem,
-            theirs.adopted_by().len(),
-            ours.adopted_by().len(),
-        );
+        report(&setup, &ours);
 
         // With a launcher's image of this machine the server adopts it
         // too: the job discovers nothing.
-        let image = work.join("this.img");
-        this_machine_image(&image);
-        let tag = format!("wloc {mode} WLOC_IMAGE");
-        let imaged = run(
-            &exe,
-            &work,
-            &format!("wloc-{mode}-image"),
-            Some(&lib),
-            mode,
-            Some(&image),
-        );
+        let setup = Setup {
+            image: Some(&image),
+            ..setup
+        };
+        let imaged = run(&exe, &work, setup);
+        let tag = setup.tag();
         check_job(&tag, &imaged, Some(&lib), 0);
-        check_adopted(&tag, &imaged);
+        check_adopted(&tag, &imaged, way);
         let img = image.display().to_string();
         let server_files = &imaged.opened[&imaged.server().pid];
         assert!(
@@ -433,8 +508,9 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
         assert_eq!(
             imaged.server().fingerprint,
             theirs.server().fingerprint,
-            "{tag}"
+            "{tag}: not libhwloc's topology"
         );
+        report(&setup, &imaged);
     }
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -1,19 +1,26 @@
 /* A small PMIx job: one PMIx 4.2 server sharing the node's topology with
  * the clients it forks (PMIX_SERVER_SHARE_TOPOLOGY), and the clients
- * obtaining it the way PMIx 4.x clients do (PMIx_Load_topology).
+ * obtaining it the ways PMIx clients do.
  *
- *   pmix_job server NCLIENTS TMPDIR pmix|host
+ *   pmix_job server NCLIENTS TMPDIR pmix|host load|keys
  *     pmix: PMIx loads the topology itself (hwloc_topology_load) and
  *           shares it;
  *     host: the server loads it with hwloc and hands it to PMIx as
- *           PMIX_TOPOLOGY2, as a resource manager does.
- *   pmix_job client   (started by the server, with setup_fork's environment)
+ *           PMIX_TOPOLOGY2, as a resource manager does;
+ *     load: clients call PMIx_Load_topology (PMIx 4.1 and later);
+ *     keys: clients adopt the segment themselves from the
+ *           PMIX_HWLOC_SHMEM_* keys (PMIx 3.x clients).
+ *   pmix_job client load|keys   (started by the server, with setup_fork's
+ *                                environment)
  *
  * Every process prints one block:
  *   BEGIN <role> <rank> <pid>
  *   lib <file>                       (the libhwloc this process runs on)
  *   shmem <file> <addr> <size>      (the PMIX_HWLOC_SHMEM_* keys, clients)
+ *   adopt <rc> <errno>               (keys: hwloc_shmem_topology_adopt)
  *   mapped <yes|no>                  (the shmem file is mapped here)
+ *   load_us <microseconds>           (getting the topology, clients)
+ *   hwm_kb <kB>                      (peak resident memory, clients)
  *   fp <fingerprint line>...
  *   END <role> <rank>
  * The fingerprint is the topology's levels (type and count), synthetic
@@ -24,13 +31,16 @@
 #include <pmix.h>
 #include <pmix_server.h>
 #include <hwloc.h>
+#include <hwloc/shmem.h>
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -95,8 +105,31 @@ static void fingerprint(hwloc_topology_t topo)
     }
 }
 
+/* Microseconds of a monotonic clock. */
+static long long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* This process's peak resident memory (VmHWM), in kB. */
+static long hwm_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (1 == sscanf(line, "VmHWM: %ld kB", &kb))
+            break;
+    fclose(f);
+    return kb;
+}
+
 /* The shared-memory rendezvous keys of the job, if the server set them. */
-static char *shmem_keys(const pmix_proc_t *me)
+static char *shmem_keys(const pmix_proc_t *me, size_t *addrp, size_t *sizep)
 {
     pmix_proc_t wildcard;
     pmix_info_t info;
@@ -121,14 +154,35 @@ static char *shmem_keys(const pmix_proc_t *me)
     } else {
         printf("shmem none\n");
     }
+    *addrp = addr;
+    *sizep = size;
     return file;
 }
 
-static int client(void)
+/* PMIx 3.x's way (PMIx's own "HWLOC topology" guide): adopt the segment
+ * named by the keys. NULL when it cannot be adopted. */
+static hwloc_topology_t adopt(const char *file, size_t addr, size_t size)
+{
+    hwloc_topology_t topo = NULL;
+    int fd, rc;
+    if (!file || (fd = open(file, O_RDONLY)) < 0) {
+        printf("adopt -1 %d\n", file ? errno : ENOENT);
+        return NULL;
+    }
+    rc = hwloc_shmem_topology_adopt(&topo, fd, 0, (void *) addr, size, 0);
+    printf("adopt %d %d\n", rc, rc ? errno : 0);
+    close(fd);
+    return rc ? NULL : topo;
+}
+
+static int client(const char *way)
 {
     pmix_proc_t me;
     pmix_topology_t ptopo;
     pmix_status_t rc;
+    hwloc_topology_t topo, own = NULL;
+    size_t addr, size;
+    long long start;
     char *file;
 
     setvbuf(stdout, NULL, _IOFBF, 1 << 20);
@@ -136,15 +190,28 @@ static int client(void)
         die("PMIx_Init", rc);
     printf("BEGIN client %u %d\n", me.rank, (int) getpid());
     print_lib();
-    file = shmem_keys(&me);
-    PMIX_TOPOLOGY_CONSTRUCT(&ptopo);
-    if (PMIX_SUCCESS != (rc = PMIx_Load_topology(&ptopo)))
-        die("PMIx_Load_topology", rc);
+    file = shmem_keys(&me, &addr, &size);
+    start = now_us();
+    /* keys: a segment that cannot be adopted leaves PMIx's way (the
+     * "adopt" line says why). */
+    if (0 == strcmp(way, "keys") && (own = adopt(file, addr, size))) {
+        topo = own;
+    } else {
+        PMIX_TOPOLOGY_CONSTRUCT(&ptopo);
+        if (PMIX_SUCCESS != (rc = PMIx_Load_topology(&ptopo)))
+            die("PMIx_Load_topology", rc);
+        topo = (hwloc_topology_t) ptopo.topology;
+    }
+    printf("load_us %lld\n", now_us() - start);
+    printf("hwm_kb %ld\n", hwm_kb());
     printf("mapped %s\n", mapped(file) ? "yes" : "no");
-    fingerprint((hwloc_topology_t) ptopo.topology);
+    fingerprint(topo);
     printf("END client %u\n", me.rank);
     fflush(stdout);
     free(file);
+    /* PMIx owns the topology it loaded; the one adopted here is ours. */
+    if (own)
+        hwloc_topology_destroy(own);
     if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0)))
         die("PMIx_Finalize", rc);
     return 0;
@@ -168,7 +235,8 @@ static void wait_done(const char *what)
     done = 0;
 }
 
-static int server(int n, const char *tmpdir, const char *mode, const char *self)
+static int server(int n, const char *tmpdir, const char *mode, const char *way,
+                  const char *self)
 {
     pmix_server_module_t module;
     pmix_info_t info[4];
@@ -244,7 +312,7 @@ static int server(int n, const char *tmpdir, const char *mode, const char *self)
             die("PMIx_server_setup_fork", rc);
         pids[i] = fork();
         if (pids[i] == 0) {
-            char *argv[] = {(char *) self, "client", NULL};
+            char *argv[] = {(char *) self, "client", (char *) way, NULL};
             execve(self, argv, env);
             perror("execve");
             _exit(127);
@@ -268,9 +336,9 @@ static int server(int n, const char *tmpdir, const char *mode, const char *self)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && 0 == strcmp(argv[1], "client"))
-        return client();
-    if (argc >= 5 && 0 == strcmp(argv[1], "server")) {
+    if (argc >= 3 && 0 == strcmp(argv[1], "client"))
+        return client(argv[2]);
+    if (argc >= 6 && 0 == strcmp(argv[1], "server")) {
         char self[4096];
         ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
         if (len < 0) {
@@ -278,8 +346,9 @@ int main(int argc, char **argv)
             return 2;
         }
         self[len] = 0;
-        return server(atoi(argv[2]), argv[3], argv[4], self);
+        return server(atoi(argv[2]), argv[3], argv[4], argv[5], self);
     }
-    fprintf(stderr, "usage: %s server NCLIENTS TMPDIR pmix|host | client\n", argv[0]);
+    fprintf(stderr, "usage: %s server NCLIENTS TMPDIR pmix|host load|keys | client load|keys\n",
+            argv[0]);
     return 2;
 }
