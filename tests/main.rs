@@ -36,6 +36,7 @@ mod offline_cpus;
 mod openmp_seed;
 mod qemu_boot;
 mod qemu_linux;
+mod qemu_pvh_boot;
 mod scheduler_inputs;
 mod slurm;
 mod slurm_cluster;

@@ -11,26 +11,30 @@
 //! and `ovmf`) and the `x86_64-unknown-uefi` Rust target: the tests
 //! install them when they are missing (as root), and fail saying what to
 //! install when they cannot, unless `WLOC_SKIP_QEMU=1` skips them.
+//!
+//! `tests/qemu_pvh_boot.rs` runs the same configurations and checks on
+//! the PVH unikernel (`probe/pvh`) through [`with_booter`].
 
 use crate::common;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::{run_wloc, workspace, TempDir};
 
 const OVMF: &str = "/usr/share/ovmf/OVMF.fd";
-const QEMU: &str = "qemu-system-x86_64";
+pub(crate) const QEMU: &str = "qemu-system-x86_64";
 /// Longest a boot may take before QEMU is killed (a boot takes 5-20 s
 /// alone; CI boots several at once on two cores).
-const BOOT_TIMEOUT: Duration = Duration::from_secs(240);
+pub(crate) const BOOT_TIMEOUT: Duration = Duration::from_secs(240);
 /// QEMU's exit status when the application reports success through
 /// `isa-debug-exit` (it writes 3; QEMU exits with `3 << 1 | 1`).
-const SUCCESS_STATUS: i32 = 7;
+pub(crate) const SUCCESS_STATUS: i32 = 7;
 
 /// The application, built once; `None` when QEMU or OVMF is missing and
 /// not required.
@@ -99,12 +103,12 @@ struct Obj {
 
 /// What the application printed between its markers.
 #[derive(Debug, Default)]
-struct Report {
+pub(crate) struct Report {
     /// `(os index, APIC id)` of every CPU.
     cpus: Vec<(u32, u32)>,
     /// CPUID answers: `(os, leaf, subleaf) -> registers`.
     cpuid: BTreeMap<(u32, u32, u32), [u32; 4]>,
-    tables: Vec<String>,
+    pub(crate) tables: Vec<String>,
     synthetic: Option<String>,
     objs: Vec<Obj>,
     /// name -> (node OS indexes, values)
@@ -112,8 +116,8 @@ struct Report {
     /// (name, target) -> (initiator cpuset, value)
     memattrs: BTreeMap<(String, u32), (BTreeSet<u32>, u64)>,
     /// The hwloc XML document printed after the report.
-    xml: Option<String>,
-    text: String,
+    pub(crate) xml: Option<String>,
+    pub(crate) text: String,
 }
 
 fn parse_list(s: &str) -> BTreeSet<u32> {
@@ -141,21 +145,23 @@ fn fields(words: &[&str]) -> BTreeMap<String, String> {
 }
 
 impl Report {
-    fn parse(console: &str) -> Report {
+    /// The report of a probe whose markers are `=== NAME begin ===` ...
+    /// (`wloc-uefi`, `wloc-pvh`).
+    pub(crate) fn parse(console: &str, name: &str) -> Report {
         let begin = console
-            .find("=== wloc-uefi begin ===")
+            .find(&format!("=== {name} begin ==="))
             .unwrap_or_else(|| panic!("no begin marker in the console output:\n{console}"));
         let body = &console[begin..];
         let end = body
-            .find("=== wloc-uefi end")
+            .find(&format!("=== {name} end"))
             .unwrap_or_else(|| panic!("no end marker in the console output:\n{body}"));
         let (body, tail) = body.split_at(end);
         let status = tail.lines().next().unwrap_or("");
         assert!(
-            status.starts_with("=== wloc-uefi end ok"),
+            status.starts_with(&format!("=== {name} end ok")),
             "the application failed: {status}\n{body}"
         );
-        let (body, xml) = match body.split_once("=== wloc-uefi xml ===") {
+        let (body, xml) = match body.split_once(&format!("=== {name} xml ===")) {
             Some((report, xml)) => (report, Some(xml.trim_start().replace('\r', ""))),
             None => (body, None),
         };
@@ -249,15 +255,62 @@ fn boot(tag: &str, args: &[&str]) -> Option<Report> {
     boot_cpu(tag, "Skylake-Server", args)
 }
 
+/// Boots a configuration (`tag` names it in messages) and returns the
+/// report, or `None` when the QEMU tests are skipped.
+pub(crate) type Booter = fn(tag: &str, cpu: &str, args: &[&str]) -> Option<Report>;
+
+thread_local! {
+    /// What [`boot_cpu`] boots on this test's thread: the UEFI
+    /// application unless [`with_booter`] says otherwise.
+    static BOOTER: Cell<Booter> = const { Cell::new(boot_uefi) };
+}
+
+/// Runs one of this module's tests (its configuration and its checks)
+/// with `booter` booting the machine.
+pub(crate) fn with_booter(booter: Booter, test: fn()) {
+    BOOTER.set(booter);
+    test();
+}
+
 /// [`boot`] with another CPU model.
 fn boot_cpu(tag: &str, cpu: &str, args: &[&str]) -> Option<Report> {
+    BOOTER.get()(tag, cpu, args)
+}
+
+/// Boots the UEFI application.  The console of each configuration is
+/// kept, so that a module comparing another probe with it (and this
+/// one) boots each configuration once per test run.
+pub(crate) fn boot_uefi(tag: &str, cpu: &str, args: &[&str]) -> Option<Report> {
+    static CONSOLES: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
     let efi = app()?;
-    let esp = TempDir::new(&format!("esp-{tag}"));
-    let boot_dir = esp.0.join("EFI/BOOT");
-    std::fs::create_dir_all(&boot_dir).unwrap();
-    std::fs::copy(efi, boot_dir.join("BOOTX64.EFI")).unwrap();
+    let key = format!("{cpu} {}", args.join(" "));
+    let cached = CONSOLES.lock().unwrap().get(&key).cloned();
+    let console = match cached {
+        Some(c) => c,
+        None => {
+            let esp = TempDir::new(&format!("esp-{tag}"));
+            let boot_dir = esp.0.join("EFI/BOOT");
+            std::fs::create_dir_all(&boot_dir).unwrap();
+            std::fs::copy(efi, boot_dir.join("BOOTX64.EFI")).unwrap();
+            let mut qemu_args: Vec<String> = ["-bios", OVMF, "-drive"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            qemu_args.push(format!("format=raw,file=fat:rw:{}", esp.0.display()));
+            let console = run_qemu(tag, cpu, &qemu_args, args);
+            CONSOLES.lock().unwrap().insert(key, console.clone());
+            console
+        }
+    };
+    Some(Report::parse(&console, "wloc-uefi"))
+}
+
+/// Runs QEMU (TCG, no display, serial on stdout, `isa-debug-exit`) with
+/// `boot_args` (firmware and image) and `args` (the machine) and returns
+/// its console once it exited with [`SUCCESS_STATUS`].
+pub(crate) fn run_qemu(tag: &str, cpu: &str, boot_args: &[String], args: &[&str]) -> String {
     let mut child = Command::new(QEMU)
-        .args(["-accel", "tcg", "-bios", OVMF, "-cpu", cpu])
+        .args(["-accel", "tcg", "-cpu", cpu])
         .args([
             "-nographic",
             "-serial",
@@ -268,8 +321,7 @@ fn boot_cpu(tag: &str, cpu: &str, args: &[&str]) -> Option<Report> {
             "none",
         ])
         .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
-        .arg("-drive")
-        .arg(format!("format=raw,file=fat:rw:{}", esp.0.display()))
+        .args(boot_args)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -307,13 +359,12 @@ fn boot_cpu(tag: &str, cpu: &str, args: &[&str]) -> Option<Report> {
         panic!("{tag}: QEMU did not finish within {BOOT_TIMEOUT:?}; console:\n{console}\n{errors}");
     };
     eprintln!("{tag}: booted in {:.1} s", start.elapsed().as_secs_f64());
-    let report = Report::parse(&console);
     assert_eq!(
         status.code(),
         Some(SUCCESS_STATUS),
         "{tag}: QEMU exit status {status} (the application did not report success):\n{console}\n{errors}"
     );
-    Some(report)
+    console
 }
 
 /// Checks the CPU side of a machine with `packages` packages of `dies`
@@ -559,7 +610,7 @@ fn check_xml(r: &Report, desc: &str) {
 }
 
 #[test]
-fn one_cpu() {
+pub(crate) fn one_cpu() {
     let Some(r) = boot("one", &["-machine", "q35", "-m", "256", "-smp", "1"]) else {
         return;
     };
@@ -571,7 +622,7 @@ fn one_cpu() {
 }
 
 #[test]
-fn two_sockets_two_cores_two_threads() {
+pub(crate) fn two_sockets_two_cores_two_threads() {
     let Some(r) = boot(
         "2x2x2",
         &[
@@ -592,7 +643,7 @@ fn two_sockets_two_cores_two_threads() {
 }
 
 #[test]
-fn three_cores_leave_apic_id_gaps() {
+pub(crate) fn three_cores_leave_apic_id_gaps() {
     let Some(r) = boot(
         "2x3",
         &[
@@ -614,7 +665,7 @@ fn three_cores_leave_apic_id_gaps() {
 }
 
 #[test]
-fn two_dies_per_package() {
+pub(crate) fn two_dies_per_package() {
     let Some(r) = boot(
         "dies",
         &[
@@ -638,7 +689,7 @@ fn two_dies_per_package() {
 }
 
 #[test]
-fn many_cpus() {
+pub(crate) fn many_cpus() {
     let Some(r) = boot(
         "128",
         &[
@@ -661,7 +712,7 @@ fn many_cpus() {
 const MIB: u64 = 1 << 20;
 
 #[test]
-fn two_numa_nodes_with_slit_distances() {
+pub(crate) fn two_numa_nodes_with_slit_distances() {
     let Some(r) = boot(
         "numa",
         &[
@@ -707,7 +758,7 @@ fn two_numa_nodes_with_slit_distances() {
 }
 
 #[test]
-fn hmat_latencies_bandwidths_and_memory_side_caches() {
+pub(crate) fn hmat_latencies_bandwidths_and_memory_side_caches() {
     let lb = |i: u32, t: u32, ty: &str, v: &str| {
         let what = if ty.contains("latency") {
             "latency"
@@ -867,7 +918,7 @@ fn check_xml_like_hwloc(r: &Report) {
 }
 
 #[test]
-fn amd_epyc() {
+pub(crate) fn amd_epyc() {
     let Some(r) = boot_cpu(
         "epyc",
         "EPYC",

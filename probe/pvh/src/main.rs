@@ -122,8 +122,8 @@ fn run(out: &mut dyn Write, start_info: u64) -> Result<(), String> {
     let (topo, numa) = firmware::assemble(&collector, tables.as_ref(), &|| info.ram_bytes())
         .map_err(|e| format!("{e}"))?;
     let serial_error = |_| String::from("cannot write to the serial port");
-    firmware::report::print(out, &topo, &collector, tables.as_ref(), numa.as_ref())
-        .map_err(serial_error)?;
+    firmware::report::print_x86_cpus(out, &collector).map_err(serial_error)?;
+    firmware::report::print(out, &topo, tables.as_ref(), numa.as_ref()).map_err(serial_error)?;
     // hwloc 2 format, so that hwloc 2.x and wloc both read it back.
     let xml = wloc_xml::export(&topo, wloc_xml::XmlVersion::V2);
     writeln!(out, "{XML}").map_err(serial_error)?;

@@ -26,14 +26,9 @@ use wloc_core::{ObjType, Topology};
 
 use super::{CpuRunner, CpuidCollector};
 
-/// Writes the report.
-pub fn print<R: CpuRunner>(
-    out: &mut dyn Write,
-    topo: &Topology,
-    cpus: &CpuidCollector<R>,
-    tables: Option<&AcpiTables>,
-    numa: Option<&AcpiNuma>,
-) -> fmt::Result {
+/// Writes the CPU lines of an x86 machine: the CPUs reached and their
+/// CPUID answers.  They come first, then [`print`]'s lines.
+pub fn print_x86_cpus<R: CpuRunner>(out: &mut dyn Write, cpus: &CpuidCollector<R>) -> fmt::Result {
     for c in cpus.cpus() {
         writeln!(
             out,
@@ -54,6 +49,17 @@ pub fn print<R: CpuRunner>(
             )?;
         }
     }
+    Ok(())
+}
+
+/// Writes the lines every probe prints: ACPI tables, the topology's
+/// synthetic description, objects, distances and memory attributes.
+pub fn print(
+    out: &mut dyn Write,
+    topo: &Topology,
+    tables: Option<&AcpiTables>,
+    numa: Option<&AcpiNuma>,
+) -> fmt::Result {
     match tables {
         Some(t) => {
             let sigs: Vec<String> = t.signatures().map(|s| alloc::format!("{s}")).collect();

@@ -1,0 +1,198 @@
+//! Boots the PVH unikernel (`probe/pvh`) with `qemu-system-x86_64
+//! -kernel`, no UEFI and no bootloader, for the configurations of
+//! `tests/qemu_boot.rs`, and runs that module's checks on its report
+//! (exactly the configured machine: CPUs, caches, dies, NUMA nodes,
+//! distances, HMAT attributes; its CPUID replayed in hwloc; its XML read
+//! back by `wloc ls -i` and lstopo).  Each boot is also compared with
+//! the UEFI application's on the same configuration: the XML documents
+//! must be the same, memory aside when there is no SRAT (the RAM then
+//! comes from the firmware's memory map, which SeaBIOS and OVMF draw
+//! differently).
+//!
+//! Needs what `qemu_boot` needs, plus SeaBIOS and QEMU's PVH option ROM
+//! (Debian packages `seabios` and `qemu-system-data`, which
+//! `qemu-system-x86` pulls in) and the `x86_64-unknown-none` Rust
+//! target; installed when missing, or skipped with `WLOC_SKIP_QEMU=1`.
+
+use crate::common;
+use crate::qemu_boot::{self, boot_uefi, run_qemu, with_booter, Report};
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use common::workspace;
+
+/// The unikernel, built once; `None` when QEMU is missing and not
+/// required.
+fn kernel() -> Option<&'static Path> {
+    static KERNEL: OnceLock<Option<PathBuf>> = OnceLock::new();
+    KERNEL
+        .get_or_init(|| {
+            let needed = common::require_packages(&[
+                ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+                ("/usr/share/seabios/bios-256k.bin", "seabios"),
+                ("/usr/share/qemu/pvh.bin", "qemu-system-data"),
+            ])
+            .and_then(|()| common::require_rust_target("x86_64-unknown-none"));
+            if let Err(m) = needed {
+                assert!(
+                    std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
+                    "{m}: the QEMU boot tests need it (WLOC_SKIP_QEMU=1 skips them)"
+                );
+                eprintln!("skipping the QEMU PVH boot tests (WLOC_SKIP_QEMU=1): {m}");
+                return None;
+            }
+            Some(build_kernel())
+        })
+        .as_deref()
+}
+
+/// Builds the unikernel with cargo into a target directory beside the
+/// one of this test.
+fn build_kernel() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // TARGET/release/deps/e2e-HASH
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .map(|t| t.join("wloc-pvh"))
+        .unwrap_or_else(|| std::env::temp_dir().join("wloc-pvh-target"));
+    let dir = workspace().join("probe/pvh");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let o = Command::new(cargo)
+        .current_dir(&dir)
+        .args(["build", "--release", "--target", "x86_64-unknown-none"])
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .expect("cargo runs");
+    assert!(
+        o.status.success(),
+        "building the PVH unikernel failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let elf = target.join("x86_64-unknown-none/release/wloc-pvh");
+    assert!(elf.exists(), "{} was not built", elf.display());
+    elf
+}
+
+/// Boots the unikernel on a configuration, checks that its XML is the
+/// UEFI application's, and returns its report for `qemu_boot`'s checks.
+fn boot_pvh(tag: &str, cpu: &str, args: &[&str]) -> Option<Report> {
+    let elf = kernel()?;
+    let boot_args = ["-kernel".to_string(), elf.display().to_string()];
+    let console = run_qemu(&format!("pvh-{tag}"), cpu, &boot_args, args);
+    let pvh = Report::parse(&console, "wloc-pvh");
+    assert!(
+        pvh.text.lines().any(|l| l.starts_with("cpuid-queries ")),
+        "{tag}: no CPUID answers\n{}",
+        pvh.text
+    );
+    let uefi = boot_uefi(tag, cpu, args)?;
+    let has_srat = pvh.tables.iter().any(|t| t == "SRAT");
+    assert_eq!(
+        has_srat,
+        uefi.tables.iter().any(|t| t == "SRAT"),
+        "{tag}: SRAT in one boot only"
+    );
+    let xml = |r: &Report| {
+        let x = r
+            .xml
+            .clone()
+            .unwrap_or_else(|| panic!("{tag}: no XML\n{}", r.text));
+        if has_srat {
+            x
+        } else {
+            without_memory(&x)
+        }
+    };
+    let (ours, theirs) = (xml(&pvh), xml(&uefi));
+    if ours != theirs {
+        let diff: Vec<String> = ours
+            .lines()
+            .zip(theirs.lines())
+            .filter(|(a, b)| a != b)
+            .take(10)
+            .map(|(a, b)| format!("pvh:  {a}\nuefi: {b}"))
+            .collect();
+        panic!(
+            "{tag}: the PVH and UEFI probes print different XML ({} and {} lines):\n{}",
+            ours.lines().count(),
+            theirs.lines().count(),
+            diff.join("\n")
+        );
+    }
+    Some(pvh)
+}
+
+/// The document with the value of every `local_memory` attribute
+/// replaced by `*`.
+fn without_memory(xml: &str) -> String {
+    const ATTR: &str = "local_memory=\"";
+    let mut out = String::new();
+    let mut rest = xml;
+    while let Some(i) = rest.find(ATTR) {
+        out.push_str(&rest[..i + ATTR.len()]);
+        rest = &rest[i + ATTR.len()..];
+        let end = rest.find('"').unwrap_or(rest.len());
+        out.push('*');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn memory_is_masked_only_in_local_memory() {
+    assert_eq!(
+        without_memory(r#"<a local_memory="123" b="4"/><c local_memory="5"/>"#),
+        r#"<a local_memory="*" b="4"/><c local_memory="*"/>"#
+    );
+}
+
+#[test]
+fn one_cpu() {
+    with_booter(boot_pvh, qemu_boot::one_cpu);
+}
+
+#[test]
+fn two_sockets_two_cores_two_threads() {
+    with_booter(boot_pvh, qemu_boot::two_sockets_two_cores_two_threads);
+}
+
+#[test]
+fn three_cores_leave_apic_id_gaps() {
+    with_booter(boot_pvh, qemu_boot::three_cores_leave_apic_id_gaps);
+}
+
+#[test]
+fn two_dies_per_package() {
+    with_booter(boot_pvh, qemu_boot::two_dies_per_package);
+}
+
+#[test]
+fn many_cpus() {
+    with_booter(boot_pvh, qemu_boot::many_cpus);
+}
+
+#[test]
+fn two_numa_nodes_with_slit_distances() {
+    with_booter(boot_pvh, qemu_boot::two_numa_nodes_with_slit_distances);
+}
+
+#[test]
+fn hmat_latencies_bandwidths_and_memory_side_caches() {
+    with_booter(
+        boot_pvh,
+        qemu_boot::hmat_latencies_bandwidths_and_memory_side_caches,
+    );
+}
+
+#[test]
+fn amd_epyc() {
+    with_booter(boot_pvh, qemu_boot::amd_epyc);
+}
