@@ -165,10 +165,15 @@ impl Job {
     /// The clients PMIx reports as having adopted the shared segment (its
     /// `pmix_hwloc_verbose` output, `[host:PID] ... shmem adopted`).
     fn adopted_by(&self) -> Vec<u32> {
+        self.pmix_reports(" shmem adopted")
+    }
+
+    /// The processes whose PMIx reported `what` (`[host:PID] ... what`).
+    fn pmix_reports(&self, what: &str) -> Vec<u32> {
         let mut pids: Vec<u32> = self
             .stderr
             .lines()
-            .filter(|l| l.ends_with("shmem adopted"))
+            .filter(|l| l.ends_with(what))
             .filter_map(|l| l.split(']').next()?.rsplit(':').next()?.parse().ok())
             .collect();
         pids.sort();
@@ -183,8 +188,10 @@ impl Job {
 /// How a job runs.
 #[derive(Clone, Copy)]
 struct Setup<'a> {
-    /// wloc's library folder; `None`: Debian's libhwloc.
+    /// The server's libhwloc: wloc's library folder, `None` for Debian's.
     lib: Option<&'a Path>,
+    /// The clients' libhwloc, likewise.
+    client_lib: Option<&'a Path>,
     /// `pmix`: PMIx loads the topology; `host`: the server loads it and
     /// passes it as `PMIX_TOPOLOGY2`.
     mode: &'a str,
@@ -197,13 +204,15 @@ struct Setup<'a> {
 
 impl Setup<'_> {
     fn tag(&self) -> String {
+        let name = |l: Option<&Path>| if l.is_some() { "wloc" } else { "libhwloc" };
+        let clients = if self.lib == self.client_lib {
+            String::new()
+        } else {
+            format!("-clients-on-{}", name(self.client_lib))
+        };
         format!(
-            "{}-{}-{}{}",
-            if self.lib.is_some() {
-                "wloc"
-            } else {
-                "libhwloc"
-            },
+            "{}{clients}-{}-{}{}",
+            name(self.lib),
             self.mode,
             self.way,
             if self.image.is_some() { "-image" } else { "" }
@@ -251,6 +260,10 @@ fn run(exe: &Path, work: &Path, setup: Setup) -> Job {
         Some(l) => c.env("LD_LIBRARY_PATH", l),
         None => c.env_remove("LD_LIBRARY_PATH"),
     };
+    if setup.client_lib != setup.lib {
+        let l = setup.client_lib.map(|l| l.as_os_str()).unwrap_or_default();
+        c.env("PMIX_JOB_CLIENT_LIBRARY_PATH", l);
+    }
     if let Some(i) = setup.image {
         c.env("WLOC_IMAGE", i);
     }
@@ -284,9 +297,15 @@ fn run(exe: &Path, work: &Path, setup: Setup) -> Job {
 /// library asked for, every client got the shmem keys of the server's
 /// segment and sees the server's topology, and the job discovered the
 /// machine `discoveries` times, in the server only.
-fn check_job(tag: &str, job: &Job, wloc_lib: Option<&Path>, discoveries: usize) {
+fn check_job(setup: &Setup, job: &Job, discoveries: usize) {
+    let tag = setup.tag();
     for b in &job.blocks {
-        match wloc_lib {
+        let lib = if b.role == "server" {
+            setup.lib
+        } else {
+            setup.client_lib
+        };
+        match lib {
             Some(l) => assert!(
                 Path::new(&b.lib).starts_with(l),
                 "{tag}: {} {} runs on {}",
@@ -461,21 +480,23 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
     for (mode, way) in [("pmix", "load"), ("host", "keys")] {
         let setup = Setup {
             lib: None,
+            client_lib: None,
             mode,
             way,
             image: None,
         };
         let theirs = run(&exe, &work, setup);
-        check_job(&setup.tag(), &theirs, None, 1);
+        check_job(&setup, &theirs, 1);
         report(&setup, &theirs);
 
         let setup = Setup {
             lib: Some(&lib),
+            client_lib: Some(&lib),
             ..setup
         };
         let ours = run(&exe, &work, setup);
         let tag = setup.tag();
-        check_job(&tag, &ours, Some(&lib), 1);
+        check_job(&setup, &ours, 1);
         check_adopted(&tag, &ours, way);
         // wloc's adopter reads the segment, never maps it.
         assert!(
@@ -497,7 +518,7 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
         };
         let imaged = run(&exe, &work, setup);
         let tag = setup.tag();
-        check_job(&tag, &imaged, Some(&lib), 0);
+        check_job(&setup, &imaged, 0);
         check_adopted(&tag, &imaged, way);
         let img = image.display().to_string();
         let server_files = &imaged.opened[&imaged.server().pid];
@@ -511,6 +532,47 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
             "{tag}: not libhwloc's topology"
         );
         report(&setup, &imaged);
+
+        // A server and clients on different libraries: each refuses the
+        // other's segment (`keys` clients see EINVAL, then ask PMIx), and
+        // PMIx falls back to the topology's XML, which it publishes too.
+        // Still one discovery.
+        for (server_lib, client_lib) in [(Some(lib.as_path()), None), (None, Some(lib.as_path()))] {
+            let setup = Setup {
+                lib: server_lib,
+                client_lib,
+                mode,
+                way,
+                image: None,
+            };
+            let mixed = run(&exe, &work, setup);
+            let tag = setup.tag();
+            check_job(&setup, &mixed, 1);
+            assert_eq!(
+                mixed.server().fingerprint,
+                theirs.server().fingerprint,
+                "{tag}"
+            );
+            let mut clients: Vec<u32> = mixed.clients().iter().map(|c| c.pid).collect();
+            clients.sort();
+            assert_eq!(
+                mixed.pmix_reports(" v2 xml adopted"),
+                clients,
+                "{tag}: PMIx's report:\n{}",
+                mixed.stderr
+            );
+            for c in mixed.clients() {
+                if way == "keys" {
+                    assert_eq!(
+                        c.adopt,
+                        Some((-1, libc::EINVAL)),
+                        "{tag}: client {}",
+                        c.rank
+                    );
+                }
+            }
+            report(&setup, &mixed);
+        }
     }
     let _ = std::fs::remove_dir_all(&work);
 }

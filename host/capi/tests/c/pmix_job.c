@@ -12,6 +12,9 @@
  *           PMIX_HWLOC_SHMEM_* keys (PMIx 3.x clients).
  *   pmix_job client load|keys   (started by the server, with setup_fork's
  *                                environment)
+ * PMIX_JOB_CLIENT_LIBRARY_PATH, when set, is the clients' LD_LIBRARY_PATH
+ * (empty: none), so that clients may run on another libhwloc than the
+ * server.
  *
  * Every process prints one block:
  *   BEGIN <role> <rank> <pid>
@@ -306,6 +309,12 @@ static int server(int n, const char *tmpdir, const char *mode, const char *way,
                                                               op_done, NULL)))
             die("PMIx_server_register_client", rc);
         wait_done("registering a client");
+        /* The clients' libhwloc may differ from the server's. */
+        const char *client_lib = getenv("PMIX_JOB_CLIENT_LIBRARY_PATH");
+        if (client_lib && *client_lib)
+            setenv("LD_LIBRARY_PATH", client_lib, 1);
+        else if (client_lib)
+            unsetenv("LD_LIBRARY_PATH");
         for (char **e = environ; *e; e++)
             PMIX_ARGV_APPEND(rc, env, *e);
         if (PMIX_SUCCESS != (rc = PMIx_server_setup_fork(&proc, &env)))
