@@ -74,3 +74,5 @@ impl AcpiTables {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_arm;

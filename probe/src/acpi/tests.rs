@@ -13,7 +13,7 @@ use wloc_core::{CpuSet, NodeSet, ObjType, Object, Topology, TypeFilter};
 // ------------------------------------------------------------ builder
 
 /// A table with a valid header and checksum around `body`.
-fn table(sig: &[u8; 4], revision: u8, body: &[u8]) -> Vec<u8> {
+pub(super) fn table(sig: &[u8; 4], revision: u8, body: &[u8]) -> Vec<u8> {
     let mut t = Vec::new();
     t.extend_from_slice(sig);
     t.extend_from_slice(&((36 + body.len()) as u32).to_le_bytes());
@@ -29,7 +29,7 @@ fn table(sig: &[u8; 4], revision: u8, body: &[u8]) -> Vec<u8> {
     t
 }
 
-fn fix_checksum(t: &mut [u8]) {
+pub(super) fn fix_checksum(t: &mut [u8]) {
     t[9] = 0;
     let sum = t.iter().fold(0u8, |s, &b| s.wrapping_add(b));
     t[9] = 0u8.wrapping_sub(sum);
@@ -37,36 +37,36 @@ fn fix_checksum(t: &mut [u8]) {
 
 /// Little-endian field writer.
 #[derive(Default)]
-struct W(Vec<u8>);
+pub(super) struct W(pub(super) Vec<u8>);
 
 impl W {
-    fn u8(mut self, v: u8) -> Self {
+    pub(super) fn u8(mut self, v: u8) -> Self {
         self.0.push(v);
         self
     }
-    fn u16(mut self, v: u16) -> Self {
+    pub(super) fn u16(mut self, v: u16) -> Self {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
-    fn u32(mut self, v: u32) -> Self {
+    pub(super) fn u32(mut self, v: u32) -> Self {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
-    fn u64(mut self, v: u64) -> Self {
+    pub(super) fn u64(mut self, v: u64) -> Self {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
-    fn raw(mut self, v: &[u8]) -> Self {
+    pub(super) fn raw(mut self, v: &[u8]) -> Self {
         self.0.extend_from_slice(v);
         self
     }
 }
 
-fn madt(entries: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn madt(entries: &[Vec<u8>]) -> Vec<u8> {
     madt_rev(5, entries)
 }
 
-fn madt_rev(rev: u8, entries: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn madt_rev(rev: u8, entries: &[Vec<u8>]) -> Vec<u8> {
     let body = W::default()
         .u32(0xfee0_0000)
         .u32(1)
@@ -101,11 +101,11 @@ fn ioapic() -> Vec<u8> {
         .0
 }
 
-fn srat(entries: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn srat(entries: &[Vec<u8>]) -> Vec<u8> {
     srat_rev(3, entries)
 }
 
-fn srat_rev(rev: u8, entries: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn srat_rev(rev: u8, entries: &[Vec<u8>]) -> Vec<u8> {
     let body = W::default().u32(1).u64(0).raw(&entries.concat()).0;
     table(b"SRAT", rev, &body)
 }
@@ -124,7 +124,7 @@ fn srat_cpu(domain: u32, apic: u8, flags: u32) -> Vec<u8> {
         .0
 }
 
-fn srat_mem(domain: u32, base: u64, len: u64, flags: u32) -> Vec<u8> {
+pub(super) fn srat_mem(domain: u32, base: u64, len: u64, flags: u32) -> Vec<u8> {
     W::default()
         .u8(1)
         .u8(40)
@@ -164,11 +164,11 @@ fn srat_gi(domain: u32, flags: u32) -> Vec<u8> {
         .0
 }
 
-fn slit(n: u64, m: &[u8]) -> Vec<u8> {
+pub(super) fn slit(n: u64, m: &[u8]) -> Vec<u8> {
     table(b"SLIT", 1, &W::default().u64(n).raw(m).0)
 }
 
-fn hmat(entries: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn hmat(entries: &[Vec<u8>]) -> Vec<u8> {
     hmat_rev(2, entries)
 }
 
@@ -176,7 +176,7 @@ fn hmat_rev(rev: u8, entries: &[Vec<u8>]) -> Vec<u8> {
     table(b"HMAT", rev, &W::default().u32(0).raw(&entries.concat()).0)
 }
 
-fn hmat_domain(flags: u16, initiator: u32, memory: u32) -> Vec<u8> {
+pub(super) fn hmat_domain(flags: u16, initiator: u32, memory: u32) -> Vec<u8> {
     W::default()
         .u16(0)
         .u16(0)
@@ -191,7 +191,7 @@ fn hmat_domain(flags: u16, initiator: u32, memory: u32) -> Vec<u8> {
         .0
 }
 
-fn hmat_lb(
+pub(super) fn hmat_lb(
     hier: u8,
     dtype: u8,
     base: u64,
@@ -222,7 +222,7 @@ fn hmat_lb(
     w.0
 }
 
-fn hmat_cache(memory: u32, size: u64, attrs: u32, handles: &[u16]) -> Vec<u8> {
+pub(super) fn hmat_cache(memory: u32, size: u64, attrs: u32, handles: &[u16]) -> Vec<u8> {
     let mut w = W::default()
         .u16(2)
         .u16(0)
@@ -240,11 +240,11 @@ fn hmat_cache(memory: u32, size: u64, attrs: u32, handles: &[u16]) -> Vec<u8> {
 }
 
 /// Cache attributes: levels, level, associativity, write policy, line size.
-fn cache_attrs(total: u32, level: u32, assoc: u32, policy: u32, line: u32) -> u32 {
+pub(super) fn cache_attrs(total: u32, level: u32, assoc: u32, policy: u32, line: u32) -> u32 {
     total | level << 4 | assoc << 8 | policy << 12 | line << 16
 }
 
-const ENABLED: u32 = 1;
+pub(super) const ENABLED: u32 = 1;
 const HOTPLUG: u32 = 2;
 const GIB: u64 = 1 << 30;
 
