@@ -378,7 +378,7 @@ fn check_adopted(tag: &str, job: &Job, way: &str) {
     for c in job.clients() {
         let files = job.opened.get(&c.pid).map(Vec::as_slice).unwrap_or(&[]);
         assert!(
-            files.iter().any(|f| *f == shm),
+            files.contains(&shm),
             "{tag}: client {} did not open {shm}",
             c.rank
         );
@@ -523,7 +523,7 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
         let img = image.display().to_string();
         let server_files = &imaged.opened[&imaged.server().pid];
         assert!(
-            server_files.iter().any(|f| *f == img),
+            server_files.contains(&img),
             "{tag}: the server did not read the image"
         );
         assert_eq!(
