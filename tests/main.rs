@@ -34,6 +34,7 @@ mod linux_conformance;
 mod live_differential;
 mod offline_cpus;
 mod openmp_seed;
+mod qemu_arm_boot;
 mod qemu_boot;
 mod qemu_linux;
 mod qemu_pvh_boot;
