@@ -196,3 +196,64 @@ fn hmat_latencies_bandwidths_and_memory_side_caches() {
 fn amd_epyc() {
     with_booter(boot_pvh, qemu_boot::amd_epyc);
 }
+
+/// The RSDP line of a report: `(address, source)`.
+fn rsdp(r: &Report) -> (String, String) {
+    let line = r
+        .text
+        .lines()
+        .find_map(|l| l.trim_end().strip_prefix("rsdp "))
+        .unwrap_or_else(|| panic!("no rsdp line\n{}", r.text));
+    let (addr, from) = line.split_once(" from=").unwrap_or((line, ""));
+    (addr.to_string(), from.to_string())
+}
+
+/// Without the start info's RSDP (`wloc.rsdp=bios` on the command line)
+/// the unikernel finds the same one in the BIOS areas and prints the
+/// same machine, NUMA tables included.
+#[test]
+fn rsdp_found_in_the_bios_areas() {
+    let Some(elf) = kernel() else {
+        return;
+    };
+    let machine = [
+        "-machine",
+        "q35",
+        "-m",
+        "1G",
+        "-smp",
+        "4,sockets=2,cores=2",
+        "-object",
+        "memory-backend-ram,size=512M,id=m0",
+        "-object",
+        "memory-backend-ram,size=512M,id=m1",
+        "-numa",
+        "node,nodeid=0,cpus=0-1,memdev=m0",
+        "-numa",
+        "node,nodeid=1,cpus=2-3,memdev=m1",
+        "-numa",
+        "dist,src=0,dst=1,val=20",
+    ];
+    let boot = |tag: &str, append: Option<&str>| {
+        let mut args = vec!["-kernel".to_string(), elf.display().to_string()];
+        if let Some(a) = append {
+            args.extend(["-append".to_string(), a.to_string()]);
+        }
+        let console = run_qemu(tag, "Skylake-Server", &args, &machine);
+        Report::parse(&console, "wloc-pvh")
+    };
+    let given = boot("pvh-rsdp-given", None);
+    let scanned = boot("pvh-rsdp-scanned", Some("wloc.rsdp=bios"));
+    let (given_at, given_from) = rsdp(&given);
+    let (scanned_at, scanned_from) = rsdp(&scanned);
+    assert_eq!(given_from, "start-info", "{}", given.text);
+    assert_eq!(scanned_from, "bios-areas", "{}", scanned.text);
+    assert_eq!(scanned_at, given_at);
+    assert!(
+        scanned.tables.iter().any(|t| t == "SLIT"),
+        "{}",
+        scanned.text
+    );
+    assert!(scanned.xml.is_some(), "{}", scanned.text);
+    assert_eq!(scanned.xml, given.xml);
+}

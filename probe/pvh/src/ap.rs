@@ -289,14 +289,16 @@ impl RtcSeconds {
     }
 }
 
-/// The RTC's seconds register (read outside its update cycle).
+/// The RTC's seconds register, read outside its update cycle.
 fn rtc_seconds() -> u8 {
     let mut index = Port::<u8>::new(0x70);
     let mut data = Port::<u8>::new(0x71);
     // SAFETY: the CMOS index/data ports; registers 0x0A (status A) and
     // 0x00 (seconds) are only read.
     unsafe {
-        loop {
+        // The update cycle lasts under 2 ms; a clock that never leaves it
+        // (none at all) is read anyway rather than waited on forever.
+        for _ in 0..100_000 {
             index.write(0x0a);
             if data.read() & 0x80 == 0 {
                 break;

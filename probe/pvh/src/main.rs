@@ -4,8 +4,9 @@
 //!
 //! QEMU enters it through its PVH ELF note (see `boot`).  It then:
 //!
-//! - copies the PVH start info (RSDP address, memory map); without an
-//!   RSDP there it searches the BIOS areas (`start_info`);
+//! - copies the PVH start info (RSDP address, memory map, command line);
+//!   without an RSDP there (or with `wloc.rsdp=bios` on the command line)
+//!   it searches the BIOS areas (`start_info`);
 //! - reads the MADT, SRAT, SLIT and HMAT from the RSDP;
 //! - starts every application processor the MADT lists with
 //!   INIT-SIPI-SIPI so that each one runs its own CPUID (`ap`);
@@ -107,7 +108,7 @@ impl<T: Write> Write for Output<T> {
 /// Probes the machine and prints its topology.
 fn run(out: &mut dyn Write, start_info: u64) -> Result<(), String> {
     let info = StartInfo::read(&IdentityMapped, start_info)?;
-    let tables = acpi_tables(&info)?;
+    let tables = acpi_tables(out, &info)?;
     let madt = match tables.as_ref().and_then(|t| t.get(Signature::MADT)) {
         Some(b) => Some(Madt::parse(b).map_err(|e| format!("cannot parse the MADT: {e}"))?),
         None => None,
@@ -121,13 +122,17 @@ fn run(out: &mut dyn Write, start_info: u64) -> Result<(), String> {
     let collector = CpuidCollector::new(ApsOrNone(runner), cpus, madt.as_ref());
     let (topo, numa) = firmware::assemble(&collector, tables.as_ref(), &|| info.ram_bytes())
         .map_err(|e| format!("{e}"))?;
-    let serial_error = |_| String::from("cannot write to the serial port");
+    let serial_error = |_| serial_error();
     firmware::report::print_x86_cpus(out, &collector).map_err(serial_error)?;
     firmware::report::print(out, &topo, tables.as_ref(), numa.as_ref()).map_err(serial_error)?;
     // hwloc 2 format, so that hwloc 2.x and wloc both read it back.
     let xml = wloc_xml::export(&topo, wloc_xml::XmlVersion::V2);
     writeln!(out, "{XML}").map_err(serial_error)?;
     out.write_str(&xml).map_err(serial_error)
+}
+
+fn serial_error() -> String {
+    String::from("cannot write to the serial port")
 }
 
 /// The AP runner, absent on a machine of one CPU.
@@ -194,15 +199,21 @@ impl PhysicalMemory for IdentityMapped {
 }
 
 /// The ACPI tables from the RSDP the start info gives, else the one found
-/// in the BIOS areas; `None` when there is none.
-fn acpi_tables(info: &StartInfo) -> Result<Option<AcpiTables>, String> {
+/// in the BIOS areas; `None` when there is none.  Prints the line
+/// `rsdp ADDRESS from=start-info|bios-areas` (or `rsdp none`).
+fn acpi_tables(out: &mut dyn Write, info: &StartInfo) -> Result<Option<AcpiTables>, String> {
+    // `wloc.rsdp=bios` on the command line ignores the start info's RSDP,
+    // so that the search used when a loader gives none can be tested.
+    let scan = info.cmdline.split(' ').any(|w| w == "wloc.rsdp=bios");
     let rsdp = match info.rsdp {
-        0 => start_info::find_rsdp(&IdentityMapped),
-        a => Some(a),
+        a if a != 0 && !scan => Some((a, "start-info")),
+        _ => start_info::find_rsdp(&IdentityMapped).map(|a| (a, "bios-areas")),
     };
-    let Some(rsdp) = rsdp else {
+    let Some((rsdp, source)) = rsdp else {
+        writeln!(out, "rsdp none").map_err(|_| serial_error())?;
         return Ok(None);
     };
+    writeln!(out, "rsdp {rsdp:#x} from={source}").map_err(|_| serial_error())?;
     AcpiTables::from_rsdp(&IdentityMapped, rsdp, Checksum::Verify)
         .map(Some)
         .map_err(|e| format!("cannot read the ACPI tables from the RSDP at {rsdp:#x}: {e}"))

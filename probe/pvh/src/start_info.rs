@@ -16,6 +16,8 @@ const MAGIC: u32 = 0x336e_c578;
 /// the UEFI probe counts conventional and ACPI-reclaim memory.
 const E820_RAM: u32 = 1;
 const E820_ACPI: u32 = 3;
+/// At most this many bytes of command line are read.
+const MAX_CMDLINE: u64 = 4096;
 /// At most this many memory map entries are read.
 const MAX_MEMMAP: u32 = 1024;
 
@@ -38,6 +40,8 @@ pub struct StartInfo {
     pub rsdp: u64,
     /// The memory map (version 1 of the structure on), empty before.
     pub memmap: Vec<MemoryRange>,
+    /// The kernel command line (QEMU's `-append`), empty when none.
+    pub cmdline: String,
 }
 
 impl StartInfo {
@@ -96,6 +100,7 @@ impl StartInfo {
         Ok(StartInfo {
             rsdp: u64_at(32),
             memmap,
+            cmdline: read_cmdline(mem, u64_at(24)),
         })
     }
 
@@ -120,6 +125,22 @@ impl StartInfo {
     }
 }
 
+/// The NUL-terminated command line at `address` (0: none), at most
+/// [`MAX_CMDLINE`] bytes; unreadable bytes and invalid UTF-8 end it.
+fn read_cmdline(mem: &dyn PhysicalMemory, address: u64) -> String {
+    let mut bytes = Vec::new();
+    if address != 0 {
+        for i in 0..MAX_CMDLINE {
+            let mut b = [0u8];
+            if !mem.read(address + i, &mut b) || b[0] == 0 {
+                break;
+            }
+            bytes.push(b[0]);
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
 /// Searches the RSDP where PC BIOSes put it: the first KiB of the EBDA
 /// (whose segment the BIOS data area holds at 0x40E), then
 /// 0xE0000-0xFFFFF, on 16-byte boundaries.
@@ -131,7 +152,7 @@ pub fn find_rsdp(mem: &dyn PhysicalMemory) -> Option<u64> {
         0
     };
     let mut areas: Vec<(u64, u64)> = Vec::new();
-    if ebda >= 0x8_0000 && ebda < 0xa_0000 {
+    if (0x8_0000..0xa_0000).contains(&ebda) {
         areas.push((ebda, ebda + 1024));
     }
     areas.push((0xe_0000, 0x10_0000));

@@ -38,6 +38,8 @@ pub enum FirmwareError {
     Discovery(ProbeError),
     /// The ACPI NUMA tables are present but invalid.
     Acpi(AcpiError),
+    /// The ACPI NUMA tables do not fit the topology (the message says why).
+    ApplyNuma(String),
     /// The machine's RAM could not be measured.
     Memory(String),
     /// The topology could not be finished after adding the RAM.
@@ -52,7 +54,8 @@ impl fmt::Display for FirmwareError {
             }
             FirmwareError::Cpu(m) => f.write_str(m),
             FirmwareError::Discovery(e) => write!(f, "CPUID discovery failed: {e}"),
-            FirmwareError::Acpi(e) => write!(f, "cannot use the ACPI NUMA tables: {e}"),
+            FirmwareError::Acpi(e) => write!(f, "cannot parse the ACPI NUMA tables: {e}"),
+            FirmwareError::ApplyNuma(m) => write!(f, "cannot apply the ACPI NUMA tables: {m}"),
             FirmwareError::Memory(m) => write!(f, "cannot measure the RAM: {m}"),
             FirmwareError::Finish(m) => write!(f, "cannot finish the topology: {m}"),
         }
@@ -272,36 +275,57 @@ fn number_like_linux(cpus: &mut [Cpu], madt: Option<&Madt>) {
     }
 }
 
+/// A topology that keeps every object, for discovery to fill.
+pub fn empty_topology() -> Topology {
+    let mut topo = Topology::new();
+    topo.set_all_types_filter(TypeFilter::KeepAll);
+    topo.include_disallowed = true;
+    topo
+}
+
 /// Builds the machine's topology: x86 discovery over every CPU through
-/// `cpus`, then NUMA nodes, distances and memory attributes from the ACPI
-/// tables; without NUMA tables the one node gets the RAM `ram_bytes`
-/// measures (only called then).  Returns the topology and the NUMA
+/// `cpus`, then [`apply_numa`].  Returns the topology and the NUMA
 /// description applied, if any.
 pub fn assemble<R: CpuRunner>(
     cpus: &CpuidCollector<R>,
     tables: Option<&AcpiTables>,
     ram_bytes: &dyn Fn() -> Result<u64, String>,
 ) -> Result<(Topology, Option<AcpiNuma>), FirmwareError> {
-    let mut topo = Topology::new();
-    topo.set_all_types_filter(TypeFilter::KeepAll);
-    topo.include_disallowed = true;
-    let mut topo = cpus.discover(topo)?;
+    let mut topo = cpus.discover(empty_topology())?;
+    let numa = apply_numa(
+        tables,
+        &mut topo,
+        &|apic| cpus.os_index_of_apic(apic),
+        ram_bytes,
+    )?;
+    Ok((topo, numa))
+}
+
+/// Puts the NUMA nodes, distances and memory attributes of the ACPI
+/// tables into the topology (`to_pu` maps the processor ids of the SRAT,
+/// APIC ids or ACPI UIDs, to PU OS indexes); without NUMA tables the one
+/// node discovery added gets the RAM `ram_bytes` measures (only called
+/// then).  Returns the NUMA description applied, if any.
+pub fn apply_numa(
+    tables: Option<&AcpiTables>,
+    topo: &mut Topology,
+    to_pu: &dyn Fn(u32) -> Option<u32>,
+    ram_bytes: &dyn Fn() -> Result<u64, String>,
+) -> Result<Option<AcpiNuma>, FirmwareError> {
     let numa = match tables {
         Some(t) => {
             let numa = t.numa(Checksum::Verify).map_err(FirmwareError::Acpi)?;
-            numa.apply(&mut topo, &|apic| cpus.os_index_of_apic(apic))
-                .map_err(|e| {
-                    FirmwareError::Finish(alloc::format!("applying the ACPI NUMA tables: {e}"))
-                })?;
+            numa.apply(topo, to_pu)
+                .map_err(|e| FirmwareError::ApplyNuma(alloc::format!("{e}")))?;
             Some(numa)
         }
         None => None,
     };
     if numa.as_ref().is_none_or(|n| n.nodes.is_empty()) {
         let bytes = ram_bytes().map_err(FirmwareError::Memory)?;
-        set_single_node_memory(&mut topo, bytes)?;
+        set_single_node_memory(topo, bytes)?;
     }
-    Ok((topo, numa))
+    Ok(numa)
 }
 
 /// Without NUMA tables the machine has the one node discovery added:

@@ -34,12 +34,11 @@ use core::fmt::Write;
 
 use uefi::prelude::*;
 use uefi::table::cfg::ConfigTableEntry;
-use wloc_core::object::ObjAttr;
-use wloc_core::{ObjType, Topology, TypeFilter};
+use wloc_core::Topology;
 use wloc_probe::acpi::{AcpiNuma, AcpiTables, Checksum, Madt, PhysicalMemory, Signature};
 
-#[cfg(target_arch = "x86_64")]
-use cpus::MpCpuid;
+use wloc_probe::firmware::empty_topology;
+
 use serial::SerialOut;
 
 /// Line printed before the topology.
@@ -81,36 +80,15 @@ fn madt(tables: Option<&AcpiTables>) -> Result<Option<Madt>, String> {
     }
 }
 
-/// A topology that keeps every object, for discovery to fill.
-fn empty_topology() -> Topology {
-    let mut topo = Topology::new();
-    topo.set_all_types_filter(TypeFilter::KeepAll);
-    topo.include_disallowed = true;
-    topo
-}
-
 /// Reads the NUMA tables and puts them into the topology; `to_pu` maps
-/// the processor ids of the SRAT to PUs.
+/// the processor ids of the SRAT to PUs.  Without NUMA tables the one
+/// node gets the RAM of the firmware's memory map.
 fn apply_numa(
     tables: Option<&AcpiTables>,
     topo: &mut Topology,
     to_pu: &dyn Fn(u32) -> Option<u32>,
 ) -> Result<Option<AcpiNuma>, String> {
-    let numa = match tables {
-        Some(t) => {
-            let numa = t
-                .numa(Checksum::Verify)
-                .map_err(|e| format!("cannot parse the ACPI NUMA tables: {e}"))?;
-            numa.apply(topo, to_pu)
-                .map_err(|e| format!("cannot apply the ACPI NUMA tables: {e}"))?;
-            Some(numa)
-        }
-        None => None,
-    };
-    if numa.as_ref().is_none_or(|n| n.nodes.is_empty()) {
-        set_single_node_memory(topo, ram_bytes()?)?;
-    }
-    Ok(numa)
+    wloc_probe::firmware::apply_numa(tables, topo, to_pu, &ram_bytes).map_err(|e| format!("{e}"))
 }
 
 /// Prints the common report and the XML document.
@@ -133,8 +111,10 @@ fn finish_report(
 fn run(out: &mut SerialOut) -> Result<(), String> {
     let tables = acpi_tables()?;
     let madt = madt(tables.as_ref())?;
-    let cpus = MpCpuid::new(madt.as_ref())?;
-    let mut topo = cpus.discover(empty_topology())?;
+    let cpus = cpus::mp_cpuid(madt.as_ref())?;
+    let mut topo = cpus
+        .discover(empty_topology())
+        .map_err(|e| format!("{e}"))?;
     let numa = apply_numa(tables.as_ref(), &mut topo, &|apic| {
         cpus.os_index_of_apic(apic)
     })?;
@@ -200,21 +180,6 @@ fn ram_bytes() -> Result<u64, String> {
         })
         .map(|d| d.page_count.saturating_mul(4096))
         .fold(0u64, u64::saturating_add))
-}
-
-/// Without NUMA tables the machine has the one node discovery added:
-/// give it the machine's RAM.
-fn set_single_node_memory(topo: &mut Topology, bytes: u64) -> Result<(), String> {
-    let nodes = topo.objs_by_type(ObjType::NUMANode);
-    if let [node] = nodes[..] {
-        if let ObjAttr::Numa(a) = &mut topo.obj_mut(node).attr {
-            a.local_memory = bytes;
-        }
-        // Finishing again recomputes the memory totals.
-        topo.finish()
-            .map_err(|e| format!("cannot finish the topology: {e}"))?;
-    }
-    Ok(())
 }
 
 /// Physical memory as UEFI leaves it: identity mapped.
