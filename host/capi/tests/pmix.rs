@@ -19,7 +19,8 @@
 //! discovery of this machine is an open of `cpu0/topology/core_id` in
 //! `/sys` (libhwloc's Linux backend and wloc's sandboxed Linux component
 //! each read it once per discovery; adopting a segment, XML or an image
-//! reads no sysfs file).
+//! reads no sysfs file). A control job without sharing counts one
+//! discovery per process on both libraries.
 
 mod support;
 
@@ -193,7 +194,8 @@ struct Setup<'a> {
     /// The clients' libhwloc, likewise.
     client_lib: Option<&'a Path>,
     /// `pmix`: PMIx loads the topology; `host`: the server loads it and
-    /// passes it as `PMIX_TOPOLOGY2`.
+    /// passes it as `PMIX_TOPOLOGY2`; `alone`: PMIx loads it and does not
+    /// share it.
     mode: &'a str,
     /// `load`: clients call `PMIx_Load_topology`; `keys`: they adopt the
     /// segment the `PMIX_HWLOC_SHMEM_*` keys name (PMIx 3.x clients).
@@ -406,14 +408,14 @@ fn report(setup: &Setup, job: &Job) {
         .count()
         .max(job.adopted_by().len());
     eprintln!(
-        "{}: {} discoveries; {adopted}/{CLIENTS} clients adopted the {}-byte segment \
-         (mapped: {}); median client: {} us to get the topology, {} kB peak RSS",
+        "{}: {} discoveries; {adopted}/{CLIENTS} clients adopted the segment (bytes: {}, \
+         mapped: {}); median client: {} us to get the topology, {} kB peak RSS",
         setup.tag(),
         job.discoveries().len(),
         job.clients()[0]
             .shmem
             .as_ref()
-            .map_or("?", |s| s.2.as_str()),
+            .map_or("none", |s| s.2.as_str()),
         job.clients()[0].mapped.unwrap_or(false),
         median(job, |c| c.load_us),
         median(job, |c| c.hwm_kb),
@@ -476,6 +478,30 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
 
     let image = work.join("this.img");
     this_machine_image(&image);
+
+    // The control: without sharing, every process discovers, and the
+    // count says so on both libraries.
+    for l in [None, Some(lib.as_path())] {
+        let setup = Setup {
+            lib: l,
+            client_lib: l,
+            mode: "alone",
+            way: "load",
+            image: None,
+        };
+        let alone = run(&exe, &work, setup);
+        let tag = setup.tag();
+        let mut found = alone.discoveries();
+        found.sort();
+        let mut all: Vec<u32> = alone.blocks.iter().map(|b| b.pid).collect();
+        all.sort();
+        assert_eq!(found, all, "{tag}: every process discovers once");
+        for c in alone.clients() {
+            assert!(c.shmem.is_none(), "{tag}: shared anyway");
+            assert_eq!(c.fingerprint, alone.server().fingerprint, "{tag}");
+        }
+        report(&setup, &alone);
+    }
 
     for (mode, way) in [("pmix", "load"), ("host", "keys")] {
         let setup = Setup {

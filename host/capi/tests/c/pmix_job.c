@@ -2,9 +2,11 @@
  * the clients it forks (PMIX_SERVER_SHARE_TOPOLOGY), and the clients
  * obtaining it the ways PMIx clients do.
  *
- *   pmix_job server NCLIENTS TMPDIR pmix|host load|keys
+ *   pmix_job server NCLIENTS TMPDIR pmix|host|alone load|keys
  *     pmix: PMIx loads the topology itself (hwloc_topology_load) and
  *           shares it;
+ *     alone: PMIx loads it and does not share it (every client loads
+ *           its own);
  *     host: the server loads it with hwloc and hands it to PMIx as
  *           PMIX_TOPOLOGY2, as a resource manager does;
  *     load: clients call PMIx_Load_topology (PMIx 4.1 and later);
@@ -253,7 +255,10 @@ static int server(int n, const char *tmpdir, const char *mode, const char *way,
     memset(&module, 0, sizeof module);
     PMIX_INFO_LOAD(&info[ninfo], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING); ninfo++;
     PMIX_INFO_LOAD(&info[ninfo], PMIX_SYSTEM_TMPDIR, tmpdir, PMIX_STRING); ninfo++;
-    PMIX_INFO_LOAD(&info[ninfo], PMIX_SERVER_SHARE_TOPOLOGY, NULL, PMIX_BOOL); ninfo++;
+    if (strcmp(mode, "alone")) {
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_SERVER_SHARE_TOPOLOGY, NULL, PMIX_BOOL);
+        ninfo++;
+    }
     if (0 == strcmp(mode, "host")) {
         if (hwloc_topology_init(&host_topo) || hwloc_topology_load(host_topo)) {
             fprintf(stderr, "pmix_job: hwloc_topology_load failed\n");
