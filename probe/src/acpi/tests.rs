@@ -479,11 +479,11 @@ fn srat_entries() {
         srat_gi(4, ENABLED),
         srat_gi(5, 0),
         srat_mem(0, 0, 0, 0),
-        // A GICC entry (type 3) is skipped.
+        // A GICC affinity entry (type 3) that is not enabled.
         W::default().u8(3).u8(18).raw(&[0; 16]).0,
     ]);
     let s = Srat::parse(&t).unwrap();
-    assert_eq!(s.disabled, 3);
+    assert_eq!(s.disabled, 4);
     assert_eq!(
         s.entries,
         vec![
