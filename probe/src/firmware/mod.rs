@@ -8,8 +8,11 @@
 //!
 //! - [`CpuidCollector`] asks every CPU for its CPUID answers through a
 //!   [`CpuRunner`], waking each one as few times as it can;
-//! - [`assemble`] turns those answers and the ACPI tables into a topology;
-//! - [`report::print`] writes the line report the boot tests read.
+//! - [`assemble`] turns those answers and the ACPI tables into a topology
+//!   ([`apply_numa`] alone serves the UEFI application on ARM, whose CPUs
+//!   come from the MADT and PPTT instead);
+//! - [`report::print_x86_cpus`] and [`report::print`] write the line
+//!   report the boot tests read.
 
 pub mod report;
 
@@ -84,7 +87,8 @@ pub trait CpuRunner {
     fn run(&self, cpu: &Cpu, queries: &[(u32, u32)], out: &mut [[u32; 4]]) -> Result<(), String>;
 }
 
-/// CPUID on the processor the caller runs on.
+/// CPUID on the processor the caller runs on (zeros on other
+/// architectures, which have no such instruction).
 pub fn cpuid_here(leaf: u32, subleaf: u32) -> [u32; 4] {
     #[cfg(target_arch = "x86_64")]
     {
