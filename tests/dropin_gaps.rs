@@ -209,3 +209,93 @@ fn synthetic_numa_memory_exports_hwlocs_page_type() {
         }
     }
 }
+
+/// `16em64t-4s2c2t` (hwloc's recording) with its L2 folders moved to
+/// `index2` and listed under some CPUs only: package 0's CPUs 4 and 12
+/// list an L2 shared with CPUs 0 and 8, which do not list it; package 1's
+/// first CPU (1) lists an L2 shared by its two cores, which CPUs 5 and 13
+/// do not list; the first and last CPUs have no `index2` at all.  hwloc
+/// builds a cache from its first CPU only, and looks at every CPU's
+/// `index0` to `index9`.
+#[test]
+fn caches_listed_under_some_cpus_only_are_built_as_hwloc_builds_them() {
+    require_hwloc();
+    let tmp = common::TempDir::new("partial-l2");
+    let tarball = common::workspace().join("tests/data/dropin/16em64t-4s2c2t-partial-l2.tar.bz2");
+    let f = std::fs::File::open(&tarball).expect("the recording");
+    tar::Archive::new(bzip2::read::BzDecoder::new(f))
+        .unpack(&tmp.0)
+        .expect("unpacks");
+    let root = tmp.0.join("16em64t-4s2c2t-partial-l2");
+    for extra in [&["--no-io"][..], &["--no-io", "-v"][..]] {
+        let o = Command::new("lstopo-no-graphics")
+            .args(extra)
+            .env("HWLOC_COMPONENTS", "linux,stop")
+            .env("HWLOC_FSROOT", &root)
+            .env("HWLOC_HIDE_ERRORS", "2")
+            .output()
+            .expect("lstopo-no-graphics runs");
+        assert!(o.status.success(), "{}", common::show_output(&o));
+        let theirs = stdout(&o).replace(" hwlocVersion=2.9.0 ProcessName=lstopo-no-graphics", "");
+        let mut args = vec!["ls", "-i", root.to_str().unwrap(), "--if", "fsroot"];
+        args.extend_from_slice(extra);
+        let o = run_wloc(&args);
+        common::assert_success("wloc ls --if fsroot", &o);
+        assert_eq!(stdout(&o), theirs, "{extra:?}");
+    }
+    // What the case is about: package 1's shared L2 holds both its cores,
+    // package 0 has none.
+    let o = run_wloc([
+        "ls",
+        "-i",
+        root.to_str().unwrap(),
+        "--if",
+        "fsroot",
+        "--no-io",
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("  Package L#1 + L3 L#1 (4096KB) + L2 L#0 (1024KB)\n"),
+        "{text}"
+    );
+    assert!(text.contains("  Package L#0 + L3 L#0 (4096KB)\n"), "{text}");
+}
+
+/// A topology image keeps every `<userdata>` element of the XML it was
+/// written from: the image's XML is the original document, byte for byte
+/// (`tests/data/dropin/userdata.xml` is a fixed point of hwloc 2.9's
+/// `lstopo-no-graphics -i F --of xml`), directly and through `WLOC_IMAGE`.
+#[test]
+fn topology_images_carry_userdata_byte_for_byte() {
+    let tmp = common::TempDir::new("image-userdata");
+    let src = common::workspace().join("tests/data/dropin/userdata.xml");
+    let want = std::fs::read_to_string(&src).unwrap();
+    assert!(
+        want.matches("<userdata").count() >= 10,
+        "the test file changed"
+    );
+    let img = tmp.0.join("topo.img");
+    let o = run_wloc([
+        "ls",
+        "-i",
+        src.to_str().unwrap(),
+        "--of",
+        "image",
+        img.to_str().unwrap(),
+    ]);
+    common::assert_success("wloc ls --of image", &o);
+    let o = run_wloc(["ls", "-i", img.to_str().unwrap(), "--of", "xml"]);
+    common::assert_success("wloc ls -i IMAGE --of xml", &o);
+    assert!(stdout(&o) == want, "the image's XML:\n{}", stdout(&o));
+    let o = Command::new(wloc())
+        .args(["ls", "--of", "xml"])
+        .env("WLOC_IMAGE", &img)
+        .output()
+        .unwrap();
+    common::assert_success("WLOC_IMAGE=IMAGE wloc ls --of xml", &o);
+    assert!(
+        stdout(&o) == want,
+        "the adopted image's XML:\n{}",
+        stdout(&o)
+    );
+}

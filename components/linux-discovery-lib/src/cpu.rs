@@ -52,9 +52,6 @@ pub(crate) fn group(
     g
 }
 
-/// The raw `level` and `type` files of a cache `indexN` folder.
-type LevelAndType = (Vec<u8>, Vec<u8>);
-
 impl Ctx<'_> {
     /// The sets in `topology/{file}` of the CPUs `cpus[k]` whose `skip[k]`
     /// is false, read in one batch and restricted to `cpuset`, with their
@@ -619,57 +616,26 @@ impl Ctx<'_> {
         if !any_cache || cpus.is_empty() {
             return out;
         }
-        // Which indexN to look at: those of the first CPU, and more for
-        // CPUs whose last index exists.
-        let mut max_index = 0;
-        for name in self.list(&format!("{CPU}/cpu{}/cache", cpus[0])) {
-            if let Some(v) = name.strip_prefix("index") {
-                if let Some((v, _)) = parse::strtoul(v, 10) {
-                    if v < MAX_CACHE_INDEX as u64 {
-                        max_index = max_index.max(v as u32 + 1);
-                    }
-                }
-            }
-        }
-        // Keep probing past that index only if the last CPU (the other end
-        // of hybrid machines) has more of them.
-        let mut last_max = 0;
-        if cpus.len() > 1 {
-            for name in self.list(&format!("{CPU}/cpu{}/cache", cpus[cpus.len() - 1])) {
-                if let Some(v) = name.strip_prefix("index") {
-                    if let Some((v, _)) = parse::strtoul(v, 10) {
-                        if v < MAX_CACHE_INDEX as u64 {
-                            last_max = last_max.max(v as u32 + 1);
-                        }
-                    }
-                }
-            }
-        }
-        let probe_more = max_index == 0 || last_max != max_index;
-        let mut maps: Vec<(u32, u32, CpuSet)> = Vec::new();
-        let mut todo: Vec<(u32, u32)> = cpus
+        // Every CPU's `index0` to `index9`, as hwloc reads them: a CPU may
+        // list caches under indexes that the first and last CPUs lack (a
+        // shared cache listed under some of its CPUs only).  One batch;
+        // missing folders cost one failed open each.
+        let todo: Vec<(u32, u32)> = cpus
             .iter()
-            .flat_map(|&c| (0..max_index.max(1)).map(move |j| (c, j)))
+            .flat_map(|&c| (0..MAX_CACHE_INDEX).map(move |j| (c, j)))
             .collect();
-        while !todo.is_empty() {
-            let paths: Vec<String> = todo
-                .iter()
-                .map(|(c, j)| format!("{CPU}/cpu{c}/cache/index{j}/shared_cpu_map"))
-                .collect();
-            let res = self.read_batch(&paths);
-            let mut next = Vec::new();
-            for (&(c, j), b) in todo.iter().zip(res) {
-                let Some(set) = b.and_then(|b| parse::cpumask::<wloc_core::bitmap::CpuKind>(&b))
-                else {
-                    continue;
-                };
-                if probe_more && j + 1 >= max_index.max(1) && j + 1 < MAX_CACHE_INDEX {
-                    next.push((c, j + 1));
-                }
-                maps.push((c, j, set));
-            }
-            todo = next;
-        }
+        let paths: Vec<String> = todo
+            .iter()
+            .map(|(c, j)| format!("{CPU}/cpu{c}/cache/index{j}/shared_cpu_map"))
+            .collect();
+        let mut maps: Vec<(u32, u32, CpuSet)> = todo
+            .iter()
+            .zip(self.read_batch(&paths))
+            .filter_map(|(&(c, j), b)| {
+                let set = parse::cpumask::<wloc_core::bitmap::CpuKind>(&b?)?;
+                Some((c, j, set))
+            })
+            .collect();
         maps.sort_by_key(|m| (m.0, m.1));
         let mut all: Vec<(u32, u32, CpuSet)> = Vec::with_capacity(maps.len());
         for (c, j, mut set) in maps {
@@ -683,67 +649,13 @@ impl Ctx<'_> {
             }
             all.push((c, j, &set & cpuset));
         }
-        // A cache is described by the first CPU of its set.  When that CPU
-        // does not list it (its `cache/` folder lacks some `indexN`), the
-        // first CPU that does describes it, so that a cache listed under
-        // some of its CPUs only is still built.  Normally every CPU of a
-        // set lists it at the same index as the first one, and nothing
-        // more is read; otherwise the levels and types tell whether the
-        // first CPU lists the same cache under another index.
-        let at: HashMap<(u32, u32), &CpuSet> = all.iter().map(|(c, j, s)| ((*c, *j), s)).collect();
-        let mut firsts: Vec<(u32, u32, CpuSet)> = Vec::new();
-        let mut unmatched: Vec<(u32, u32, &CpuSet)> = Vec::new();
-        for (c, j, set) in &all {
-            match set.first() {
-                Some(f) if f == *c => firsts.push((*c, *j, set.clone())),
-                Some(f) if at.get(&(f, *j)) != Some(&set) => unmatched.push((*c, *j, set)),
-                _ => {}
-            }
-        }
-        if !unmatched.is_empty() {
-            // (CPU, index) pairs whose level and type are needed: the
-            // unmatched ones and those of their first CPUs with the same set.
-            let mut keys: Vec<(u32, u32)> = unmatched.iter().map(|(c, j, _)| (*c, *j)).collect();
-            for (_, _, set) in &unmatched {
-                let f = set.first().unwrap_or(0);
-                keys.extend(
-                    all.iter()
-                        .filter(|(c, ..)| *c == f)
-                        .map(|(c, j, _)| (*c, *j)),
-                );
-            }
-            keys.sort_unstable();
-            keys.dedup();
-            let paths: Vec<String> = keys
-                .iter()
-                .flat_map(|(c, j)| {
-                    ["level", "type"].map(|f| format!("{CPU}/cpu{c}/cache/index{j}/{f}"))
-                })
-                .collect();
-            let mut res = self.read_batch(&paths).into_iter();
-            let mut kind: HashMap<(u32, u32), LevelAndType> = HashMap::new();
-            for k in &keys {
-                let level = res.next().flatten().unwrap_or_default();
-                let ty = res.next().flatten().unwrap_or_default();
-                kind.insert(*k, (level, ty));
-            }
-            // The first CPU's word wins: when it lists a cache of that
-            // level and type, under any index and with any set, the other
-            // CPU's entry is the same cache or a conflicting claim (which
-            // hwloc drops too); only a level and type it lacks is added.
-            let mut described: Vec<(&LevelAndType, &CpuSet)> = Vec::new();
-            for (c, j, set) in unmatched {
-                let Some(k) = kind.get(&(c, j)) else { continue };
-                let f = set.first().unwrap_or(0);
-                let first_lists = all
-                    .iter()
-                    .any(|(fc, fj, _)| *fc == f && kind.get(&(*fc, *fj)) == Some(k));
-                if !first_lists && !described.iter().any(|(kk, s)| *kk == k && *s == set) {
-                    described.push((k, set));
-                    firsts.push((c, j, set.clone()));
-                }
-            }
-        }
+        // A cache is described by the first CPU of its set, as hwloc does:
+        // an entry of another CPU adds nothing, even when the first CPU does
+        // not list that cache (hwloc then has no such cache either).
+        let firsts: Vec<(u32, u32, CpuSet)> = all
+            .into_iter()
+            .filter(|(c, _, set)| set.first() == Some(*c))
+            .collect();
         const FILES: [&str; 7] = [
             "level",
             "type",
