@@ -161,6 +161,20 @@ pub struct PciLocality {
     pub cpuset: u32,
 }
 
+/// One `<userdata>` element of an object, kept raw as the XML import reads
+/// it (see [`wloc_core::UserData`]).
+#[derive(Archive, Serialize, Debug, Clone, PartialEq)]
+pub struct UserDataRec {
+    /// Index of the object it belongs to.
+    pub obj: u32,
+    pub name: Option<String>,
+    pub base64: bool,
+    /// The declared length (decoded bytes for base64 content).
+    pub length: u64,
+    /// The content as written (still encoded when `base64`).
+    pub content: String,
+}
+
 /// A column of unsigned integers, each stored in `width` bytes
 /// little-endian: 1, 2, 4 or 8, the narrowest that holds the column's
 /// largest value (most columns of a machine fit in one or two bytes, which
@@ -344,6 +358,10 @@ pub struct Body {
     pub infos: Vec<Info>,
     pub support: Vec<String>,
     pub pci_localities: Vec<PciLocality>,
+    /// The objects' `<userdata>` elements (format version 4), by object
+    /// index (non-decreasing), each object's in its order.  Most
+    /// topologies have none: a list, not a column.
+    pub userdata: Vec<UserDataRec>,
 }
 
 /// Flags: every child subtree has the same shape.
@@ -597,6 +615,7 @@ pub fn body_of(topo: &Topology) -> Body {
         infos: infos(&topo.infos),
         support: topo.support.clone(),
         pci_localities: Vec::new(),
+        userdata: Vec::new(),
     };
     for &id in &order {
         let o = topo.obj(id);
@@ -638,6 +657,14 @@ pub fn body_of(topo: &Topology) -> Body {
             b.obj_infos
                 .push([strings.intern(&i.name), strings.intern(&i.value)]);
         }
+        let index = b.ty.len() as u32 - 1;
+        b.userdata.extend(o.userdata.iter().map(|u| UserDataRec {
+            obj: index,
+            name: u.name.clone(),
+            base64: u.base64,
+            length: u.length,
+            content: u.content.clone(),
+        }));
     }
     c.info_start.push(b.obj_infos.len() as u64);
     b.os_index = Col::of(&c.os_index);

@@ -20,6 +20,10 @@
 //! | 36..40 | reserved (0) |
 //! | 40..64 | version of wloc that wrote it, NUL-padded |
 //!
+//! Version 4 added the objects' `<userdata>` elements (kept raw, as the
+//! XML commands keep them); an image of another version is refused with
+//! an error naming both versions and saying how to write it again.
+//!
 //! The body is an [rkyv](https://docs.rs/rkyv) archive of the topology (see
 //! the `format` module).  The objects are in breadth-first order (the
 //! root first; the children of an object consecutive, memory, normal, I/O
@@ -146,7 +150,7 @@ pub const MAX_IMAGE_BYTES: u64 = wloc_trust::file::MAX_INPUT_BYTES;
 /// First bytes of every image.
 pub const MAGIC: [u8; 8] = *b"\x89WLOCIMG";
 /// The image format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Length of the header before the body.
 pub const HEADER_LEN: usize = 64;
 /// The special levels in the order the image stores them.
@@ -207,7 +211,7 @@ impl fmt::Display for ImageError {
             ImageError::NotAnImage => f.write_str("not a wloc topology image (wrong magic number)"),
             ImageError::Version { found, writer } => write!(
                 f,
-                "topology image format version {found} (written by wloc {writer}) is not supported: this wloc reads version {FORMAT_VERSION}"
+                "topology image format version {found} (written by wloc {writer}) is not supported: this wloc reads version {FORMAT_VERSION} (write the image again with this wloc: wloc ls -i SOURCE --of image FILE)"
             ),
             ImageError::Truncated { expected, found } => write!(
                 f,

@@ -36,8 +36,8 @@ pub const REBUILD_RATIO: u64 = 128;
 
 /// What rebuilding `b` allocates, in bytes, estimated from the image
 /// alone (a bound, not the exact figure): the objects, every object's
-/// copy of its sets at full width, of its name, subtype and infos, and
-/// the topology-wide sets.
+/// copy of its sets at full width, of its name, subtype, infos and
+/// userdata, and the topology-wide sets.
 pub(crate) fn rebuild_cost(b: &ArchivedBody) -> u64 {
     let nsets = b.set_skip.len();
     // Bytes of each set, rebuilt (8 per word, skipped words included).
@@ -74,6 +74,11 @@ pub(crate) fn rebuild_cost(b: &ArchivedBody) -> u64 {
     for [k, v] in b.obj_infos.iter() {
         cost = cost
             .saturating_add(info + string(k.to_native() as usize) + string(v.to_native() as usize));
+    }
+    let userdata = std::mem::size_of::<wloc_core::UserData>() as u64;
+    for u in b.userdata.iter() {
+        let name = u.name.as_ref().map_or(0, |s| s.len() as u64);
+        cost = cost.saturating_add(userdata + name + u.content.len() as u64);
     }
     let mut sets = vec![b.allowed_cpuset.to_native(), b.allowed_nodeset.to_native()];
     sets.extend(b.cpukinds.iter().map(|k| k.cpuset.to_native()));
@@ -168,6 +173,16 @@ pub fn rebuild(
         })?;
         t.reserve_gp_index(gp);
         stack.extend(run(i).rev());
+    }
+    for u in b.userdata.iter() {
+        t.obj_mut(ids[u.obj.to_native() as usize])
+            .userdata
+            .push(wloc_core::UserData {
+                name: u.name.as_ref().map(|s| s.as_str().to_string()),
+                base64: u.base64,
+                length: u.length.to_native(),
+                content: u.content.as_str().to_string(),
+            });
     }
     let id = |i: &rkyv::rend::u32_le| ids[i.to_native() as usize];
     t.allowed_cpuset = cpuset(b, b.allowed_cpuset.to_native());

@@ -540,3 +540,76 @@ fn quoted_parts_of_an_image_are_short() {
     let c = clip(&long);
     assert!(c.len() < 230 && c.ends_with("(600 bytes)"), "{c}");
 }
+
+/// A topology whose root, a core and a PU carry userdata: named or not,
+/// plain or base64, several on one object.
+fn with_userdata() -> Topology {
+    let mut t = synth("pack:1 core:2 pu:2");
+    let ud = |name: Option<&str>, base64: bool, length: u64, content: &str| wloc_core::UserData {
+        name: name.map(str::to_string),
+        base64,
+        length,
+        content: content.to_string(),
+    };
+    let root = t.root();
+    t.obj_mut(root).userdata.push(ud(None, false, 5, "hello"));
+    let core = t.objs_by_type(ObjType::Core)[1];
+    t.obj_mut(core)
+        .userdata
+        .push(ud(Some("MyKey"), true, 4, "AAECAw=="));
+    t.obj_mut(core)
+        .userdata
+        .push(ud(Some("second"), false, 0, ""));
+    let pu = t.objs_by_type(ObjType::PU)[3];
+    t.obj_mut(pu)
+        .userdata
+        .push(ud(Some("a&b"), false, 3, "<x>"));
+    t
+}
+
+#[test]
+fn userdata_survives_a_round_trip() {
+    let t = with_userdata();
+    let bytes = to_bytes(&t);
+    let back = adopt_bytes(&bytes).unwrap().to_topology().unwrap();
+    let all = |t: &Topology| -> Vec<(u64, Vec<wloc_core::UserData>)> {
+        t.objs_by_type(ObjType::Machine)
+            .into_iter()
+            .chain(t.objs_by_type(ObjType::Core))
+            .chain(t.objs_by_type(ObjType::PU))
+            .map(|id| (t.obj(id).gp_index, t.obj(id).userdata.to_vec()))
+            .collect()
+    };
+    assert_eq!(all(&back), all(&t));
+    assert_eq!(all(&t).iter().map(|(_, u)| u.len()).sum::<usize>(), 4);
+    assert_eq!(to_bytes(&back), bytes);
+}
+
+#[test]
+fn bad_userdata_is_refused() {
+    let body = format::body_of(&with_userdata());
+    assert_eq!(body.userdata.len(), 4);
+    let refused = |b: &format::Body, what: &str| {
+        let e = adopt_bytes(&image_of(b)).expect_err(what);
+        assert!(
+            matches!(&e, ImageError::Invalid(m) if m.contains("userdata")),
+            "{what}: {e}"
+        );
+    };
+    let mut b = body.clone();
+    b.userdata[3].obj = b.ty.len() as u32;
+    refused(&b, "object past the table");
+    let mut b = body.clone();
+    b.userdata.swap(0, 3);
+    refused(&b, "out of order");
+    let mut b = body.clone();
+    b.userdata[0].length = u64::MAX;
+    refused(&b, "length not the content's");
+    let mut b = body.clone();
+    b.userdata[1].content = "AA*CAw==".into();
+    refused(&b, "not base64");
+    let mut b = body.clone();
+    b.userdata[1].content = "AAECAwE=".into();
+    b.userdata[1].length = 4;
+    refused(&b, "wrong padding");
+}

@@ -612,6 +612,7 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
             "a CPU kind, memory tier, PCI locality or allowed set refers to a set past the table",
         ));
     }
+    userdata(b, n)?;
     if b.total_memory_shift >= 64 {
         return Err(bad(format!(
             "total memory shift {} is not below 64",
@@ -623,6 +624,47 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
             "unknown CPU kinds ranking {}",
             b.cpukinds_ranking
         )));
+    }
+    Ok(())
+}
+
+/// The userdata list: in object order, each on an object of the table,
+/// with the content its declared length says (4 characters per 3 bytes
+/// for base64, whose content must be base64), as the XML import requires,
+/// so that what an image holds is what an XML file may hold.
+fn userdata(b: &ArchivedBody, n: usize) -> Result<(), ImageError> {
+    let mut prev = 0u32;
+    for u in b.userdata.iter() {
+        let obj = u.obj.to_native();
+        if obj as usize >= n || obj < prev {
+            return Err(bad(
+                "a userdata refers to an object past the table or out of order",
+            ));
+        }
+        prev = obj;
+        let length = u.length.to_native();
+        let content = u.content.as_str();
+        let expected = if u.base64 {
+            length.div_ceil(3).checked_mul(4)
+        } else {
+            Some(length)
+        };
+        if expected != Some(content.len() as u64) {
+            return Err(bad(format!(
+                "a userdata declares length {length} but holds {} bytes",
+                content.len()
+            )));
+        }
+        if u.base64 {
+            let pad = content.bytes().rev().take_while(|&c| c == b'=').count();
+            let body = &content.as_bytes()[..content.len() - pad];
+            let alphabet = body
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
+            if !alphabet || pad as u64 != (3 - length % 3) % 3 {
+                return Err(bad("a base64 userdata holds invalid base64"));
+            }
+        }
     }
     Ok(())
 }
