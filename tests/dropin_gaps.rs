@@ -299,3 +299,95 @@ fn topology_images_carry_userdata_byte_for_byte() {
         stdout(&o)
     );
 }
+
+/// The options of an hwloc 2.9 manual page: every `\fB-x` or `\fB--xyz`
+/// at the start of a `.TP` item of its OPTIONS section.
+fn man_options(page: &str) -> Vec<String> {
+    let o = Command::new("zcat")
+        .arg(format!("/usr/share/man/man1/{page}.1.gz"))
+        .output()
+        .expect("zcat runs");
+    assert!(o.status.success(), "the manual page of {page}");
+    let text = String::from_utf8_lossy(&o.stdout).replace("\\-", "-");
+    let section = text
+        .split("\n.SH OPTIONS")
+        .nth(1)
+        .and_then(|s| s.split("\n.SH ").next())
+        .unwrap_or("");
+    let mut opts = Vec::new();
+    let mut item = false;
+    for line in section.lines() {
+        if line.starts_with(".TP") {
+            item = true;
+            continue;
+        }
+        if item {
+            for part in line.split("\\fB").skip(1) {
+                let word: String = part
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                if word.starts_with('-') && word.len() > 1 && !opts.contains(&word) {
+                    opts.push(word);
+                }
+            }
+        }
+        item = false;
+    }
+    opts
+}
+
+/// Every option of each hwloc 2.9 tool's manual page is either taken by
+/// the wloc command of the same name (its `--help` names it) or listed,
+/// with its reason, in the tool's section of docs/hwloc-differences.md.
+#[test]
+fn every_option_of_hwlocs_manual_pages_is_taken_or_listed() {
+    require_hwloc();
+    let doc = std::fs::read_to_string(common::workspace().join("docs/hwloc-differences.md"))
+        .expect("docs/hwloc-differences.md");
+    let section = |cmd: &str| -> String {
+        let head = format!("## `wloc {cmd}` ~");
+        doc.split("\n## ")
+            .find(|s| format!("## {s}").starts_with(&head))
+            .unwrap_or_else(|| panic!("no section for wloc {cmd}"))
+            .to_string()
+    };
+    let mut missing = Vec::new();
+    for (page, cmd) in [
+        ("lstopo", "ls"),
+        ("hwloc-calc", "calc"),
+        ("hwloc-info", "info"),
+        ("hwloc-bind", "bind"),
+        ("hwloc-distrib", "distrib"),
+        ("hwloc-annotate", "annotate"),
+        ("hwloc-diff", "diff"),
+        ("hwloc-patch", "patch"),
+        ("hwloc-ps", "ps"),
+        ("hwloc-gather-cpuid", "gather-cpuid"),
+        ("hwloc-compress-dir", "compress-dir"),
+        ("hwloc-gather-topology", "gather-topology"),
+    ] {
+        let opts = man_options(page);
+        assert!(
+            opts.len() >= 2,
+            "{page}: no options found in its manual page"
+        );
+        let help = stdout(&run_wloc([cmd, "--help"]));
+        let listed = section(cmd);
+        for opt in opts {
+            let in_help = help
+                .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == '=')
+                .any(|w| w.trim_end_matches(['.', ']', ':']) == opt);
+            let in_doc = listed.contains(&format!("`{opt}")) || listed.contains(&format!(" {opt}"));
+            // `--version` and `-h` are everywhere (see *Everywhere*).
+            if !in_help && !in_doc && opt != "--version" && opt != "-h" {
+                missing.push(format!("{page} {opt} (wloc {cmd})"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "options neither taken nor listed in docs/hwloc-differences.md:\n{}",
+        missing.join("\n")
+    );
+}

@@ -62,8 +62,10 @@ Conversion options:
   --best-memattr <attr>     only the best local node for a memory attribute (name or id)
 Formatting options:
   -l, --logical / -p, --physical   logical (default) or OS indexes
-  --li, --lo, --pi, --po    the same for input or output only
-  -n, --nodeset             NUMA node sets instead of CPU sets; --ni, --no for input or output
+  --li, --logical-input, --lo, --logical-output     logical indexes for input or output only
+  --pi, --physical-input, --po, --physical-output   OS indexes for input or output only
+  -n, --nodeset             NUMA node sets instead of CPU sets
+  --ni, --nodeset-input, --no, --nodeset-output     the same for input or output only
   --sep <sep>               output separator
   --taskset                 taskset form of sets
   --cof, --cpuset-output-format <hwloc|list|taskset>  form of output sets

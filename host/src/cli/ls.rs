@@ -21,7 +21,7 @@ pub struct LsArgs {
     /// Force the output format: console, xml, synthetic, json, svg, ascii,
     /// png, html or image (a topology image other processes adopt with -i or
     /// WLOC_IMAGE).
-    #[arg(long = "of", alias = "output-format", value_name = "FORMAT", value_parser = parse_output_format)]
+    #[arg(long = "of", visible_alias = "output-format", value_name = "FORMAT", value_parser = parse_output_format)]
     output_format: Option<OutputFormat>,
     /// Overwrite the output file if it exists.
     #[arg(short = 'f', long)]

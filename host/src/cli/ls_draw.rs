@@ -43,7 +43,7 @@ pub struct DrawArgs {
     #[arg(long, value_name = "PALETTE")]
     palette: Vec<String>,
     /// Use the grey palette.
-    #[arg(long, alias = "greyscale")]
+    #[arg(long, visible_alias = "greyscale")]
     grey: bool,
     /// Font size of the text (10).
     #[arg(long, value_name = "N")]
@@ -73,7 +73,7 @@ pub struct DrawArgs {
     /// (lstopo's option): as Misc objects below the objects they are bound
     /// to (every user's, as lstopo), or listed in the HTML page (`--of
     /// html`: only the current user's).  `--uid` chooses the user.
-    #[arg(long = "ps", alias = "top")]
+    #[arg(long = "ps", visible_alias = "top")]
     ps: bool,
     /// With --ps: only the processes of the user with this uid, or of all
     /// users with `all` (default: the current user), as `wloc ps --uid`.

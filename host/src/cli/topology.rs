@@ -19,7 +19,7 @@ pub struct InputArgs {
     #[arg(short = 'i', long = "input", value_name = "INPUT")]
     pub input: Option<String>,
     /// Force the input format: xml, synthetic, fsroot, cpuid or image.
-    #[arg(long = "if", alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
+    #[arg(long = "if", visible_alias = "input-format", value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
 }
 
