@@ -391,3 +391,106 @@ fn every_option_of_hwlocs_manual_pages_is_taken_or_listed() {
         missing.join("\n")
     );
 }
+
+/// `wloc ls --top` and `lstopo --top` on a synthetic topology taken as
+/// this machine's (`--thissystem`), where the bindings of this machine's
+/// processes need a Group (`pu:N+1`: the real CPUs are some of its PUs)
+/// or fit no object (two packages taking the real CPUs in turn): the
+/// lines about a `sleep` bound to CPUs 0 and 1 (its Misc object, the
+/// objects above it, lstopo's message) are the same.
+#[test]
+fn ls_top_inserts_groups_and_extends_bindings_as_lstopo() {
+    require_hwloc();
+    let cpus = allowed_cpus();
+    let n = cpus.len();
+    if n < 2 || cpus != (0..n).collect::<Vec<_>>() {
+        println!("skipped: needs CPUs 0 to N-1 (this process may use {cpus:?})");
+        return;
+    }
+    let mut sleeper = Command::new("taskset")
+        .args(["-c", "0,1", "sleep", "30"])
+        .spawn()
+        .expect("taskset runs");
+    let pid = sleeper.id();
+    let start = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        != "sleep"
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "sleep did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let evens_then_odds: Vec<String> = (0..2 * n)
+        .step_by(2)
+        .chain((1..2 * n).step_by(2))
+        .map(|i| i.to_string())
+        .collect();
+    let descs = [
+        format!("pu:{}", n + 1),
+        format!("pack:2 pu:{n}(indexes={})", evens_then_odds.join(",")),
+    ];
+    let mine = format!("{pid} sleep");
+    // The lines that do not depend on other processes: no Misc object but
+    // this sleep's, no message but about it.
+    let keep = |text: &str| -> String {
+        text.lines()
+            .filter(|l| {
+                if l.contains("Misc(") || l.contains("binding 0x") {
+                    l.contains(&mine)
+                } else {
+                    // hwloc's note about the synthetic description.
+                    !l.starts_with("Inserting a NUMA level")
+                }
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let mut failures = Vec::new();
+    for desc in &descs {
+        let mut last = String::new();
+        let mut same = false;
+        for _ in 0..10 {
+            let o = Command::new("lstopo-no-graphics")
+                .args(["-i", desc, "--thissystem", "--top"])
+                .env("HWLOC_HIDE_ERRORS", "2")
+                .output()
+                .unwrap();
+            let theirs = keep(&format!(
+                "{}{}",
+                stdout(&o),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+            let o = run_wloc(["ls", "-i", desc, "--thissystem", "--top"]);
+            let ours = keep(&format!(
+                "{}{}",
+                stdout(&o),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+            if ours == theirs {
+                same = true;
+                assert!(ours.contains(&mine), "{desc}: the sleep is shown:\n{ours}");
+                if desc.starts_with("pack") {
+                    assert!(
+                        ours.contains(&format!(
+                            "Process `{mine}' binding 0x00000003 doesn't match"
+                        )),
+                        "{desc}: lstopo's message:\n{ours}"
+                    );
+                }
+                break;
+            }
+            last = format!("wloc:\n{ours}\nlstopo:\n{theirs}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if !same {
+            failures.push(format!("{desc}:\n{last}"));
+        }
+    }
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
