@@ -90,11 +90,11 @@ struct Ids {
 fn ids(pptt: &Pptt, leaf: &PpttProcessor) -> Ids {
     let parent = |n: &PpttProcessor| n.parent.and_then(|p| pptt.processor_at(p));
     let threaded = pptt.header.revision >= 2 && leaf.is_thread();
+    // Linux asks for level 0 (the leaf: its UID) or, with threads, level 1
+    // (the parent, or the leaf itself at the root: a level above 0 names
+    // a node by offset unless its ID is valid).
     let core = if threaded {
-        match parent(leaf) {
-            Some(p) => tag(p, false),
-            None => tag(leaf, true),
-        }
+        tag(parent(leaf).unwrap_or(leaf), false)
     } else {
         tag(leaf, true)
     };
@@ -108,7 +108,7 @@ fn ids(pptt: &Pptt, leaf: &PpttProcessor) -> Ids {
         .or_else(|| pptt.ancestors(leaf).last())
         .unwrap_or(leaf);
     Ids {
-        package: tag(package_node, core::ptr::eq(package_node, leaf)),
+        package: tag(package_node, false),
         cluster: cluster_node.map(|n| tag(n, false)),
         core,
     }

@@ -649,3 +649,50 @@ fn arm_mutations_never_panic() {
         }
     }
 }
+
+#[test]
+fn revision_one_and_edge_ids_as_linux() {
+    // Revision 1 (ACPI 6.2): no leaf or thread flags; leaves are the
+    // nodes nobody names as parent, and a thread flag is not read.
+    let s = [
+        S::Node(PACKAGE, None, 0, vec![]),
+        S::Node(
+            node_flags::ID_VALID | node_flags::IS_THREAD,
+            Some(0),
+            0,
+            vec![],
+        ),
+        S::Node(
+            node_flags::ID_VALID | node_flags::IS_THREAD,
+            Some(0),
+            1,
+            vec![],
+        ),
+    ];
+    let (p, _) = pptt(1, &s);
+    let t = arm(&qemu_madt(2), Some(&p), Some(0)).unwrap();
+    assert_eq!(
+        objs(&t, ObjType::Core),
+        [(Some(0), set(&[0])), (Some(1), set(&[1]))]
+    );
+    assert_eq!(objs(&t, ObjType::Package), [(Some(36), range(0, 2))]);
+    // A processor that is its own package: named by its UID when its ID
+    // is valid, by its offset otherwise; a thread at the root is its own
+    // core, named the same way.
+    let (p, _) = pptt(2, &[S::Node(PACKAGE | CPU, None, 5, vec![])]);
+    let m = madt(&[gicc(5, 0, ENABLED)]);
+    let t = arm(&m, Some(&p), Some(0)).unwrap();
+    assert_eq!(objs(&t, ObjType::Package), [(Some(5), set(&[0]))]);
+    let (p, _) = pptt(
+        2,
+        &[S::Node(
+            PACKAGE | node_flags::LEAF | node_flags::IS_THREAD,
+            None,
+            5,
+            vec![],
+        )],
+    );
+    let t = arm(&m, Some(&p), Some(0)).unwrap();
+    assert_eq!(objs(&t, ObjType::Package), [(Some(36), set(&[0]))]);
+    assert_eq!(objs(&t, ObjType::Core), [(Some(36), set(&[0]))]);
+}
