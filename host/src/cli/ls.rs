@@ -71,9 +71,25 @@ pub struct LsArgs {
     /// Filter objects of a type: TYPE:KIND, KIND being all, none, structure or important.
     #[arg(long = "filter", value_name = "TYPE:KIND")]
     filters: Vec<String>,
-    /// Ignore objects of the given type.
+    /// Ignore objects of the given type (PU: hide them in the console
+    /// listing, as lstopo does).
     #[arg(long = "ignore", value_name = "TYPE")]
     ignore: Vec<String>,
+    /// Hide PUs in the console listing (as --filter PU:none).
+    #[arg(long)]
+    no_smt: bool,
+    /// Only list the objects of this type, one per line (console listing).
+    #[arg(long, value_name = "TYPE")]
+    only: Option<String>,
+    /// Only show the distance matrices (console listing).
+    #[arg(long)]
+    distances: bool,
+    /// Only show the memory attributes (console listing).
+    #[arg(long)]
+    memattrs: bool,
+    /// Only show the CPU kinds (console listing).
+    #[arg(long)]
+    cpukinds: bool,
     /// Do not run the built-in annotation components (DMI infos, PCI names) after Linux discovery.
     #[arg(long)]
     no_annotate: bool,
@@ -205,12 +221,17 @@ fn parse_filter_kind(s: &str) -> Option<TypeFilter> {
     })
 }
 
-/// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or io).
-fn apply_filter(topo: &mut Topology, spec: &str) -> Result<(), String> {
+/// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or
+/// io).  `PU:none` keeps the PUs (a topology has them) and returns true:
+/// lstopo then hides them in its listing.
+fn apply_filter(topo: &mut Topology, spec: &str) -> Result<bool, String> {
     let (t, k) = spec.split_once(':').unwrap_or((spec, "none"));
     let kind = parse_filter_kind(k).ok_or_else(|| {
         format!("invalid filter kind '{k}' in --filter {spec} (expected all, none, structure or important)")
     })?;
+    if kind == TypeFilter::KeepNone && ObjType::parse(t) == Some(ObjType::PU) {
+        return Ok(true);
+    }
     match t {
         "all" => topo.set_all_types_filter(kind),
         "cache" => topo.set_cache_types_filter(kind),
@@ -223,7 +244,19 @@ fn apply_filter(topo: &mut Topology, spec: &str) -> Result<(), String> {
                 .map_err(|e| format!("cannot apply --filter {spec}: {e}"))?;
         }
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Whether the PUs are hidden from the listing: `--no-smt`, `--ignore PU`
+/// or `--filter PU:none`, as lstopo's.
+fn hides_pus(a: &LsArgs) -> bool {
+    let pu = |t: &str| ObjType::parse(t) == Some(ObjType::PU);
+    a.no_smt
+        || a.ignore.iter().any(|t| pu(t))
+        || a.filters.iter().any(|f| {
+            f.split_once(':')
+                .is_some_and(|(t, k)| pu(t) && parse_filter_kind(k) == Some(TypeFilter::KeepNone))
+        })
 }
 
 /// Builds an empty topology with lstopo's filters and the user's.
@@ -339,6 +372,15 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
 /// Runs `wloc ls`.
 pub fn run(a: &LsArgs) -> super::Result {
     let (path, format) = output_target(a)?;
+    let only = match &a.only {
+        Some(t) => {
+            Some(ObjType::parse(t).ok_or_else(|| format!("unknown object type '{t}' in --only"))?)
+        }
+        None => None,
+    };
+    if hides_pus(a) && matches!(format, OutputFormat::Picture(_)) {
+        return Err("hiding PUs (--no-smt, --ignore PU, --filter PU:none) is not implemented for pictures; the console listing hides them".into());
+    }
     if let Some(p) = &path {
         if Path::new(p).exists() && !a.force {
             return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
@@ -401,6 +443,11 @@ pub fn run(a: &LsArgs) -> super::Result {
                 show_cpuset_only: a.cpuset_only,
                 taskset: a.taskset,
                 collapse: !a.no_collapse,
+                ignore_pus: hides_pus(a),
+                only,
+                distances_only: a.distances,
+                memattrs_only: a.memattrs,
+                cpukinds_only: a.cpukinds,
                 ..ConsoleOptions::default()
             };
             preamble + &wloc::console::render(&topo, &opts)
