@@ -145,8 +145,10 @@ fn group_by<K: Ord + Clone>(items: impl Iterator<Item = (u32, K)>) -> Vec<(K, Cp
 /// [`AcpiNuma::apply`](super::AcpiNuma::apply) afterwards, with
 /// [`os_index_of_uid`] mapping the SRAT's processor UIDs.
 ///
-/// A MADT without enabled GICC structures is [`ProbeError::NoPu`]; a
-/// processor the PPTT has no leaf for is [`ProbeError::NotInPptt`].
+/// A MADT without enabled GICC structures is [`ProbeError::NoPu`], one
+/// with [`MAX_OS_INDEX`](crate::MAX_OS_INDEX) or more is
+/// [`ProbeError::BadOsIndex`]; a processor the PPTT has no leaf for is
+/// [`ProbeError::NotInPptt`].
 pub fn discover_arm(
     madt: &Madt,
     pptt: Option<&Pptt>,
@@ -156,6 +158,13 @@ pub fn discover_arm(
     let cpus = arm_cpus(madt, boot_mpidr);
     if cpus.is_empty() {
         return Err(ProbeError::NoPu);
+    }
+    // As many PUs as the x86 path allows (a MADT can list millions).
+    if let Some(c) = cpus.iter().find(|c| c.os_index >= crate::MAX_OS_INDEX) {
+        return Err(ProbeError::BadOsIndex {
+            pu: c.os_index as usize,
+            os_index: c.os_index,
+        });
     }
     if let Some(pptt) = pptt {
         let mut leaves = Vec::with_capacity(cpus.len());

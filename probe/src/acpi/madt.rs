@@ -1,6 +1,7 @@
 //! MADT (`APIC`): the processors of the machine: their APIC ids (x86) or
 //! their GIC CPU interfaces with MPIDRs (ARM).
 
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 use super::sdt::{parse_table, walk_subtables, AcpiError, Checksum, Reader, SdtHeader, Signature};
@@ -79,6 +80,7 @@ impl Madt {
         let flags = r.u32(40)?;
         let mut processors: Vec<MadtProcessor> = Vec::new();
         let mut giccs: Vec<MadtGicc> = Vec::new();
+        let (mut mpidrs, mut uids) = (BTreeSet::new(), BTreeSet::new());
         walk_subtables(
             &r,
             ENTRIES,
@@ -146,8 +148,11 @@ impl Madt {
                             enabled: f & 1 != 0,
                             online_capable: f & 8 != 0,
                         };
-                        let dup = giccs.iter().any(|q| q.mpidr == g.mpidr || q.uid == g.uid);
+                        // Sets, not a scan: a MADT may list millions.
+                        let dup = mpidrs.contains(&g.mpidr) || uids.contains(&g.uid);
                         if g.mpidr & !MPIDR_HWID_MASK == 0 && !dup {
+                            mpidrs.insert(g.mpidr);
+                            uids.insert(g.uid);
                             giccs.push(g);
                         }
                         return Ok(());

@@ -696,3 +696,17 @@ fn revision_one_and_edge_ids_as_linux() {
     assert_eq!(objs(&t, ObjType::Package), [(Some(36), set(&[0]))]);
     assert_eq!(objs(&t, ObjType::Core), [(Some(36), set(&[0]))]);
 }
+
+#[test]
+fn too_many_processors_are_refused() {
+    let n = crate::MAX_OS_INDEX + 1;
+    let e: Vec<Vec<u8>> = (0..n)
+        .map(|i| gicc(i, u64::from(i & 0xff) | u64::from(i >> 8) << 8, ENABLED))
+        .collect();
+    let m = Madt::parse(&madt(&e)).unwrap();
+    assert_eq!(m.giccs.len(), n as usize);
+    assert!(matches!(
+        discover_arm(&m, None, None, keep_all()),
+        Err(ProbeError::BadOsIndex { os_index, .. }) if os_index == crate::MAX_OS_INDEX
+    ));
+}
