@@ -552,19 +552,24 @@ mod tests {
         let mut t = machine(512);
         let before = t.clone();
         // 524,288 infos: more than the 262,144 a record may add, within
-        // the 2^20 infos, Misc objects and properties of a record.
-        let e = apply(&infos(&t, 128), &mut t, &Limits::default()).unwrap_err();
+        // a bound of 2^20 on everything a record returns (by default the
+        // two are equal, and the latter is checked first).
+        let wide = Limits {
+            max_objects: 1 << 20,
+            ..Limits::default()
+        };
+        let e = apply(&infos(&t, 128), &mut t, &wide).unwrap_err();
         assert_eq!(e, "524288 infos returned (at most 262144)");
         // 2,097,152 infos: the bound on everything a record returns is
         // checked first.
         let e = apply(&infos(&t, 512), &mut t, &Limits::default()).unwrap_err();
         assert_eq!(
             e,
-            "2097152 infos, Misc objects and properties returned (at most 1048576)"
+            "2097152 infos, Misc objects and properties returned (at most 262144)"
         );
         let root = t.obj(t.root()).gp_index;
         let mut a = empty();
-        a.misc = (0..1_000_000).map(|_| (root, "m".to_string())).collect();
+        a.misc = (0..200_000).map(|_| (root, "m".to_string())).collect();
         let e = apply(&a, &mut t, &Limits::default()).unwrap_err();
         assert!(e.contains("Misc objects returned (at most 65536)"), "{e}");
         assert_eq!(t.ids().count(), before.ids().count());

@@ -9,6 +9,7 @@
 //! object and the rule; this code never panics on bad data.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use wloc_core::bitmap::Bitmap as CoreBitmap;
@@ -205,7 +206,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn string(&self, what: &str, s: &str) -> Res<()> {
+    fn string(&self, what: &(impl fmt::Display + ?Sized), s: &str) -> Res<()> {
         if s.len() > self.limits.max_string_bytes {
             return Err(format!(
                 "{what} is {} bytes long (at most {})",
@@ -225,7 +226,7 @@ impl Checker<'_> {
     /// highest index against `bound` and [`MAX_SET_BITS`].
     fn bitmap(
         &self,
-        what: &str,
+        what: &(impl fmt::Display + ?Sized),
         b: &Bitmap,
         may_be_infinite: bool,
         bound: Bound,
@@ -281,13 +282,13 @@ impl Checker<'_> {
         Ok(CoreBitmap::from_words(&b.words))
     }
 
-    fn cpuset(&self, what: &str, b: &Option<Bitmap>, bound: Bound) -> Res<Option<CpuSet>> {
+    fn cpuset(&self, what: &(impl fmt::Display + ?Sized), b: &Option<Bitmap>, bound: Bound) -> Res<Option<CpuSet>> {
         b.as_ref()
             .map(|b| self.bitmap(what, b, false, bound).map(CpuSet::from_bitmap))
             .transpose()
     }
 
-    fn nodeset(&self, what: &str, b: &Option<Bitmap>, bound: Bound) -> Res<Option<NodeSet>> {
+    fn nodeset(&self, what: &(impl fmt::Display + ?Sized), b: &Option<Bitmap>, bound: Bound) -> Res<Option<NodeSet>> {
         b.as_ref()
             .map(|b| self.bitmap(what, b, false, bound).map(NodeSet::from_bitmap))
             .transpose()
@@ -296,7 +297,7 @@ impl Checker<'_> {
     /// Infos of one object (or kind, or the topology): at most
     /// `max_infos` each and `max_total_infos` in the record; names not
     /// empty; every string XML-safe.
-    fn infos(&mut self, what: &str, infos: &[Info]) -> Res<Vec<CoreInfo>> {
+    fn infos(&mut self, what: &(impl fmt::Display + ?Sized), infos: &[Info]) -> Res<Vec<CoreInfo>> {
         if infos.len() > self.limits.max_infos {
             return Err(format!(
                 "{what} has {} infos (at most {})",
@@ -316,8 +317,8 @@ impl Checker<'_> {
             if i.name.is_empty() {
                 return Err(format!("{what} has an info without a name"));
             }
-            self.string(&format!("{what}: info name"), &i.name)?;
-            self.string(&format!("{what}: info {}", i.name), &i.value)?;
+            self.string(&Field(what, "info name", ""), &i.name)?;
+            self.string(&Field(what, "info ", &i.name), &i.value)?;
             out.push(CoreInfo {
                 name: i.name.clone(),
                 value: i.value.clone(),
@@ -327,7 +328,7 @@ impl Checker<'_> {
     }
 }
 
-fn pci_attr(what: &str, p: &PciAttr) -> Res<CorePciAttr> {
+fn pci_attr(what: &(impl fmt::Display + ?Sized), p: &PciAttr) -> Res<CorePciAttr> {
     if !p.link_speed.is_finite() || p.link_speed < 0.0 {
         return Err(format!("{what} has link speed {}", p.link_speed));
     }
@@ -355,7 +356,7 @@ fn pci_attr(what: &str, p: &PciAttr) -> Res<CorePciAttr> {
 
 /// The core attribute of an object, checked against its type; `None`
 /// keeps the type's defaults.
-fn attr(what: &str, t: ObjType, a: &ObjectAttr) -> Res<Option<ObjAttr>> {
+fn attr(what: &(impl fmt::Display + ?Sized), t: ObjType, a: &ObjectAttr) -> Res<Option<ObjAttr>> {
     let wrong = |name: &str| format!("{what} has {name} attributes, which a {t} cannot have");
     Ok(Some(match a {
         ObjectAttr::None => return Ok(None),
@@ -463,8 +464,29 @@ fn attr(what: &str, t: ObjType, a: &ObjectAttr) -> Res<Option<ObjAttr>> {
     }))
 }
 
-fn describe(i: usize, o: &WitObject) -> String {
-    format!("object {i} (id {}, {})", o.id, obj_type(o.type_))
+/// An object of the record as error messages name it, formatted only
+/// when an error is written (a record has up to a million objects).
+#[derive(Clone, Copy)]
+struct Described<'a>(usize, &'a WitObject);
+
+impl fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Described(i, o) = self;
+        write!(f, "object {i} (id {}, {})", o.id, obj_type(o.type_))
+    }
+}
+
+fn describe(i: usize, o: &WitObject) -> Described<'_> {
+    Described(i, o)
+}
+
+/// A part of something named in an error message: `what: partdetail`.
+struct Field<'a, W: ?Sized>(&'a W, &'a str, &'a str);
+
+impl<W: fmt::Display + ?Sized> fmt::Display for Field<'_, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}{}", self.0, self.1, self.2)
+    }
 }
 
 /// Where each object of the record went.
@@ -505,6 +527,11 @@ const MAX_CPUKINDS: usize = 256;
 const MAX_SUPPORT: usize = 4096;
 const MAX_MEMTIERS: usize = 4096;
 const MAX_PCI_LOCALITIES: usize = 65536;
+/// Siblings the core may look at while placing a record's objects by
+/// their sets.  Placing among `w` siblings costs `O(w)`: real machines
+/// placed PU by PU cost a few hundred per object, while a flat record of
+/// 262,144 PUs without parents would cost 3.4e10.  About 0.1 s of work.
+const MAX_PLACEMENT_VISITS: u64 = 1 << 26;
 
 /// Checks a discovery and adds its content to `topo` (not finished).
 ///
@@ -703,105 +730,36 @@ impl Scan {
     }
 }
 
-/// Heights of the objects in the tree (links to the deepest leaf below),
-/// kept up to date as objects are inserted, so that the tree never gets
-/// deeper than [`MAX_TREE_DEPTH`] (the core's placement by sets descends
-/// the tree recursively): each insertion walks up at most that far.
-struct Heights {
-    h: Vec<u32>,
-}
-
-impl Heights {
-    fn new(topo: &Topology) -> Heights {
-        let order = topo.iter_dfs();
-        let mut h = vec![0u32; order.iter().max().map_or(0, |m| m + 1)];
-        for &id in order.iter().rev() {
-            h[id] = Self::below(topo, &h, id);
-        }
-        Heights { h }
-    }
-
-    fn get(h: &[u32], id: ObjId) -> u32 {
-        h.get(id).copied().unwrap_or(0)
-    }
-
-    /// One more than the highest child, 0 for a leaf.
-    fn below(topo: &Topology, h: &[u32], id: ObjId) -> u32 {
-        let o = topo.obj(id);
-        [
-            o.children(),
-            o.memory_children(),
-            o.io_children(),
-            o.misc_children(),
-        ]
-        .iter()
-        .flat_map(|l| l.iter())
-        .map(|&c| Self::get(h, c) + 1)
-        .max()
-        .unwrap_or(0)
-    }
-
-    /// Records that `id` was just placed (with whatever children its
-    /// placement gave it) and raises its ancestors; refuses a tree deeper
-    /// than [`MAX_TREE_DEPTH`].
-    fn placed(&mut self, topo: &Topology, id: ObjId, what: &str) -> Res<()> {
-        if self.h.len() <= id {
-            self.h.resize(id + 1, 0);
-        }
-        let mut below = Self::below(topo, &self.h, id);
-        self.h[id] = below;
-        let mut cur = id;
-        while let Some(p) = topo.obj(cur).parent() {
-            below += 1;
-            if self.h.len() <= p {
-                self.h.resize(p + 1, 0);
-            }
-            if self.h[p] >= below {
-                break;
-            }
-            self.h[p] = below;
-            cur = p;
-        }
-        let top = Self::get(&self.h, topo.root());
-        if top as usize > MAX_TREE_DEPTH {
-            return Err(format!(
-                "{what}: placing it makes the tree {top} levels deep, deeper than the deepest tree accepted ({MAX_TREE_DEPTH})"
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// The root Machine of the record: its name, subtype and infos go to the
 /// topology's root, its complete sets add offline PUs and nodes.
-fn apply_root(what: &str, o: &WitObject, topo: &mut Topology, ck: &mut Checker) -> Res<()> {
+fn apply_root(what: &(impl fmt::Display + ?Sized), o: &WitObject, topo: &mut Topology, ck: &mut Checker) -> Res<()> {
     let t = ObjType::Machine;
     let infos = ck.infos(what, &o.infos)?;
     if let Some(n) = &o.name {
-        ck.string(&format!("{what}: name"), n)?;
+        ck.string(&Field(&what, "name", ""), n)?;
     }
     if let Some(s) = &o.subtype {
-        ck.string(&format!("{what}: subtype"), s)?;
+        ck.string(&Field(&what, "subtype", ""), s)?;
     }
     attr(what, t, &o.attr)?;
     // The root's sets are rebuilt from its PUs and NUMA nodes, but its
     // complete sets also hold what has no object: offline PUs and nodes.
     // They come from the record.
     let full_cpuset = match ck.cpuset(
-        &format!("{what}: complete cpuset"),
+        &Field(&what, "complete cpuset", ""),
         &o.complete_cpuset,
         Bound::Cpus,
     )? {
         Some(c) => Some(c),
-        None => ck.cpuset(&format!("{what}: cpuset"), &o.cpuset, Bound::Cpus)?,
+        None => ck.cpuset(&Field(&what, "cpuset", ""), &o.cpuset, Bound::Cpus)?,
     };
     let full_nodeset = match ck.nodeset(
-        &format!("{what}: complete nodeset"),
+        &Field(&what, "complete nodeset", ""),
         &o.complete_nodeset,
         Bound::Nodes,
     )? {
         Some(n) => Some(n),
-        None => ck.nodeset(&format!("{what}: nodeset"), &o.nodeset, Bound::Nodes)?,
+        None => ck.nodeset(&Field(&what, "nodeset", ""), &o.nodeset, Bound::Nodes)?,
     };
     let r = topo.root_mut();
     if let Some(c) = full_cpuset {
@@ -832,13 +790,13 @@ fn insert_objects(
     keep_ids: bool,
     clock: &mut Clock,
 ) -> Res<Vec<Placed>> {
-    let mut heights = Heights::new(topo);
     let mut placed: Vec<Placed> = Vec::with_capacity(d.objects.len());
     // Groups placed by their sets, by set: a Group whose set another one
     // of the record has already is merged into it, as hwloc drops a Group
     // identical to an existing object (kept side by side, such Groups
     // could only nest, one level per copy).
     let mut groups: HashMap<Vec<u64>, usize> = HashMap::new();
+    let visits_before = topo.placement_visits();
     for (i, o) in d.objects.iter().enumerate() {
         clock.tick()?;
         let t = obj_type(o.type_);
@@ -874,15 +832,15 @@ fn insert_objects(
         let kind = t.kind();
 
         // Sets.
-        let cpuset = ck.cpuset(&format!("{what}: cpuset"), &o.cpuset, Bound::Cpus)?;
+        let cpuset = ck.cpuset(&Field(&what, "cpuset", ""), &o.cpuset, Bound::Cpus)?;
         let ccpuset = ck.cpuset(
-            &format!("{what}: complete cpuset"),
+            &Field(&what, "complete cpuset", ""),
             &o.complete_cpuset,
             Bound::Cpus,
         )?;
-        let nodeset = ck.nodeset(&format!("{what}: nodeset"), &o.nodeset, Bound::Nodes)?;
+        let nodeset = ck.nodeset(&Field(&what, "nodeset", ""), &o.nodeset, Bound::Nodes)?;
         let cnodeset = ck.nodeset(
-            &format!("{what}: complete nodeset"),
+            &Field(&what, "complete nodeset", ""),
             &o.complete_nodeset,
             Bound::Nodes,
         )?;
@@ -1005,10 +963,10 @@ fn insert_objects(
             obj.attr = a;
         }
         if let Some(n) = &o.name {
-            ck.string(&format!("{what}: name"), n)?;
+            ck.string(&Field(&what, "name", ""), n)?;
         }
         if let Some(s) = &o.subtype {
-            ck.string(&format!("{what}: subtype"), s)?;
+            ck.string(&Field(&what, "subtype", ""), s)?;
         }
         obj.name = o.name.clone();
         obj.subtype = o.subtype.clone();
@@ -1035,12 +993,18 @@ fn insert_objects(
                 let id = topo
                     .insert_by_parent(pid, obj)
                     .map_err(|e| format!("{what}: {e}"))?;
-                heights.placed(topo, id, &what)?;
                 Placed::At(id)
             }
             None => match topo.insert_by_cpuset(obj) {
                 Ok(Some(ins)) => {
-                    heights.placed(topo, ins.id(), &what)?;
+                    let visits = topo.placement_visits() - visits_before;
+                    if visits > MAX_PLACEMENT_VISITS {
+                        return Err(format!(
+                            "{what}: placing the record's objects by their sets has compared {visits} \
+                             siblings (at most {MAX_PLACEMENT_VISITS}); objects given with their \
+                             parents cost no comparison"
+                        ));
+                    }
                     Placed::At(ins.id())
                 }
                 Ok(None) => Placed::Filtered,
@@ -1065,7 +1029,7 @@ fn apply_distances(
         clock.tick()?;
         let what = format!("distance matrix {k}");
         if let Some(n) = &m.name {
-            ck.string(&format!("{what}: name"), n)?;
+            ck.string(&Field(&what, "name", ""), n)?;
         }
         let n = check_distances_shape(&what, m)?;
         let mut seen = HashSet::new();
@@ -1258,6 +1222,16 @@ fn apply_cpukinds(
             ));
         }
         let infos = ck.infos(&what, &c.infos)?;
+        // Splitting overlapping kinds copies infos: the kinds' infos
+        // are held to the record's cap on infos before the work is done.
+        let after = wloc_core::cpukinds::infos_after_register(&topo.cpukinds, &set, &infos);
+        let cap = ck.limits.max_total_infos;
+        if after > cap {
+            return Err(format!(
+                "{what} would leave the CPU kinds with up to {after} infos once \
+                 overlapping kinds are split (at most {cap})"
+            ));
+        }
         wloc_core::cpukinds::register(&mut topo.cpukinds, &set, c.forced_efficiency, &infos);
     }
     Ok(())
@@ -1580,6 +1554,47 @@ mod tests {
         refused(&record(v), "more than 262144 infos in all");
     }
 
+    /// 63 one-PU kinds and one over all 63 PUs, 4,096 infos each with
+    /// 400-byte names: within the caps, but splitting would copy the
+    /// infos 63 times over.  Refused quickly, before the splitting.
+    #[test]
+    fn cpu_kind_splitting_that_would_copy_too_many_infos_is_refused() {
+        let infos = |k: usize| -> Vec<Info> {
+            (0..4096)
+                .map(|i| Info {
+                    name: format!("{k}-{i:0>396}"),
+                    value: String::new(),
+                })
+                .collect()
+        };
+        let kind = |w: u64, k: usize| Cpukind {
+            cpuset: Bitmap {
+                words: vec![w],
+                infinite: false,
+            },
+            forced_efficiency: None,
+            infos: infos(k),
+        };
+        let mut d = record(machine(63));
+        d.cpukinds = (0..63).map(|k| kind(1 << k, k)).collect();
+        d.cpukinds.push(kind((1 << 63) - 1, 63));
+        let limits = Limits::default();
+        let start = Instant::now();
+        let e = crate::discovery::build_topology("test", "digest", &d, &limits, Topology::new())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("once overlapping kinds are split (at most 262144)"),
+            "{e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
     #[test]
     fn cpu_kinds_are_split_as_hwloc_does_and_must_name_pus() {
         let kind = |w: u64, n: &str| Cpukind {
@@ -1670,6 +1685,22 @@ mod tests {
         let mut t = Topology::new();
         let e = apply(&record(v), &mut t, &limits).unwrap_err();
         assert!(e.contains("longer than the run's deadline (0 ms)"), "{e}");
+    }
+
+    /// A record of PUs without parents, all under the root: each is
+    /// placed among all the others before it, O(n²) comparisons.  The
+    /// host stops at its placement budget, quickly.
+    #[test]
+    fn a_wide_level_placed_by_sets_is_refused_at_the_placement_budget() {
+        let mut v = vec![obj(1, None, ObjectType::Machine)];
+        v.extend((0..16_384u32).map(|i| pu(2 + i, None, i)));
+        let start = Instant::now();
+        refused(&record(v), "siblings (at most 67108864)");
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        // Within the budget, the same shape is placed.
+        let mut v = vec![obj(1, None, ObjectType::Machine)];
+        v.extend((0..2_048u32).rev().map(|i| pu(2 + i, None, i)));
+        assert_eq!(build(&record(v)).unwrap().objs_by_type(ObjType::PU).len(), 2048);
     }
 
     mod records {

@@ -57,7 +57,7 @@ impl Default for Limits {
             memory_bytes: 256 << 20,
             table_elements: 100_000,
             instances: 16,
-            max_objects: 1 << 20,
+            max_objects: 1 << 18,
             max_bitmap_words: 1 << 16,
             max_returned_bytes: 256 << 20,
             max_string_bytes: 64 << 10,

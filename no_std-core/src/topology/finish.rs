@@ -283,6 +283,12 @@ impl Topology {
     }
 
     /// Removes objects whose type filter rejects them, keeping their children.
+    ///
+    /// Each object's child lists are rebuilt once, after its children were
+    /// filtered: a removed child's lists are spliced in as
+    /// [`remove_single`](Self::remove_single) would, but without a scan of
+    /// the parent's lists per removal (a record with a million filtered
+    /// Misc objects under one parent took minutes that way).
     fn apply_type_filters(&mut self, id: ObjId) {
         let o = self.obj(id);
         let children: Vec<ObjId> = o
@@ -293,15 +299,83 @@ impl Topology {
             .chain(&o.misc_children)
             .copied()
             .collect();
-        for c in children {
+        for &c in &children {
             self.apply_type_filters(c);
         }
+        if children.iter().any(|&c| self.filtered_out(c)) {
+            self.splice_filtered_children(id);
+        }
+    }
+
+    /// Rebuilds `id`'s child lists without its filtered-out children,
+    /// whose own lists take their place.  Kept out of the recursive walk
+    /// so that its locals do not weigh on every level of the stack.
+    #[inline(never)]
+    fn splice_filtered_children(&mut self, id: ObjId) {
+        // Lists spliced in place of removed children, then what removed
+        // children of other kinds hand up, in the order they were removed.
+        let mut lists: [thin_vec::ThinVec<ObjId>; 4] = Default::default();
+        let mut handed: [Vec<ObjId>; 4] = Default::default();
+        let mut resort = false;
+        let o = self.objs[id].as_mut().expect("live object");
+        let own = [
+            core::mem::take(&mut o.children),
+            core::mem::take(&mut o.memory_children),
+            core::mem::take(&mut o.io_children),
+            core::mem::take(&mut o.misc_children),
+        ];
+        for (k, list) in own.iter().enumerate() {
+            for &c in list {
+                if !self.filtered_out(c) {
+                    lists[k].push(c);
+                    continue;
+                }
+                let co = self.objs[c].take().expect("live object");
+                let theirs = [
+                    &co.children,
+                    &co.memory_children,
+                    &co.io_children,
+                    &co.misc_children,
+                ];
+                for (j, l) in theirs.iter().enumerate() {
+                    if j == k {
+                        lists[k].extend_from_slice(l);
+                    } else {
+                        handed[j].extend_from_slice(l);
+                    }
+                }
+                resort |= k == 0 && !co.children.is_empty();
+                for l in theirs {
+                    for &g in l.iter() {
+                        self.obj_mut(g).parent = Some(id);
+                    }
+                }
+            }
+        }
+        for (l, h) in lists.iter_mut().zip(&handed) {
+            l.extend_from_slice(h);
+        }
+        if resort {
+            // Normal children must stay sorted by their first PU.
+            lists[0].sort_by(|&a, &b| self.cmp_first(a, b));
+        }
+        let [children, memory, io, misc] = lists;
+        let o = self.obj_mut(id);
+        o.children = children;
+        o.memory_children = memory;
+        o.io_children = io;
+        o.misc_children = misc;
+    }
+
+    /// Whether the type filters remove object `id` (never the root, PUs or
+    /// NUMA nodes).
+    fn filtered_out(&self, id: ObjId) -> bool {
         if id == self.root {
-            return;
+            return false;
         }
         let o = self.obj(id);
         let t = o.obj_type;
-        let drop = match self.filters[t.index()] {
+        match self.filters[t.index()] {
             TypeFilter::KeepNone => !matches!(t, ObjType::PU | ObjType::NUMANode),
             TypeFilter::KeepImportant => match t {
                 // Bridges are judged later, once their children are known.
@@ -311,9 +385,6 @@ impl Topology {
                 _ => false,
             },
             _ => false,
-        };
-        if drop {
-            self.remove_single(id);
         }
     }
 

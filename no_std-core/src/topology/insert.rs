@@ -87,6 +87,34 @@ impl Inserted {
     }
 }
 
+/// Cached first and last PUs of an object's sets, for the placement's
+/// fast rejection of disjoint siblings.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SetBounds {
+    /// Of the complete cpuset, when it has a PU.
+    complete: Option<(u32, u32)>,
+    /// Whether the object has a complete cpuset (possibly empty).
+    has_complete: bool,
+    /// Of the cpuset, when it has a PU.
+    plain: Option<(u32, u32)>,
+}
+
+impl SetBounds {
+    /// Whether [`Topology::cmp_sets`] of the two objects is surely
+    /// `Different`: their ranges of the sets it compares (complete
+    /// cpusets when both have one, cpusets otherwise) do not overlap.
+    /// Gives the first PU of each when so.
+    #[inline]
+    fn disjoint(&self, other: &SetBounds) -> Option<(u32, u32)> {
+        let ((af, al), (bf, bl)) = if self.has_complete && other.has_complete {
+            (self.complete?, other.complete?)
+        } else {
+            (self.plain?, other.plain?)
+        };
+        (al < bf || af > bl).then_some((af, bf))
+    }
+}
+
 /// Where one step of the walk down by cpuset ended.
 enum Placement {
     /// Inserted or merged.
@@ -300,18 +328,42 @@ impl Topology {
         Ok(Some(res))
     }
 
-    /// First and last PU of an object's complete cpuset (cached).
-    fn bounds(&mut self, id: ObjId) -> Option<(u32, u32)> {
+    /// First and last PU of an object's complete cpuset and cpuset (cached).
+    #[inline(never)]
+    fn bounds(&mut self, id: ObjId) -> Option<SetBounds> {
         if self.set_bounds.len() < self.objs.len() {
             self.set_bounds.resize(self.objs.len(), None);
         }
         if let Some(b) = self.set_bounds[id] {
             return Some(b);
         }
-        let c = self.objs[id].as_ref()?.complete_cpuset.as_ref()?;
-        let b = (c.first()?, c.last()?);
+        let o = self.objs[id].as_ref()?;
+        let range = |s: &Option<CpuSet>| s.as_ref().and_then(|c| Some((c.first()?, c.last()?)));
+        let b = SetBounds {
+            complete: range(&o.complete_cpuset),
+            has_complete: o.complete_cpuset.is_some(),
+            plain: range(&o.cpuset),
+        };
         self.set_bounds[id] = Some(b);
         Some(b)
+    }
+
+    /// The cached bounds of `id`, computed on a miss.
+    #[inline]
+    fn cached_bounds(&mut self, id: ObjId) -> Option<SetBounds> {
+        match self.set_bounds.get(id) {
+            Some(Some(b)) => Some(*b),
+            _ => self.bounds(id),
+        }
+    }
+
+    /// Siblings looked at so far while placing objects by their sets (all
+    /// insertions since the topology was created).  A caller inserting
+    /// untrusted objects compares it with a budget: placing among `w`
+    /// siblings costs `O(w)`, so a very wide level placed object by object
+    /// costs `O(w²)`.
+    pub fn placement_visits(&self) -> u64 {
+        self.placement_visits
     }
 
     fn cmp_sets(&self, a: ObjId, b: ObjId) -> SetCmp {
@@ -446,17 +498,20 @@ impl Topology {
         let mut moved: ThinVec<ObjId> = ThinVec::new();
         let mut take_memory_from: Option<ObjId> = None;
         let mut put_at: Option<usize> = None;
+        self.placement_visits = self.placement_visits.saturating_add(children.len() as u64);
         let new_bounds = self.bounds(new);
         for &child in &children {
             // Fast path: siblings whose PU ranges do not overlap are disjoint.
-            if let (Some((nf, nl)), Some((cf, cl))) = (new_bounds, self.bounds(child)) {
-                if nl < cf || nf > cl {
-                    if put_at.is_none() && nf < cf {
-                        put_at = Some(kept.len());
-                    }
-                    kept.push(child);
-                    continue;
+            let disjoint = match (&new_bounds, self.cached_bounds(child)) {
+                (Some(n), Some(c)) => n.disjoint(&c),
+                _ => None,
+            };
+            if let Some((nf, cf)) = disjoint {
+                if put_at.is_none() && nf < cf {
+                    put_at = Some(kept.len());
                 }
+                kept.push(child);
+                continue;
             }
             let setres = self.cmp_sets(new, child);
             let mut res = setres;

@@ -233,10 +233,15 @@ pub struct Topology {
     /// later `finish` starts again from the request unless the caller
     /// changed the sets in between.
     allowed_request: Option<((CpuSet, NodeSet), (CpuSet, NodeSet))>,
-    /// First and last PU of each object's complete cpuset, cached so that
-    /// inserting among many siblings rejects disjoint ones without walking
-    /// their bitmaps.  `None` means unknown: recomputed on use.
-    set_bounds: Vec<Option<(u32, u32)>>,
+    /// First and last PU of each object's complete cpuset and cpuset,
+    /// cached so that inserting among many siblings rejects disjoint ones
+    /// without walking their bitmaps.  `None` means unknown: recomputed
+    /// on use.
+    set_bounds: Vec<Option<insert::SetBounds>>,
+    /// Siblings looked at while placing objects by their sets, since the
+    /// topology was created: lets a caller bound the work a hostile input
+    /// makes it do (placement among `w` siblings costs `O(w)`).
+    placement_visits: u64,
     /// PU object of each PU OS index (`ObjId::MAX` where none), filled
     /// when levels are rebuilt: covering queries start from it.
     pu_by_os: Vec<ObjId>,
@@ -309,6 +314,7 @@ impl Topology {
             cpukinds_ranking: crate::cpukinds::Ranking::Default,
             allowed_request: None,
             set_bounds: Vec::new(),
+            placement_visits: 0,
             pu_by_os: Vec::new(),
             links: query::Links::default(),
             finished: false,
