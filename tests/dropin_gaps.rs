@@ -554,3 +554,75 @@ fn ls_console_reports_and_pu_hiding_are_lstopos() {
     let o = run_wloc(["ls", "-i", "pack:1 pu:2", "--no-smt", "--of", "svg"]);
     assert_eq!(o.status.code(), Some(1), "{}", common::show_output(&o));
 }
+
+/// hwloc-info's filters (`--filter TYPE:KIND`, `--no-io`, `--whole-io`,
+/// `--no-bridges`, `--no-icaches`) and its level listing of deep
+/// topologies: the same output and exit code on every conformance XML
+/// case (written with every I/O object, as hwloc 2 XML) and on synthetic
+/// topologies of 3 to 14 levels.
+#[test]
+fn info_filters_and_level_listing_are_hwloc_infos() {
+    require_hwloc();
+    let tmp = common::TempDir::new("info-filters");
+    let mut cases: Vec<_> = std::fs::read_dir(common::conformance().join("xml"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .collect();
+    cases.sort();
+    let mut inputs: Vec<String> = Vec::new();
+    for case in &cases {
+        let v2 = tmp.0.join(case.file_name().unwrap());
+        if common::export_v2(case, &v2, true).status.success() {
+            inputs.push(v2.to_str().unwrap().to_string());
+        }
+    }
+    let opts: [&[&str]; 10] = [
+        &[],
+        &["--no-io"],
+        &["--whole-io"],
+        &["--no-bridges"],
+        &["--no-icaches"],
+        &["--filter", "cache:none"],
+        &["--filter", "l2:none", "core:0"],
+        &["--filter", "io:all", "--children", "pack:0"],
+        &["--filter", "group:structure"],
+        &["--no-io", "--descendants", "core", "pack:1"],
+    ];
+    let mut compared = 0;
+    let mut bad = Vec::new();
+    let mut compare = |args: Vec<&str>| {
+        let theirs = Command::new("hwloc-info")
+            .args(&args)
+            .env("HWLOC_HIDE_ERRORS", "2")
+            .output()
+            .unwrap();
+        let mut ours = vec!["info"];
+        ours.extend_from_slice(&args);
+        let ours = run_wloc(&ours);
+        compared += 1;
+        if (ours.status.code(), stdout(&ours)) != (theirs.status.code(), stdout(&theirs)) {
+            bad.push(format!(
+                "{args:?}:\nwloc:\n{}\nhwloc-info:\n{}",
+                stdout(&ours),
+                stdout(&theirs)
+            ));
+        }
+    };
+    for input in &inputs {
+        for o in opts {
+            let mut args = vec!["-i", input.as_str()];
+            args.extend_from_slice(o);
+            compare(args);
+        }
+    }
+    for desc in [
+        "pack:2 pu:2",
+        "pack:2 die:1 l3:1 l2:1 l1d:1 l1i:1 core:1 pu:2",
+        "group:2 pack:2 die:1 l3:1 l2:1 l1d:1 l1i:1 core:1 pu:2",
+        "group:2 group:2 group:2 group:2 group:2 pack:2 die:1 l3:1 l2:1 l1d:1 l1i:1 core:1 pu:2",
+    ] {
+        compare(vec!["-i", desc]);
+    }
+    common::assert_no_differences("hwloc-info", compared, &bad, 10 * 15);
+}

@@ -60,6 +60,21 @@ pub struct InfoArgs {
     /// Prefix each line with the index of the object it is about.
     #[arg(short = 'n')]
     pub index_prefix: bool,
+    /// Filter objects of a type: TYPE:KIND, KIND being all, none, structure or important.
+    #[arg(long = "filter", value_name = "TYPE:KIND")]
+    pub filters: Vec<String>,
+    /// Do not keep instruction caches.
+    #[arg(long)]
+    pub no_icaches: bool,
+    /// Do not keep any I/O device or bridge.
+    #[arg(long)]
+    pub no_io: bool,
+    /// Do not keep I/O bridges except host bridges.
+    #[arg(long)]
+    pub no_bridges: bool,
+    /// Keep all I/O devices and bridges.
+    #[arg(long)]
+    pub whole_io: bool,
     /// Objects: TYPE:INDEX, TYPE:FIRST-LAST, TYPE:all or TYPE (for example core:0, numa:all, pci:1).
     pub locations: Vec<String>,
 }
@@ -67,6 +82,8 @@ pub struct InfoArgs {
 /// The levels of the topology, as `hwloc-info --topology` lists them.
 fn levels(topo: &Topology) -> String {
     let mut out = String::new();
+    // hwloc-info's label column: 18 wide, one more per level past eight.
+    let width = (topo.normal_levels().len() + 10).max(18);
     for (d, level) in topo.normal_levels().iter().enumerate() {
         let Some(&first) = level.first() else {
             continue;
@@ -75,7 +92,7 @@ fn levels(topo: &Topology) -> String {
         let label = format!("{}depth {d}:", " ".repeat(d));
         let _ = writeln!(
             out,
-            "{label:<18} {} {} (type #{})",
+            "{label:<width$} {} {} (type #{})",
             level.len(),
             type_name(o, true),
             o.obj_type.index()
@@ -94,7 +111,7 @@ fn levels(topo: &Topology) -> String {
             let label = format!("Special depth {}:", depth.to_i32());
             let _ = writeln!(
                 out,
-                "{label:<18} {n} {} (type #{})",
+                "{label:<width$} {n} {} (type #{})",
                 t.xml_name(),
                 t.index()
             );
@@ -629,10 +646,26 @@ fn first_cpuset(topo: &Topology, id: ObjId) -> wloc_core::CpuSet {
 pub fn run(a: &InfoArgs) -> super::Result {
     // As hwloc-info: every object type kept, I/O objects that matter
     // (`important`) too.
-    let how = Load::new(
-        keep_all(TypeFilter::KeepImportant),
-        LoadErrors::Named("the environment"),
-    );
+    // The filters as hwloc-info applies them (a PU filter is ignored, as
+    // there).
+    let mut filtered = keep_all(TypeFilter::KeepImportant);
+    if a.no_icaches {
+        filtered.set_icache_types_filter(TypeFilter::KeepNone);
+    }
+    if a.no_io {
+        filtered.set_io_types_filter(TypeFilter::KeepNone);
+    } else if a.whole_io {
+        filtered.set_io_types_filter(TypeFilter::KeepAll);
+    }
+    if a.no_bridges {
+        filtered
+            .set_type_filter(wloc_core::ObjType::Bridge, TypeFilter::KeepNone)
+            .map_err(|e| e.to_string())?;
+    }
+    for f in &a.filters {
+        super::ls::apply_filter(&mut filtered, f)?;
+    }
+    let how = Load::new(filtered, LoadErrors::Named("the environment"));
     let (topo, _) = a.topo_args.load(how)?;
     let relation = if a.ancestors {
         Relation::Ancestors

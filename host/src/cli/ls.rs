@@ -224,7 +224,7 @@ fn parse_filter_kind(s: &str) -> Option<TypeFilter> {
 /// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or
 /// io).  `PU:none` keeps the PUs (a topology has them) and returns true:
 /// lstopo then hides them in its listing.
-fn apply_filter(topo: &mut Topology, spec: &str) -> Result<bool, String> {
+pub(super) fn apply_filter(topo: &mut Topology, spec: &str) -> Result<bool, String> {
     let (t, k) = spec.split_once(':').unwrap_or((spec, "none"));
     let kind = parse_filter_kind(k).ok_or_else(|| {
         format!("invalid filter kind '{k}' in --filter {spec} (expected all, none, structure or important)")
@@ -234,7 +234,12 @@ fn apply_filter(topo: &mut Topology, spec: &str) -> Result<bool, String> {
     }
     match t {
         "all" => topo.set_all_types_filter(kind),
-        "cache" => topo.set_cache_types_filter(kind),
+        "cache" => {
+            // hwloc's tools count memory-side caches as caches here.
+            topo.set_cache_types_filter(kind);
+            topo.set_type_filter(ObjType::MemCache, kind)
+                .map_err(|e| format!("cannot apply --filter {spec}: {e}"))?;
+        }
         "icache" => topo.set_icache_types_filter(kind),
         "io" => topo.set_io_types_filter(kind),
         _ => {
