@@ -36,6 +36,7 @@ pub use numa::{
 };
 pub use pptt::{
     cache_flags, node_flags, Pptt, PpttCache, PpttCacheType, PpttCpuCache, PpttProcessor,
+    MAX_CACHE_LEVEL,
 };
 pub use sdt::{parse_table, AcpiError, Checksum, SdtHeader, Signature, SDT_HEADER_LEN};
 pub use slit::Slit;

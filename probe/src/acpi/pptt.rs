@@ -10,7 +10,7 @@
 //! or next-level offset that is not the start of a structure of the
 //! right type, or a chain that loops, is an [`AcpiError::Invalid`].
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use super::sdt::{parse_table, walk_subtables, AcpiError, Checksum, Reader, SdtHeader, Signature};
@@ -154,7 +154,16 @@ pub struct Pptt {
     pub caches: Vec<PpttCache>,
     proc_at: BTreeMap<u32, usize>,
     cache_at: BTreeMap<u32, usize>,
+    /// Offsets of the nodes some node names as parent.
+    parents: BTreeSet<u32>,
+    /// The first leaf of each ACPI processor ID, in table order.
+    leaves: BTreeMap<u32, usize>,
 }
+
+/// Deepest cache level followed along next-level links (Linux's arm64
+/// `MAX_CACHE_LEVEL` is 7); deeper levels are not looked at, which also
+/// bounds the walks of hostile tables.
+pub const MAX_CACHE_LEVEL: u32 = 8;
 
 impl Pptt {
     /// Parses a PPTT, verifying its checksum.
@@ -301,13 +310,23 @@ impl Pptt {
                 }
             }
         }
-        let pptt = Pptt {
+        let parents: BTreeSet<u32> = processors.iter().filter_map(|p| p.parent).collect();
+        let mut pptt = Pptt {
             header,
             processors,
             caches,
             proc_at,
             cache_at,
+            parents,
+            leaves: BTreeMap::new(),
         };
+        let mut leaves = BTreeMap::new();
+        for (i, p) in pptt.processors.iter().enumerate() {
+            if pptt.is_leaf(p) {
+                leaves.entry(p.acpi_processor_id).or_insert(i);
+            }
+        }
+        pptt.leaves = leaves;
         // No chain loops (walks below rely on it).
         for p in &pptt.processors {
             let mut steps = 0;
@@ -350,18 +369,12 @@ impl Pptt {
     /// Whether a node is a leaf as Linux decides: its leaf flag in a
     /// revision 2+ table, or no node names it as parent.
     pub fn is_leaf(&self, node: &PpttProcessor) -> bool {
-        (self.header.revision >= 2 && node.leaf_flag())
-            || !self
-                .processors
-                .iter()
-                .any(|p| p.parent == Some(node.offset))
+        (self.header.revision >= 2 && node.leaf_flag()) || !self.parents.contains(&node.offset)
     }
 
     /// The leaf node of the processor with this ACPI processor UID.
     pub fn leaf_for_uid(&self, uid: u32) -> Option<&PpttProcessor> {
-        self.processors
-            .iter()
-            .find(|p| p.acpi_processor_id == uid && self.is_leaf(p))
+        self.leaves.get(&uid).map(|&i| &self.processors[i])
     }
 
     /// A node and its ancestors, nearest first.
@@ -380,17 +393,23 @@ impl Pptt {
     /// one level above the deepest level found below it and go up along
     /// their next-level links.  Caches without a valid type are counted
     /// as a level but not listed.  When a level and type is found twice
-    /// the nearest wins.  Sorted by level, then data, instruction, unified.
+    /// the nearest wins.  Levels above [`MAX_CACHE_LEVEL`] are left out.  Sorted by level, then data, instruction, unified.
     pub fn caches_of<'a>(&'a self, leaf: &'a PpttProcessor) -> Vec<PpttCpuCache<'a>> {
         let mut out: Vec<PpttCpuCache<'a>> = Vec::new();
         let mut base = 0u32;
         for node in self.ancestors(leaf) {
+            if base >= MAX_CACHE_LEVEL {
+                break;
+            }
             let mut deepest = base;
             for &res in &node.resources {
                 let mut level = base;
                 let mut cur = self.cache_at(res);
                 while let Some(c) = cur {
                     level += 1;
+                    if level > MAX_CACHE_LEVEL {
+                        break;
+                    }
                     if let Some(t) = c.cache_type {
                         let seen = out
                             .iter()

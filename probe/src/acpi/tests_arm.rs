@@ -710,3 +710,32 @@ fn too_many_processors_are_refused() {
         Err(ProbeError::BadOsIndex { os_index, .. }) if os_index == crate::MAX_OS_INDEX
     ));
 }
+
+#[test]
+fn cache_levels_stop_at_max_cache_level() {
+    // A chain of ten unified caches below one processor.
+    let mut s: Vec<S> = (0..10)
+        .map(|i| {
+            S::Cache(
+                0x7f,
+                (i < 9).then_some(i + 1),
+                1 << 20,
+                1024,
+                16,
+                0b1000,
+                64,
+                None,
+            )
+        })
+        .collect();
+    s.push(S::Node(PACKAGE | CPU, None, 0, vec![0]));
+    let (p, _) = pptt(2, &s);
+    let parsed = Pptt::parse(&p).unwrap();
+    let leaf = parsed.leaf_for_uid(0).unwrap();
+    let levels: Vec<u32> = parsed.caches_of(leaf).iter().map(|c| c.level).collect();
+    assert_eq!(levels, (1..=MAX_CACHE_LEVEL).collect::<Vec<_>>());
+    // hwloc has five levels of CPU caches: deeper ones are not objects.
+    let t = arm(&qemu_madt(1), Some(&p), None).unwrap();
+    assert_eq!(objs(&t, ObjType::L5Cache).len(), 1);
+    assert_eq!(t.check(), Ok(()));
+}
