@@ -21,6 +21,7 @@ mod gather_cpuid;
 mod gather_topology;
 mod graph;
 mod hostile;
+mod hostile_annotations;
 mod hostile_cache;
 mod hostile_files;
 mod hostile_formats;

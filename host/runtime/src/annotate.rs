@@ -196,15 +196,30 @@ pub fn topology_objects(topo: &Topology) -> Result<Vec<WitObject>, String> {
 
 /// Checks a string a component returned: its length, and no control
 /// characters (they would reach terminals and XML files).
-fn check_text(what: &str, s: &str, max: usize, may_be_empty: bool) -> Result<(), String> {
+/// `what` describes the string, called only on error: a record holds up
+/// to 262,144 strings, whose descriptions would cost more than the checks.
+fn check_text(
+    what: impl FnOnce() -> String,
+    s: &str,
+    max: usize,
+    may_be_empty: bool,
+) -> Result<(), String> {
     if !may_be_empty && s.is_empty() {
-        return Err(format!("{what} is empty"));
+        return Err(format!("{} is empty", what()));
     }
     if s.len() > max {
-        return Err(format!("{what} is {} bytes long (at most {max})", s.len()));
+        return Err(format!(
+            "{} is {} bytes long (at most {max})",
+            what(),
+            s.len()
+        ));
+    }
+    // Printable ASCII, the common case, needs no decoding.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Ok(());
     }
     if let Some(c) = s.chars().find(|c| c.is_control()) {
-        return Err(format!("{what} holds the control character {c:?}"));
+        return Err(format!("{} holds the control character {c:?}", what()));
     }
     Ok(())
 }
@@ -248,11 +263,11 @@ pub fn apply(
         ));
     }
     let by_gp: HashMap<u64, ObjId> = topo.ids().map(|i| (topo.obj(i).gp_index, i)).collect();
-    let resolve = |what: &str, gp: u64| -> Result<ObjId, String> {
+    let resolve = |what: &dyn Fn() -> String, gp: u64| -> Result<ObjId, String> {
         by_gp
             .get(&gp)
             .copied()
-            .ok_or_else(|| format!("{what}: no object has gp index {gp}"))
+            .ok_or_else(|| format!("{}: no object has gp index {gp}", what()))
     };
     let max_s = limits.max_string_bytes;
 
@@ -265,11 +280,11 @@ pub fn apply(
     let mut has: HashMap<ObjId, HashSet<(&str, &str)>> = HashMap::new();
     for (k, (gp, info)) in a.infos.iter().enumerate() {
         clock.tick()?;
-        let what = format!("info {k}");
+        let what = || format!("info {k}");
         let o = resolve(&what, *gp)?;
-        check_text(&format!("{what}: name"), &info.name, max_s, false)?;
+        check_text(|| format!("{}: name", what()), &info.name, max_s, false)?;
         check_text(
-            &format!("{what} ({}): value", info.name),
+            || format!("{} ({}): value", what(), info.name),
             &info.value,
             max_s,
             true,
@@ -287,7 +302,8 @@ pub fn apply(
         let obj = t.obj_mut(o);
         if obj.infos.len() >= limits.max_infos {
             return Err(format!(
-                "{what}: object with gp index {gp} would have more than {} infos",
+                "{}: object with gp index {gp} would have more than {} infos",
+                what(),
                 limits.max_infos
             ));
         }
@@ -297,10 +313,10 @@ pub fn apply(
         });
     }
     for (k, (gp, name)) in a.misc.iter().enumerate() {
-        let what = format!("Misc object {k}");
+        let what = || format!("Misc object {k}");
         clock.tick()?;
         let parent = resolve(&what, *gp)?;
-        check_text(&format!("{what}: name"), name, max_s, false)?;
+        check_text(|| format!("{}: name", what()), name, max_s, false)?;
         // The tree gets one level deeper under the deepest objects.
         let mut depth = 1;
         let mut cur = parent;
@@ -309,7 +325,8 @@ pub fn apply(
             cur = p;
             if depth > wloc_core::MAX_TREE_DEPTH {
                 return Err(format!(
-                    "{what} would be deeper than the deepest tree accepted ({})",
+                    "{} would be deeper than the deepest tree accepted ({})",
+                    what(),
                     wloc_core::MAX_TREE_DEPTH
                 ));
             }
@@ -317,12 +334,12 @@ pub fn apply(
         let mut m = Object::new(ObjType::Misc, None);
         m.name = Some(name.clone());
         t.insert_by_parent(parent, m)
-            .map_err(|e| format!("{what}: {e}"))?;
+            .map_err(|e| format!("{}: {e}", what()))?;
     }
     for (k, m) in a.distances.iter().enumerate() {
         let what = format!("distance matrix {k}");
         if let Some(n) = &m.name {
-            check_text(&format!("{what}: name"), n, max_s, false)?;
+            check_text(|| format!("{what}: name"), n, max_s, false)?;
         }
         let n = crate::convert::check_distances_shape(&what, m)?;
         let mut seen = HashSet::new();
@@ -331,7 +348,7 @@ pub fn apply(
             if !seen.insert(gp) {
                 return Err(format!("{what} lists gp index {gp} twice"));
             }
-            objs.push(resolve(&what, u64::from(gp))?);
+            objs.push(resolve(&|| what.clone(), u64::from(gp))?);
         }
         // Several types only when the kind says so, as in hwloc (links
         // between GPUs and CPUs: `NVLinkBandwidth`).
@@ -348,7 +365,7 @@ pub fn apply(
     }
     for (k, m) in a.memattrs.iter().enumerate() {
         let what = format!("memory attribute {k}");
-        check_text(&format!("{what}: name"), &m.name, max_s, false)?;
+        check_text(|| format!("{what}: name"), &m.name, max_s, false)?;
         use wloc_core::memattrs::flags as f;
         let order = m.flags & (f::HIGHER_FIRST | f::LOWER_FIRST);
         if m.flags >= 1 << 3 || (order != f::HIGHER_FIRST && order != f::LOWER_FIRST) {
@@ -376,7 +393,7 @@ pub fn apply(
             .collect();
         for v in &m.values {
             clock.tick()?;
-            let target = resolve(&what, v.target as u64)?;
+            let target = resolve(&|| what.clone(), v.target as u64)?;
             let tt = t.obj(target).obj_type;
             if tt != ObjType::NUMANode {
                 return Err(format!(
@@ -387,7 +404,7 @@ pub fn apply(
             let initiator = match &v.initiator {
                 None => None,
                 Some(Initiator::Object(gp)) => {
-                    let o = resolve(&what, u64::from(*gp))?;
+                    let o = resolve(&|| what.clone(), u64::from(*gp))?;
                     let it = t.obj(o).obj_type;
                     if !matches!(it.kind(), ObjKind::Normal | ObjKind::Memory) {
                         return Err(format!(
@@ -434,17 +451,17 @@ pub fn apply(
     }
     let mut props = Vec::with_capacity(a.properties.len());
     for (k, p) in a.properties.iter().enumerate() {
-        let what = format!("property {k}");
+        let what = || format!("property {k}");
         let object = resolve(&what, p.object)?;
-        check_text(&format!("{what}: name"), &p.name, max_s, false)?;
+        check_text(|| format!("{}: name", what()), &p.name, max_s, false)?;
         check_text(
-            &format!("{what} ({}): unit", p.name),
+            || format!("{} ({}): unit", what(), p.name),
             &p.unit,
             MAX_UNIT_BYTES,
             true,
         )?;
         if !p.value.is_finite() {
-            return Err(format!("{what} ({}) has value {}", p.name, p.value));
+            return Err(format!("{} ({}) has value {}", what(), p.name, p.value));
         }
         props.push(Property {
             object,
