@@ -626,3 +626,33 @@ fn info_filters_and_level_listing_are_hwloc_infos() {
     }
     common::assert_no_differences("hwloc-info", compared, &bad, 10 * 15);
 }
+
+/// `wloc gather-cpuid -c IDX DIR|-` gathers one PU as hwloc-gather-cpuid
+/// does: the same `puIDX` dump (on standard output with `-`, after the
+/// same messages), and exit 1 for a PU that is not there or for `-`
+/// without `-c`.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn gather_cpuid_of_one_pu_is_hwlocs() {
+    require_hwloc();
+    let cpu = allowed_cpus()[0].to_string();
+    let theirs = Command::new("hwloc-gather-cpuid")
+        .args(["-c", &cpu, "-"])
+        .output()
+        .expect("hwloc-gather-cpuid runs");
+    let ours = run_wloc(["gather-cpuid", "-c", &cpu, "-"]);
+    common::assert_success("wloc gather-cpuid -c IDX -", &ours);
+    assert_eq!(stdout(&ours), stdout(&theirs));
+    let tmp = common::TempDir::new("gather-one");
+    let o = run_wloc(["gather-cpuid", "-s", "-c", &cpu, tmp.0.to_str().unwrap()]);
+    common::assert_success("wloc gather-cpuid -c IDX DIR", &o);
+    let files: Vec<String> = std::fs::read_dir(&tmp.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, [format!("pu{cpu}")]);
+    let o = run_wloc(["gather-cpuid", "-c", "100000", "-"]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::show_output(&o));
+    let o = run_wloc(["gather-cpuid", "-"]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::show_output(&o));
+}

@@ -294,6 +294,27 @@ pub fn gather_every_pu(
     Ok(pus)
 }
 
+/// The CPUID dump of the PU whose OS index is `os` (the text of its
+/// `puN` file), gathered on that PU; `None` when it is not an online PU
+/// of this process's affinity mask.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub fn gather_one_pu(os: u32) -> Result<Option<String>, String> {
+    let runner =
+        LinuxPuRunner::new().map_err(|e| format!("cannot read this thread's CPU affinity: {e}"))?;
+    let Some(pu) = runner.pus().iter().position(|&p| p == os) else {
+        return Ok(None);
+    };
+    let src = wloc_probe::NativeSource::with_runner(runner);
+    if !src.runner().pin(pu) {
+        return Err(format!("cannot bind to PU P#{os}"));
+    }
+    let text = gather_pu(&src, pu);
+    src.runner()
+        .restore()
+        .map_err(|e| format!("cannot restore this thread's CPU affinity: {e}"))?;
+    Ok(Some(text))
+}
+
 /// Gathers the CPUID leaves of every PU this process may use (see
 /// [`gather_every_pu`]) into memory.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

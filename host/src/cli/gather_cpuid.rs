@@ -12,8 +12,57 @@ pub struct GatherCpuidArgs {
     /// Do not print progress messages.
     #[arg(short = 's', long)]
     silent: bool,
+    /// Only gather the PU of this OS index, into the file `puIDX` (as
+    /// hwloc-gather-cpuid names it; no summary file): a dump to look at,
+    /// not a whole machine to read back.  With `-` as DIR, to standard
+    /// output.
+    #[arg(short = 'c', value_name = "IDX")]
+    only: Option<u32>,
     /// Output directory, created if needed (read it back with `wloc ls -i DIR --if cpuid`).
     dir: std::path::PathBuf,
+}
+
+/// hwloc-gather-cpuid's closing words (CPUID identifies the machine).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn say_warning(progress: &super::Progress) {
+    progress.say("");
+    progress.say("WARNING: Do not post these files on a public list or website unless you");
+    progress.say("WARNING: are sure that no information about this platform is sensitive.");
+}
+
+/// `-c IDX`: one PU's dump, in `DIR/puIDX` or on standard output.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn gather_only(a: &GatherCpuidArgs, os: u32) -> super::Result {
+    let progress = super::Progress::new(a.silent);
+    let stdout = a.dir.as_os_str() == "-";
+    let path = a.dir.join(format!("pu{os}"));
+    if stdout {
+        progress.say("Gathering on stdout ...");
+    } else {
+        if path.exists() && !a.force {
+            return Err(format!("'{}' exists; use -f to overwrite it", path.display()).into());
+        }
+        std::fs::create_dir_all(&a.dir)
+            .map_err(|e| format!("cannot create directory '{}': {e}", a.dir.display()))?;
+        progress.say(&format!("Gathering in directory {} ...", a.dir.display()));
+    }
+    let text =
+        wloc::cpuid_native::gather_one_pu(os)?.ok_or_else(|| format!("Cannot find PU P#{os}"))?;
+    if stdout {
+        progress.say(&format!("Gathering CPUID of PU P#{os} on stdout ..."));
+        progress.finish()?;
+        super::print(&text)?;
+    } else {
+        progress.say(&format!(
+            "Gathering CPUID of PU P#{os} in path {} ...",
+            path.display()
+        ));
+        std::fs::write(&path, text)
+            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+    }
+    let progress = super::Progress::new(a.silent);
+    say_warning(&progress);
+    progress.finish()
 }
 
 /// Writes `puN` files (N from 0, PUs of the process's affinity mask that
@@ -23,6 +72,12 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
         use wloc::cpuid_native::{gather_every_pu, CPUID_INFO};
+        if let Some(os) = a.only {
+            return gather_only(a, os);
+        }
+        if a.dir.as_os_str() == "-" {
+            return Err("Cannot gather multiple PUs on stdout (use -c IDX)".into());
+        }
         let dir = &a.dir;
         let shown = dir.display();
         if dir.exists() {
@@ -79,6 +134,7 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
             );
         }
         progress.say(&format!("Summary written to {}", info.display()));
+        say_warning(&progress);
         progress.finish()
     }
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
