@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_ulong, c_void};
 use std::ptr::null_mut;
 
-use wloc_core::{ObjAttr, ObjId, Topology};
+use wloc_core::{ObjId, Topology};
 use wloc_xml::diff::{AttrChange, Change, Computed};
 
-use crate::topology::{hwloc_topology, loaded, loaded_mut};
+use crate::topology::{loaded, loaded_mut};
 use crate::types::*;
 use crate::{c_str, c_strdup, fail, guard};
 
@@ -240,27 +240,6 @@ unsafe fn change_from_c(a: &hwloc_topology_diff_obj_attr_s) -> Option<Change> {
     })
 }
 
-/// Brings into the model what programs change directly in the C objects
-/// and hwloc's diffs compare: names and NUMA local memory sizes.
-fn pull_c_edits(t: &mut hwloc_topology) {
-    for id in t.model.iter_dfs() {
-        // SAFETY: the topology's own object, alive while t is.
-        let Some(o) = (unsafe { t.ptr_of(id).as_ref() }) else {
-            continue;
-        };
-        // SAFETY: a NUL-terminated name or NULL.
-        let name = unsafe { c_str(o.name) }.map(|n| n.into_owned());
-        let mo = t.model.obj_mut(id);
-        if mo.name != name {
-            mo.name = name;
-        }
-        if let (ObjAttr::Numa(n), Some(a)) = (&mut mo.attr, unsafe { o.attr.as_ref() }) {
-            // SAFETY: the numanode member is a NUMA node's attributes.
-            n.local_memory = unsafe { a.numanode.local_memory };
-        }
-    }
-}
-
 /// `hwloc_topology_diff_build`: 0 when the diff says everything, 1 when
 /// it has too-complex entries.
 #[no_mangle]
@@ -273,9 +252,9 @@ pub unsafe extern "C" fn hwloc_topology_diff_build(
     guard(-1, || {
         // SAFETY: hwloc's handle contract; one handle at a time.
         for h in [topology, newtopology] {
-            match unsafe { loaded_mut(h) } {
-                Some(t) => pull_c_edits(t),
-                None => return fail(libc::EINVAL),
+            // loaded_mut takes the program's in-place edits into the model.
+            if unsafe { loaded_mut(h) }.is_none() {
+                return fail(libc::EINVAL);
             }
         }
         // SAFETY: as above, both loaded.
@@ -313,7 +292,6 @@ pub unsafe extern "C" fn hwloc_topology_diff_apply(
         }
         // SAFETY: a list from hwloc_topology_diff_build/load.
         let (changes, stop) = unsafe { from_c(diff) };
-        pull_c_edits(t);
         let mut m = t.model.clone();
         let reverse = flags & DIFF_APPLY_REVERSE != 0;
         if let Err(e) = wloc_xml::diff::apply(&mut m, &changes, reverse) {
@@ -520,7 +498,6 @@ mod tests {
     use crate::test_support::synthetic;
     use crate::topology::{hwloc_topology_destroy, hwloc_topology_dup};
     use std::ffi::{CStr, CString};
-    use wloc_core::object::Info;
     use wloc_core::ObjType;
 
     fn numa0(t: hwloc_topology_t) -> *mut hwloc_obj {
@@ -541,10 +518,14 @@ mod tests {
             assert!(d.is_null());
             // A direct edit of the C object is seen, as in hwloc.
             (*(*numa0(t2)).attr).numanode.local_memory += 4096;
-            loaded_mut(t2).unwrap().model.obj_mut(0).infos.push(Info {
-                name: "Foo".into(),
-                value: "Bar".into(),
-            });
+            let root = {
+                let tt = loaded(t2).unwrap();
+                tt.ptr_of(tt.model.root())
+            };
+            assert_eq!(
+                crate::objects::hwloc_obj_add_info(root, c"Foo".as_ptr(), c"Bar".as_ptr()),
+                0
+            );
             assert_eq!(hwloc_topology_diff_build(t1, t2, 0, &mut d), 1);
             assert_eq!((*d).generic.type_, DIFF_TOO_COMPLEX);
             assert_eq!(
@@ -553,12 +534,12 @@ mod tests {
             );
             assert_eq!(hwloc_topology_apply_count(t1, d), -1);
             hwloc_topology_diff_destroy(d);
-            loaded_mut(t2)
-                .unwrap()
-                .model
-                .obj_mut(0)
-                .infos
-                .retain(|i| i.name != "Foo");
+            // Taken out in place, as hwloc's tools edit infos.
+            (*root).infos_count -= 1;
+            let last = *(*root).infos.add((*root).infos_count as usize);
+            assert_eq!(CStr::from_ptr(last.name).to_bytes(), b"Foo");
+            libc::free(last.name as *mut c_void);
+            libc::free(last.value as *mut c_void);
             assert_eq!(hwloc_topology_diff_build(t1, t2, 0, &mut d), 0);
             let a = (*d).obj_attr;
             assert_eq!(

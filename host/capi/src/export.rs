@@ -6,7 +6,7 @@ use std::os::raw::{c_char, c_int, c_ulong, c_void};
 use base64::Engine;
 use wloc_core::{Topology, UserData};
 
-use crate::topology::{hwloc_topology, loaded};
+use crate::topology::{hwloc_topology, loaded, loaded_mut};
 use crate::types::*;
 use crate::{c_str, c_strdup, fail, guard};
 
@@ -66,9 +66,11 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract; a NUL-terminated path or NULL.
-        let (Some(t), Some(path)) = (unsafe { loaded(topology) }, unsafe { c_str(xmlpath) }) else {
+        let (Some(t), Some(path)) = (unsafe { loaded_mut(topology) }, unsafe { c_str(xmlpath) })
+        else {
             return fail(libc::EINVAL);
         };
+        let t = &*t;
         let doc = match xml_of(topology, t, flags) {
             Ok(d) => d,
             Err(e) => return fail(e),
@@ -99,9 +101,10 @@ pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
             return fail(libc::EINVAL);
         };
+        let t = &*t;
         if xmlbuffer.is_null() || buflen.is_null() {
             return fail(libc::EINVAL);
         }

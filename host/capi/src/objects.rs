@@ -613,6 +613,8 @@ pub unsafe extern "C" fn hwloc_obj_add_info(
             // SAFETY: the node's topology outlives its objects.
             if let Some(t) = unsafe { node.topo.as_mut() } {
                 if t.model.get(id).is_some() {
+                    // What the program changed in place counts first.
+                    t.pull_node(id);
                     t.model.obj_mut(id).infos.push(info);
                     infos = wloc_xml::v2_infos(&t.model, id);
                 }

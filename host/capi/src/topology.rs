@@ -79,7 +79,6 @@ pub(crate) struct Node {
     pub(crate) topo: *mut hwloc_topology,
     children: Vec<*mut hwloc_obj>,
     page_types: Vec<hwloc_memory_page_type_s>,
-    infos: Vec<hwloc_info_s>,
 }
 
 impl Node {
@@ -93,7 +92,6 @@ impl Node {
             topo: null_mut(),
             children: Vec::new(),
             page_types: Vec::new(),
-            infos: Vec::new(),
         });
         n.obj.attr = &mut n.attr;
         n.obj.os_index = HWLOC_UNKNOWN_INDEX;
@@ -102,11 +100,10 @@ impl Node {
 
     /// The node's infos as the model's.
     pub(crate) fn infos_as_model(&self) -> Vec<wloc_core::object::Info> {
-        (0..self.obj.infos_count as usize)
-            .filter_map(|i| {
-                // SAFETY: infos holds infos_count entries we wrote.
-                let inf = unsafe { *self.obj.infos.add(i) };
-                // SAFETY: our infos' strings are NUL-terminated.
+        self.c_infos()
+            .iter()
+            .filter_map(|inf| {
+                // SAFETY: NUL-terminated strings or NULL.
                 let name = unsafe { c_str(inf.name) }?.into_owned();
                 let value = unsafe { c_str(inf.value) }.unwrap_or_default().into_owned();
                 Some(wloc_core::object::Info { name, value })
@@ -114,16 +111,39 @@ impl Node {
             .collect()
     }
 
+    /// The infos array as C sees it: `obj.infos` is a `malloc`'ed array of
+    /// `obj.infos_count` entries whose strings are `malloc`'ed, as in
+    /// hwloc, because programs edit it in place (`hwloc-annotate --ci`
+    /// frees every string and the array itself, then sets it to NULL).
+    fn c_infos(&self) -> &[hwloc_info_s] {
+        if self.obj.infos.is_null() || self.obj.infos_count == 0 {
+            return &[];
+        }
+        // SAFETY: a non-NULL infos holds infos_count entries (ours, or a
+        // program's that follows hwloc's layout).
+        unsafe { std::slice::from_raw_parts(self.obj.infos, self.obj.infos_count as usize) }
+    }
+
     fn clear_infos(&mut self) {
-        for inf in self.infos.drain(..) {
-            // SAFETY: both strings were malloc'ed by c_strdup.
+        self.truncate_infos(0);
+    }
+
+    /// Frees the entries from `keep` on (and the array when none stay).
+    fn truncate_infos(&mut self, keep: usize) {
+        for inf in &self.c_infos()[keep.min(self.c_infos().len())..] {
+            // SAFETY: both strings are malloc'ed (c_strdup, or a program's
+            // strdup as hwloc documents) or NULL.
             unsafe {
                 libc::free(inf.name as *mut c_void);
                 libc::free(inf.value as *mut c_void);
             }
         }
-        self.obj.infos = null_mut();
-        self.obj.infos_count = 0;
+        if keep == 0 {
+            // SAFETY: malloc'ed array or NULL.
+            unsafe { libc::free(self.obj.infos as *mut c_void) };
+            self.obj.infos = null_mut();
+        }
+        self.obj.infos_count = self.obj.infos_count.min(keep as c_uint);
     }
 
     /// Replaces the infos by `infos`.
@@ -132,29 +152,38 @@ impl Node {
         // hold pointers to info values (hwloc_obj_get_info_by_name) across
         // hwloc_obj_add_info, which in hwloc only appends.
         let current = self.infos_as_model();
-        let keep = current
-            .iter()
-            .zip(infos)
-            .take_while(|(a, b)| a == b)
-            .count();
-        for inf in self.infos.drain(keep..) {
-            // SAFETY: both strings were malloc'ed by c_strdup.
-            unsafe {
-                libc::free(inf.name as *mut c_void);
-                libc::free(inf.value as *mut c_void);
-            }
-        }
-        self.infos
-            .extend(infos[keep..].iter().map(|i| hwloc_info_s {
-                name: c_strdup(&i.name),
-                value: c_strdup(&i.value),
-            }));
-        self.obj.infos = if self.infos.is_empty() {
-            null_mut()
+        let keep = if current.len() == self.c_infos().len() {
+            current
+                .iter()
+                .zip(infos)
+                .take_while(|(a, b)| a == b)
+                .count()
         } else {
-            self.infos.as_mut_ptr()
+            0 // an entry with a NULL name: rebuild all
         };
-        self.obj.infos_count = self.infos.len() as c_uint;
+        self.truncate_infos(keep);
+        if infos.len() == keep {
+            return;
+        }
+        let bytes = infos.len() * std::mem::size_of::<hwloc_info_s>();
+        // SAFETY: realloc of our malloc'ed array (or NULL) to hold every
+        // entry; on failure the old array stays valid and is kept.
+        let array = unsafe { libc::realloc(self.obj.infos as *mut c_void, bytes) };
+        if array.is_null() {
+            return; // out of memory: the infos stay as they were
+        }
+        let array = array as *mut hwloc_info_s;
+        for (k, i) in infos.iter().enumerate().skip(keep) {
+            // SAFETY: k < infos.len(), within the array just sized.
+            unsafe {
+                array.add(k).write(hwloc_info_s {
+                    name: c_strdup(&i.name),
+                    value: c_strdup(&i.value),
+                })
+            };
+        }
+        self.obj.infos = array;
+        self.obj.infos_count = infos.len() as c_uint;
     }
 
     fn set_string(slot: &mut *mut c_char, v: Option<&str>) {
@@ -212,7 +241,7 @@ impl Node {
             &mut self.obj.complete_nodeset,
             o.complete_nodeset.as_ref().map(|s| s.bitmap()),
         );
-        let same_infos = self.infos.len() == infos.len() && self.infos_as_model() == infos;
+        let same_infos = self.c_infos().len() == infos.len() && self.infos_as_model() == infos;
         if !same_infos {
             self.set_infos(infos);
         }
@@ -425,6 +454,52 @@ impl hwloc_topology {
             .map_or(null_mut(), |n| &n.obj as *const hwloc_obj as *mut hwloc_obj)
     }
 
+    /// Takes into the model what programs changed in place in the C
+    /// objects (infos, subtype, name, a NUMA node's local memory):
+    /// hwloc's tools edit these fields
+    /// directly (`hwloc-annotate` frees and replaces them), and hwloc
+    /// exports, compares and copies what the fields hold.
+    pub(crate) fn pull_from_c(&mut self) {
+        let ids: Vec<ObjId> = self.nodes.keys().copied().collect();
+        for id in ids {
+            self.pull_node(id);
+        }
+    }
+
+    /// [`pull_from_c`](Self::pull_from_c) for one object.
+    pub(crate) fn pull_node(&mut self, id: ObjId) {
+        let (Some(n), Some(_)) = (self.nodes.get(&id), self.model.get(id)) else {
+            return;
+        };
+        let infos = n.infos_as_model();
+        // SAFETY: malloc'ed NUL-terminated strings or NULL.
+        let subtype = unsafe { c_str(n.obj.subtype) }.map(|s| s.into_owned());
+        // SAFETY: as above.
+        let name = unsafe { c_str(n.obj.name) }.map(|s| s.into_owned());
+        if infos != wloc_xml::v2_infos(&self.model, id) {
+            if id == self.model.root() {
+                // The C root shows the topology's infos after its own.
+                self.model.infos.clear();
+            }
+            self.model.obj_mut(id).infos = infos;
+        }
+        if subtype != self.model.obj(id).subtype {
+            self.model.obj_mut(id).subtype = subtype;
+        }
+        if name != self.model.obj(id).name {
+            self.model.obj_mut(id).name = name;
+        }
+        // SAFETY: a NUMA node's attr holds its numanode member.
+        let local_memory = unsafe { n.attr.numanode.local_memory };
+        if let ObjAttr::Numa(a) = &self.model.obj(id).attr {
+            if a.local_memory != local_memory {
+                if let ObjAttr::Numa(a) = &mut self.model.obj_mut(id).attr {
+                    a.local_memory = local_memory;
+                }
+            }
+        }
+    }
+
     /// Rewrites the C mirror from the model: objects that survived keep
     /// their address and userdata, new ones are allocated, removed ones
     /// freed.
@@ -568,7 +643,9 @@ impl hwloc_topology {
         if names.is_empty() {
             return;
         }
+        // As hwloc: the recorded support replaces the whole structure.
         self.support_parts.3.imported_support = 1;
+        self.support_parts.0 = hwloc_topology_discovery_support::default();
         let (d, c, mb) = (
             &mut self.support_parts.0,
             &mut self.support_parts.1,
@@ -685,9 +762,15 @@ pub(crate) unsafe fn loaded_or_einval<'a>(
 ///
 /// # Safety
 /// As [`topo_mut`].
+///
+/// What the program changed in place in the C objects is taken into the
+/// model first ([`hwloc_topology::pull_from_c`]), before the caller changes
+/// the model and mirrors it back.
 pub(crate) unsafe fn loaded_mut<'a>(t: hwloc_topology_t) -> Option<&'a mut hwloc_topology> {
     // SAFETY: see above.
-    unsafe { topo_mut(t) }.filter(|t| t.loaded)
+    let t = unsafe { topo_mut(t) }.filter(|t| t.loaded)?;
+    t.pull_from_c();
+    Some(t)
 }
 
 /// `hwloc_topology_init`.
@@ -1521,9 +1604,10 @@ pub unsafe extern "C" fn hwloc_topology_dup(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract.
-        let Some(old) = (unsafe { loaded(oldtopology) }) else {
+        let Some(old) = (unsafe { loaded_mut(oldtopology) }) else {
             return fail(libc::EINVAL);
         };
+        let old = &*old;
         if newtopology.is_null() {
             return fail(libc::EINVAL);
         }

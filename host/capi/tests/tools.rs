@@ -275,3 +275,131 @@ fn recorded_machines_print_the_same() {
     assert!(compared >= 20, "only {compared} recordings compared");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+/// Runs `tool ARGS` in `dir` and returns its exit code, standard output
+/// and the bytes of `out` (the file it writes) if any.
+fn run_writing(
+    tool: &str,
+    args: &[String],
+    lib: Option<&Path>,
+    dir: &Path,
+    out: &str,
+) -> (Option<i32>, Vec<u8>, Option<Vec<u8>>) {
+    std::fs::create_dir_all(dir).unwrap();
+    let _ = std::fs::remove_file(dir.join(out));
+    let mut c = Command::new(tool);
+    c.args(args).current_dir(dir);
+    match lib {
+        Some(l) => c.env("LD_LIBRARY_PATH", l),
+        None => c.env_remove("LD_LIBRARY_PATH"),
+    };
+    for v in [
+        "HWLOC_XMLFILE",
+        "HWLOC_SYNTHETIC",
+        "HWLOC_FSROOT",
+        "WLOC_IMAGE",
+    ] {
+        c.env_remove(v);
+    }
+    let o = c.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    (o.status.code(), o.stdout, std::fs::read(dir.join(out)).ok())
+}
+
+/// hwloc-annotate, hwloc-diff and hwloc-bind, which edit objects in place
+/// (`--ci` frees each info and the array, `--ri` replaces them), insert
+/// Misc objects (numbered after what hwloc allocated while reading) and
+/// write files: the same files, output and exit codes on both libraries.
+#[test]
+fn editing_tools_write_the_same_files() {
+    support::require_c_toolchain();
+    let lib = support::library_dir("editing");
+    let inputs_dir = lib.join("edit-inputs");
+    std::fs::create_dir_all(&inputs_dir).unwrap();
+    let inputs: Vec<PathBuf> = xml_cases(&inputs_dir)
+        .into_iter()
+        .filter(|p| {
+            run(
+                "lstopo-no-graphics",
+                &["-i".into(), p.display().to_string()],
+                None,
+            )
+            .status
+                == Some(0)
+        })
+        .collect();
+    assert!(inputs.len() >= 20, "only {} inputs", inputs.len());
+    let s = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
+    let (mut compared, mut differ) = (0, Vec::new());
+    for input in &inputs {
+        let i = input.display().to_string();
+        let annotated = lib.join("edit-annotated.xml");
+        std::fs::copy(input, &annotated).unwrap();
+        let runs: Vec<(&str, Vec<String>)> = vec![
+            (
+                "hwloc-annotate",
+                s(&[&i, "o.xml", "pu:1", "info", "Foo", "Bar"]),
+            ),
+            (
+                "hwloc-annotate",
+                s(&[&i, "o.xml", "core:0", "misc", "MyMisc"]),
+            ),
+            (
+                "hwloc-annotate",
+                s(&["--ci", &i, "o.xml", "pu:0", "info", "A", "B"]),
+            ),
+            (
+                "hwloc-annotate",
+                s(&["--ri", &i, "o.xml", "root", "info", "Backend", "X"]),
+            ),
+            (
+                "hwloc-annotate",
+                s(&[&i, "o.xml", "pu:2", "subtype", "Sub"]),
+            ),
+            (
+                "hwloc-annotate",
+                s(&[&i, "o.xml", "node:0", "memattr", "Latency", "node:0", "12"]),
+            ),
+            ("hwloc-diff", s(&[&i, &i, "o.xml"])),
+            ("hwloc-bind", s(&["-i", &i, "pu:0", "--get"])),
+            (
+                "hwloc-calc",
+                s(&["-i", &i, "--hierarchical", "package.core", "pu:1"]),
+            ),
+            ("hwloc-info", s(&["-i", &i, "--support"])),
+        ];
+        for (tool, args) in runs {
+            let theirs = run_writing(tool, &args, None, &lib.join("edit-a"), "o.xml");
+            if theirs.0 != Some(0) {
+                continue;
+            }
+            let ours = run_writing(tool, &args, Some(&lib), &lib.join("edit-b"), "o.xml");
+            compared += 1;
+            if ours != theirs {
+                differ.push(format!(
+                    "{tool} {}: exit {:?}/{:?}, output {}, file {}",
+                    args.join(" "),
+                    theirs.0,
+                    ours.0,
+                    if ours.1 == theirs.1 {
+                        "same"
+                    } else {
+                        "differs"
+                    },
+                    if ours.2 == theirs.2 {
+                        "same"
+                    } else {
+                        "differs"
+                    },
+                ));
+            }
+        }
+    }
+    eprintln!("{compared} runs compared, {} differ", differ.len());
+    assert!(compared >= 150, "only {compared} runs compared");
+    assert!(
+        differ.is_empty(),
+        "{} of {compared} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}

@@ -1049,16 +1049,22 @@ impl<'a, 'input> Importer<'a, 'input> {
         let Parsed { obj, children, .. } = root;
         let root_id = topo.root();
         // Reserve every gp index of the document first, so that objects
-        // without one get fresh indexes that no later object uses.
-        let mut max_gp = obj.gp_index;
+        // without one get fresh indexes that no later object uses.  The
+        // next index is hwloc's: it allocates each object it reads, in
+        // document order, an index of its own (the root excepted) and then
+        // raises its counter past the gp_index the document gives; objects
+        // added later (hwloc-annotate's Misc) get the indexes after it.
+        let mut next_gp = obj.gp_index.saturating_add(1).max(1);
         let mut count = 0;
-        let mut stack: Vec<&Parsed> = children.iter().collect();
+        let mut stack: Vec<&Parsed> = children.iter().rev().collect();
         while let Some(p) = stack.pop() {
-            max_gp = max_gp.max(p.obj.gp_index);
+            next_gp = next_gp
+                .saturating_add(1)
+                .max(p.obj.gp_index.saturating_add(1));
             count += 1;
-            stack.extend(p.children.iter());
+            stack.extend(p.children.iter().rev());
         }
-        topo.reserve_gp_index(max_gp);
+        topo.reserve_gp_index(next_gp - 1);
         topo.reserve_objects(count);
         refs.by_gp.reserve(count + 1);
         {
@@ -1330,9 +1336,10 @@ impl<'a, 'input> Importer<'a, 'input> {
             self.warn(node, "ignoring <support> without a name");
             return Ok(());
         };
-        if name == "custom.exported_support" {
-            return Ok(());
-        }
+        // hwloc's marker that support was exported is kept: with
+        // HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT, any <support> means "the
+        // support is what the file says" (all else unsupported).  Writers
+        // put the marker back themselves and skip this name.
         if value != 0 && value != 1 {
             self.warn(
                 node,
