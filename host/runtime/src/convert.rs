@@ -282,13 +282,23 @@ impl Checker<'_> {
         Ok(CoreBitmap::from_words(&b.words))
     }
 
-    fn cpuset(&self, what: &(impl fmt::Display + ?Sized), b: &Option<Bitmap>, bound: Bound) -> Res<Option<CpuSet>> {
+    fn cpuset(
+        &self,
+        what: &(impl fmt::Display + ?Sized),
+        b: &Option<Bitmap>,
+        bound: Bound,
+    ) -> Res<Option<CpuSet>> {
         b.as_ref()
             .map(|b| self.bitmap(what, b, false, bound).map(CpuSet::from_bitmap))
             .transpose()
     }
 
-    fn nodeset(&self, what: &(impl fmt::Display + ?Sized), b: &Option<Bitmap>, bound: Bound) -> Res<Option<NodeSet>> {
+    fn nodeset(
+        &self,
+        what: &(impl fmt::Display + ?Sized),
+        b: &Option<Bitmap>,
+        bound: Bound,
+    ) -> Res<Option<NodeSet>> {
         b.as_ref()
             .map(|b| self.bitmap(what, b, false, bound).map(NodeSet::from_bitmap))
             .transpose()
@@ -732,7 +742,12 @@ impl Scan {
 
 /// The root Machine of the record: its name, subtype and infos go to the
 /// topology's root, its complete sets add offline PUs and nodes.
-fn apply_root(what: &(impl fmt::Display + ?Sized), o: &WitObject, topo: &mut Topology, ck: &mut Checker) -> Res<()> {
+fn apply_root(
+    what: &(impl fmt::Display + ?Sized),
+    o: &WitObject,
+    topo: &mut Topology,
+    ck: &mut Checker,
+) -> Res<()> {
     let t = ObjType::Machine;
     let infos = ck.infos(what, &o.infos)?;
     if let Some(n) = &o.name {
@@ -1696,11 +1711,18 @@ mod tests {
         v.extend((0..16_384u32).map(|i| pu(2 + i, None, i)));
         let start = Instant::now();
         refused(&record(v), "siblings (at most 67108864)");
-        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
         // Within the budget, the same shape is placed.
         let mut v = vec![obj(1, None, ObjectType::Machine)];
         v.extend((0..2_048u32).rev().map(|i| pu(2 + i, None, i)));
-        assert_eq!(build(&record(v)).unwrap().objs_by_type(ObjType::PU).len(), 2048);
+        assert_eq!(
+            build(&record(v)).unwrap().objs_by_type(ObjType::PU).len(),
+            2048
+        );
     }
 
     mod records {
