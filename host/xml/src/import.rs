@@ -92,6 +92,8 @@ struct Importer<'a, 'input> {
     reading: Reading,
     major: u32,
     warnings: Vec<String>,
+    /// Warnings past [`MAX_WARNINGS`], counted only.
+    warnings_dropped: usize,
     /// Topology infos, in document order (v3 `<info>`, moved v2 root infos).
     topo_infos: Vec<Info>,
     /// Backends of [`V2_DEVICE_BACKENDS`] named by version 2 OS devices.
@@ -211,6 +213,7 @@ fn import_doc(
         reading,
         major: 0,
         warnings: Vec::new(),
+        warnings_dropped: 0,
         topo_infos: Vec::new(),
         need_backend: [false; 6],
         allowed_cpuset: None,
@@ -278,8 +281,19 @@ fn import_doc(
     // Pass 3: topology-wide elements.
     let mut got_localities = false;
     let mut got_support = false;
+    let mut counts: HashMap<&str, usize> = HashMap::new();
     for node in elements {
         let name = node.tag_name().name();
+        if let Some(&(_, cap)) = TOPOLOGY_ELEMENT_CAPS.iter().find(|(n, _)| *n == name) {
+            let seen = counts.entry(name).or_default();
+            *seen += 1;
+            if *seen > cap {
+                return Err(imp.err(
+                    node,
+                    format!("more than {cap} <{name}> elements (real topologies have a few)"),
+                ));
+            }
+        }
         match name {
             "object" => {
                 return Err(imp.err(node, "a topology has a single root <object>"));
@@ -355,7 +369,7 @@ fn import_doc(
             clip(&e.to_string())
         )),
     })?;
-    Ok((topo, imp.warnings))
+    Ok((topo, imp.finish_warnings()))
 }
 
 impl<'a, 'input> Importer<'a, 'input> {
@@ -377,9 +391,35 @@ impl<'a, 'input> Importer<'a, 'input> {
     }
 
     fn warn(&mut self, node: Node, msg: impl Into<String>) {
-        let (l, c) = self.pos(node.range().start);
+        self.push_warning(Some(node.range().start), msg.into());
+    }
+
+    /// Records a warning, with its line and column when `at` is given.
+    /// Only the first [`MAX_WARNINGS`] are kept: finding a position scans
+    /// the text from its start, and a document may repeat one mistake in
+    /// every element (the others are counted, see [`Importer::finish_warnings`]).
+    fn push_warning(&mut self, at: Option<usize>, msg: String) {
+        if self.warnings.len() >= MAX_WARNINGS {
+            self.warnings_dropped += 1;
+            return;
+        }
+        let w = match at {
+            Some(at) => {
+                let (l, c) = self.pos(at);
+                format!("line {l}, column {c}: {msg}")
+            }
+            None => msg,
+        };
+        self.warnings.push(w);
+    }
+
+    /// The warnings, with a last line counting those left out.
+    fn finish_warnings(mut self) -> Vec<String> {
+        if self.warnings_dropped > 0 {
+            let more = format!("{} more warnings not shown", self.warnings_dropped);
+            self.warnings.push(more);
+        }
         self.warnings
-            .push(format!("line {l}, column {c}: {}", msg.into()));
     }
 
     /// Rejects non-blank text between elements (hwloc's own parser would).
@@ -689,9 +729,10 @@ impl<'a, 'input> Importer<'a, 'input> {
             "gp_index" => b.gp_index = self.num::<u64>(a)?,
             "id" => match v.strip_prefix("obj") {
                 Some(rest) => b.gp_index = self.num_str::<u64>(a, rest)?,
-                None => self.warnings.push(format!(
-                    "ignoring object id \"{v}\" that does not start with \"obj\""
-                )),
+                None => self.push_warning(
+                    None,
+                    format!("ignoring object id \"{v}\" that does not start with \"obj\""),
+                ),
             },
             "cpuset" => b.cpuset = Some(self.bitmap(a)?),
             "complete_cpuset" => b.complete_cpuset = Some(self.bitmap(a)?),
@@ -727,9 +768,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                 let code: u32 = self.num(a)?;
                 match CacheKind::from_code(code) {
                     Some(k) => b.cache.kind = k,
-                    None => self
-                        .warnings
-                        .push(format!("ignoring invalid cache_type {code}")),
+                    None => self.push_warning(None, format!("ignoring invalid cache_type {code}")),
                 }
             }
             "cache_inclusive" => b.cache.inclusive = self.num::<u32>(a)? != 0,
@@ -863,18 +902,15 @@ impl<'a, 'input> Importer<'a, 'input> {
             }
             other => {
                 let w = format!("ignoring unknown object attribute {other}");
-                self.warnings.push(w);
+                self.push_warning(None, w);
             }
         }
         Ok(())
     }
 
     fn ignore_attr(&mut self, a: &Attribute, t: ObjType) {
-        let (l, c) = self.pos(a.range().start);
-        self.warnings.push(format!(
-            "line {l}, column {c}: ignoring attribute {} of a {t} object",
-            a.name()
-        ));
+        let msg = format!("ignoring attribute {} of a {t} object", a.name());
+        self.push_warning(Some(a.range().start), msg);
     }
 
     /// Turns the collected attributes into an object and applies hwloc's
@@ -952,6 +988,35 @@ impl<'a, 'input> Importer<'a, 'input> {
             return Err(self.err(node, format!("{t} object without an os_index")));
         }
 
+        // A PU's set is its own index, and so is a NUMA node's nodeset, as
+        // hwloc's checker requires: a document may not have the reader
+        // build sets it does not spell out (one node per index up to 2^20,
+        // each with a set that wide, costs the square of the count).
+        let own = match t {
+            ObjType::PU => Some((
+                "cpuset",
+                b.complete_cpuset
+                    .as_ref()
+                    .or(b.cpuset.as_ref())
+                    .map(|c| c.bitmap()),
+            )),
+            ObjType::NUMANode => Some((
+                "nodeset",
+                b.complete_nodeset
+                    .as_ref()
+                    .or(b.nodeset.as_ref())
+                    .map(|n| n.bitmap()),
+            )),
+            _ => None,
+        };
+        if let (Some((what, Some(set))), Some(os)) = (own, b.os_index) {
+            if set.weight() != Some(1) || !set.is_set(os) {
+                return Err(self.err(
+                    node,
+                    format!("{t} P#{os} has {what} {set}; it must hold its own index and only it"),
+                ));
+            }
+        }
         let mut obj = Object::new(t, b.os_index);
         obj.name = b.name;
         obj.subtype = b.subtype;
@@ -1142,7 +1207,7 @@ impl<'a, 'input> Importer<'a, 'input> {
         let mut order: Vec<usize> = (0..kept.len()).collect();
         if !ordered {
             if !some_ignored {
-                self.warnings.push(format!(
+                self.push_warning(None, format!(
                     "children of the object with gp_index {} are out of order in the document; reordering them by cpuset",
                     topo.obj(parent).gp_index
                 ));
@@ -1391,6 +1456,16 @@ impl<'a, 'input> Importer<'a, 'input> {
         if cpuset.is_empty() {
             self.warn(node, "ignoring <cpukind> with an empty cpuset");
             return Ok(());
+        }
+        let after = wloc_core::cpukinds::infos_after_register(&topo.cpukinds, &cpuset, &infos);
+        if after > MAX_CPUKIND_INFOS {
+            return Err(self.err(
+                node,
+                format!(
+                    "this CPU kind would leave the kinds with up to {after} infos once overlapping \
+                     kinds are split (at most {MAX_CPUKIND_INFOS})"
+                ),
+            ));
         }
         register_cpukind(&mut topo.cpukinds, cpuset, forced, infos);
         Ok(())
@@ -1995,6 +2070,20 @@ impl ObjBuilder {
 /// and the elements that objects contain.
 const MAX_ELEMENT_DEPTH: usize = MAX_DEPTH + 3;
 
+/// At most this many of these topology-wide elements, as for what a
+/// discovery component returns: registering one costs a pass over those
+/// already read (CPU kinds are split and merged, support names and
+/// memory attributes looked up by name).
+const TOPOLOGY_ELEMENT_CAPS: [(&str, usize); 3] =
+    [("cpukind", 256), ("memattr", 4096), ("support", 4096)];
+
+/// Infos the CPU kinds may hold once overlapping kinds are split (each cut
+/// kind copies the infos of the kind it was cut from), as for a record.
+const MAX_CPUKIND_INFOS: usize = 1 << 18;
+
+/// Warnings kept with their position; the rest are only counted.
+const MAX_WARNINGS: usize = 100;
+
 /// Attributes accepted on one element before parsing: hwloc's elements
 /// have fewer than 20, and the parser's duplicate check compares every
 /// pair of an element's attributes.
@@ -2175,10 +2264,18 @@ fn merge_kind(k: &mut CpuKind, forced: Option<i32>, infos: &[Info]) {
     if forced.is_some() {
         k.forced_efficiency = forced;
     }
+    // By name, through an index: a kind may be given thousands of infos.
+    let mut at: HashMap<String, usize> = HashMap::with_capacity(k.infos.len());
+    for (n, x) in k.infos.iter().enumerate() {
+        at.entry(x.name.clone()).or_insert(n);
+    }
     for i in infos {
-        match k.infos.iter_mut().find(|x| x.name == i.name) {
-            Some(x) => x.value.clone_from(&i.value),
-            None => k.infos.push(i.clone()),
+        match at.get(&i.name) {
+            Some(&n) => k.infos[n].value.clone_from(&i.value),
+            None => {
+                at.insert(i.name.clone(), k.infos.len());
+                k.infos.push(i.clone());
+            }
         }
     }
 }

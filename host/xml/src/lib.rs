@@ -523,6 +523,23 @@ mod tests {
         MINI.replace("TAIL", tail)
     }
 
+    /// Documents that repeat one element or mistake many times: warnings
+    /// beyond the first hundred are counted, not positioned (each position
+    /// scans the text), and topology-wide elements are capped.
+    #[test]
+    fn repeated_elements_cost_linear_time() {
+        let start = std::time::Instant::now();
+        let many = "<support name=\"discovery.pu\" zz=\"1\"/>\n".repeat(4000);
+        let (_, warnings) = import_str_with_warnings(&mini(&many), Topology::new()).unwrap();
+        assert_eq!(warnings.len(), 101, "{warnings:?}");
+        assert_eq!(warnings[100], "3900 more warnings not shown");
+        let too_many = "<support name=\"discovery.pu\"/>\n".repeat(4097);
+        expect_err(&mini(&too_many), "more than 4096 <support> elements");
+        let kinds = "<cpukind cpuset=\"0x1\"/>\n".repeat(257);
+        expect_err(&mini(&kinds), "more than 256 <cpukind> elements");
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
+
     #[test]
     fn minimal_document_loads() {
         let (t, w) = import_str_with_warnings(&mini(""), lstopo_default()).unwrap();
@@ -585,7 +602,8 @@ mod tests {
             (mini("").replace("<info name=\"Backend\" value=\"Linux\"/>", "<object type=\"PCIDev\" pci_type=\"0200 [8086\"/>"), "invalid pci_type"),
             (mini("").replace("<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">", "<!DOCTYPE topology [<!ENTITY e \"x\">]>"), "internal subsets"),
             (mini("").replace("    <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"2\" local_memory=\"1024\"/>\n", ""), "invalid topology"),
-            (mini("").replace("<object type=\"PU\" os_index=\"1\" cpuset=\"0x00000002\" complete_cpuset=\"0x00000002\"", "<object type=\"PU\" os_index=\"1\" cpuset=\"0x00000001\" complete_cpuset=\"0x00000001\""), "inconsistent topology"),
+            (mini("").replace("<object type=\"PU\" os_index=\"1\" cpuset=\"0x00000002\" complete_cpuset=\"0x00000002\"", "<object type=\"PU\" os_index=\"1\" cpuset=\"0x00000001\" complete_cpuset=\"0x00000001\""), "PU P#1 has cpuset 0x00000001; it must hold its own index"),
+            (mini("").replace("nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"2\"", "nodeset=\"0x0\" complete_nodeset=\"0x0\" gp_index=\"2\""), "NUMANode P#0 has nodeset 0x0; it must hold its own index"),
         ];
         let no_nodeset = mini("").replacen(" nodeset=\"0x00000001\"", " nodeset=\"\"", 1);
         expect_err(&no_nodeset, "no nodeset");

@@ -78,7 +78,7 @@ impl Topology {
             self.apply_type_filters(root);
         }
         self.filter_bridges(root, 0);
-        self.remove_empty(root);
+        self.remove_empty_children(root);
         if self.obj(root).cpuset.as_ref().is_none_or(|c| c.is_empty()) {
             return Err(TopologyError::NoPu);
         }
@@ -410,31 +410,44 @@ impl Topology {
         }
     }
 
-    /// Removes normal objects without PUs and memory objects without nodes,
-    /// unless memory or I/O hangs below them.  Returns whether `id` was removed.
-    fn remove_empty(&mut self, id: ObjId) -> bool {
-        let o = self.obj(id);
-        let children = o.normal_and_memory_children();
+    /// Removes normal objects without PUs and memory objects without
+    /// nodes, unless memory or I/O hangs below them: the empty normal and
+    /// memory children of `id` (after their own empty children), each
+    /// parent's lists rebuilt once: a scan of
+    /// the lists per removal made many empty siblings cost their square.
+    /// Returns whether `id` is left without normal, memory or I/O children.
+    fn remove_empty_children(&mut self, id: ObjId) -> bool {
+        let children = self.obj(id).normal_and_memory_children();
+        let mut gone = Vec::new();
         for c in children {
-            self.remove_empty(c);
+            if self.remove_empty_children(c) && self.is_empty_leaf(c) {
+                gone.push(c);
+            }
+        }
+        if !gone.is_empty() {
+            gone.sort_unstable();
+            let is_gone = |x: &ObjId| gone.binary_search(x).is_ok();
+            let o = self.obj_mut(id);
+            o.children.retain(|x| !is_gone(x));
+            o.memory_children.retain(|x| !is_gone(x));
+            for &g in &gone {
+                self.free_subtree(g);
+            }
+            self.finished = false;
         }
         let o = self.obj(id);
-        if id == self.root
-            || !o.children.is_empty()
-            || !o.memory_children.is_empty()
-            || !o.io_children.is_empty()
-        {
-            return false;
-        }
-        let empty = match o.kind() {
+        o.children.is_empty() && o.memory_children.is_empty() && o.io_children.is_empty()
+    }
+
+    /// Whether `id`, which has no normal, memory or I/O child left, is a
+    /// normal object without PUs or a memory object without nodes.
+    fn is_empty_leaf(&self, id: ObjId) -> bool {
+        let o = self.obj(id);
+        match o.kind() {
             ObjKind::Normal => o.cpuset.as_ref().is_none_or(|c| c.is_empty()),
             ObjKind::Memory => o.nodeset.as_ref().is_none_or(|n| n.is_empty()),
             _ => false,
-        };
-        if empty {
-            self.remove_subtree(id);
         }
-        empty
     }
 
     /// Recomputes sibling ranks, normal levels, depths, logical indexes and special levels.

@@ -536,3 +536,29 @@ fn many_filtered_children_of_one_parent_are_removed_in_linear_time() {
         start.elapsed()
     );
 }
+
+/// Empty objects are removed with one rebuild of each parent's lists:
+/// 100,000 Groups without PUs under one parent (a scan of the parent's
+/// lists per removal made this quadratic).
+#[test]
+fn many_empty_children_of_one_parent_are_removed_in_linear_time() {
+    extern crate std;
+    let mut t = Topology::new();
+    let root = t.root();
+    for _ in 0..100_000 {
+        let mut g = Object::new(ObjType::Group, None);
+        g.cpuset = Some(CpuSet::new());
+        t.insert_by_parent(root, g).unwrap();
+    }
+    let mut pu = Object::new(ObjType::PU, Some(0));
+    pu.cpuset = Some(CpuSet::from_index(0));
+    t.insert_by_cpuset(pu).unwrap();
+    let start = std::time::Instant::now();
+    t.finish().unwrap();
+    assert!(t.objs_by_type(ObjType::Group).is_empty());
+    assert!(
+        start.elapsed() < core::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}

@@ -72,6 +72,13 @@ impl Topology {
                 list.retain(|&x| x != id);
             }
         }
+        self.free_subtree(id);
+        self.finished = false;
+    }
+
+    /// Frees an object and everything below it, without touching its
+    /// parent's lists (the caller rebuilds them).
+    pub(super) fn free_subtree(&mut self, id: ObjId) {
         let mut stack = vec![id];
         while let Some(i) = stack.pop() {
             if let Some(o) = self.objs[i].take() {
@@ -81,6 +88,5 @@ impl Topology {
                 stack.extend(o.misc_children);
             }
         }
-        self.finished = false;
     }
 }
