@@ -63,7 +63,8 @@ impl Env {
     fn run(&self, args: &[&str]) -> Run {
         let out_path = self.dir.0.join("stdout");
         let err_path = self.dir.0.join("stderr");
-        let child = std::process::Command::new(wloc())
+        let (mut cmd, measure) = common::measured(wloc());
+        let child = cmd
             .env("LC_ALL", "C")
             .env("WLOC_POLICY", self.dir.0.join("policy.toml"))
             .env("WLOC_CACHE_DIR", self.dir.0.join("cache"))
@@ -75,7 +76,7 @@ impl Env {
             .stderr(std::fs::File::create(&err_path).unwrap())
             .spawn()
             .expect("wloc runs");
-        let ended = wait_measured(child, KILL_AFTER);
+        let ended = wait_measured(child, measure, KILL_AFTER);
         let run = Run {
             stdout: std::fs::read_to_string(&out_path).unwrap(),
             stderr: std::fs::read_to_string(&err_path).unwrap(),

@@ -5,7 +5,7 @@
 //! in little memory, with a short error naming the problem.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common;
@@ -27,7 +27,8 @@ struct Run {
 fn run_bounded(args: &[&std::ffi::OsStr], dir: &Path) -> Run {
     let out = dir.join("stdout");
     let err = dir.join("stderr");
-    let child = Command::new("sh")
+    let (mut cmd, measure) = common::measured("sh");
+    let child = cmd
         .arg("-c")
         .arg("ulimit -v 2097152 && exec \"$0\" \"$@\"")
         .arg(common::wloc())
@@ -45,7 +46,7 @@ fn run_bounded(args: &[&std::ffi::OsStr], dir: &Path) -> Run {
         code,
         peak_kib,
         elapsed,
-    } = common::wait_measured(child, Duration::from_secs(20));
+    } = common::wait_measured(child, measure, Duration::from_secs(20));
     Run {
         code,
         stderr: std::fs::read_to_string(err).unwrap_or_default(),

@@ -292,37 +292,74 @@ pub struct Ended {
     pub elapsed: std::time::Duration,
 }
 
-/// Waits for `child`, killing it after `limit`, and says how it ended.
-pub fn wait_measured(mut child: std::process::Child, limit: std::time::Duration) -> Ended {
+/// A command that runs `program` under GNU time, for [`wait_measured`]:
+/// add arguments, environment and standard streams as for `program`.
+///
+/// The peak memory is then the program's own: GNU time forks it from its
+/// own small process.  `wait4` on a child of this test process would
+/// count this process's memory at the fork (the kernel keeps the larger
+/// of the memory before and after `exec`), and the test process, which
+/// runs many tests at once, may hold hundreds of MiB.
+pub fn measured(program: impl AsRef<std::ffi::OsStr>) -> (Command, Measure) {
+    use std::os::unix::process::CommandExt;
+    packages::require_packages(&[("/usr/bin/time", "time")])
+        .unwrap_or_else(|m| panic!("{m}: the memory measures need GNU time"));
+    let dir = TempDir::new("measured");
+    let report = dir.0.join("time");
+    let mut c = Command::new("/usr/bin/time");
+    c.arg("-f")
+        .arg("%M %x")
+        .arg("-o")
+        .arg(&report)
+        .arg(program)
+        .process_group(0);
+    (c, Measure { _dir: dir, report })
+}
+
+/// Where GNU time reports on a [`measured`] command.
+pub struct Measure {
+    _dir: TempDir,
+    report: PathBuf,
+}
+
+/// Waits for `child` (spawned from [`measured`]), killing it and what it
+/// started after `limit`, and says how it ended.
+pub fn wait_measured(
+    mut child: std::process::Child,
+    measure: Measure,
+    limit: std::time::Duration,
+) -> Ended {
     let t = std::time::Instant::now();
     let pid = child.id() as libc::pid_t;
-    let (status, usage) = loop {
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits for this test's own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            break (status, usage);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
         }
-        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
         if t.elapsed() > limit {
-            // SAFETY: signals this test's own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SAFETY: signals the process group this test created.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
     let elapsed = t.elapsed();
-    // Already reaped by wait4: this only tells `Child` so.
-    let _ = child.try_wait();
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -libc::WTERMSIG(status)
+    let text = std::fs::read_to_string(&measure.report).unwrap_or_default();
+    let signal = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Command terminated by signal "))
+        .and_then(|n| n.trim().parse::<i32>().ok());
+    let mut fields = text.lines().last().unwrap_or("").split_whitespace();
+    let peak_kib = fields.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let exit = fields.next().and_then(|x| x.parse::<i32>().ok());
+    let code = match (signal, exit, status.code()) {
+        (Some(sig), _, _) => -sig,
+        (None, Some(x), Some(_)) => x,
+        (None, _, Some(c)) => c,
+        // GNU time itself was killed (the limit): as the command was.
+        (None, _, None) => -libc::SIGKILL,
     };
     Ended {
         code,
-        peak_kib: usage.ru_maxrss,
+        peak_kib,
         elapsed,
     }
 }
