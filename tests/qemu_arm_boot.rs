@@ -20,13 +20,14 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::qemu_boot::{blocks, set, Report};
 use common::{run_wloc, workspace, TempDir};
 
 const QEMU: &str = "qemu-system-aarch64";
@@ -90,154 +91,6 @@ fn build_app() -> PathBuf {
     let efi = target.join(TARGET).join("release/wloc-uefi.efi");
     assert!(efi.exists(), "{} was not built", efi.display());
     efi
-}
-
-/// One object line of the report.
-#[derive(Clone, Debug)]
-struct Obj {
-    ty: String,
-    os: Option<u32>,
-    cpuset: BTreeSet<u32>,
-    nodeset: BTreeSet<u32>,
-    attrs: BTreeMap<String, String>,
-}
-
-/// What the application printed between its markers.
-#[derive(Debug, Default)]
-struct Report {
-    /// `(os index, ACPI processor UID)` of every CPU, and the boot one.
-    cpus: Vec<(u32, u32)>,
-    boot: Option<u32>,
-    tables: Vec<String>,
-    pptt_nodes: usize,
-    synthetic: String,
-    objs: Vec<Obj>,
-    /// name -> (node OS indexes, values)
-    distances: BTreeMap<String, (Vec<u32>, Vec<u64>)>,
-    /// (name, target) -> (initiator cpuset, value)
-    memattrs: BTreeMap<(String, u32), (BTreeSet<u32>, u64)>,
-    xml: String,
-    text: String,
-}
-
-fn parse_list(s: &str) -> BTreeSet<u32> {
-    let mut set = BTreeSet::new();
-    if s == "-" || s.is_empty() {
-        return set;
-    }
-    for part in s.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => set.extend(a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()),
-            None => {
-                set.insert(part.parse().unwrap());
-            }
-        }
-    }
-    set
-}
-
-impl Report {
-    fn parse(console: &str) -> Report {
-        let begin = console
-            .find("=== wloc-uefi begin ===")
-            .unwrap_or_else(|| panic!("no begin marker in the console output:\n{console}"));
-        let body = &console[begin..];
-        let end = body
-            .find("=== wloc-uefi end")
-            .unwrap_or_else(|| panic!("no end marker in the console output:\n{body}"));
-        let (body, tail) = body.split_at(end);
-        let status = tail.lines().next().unwrap_or("");
-        assert!(
-            status.starts_with("=== wloc-uefi end ok"),
-            "the application failed: {status}\n{body}"
-        );
-        let (body, xml) = body
-            .split_once("=== wloc-uefi xml ===")
-            .unwrap_or_else(|| panic!("no XML document after the report\n{body}"));
-        let mut r = Report {
-            text: body.to_string(),
-            xml: xml.trim_start().replace('\r', ""),
-            ..Report::default()
-        };
-        for line in body.lines().skip(1) {
-            let line = line.trim_end_matches('\r');
-            let w: Vec<&str> = line.split(' ').collect();
-            let f: BTreeMap<String, String> = w
-                .iter()
-                .filter_map(|w| w.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            match w[0] {
-                "cpu" => {
-                    let os = f["os"].parse().unwrap();
-                    r.cpus.push((os, f["uid"].parse().unwrap()));
-                    if w.last() == Some(&"boot") {
-                        r.boot = Some(os);
-                    }
-                }
-                "acpi" => {
-                    if let Some(t) = f.get("tables") {
-                        r.tables = t.split(',').map(String::from).collect();
-                    }
-                }
-                "pptt" => r.pptt_nodes = f.get("nodes").map_or(0, |n| n.parse().unwrap()),
-                "synthetic" => r.synthetic = line["synthetic ".len()..].to_string(),
-                "obj" => r.objs.push(Obj {
-                    ty: w[1].to_string(),
-                    os: f["os"].parse().ok(),
-                    cpuset: parse_list(&f["cpuset"]),
-                    nodeset: parse_list(&f["nodeset"]),
-                    attrs: f,
-                }),
-                "distances" => {
-                    let nodes = f["nodes"].split(',').map(|s| s.parse().unwrap()).collect();
-                    let values = f["values"].split(',').map(|s| s.parse().unwrap()).collect();
-                    r.distances.insert(w[1].to_string(), (nodes, values));
-                }
-                "memattr" => {
-                    r.memattrs.insert(
-                        (w[1].to_string(), f["target"].parse().unwrap()),
-                        (parse_list(&f["initiator"]), f["value"].parse().unwrap()),
-                    );
-                }
-                _ => {}
-            }
-        }
-        r
-    }
-
-    fn of_type(&self, ty: &str) -> Vec<&Obj> {
-        self.objs.iter().filter(|o| o.ty == ty).collect()
-    }
-
-    /// The cpusets of the objects of a type, sorted.
-    fn cpusets(&self, ty: &str) -> Vec<BTreeSet<u32>> {
-        let mut v: Vec<_> = self.of_type(ty).iter().map(|o| o.cpuset.clone()).collect();
-        v.sort();
-        v
-    }
-
-    fn node(&self, os: u32) -> &Obj {
-        self.objs
-            .iter()
-            .find(|o| o.ty == "NUMANode" && o.os == Some(os))
-            .unwrap_or_else(|| panic!("no NUMA node {os}:\n{}", self.text))
-    }
-
-    fn node_memory(&self, os: u32) -> u64 {
-        self.node(os).attrs["memory"].parse().unwrap()
-    }
-}
-
-/// Consecutive blocks of `size` PUs out of `0..n`.
-fn blocks(n: u32, size: u32) -> Vec<BTreeSet<u32>> {
-    (0..n / size)
-        .map(|i| (i * size..(i + 1) * size).collect())
-        .collect()
-}
-
-fn set(v: &[u32]) -> BTreeSet<u32> {
-    v.iter().copied().collect()
 }
 
 /// Boots the application on `-M virt` with these extra QEMU arguments
@@ -311,7 +164,7 @@ fn boot(tag: &str, machine: &str, args: &[&str]) -> Option<Report> {
         panic!("{tag}: QEMU did not finish within {BOOT_TIMEOUT:?}; console:\n{console}\n{errors}");
     };
     eprintln!("{tag}: booted in {:.1} s", start.elapsed().as_secs_f64());
-    let report = Report::parse(&console);
+    let report = Report::parse(&console, "wloc-uefi");
     // The application powers the machine off through PSCI: QEMU exits 0.
     assert!(
         status.success(),
@@ -402,10 +255,10 @@ fn check_no_numa(r: &Report, n: u32, ram_mib: u64) {
 /// The firmware's synthetic description, with the memory of a single
 /// NUMA node (which depends on the firmware) left out.
 fn synthetic_without_memory(r: &Report) -> String {
-    let s = &r.synthetic;
+    let s = r.synthetic();
     match (s.find("[NUMANode(memory="), s.find(")]")) {
         (Some(a), Some(b)) if a < b => format!("{}[NUMANode]{}", &s[..a], &s[b + 2..]),
-        _ => s.clone(),
+        _ => s.to_string(),
     }
 }
 
@@ -414,18 +267,18 @@ fn synthetic_without_memory(r: &Report) -> String {
 fn firmware_xml(r: &Report) -> (TempDir, PathBuf) {
     let tmp = TempDir::new("arm-firmware-xml");
     let file = tmp.0.join("firmware.xml");
-    std::fs::write(&file, &r.xml).unwrap();
+    std::fs::write(&file, r.xml()).unwrap();
     let f = file.to_str().unwrap();
     let o = run_wloc(["ls", "-i", f, "--of", "xml", "--export-xml-flags", "2", "-"]);
     assert!(
         o.status.success(),
         "wloc reads the firmware's XML: {}\n{}",
         String::from_utf8_lossy(&o.stderr),
-        r.xml
+        r.xml()
     );
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
-        r.xml,
+        r.xml(),
         "wloc rewrites the firmware's XML differently"
     );
     (tmp, file)
@@ -457,15 +310,15 @@ fn check_xml(r: &Report) {
     let o = run_wloc(["ls", "-i", f, "--of", "synthetic", "-"]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim(),
-        r.synthetic,
+        r.synthetic(),
         "wloc\n{}",
-        r.xml
+        r.xml()
     );
     assert_eq!(
         lstopo(&file, &["--of", "synthetic", "-"]).trim(),
-        r.synthetic,
+        r.synthetic(),
         "hwloc\n{}",
-        r.xml
+        r.xml()
     );
     check_verbose(r);
 }
@@ -480,7 +333,7 @@ fn check_verbose(r: &Report) {
         String::from_utf8_lossy(&ours.stdout),
         lstopo(&file, &["-v"]),
         "{}",
-        r.xml
+        r.xml()
     );
 }
 
@@ -610,7 +463,8 @@ fn arm_numa_nodes_with_slit_distances() {
     );
     assert!(r.memattrs.is_empty(), "no HMAT, no attributes\n{}", r.text);
     assert_eq!(
-        r.synthetic, "Package:2 [NUMANode(memory=268435456)] Core:4 PU:1",
+        r.synthetic(),
+        "Package:2 [NUMANode(memory=268435456)] Core:4 PU:1",
         "{}",
         r.text
     );

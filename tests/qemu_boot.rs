@@ -93,28 +93,33 @@ fn build_app() -> PathBuf {
 
 /// One object line of the report.
 #[derive(Clone, Debug)]
-struct Obj {
-    ty: String,
-    os: Option<u32>,
-    cpuset: BTreeSet<u32>,
-    nodeset: BTreeSet<u32>,
-    attrs: BTreeMap<String, String>,
+pub(crate) struct Obj {
+    pub(crate) ty: String,
+    pub(crate) os: Option<u32>,
+    pub(crate) cpuset: BTreeSet<u32>,
+    pub(crate) nodeset: BTreeSet<u32>,
+    pub(crate) attrs: BTreeMap<String, String>,
 }
 
 /// What the application printed between its markers.
 #[derive(Debug, Default)]
 pub(crate) struct Report {
-    /// `(os index, APIC id)` of every CPU.
-    cpus: Vec<(u32, u32)>,
+    /// `(os index, APIC id)` of every CPU (x86), or `(os index, ACPI
+    /// processor UID)` (ARM).
+    pub(crate) cpus: Vec<(u32, u32)>,
+    /// The boot CPU, when the report names it (ARM).
+    pub(crate) boot: Option<u32>,
     /// CPUID answers: `(os, leaf, subleaf) -> registers`.
     cpuid: BTreeMap<(u32, u32, u32), [u32; 4]>,
     pub(crate) tables: Vec<String>,
-    synthetic: Option<String>,
-    objs: Vec<Obj>,
+    /// Processor hierarchy nodes of the PPTT (ARM).
+    pub(crate) pptt_nodes: usize,
+    pub(crate) synthetic: Option<String>,
+    pub(crate) objs: Vec<Obj>,
     /// name -> (node OS indexes, values)
-    distances: BTreeMap<String, (Vec<u32>, Vec<u64>)>,
+    pub(crate) distances: BTreeMap<String, (Vec<u32>, Vec<u64>)>,
     /// (name, target) -> (initiator cpuset, value)
-    memattrs: BTreeMap<(String, u32), (BTreeSet<u32>, u64)>,
+    pub(crate) memattrs: BTreeMap<(String, u32), (BTreeSet<u32>, u64)>,
     /// The hwloc XML document printed after the report.
     pub(crate) xml: Option<String>,
     pub(crate) text: String,
@@ -175,9 +180,18 @@ impl Report {
             let w: Vec<&str> = line.split(' ').collect();
             let f = fields(&w);
             match w[0] {
-                "cpu" => r
-                    .cpus
-                    .push((f["os"].parse().unwrap(), f["apic"].parse().unwrap())),
+                "cpu" => {
+                    let os = f["os"].parse().unwrap();
+                    let id = f
+                        .get("apic")
+                        .or_else(|| f.get("uid"))
+                        .expect("apic= or uid=");
+                    r.cpus.push((os, id.parse().unwrap()));
+                    if w.last() == Some(&"boot") {
+                        r.boot = Some(os);
+                    }
+                }
+                "pptt" => r.pptt_nodes = f.get("nodes").map_or(0, |n| n.parse().unwrap()),
                 "cpuid" if w.len() == 9 => {
                     let h = |s: &str| u32::from_str_radix(s, 16).unwrap();
                     r.cpuid.insert(
@@ -215,37 +229,47 @@ impl Report {
         r
     }
 
-    fn of_type(&self, ty: &str) -> Vec<&Obj> {
+    /// The synthetic description the probe printed.
+    pub(crate) fn synthetic(&self) -> &str {
+        self.synthetic.as_deref().expect("a synthetic line")
+    }
+
+    /// The XML document the probe printed.
+    pub(crate) fn xml(&self) -> &str {
+        self.xml.as_deref().expect("an XML document")
+    }
+
+    pub(crate) fn of_type(&self, ty: &str) -> Vec<&Obj> {
         self.objs.iter().filter(|o| o.ty == ty).collect()
     }
 
     /// The cpusets of the objects of a type, sorted.
-    fn cpusets(&self, ty: &str) -> Vec<BTreeSet<u32>> {
+    pub(crate) fn cpusets(&self, ty: &str) -> Vec<BTreeSet<u32>> {
         let mut v: Vec<_> = self.of_type(ty).iter().map(|o| o.cpuset.clone()).collect();
         v.sort();
         v
     }
 
-    fn node(&self, os: u32) -> &Obj {
+    pub(crate) fn node(&self, os: u32) -> &Obj {
         self.objs
             .iter()
             .find(|o| o.ty == "NUMANode" && o.os == Some(os))
             .unwrap_or_else(|| panic!("no NUMA node {os}:\n{}", self.text))
     }
 
-    fn node_memory(&self, os: u32) -> u64 {
+    pub(crate) fn node_memory(&self, os: u32) -> u64 {
         self.node(os).attrs["memory"].parse().unwrap()
     }
 }
 
 /// Consecutive blocks of `size` PUs out of `0..n`.
-fn blocks(n: u32, size: u32) -> Vec<BTreeSet<u32>> {
+pub(crate) fn blocks(n: u32, size: u32) -> Vec<BTreeSet<u32>> {
     (0..n / size)
         .map(|i| (i * size..(i + 1) * size).collect())
         .collect()
 }
 
-fn set(v: &[u32]) -> BTreeSet<u32> {
+pub(crate) fn set(v: &[u32]) -> BTreeSet<u32> {
     v.iter().copied().collect()
 }
 
