@@ -473,14 +473,6 @@ fn arm_numa_nodes_with_slit_distances() {
 
 #[test]
 fn arm_hmat_latencies_bandwidths_and_memory_side_caches() {
-    let lb = |i: u32, t: u32, ty: &str, v: &str| {
-        let what = if ty.contains("latency") {
-            "latency"
-        } else {
-            "bandwidth"
-        };
-        format!("hmat-lb,initiator={i},target={t},hierarchy=memory,data-type={ty},{what}={v}")
-    };
     let mut args: Vec<String> = [
         "-m",
         "1536M",
@@ -509,37 +501,8 @@ fn arm_hmat_latencies_bandwidths_and_memory_side_caches() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    // As in the x86 test: read and write latencies given separately,
-    // bandwidths as access bandwidths (a later table overwrites an
-    // earlier one in Linux).
-    let entries = [
-        lb(0, 0, "read-latency", "10"),
-        lb(0, 0, "write-latency", "12"),
-        lb(0, 0, "access-bandwidth", "10G"),
-        lb(0, 1, "read-latency", "20"),
-        lb(0, 1, "write-latency", "22"),
-        lb(0, 1, "access-bandwidth", "5G"),
-        lb(0, 2, "read-latency", "30"),
-        lb(0, 2, "write-latency", "40"),
-        lb(0, 2, "access-bandwidth", "2G"),
-        lb(1, 0, "read-latency", "20"),
-        lb(1, 0, "write-latency", "22"),
-        lb(1, 0, "access-bandwidth", "5G"),
-        lb(1, 1, "read-latency", "12"),
-        lb(1, 1, "write-latency", "14"),
-        lb(1, 1, "access-bandwidth", "8G"),
-        lb(1, 2, "read-latency", "50"),
-        lb(1, 2, "write-latency", "60"),
-        lb(1, 2, "access-bandwidth", "1G"),
-        "hmat-cache,node-id=0,size=8M,level=1,associativity=direct,policy=write-back,line=64"
-            .to_string(),
-        "hmat-cache,node-id=2,size=4M,level=1,associativity=complex,policy=write-through,line=128"
-            .to_string(),
-    ];
-    for e in entries {
-        args.push("-numa".into());
-        args.push(e);
-    }
+    // The same HMAT as in the x86 test.
+    args.extend(crate::qemu_boot::hmat_numa_args());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let Some(r) = boot("arm-hmat", ",hmat=on", &args) else {
         return;

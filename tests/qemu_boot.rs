@@ -781,8 +781,15 @@ pub(crate) fn two_numa_nodes_with_slit_distances() {
     check_synthetic(&r, 4);
 }
 
-#[test]
-pub(crate) fn hmat_latencies_bandwidths_and_memory_side_caches() {
+/// The `-numa` arguments of the HMAT the x86 and the ARM machines both
+/// get: latencies and bandwidths between the two initiators and three
+/// nodes, and a memory-side cache in front of nodes 0 and 2.  Latencies
+/// are in ns, bandwidths in bytes per second with QEMU suffixes.  A data
+/// type is one table of values for every initiator and target (unset
+/// ones are 0), and Linux lets a later table overwrite what an earlier
+/// one said: so read and write latencies are always given separately,
+/// and bandwidths always as access bandwidths.
+pub(crate) fn hmat_numa_args() -> Vec<String> {
     let lb = |i: u32, t: u32, ty: &str, v: &str| {
         let what = if ty.contains("latency") {
             "latency"
@@ -791,6 +798,38 @@ pub(crate) fn hmat_latencies_bandwidths_and_memory_side_caches() {
         };
         format!("hmat-lb,initiator={i},target={t},hierarchy=memory,data-type={ty},{what}={v}")
     };
+    let entries = [
+        lb(0, 0, "read-latency", "10"),
+        lb(0, 0, "write-latency", "12"),
+        lb(0, 0, "access-bandwidth", "10G"),
+        lb(0, 1, "read-latency", "20"),
+        lb(0, 1, "write-latency", "22"),
+        lb(0, 1, "access-bandwidth", "5G"),
+        lb(0, 2, "read-latency", "30"),
+        lb(0, 2, "write-latency", "40"),
+        lb(0, 2, "access-bandwidth", "2G"),
+        lb(1, 0, "read-latency", "20"),
+        lb(1, 0, "write-latency", "22"),
+        lb(1, 0, "access-bandwidth", "5G"),
+        lb(1, 1, "read-latency", "12"),
+        lb(1, 1, "write-latency", "14"),
+        lb(1, 1, "access-bandwidth", "8G"),
+        lb(1, 2, "read-latency", "50"),
+        lb(1, 2, "write-latency", "60"),
+        lb(1, 2, "access-bandwidth", "1G"),
+        "hmat-cache,node-id=0,size=8M,level=1,associativity=direct,policy=write-back,line=64"
+            .to_string(),
+        "hmat-cache,node-id=2,size=4M,level=1,associativity=complex,policy=write-through,line=128"
+            .to_string(),
+    ];
+    entries
+        .into_iter()
+        .flat_map(|e| ["-numa".to_string(), e])
+        .collect()
+}
+
+#[test]
+pub(crate) fn hmat_latencies_bandwidths_and_memory_side_caches() {
     let mut args: Vec<String> = [
         "-machine",
         "q35,hmat=on",
@@ -821,39 +860,7 @@ pub(crate) fn hmat_latencies_bandwidths_and_memory_side_caches() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    // Latencies in ns, bandwidths in bytes per second with QEMU suffixes.
-    // A data type is one table of values for every initiator and target
-    // (unset ones are 0), and Linux lets a later table overwrite what an
-    // earlier one said: so read and write latencies are always given
-    // separately, and bandwidths always as access bandwidths.
-    let entries = [
-        lb(0, 0, "read-latency", "10"),
-        lb(0, 0, "write-latency", "12"),
-        lb(0, 0, "access-bandwidth", "10G"),
-        lb(0, 1, "read-latency", "20"),
-        lb(0, 1, "write-latency", "22"),
-        lb(0, 1, "access-bandwidth", "5G"),
-        lb(0, 2, "read-latency", "30"),
-        lb(0, 2, "write-latency", "40"),
-        lb(0, 2, "access-bandwidth", "2G"),
-        lb(1, 0, "read-latency", "20"),
-        lb(1, 0, "write-latency", "22"),
-        lb(1, 0, "access-bandwidth", "5G"),
-        lb(1, 1, "read-latency", "12"),
-        lb(1, 1, "write-latency", "14"),
-        lb(1, 1, "access-bandwidth", "8G"),
-        lb(1, 2, "read-latency", "50"),
-        lb(1, 2, "write-latency", "60"),
-        lb(1, 2, "access-bandwidth", "1G"),
-        "hmat-cache,node-id=0,size=8M,level=1,associativity=direct,policy=write-back,line=64"
-            .to_string(),
-        "hmat-cache,node-id=2,size=4M,level=1,associativity=complex,policy=write-through,line=128"
-            .to_string(),
-    ];
-    for e in entries {
-        args.push("-numa".into());
-        args.push(e);
-    }
+    args.extend(hmat_numa_args());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let Some(r) = boot("hmat", &args) else {
         return;
