@@ -27,8 +27,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::qemu_boot::{blocks, set, Report};
-use common::{run_wloc, workspace, TempDir};
+use crate::qemu_boot::{blocks, build_firmware, qemu_prerequisites, set, Report};
+use common::{run_wloc, TempDir};
 
 const QEMU: &str = "qemu-system-aarch64";
 const AAVMF_CODE: &str = "/usr/share/AAVMF/AAVMF_CODE.fd";
@@ -44,53 +44,17 @@ const MIB: u64 = 1 << 20;
 fn app() -> Option<&'static Path> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
-        let needed = common::require_packages(&[
-            ("/usr/bin/qemu-system-aarch64", "qemu-system-arm"),
-            (AAVMF_CODE, "qemu-efi-aarch64"),
-        ])
-        .and_then(|()| common::require_rust_target(TARGET));
-        if let Err(m) = needed {
-            assert!(
-                std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
-                "{m}: the ARM QEMU boot tests need it (WLOC_SKIP_QEMU=1 skips them)"
-            );
-            eprintln!("skipping the ARM QEMU boot tests (WLOC_SKIP_QEMU=1): {m}");
-            return None;
-        }
-        Some(build_app())
+        qemu_prerequisites(
+            "ARM QEMU boot tests",
+            &[
+                ("/usr/bin/qemu-system-aarch64", "qemu-system-arm"),
+                (AAVMF_CODE, "qemu-efi-aarch64"),
+            ],
+            TARGET,
+        )
+        .then(|| build_firmware("probe/uefi", TARGET, "wloc-uefi-aarch64", "wloc-uefi.efi"))
     })
     .as_deref()
-}
-
-/// Builds the application into `wloc-uefi-aarch64` beside this test's
-/// target directory.
-fn build_app() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // TARGET/release/deps/e2e-HASH
-    let target = exe
-        .ancestors()
-        .nth(3)
-        .map(|t| t.join("wloc-uefi-aarch64"))
-        .unwrap_or_else(|| std::env::temp_dir().join("wloc-uefi-aarch64-target"));
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let o = Command::new(cargo)
-        .current_dir(workspace().join("probe/uefi"))
-        .args(["build", "--release", "--target", TARGET])
-        .arg("--manifest-path")
-        .arg(workspace().join("probe/uefi/Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .expect("cargo runs");
-    assert!(
-        o.status.success(),
-        "building the UEFI application for {TARGET} failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let efi = target.join(TARGET).join("release/wloc-uefi.efi");
-    assert!(efi.exists(), "{} was not built", efi.display());
-    efi
 }
 
 /// Boots the application on `-M virt` with these extra QEMU arguments

@@ -41,54 +41,74 @@ pub(crate) const SUCCESS_STATUS: i32 = 7;
 fn app() -> Option<&'static Path> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
-        let needed = common::require_packages(&[
-            ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
-            (OVMF, "ovmf"),
-        ])
-        .and_then(|()| common::require_rust_target("x86_64-unknown-uefi"));
-        if let Err(m) = needed {
-            assert!(
-                std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
-                "{m}: the QEMU boot tests need it (WLOC_SKIP_QEMU=1 skips them)"
-            );
-            eprintln!("skipping the QEMU boot tests (WLOC_SKIP_QEMU=1): {m}");
-            return None;
-        }
-        Some(build_app())
+        qemu_prerequisites(
+            "QEMU boot tests",
+            &[
+                ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+                (OVMF, "ovmf"),
+            ],
+            "x86_64-unknown-uefi",
+        )
+        .then(|| {
+            build_firmware(
+                "probe/uefi",
+                "x86_64-unknown-uefi",
+                "wloc-uefi",
+                "wloc-uefi.efi",
+            )
+        })
     })
     .as_deref()
 }
 
-/// Builds the application with cargo into a target directory beside the
-/// one of this test.
-fn build_app() -> PathBuf {
+/// Installs what a set of QEMU boot tests needs (Debian packages and a
+/// Rust target) when it is missing; false (the tests are skipped) only
+/// when it cannot be and `WLOC_SKIP_QEMU=1` says so.
+pub(crate) fn qemu_prerequisites(tests: &str, packages: &[(&str, &str)], target: &str) -> bool {
+    let needed =
+        common::require_packages(packages).and_then(|()| common::require_rust_target(target));
+    if let Err(m) = needed {
+        assert!(
+            std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
+            "{m}: the {tests} need it (WLOC_SKIP_QEMU=1 skips them)"
+        );
+        eprintln!("skipping the {tests} (WLOC_SKIP_QEMU=1): {m}");
+        return false;
+    }
+    true
+}
+
+/// Builds a firmware program of the workspace (`crate_dir`, a cargo
+/// workspace of its own) for `target` with cargo, into `dir` beside this
+/// test's target directory, and returns the file `name` it made.
+pub(crate) fn build_firmware(crate_dir: &str, target: &str, dir: &str, name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    // TARGET/release/deps/qemu_boot-HASH
-    let target = exe
+    // TARGET/release/deps/e2e-HASH
+    let target_dir = exe
         .ancestors()
         .nth(3)
-        .map(|t| t.join("wloc-uefi"))
-        .unwrap_or_else(|| std::env::temp_dir().join("wloc-uefi-target"));
-    let manifest = workspace().join("probe/uefi/Cargo.toml");
+        .map(|t| t.join(dir))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("{dir}-target")));
+    let src = workspace().join(crate_dir);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let o = Command::new(cargo)
-        .current_dir(workspace().join("probe/uefi"))
-        .args(["build", "--release", "--target", "x86_64-unknown-uefi"])
+        .current_dir(&src)
+        .args(["build", "--release", "--target", target])
         .arg("--manifest-path")
-        .arg(&manifest)
+        .arg(src.join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target)
+        .arg(&target_dir)
         .env_remove("CARGO_TARGET_DIR")
         .output()
         .expect("cargo runs");
     assert!(
         o.status.success(),
-        "building the UEFI application failed:\n{}",
+        "building {crate_dir} for {target} failed:\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let efi = target.join("x86_64-unknown-uefi/release/wloc-uefi.efi");
-    assert!(efi.exists(), "{} was not built", efi.display());
-    efi
+    let file = target_dir.join(target).join("release").join(name);
+    assert!(file.exists(), "{} was not built", file.display());
+    file
 }
 
 /// One object line of the report.

@@ -14,14 +14,10 @@
 //! `qemu-system-x86` pulls in) and the `x86_64-unknown-none` Rust
 //! target; installed when missing, or skipped with `WLOC_SKIP_QEMU=1`.
 
-use crate::common;
 use crate::qemu_boot::{self, boot_uefi, run_qemu, with_booter, Report};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
-
-use common::workspace;
 
 /// The unikernel, built once; `None` when QEMU is missing and not
 /// required.
@@ -29,55 +25,25 @@ fn kernel() -> Option<&'static Path> {
     static KERNEL: OnceLock<Option<PathBuf>> = OnceLock::new();
     KERNEL
         .get_or_init(|| {
-            let needed = common::require_packages(&[
-                ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
-                ("/usr/share/seabios/bios-256k.bin", "seabios"),
-                ("/usr/share/qemu/pvh.bin", "qemu-system-data"),
-            ])
-            .and_then(|()| common::require_rust_target("x86_64-unknown-none"));
-            if let Err(m) = needed {
-                assert!(
-                    std::env::var("WLOC_SKIP_QEMU").is_ok_and(|v| v == "1"),
-                    "{m}: the QEMU boot tests need it (WLOC_SKIP_QEMU=1 skips them)"
-                );
-                eprintln!("skipping the QEMU PVH boot tests (WLOC_SKIP_QEMU=1): {m}");
-                return None;
-            }
-            Some(build_kernel())
+            qemu_boot::qemu_prerequisites(
+                "QEMU PVH boot tests",
+                &[
+                    ("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+                    ("/usr/share/seabios/bios-256k.bin", "seabios"),
+                    ("/usr/share/qemu/pvh.bin", "qemu-system-data"),
+                ],
+                "x86_64-unknown-none",
+            )
+            .then(|| {
+                qemu_boot::build_firmware(
+                    "probe/pvh",
+                    "x86_64-unknown-none",
+                    "wloc-pvh",
+                    "wloc-pvh",
+                )
+            })
         })
         .as_deref()
-}
-
-/// Builds the unikernel with cargo into a target directory beside the
-/// one of this test.
-fn build_kernel() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // TARGET/release/deps/e2e-HASH
-    let target = exe
-        .ancestors()
-        .nth(3)
-        .map(|t| t.join("wloc-pvh"))
-        .unwrap_or_else(|| std::env::temp_dir().join("wloc-pvh-target"));
-    let dir = workspace().join("probe/pvh");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let o = Command::new(cargo)
-        .current_dir(&dir)
-        .args(["build", "--release", "--target", "x86_64-unknown-none"])
-        .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .expect("cargo runs");
-    assert!(
-        o.status.success(),
-        "building the PVH unikernel failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let elf = target.join("x86_64-unknown-none/release/wloc-pvh");
-    assert!(elf.exists(), "{} was not built", elf.display());
-    elf
 }
 
 /// Boots the unikernel on a configuration, checks that its XML is the
