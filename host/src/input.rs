@@ -14,54 +14,9 @@ use std::path::{Path, PathBuf};
 
 use wloc_core::Topology;
 
-/// The kinds of input a topology can be read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormat {
-    /// hwloc XML (v1, v2 or v3).
-    Xml,
-    /// A synthetic description such as `pack:2 core:4 pu:2`.
-    Synthetic,
-    /// A recorded Linux `/sys` and `/proc` tree.
-    Fsroot,
-    /// A directory of per-PU CPUID dumps.
-    Cpuid,
-    /// A topology image (`wloc ls --of image`).
-    Image,
-}
-
-impl InputFormat {
-    /// Parses lstopo's `--if` names.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "xml" => Some(InputFormat::Xml),
-            "synthetic" => Some(InputFormat::Synthetic),
-            "fsroot" => Some(InputFormat::Fsroot),
-            "cpuid" => Some(InputFormat::Cpuid),
-            "image" => Some(InputFormat::Image),
-            _ => None,
-        }
-    }
-}
-
-/// A resolved input: what to read and how.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// An XML file (`-` for standard input).
-    Xml(PathBuf),
-    /// A synthetic description.
-    Synthetic(String),
-    /// A recorded filesystem root.
-    Fsroot(PathBuf),
-    /// A CPUID dump directory.
-    Cpuid(PathBuf),
-    /// CPUID of every PU of the machine we run on (and its ACPI tables
-    /// when readable), without the operating system's topology files.
-    CpuidThisSystem,
-    /// The machine we run on.
-    ThisSystem,
-    /// A topology image.
-    Image(PathBuf),
-}
+// What a topology is read from and how the command line and the
+// environment choose it live in `wloc-input`, shared with the C library.
+pub use wloc_input::{env_var, guess_format, resolve, InputFormat, ResolveError, Source};
 
 /// Why a topology could not be loaded.
 #[derive(Debug)]
@@ -105,78 +60,6 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
-
-/// Reads an environment variable under its `WLOC_` name first, then its
-/// `HWLOC_` name (neither in a privileged process: `wloc_trust::env`).
-pub fn env_var(suffix: &str) -> Option<String> {
-    wloc_runtime::env::var(&format!("WLOC_{suffix}"))
-        .or_else(|| wloc_runtime::env::var(&format!("HWLOC_{suffix}")))
-        .filter(|v| !v.is_empty())
-}
-
-/// Guesses the format of `-i` as lstopo does: a directory holding a CPUID
-/// dump is `cpuid`, another directory is `fsroot`, a regular file
-/// starting with the image magic number is an image, anything else that
-/// exists (another file, or a FIFO or device, which reading then
-/// refuses) is XML, and anything else is a synthetic description.
-pub fn guess_format(input: &str) -> InputFormat {
-    let p = Path::new(input);
-    if p.is_dir() {
-        if p.join("hwloc-cpuid-info").exists() || p.join("pu0").exists() {
-            InputFormat::Cpuid
-        } else {
-            InputFormat::Fsroot
-        }
-    } else if p.is_file() && wloc_image::file_is_image(p) {
-        InputFormat::Image
-    } else if input == "-" || p.exists() || input.ends_with(".xml") {
-        InputFormat::Xml
-    } else {
-        InputFormat::Synthetic
-    }
-}
-
-/// Decides the source from `-i`/`--if` and, failing those, the environment.
-pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Source, LoadError> {
-    if let Some(i) = input {
-        let fmt = format.unwrap_or_else(|| guess_format(i));
-        return Ok(match fmt {
-            InputFormat::Xml => Source::Xml(i.into()),
-            InputFormat::Synthetic => Source::Synthetic(i.into()),
-            InputFormat::Fsroot => Source::Fsroot(i.into()),
-            InputFormat::Cpuid => Source::Cpuid(i.into()),
-            InputFormat::Image => Source::Image(i.into()),
-        });
-    }
-    match format {
-        // Like KMP_TOPOLOGY_METHOD=cpuid_leaf11: this machine from CPUID.
-        Some(InputFormat::Cpuid) => return Ok(Source::CpuidThisSystem),
-        Some(_) => {
-            return Err(LoadError::BadInput(
-                "--if needs an input given with -i (except --if cpuid, which reads this machine's CPUID)".into(),
-            ))
-        }
-        None => {}
-    }
-    // A launcher's image wins over hwloc's variables, which may be set
-    // for the whole job.
-    if let Some(v) = wloc_runtime::env::var("WLOC_IMAGE").filter(|v| !v.is_empty()) {
-        return Ok(Source::Image(v.into()));
-    }
-    if let Some(v) = env_var("FSROOT") {
-        return Ok(Source::Fsroot(v.into()));
-    }
-    if let Some(v) = env_var("CPUID_PATH") {
-        return Ok(Source::Cpuid(v.into()));
-    }
-    if let Some(v) = env_var("SYNTHETIC") {
-        return Ok(Source::Synthetic(v));
-    }
-    if let Some(v) = env_var("XMLFILE") {
-        return Ok(Source::Xml(v.into()));
-    }
-    Ok(Source::ThisSystem)
-}
 
 /// Loads a topology from a source into `topo`, whose type filters and
 /// flags the caller has set.
@@ -586,14 +469,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn guesses_formats_like_lstopo() {
-        assert_eq!(guess_format("pack:2 pu:2"), InputFormat::Synthetic);
-        assert_eq!(guess_format("/"), InputFormat::Fsroot);
-        assert_eq!(guess_format("missing.xml"), InputFormat::Xml);
-        assert_eq!(guess_format("-"), InputFormat::Xml);
-    }
-
-    #[test]
     fn recognises_an_image_by_its_magic_number() {
         let dir = std::env::temp_dir().join(format!("wloc-guess-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -607,14 +482,5 @@ mod tests {
         let loaded = load(&resolve(img.to_str(), None).unwrap(), Topology::new()).unwrap();
         assert_eq!(loaded.objs_by_type(wloc_core::ObjType::PU).len(), 4);
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn explicit_format_wins() {
-        assert_eq!(
-            resolve(Some("x"), Some(InputFormat::Xml)).unwrap(),
-            Source::Xml("x".into())
-        );
-        assert!(resolve(None, Some(InputFormat::Xml)).is_err());
     }
 }

@@ -16,6 +16,7 @@ pub mod cpukinds;
 pub mod distances;
 pub mod memattrs;
 pub mod object;
+pub mod pci;
 pub mod synthetic;
 pub mod topology;
 mod wit;

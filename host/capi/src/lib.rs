@@ -24,6 +24,7 @@ pub mod bind;
 pub mod bitmap;
 pub mod cpukinds;
 pub mod diff;
+mod discover;
 pub mod distances;
 pub mod export;
 pub mod linux;

@@ -457,7 +457,7 @@ fn memory_size(size: u64, verbose: bool) -> String {
 
 /// `hwloc_pci_class_string` as a Rust string.
 fn pci_class(class_id: u16) -> &'static str {
-    wloc::console::pci_class_string(class_id)
+    wloc_core::pci::class_string(class_id)
 }
 
 fn pci_busid(p: &hwloc_pcidev_attr_s, sep: &str) -> String {

@@ -17,6 +17,8 @@ use wloc_core::object::BridgeUpstream;
 use wloc_core::topology::TypeFilter;
 use wloc_core::{Bitmap, ObjAttr, ObjId, ObjType, Object, Topology};
 
+use wloc_input::discover::Target;
+
 use crate::bitmap::hwloc_bitmap_s;
 use crate::types::*;
 use crate::{c_str, c_strdup, fail, guard, set_errno};
@@ -1181,13 +1183,14 @@ fn source_from_env() -> Source {
     if wloc_trust::env::secure_mode() {
         return Source::ThisSystem;
     }
-    match wloc::input::resolve(None, None) {
-        Ok(wloc::input::Source::Image(p)) => Source::Image(p),
-        Ok(wloc::input::Source::Fsroot(p)) if p.as_os_str() == "/" => Source::ThisSystem,
-        Ok(wloc::input::Source::Fsroot(p)) => Source::Fsroot(p),
-        Ok(wloc::input::Source::Cpuid(p)) => Source::CpuidDump(p),
-        Ok(wloc::input::Source::Synthetic(s)) => Source::Synthetic(s),
-        Ok(wloc::input::Source::Xml(p)) => Source::XmlFile(p),
+    use wloc_input::Source as In;
+    match wloc_input::resolve(None, None) {
+        Ok(In::Image(p)) => Source::Image(p),
+        Ok(In::Fsroot(p)) if p.as_os_str() == "/" => Source::ThisSystem,
+        Ok(In::Fsroot(p)) => Source::Fsroot(p),
+        Ok(In::Cpuid(p)) => Source::CpuidDump(p),
+        Ok(In::Synthetic(s)) => Source::Synthetic(s),
+        Ok(In::Xml(p)) => Source::XmlFile(p),
         _ => Source::ThisSystem,
     }
 }
@@ -1321,8 +1324,6 @@ impl hwloc_topology {
         let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
         let noos =
             matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
-        let via_input =
-            |s: wloc::input::Source, base| wloc::input::load(&s, base).map_err(|e| err(&e));
         Ok(match source {
             Source::XmlFile(p) => wloc_xml::import_file_as_hwloc2(p, base).map_err(|e| err(&e))?,
             Source::XmlBuffer(s) => wloc_xml::import_str_as_hwloc2(s, base).map_err(|e| err(&e))?,
@@ -1330,14 +1331,12 @@ impl hwloc_topology {
                 .map_err(|e| err(&e))?
                 .build(base)
                 .map_err(|e| err(&e))?,
-            Source::Image(p) => via_input(wloc::input::Source::Image(p.clone()), base)?,
-            Source::Fsroot(p) => {
-                let s = wloc::input::Source::Fsroot(p.clone());
-                let mut m = via_input(s.clone(), base)?;
-                annotate(&s, &mut m);
-                m
-            }
-            Source::CpuidDump(p) => via_input(wloc::input::Source::Cpuid(p.clone()), base)?,
+            // Read here, as any image: the discovery module is not loaded.
+            Source::Image(p) => wloc_image::adopt(p)
+                .and_then(|img| img.to_topology_into(base))
+                .map_err(|e| err(&e))?,
+            Source::Fsroot(p) => discovered(Target::Fsroot(p.clone()), &base)?,
+            Source::CpuidDump(p) => discovered(Target::CpuidDump(p.clone()), &base)?,
             Source::ThisSystem | Source::Default if noos => {
                 let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
                     .map_err(|e| err(&e))?
@@ -1348,9 +1347,7 @@ impl hwloc_topology {
                 m
             }
             Source::ThisSystem | Source::Default => {
-                let s = wloc::input::Source::ThisSystem;
-                let mut m = via_input(s.clone(), base)?;
-                annotate(&s, &mut m);
+                let mut m = discovered(Target::ThisSystem, &base)?;
                 hwloc2_x86_cache_infos(&mut m);
                 m
             }
@@ -1521,13 +1518,16 @@ fn process_name() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The built-in annotations `wloc ls` runs after discovery (PCI names, as
-/// hwloc's PCI backend gives them; DMI infos), their warnings only shown
-/// when asked for.
-fn annotate(source: &wloc::input::Source, m: &mut Topology) {
-    for w in wloc::annotations::annotate_discovered_quietly(source, m) {
+/// Discovers `target` in the discovery module (the sandboxed components,
+/// then the built-in annotations `wloc ls` runs after discovery: PCI
+/// names, as hwloc's PCI backend gives them; DMI infos), the annotations'
+/// warnings only shown when asked for.
+fn discovered(target: Target, base: &Topology) -> Result<Topology, LoadFailure> {
+    let (m, warnings) = crate::discover::discover(target, base).map_err(LoadFailure)?;
+    for w in warnings {
         verbose(&format!("annotation skipped: {w}"));
     }
+    Ok(m)
 }
 
 /// On x86, hwloc 2.9's x86 backend gives every CPU cache of this machine

@@ -1,0 +1,317 @@
+//! The discovery module's request and reply.
+//!
+//! The C library (`libhwloc.so.15`) carries no WebAssembly engine: the
+//! discovery of a machine (this one, a recorded `/sys` tree, a CPUID dump)
+//! runs in a separate module, `libwloc_discover.so` (`host/discover`),
+//! which the library loads with `dlopen` the first time a load needs it.
+//! Both sides are built from this file:
+//!
+//! * [`BUILD_ID_SYMBOL`] (`const char *wloc_discover_build_id(void)`)
+//!   answers [`BUILD_ID`], which the library compares with its own before
+//!   it calls anything else: a module of other sources is refused.
+//! * [`DISCOVER_SYMBOL`] (`int wloc_discover_v1(const uint8_t *request,
+//!   size_t len, struct Reply *reply)`) takes a [`Request`] as
+//!   [`Request::encode`] writes it and fills a [`Reply`]: on
+//!   [`STATUS_OK`], the discovered topology as a topology image (lossless:
+//!   objects, infos, distances, memory attributes, CPU kinds, userdata,
+//!   allowed sets, whether it is this system) and the annotation warnings
+//!   as text, one per line; otherwise an error message.
+//! * [`FREE_SYMBOL`] (`void wloc_discover_free_v1(struct Reply *reply)`)
+//!   frees what a reply holds: the bytes were allocated by the module and
+//!   are freed by it, never by the library's allocator.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::os::raw::{c_char, c_int};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use wloc_core::{ObjType, Topology, TypeFilter};
+
+use crate::Source;
+
+/// The version of the entries below (part of their names).
+pub const ABI_VERSION: u32 = 1;
+
+/// What the library and the module compare: this crate's version, the
+/// ABI version and a hash of the sources of the request, the reply and the
+/// image format and model they carry (computed by `build.rs`), as a
+/// NUL-terminated string.
+pub const BUILD_ID_C: &str = concat!(
+    "wloc-input ",
+    env!("CARGO_PKG_VERSION"),
+    " abi 1 sources ",
+    env!("WLOC_INPUT_SOURCES_HASH"),
+    "\0"
+);
+
+/// [`BUILD_ID_C`] without its NUL.
+pub const BUILD_ID: &str = BUILD_ID_C.split_at(BUILD_ID_C.len() - 1).0;
+
+/// The module's file name, looked for in the folder of the library's own
+/// file (never anywhere an environment variable names).
+pub const MODULE_FILE: &str = "libwloc_discover.so";
+
+/// `const char *wloc_discover_build_id(void)`.
+pub const BUILD_ID_SYMBOL: &[u8] = b"wloc_discover_build_id\0";
+/// `int wloc_discover_v1(const uint8_t *, size_t, struct Reply *)`.
+pub const DISCOVER_SYMBOL: &[u8] = b"wloc_discover_v1\0";
+/// `void wloc_discover_free_v1(struct Reply *)`.
+pub const FREE_SYMBOL: &[u8] = b"wloc_discover_free_v1\0";
+
+/// The type of [`BUILD_ID_SYMBOL`].
+pub type BuildIdFn = unsafe extern "C" fn() -> *const c_char;
+/// The type of [`DISCOVER_SYMBOL`].
+pub type DiscoverFn = unsafe extern "C" fn(*const u8, usize, *mut Reply) -> c_int;
+/// The type of [`FREE_SYMBOL`].
+pub type FreeFn = unsafe extern "C" fn(*mut Reply);
+
+/// The reply was a topology image.
+pub const STATUS_OK: c_int = 0;
+/// Discovery failed: the message says why.
+pub const STATUS_FAILED: c_int = 1;
+/// The request could not be read (another build, or a bug).
+pub const STATUS_BAD_REQUEST: c_int = 2;
+
+/// What the module hands back, in memory it owns until
+/// [`FREE_SYMBOL`] is called on it.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Reply {
+    /// The topology image (on [`STATUS_OK`]), or NULL.
+    pub image: *mut u8,
+    /// Its length in bytes.
+    pub image_len: usize,
+    /// UTF-8 text: the warnings on success, the error otherwise; or NULL.
+    pub message: *mut u8,
+    /// Its length in bytes.
+    pub message_len: usize,
+}
+
+impl Default for Reply {
+    fn default() -> Self {
+        Reply {
+            image: std::ptr::null_mut(),
+            image_len: 0,
+            message: std::ptr::null_mut(),
+            message_len: 0,
+        }
+    }
+}
+
+/// What needs discovering.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The machine the process runs on.
+    ThisSystem,
+    /// A recorded `/sys` and `/proc` tree.
+    Fsroot(PathBuf),
+    /// A folder of per-PU CPUID dumps.
+    CpuidDump(PathBuf),
+}
+
+impl Target {
+    /// The source `wloc`'s loader reads for it.
+    pub fn source(&self) -> Source {
+        match self {
+            Target::ThisSystem => Source::ThisSystem,
+            Target::Fsroot(p) => Source::Fsroot(p.clone()),
+            Target::CpuidDump(p) => Source::Cpuid(p.clone()),
+        }
+    }
+}
+
+/// A discovery request: the target and the settings of the program's
+/// topology that discovery follows (type filters, and whether disallowed
+/// PUs and nodes are kept).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// What to discover.
+    pub target: Target,
+    /// The filter of each type, in [`ObjType::ALL`] order.
+    pub filters: [TypeFilter; 20],
+    /// `HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED`.
+    pub include_disallowed: bool,
+}
+
+/// Why a request could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestError(String);
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad discovery request: {}", self.0)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// The first bytes of an encoded request.
+const MAGIC: &[u8; 8] = b"WLOCREQ1";
+
+/// Longest path a request carries (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+fn filter_code(f: TypeFilter) -> u8 {
+    match f {
+        TypeFilter::KeepAll => 0,
+        TypeFilter::KeepNone => 1,
+        TypeFilter::KeepStructure => 2,
+        TypeFilter::KeepImportant => 3,
+    }
+}
+
+fn filter_of(code: u8) -> Option<TypeFilter> {
+    Some(match code {
+        0 => TypeFilter::KeepAll,
+        1 => TypeFilter::KeepNone,
+        2 => TypeFilter::KeepStructure,
+        3 => TypeFilter::KeepImportant,
+        _ => return None,
+    })
+}
+
+impl Request {
+    /// The request for `target` with the settings of `base`.
+    pub fn new(target: Target, base: &Topology) -> Request {
+        Request {
+            target,
+            filters: ObjType::ALL.map(|t| base.type_filter(t)),
+            include_disallowed: base.include_disallowed,
+        }
+    }
+
+    /// An empty topology with the request's settings, to discover into.
+    pub fn base(&self) -> Result<Topology, RequestError> {
+        let mut t = Topology::new();
+        for (ty, f) in ObjType::ALL.into_iter().zip(self.filters) {
+            t.set_type_filter(ty, f)
+                .map_err(|e| RequestError(format!("filter of {ty:?}: {e:?}")))?;
+        }
+        t.include_disallowed = self.include_disallowed;
+        Ok(t)
+    }
+
+    /// The request as bytes: the magic, the target's kind (0 this system,
+    /// 1 fsroot, 2 CPUID dump), the flag, the 20 filters, then the path's
+    /// length (u32, little-endian) and bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let (kind, path): (u8, &[u8]) = match &self.target {
+            Target::ThisSystem => (0, b""),
+            Target::Fsroot(p) => (1, p.as_os_str().as_bytes()),
+            Target::CpuidDump(p) => (2, p.as_os_str().as_bytes()),
+        };
+        let mut out = Vec::with_capacity(MAGIC.len() + 26 + path.len());
+        out.extend_from_slice(MAGIC);
+        out.push(kind);
+        out.push(u8::from(self.include_disallowed));
+        out.extend(self.filters.iter().map(|&f| filter_code(f)));
+        out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        out.extend_from_slice(path);
+        out
+    }
+
+    /// Reads what [`Request::encode`] wrote; anything else is refused.
+    pub fn decode(bytes: &[u8]) -> Result<Request, RequestError> {
+        let bad = |what: &str| RequestError(what.to_string());
+        let rest = bytes
+            .strip_prefix(MAGIC.as_slice())
+            .ok_or_else(|| bad("not a request of this version"))?;
+        if rest.len() < 26 {
+            return Err(bad("truncated"));
+        }
+        let (kind, flag) = (rest[0], rest[1]);
+        let mut filters = [TypeFilter::KeepAll; 20];
+        for (slot, &code) in filters.iter_mut().zip(&rest[2..22]) {
+            *slot = filter_of(code).ok_or_else(|| bad("unknown type filter"))?;
+        }
+        let len = u32::from_le_bytes([rest[22], rest[23], rest[24], rest[25]]) as usize;
+        let path = &rest[26..];
+        if path.len() != len || len > MAX_PATH_BYTES {
+            return Err(bad("path length does not match"));
+        }
+        let path = PathBuf::from(OsStr::from_bytes(path));
+        let target = match kind {
+            0 if len == 0 => Target::ThisSystem,
+            1 if len > 0 => Target::Fsroot(path),
+            2 if len > 0 => Target::CpuidDump(path),
+            _ => return Err(bad("unknown target")),
+        };
+        let include_disallowed = match flag {
+            0 => false,
+            1 => true,
+            _ => return Err(bad("unknown flag value")),
+        };
+        Ok(Request {
+            target,
+            filters,
+            include_disallowed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Topology {
+        let mut t = Topology::new();
+        t.set_type_filter(ObjType::PCIDevice, TypeFilter::KeepImportant)
+            .unwrap();
+        t.set_type_filter(ObjType::L1ICache, TypeFilter::KeepAll)
+            .unwrap();
+        t.set_type_filter(ObjType::Core, TypeFilter::KeepStructure)
+            .unwrap();
+        t.include_disallowed = true;
+        t
+    }
+
+    #[test]
+    fn requests_read_back_with_their_settings() {
+        for target in [
+            Target::ThisSystem,
+            Target::Fsroot("/tmp/rec ording\n".into()),
+            Target::CpuidDump(PathBuf::from(OsStr::from_bytes(b"/d/\xff"))),
+        ] {
+            let r = Request::new(target, &base());
+            let back = Request::decode(&r.encode()).unwrap();
+            assert_eq!(back, r);
+            let b = back.base().unwrap();
+            for ty in ObjType::ALL {
+                assert_eq!(b.type_filter(ty), base().type_filter(ty), "{ty:?}");
+            }
+            assert!(b.include_disallowed);
+        }
+    }
+
+    #[test]
+    fn damaged_requests_are_refused() {
+        let good = Request::new(Target::Fsroot("/r".into()), &base()).encode();
+        assert!(Request::decode(&good[..good.len() - 1]).is_err());
+        assert!(Request::decode(&good[..10]).is_err());
+        let mut other = good.clone();
+        other[7] = b'9';
+        assert!(Request::decode(&other).is_err());
+        let mut kind = good.clone();
+        kind[8] = 7;
+        assert!(Request::decode(&kind).is_err());
+        let mut filter = good.clone();
+        filter[10] = 9;
+        assert!(Request::decode(&filter).is_err());
+        // This system names no path; the others need one.
+        let mut this = good.clone();
+        this[8] = 0;
+        assert!(Request::decode(&this).is_err());
+        // A filter the model refuses (Machine filtered out).
+        let mut machine = good;
+        machine[10] = 1;
+        assert!(Request::decode(&machine).unwrap().base().is_err());
+    }
+
+    #[test]
+    fn the_build_id_names_the_sources() {
+        assert!(BUILD_ID.starts_with("wloc-input "));
+        assert_eq!(BUILD_ID.len() + 1, BUILD_ID_C.len());
+        assert!(!BUILD_ID.contains('\0'));
+    }
+}

@@ -1,0 +1,175 @@
+//! `wloc-input`: what a topology is read from.
+//!
+//! The source comes from the command line (`-i` and `--if`) or, when none
+//! is given, from the environment: first `WLOC_IMAGE` (a topology image a
+//! launcher wrote for its processes), then hwloc's variables and their
+//! `WLOC_` equivalents, in hwloc's order: fsroot (`WLOC_FSROOT`), CPUID
+//! dump (`WLOC_CPUID_PATH`), synthetic (`WLOC_SYNTHETIC`), XML
+//! (`WLOC_XMLFILE`).  A file given with `-i` is an image when it starts
+//! with the image magic number, whatever its name.  Every variable is
+//! read through [`wloc_trust::env`], so a privileged process reads none.
+//!
+//! This crate carries no discovery: the `wloc` command loads sources with
+//! its sandboxed components, and the C library (`libhwloc.so.15`) reads
+//! XML, synthetic descriptions and images itself and asks the discovery
+//! module for the rest through [`discover`]'s request and reply.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub mod discover;
+
+/// The kinds of input a topology can be read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    /// hwloc XML (v1, v2 or v3).
+    Xml,
+    /// A synthetic description such as `pack:2 core:4 pu:2`.
+    Synthetic,
+    /// A recorded Linux `/sys` and `/proc` tree.
+    Fsroot,
+    /// A directory of per-PU CPUID dumps.
+    Cpuid,
+    /// A topology image (`wloc ls --of image`).
+    Image,
+}
+
+impl InputFormat {
+    /// Parses lstopo's `--if` names.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "xml" => Some(InputFormat::Xml),
+            "synthetic" => Some(InputFormat::Synthetic),
+            "fsroot" => Some(InputFormat::Fsroot),
+            "cpuid" => Some(InputFormat::Cpuid),
+            "image" => Some(InputFormat::Image),
+            _ => None,
+        }
+    }
+}
+
+/// A resolved input: what to read and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// An XML file (`-` for standard input).
+    Xml(PathBuf),
+    /// A synthetic description.
+    Synthetic(String),
+    /// A recorded filesystem root.
+    Fsroot(PathBuf),
+    /// A CPUID dump directory.
+    Cpuid(PathBuf),
+    /// CPUID of every PU of the machine we run on (and its ACPI tables
+    /// when readable), without the operating system's topology files.
+    CpuidThisSystem,
+    /// The machine we run on.
+    ThisSystem,
+    /// A topology image.
+    Image(PathBuf),
+}
+
+/// Why the command line names no usable source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolveError(String);
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+/// Reads an environment variable under its `WLOC_` name first, then its
+/// `HWLOC_` name (neither in a privileged process: [`wloc_trust::env`]).
+pub fn env_var(suffix: &str) -> Option<String> {
+    wloc_trust::env::var(&format!("WLOC_{suffix}"))
+        .or_else(|| wloc_trust::env::var(&format!("HWLOC_{suffix}")))
+        .filter(|v| !v.is_empty())
+}
+
+/// Guesses the format of `-i` as lstopo does: a directory holding a CPUID
+/// dump is `cpuid`, another directory is `fsroot`, a regular file
+/// starting with the image magic number is an image, anything else that
+/// exists (another file, or a FIFO or device, which reading then
+/// refuses) is XML, and anything else is a synthetic description.
+pub fn guess_format(input: &str) -> InputFormat {
+    let p = Path::new(input);
+    if p.is_dir() {
+        if p.join("hwloc-cpuid-info").exists() || p.join("pu0").exists() {
+            InputFormat::Cpuid
+        } else {
+            InputFormat::Fsroot
+        }
+    } else if p.is_file() && wloc_image::file_is_image(p) {
+        InputFormat::Image
+    } else if input == "-" || p.exists() || input.ends_with(".xml") {
+        InputFormat::Xml
+    } else {
+        InputFormat::Synthetic
+    }
+}
+
+/// Decides the source from `-i`/`--if` and, failing those, the environment.
+pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Source, ResolveError> {
+    if let Some(i) = input {
+        let fmt = format.unwrap_or_else(|| guess_format(i));
+        return Ok(match fmt {
+            InputFormat::Xml => Source::Xml(i.into()),
+            InputFormat::Synthetic => Source::Synthetic(i.into()),
+            InputFormat::Fsroot => Source::Fsroot(i.into()),
+            InputFormat::Cpuid => Source::Cpuid(i.into()),
+            InputFormat::Image => Source::Image(i.into()),
+        });
+    }
+    match format {
+        // Like KMP_TOPOLOGY_METHOD=cpuid_leaf11: this machine from CPUID.
+        Some(InputFormat::Cpuid) => return Ok(Source::CpuidThisSystem),
+        Some(_) => {
+            return Err(ResolveError(
+                "--if needs an input given with -i (except --if cpuid, which reads this machine's CPUID)".into(),
+            ))
+        }
+        None => {}
+    }
+    // A launcher's image wins over hwloc's variables, which may be set
+    // for the whole job.
+    if let Some(v) = wloc_trust::env::var("WLOC_IMAGE").filter(|v| !v.is_empty()) {
+        return Ok(Source::Image(v.into()));
+    }
+    if let Some(v) = env_var("FSROOT") {
+        return Ok(Source::Fsroot(v.into()));
+    }
+    if let Some(v) = env_var("CPUID_PATH") {
+        return Ok(Source::Cpuid(v.into()));
+    }
+    if let Some(v) = env_var("SYNTHETIC") {
+        return Ok(Source::Synthetic(v));
+    }
+    if let Some(v) = env_var("XMLFILE") {
+        return Ok(Source::Xml(v.into()));
+    }
+    Ok(Source::ThisSystem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guesses_formats_like_lstopo() {
+        assert_eq!(guess_format("pack:2 pu:2"), InputFormat::Synthetic);
+        assert_eq!(guess_format("/"), InputFormat::Fsroot);
+        assert_eq!(guess_format("missing.xml"), InputFormat::Xml);
+        assert_eq!(guess_format("-"), InputFormat::Xml);
+    }
+
+    #[test]
+    fn explicit_format_wins() {
+        assert_eq!(
+            resolve(Some("x"), Some(InputFormat::Xml)).unwrap(),
+            Source::Xml("x".into())
+        );
+        assert!(resolve(None, Some(InputFormat::Xml)).is_err());
+    }
+}
