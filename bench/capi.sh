@@ -16,9 +16,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -p wloc-capi -p wloc >/dev/null 2>&1 || cargo build --release -p wloc-capi -p wloc
+for p in wloc-capi wloc-discover wloc; do
+  cargo build --release -p $p >/dev/null 2>&1 || cargo build --release -p $p
+done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/lib" "$tmp/noplugins"
+# The library finds its discovery module beside its real file
+# (target/release/libwloc_discover.so).
 ln -s "$(realpath "$target/release/libhwloc.so")" "$tmp/lib/libhwloc.so.15"
 gcc -O2 -o "$tmp/load_query" bench/capi/load_query.c -lhwloc
 wloc="$target/release/wloc"

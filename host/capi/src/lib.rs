@@ -3,10 +3,12 @@
 //!
 //! Programs built for hwloc 2.x load this library unchanged. Their
 //! topology comes from wloc: XML, synthetic descriptions and topology
-//! images are read natively (no WebAssembly engine is started for them);
-//! this system and recorded `/sys` trees are discovered by the same
-//! sandboxed components and policy as `wloc ls`; no native plugin is ever
-//! loaded. Binding is done natively.
+//! images are read natively (the library carries no WebAssembly engine);
+//! this system, recorded `/sys` trees and CPUID dumps are discovered by
+//! the same sandboxed components and policy as `wloc ls`, in the
+//! discovery module `libwloc_discover.so`, loaded from the library's own
+//! folder only when a load discovers (see `discover.rs`); no native
+//! plugin is ever loaded. Binding is done natively.
 //!
 //! Every exported function catches Rust panics and returns hwloc's error
 //! value (with `errno` set to `EINVAL`) instead of unwinding into C.
