@@ -227,8 +227,11 @@ impl Request {
         }
         let len = u32::from_le_bytes([rest[22], rest[23], rest[24], rest[25]]) as usize;
         let path = &rest[26..];
-        if path.len() != len || len > MAX_PATH_BYTES {
+        if path.len() != len {
             return Err(bad("path length does not match"));
+        }
+        if len > MAX_PATH_BYTES {
+            return Err(bad("path longer than 4096 bytes"));
         }
         let path = PathBuf::from(OsStr::from_bytes(path));
         let target = match kind {
