@@ -28,7 +28,6 @@ mod cpukinds;
 mod distances;
 mod levels;
 mod memattrs;
-mod pci_classes;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -40,7 +39,8 @@ use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::object::{BridgeUpstream, Depth, ObjId, ObjType};
 use wloc_core::Topology;
 
-pub use pci_classes::pci_class_string;
+// hwloc's PCI class names live in the model, shared with the C library.
+pub use wloc_core::pci::class_string as pci_class_string;
 
 /// Which object indexes the listing shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
