@@ -4,9 +4,14 @@
 //! loading a compiled artifact takes about one.  Artifacts are kept under
 //! `$XDG_CACHE_HOME/wloc` (or `~/.cache/wloc`, or `$WLOC_CACHE_DIR`),
 //! named by the component's digest
-//! ([`wloc_trust::signing::component_digest`]) and a digest of the
-//! engine's compatibility hash (wasmtime version, target, settings such
-//! as fuel and epochs), so a change of either compiles again.
+//! ([`wloc_trust::signing::component_digest`]), the architecture the code
+//! was compiled for and a digest of the engine's compatibility hash
+//! (wasmtime version, target, CPU features, settings such as fuel and
+//! epochs), so a change of any compiles again.  What is signed and
+//! checked is the `.wasm`, the same bytes on every host; what is cached
+//! is code for one host, and a cache folder shared by hosts of several
+//! architectures (a home folder on a network filesystem) holds one
+//! artifact per architecture, never one host's code for another.
 //!
 //! Deserialising an artifact runs code it describes, so it is only done
 //! after checks:
@@ -66,6 +71,18 @@ pub fn engine_key(engine: &Engine) -> String {
     let mut h = ShaHasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut h);
     hex(&h.0.finalize()[..16])
+}
+
+/// The file name of the artifact of the component whose digest is
+/// `digest`, compiled by `engine` for this host: the architecture is in
+/// the name as well as in the compatibility hash, so that the artifacts
+/// of a folder shared by several hosts say which is which.
+pub fn artifact_name(digest: &str, engine: &Engine) -> String {
+    format!(
+        "{digest}-{}-{}.cwasm",
+        std::env::consts::ARCH,
+        engine_key(engine)
+    )
 }
 
 /// How a component was obtained.
@@ -245,7 +262,7 @@ impl CompiledCache {
         let Some(opened) = self.usable() else {
             return Ok((Component::new(engine, wasm)?, CacheOutcome::Compiled));
         };
-        let name = format!("{digest}-{}.cwasm", engine_key(engine));
+        let name = artifact_name(digest, engine);
         if let Some(code) = opened.verified(&name) {
             // SAFETY: `code` is the bytes, held in memory, whose tag was
             // checked: only a holder of this user's secret (this user's
@@ -326,7 +343,8 @@ mod tests {
         let secret = std::fs::metadata(d.join(SECRET_FILE)).unwrap();
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(secret.permissions().mode() & 0o777, 0o600);
-        let name = format!("{digest}-{}.cwasm", engine_key(&e));
+        let name = artifact_name(&digest, &e);
+        assert!(name.contains(std::env::consts::ARCH), "{name}");
         let stored = std::fs::read(d.join(&name)).unwrap();
 
         // Other code, with the sha256 file the earlier format trusted:
@@ -357,7 +375,7 @@ mod tests {
         );
 
         // A valid artifact under another component's name.
-        let other_name = format!("{}-{}.cwasm", "0".repeat(64), engine_key(&e));
+        let other_name = artifact_name(&"0".repeat(64), &e);
         let opened = cache.usable().unwrap();
         assert!(opened.verified(&name).is_some());
         std::fs::copy(d.join(&name), d.join(&other_name)).unwrap();
