@@ -347,7 +347,8 @@ unsafe fn loaded_diff(
     diff: *mut hwloc_topology_diff_t,
     refname: *mut *mut c_char,
 ) -> c_int {
-    let Ok(d) = wloc_xml::diff::parse(text) else {
+    // As hwloc's reader: entries other than attribute changes are skipped.
+    let Ok(d) = wloc_xml::diff::parse_as_hwloc(text) else {
         return fail(libc::EINVAL);
     };
     let entries: Vec<Entry> = d.changes.into_iter().map(Entry::Change).collect();

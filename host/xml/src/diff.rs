@@ -328,7 +328,20 @@ impl Differ<'_> {
                 t2.distances.len()
             ));
         }
+        // hwloc does not diff matrices between objects of several types
+        // ("too lazy to support this case", hwloc 2.9's diff.c), even
+        // identical ones.
+        let mixed = |t: &Topology, objs: &[ObjId]| {
+            objs.windows(2)
+                .any(|w| t.obj(w[0]).obj_type != t.obj(w[1]).obj_type)
+        };
         for (n, (d1, d2)) in t1.distances.iter().zip(&t2.distances).enumerate() {
+            if mixed(t1, &d1.objs) || mixed(t2, &d2.objs) {
+                return Err(format!(
+                    "distance matrix #{} is between objects of several types",
+                    n + 1
+                ));
+            }
             let objs1: Vec<_> = d1.objs.iter().map(|&o| key(t1, o)).collect();
             let objs2: Vec<_> = d2.objs.iter().map(|&o| key(t2, o)).collect();
             if d1.name != d2.name || d1.kind != d2.kind || d1.values != d2.values || objs1 != objs2
@@ -452,6 +465,22 @@ fn err_at(doc: &Document, node: Node, msg: impl Into<String>) -> XmlError {
 /// change without its mandatory attributes or with non-numeric ones, an
 /// unknown change type, and too-complex markers (which cannot be applied).
 pub fn parse(text: &str) -> Result<TopologyDiff, XmlError> {
+    parse_with(text, false)
+}
+
+/// Reads a diff document as hwloc's C library does: `<diff>` elements
+/// that are not object-attribute changes (a too-complex marker, an
+/// unknown or missing type) are skipped instead of refused; everything
+/// else is checked as [`parse`] checks it.
+///
+/// # Errors
+///
+/// As [`parse`], but for the skipped elements.
+pub fn parse_as_hwloc(text: &str) -> Result<TopologyDiff, XmlError> {
+    parse_with(text, true)
+}
+
+fn parse_with(text: &str, skip_other_types: bool) -> Result<TopologyDiff, XmlError> {
     let opts = ParsingOptions {
         allow_dtd: true,
         ..ParsingOptions::default()
@@ -484,6 +513,10 @@ pub fn parse(text: &str) -> Result<TopologyDiff, XmlError> {
                 node,
                 format!("unknown element <{tag}> in <topologydiff> (only <diff> is allowed)"),
             ));
+        }
+        let change_type = node.attribute("type").map(|v| v.trim().parse::<i64>());
+        if skip_other_types && !matches!(change_type, Some(Ok(TYPE_OBJ_ATTR) | Err(_))) {
+            continue;
         }
         diff.changes.push(parse_one(&doc, node, hunk)?);
     }
@@ -1027,6 +1060,21 @@ mod tests {
         let empty = to_xml(&[], "a.xml");
         assert!(empty.ends_with("<topologydiff refname=\"a.xml\"/>\n"));
         assert!(parse(&empty).unwrap().changes.is_empty());
+    }
+
+    #[test]
+    fn hwlocs_reading_skips_what_is_not_an_attribute_change() {
+        let doc = "<topologydiff refname=\"r\">\
+            <diff type=\"0\" obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"1\" obj_attr_oldvalue=\"a\" obj_attr_newvalue=\"b\"/>\
+            <diff type=\"1\" obj_depth=\"0\" obj_index=\"0\"/><diff type=\"7\"/><diff/></topologydiff>";
+        assert!(parse(doc).is_err());
+        let d = parse_as_hwloc(doc).unwrap();
+        assert_eq!(d.changes.len(), 1);
+        assert_eq!(d.refname.as_deref(), Some("r"));
+        // What is checked stays checked.
+        assert!(
+            parse_as_hwloc("<topologydiff><diff type=\"0\" bogus=\"1\"/></topologydiff>").is_err()
+        );
     }
 
     #[test]
