@@ -403,3 +403,536 @@ fn editing_tools_write_the_same_files() {
         differ.join("\n")
     );
 }
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                let rel = p.strip_prefix(dir).unwrap_or(&p).display().to_string();
+                out.insert(rel, bytes);
+            }
+        }
+    }
+    out
+}
+
+/// What one run of a tool left: exit code, standard output and every
+/// file in its (fresh) working folder.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    status: Option<i32>,
+    stdout: Vec<u8>,
+    files: std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+/// Runs `tool ARGS` in a fresh folder `dir` holding copies of `inputs`
+/// (name, source), with `stdin` as its standard input, on the library in
+/// `lib` (Debian's when `None`).
+fn run_in(
+    tool: &str,
+    args: &[String],
+    lib: Option<&Path>,
+    dir: &Path,
+    inputs: &[(&str, &Path)],
+    stdin: Option<&Path>,
+) -> Outcome {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, src) in inputs {
+        std::fs::copy(src, dir.join(name)).unwrap();
+    }
+    let mut c = Command::new(tool);
+    c.args(args).current_dir(dir);
+    match stdin {
+        Some(f) => c.stdin(std::fs::File::open(f).unwrap()),
+        None => c.stdin(std::process::Stdio::null()),
+    };
+    match lib {
+        Some(l) => c.env("LD_LIBRARY_PATH", l),
+        None => c.env_remove("LD_LIBRARY_PATH"),
+    };
+    for v in [
+        "HWLOC_XMLFILE",
+        "HWLOC_SYNTHETIC",
+        "HWLOC_FSROOT",
+        "HWLOC_COMPONENTS",
+        "HWLOC_THISSYSTEM",
+        "WLOC_IMAGE",
+    ] {
+        c.env_remove(v);
+    }
+    let o = c.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    Outcome {
+        status: o.status.code(),
+        stdout: o.stdout,
+        files: files_under(dir),
+    }
+}
+
+/// One line saying how two outcomes differ.
+fn difference(what: &str, theirs: &Outcome, ours: &Outcome) -> String {
+    let files: Vec<&String> = theirs
+        .files
+        .keys()
+        .chain(ours.files.keys())
+        .filter(|k| theirs.files.get(*k) != ours.files.get(*k))
+        .collect();
+    format!(
+        "{what}: exit {:?}/{:?}, output {}, files differing {files:?}\n  libhwloc {:?}\n  wloc     {:?}",
+        theirs.status,
+        ours.status,
+        if theirs.stdout == ours.stdout {
+            "same"
+        } else {
+            "differs"
+        },
+        String::from_utf8_lossy(&theirs.stdout),
+        String::from_utf8_lossy(&ours.stdout),
+    )
+}
+
+/// `text` with the value of its first `<info .../>` changed to `value`
+/// (`None` when it has no info).
+fn with_first_info_value(text: &str, value: &str) -> Option<String> {
+    let at = text.find("<info name=\"")?;
+    let v = at + text[at..].find(" value=\"")? + " value=\"".len();
+    let end = v + text[v..].find('"')?;
+    Some(format!("{}{value}{}", &text[..v], &text[end..]))
+}
+
+/// The variant of an hwloc XML topology that hwloc's diffs can express:
+/// the first info's value changed, the first NUMA node's memory grown by
+/// 4 KiB and the first named object renamed. `None` when it has none of
+/// these.
+fn patchable_variant(text: &str) -> Option<String> {
+    let mut t = with_first_info_value(text, "wloc-patched").unwrap_or_else(|| text.to_string());
+    if let Some(at) = t.find(" local_memory=\"") {
+        let v = at + " local_memory=\"".len();
+        if let Some(len) = t[v..].find('"') {
+            if let Ok(n) = t[v..v + len].parse::<u64>() {
+                t = format!("{}{}{}", &t[..v], n + 4096, &t[v + len..]);
+            }
+        }
+    }
+    // A name attribute of an object (infos have names too).
+    let mut from = 0;
+    while let Some(o) = t[from..].find("<object ").map(|o| from + o) {
+        let end = o + t[o..].find('>').unwrap_or(t.len() - o);
+        if let Some(n) = t[o..end].find(" name=\"") {
+            let v = o + n + " name=\"".len();
+            t = format!("{}wloc-{}", &t[..v], &t[v..]);
+            break;
+        }
+        from = end;
+    }
+    (t != text).then_some(t)
+}
+
+/// Topologies whose variant hwloc-diff does not diff alike on both
+/// libraries, and why.
+const PATCH_KNOWN: &[(&str, &str)] = &[
+    (
+        "cxlmem+dax.v2",
+        "renaming the OS device dax0.0 changes its type for wloc (hwloc 3's OS device types, \
+         which wloc infers from the name when it reads hwloc 2 XML, as hwloc 3 does): \
+         too complex for a diff on wloc, a name change on libhwloc",
+    ),
+    (
+        "cxlmem+dax.v3",
+        "the same topology in hwloc 3's XML, given as hwloc 2's",
+    ),
+];
+
+/// hwloc-patch applies diffs hwloc-diff wrote, forwards and backwards
+/// (`-R`, `--reverse`), in place, from standard input and against the
+/// diff's own reference name, and refuses diffs that do not apply (the
+/// wrong direction, another topology, a too-complex entry), with the same
+/// files, output and exit codes on both libraries; hwloc-diff writes the
+/// same diffs.
+#[test]
+fn hwloc_patch_applies_and_refuses_diffs_as_on_libhwloc() {
+    support::require_c_toolchain();
+    let lib = support::library_dir("patch");
+    let inputs_dir = lib.join("patch-inputs");
+    std::fs::create_dir_all(&inputs_dir).unwrap();
+    let s = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
+    let (mut compared, mut applied, mut refused, mut differ) = (0, 0, 0, Vec::new());
+    for input in xml_cases(&inputs_dir) {
+        let text = std::fs::read_to_string(&input).unwrap();
+        let Some(new) = patchable_variant(&text) else {
+            continue;
+        };
+        let stem = input.file_stem().unwrap().to_string_lossy().into_owned();
+        let new_path = inputs_dir.join(format!("{stem}.new"));
+        std::fs::write(&new_path, &new).unwrap();
+        // Another topology, whose first info the diff does not expect.
+        let other = with_first_info_value(&text, "wloc-other").unwrap_or_else(|| new.clone());
+        let other_path = inputs_dir.join(format!("{stem}.other"));
+        std::fs::write(&other_path, other).unwrap();
+        // The diff, as libhwloc's hwloc-diff writes it (the reference
+        // name it records is the first argument, "old.xml").
+        let files: [(&str, &Path); 3] = [
+            ("old.xml", &input),
+            ("new.xml", &new_path),
+            ("other.xml", &other_path),
+        ];
+        let diff_args = s(&["old.xml", "new.xml", "d.xml"]);
+        let theirs = run_in(
+            "hwloc-diff",
+            &diff_args,
+            None,
+            &lib.join("pa"),
+            &files,
+            None,
+        );
+        let ours = run_in(
+            "hwloc-diff",
+            &diff_args,
+            Some(&lib),
+            &lib.join("pb"),
+            &files,
+            None,
+        );
+        if theirs.status != Some(0) {
+            // libhwloc does not read it, or the change is too complex
+            // for a diff (then both must say so alike).
+            if theirs.status != Some(255) {
+                compared += 1;
+                if ours != theirs {
+                    differ.push(difference(&format!("{stem}: hwloc-diff"), &theirs, &ours));
+                }
+            }
+            continue;
+        }
+        compared += 1;
+        let known = PATCH_KNOWN.iter().any(|(n, _)| stem.ends_with(n));
+        if (ours != theirs) != known {
+            differ.push(if known {
+                format!("{stem}: hwloc-diff now the same: drop it from PATCH_KNOWN")
+            } else {
+                difference(&format!("{stem}: hwloc-diff"), &theirs, &ours)
+            });
+        }
+        // hwloc-patch is compared on libhwloc's diff either way.
+        let diff = theirs.files["d.xml"].clone();
+        let diff_path = inputs_dir.join(format!("{stem}.diff"));
+        std::fs::write(&diff_path, &diff).unwrap();
+        // The same diff with a too-complex entry after its changes.
+        let complex = String::from_utf8_lossy(&diff).replacen(
+            "</topologydiff>",
+            "  <diff type=\"1\" obj_depth=\"0\" obj_index=\"0\"/>\n</topologydiff>",
+            1,
+        );
+        let complex_path = inputs_dir.join(format!("{stem}.complex"));
+        std::fs::write(&complex_path, complex).unwrap();
+        let files: [(&str, &Path); 5] = [
+            ("old.xml", &input),
+            ("new.xml", &new_path),
+            ("other.xml", &other_path),
+            ("d.xml", &diff_path),
+            ("complex.xml", &complex_path),
+        ];
+        let runs: Vec<(Vec<String>, Option<&Path>)> = vec![
+            (s(&["old.xml", "d.xml", "o.xml"]), None),
+            (s(&["-R", "new.xml", "d.xml", "o.xml"]), None),
+            (s(&["--reverse", "new.xml", "d.xml", "o.xml"]), None),
+            // In place (no output named: the input is rewritten).
+            (s(&["old.xml", "d.xml"]), None),
+            // The diff's reference name ("old.xml") as the input.
+            (s(&["refname", "d.xml", "o.xml"]), None),
+            (s(&["old.xml", "-", "o.xml"]), Some(&diff_path)),
+            // Refused: wrong direction, another topology, too complex.
+            (s(&["new.xml", "d.xml", "o.xml"]), None),
+            (s(&["-R", "old.xml", "d.xml", "o.xml"]), None),
+            (s(&["other.xml", "d.xml", "o.xml"]), None),
+            (s(&["old.xml", "complex.xml", "o.xml"]), None),
+            (s(&["old.xml", "missing.xml", "o.xml"]), None),
+        ];
+        for (args, stdin) in runs {
+            let theirs = run_in("hwloc-patch", &args, None, &lib.join("pa"), &files, stdin);
+            let ours = run_in(
+                "hwloc-patch",
+                &args,
+                Some(&lib),
+                &lib.join("pb"),
+                &files,
+                stdin,
+            );
+            compared += 1;
+            if theirs.status == Some(0) {
+                applied += 1;
+            } else {
+                refused += 1;
+            }
+            if ours != theirs {
+                differ.push(difference(
+                    &format!("{stem}: hwloc-patch {}", args.join(" ")),
+                    &theirs,
+                    &ours,
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{compared} runs compared (libhwloc applied {applied} patches, refused {refused}), {} differ",
+        differ.len()
+    );
+    assert!(applied >= 40, "libhwloc applied only {applied} patches");
+    assert!(refused >= 40, "libhwloc refused only {refused} patches");
+    assert!(
+        differ.is_empty(),
+        "{} of {compared} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
+
+/// Processes a test started: killed by their pid when dropped, so also
+/// when an assertion fails.
+struct Started(Vec<std::process::Child>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Started {
+    fn pids(&self) -> Vec<u32> {
+        self.0.iter().map(|c| c.id()).collect()
+    }
+}
+
+/// The CPUs a task may run on, as Linux lists them (`0-1`, `1`).
+fn cpus_allowed(pid: u32, tid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+/// hwloc-ps's lines about `pids`: a process line (which starts with its
+/// pid) and the thread lines under it (`-t`, indented).
+fn ps_lines_of(out: &[u8], pids: &[u32]) -> Vec<String> {
+    let mut keep = false;
+    let mut lines = Vec::new();
+    for l in String::from_utf8_lossy(out).lines() {
+        if !l.starts_with(' ') {
+            keep = l
+                .split('\t')
+                .next()
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|p| pids.contains(&p));
+        }
+        if keep {
+            lines.push(l.to_string());
+        }
+    }
+    lines
+}
+
+/// hwloc-ps on this machine lists processes bound with hwloc-bind and
+/// taskset (one with a thread bound elsewhere than its main thread) as on
+/// libhwloc, with every option that changes how bindings are shown: the
+/// lines about those processes and the exit codes are the same.
+#[test]
+fn hwloc_ps_lists_bound_processes_as_on_libhwloc() {
+    support::require_c_toolchain();
+    support::require(&[("/usr/bin/taskset", "util-linux")]);
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: binding to distinct PUs needs 2 CPUs");
+        return;
+    }
+    let lib = support::library_dir("ps");
+    // A process whose second thread binds itself to CPU 1.
+    let threads = lib.join("two_threads");
+    let src = lib.join("two_threads.c");
+    std::fs::write(
+        &src,
+        "#define _GNU_SOURCE\n#include <pthread.h>\n#include <sched.h>\n#include <unistd.h>\n\
+         static void *run(void *a) { cpu_set_t s; CPU_ZERO(&s); CPU_SET(1, &s);\n\
+         pthread_setaffinity_np(pthread_self(), sizeof s, &s); pause(); return a; }\n\
+         int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); pause(); return 0; }\n",
+    )
+    .unwrap();
+    let o = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&threads)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let threads = threads.display().to_string();
+    let spawn = |argv: &[&str]| {
+        Command::new(argv[0])
+            .args(&argv[1..])
+            .env_remove("LD_LIBRARY_PATH")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+    };
+    let mut started = Started(Vec::new());
+    for argv in [
+        &["hwloc-bind", "pu:0", "--", &threads][..],
+        &["hwloc-bind", "pu:1", "--", "sleep", "600"],
+        &["taskset", "-c", "1", "sleep", "600"],
+        &["taskset", "-c", "0,1", "sleep", "600"],
+    ] {
+        started.0.push(spawn(argv));
+    }
+    let pids = started.pids();
+    // Wait until every binding is in place (the thread binds itself).
+    let want: [&[&str]; 4] = [&["0", "1"], &["1"], &["1"], &["0-1"]];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now: Vec<Vec<String>> = pids
+            .iter()
+            .map(|&p| {
+                let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{p}/task"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .collect();
+                tids.sort();
+                tids.iter().filter_map(|&t| cpus_allowed(p, t)).collect()
+            })
+            .collect();
+        if now.iter().zip(want).all(|(n, w)| n == w) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bindings not in place: {now:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut runs: Vec<Vec<String>> = [
+        &[][..],
+        &["-a"],
+        &["-t"],
+        &["-c"],
+        &["-p"],
+        &["-l"],
+        &["-a", "-c"],
+        &["-a", "-p"],
+        &["-t", "-c"],
+        &["-t", "-p"],
+        &["-e"],
+        &["-t", "-e"],
+        &["--single-ancestor"],
+        &["--short-name", "-t"],
+        &["--pid-cmd", "echo"],
+        &["--name", "sleep"],
+        &["--name", "two_threads", "-t"],
+        &["--disallowed"],
+        &["--uid", "all"],
+    ]
+    .iter()
+    .map(|a| a.iter().map(|s| s.to_string()).collect())
+    .collect();
+    for p in &pids {
+        for extra in [&[][..], &["-t"], &["-c"], &["-a"]] {
+            let mut a = vec!["--pid".to_string(), p.to_string()];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            runs.push(a);
+        }
+    }
+    let (mut compared, mut differ) = (0, Vec::new());
+    for args in &runs {
+        let theirs = run("hwloc-ps", args, None);
+        let ours = run("hwloc-ps", args, Some(&lib));
+        let (a, b) = (
+            ps_lines_of(&theirs.stdout, &pids),
+            ps_lines_of(&ours.stdout, &pids),
+        );
+        compared += 1;
+        assert_eq!(theirs.status, Some(0), "libhwloc's hwloc-ps {args:?}");
+        if (ours.status, &b) != (theirs.status, &a) {
+            differ.push(format!(
+                "hwloc-ps {}: exit {:?}/{:?}\n  libhwloc {a:?}\n  wloc     {b:?}",
+                args.join(" "),
+                theirs.status,
+                ours.status
+            ));
+        }
+    }
+    // The listing is not trivially equal: the bound processes are there.
+    let all = ps_lines_of(&run("hwloc-ps", &["-a".to_string()], None).stdout, &pids);
+    assert_eq!(all.len(), pids.len(), "{all:?}");
+    drop(started);
+    eprintln!("{compared} runs compared, {} differ", differ.len());
+    assert!(
+        differ.is_empty(),
+        "{} of {compared} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
+
+/// hwloc-gather-cpuid (x86: it binds itself to each PU in turn and runs
+/// CPUID there) writes the same dump files, output and exit codes on
+/// both libraries, and the same files twice on each.
+#[test]
+fn hwloc_gather_cpuid_writes_the_same_dumps() {
+    support::require_c_toolchain();
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: hwloc-gather-cpuid reads x86 CPUID");
+        return;
+    }
+    let lib = support::library_dir("cpuid");
+    let s = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
+    let runs = [
+        s(&[]), // into ./cpuid
+        s(&["dump"]),
+        s(&["-s", "dump"]),
+        s(&["-c", "0", "dump"]),
+        s(&["-c", "1", "dump"]),
+        s(&["-c", "0", "-"]),
+        s(&["-c", "4096", "dump"]),
+    ];
+    let mut differ = Vec::new();
+    for (k, args) in runs.iter().enumerate() {
+        let mut outcomes = Vec::new();
+        for (name, l) in [("a", None), ("b", Some(lib.as_path()))] {
+            for round in 0..2 {
+                let dir = lib.join(format!("gather-{k}-{name}{round}"));
+                outcomes.push(run_in("hwloc-gather-cpuid", args, l, &dir, &[], None));
+            }
+        }
+        let theirs = &outcomes[0];
+        if k < 3 {
+            assert_eq!(theirs.status, Some(0), "libhwloc: {args:?}");
+            assert!(
+                theirs.files.keys().any(|f| f.ends_with("pu0"))
+                    && theirs.files.keys().any(|f| f.ends_with("hwloc-cpuid-info")),
+                "libhwloc wrote {:?}",
+                theirs.files.keys()
+            );
+        }
+        assert_eq!(
+            outcomes[1], outcomes[0],
+            "libhwloc's two runs of {args:?} differ"
+        );
+        for ours in &outcomes[2..] {
+            if ours != theirs {
+                differ.push(difference(
+                    &format!("hwloc-gather-cpuid {}", args.join(" ")),
+                    theirs,
+                    ours,
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
