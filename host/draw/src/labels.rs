@@ -54,10 +54,12 @@ pub fn type_name(o: &Object, verbose: bool) -> String {
     }
 }
 
-/// A memory size as hwloc prints it without verbosity: the largest of KB,
-/// MB, GB, TB that keeps at least ten units, rounded.
-pub(crate) fn memory_size(size: u64) -> String {
-    let (shift, unit) = if size < (10 << 20) {
+/// A memory size the way hwloc prints it: rounded kilobytes in verbose
+/// mode, otherwise the largest of KB, MB, GB, TB that keeps at least ten
+/// units (`hwloc_memory_size_printf_value`/`_unit`).  The console listing
+/// and the pictures share it.
+pub fn memory_size(size: u64, verbose: bool) -> String {
+    let (shift, unit) = if verbose || size < (10 << 20) {
         (9, "KB")
     } else if size < (10 << 30) {
         (19, "MB")
@@ -76,11 +78,11 @@ fn attrs(o: &Object) -> String {
     if o.obj_type == ObjType::NUMANode {
         let local = o.numa().map(|n| n.local_memory).unwrap_or(0);
         if local != 0 {
-            parts.push(memory_size(local));
+            parts.push(memory_size(local, false));
         }
     }
     if o.obj_type.is_cache() || o.obj_type == ObjType::MemCache {
-        parts.push(memory_size(o.cache().map(|c| c.size).unwrap_or(0)));
+        parts.push(memory_size(o.cache().map(|c| c.size).unwrap_or(0), false));
     }
     parts.join(" ")
 }
@@ -154,7 +156,7 @@ pub(crate) fn obj_label(topo: &Topology, id: ObjId, opts: &DrawOptions) -> Strin
     if opts.show_attrs[ti] {
         attrstr = attrs(o);
         if o.parent().is_none() && o.total_memory != 0 {
-            totmem = format!(" ({} total)", memory_size(o.total_memory));
+            totmem = format!(" ({} total)", memory_size(o.total_memory, false));
         }
     }
     if !attrstr.is_empty() {
@@ -318,10 +320,10 @@ mod tests {
 
     #[test]
     fn sizes_round_like_hwloc() {
-        assert_eq!(memory_size(32 * 1024), "32KB");
-        assert_eq!(memory_size(8 << 20), "8192KB");
-        assert_eq!(memory_size(12 << 20), "12MB");
-        assert_eq!(memory_size(16 << 30), "16GB");
+        assert_eq!(memory_size(32 * 1024, false), "32KB");
+        assert_eq!(memory_size(8 << 20, false), "8192KB");
+        assert_eq!(memory_size(12 << 20, false), "12MB");
+        assert_eq!(memory_size(16 << 30, false), "16GB");
     }
 
     #[test]

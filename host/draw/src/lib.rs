@@ -478,7 +478,7 @@ pub struct Scene {
     pub items: Vec<Item>,
 }
 
-pub use labels::type_name;
+pub use labels::{memory_size, type_name};
 
 /// Formats a time (seconds since the epoch, UTC) as the C locale's `%c`:
 /// `Wed Nov 25 15:39:07 2026`.

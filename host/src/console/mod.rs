@@ -162,22 +162,7 @@ pub fn render(topo: &Topology, opts: &ConsoleOptions) -> String {
     r.out
 }
 
-/// A memory size the way hwloc prints it: rounded kilobytes in verbose
-/// mode, otherwise the largest of KB, MB, GB, TB that keeps at least ten
-/// units (`hwloc_memory_size_printf_value`/`_unit`).
-fn memory_size(size: u64, verbose: bool) -> String {
-    let (shift, unit) = if verbose || size < (10 << 20) {
-        (9, "KB")
-    } else if size < (10 << 30) {
-        (19, "MB")
-    } else if size < (10 << 40) {
-        (29, "GB")
-    } else {
-        (39, "TB")
-    };
-    format!("{}{}", ((size >> shift) + 1) >> 1, unit)
-}
-
+use wloc_draw::memory_size;
 pub use wloc_draw::type_name;
 
 /// An info value, quoted when it contains a space.
