@@ -250,40 +250,26 @@ fn pci_locality_value(v: String) -> Option<String> {
     }
 }
 
-/// The name lstopo's `--filter` gives a filter, as the Linux component's
-/// `filter.*` settings spell it.
-fn filter_name(f: wloc_core::TypeFilter) -> &'static str {
-    match f {
-        wloc_core::TypeFilter::KeepAll => "all",
-        wloc_core::TypeFilter::KeepNone => "none",
-        wloc_core::TypeFilter::KeepStructure => "structure",
-        wloc_core::TypeFilter::KeepImportant => "important",
-    }
-}
-
 /// The settings given to the Linux discovery component.
 fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, String)> {
+    use wloc_linux::setting;
     let mut config: Vec<(String, String)> = wloc_linux::SETTING_NAMES
         .iter()
         .filter_map(|name| env_var(name).map(|v| (name.to_string(), v)))
         .collect();
     // A PCI locality file was read by the host: pass its content.
     if let Some(v) = &opts.pci_locality {
-        config.retain(|(k, _)| k != "PCI_LOCALITY");
-        config.push(("PCI_LOCALITY".into(), v.clone()));
+        config.retain(|(k, _)| k != setting::PCI_LOCALITY);
+        config.push((setting::PCI_LOCALITY.into(), v.clone()));
     }
     if opts.this_system {
-        config.push(("this-system".into(), "1".into()));
+        config.push((setting::THIS_SYSTEM.into(), "1".into()));
     }
     if let Some(m) = &opts.machine {
-        config.push(("machine".into(), m.clone()));
+        config.push((setting::MACHINE.into(), m.clone()));
     }
-    for (key, ty) in [
-        ("filter.pci", wloc_core::ObjType::PCIDevice),
-        ("filter.bridge", wloc_core::ObjType::Bridge),
-        ("filter.osdev", wloc_core::ObjType::OSDevice),
-    ] {
-        config.push((key.into(), filter_name(topo.type_filter(ty)).into()));
+    for (key, ty) in setting::FILTERS {
+        config.push((key.into(), topo.type_filter(ty).name().into()));
     }
     config
 }

@@ -81,11 +81,33 @@ pub struct Options {
     pub memtiers_guess: Option<String>,
 }
 
+/// The names of the settings a host passes to the Linux component besides
+/// the hwloc variables of [`SETTING_NAMES`]; the host and the component
+/// both use these constants.
+pub mod setting {
+    use wloc_core::ObjType;
+
+    /// `1` when the tree is the running machine's ([`Options::this_system`](super::Options::this_system)).
+    pub const THIS_SYSTEM: &str = "this-system";
+    /// The running machine's architecture ([`Options::machine`](super::Options::machine)).
+    pub const MACHINE: &str = "machine";
+    /// hwloc's PCI locality (`HWLOC_PCI_LOCALITY`); a host that read the
+    /// file passes its content under this name.
+    pub const PCI_LOCALITY: &str = "PCI_LOCALITY";
+    /// The I/O type filters, with the type each one sets; values are
+    /// [`TypeFilter::name`](wloc_core::TypeFilter::name)s.
+    pub const FILTERS: [(&str, ObjType); 3] = [
+        ("filter.pci", ObjType::PCIDevice),
+        ("filter.bridge", ObjType::Bridge),
+        ("filter.osdev", ObjType::OSDevice),
+    ];
+}
+
 /// The hwloc variable names (without `HWLOC_`) that [`Options::from_lookup`]
 /// asks for, so that a host can forward exactly these settings.
 pub const SETTING_NAMES: &[&str] = &[
     "KEEP_NVIDIA_GPU_NUMA_NODES",
-    "PCI_LOCALITY",
+    setting::PCI_LOCALITY,
     "CPUKINDS",
     "DONT_MERGE_CLUSTER_GROUPS",
     "DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS",
@@ -106,7 +128,7 @@ impl Options {
             this_system: false,
             machine: None,
             keep_nvidia_gpu_numa_nodes: num("KEEP_NVIDIA_GPU_NUMA_NODES").map(|v| v != 0),
-            pci_locality: lookup("PCI_LOCALITY"),
+            pci_locality: lookup(setting::PCI_LOCALITY),
             cpukinds: lookup("CPUKINDS"),
             dont_merge_cluster_groups: num("DONT_MERGE_CLUSTER_GROUPS").is_some_and(|v| v != 0),
             allow_overlapping_node_cpusets: num("DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS")

@@ -11,10 +11,10 @@
 //! user's filters and administrative restrictions when it rebuilds the
 //! tree, so it also keeps disallowed objects here.
 
-use wloc_core::{ObjType, Topology, TypeFilter};
+use wloc_core::{Topology, TypeFilter};
 use wloc_guest::files::{self, FileError};
 use wloc_guest::{config, Discovery, HostCpuid};
-use wloc_linux::{FsAccess, Options, MAX_FILE_SIZE};
+use wloc_linux::{setting, FsAccess, Options, MAX_FILE_SIZE};
 
 /// Most paths asked in one host call (the host caps requests too).
 const BATCH: usize = 4096;
@@ -77,17 +77,13 @@ impl FsAccess for HostFs {
 }
 
 fn filter_setting(name: &str) -> Result<Option<TypeFilter>, String> {
-    Ok(match config::get(name).as_deref() {
-        None => None,
-        Some("all") => Some(TypeFilter::KeepAll),
-        Some("none") => Some(TypeFilter::KeepNone),
-        Some("structure") => Some(TypeFilter::KeepStructure),
-        Some("important") => Some(TypeFilter::KeepImportant),
-        Some(other) => {
-            return Err(format!(
-                "setting `{name}`: unknown filter '{other}' (expected all, none, structure or important)"
-            ))
-        }
+    let Some(value) = config::get(name) else {
+        return Ok(None);
+    };
+    TypeFilter::from_name(&value).map(Some).ok_or_else(|| {
+        format!(
+            "setting `{name}`: unknown filter '{value}' (expected all, none, structure or important)"
+        )
     })
 }
 
@@ -96,17 +92,13 @@ struct Linux;
 impl wloc_guest::Guest for Linux {
     fn discover() -> Result<Discovery, String> {
         let mut opts = Options::from_lookup(config::get);
-        opts.this_system = config::get("this-system").is_some_and(|v| v == "1");
-        opts.machine = config::get("machine");
+        opts.this_system = config::get(setting::THIS_SYSTEM).is_some_and(|v| v == "1");
+        opts.machine = config::get(setting::MACHINE);
 
         let mut topo = Topology::new();
         topo.set_all_types_filter(TypeFilter::KeepAll);
         topo.include_disallowed = true;
-        for (setting, ty) in [
-            ("filter.pci", ObjType::PCIDevice),
-            ("filter.bridge", ObjType::Bridge),
-            ("filter.osdev", ObjType::OSDevice),
-        ] {
+        for (setting, ty) in setting::FILTERS {
             if let Some(f) = filter_setting(setting)? {
                 topo.set_type_filter(ty, f)
                     .map_err(|e| format!("setting `{setting}`: {e}"))?;

@@ -211,22 +211,12 @@ fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> Result<XmlVersi
     default_xml_version()
 }
 
-fn parse_filter_kind(s: &str) -> Option<TypeFilter> {
-    Some(match s {
-        "all" => TypeFilter::KeepAll,
-        "none" => TypeFilter::KeepNone,
-        "structure" => TypeFilter::KeepStructure,
-        "important" => TypeFilter::KeepImportant,
-        _ => return None,
-    })
-}
-
 /// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or
 /// io).  `PU:none` keeps the PUs (a topology has them) and returns true:
 /// lstopo then hides them in its listing.
 pub(super) fn apply_filter(topo: &mut Topology, spec: &str) -> Result<bool, String> {
     let (t, k) = spec.split_once(':').unwrap_or((spec, "none"));
-    let kind = parse_filter_kind(k).ok_or_else(|| {
+    let kind = TypeFilter::from_name(k).ok_or_else(|| {
         format!("invalid filter kind '{k}' in --filter {spec} (expected all, none, structure or important)")
     })?;
     if kind == TypeFilter::KeepNone && ObjType::parse(t) == Some(ObjType::PU) {
@@ -259,8 +249,9 @@ fn hides_pus(a: &LsArgs) -> bool {
     a.no_smt
         || a.ignore.iter().any(|t| pu(t))
         || a.filters.iter().any(|f| {
-            f.split_once(':')
-                .is_some_and(|(t, k)| pu(t) && parse_filter_kind(k) == Some(TypeFilter::KeepNone))
+            f.split_once(':').is_some_and(|(t, k)| {
+                pu(t) && TypeFilter::from_name(k) == Some(TypeFilter::KeepNone)
+            })
         })
 }
 

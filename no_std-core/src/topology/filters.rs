@@ -19,6 +19,32 @@ pub enum TypeFilter {
     KeepImportant,
 }
 
+impl TypeFilter {
+    /// The name lstopo's `--filter TYPE:KIND` and the Linux component's
+    /// `filter.*` settings give this filter: `all`, `none`, `structure`
+    /// or `important`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeFilter::KeepAll => "all",
+            TypeFilter::KeepNone => "none",
+            TypeFilter::KeepStructure => "structure",
+            TypeFilter::KeepImportant => "important",
+        }
+    }
+
+    /// The filter that [`name`](Self::name) calls `name`; `None` for any
+    /// other text (names are case-sensitive, as lstopo's).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "all" => TypeFilter::KeepAll,
+            "none" => TypeFilter::KeepNone,
+            "structure" => TypeFilter::KeepStructure,
+            "important" => TypeFilter::KeepImportant,
+            _ => return None,
+        })
+    }
+}
+
 /// Why [`Topology::set_type_filter`] refused a filter (hwloc answers
 /// `EINVAL`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +178,21 @@ mod tests {
     use crate::bitmap::{CpuSet, NodeSet};
     use crate::object::CacheAttr;
     use crate::topology::test_machines::cs;
+
+    #[test]
+    fn filter_names_round_trip() {
+        for f in [
+            TypeFilter::KeepAll,
+            TypeFilter::KeepNone,
+            TypeFilter::KeepStructure,
+            TypeFilter::KeepImportant,
+        ] {
+            assert_eq!(TypeFilter::from_name(f.name()), Some(f));
+        }
+        assert_eq!(TypeFilter::KeepImportant.name(), "important");
+        assert_eq!(TypeFilter::from_name("All"), None);
+        assert_eq!(TypeFilter::from_name(""), None);
+    }
 
     #[test]
     fn default_numa_node_and_filters() {
