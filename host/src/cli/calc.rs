@@ -42,8 +42,8 @@ Usage: wloc calc [topology options] [options] <location> ...
   with prefix ~ to remove, ^ for xor and x for intersection.
   Without locations, one line of locations per line of standard input.
 Topology options (must be at the beginning):
-  -i, --input <file|dir|description>  read the topology from XML, fsroot, CPUID dump or synthetic
-  --if, --input-format <format>       xml, synthetic, fsroot or cpuid
+  -i, --input <file|dir|description>  read the topology from XML, image, fsroot, CPUID dump or synthetic
+  --if, --input-format <format>       xml, synthetic, fsroot, cpuid or image
   --no-smt[=N]              only keep the first (N-th) PU of each core in the output
   --cpukind <n>             only keep PUs of CPU kind n
   --cpukind <name>=<value>  only keep PUs whose CPU kind has that info
