@@ -3,6 +3,7 @@
 //! the way a user would.  One binary links wasmtime once, and its tests
 //! share one harness.
 
+mod aarch64_host;
 mod annotate;
 
 mod annotate_differential;
