@@ -405,3 +405,91 @@ fn an_image_whose_sets_skip_many_zero_words_is_refused_before_building() {
     let r = run_bounded(&["ls".as_ref(), "-i".as_ref(), img.as_os_str()], d);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// An image written from a tree hwloc's checker refuses (as an attacker
+/// gets by patching a real image and recomputing its checksum): each is
+/// refused by every command that builds the topology, naming the broken
+/// rule, where it once gave a tree `lstopo` aborts on.
+#[test]
+fn an_image_of_a_tree_hwloc_refuses_is_refused() {
+    use wloc::model::{ObjAttr, ObjType, Topology};
+    let tmp = common::TempDir::new("hostile-image-tree");
+    let d = tmp.0.as_path();
+    let machine = || {
+        wloc::model::synthetic::parse("pack:2 l2:2 core:1 pu:2")
+            .unwrap()
+            .build(Topology::new())
+            .unwrap()
+    };
+    type Change = fn(&mut Topology);
+    let cases: [(&str, Change, &str); 3] = [
+        (
+            "a package whose cpuset is not its children's",
+            |t| {
+                let p = t.objs_by_type(ObjType::Package)[0];
+                let n = t.objs_by_type(ObjType::NUMANode)[0];
+                for id in [p, n] {
+                    t.obj_mut(id).cpuset.as_mut().unwrap().unset(3);
+                }
+            },
+            "not the union of its children's",
+        ),
+        (
+            "a NUMA node whose complete nodeset holds two nodes",
+            |t| {
+                let n = t.objs_by_type(ObjType::NUMANode)[0];
+                t.obj_mut(n).complete_nodeset.as_mut().unwrap().set(1);
+                t.obj_mut(t.root())
+                    .complete_nodeset
+                    .as_mut()
+                    .unwrap()
+                    .set(1);
+            },
+            "node sets other than its own index",
+        ),
+        (
+            "an L2 cache of depth 200",
+            |t| {
+                let c = t.objs_by_type(ObjType::L2Cache)[1];
+                if let ObjAttr::Cache(a) = &mut t.obj_mut(c).attr {
+                    a.depth = 200;
+                }
+            },
+            "cache attributes of another level or kind",
+        ),
+    ];
+    for (what, change, message) in cases {
+        let mut t = machine();
+        change(&mut t);
+        let img = d.join("bad.wlocimg");
+        std::fs::write(&img, wloc::image::to_bytes(&t)).unwrap();
+        for args in [
+            vec!["ls".as_ref(), "-i".as_ref(), img.as_os_str()],
+            vec![
+                "calc".as_ref(),
+                "-i".as_ref(),
+                img.as_os_str(),
+                "pu:0".as_ref(),
+            ],
+        ] {
+            let r = run_bounded(&args, d);
+            assert_refused(what, &r, message);
+        }
+    }
+    // Node sets are recomputed from where nodes are attached: a core
+    // claiming a node attached elsewhere reads as the unchanged machine.
+    let listing = |t: &Topology| {
+        let img = d.join("listed.wlocimg");
+        std::fs::write(&img, wloc::image::to_bytes(t)).unwrap();
+        let o = common::run_wloc(["ls".as_ref(), "-v".as_ref(), "-i".as_ref(), img.as_os_str()]);
+        common::assert_success("ls of an image", &o);
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let mut t = machine();
+    let c = t.objs_by_type(ObjType::Core)[2];
+    let mut other = t.obj(c).nodeset.clone().unwrap();
+    other.set(7);
+    t.obj_mut(c).nodeset = Some(other.clone());
+    t.obj_mut(c).complete_nodeset = Some(other);
+    assert_eq!(listing(&t), listing(&machine()));
+}

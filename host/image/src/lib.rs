@@ -298,12 +298,27 @@ fn header(body: &[u8], nobjs: u32) -> [u8; HEADER_LEN] {
     h
 }
 
+/// The image of `topo` if hwloc's checker accepts its tree
+/// ([`Topology::check_hwloc`]), as readers require: an image of a tree
+/// whose sets do not add up (as hwloc XML documents edited by hand may
+/// give) is refused when written rather than when read.
+fn checked_bytes(topo: &Topology) -> Result<Vec<u8>, ImageError> {
+    topo.check_hwloc().map_err(|e| {
+        ImageError::Invalid(format!(
+            "the topology breaks hwloc's rules, which images keep: {}",
+            clip(&e.to_string())
+        ))
+    })?;
+    Ok(to_bytes(topo))
+}
+
 /// Writes the image of `topo` to `path` atomically: into a read-only
 /// temporary file in the same directory, synced, then renamed over `path`.
-/// Readers see the previous file or the complete new one.
+/// Readers see the previous file or the complete new one.  A tree that
+/// hwloc's checker refuses is not written.
 pub fn write(topo: &Topology, path: impl AsRef<Path>) -> Result<(), ImageError> {
     let path = path.as_ref();
-    let bytes = to_bytes(topo);
+    let bytes = checked_bytes(topo)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -343,7 +358,7 @@ pub fn write(topo: &Topology, path: impl AsRef<Path>) -> Result<(), ImageError> 
 /// inherits or reopens it (`/proc/PID/fd/N`).  The descriptor is not
 /// close-on-exec, so that children inherit it.
 pub fn write_memfd(topo: &Topology) -> Result<OwnedFd, ImageError> {
-    let bytes = to_bytes(topo);
+    let bytes = checked_bytes(topo)?;
     let err = |e| ImageError::Io {
         path: None,
         source: e,

@@ -250,7 +250,9 @@ pub fn rebuild(
             clip(&e.to_string())
         ))
     })?;
-    t.check().map_err(|e| {
+    // Images hold only trees hwloc's checker accepts (their writer refuses
+    // others): an image that does not was altered.
+    t.check_hwloc().map_err(|e| {
         ImageError::Invalid(format!(
             "the image describes an inconsistent topology: {}",
             clip(&e.to_string())

@@ -101,7 +101,9 @@ pub fn build_topology(
         convert::apply(d, &mut topo, limits).map_err(ErrorKind::InvalidData)?;
         topo.finish()
             .map_err(|e| ErrorKind::Topology(e.to_string()))?;
-        topo.check()
+        // hwloc's own rules too (sets that add up): whatever a component
+        // returns, hwloc's checker accepts what wloc keeps.
+        topo.check_hwloc()
             .map_err(|e| ErrorKind::Topology(e.to_string()))?;
         Ok::<_, ErrorKind>(())
     }));

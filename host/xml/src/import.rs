@@ -369,6 +369,18 @@ fn import_doc(
             clip(&e.to_string())
         )),
     })?;
+    // hwloc keeps a document whose sets do not add up (a PU deleted by
+    // hand leaves its core's cpuset as it was) as written: so does wloc,
+    // with a warning.
+    if let Err(e) = topo.check_hwloc() {
+        imp.push_warning(
+            None,
+            format!(
+                "the document's tree breaks hwloc's rules, kept as written: {}",
+                clip(&e.to_string())
+            ),
+        );
+    }
     Ok((topo, imp.finish_warnings()))
 }
 

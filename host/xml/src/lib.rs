@@ -792,7 +792,11 @@ mod tests {
     #[test]
     fn large_documents_load() {
         let n = 4096u32;
-        let mut doc = String::from("<topology version=\"3.0\"><object type=\"Machine\" cpuset=\"0xf...f\" complete_cpuset=\"0xf...f\" nodeset=\"0x1\" complete_nodeset=\"0x1\"><object type=\"NUMANode\" os_index=\"0\" cpuset=\"0xf...f\" nodeset=\"0x1\"/>");
+        // The machine's sets are those of its PUs (hwloc's checker wants
+        // the sum of the children).
+        let mut all = wloc_core::CpuSet::new();
+        all.set_range(0, Some(n - 1));
+        let mut doc = format!("<topology version=\"3.0\"><object type=\"Machine\" cpuset=\"{all}\" complete_cpuset=\"{all}\" nodeset=\"0x1\" complete_nodeset=\"0x1\"><object type=\"NUMANode\" os_index=\"0\" cpuset=\"{all}\" nodeset=\"0x1\"/>");
         for i in 0..n {
             let mut s = wloc_core::CpuSet::new();
             s.set(i);

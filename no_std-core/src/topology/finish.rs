@@ -76,6 +76,7 @@ impl Topology {
         // when no filter can remove anything.
         if self.type_filters_may_remove() {
             self.apply_type_filters(root);
+            self.replace_displaced_memory()?;
         }
         self.filter_bridges(root, 0);
         self.remove_empty_children(root);
@@ -305,6 +306,48 @@ impl Topology {
         if children.iter().any(|&c| self.filtered_out(c)) {
             self.splice_filtered_children(id);
         }
+    }
+
+    /// Memory objects whose parent a type filter removed were handed to
+    /// the parent's parent, whose cpuset may be larger than theirs: each
+    /// goes where hwloc attaches memory, below the highest object with its
+    /// cpuset, or below a new memory Group of that cpuset (as hwloc does
+    /// when, say, packages are ignored and a node spanned one package's
+    /// caches).  Sets are then propagated again.
+    fn replace_displaced_memory(&mut self) -> Result<(), TopologyError> {
+        let mut displaced = Vec::new();
+        for id in self.iter_dfs() {
+            let o = self.obj(id);
+            for &m in &o.memory_children {
+                if self.obj(m).cpuset != o.cpuset {
+                    displaced.push((id, m));
+                }
+            }
+        }
+        if displaced.is_empty() {
+            return Ok(());
+        }
+        for (parent, m) in displaced {
+            self.obj_mut(parent).memory_children.retain(|&x| x != m);
+            let cpuset = self.obj(m).cpuset.clone().unwrap_or_default();
+            let target = self.find_memory_parent(&cpuset)?;
+            let first = self.obj(m).nodeset.as_ref().and_then(|n| n.first());
+            let pos = self
+                .obj(target)
+                .memory_children
+                .iter()
+                .position(|&x| self.obj(x).nodeset.as_ref().and_then(|n| n.first()) > first);
+            let t = self.obj_mut(target);
+            match pos {
+                Some(i) => t.memory_children.insert(i, m),
+                None => t.memory_children.push(m),
+            }
+            self.obj_mut(m).parent = Some(target);
+        }
+        let root = self.root;
+        self.propagate_nodeset(root, None);
+        self.fixup_sets(root);
+        Ok(())
     }
 
     /// Rebuilds `id`'s child lists without its filtered-out children,
@@ -955,5 +998,36 @@ mod tests {
         t.check().unwrap();
         assert_eq!(t.level(Depth::NumaNode).len(), 3);
         assert!(t.allowed_nodeset.is_set(7));
+    }
+
+    /// The synthetic machine `desc` built with packages filtered out.
+    fn without_packages(desc: &str) -> Topology {
+        let mut base = Topology::new();
+        base.set_type_filter(ObjType::Package, TypeFilter::KeepNone)
+            .unwrap();
+        crate::synthetic::parse(desc).unwrap().build(base).unwrap()
+    }
+
+    #[test]
+    fn memory_of_a_filtered_object_goes_where_hwloc_attaches_it() {
+        // The node had its package's cpuset, which is its L3's.
+        let t = without_packages("pack:2 [numa] l3:1 core:2 pu:2");
+        t.check_hwloc().unwrap();
+        for n in t.objs_by_type(ObjType::NUMANode) {
+            let parent = t.obj(n).parent.unwrap();
+            assert_eq!(t.obj(parent).obj_type, ObjType::L3Cache);
+        }
+        // The node spanned two L2s: a memory Group of its cpuset holds
+        // them, as in hwloc.
+        let t = without_packages("numa:2 pack:1 l2:2 core:2 pu:2");
+        t.check_hwloc().unwrap();
+        let groups = t.objs_by_type(ObjType::Group);
+        assert_eq!(groups.len(), 2);
+        for g in groups {
+            let o = t.obj(g);
+            assert_eq!(o.group().unwrap().kind, group_kind::MEMORY);
+            assert_eq!(o.memory_children.len(), 1);
+            assert_eq!(o.children.len(), 2);
+        }
     }
 }

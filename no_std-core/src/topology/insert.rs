@@ -659,7 +659,7 @@ impl Topology {
     /// The highest normal object whose set equals `cpuset`, or a new
     /// memory Group of that set when none exists (as hwloc does for NUMA
     /// nodes local to several packages, or with no CPU at all).
-    fn find_memory_parent(&mut self, cpuset: &CpuSet) -> Result<ObjId, TopologyError> {
+    pub(super) fn find_memory_parent(&mut self, cpuset: &CpuSet) -> Result<ObjId, TopologyError> {
         let root = self.root;
         let mut parent = root;
         if !cpuset.is_empty() {
