@@ -99,7 +99,22 @@ fn attr(m: &Topology, id: hwloc_memattr_id_t) -> Option<Attr> {
 
 /// Every attribute, in id order.
 fn all_attrs(m: &Topology) -> impl Iterator<Item = Attr> + '_ {
-    (0..).map_while(move |i| attr(m, i))
+    // One pass over the registered attributes (asking `attr` for each id
+    // would scan them once per id: registering n attributes cost n^3).
+    let predefined = (0..PREDEFINED.len()).filter_map(move |i| attr(m, i as hwloc_memattr_id_t));
+    let custom = m
+        .memattrs
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| !is_predefined(&a.name))
+        .enumerate()
+        .map(|(k, (pos, a))| Attr {
+            id: PREDEFINED.len() + k,
+            name: a.name.clone(),
+            flags: a.flags,
+            pos: Some(pos),
+        });
+    predefined.chain(custom)
 }
 
 /// An initiator given by C (`struct hwloc_location`); `Err` for an

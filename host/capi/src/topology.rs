@@ -1589,7 +1589,7 @@ pub unsafe extern "C" fn hwloc_topology_check(topology: hwloc_topology_t) {
     let Some(t) = (unsafe { loaded(topology) }) else {
         return;
     };
-    if let Err(e) = t.model.check() {
+    if let Err(e) = t.model.check_hwloc() {
         eprintln!("wloc: topology check failed: {}", e.message());
         std::process::abort();
     }
