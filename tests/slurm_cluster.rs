@@ -314,6 +314,94 @@ fn core_bindings(c: &SlurmCluster) -> Vec<String> {
     masks
 }
 
+/// Discoveries of this machine in an `strace -f` log: opens of
+/// `cpu0/topology/core_id` in `/sys`, which libhwloc's Linux backend and
+/// wloc's sandboxed Linux component each make once per discovery (reading
+/// XML or an image opens no sysfs file; host/capi/tests/pmix.rs counts
+/// them the same way).
+fn discoveries(trace: &std::path::Path) -> usize {
+    std::fs::read_to_string(trace)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("cpu0/topology/core_id\"") && !l.contains("= -1"))
+        .count()
+}
+
+/// `slurmd -C` on wloc's library with `WLOC_IMAGE` naming this machine's
+/// image (`wloc ls --of image`) prints the node line it prints when
+/// discovering (and libhwloc's), and discovers nothing: under strace, no
+/// sysfs discovery, the image read instead; the control run without the
+/// image discovers.
+#[test]
+fn slurmd_on_a_launchers_image_prints_the_node_line_without_discovering() {
+    common::require_packages(&[
+        ("/usr/sbin/slurmd", "slurmd"),
+        ("/usr/bin/strace", "strace"),
+    ])
+    .unwrap();
+    let lib = wloc_libhwloc_dir();
+    let image = lib.join("this.img");
+    let o = common::run_wloc([
+        "ls".as_ref(),
+        "--of".as_ref(),
+        "image".as_ref(),
+        image.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let node_line = |ours: bool, img: bool, trace: Option<&std::path::Path>| {
+        let mut cmd = match trace {
+            Some(t) => {
+                let mut c = std::process::Command::new("strace");
+                c.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+                    .arg(t)
+                    .arg("/usr/sbin/slurmd");
+                c
+            }
+            None => std::process::Command::new("/usr/sbin/slurmd"),
+        };
+        cmd.arg("-C")
+            .env_remove("HWLOC_XMLFILE")
+            .env_remove("WLOC_IMAGE")
+            .env_remove("LD_LIBRARY_PATH");
+        if ours {
+            cmd.env("LD_LIBRARY_PATH", &lib);
+        }
+        if img {
+            cmd.env("WLOC_IMAGE", &image);
+        }
+        let o = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("UpTime="))
+            .collect::<Vec<_>>()
+            .join("\n");
+        (o.status.code(), text)
+    };
+    let theirs = node_line(false, false, None);
+    assert_eq!(theirs.0, Some(0), "{theirs:?}");
+    assert!(theirs.1.starts_with("NodeName="), "{theirs:?}");
+    assert_eq!(node_line(true, false, None), theirs, "discovering");
+    assert_eq!(node_line(true, true, None), theirs, "on the image");
+    let (with, without) = (lib.join("with-image.trace"), lib.join("discovering.trace"));
+    assert_eq!(node_line(true, true, Some(&with)), theirs);
+    assert_eq!(node_line(true, false, Some(&without)), theirs);
+    assert!(
+        discoveries(&without) >= 1,
+        "the control run discovered nothing: the count is blind"
+    );
+    assert_eq!(
+        discoveries(&with),
+        0,
+        "slurmd -C discovered with WLOC_IMAGE set"
+    );
+    let log = std::fs::read_to_string(&with).unwrap();
+    assert!(
+        log.contains(&format!("\"{}\"", image.display())),
+        "slurmd -C did not read the image"
+    );
+    let _ = std::fs::remove_dir_all(&lib);
+}
+
 /// Debian's unmodified slurmd on wloc's libhwloc.so.15: `slurmd -C` prints
 /// the node line it prints on libhwloc (this machine, and every hwloc 2.9
 /// test topology through HWLOC_XMLFILE); a slurmd started on it registers
@@ -362,11 +450,23 @@ fn slurmd_runs_on_wlocs_libhwloc() {
         let ours = node_line(input.as_deref(), true);
         assert_eq!(ours, theirs, "slurmd -C on {input:?}");
     }
-    let mut bindings = Vec::new();
-    for ours in [false, true] {
+    // A launcher's image of this machine, for the third slurmd.
+    let image = lib.join("this.img");
+    let o = common::run_wloc([
+        "ls".as_ref(),
+        "--of".as_ref(),
+        "image".as_ref(),
+        image.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // libhwloc, wloc's library discovering, wloc's library on the image:
+    // the node as slurmctld shows it and the task bindings.
+    let mut seen = Vec::new();
+    for (ours, img) in [(false, false), (true, false), (true, true)] {
         let Some(c) = start(&ClusterConfig {
             task_affinity: true,
             slurmd_library_path: ours.then(|| lib.clone()),
+            slurmd_image: img.then(|| image.clone()),
             ..ClusterConfig::default()
         }) else {
             return;
@@ -378,12 +478,37 @@ fn slurmd_runs_on_wlocs_libhwloc() {
                 .lines()
                 .any(|l| l.contains("libhwloc.so") && !l.contains("/usr/lib"));
             assert!(ours_loaded, "slurmd did not load wloc's library:\n{maps}");
+            // The library loads its discovery module only to discover.
+            let module = maps.lines().any(|l| l.contains("libwloc_discover.so"));
+            assert_eq!(
+                module,
+                !img,
+                "slurmd {} the discovery module{}:\n{maps}",
+                if module { "mapped" } else { "did not map" },
+                if img { " with WLOC_IMAGE set" } else { "" }
+            );
         }
-        bindings.push(core_bindings(&c));
+        let node = fields(&c.scontrol(&["show", "node", &c.node]).unwrap());
+        let shown: Vec<Option<String>> = [
+            "CPUTot",
+            "Boards",
+            "Sockets",
+            "CoresPerSocket",
+            "ThreadsPerCore",
+            "RealMemory",
+        ]
+        .iter()
+        .map(|k| node.get(*k).cloned())
+        .collect();
+        seen.push((shown, core_bindings(&c)));
     }
     assert_eq!(
-        bindings[1], bindings[0],
-        "task bindings: wloc's library, then libhwloc's"
+        seen[1], seen[0],
+        "node and task bindings: wloc's library, then libhwloc's"
     );
-    assert_eq!(bindings[0].len(), 2, "{:?}", bindings[0]);
+    assert_eq!(
+        seen[2], seen[0],
+        "node and task bindings: wloc's library on the image, then libhwloc's"
+    );
+    assert_eq!(seen[0].1.len(), 2, "{:?}", seen[0]);
 }

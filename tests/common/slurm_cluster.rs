@@ -58,6 +58,9 @@ pub struct ClusterConfig {
     /// A folder put first on slurmd's `LD_LIBRARY_PATH` (and so on its
     /// job steps'): where wloc's `libhwloc.so.15` is, to run Slurm on it.
     pub slurmd_library_path: Option<PathBuf>,
+    /// `WLOC_IMAGE` for slurmd: the topology image wloc's library adopts
+    /// instead of discovering.
+    pub slurmd_image: Option<PathBuf>,
     /// `TaskPlugin=task/affinity` (jobs bound with `--cpu-bind`) instead
     /// of `task/none`.
     pub task_affinity: bool,
@@ -304,6 +307,9 @@ impl SlurmCluster {
             .arg(&node);
         if let Some(lib) = &config.slurmd_library_path {
             slurmd.env("LD_LIBRARY_PATH", lib);
+        }
+        if let Some(image) = &config.slurmd_image {
+            slurmd.env("WLOC_IMAGE", image);
         }
         cluster.spawn("slurmd", slurmd, &dir.join("log/slurmd.out"))?;
         let state = |c: &SlurmCluster| {
