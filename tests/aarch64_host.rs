@@ -720,8 +720,8 @@ fn images_written_on_one_host_are_adopted_on_the_other() {
         vec!["-i".into(), xml_case.display().to_string()],
         vec!["-i".into(), "node:2 pack:1 core:3 pu:2".into()],
     ];
-    for input in &inputs {
-        let img = |host: Host| env.dir.0.join(format!("{host:?}.img"));
+    for (n, input) in inputs.iter().enumerate() {
+        let img = |host: Host| env.dir.0.join(format!("{host:?}-{n}.img"));
         for host in [Host::X86, Host::Arm] {
             let mut args = vec!["ls".to_string()];
             args.extend(input.iter().cloned());
