@@ -20,7 +20,8 @@
 //! Needs `qemu-aarch64` (Debian `qemu-user-static`, or `qemu-user`),
 //! `gcc-aarch64-linux-gnu` and the `aarch64-unknown-linux-gnu` Rust target:
 //! installed when missing (as root); `WLOC_SKIP_QEMU=1` skips the tests
-//! when they cannot be.  The aarch64 `wloc` is built by the first test
+//! when they cannot be.  They run only with `WLOC_AARCH64=1`: the cross
+//! build is long, and its cost in a cold CI run is not measured yet.  The aarch64 `wloc` is built by the first test
 //! that needs it, into `wloc-aarch64` beside this test's target folder
 //! (see `docs/testing.md` for how long that takes).
 
@@ -65,6 +66,13 @@ struct Arm {
 fn arm() -> Option<&'static Arm> {
     static ARM: OnceLock<Option<Arm>> = OnceLock::new();
     ARM.get_or_init(|| {
+        // The cross build compiles wasmtime for aarch64 (39 CPU-minutes
+        // from scratch): run only when asked for, until that build's cost
+        // in a cold CI run is measured to fit.
+        if std::env::var_os("WLOC_AARCH64").is_none_or(|v| v.is_empty() || v == "0") {
+            eprintln!("aarch64 host tests skipped: set WLOC_AARCH64=1 to run them");
+            return None;
+        }
         let qemu = if Path::new(QEMU_DYNAMIC).exists() && !Path::new(QEMU_STATIC).exists() {
             QEMU_DYNAMIC
         } else {

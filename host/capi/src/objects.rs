@@ -35,8 +35,27 @@ fn type_depth_to_c(d: TypeDepth) -> c_int {
 pub unsafe extern "C" fn hwloc_topology_get_depth(topology: hwloc_topology_t) -> c_int {
     // SAFETY: hwloc's handle contract.
     guard(0, || {
-        unsafe { loaded(topology) }.map_or(0, |t| t.model.depth() as c_int)
+        match unsafe { loaded(topology) } {
+            Some(t) => t.model.depth() as c_int,
+            // Before a load (or after a failed one) hwloc's topology is its
+            // root Machine alone: one level.
+            None => unsafe { crate::topology::topo(topology) }.map_or(0, |_| 1),
+        }
     })
+}
+
+/// The root Machine an unloaded topology shows at depth 0, as hwloc's
+/// does before a load and after a failed one (programs free their
+/// userdata from `hwloc_get_root_obj` on their error paths).
+///
+/// # Safety
+/// hwloc's handle contract.
+unsafe fn unloaded_root(topology: hwloc_topology_t, depth: c_int, idx: c_uint) -> hwloc_obj_t {
+    // SAFETY: see above.
+    match unsafe { crate::topology::topo(topology) } {
+        Some(t) if depth == 0 && idx == 0 => t.ptr_of(t.model.root()),
+        _ => null_mut(),
+    }
 }
 
 /// `hwloc_get_type_depth`.
@@ -133,7 +152,8 @@ pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(
     guard(0, || {
         // SAFETY: hwloc's handle contract.
         let Some(t) = (unsafe { loaded(topology) }) else {
-            return 0;
+            // SAFETY: hwloc's handle contract.
+            return c_uint::from(!unsafe { unloaded_root(topology, depth, 0) }.is_null());
         };
         depth_from_c(&t.model, depth).map_or(0, |d| t.model.level(d).len() as c_uint)
     })
@@ -149,7 +169,8 @@ pub unsafe extern "C" fn hwloc_get_obj_by_depth(
     guard(null_mut(), || {
         // SAFETY: hwloc's handle contract.
         let Some(t) = (unsafe { loaded(topology) }) else {
-            return null_mut();
+            // SAFETY: hwloc's handle contract.
+            return unsafe { unloaded_root(topology, depth, idx) };
         };
         depth_from_c(&t.model, depth)
             .and_then(|d| t.model.level(d).get(idx as usize).copied())

@@ -440,6 +440,8 @@ impl hwloc_topology {
             membind: &mut t.support_parts.2,
             misc: &mut t.support_parts.3,
         };
+        // The root Machine exists before a load, as in hwloc.
+        t.sync();
         t
     }
 

@@ -104,9 +104,15 @@ fn flags_and_state_are_checked() {
         assert_eq!(hwloc_topology_set_type_filter(t, 999, 0), -1);
         assert_eq!(hwloc_topology_set_type_filter(t, 3, 1), -1); // PU cannot go
         assert_eq!(hwloc_topology_set_type_filter(t, 0, 42), -1);
-        // Queries before load answer "nothing", not a crash.
-        assert_eq!(hwloc_topology_get_depth(t), 0);
-        assert!(hwloc_get_obj_by_depth(t, 0, 0).is_null());
+        // Before a load the topology is its root Machine alone, as in
+        // hwloc (programs free their userdata from it on error paths).
+        assert_eq!(hwloc_topology_get_depth(t), 1);
+        let root = hwloc_get_obj_by_depth(t, 0, 0);
+        assert!(!root.is_null());
+        assert_eq!((*root).type_, 0);
+        assert_eq!(hwloc_get_nbobjs_by_depth(t, 0), 1);
+        assert!(hwloc_get_obj_by_depth(t, 1, 0).is_null());
+        assert!(hwloc_get_obj_by_depth(t, 0, 1).is_null());
         hwloc_topology_destroy(t);
     }
     let t = synthetic("pack:2 pu:2");
