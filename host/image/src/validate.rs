@@ -655,6 +655,18 @@ fn userdata(b: &ArchivedBody, n: usize) -> Result<(), ImageError> {
                 content.len()
             )));
         }
+        // What XML cannot carry (control characters but tab and line
+        // ends) would make the image's XML export unreadable: hwloc's
+        // exporter refuses such userdata too.
+        let xml_text = |t: &str| {
+            t.chars()
+                .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+        };
+        if !xml_text(content) || !u.name.as_ref().is_none_or(|n| xml_text(n.as_str())) {
+            return Err(bad(
+                "a userdata holds control characters, which XML cannot carry",
+            ));
+        }
         if u.base64 {
             let pad = content.bytes().rev().take_while(|&c| c == b'=').count();
             let body = &content.as_bytes()[..content.len() - pad];
