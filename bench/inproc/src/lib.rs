@@ -28,16 +28,22 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         LIVE.fetch_add(l.size(), Ordering::Relaxed);
         CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc` (a non-zero-sized
+        // layout) is the system allocator's too.
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        // SAFETY: `p` came from `System` through this allocator with
+        // layout `l`, as the caller of `dealloc` guarantees.
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         LIVE.fetch_add(new, Ordering::Relaxed);
         LIVE.fetch_sub(l.size(), Ordering::Relaxed);
         CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `p` came from `System` through this allocator with
+        // layout `l`, and `new` is valid for it, as the caller guarantees.
         unsafe { System.realloc(p, l, new) }
     }
 }

@@ -253,10 +253,8 @@ mod tests {
         // SAFETY: this module's reply.
         unsafe { wloc_discover_free_v1(&mut reply) };
         // SAFETY: NULLs are refused, not read.
-        assert_eq!(
-            unsafe { wloc_discover_v1(std::ptr::null(), 0, std::ptr::null_mut()) },
-            STATUS_BAD_REQUEST
-        );
+        let status = unsafe { wloc_discover_v1(std::ptr::null(), 0, std::ptr::null_mut()) };
+        assert_eq!(status, STATUS_BAD_REQUEST);
     }
 
     #[test]

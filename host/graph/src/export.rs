@@ -21,8 +21,11 @@ use crate::{Edge, TopoGraph, TypeSet, Vertex};
 
 /// The vertices and edges an export writes.
 pub struct View<'g> {
+    /// The graph the vertices and edges are taken from.
     pub graph: &'g TopoGraph,
+    /// The vertices written, in the order they are written.
     pub nodes: Vec<NodeIndex>,
+    /// The edges written (source, target, edge), between written vertices.
     pub edges: Vec<(NodeIndex, NodeIndex, Edge)>,
 }
 

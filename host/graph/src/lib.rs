@@ -104,8 +104,11 @@ impl fmt::Display for EdgeKind {
 /// (`InfiniBand`, `InfiniBand x2` for two parallel cables).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edge {
+    /// The edge's type.
     pub kind: EdgeKind,
+    /// The distance or rate, for the edge types that carry one.
     pub weight: Option<u64>,
+    /// The link's kind, for interconnect and fabric-link edges.
     pub link: Option<String>,
 }
 
@@ -122,7 +125,9 @@ impl Edge {
 /// A dynamic property a vertex holds (a reading: temperature, power...).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VertexProperty {
+    /// What is measured (`temperature`, `power`...).
     pub name: String,
+    /// The reading, in `unit`.
     pub value: f64,
     /// SI unit symbol.
     pub unit: String,
@@ -158,9 +163,11 @@ impl VertexKey {
 /// A node of the network fabric around the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FabricKind {
+    /// A switch of the fabric.
     Switch,
     /// Another machine's (or a storage server's) network adapter.
     Adapter,
+    /// A router between subnets.
     Router,
 }
 
@@ -179,7 +186,9 @@ impl FabricKind {
 /// around the machine.  Objects sort first, by type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VertexType {
+    /// An object of the topology, of this type.
     Object(ObjType),
+    /// A node of the fabric, of this kind.
     Fabric(FabricKind),
 }
 
@@ -195,6 +204,7 @@ impl fmt::Display for VertexType {
 /// A fabric node to add to the graph ([`TopoGraph::add_fabric_node`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FabricNode {
+    /// Switch, adapter or router.
     pub kind: FabricKind,
     /// Its node GUID: the vertex's identity.
     pub guid: u64,
@@ -217,14 +227,22 @@ pub struct Vertex {
     /// The global persistent index: an object's stable identity (none for
     /// a fabric node, whose identity is its GUID).
     pub gp_index: Option<u64>,
+    /// The object's type, or the fabric node's kind.
     pub vertex_type: VertexType,
+    /// The object's OS index, when it has one.
     pub os_index: Option<u32>,
+    /// The object's logical index within its type (for a fabric node,
+    /// its rank among the fabric nodes of its kind).
     pub logical_index: u32,
+    /// The object's name (a fabric node's description).
     pub name: Option<String>,
+    /// The object's subtype.
     pub subtype: Option<String>,
     /// In hwloc's form (`0x0000000f`).
     pub cpuset: Option<String>,
+    /// In hwloc's form, like the cpuset.
     pub nodeset: Option<String>,
+    /// The object's infos (name, value), in order.
     pub infos: Vec<(String, String)>,
     /// `dddd:bb:dd.f`, for PCI devices and PCI bridges.
     pub pci_busid: Option<String>,
@@ -295,7 +313,9 @@ pub struct TopoGraph {
 /// An object reached by a query, with its distance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reached {
+    /// The vertex reached.
     pub node: NodeIndex,
+    /// Edges followed from the start to reach it.
     pub hops: u32,
 }
 

@@ -10,9 +10,13 @@ use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 /// text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hunk<L> {
+    /// First line of the change in the old text (0-based).
     pub old_start: usize,
+    /// First line of the change in the new text (0-based).
     pub new_start: usize,
+    /// The lines removed from the old text.
     pub old: Vec<L>,
+    /// The lines put in their place.
     pub new: Vec<L>,
 }
 
@@ -82,6 +86,7 @@ pub struct Conflict {
     pub hunk: usize,
     /// The line of the old text (0-based) where it failed.
     pub line: usize,
+    /// What did not match there.
     pub reason: String,
 }
 

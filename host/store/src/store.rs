@@ -392,11 +392,15 @@ fn similarity(a: &[u64], b: &[u64]) -> f64 {
 /// Counts of what [`pack`] made.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PackStats {
+    /// Nodes (topologies) in the store.
     pub nodes: usize,
+    /// Nodes kept whole, that others are diffed against.
     pub references: usize,
     /// Nodes identical to their reference.
     pub identical: usize,
+    /// Blocks of nodes (each one zstd frame).
     pub blocks: usize,
+    /// The zstd dictionary trained on the diffs (0 without one).
     pub dictionary_bytes: usize,
     /// Compressed references.
     pub reference_bytes: usize,
@@ -796,7 +800,9 @@ pub fn pack_prepared(
 /// Where the bytes of a store come from: a file read piece by piece
 /// (so that getting one node reads only what it needs) or memory.
 pub enum Source {
+    /// An open store file, read at the offsets the index gives.
     File(File),
+    /// The whole store, already in memory.
     Memory(Vec<u8>),
 }
 
@@ -861,6 +867,7 @@ struct Row {
 /// One node of a store, as its index lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The node's name.
     pub name: String,
     /// The size of its XML document.
     pub size: usize,

@@ -46,13 +46,28 @@ const TYPE_TOO_COMPLEX: i64 = 1;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AttrChange {
     /// The local memory of a NUMA node (`index` is always 0 in hwloc).
-    Size { index: u64, old: u64, new: u64 },
+    Size {
+        /// Which memory size (hwloc's `obj_attr_index`; always 0).
+        index: u64,
+        /// The size in bytes in the old topology.
+        old: u64,
+        /// The size in bytes in the new topology.
+        new: u64,
+    },
     /// The object's name.
-    Name { old: String, new: String },
+    Name {
+        /// The name in the old topology.
+        old: String,
+        /// The name in the new topology.
+        new: String,
+    },
     /// The value of the info `name`.
     Info {
+        /// The info's name, which is the same in both topologies.
         name: String,
+        /// The value in the old topology.
         old: String,
+        /// The value in the new topology.
         new: String,
     },
 }
@@ -62,8 +77,12 @@ pub enum AttrChange {
 /// devices...) and logical index `index`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
+    /// hwloc depth of the object in the old topology (negative for the
+    /// special levels).
     pub depth: i32,
+    /// Logical index of the object within its level.
     pub index: u32,
+    /// What changes in that object.
     pub attr: AttrChange,
 }
 
@@ -113,7 +132,10 @@ impl fmt::Display for Change {
 /// topology) where it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooComplex {
+    /// hwloc depth of the object in the old topology (negative for the
+    /// special levels).
     pub depth: i32,
+    /// Logical index of the object within its level.
     pub index: u32,
     /// What differs, naming the object.
     pub reason: String,
@@ -134,6 +156,7 @@ pub struct Computed {
 pub struct TopologyDiff {
     /// The `refname` attribute: the name of the reference topology.
     pub refname: Option<String>,
+    /// The changes, in the document's order.
     pub changes: Vec<Change>,
 }
 
