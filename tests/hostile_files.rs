@@ -488,13 +488,9 @@ fn measured(
 /// would wait forever.
 fn mkfifo(p: &Path) {
     let c = std::ffi::CString::new(s(p)).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(
-        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
-        0,
-        "mkfifo {}",
-        p.display()
-    );
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+    assert_eq!(rc, 0, "mkfifo {}", p.display());
 }
 
 /// `/dev/zero` and a FIFO with no writer, named as the input (`-i`, with

@@ -48,19 +48,25 @@ pub const KIND: &str = "NodeResourceTopology";
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeResourceTopology {
+    /// The API group and version ([`API_VERSION`]).
     pub api_version: &'static str,
+    /// The object kind ([`KIND`]).
     pub kind: &'static str,
+    /// The node's name.
     pub metadata: Metadata,
     /// Node attributes: the site infos asked for (`--info`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attributes: Vec<Attribute>,
+    /// One zone per NUMA node.
     pub zones: Vec<Zone>,
 }
 
 /// A name and a value, as the API's `attributes` hold them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Attribute {
+    /// The attribute's name.
     pub name: String,
+    /// Its value.
     pub value: String,
 }
 
@@ -81,33 +87,44 @@ pub fn site_attributes(topo: &Topology, names: &[String]) -> Result<Vec<Attribut
 /// The object's metadata: its name alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Metadata {
+    /// The node's name.
     pub name: String,
 }
 
 /// One zone: a NUMA node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Zone {
+    /// The zone's name (`node-N`, N the NUMA node's OS index).
     pub name: String,
+    /// The zone's type (`Node`).
     #[serde(rename = "type")]
     pub zone_type: &'static str,
+    /// Distances to the other zones, when the topology has them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<Cost>,
+    /// The zone's CPUs and memory.
     pub resources: Vec<Resource>,
 }
 
 /// The distance from a zone to the zone `name`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Cost {
+    /// The other zone's name.
     pub name: String,
+    /// The distance to it.
     pub value: i64,
 }
 
 /// One resource of a zone; quantities as Kubernetes quantity strings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Resource {
+    /// The resource's name (`cpu`, `memory`).
     pub name: &'static str,
+    /// All of it: the node's PUs, or its local memory in bytes.
     pub capacity: String,
+    /// The allowed part (see the module documentation).
     pub allocatable: String,
+    /// Equal to `allocatable`: nothing is known to be reserved or used.
     pub available: String,
 }
 

@@ -57,10 +57,15 @@ pub fn slurmd_topology(io: TypeFilter) -> Topology {
 /// What `slurmd -C` counts on a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeCounts {
+    /// `CPUs`: the usable PUs.
     pub cpus: u64,
+    /// `Boards`.
     pub boards: u64,
+    /// `SocketsPerBoard`.
     pub sockets_per_board: u64,
+    /// `CoresPerSocket`.
     pub cores_per_socket: u64,
+    /// `ThreadsPerCore`.
     pub threads_per_core: u64,
     /// MiB, see the module documentation.
     pub real_memory: u64,
@@ -215,6 +220,7 @@ impl GresKind {
 /// device without a PCI parent).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GresDevice {
+    /// What kind of device it is (its gres name).
     pub kind: GresKind,
     /// The OS devices' names, in topology order.
     pub osdevs: Vec<String>,
