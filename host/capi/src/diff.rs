@@ -250,9 +250,9 @@ pub unsafe extern "C" fn hwloc_topology_diff_build(
     diff: *mut hwloc_topology_diff_t,
 ) -> c_int {
     guard(-1, || {
-        // SAFETY: hwloc's handle contract; one handle at a time.
         for h in [topology, newtopology] {
             // loaded_mut takes the program's in-place edits into the model.
+            // SAFETY: hwloc's handle contract; one handle at a time.
             if unsafe { loaded_mut(h) }.is_none() {
                 return fail(libc::EINVAL);
             }

@@ -1049,6 +1049,7 @@ mod tests {
     #[test]
     fn groups_numa_nodes_by_latency_and_transforms_bandwidths() {
         let t = synthetic("node:4 core:4 pu:1");
+        // SAFETY: a handle this test made and still owns.
         let depth0 = unsafe { loaded(t) }.unwrap().model.depth();
         let mut nodes = objs_of(t, ObjType::NUMANode);
         let mut v = vec![8u64; 16];
@@ -1060,6 +1061,7 @@ mod tests {
         }
         let lat = kind::MEANS_LATENCY | kind::FROM_USER;
         assert_eq!(add(t, &mut nodes, &mut v, lat, ADD_FLAG_GROUP), 0);
+        // SAFETY: a handle this test made and still owns.
         let tt = unsafe { loaded(t) }.unwrap();
         assert_eq!(tt.model.depth(), depth0 + 1);
         let mut got = [null_mut(); 2];

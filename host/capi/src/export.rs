@@ -183,10 +183,11 @@ fn export_userdata(
         } else {
             length
         };
-        // SAFETY: the caller's buffer holds `held` bytes, as hwloc reads it.
         let bytes = if held == 0 {
             &[][..]
         } else {
+            // SAFETY: the caller's buffer holds `held` bytes, as hwloc
+            // reads it.
             unsafe { std::slice::from_raw_parts(buffer as *const u8, held) }
         };
         // hwloc's tools copy userdata through without decoding: the name

@@ -307,8 +307,8 @@ mod tests {
             std::io::Error::last_os_error().raw_os_error(),
             Some(libc::ENOENT)
         );
-        // SAFETY: NULL arguments are refused.
         assert_eq!(
+            // SAFETY: NULL arguments are refused.
             unsafe { hwloc_linux_read_path_as_cpumask(std::ptr::null(), set) },
             -1
         );

@@ -33,12 +33,13 @@ fn type_depth_to_c(d: TypeDepth) -> c_int {
 /// `hwloc_topology_get_depth`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_depth(topology: hwloc_topology_t) -> c_int {
-    // SAFETY: hwloc's handle contract.
     guard(0, || {
+        // SAFETY: hwloc's handle contract.
         match unsafe { loaded(topology) } {
             Some(t) => t.model.depth() as c_int,
             // Before a load (or after a failed one) hwloc's topology is its
             // root Machine alone: one level.
+            // SAFETY: hwloc's handle contract.
             None => unsafe { crate::topology::topo(topology) }.map_or(0, |_| 1),
         }
     })
@@ -509,8 +510,8 @@ unsafe fn attr_snprintf(obj: &hwloc_obj, sep: &str, verbose: bool) -> String {
     // SAFETY: objects' attr points to their attribute union.
     let attr = unsafe { obj.attr.as_ref() };
     let mut parts: Vec<String> = Vec::new();
-    // SAFETY: NUMA nodes use the numanode member.
     let local = match (t, attr) {
+        // SAFETY: NUMA nodes use the numanode member.
         (Some(ObjType::NUMANode), Some(a)) => unsafe { a.numanode.local_memory },
         _ => 0,
     };

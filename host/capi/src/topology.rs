@@ -107,6 +107,7 @@ impl Node {
             .filter_map(|inf| {
                 // SAFETY: NUL-terminated strings or NULL.
                 let name = unsafe { c_str(inf.name) }?.into_owned();
+                // SAFETY: as for the name.
                 let value = unsafe { c_str(inf.value) }.unwrap_or_default().into_owned();
                 Some(wloc_core::object::Info { name, value })
             })
@@ -842,8 +843,8 @@ pub unsafe extern "C" fn hwloc_topology_set_flags(
 /// `hwloc_topology_get_flags`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_flags(topology: hwloc_topology_t) -> c_ulong {
-    // SAFETY: hwloc's handle contract.
     guard(0, || {
+        // SAFETY: hwloc's handle contract.
         unsafe { topo(topology) }.map_or(0, |t| t.flags as c_ulong)
     })
 }
@@ -851,8 +852,8 @@ pub unsafe extern "C" fn hwloc_topology_get_flags(topology: hwloc_topology_t) ->
 /// `hwloc_topology_is_thissystem`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_is_thissystem(topology: hwloc_topology_t) -> c_int {
-    // SAFETY: hwloc's handle contract.
     guard(0, || {
+        // SAFETY: hwloc's handle contract.
         unsafe { topo(topology) }.map_or(0, |t| c_int::from(t.model.is_thissystem))
     })
 }
@@ -1878,6 +1879,7 @@ fn group_from_node(n: &Node) -> Object {
     o.complete_nodeset = bits(n.obj.complete_nodeset).map(wloc_core::NodeSet::from_bitmap);
     // SAFETY: malloc'ed strings or NULL, as hwloc documents for subtype.
     o.subtype = unsafe { c_str(n.obj.subtype) }.map(|s| s.into_owned());
+    // SAFETY: as for the subtype.
     o.name = unsafe { c_str(n.obj.name) }.map(|s| s.into_owned());
     o.infos = n.infos_as_model();
     // SAFETY: the group member is the one a Group's attributes use.

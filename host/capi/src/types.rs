@@ -25,38 +25,71 @@ pub const HWLOC_UNKNOWN_INDEX: c_uint = c_uint::MAX;
 /// `struct hwloc_obj`.
 #[repr(C)]
 pub struct hwloc_obj {
+    /// Type of object (`type` in C).
     pub type_: hwloc_obj_type_t,
+    /// Subtype string that describes the type better (`Die`, `GPU`...), or NULL.
     pub subtype: *mut c_char,
+    /// OS-provided physical index, or `HWLOC_UNKNOWN_INDEX`.
     pub os_index: c_uint,
+    /// Object-specific name, or NULL.
     pub name: *mut c_char,
+    /// Total memory in bytes in the NUMA nodes below this object.
     pub total_memory: u64,
+    /// Type-specific attributes, or NULL for types that have none.
     pub attr: *mut hwloc_obj_attr_u,
+    /// Vertical index in the hierarchy (negative for the special levels: NUMA nodes, bridges, PCI and OS devices, Misc, memory-side caches).
     pub depth: c_int,
+    /// Horizontal index among the objects of the same depth.
     pub logical_index: c_uint,
+    /// Next object of the same depth, or NULL.
     pub next_cousin: *mut hwloc_obj,
+    /// Previous object of the same depth, or NULL.
     pub prev_cousin: *mut hwloc_obj,
+    /// Parent object, or NULL for the root.
     pub parent: *mut hwloc_obj,
+    /// Index in the parent's list of children of the same kind (normal, memory, I/O or Misc).
     pub sibling_rank: c_uint,
+    /// Next object below the same parent in the same list, or NULL.
     pub next_sibling: *mut hwloc_obj,
+    /// Previous object below the same parent in the same list, or NULL.
     pub prev_sibling: *mut hwloc_obj,
+    /// Number of normal children.
     pub arity: c_uint,
+    /// The `arity` normal children, in order.
     pub children: *mut *mut hwloc_obj,
+    /// First normal child, or NULL.
     pub first_child: *mut hwloc_obj,
+    /// Last normal child, or NULL.
     pub last_child: *mut hwloc_obj,
+    /// Non-zero if the normal subtree below is symmetric (all children alike, recursively).
     pub symmetric_subtree: c_int,
+    /// Number of memory children (NUMA nodes, memory-side caches).
     pub memory_arity: c_uint,
+    /// First memory child, or NULL.
     pub memory_first_child: *mut hwloc_obj,
+    /// Number of I/O children (bridges, PCI and OS devices).
     pub io_arity: c_uint,
+    /// First I/O child, or NULL.
     pub io_first_child: *mut hwloc_obj,
+    /// Number of Misc children.
     pub misc_arity: c_uint,
+    /// First Misc child, or NULL.
     pub misc_first_child: *mut hwloc_obj,
+    /// The PUs below this object (NULL for I/O and Misc objects).
     pub cpuset: hwloc_bitmap_t,
+    /// All the PUs below, offline and disallowed ones included.
     pub complete_cpuset: hwloc_bitmap_t,
+    /// The NUMA nodes local to this object (NULL for I/O and Misc objects).
     pub nodeset: hwloc_bitmap_t,
+    /// All the NUMA nodes local to it, disallowed ones included.
     pub complete_nodeset: hwloc_bitmap_t,
+    /// The `infos_count` (name, value) pairs of the object.
     pub infos: *mut hwloc_info_s,
+    /// Number of entries in `infos`.
     pub infos_count: c_uint,
+    /// The application's pointer: the library never reads it.
     pub userdata: *mut c_void,
+    /// Global persistent index: unique and stable for the topology's lifetime, kept in XML.
     pub gp_index: u64,
 }
 
@@ -64,7 +97,9 @@ pub struct hwloc_obj {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_memory_page_type_s {
+    /// Size of these pages in bytes.
     pub size: u64,
+    /// Number of pages of this size.
     pub count: u64,
 }
 
@@ -72,8 +107,11 @@ pub struct hwloc_memory_page_type_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_numanode_attr_s {
+    /// Local memory in bytes.
     pub local_memory: u64,
+    /// Number of entries in `page_types`.
     pub page_types_len: c_uint,
+    /// The node's page sizes and counts, or NULL.
     pub page_types: *mut hwloc_memory_page_type_s,
 }
 
@@ -81,9 +119,13 @@ pub struct hwloc_numanode_attr_s {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_cache_attr_s {
+    /// Size of the cache in bytes.
     pub size: u64,
+    /// Level of the cache (1 for L1...).
     pub depth: c_uint,
+    /// Cache-line size in bytes, 0 if unknown.
     pub linesize: c_uint,
+    /// Ways of associativity: -1 fully associative, 0 unknown.
     pub associativity: c_int,
     /// `hwloc_obj_cache_type_t`: unified 0, data 1, instruction 2.
     pub type_: c_int,
@@ -93,9 +135,13 @@ pub struct hwloc_cache_attr_s {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_group_attr_s {
+    /// Depth among Group objects (0 for the highest).
     pub depth: c_uint,
+    /// Internal kind of the group (what made it), for merging decisions.
     pub kind: c_uint,
+    /// Internal subkind, telling apart levels of groups of the same kind.
     pub subkind: c_uint,
+    /// Non-zero if the group must not be merged with an identical parent or child.
     pub dont_merge: c_uchar,
 }
 
@@ -103,16 +149,27 @@ pub struct hwloc_group_attr_s {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_pcidev_attr_s {
+    /// PCI domain.
     pub domain: c_ushort,
+    /// PCI bus number.
     pub bus: c_uchar,
+    /// PCI device number.
     pub dev: c_uchar,
+    /// PCI function number.
     pub func: c_uchar,
+    /// PCI class (and subclass) of the device.
     pub class_id: c_ushort,
+    /// PCI vendor id.
     pub vendor_id: c_ushort,
+    /// PCI device id.
     pub device_id: c_ushort,
+    /// PCI subsystem vendor id.
     pub subvendor_id: c_ushort,
+    /// PCI subsystem device id.
     pub subdevice_id: c_ushort,
+    /// PCI revision.
     pub revision: c_uchar,
+    /// Link speed in GB/s (0 if unknown).
     pub linkspeed: c_float,
 }
 
@@ -120,8 +177,11 @@ pub struct hwloc_pcidev_attr_s {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_bridge_downstream_pci_s {
+    /// PCI domain below the bridge.
     pub domain: c_ushort,
+    /// First bus number below the bridge.
     pub secondary_bus: c_uchar,
+    /// Last bus number below the bridge.
     pub subordinate_bus: c_uchar,
 }
 
@@ -135,7 +195,9 @@ pub struct hwloc_bridge_attr_s {
     pub upstream_type: c_int,
     /// `downstream.pci`.
     pub downstream_pci: hwloc_bridge_downstream_pci_s,
+    /// `hwloc_obj_bridge_type_t` of the downstream side: PCI 1.
     pub downstream_type: c_int,
+    /// Depth of the bridge among bridges (0 for host bridges).
     pub depth: c_uint,
 }
 
@@ -151,11 +213,17 @@ pub struct hwloc_osdev_attr_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union hwloc_obj_attr_u {
+    /// Attributes of a NUMA node.
     pub numanode: hwloc_numanode_attr_s,
+    /// Attributes of a cache.
     pub cache: hwloc_cache_attr_s,
+    /// Attributes of a Group.
     pub group: hwloc_group_attr_s,
+    /// Attributes of a PCI device.
     pub pcidev: hwloc_pcidev_attr_s,
+    /// Attributes of a bridge.
     pub bridge: hwloc_bridge_attr_s,
+    /// Attributes of an OS device.
     pub osdev: hwloc_osdev_attr_s,
 }
 
@@ -172,7 +240,9 @@ impl Default for hwloc_obj_attr_u {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_info_s {
+    /// The info's name (NUL-terminated).
     pub name: *mut c_char,
+    /// The info's value (NUL-terminated).
     pub value: *mut c_char,
 }
 
@@ -180,11 +250,17 @@ pub struct hwloc_info_s {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_topology_discovery_support {
+    /// Counting the PUs is supported.
     pub pu: c_uchar,
+    /// Counting the NUMA nodes is supported.
     pub numa: c_uchar,
+    /// Reading the memory of NUMA nodes is supported.
     pub numa_memory: c_uchar,
+    /// Finding the PUs the process may not use is supported.
     pub disallowed_pu: c_uchar,
+    /// Finding the NUMA nodes the process may not use is supported.
     pub disallowed_numa: c_uchar,
+    /// Ranking CPU kinds by efficiency is supported.
     pub cpukind_efficiency: c_uchar,
 }
 
@@ -192,16 +268,27 @@ pub struct hwloc_topology_discovery_support {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_topology_cpubind_support {
+    /// Binding the whole current process to CPUs is supported.
     pub set_thisproc_cpubind: c_uchar,
+    /// Getting the CPU binding of the whole current process is supported.
     pub get_thisproc_cpubind: c_uchar,
+    /// Binding a given process to CPUs is supported.
     pub set_proc_cpubind: c_uchar,
+    /// Getting the CPU binding of a given process is supported.
     pub get_proc_cpubind: c_uchar,
+    /// Binding the current thread to CPUs is supported.
     pub set_thisthread_cpubind: c_uchar,
+    /// Getting the CPU binding of the current thread is supported.
     pub get_thisthread_cpubind: c_uchar,
+    /// Binding a given thread to CPUs is supported.
     pub set_thread_cpubind: c_uchar,
+    /// Getting the CPU binding of a given thread is supported.
     pub get_thread_cpubind: c_uchar,
+    /// Getting the CPUs the whole current process last ran on is supported.
     pub get_thisproc_last_cpu_location: c_uchar,
+    /// Getting the CPUs a given process last ran on is supported.
     pub get_proc_last_cpu_location: c_uchar,
+    /// Getting the CPUs the current thread last ran on is supported.
     pub get_thisthread_last_cpu_location: c_uchar,
 }
 
@@ -209,20 +296,35 @@ pub struct hwloc_topology_cpubind_support {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_topology_membind_support {
+    /// Binding the memory of the whole current process is supported.
     pub set_thisproc_membind: c_uchar,
+    /// Getting the memory binding of the whole current process is supported.
     pub get_thisproc_membind: c_uchar,
+    /// Binding the memory of a given process is supported.
     pub set_proc_membind: c_uchar,
+    /// Getting the memory binding of a given process is supported.
     pub get_proc_membind: c_uchar,
+    /// Binding the memory of the current thread is supported.
     pub set_thisthread_membind: c_uchar,
+    /// Getting the memory binding of the current thread is supported.
     pub get_thisthread_membind: c_uchar,
+    /// Binding a given memory area is supported.
     pub set_area_membind: c_uchar,
+    /// Getting the binding of a given memory area is supported.
     pub get_area_membind: c_uchar,
+    /// Allocating bound memory is supported.
     pub alloc_membind: c_uchar,
+    /// The first-touch policy is supported.
     pub firsttouch_membind: c_uchar,
+    /// The bind policy is supported.
     pub bind_membind: c_uchar,
+    /// The interleave policy is supported.
     pub interleave_membind: c_uchar,
+    /// The next-touch policy is supported.
     pub nexttouch_membind: c_uchar,
+    /// Migrating memory already allocated is supported.
     pub migrate_membind: c_uchar,
+    /// Finding where the pages of a memory area are is supported.
     pub get_area_memlocation: c_uchar,
 }
 
@@ -230,24 +332,33 @@ pub struct hwloc_topology_membind_support {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct hwloc_topology_misc_support {
+    /// The support flags were imported with the topology (from XML), not found on this machine.
     pub imported_support: c_uchar,
 }
 
 /// `struct hwloc_topology_support`.
 #[repr(C)]
 pub struct hwloc_topology_support {
+    /// What discovery supports.
     pub discovery: *mut hwloc_topology_discovery_support,
+    /// Which CPU binding calls are supported.
     pub cpubind: *mut hwloc_topology_cpubind_support,
+    /// Which memory binding calls and policies are supported.
     pub membind: *mut hwloc_topology_membind_support,
+    /// Miscellaneous support flags.
     pub misc: *mut hwloc_topology_misc_support,
 }
 
 /// `struct hwloc_distances_s`.
 #[repr(C)]
 pub struct hwloc_distances_s {
+    /// Number of objects the matrix describes.
     pub nbobjs: c_uint,
+    /// The `nbobjs` objects, in matrix order.
     pub objs: *mut hwloc_obj_t,
+    /// OR of `hwloc_distances_kind_e` flags: what the values mean and where they come from.
     pub kind: c_ulong,
+    /// The `nbobjs * nbobjs` values, row-major: `values[i * nbobjs + j]` goes from `objs[i]` to `objs[j]`.
     pub values: *mut u64,
 }
 
@@ -256,8 +367,11 @@ pub struct hwloc_distances_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union hwloc_topology_diff_obj_attr_u {
+    /// The attribute type alone, to tell which member holds.
     pub generic: hwloc_topology_diff_obj_attr_generic_s,
+    /// A change of an integer attribute (the local memory size).
     pub uint64: hwloc_topology_diff_obj_attr_uint64_s,
+    /// A change of a string attribute (the name, or an info's value).
     pub string: hwloc_topology_diff_obj_attr_string_s,
 }
 
@@ -265,6 +379,7 @@ pub union hwloc_topology_diff_obj_attr_u {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_topology_diff_obj_attr_generic_s {
+    /// Attribute type: size 0, name 1, info 2.
     pub type_: c_int,
 }
 
@@ -272,9 +387,13 @@ pub struct hwloc_topology_diff_obj_attr_generic_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_topology_diff_obj_attr_uint64_s {
+    /// Attribute type: size 0.
     pub type_: c_int,
+    /// Which value of that type changes (unused for the size: 0).
     pub index: u64,
+    /// The value in the old topology.
     pub oldvalue: u64,
+    /// The value in the new topology.
     pub newvalue: u64,
 }
 
@@ -282,9 +401,13 @@ pub struct hwloc_topology_diff_obj_attr_uint64_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_topology_diff_obj_attr_string_s {
+    /// Attribute type: name 1, info 2.
     pub type_: c_int,
+    /// The info's name (NULL for the object's name).
     pub name: *mut c_char,
+    /// The value in the old topology.
     pub oldvalue: *mut c_char,
+    /// The value in the new topology.
     pub newvalue: *mut c_char,
 }
 
@@ -293,8 +416,11 @@ pub struct hwloc_topology_diff_obj_attr_string_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union hwloc_topology_diff_u {
+    /// The diff type and next diff alone, to tell which member holds.
     pub generic: hwloc_topology_diff_generic_s,
+    /// A change of one object's attribute.
     pub obj_attr: hwloc_topology_diff_obj_attr_s,
+    /// A difference the format cannot express.
     pub too_complex: hwloc_topology_diff_too_complex_s,
 }
 
@@ -305,7 +431,9 @@ pub type hwloc_topology_diff_t = *mut hwloc_topology_diff_u;
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_topology_diff_generic_s {
+    /// Diff type: object attribute 0, too complex 1.
     pub type_: c_int,
+    /// The next diff of the list, or NULL.
     pub next: *mut hwloc_topology_diff_u,
 }
 
@@ -313,10 +441,15 @@ pub struct hwloc_topology_diff_generic_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_topology_diff_obj_attr_s {
+    /// Diff type: object attribute 0.
     pub type_: c_int,
+    /// The next diff of the list, or NULL.
     pub next: *mut hwloc_topology_diff_u,
+    /// Depth of the changed object in the old topology.
     pub obj_depth: c_int,
+    /// Logical index of the changed object within its depth.
     pub obj_index: c_uint,
+    /// What changes in that object.
     pub diff: hwloc_topology_diff_obj_attr_u,
 }
 
@@ -324,9 +457,13 @@ pub struct hwloc_topology_diff_obj_attr_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_topology_diff_too_complex_s {
+    /// Diff type: too complex 1.
     pub type_: c_int,
+    /// The next diff of the list, or NULL.
     pub next: *mut hwloc_topology_diff_u,
+    /// Depth of the object where the difference was found.
     pub obj_depth: c_int,
+    /// Logical index of that object within its depth.
     pub obj_index: c_uint,
 }
 
@@ -335,7 +472,9 @@ pub struct hwloc_topology_diff_too_complex_s {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hwloc_location {
+    /// Which member of `location` holds: object 0, cpuset 1.
     pub type_: c_int,
+    /// The object or the cpuset.
     pub location: hwloc_location_u,
 }
 
@@ -343,6 +482,8 @@ pub struct hwloc_location {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union hwloc_location_u {
+    /// A set of PUs.
     pub cpuset: hwloc_const_bitmap_t,
+    /// An object of the topology.
     pub object: *mut hwloc_obj,
 }
