@@ -74,6 +74,12 @@ impl Runtime {
     /// Compiles (or loads from the cache) an annotation component and
     /// checks that the host gives everything it imports and that it
     /// exports `annotate`.
+    ///
+    /// It skips the admin's policy: only for tests, with the
+    /// `test-support` feature.  Programs load through
+    /// [`Runtime::load_annotator_admitted`] or
+    /// [`Runtime::load_builtin_annotator`].
+    #[cfg(any(test, feature = "test-support"))]
     pub fn load_annotator(
         &self,
         name: &str,

@@ -11,6 +11,11 @@
 //! Every import may trap (`trappable`): the host stops a component that
 //! goes over a per-call limit instead of answering it.
 
+// What `bindgen!` generates carries the WIT files' documentation where
+// they have some; the rest (the generated traits, `Pre` types, accessors
+// and fields) has no source a comment could be written in.
+#![allow(missing_docs)]
+
 wasmtime::component::bindgen!({
     world: "discovery-backend",
     path: "../../wit/backend@0.1.0",

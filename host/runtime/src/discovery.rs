@@ -34,6 +34,12 @@ pub struct RunOutput {
 impl Runtime {
     /// Compiles (or loads from the cache) a component and checks that the
     /// host gives everything it imports and that it exports `discover`.
+    ///
+    /// It skips the admin's policy (every interface of the world is
+    /// linked, runs are not narrowed): only for tests, with the
+    /// `test-support` feature.  Programs load through
+    /// [`Runtime::load_admitted`] or [`Runtime::load_builtin`].
+    #[cfg(any(test, feature = "test-support"))]
     pub fn load(&self, name: &str, wasm: &[u8]) -> Result<LoadedComponent, ComponentError> {
         self.load_trusted(name, wasm)
     }

@@ -4,7 +4,8 @@
 //! A [`Runtime`] owns a wasmtime [`Engine`](wasmtime::Engine) compiled
 //! with fuel metering and epoch interruption, a linker holding the host
 //! side of the `wloc:backend@0.1.0` imports, and a thread that advances
-//! the epoch.  [`Runtime::load`] compiles a component (or takes it from
+//! the epoch.  [`Runtime::load_admitted`] compiles a component the
+//! admin's policy admitted (or takes it from
 //! the [compiled cache](cache)) and checks its imports and exports;
 //! [`Runtime::discover`] runs its `discover` export in a fresh store and
 //! instance, with a deadline, a fuel budget and a memory cap, then checks
@@ -12,7 +13,7 @@
 //!
 //! What a component gets:
 //! * `files`: read-only access to the granted roots only ([`FileAccess`]);
-//! * `cpuid`: answers of a [`CpuidProvider`] the host chose, or nothing;
+//! * `cpuid`: answers of a [`CpuidSource`] the host chose, or nothing;
 //! * `log`: messages shown on standard error, rate-limited and escaped;
 //! * `config`: the settings the host passes.
 //! * WASI: clocks, random numbers, an empty environment, no arguments, no
@@ -73,8 +74,9 @@ pub use cache::{CacheOutcome, CompiledCache};
 pub use discovery::{build_topology, LoadedComponent, RunOutput};
 pub use fabric::LoadedFabricReader;
 pub use fs::FileAccess;
-pub use options::{CpuidProvider, LogTarget, RunOptions};
+pub use options::{LogTarget, RunOptions, SharedCpuid};
 pub use runtime::Runtime;
+pub use wloc_probe::CpuidSource;
 
 /// The folder of the hostile test components built with the runtime
 /// (`hostile-NAME.wasm`, with manifests), for the end-to-end tests.

@@ -5,21 +5,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use wloc_probe::CpuidSource;
 use wloc_trust::grant::{Grant, Narrow};
 use wloc_trust::Limits;
 
 use crate::fs::FileAccess;
 
-/// CPUID answers for the `cpuid` import: executed natively on a PU, or
-/// replayed from a recorded dump.
-pub trait CpuidProvider: Send + Sync {
-    /// Number of PUs that can be queried.
-    fn pu_count(&self) -> u32;
-    /// OS index of the PU at a position (`0..pu_count()`).
-    fn os_index(&self, pu: u32) -> u32;
-    /// Registers `[eax, ebx, ecx, edx]` of `cpuid(leaf, subleaf)` on that PU.
-    fn query(&self, pu: u32, leaf: u32, subleaf: u32) -> [u32; 4];
-}
+/// CPUID answers for the `cpuid` import, shared by the runs that get
+/// them: executed natively on a PU, or replayed from a recorded dump.
+/// The probe's own trait, so one source serves the probe and components.
+pub type SharedCpuid = Arc<dyn CpuidSource + Send + Sync>;
 
 /// Where a component's log messages go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +33,7 @@ pub struct RunOptions {
     /// The granted roots.
     pub files: Arc<FileAccess>,
     /// CPUID answers, if granted.
-    pub cpuid: Option<Arc<dyn CpuidProvider>>,
+    pub cpuid: Option<SharedCpuid>,
     /// Settings (`config.get`).
     pub config: Arc<BTreeMap<String, String>>,
     /// Limits.

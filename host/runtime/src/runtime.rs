@@ -5,19 +5,18 @@
 //! per-world entry points are in [`crate::discovery`] and
 //! [`crate::annotate`].
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store, Trap};
 use wloc_trust::grant::{Admission, Grant};
-use wloc_trust::manifest::Kind;
 use wloc_trust::text::sanitize;
 use wloc_trust::{ComponentError, ErrorKind, Limits};
 
 use crate::bindings::types::Object;
 use crate::builtin;
-use crate::cache::{self, CacheOutcome, CompiledCache};
+use crate::cache::{CacheOutcome, CompiledCache};
 use crate::code_memory;
 use crate::engine_config;
 use crate::imports;
@@ -35,7 +34,7 @@ pub struct Loaded<W: World> {
     pub(crate) pre: W::Pre,
     outcome: CacheOutcome,
     /// What the policy granted; `None` for bytes the host itself trusts
-    /// ([`Runtime::load`], [`Runtime::load_annotator`]).
+    /// (`Runtime::load`, `Runtime::load_annotator`, for tests).
     pub(crate) grant: Option<Arc<Grant>>,
 }
 
@@ -79,10 +78,11 @@ pub struct Runtime {
     /// The built-in components this runtime uses in place, by address.
     in_place: Mutex<Vec<(usize, Component)>>,
     /// Everything a world links, for components the host itself trusts
-    /// ([`Runtime::load`], [`Runtime::load_annotator`]), by world; made
+    /// (`Runtime::load`, `Runtime::load_annotator`, for tests), by world; made
     /// on first use, since components loaded through the policy get a
     /// linker of their own grant.
-    trusted: [OnceLock<Linker<HostState>>; 3],
+    #[cfg(any(test, feature = "test-support"))]
+    trusted: [std::sync::OnceLock<Linker<HostState>>; 3],
     cache: CompiledCache,
     ticker: Ticker,
 }
@@ -108,6 +108,7 @@ impl Runtime {
             engine,
             code_in_place,
             in_place: std::sync::Mutex::new(Vec::new()),
+            #[cfg(any(test, feature = "test-support"))]
             trusted: Default::default(),
             cache,
             ticker,
@@ -128,17 +129,19 @@ impl Runtime {
     /// trusts, links every interface of its world and checks that the
     /// host gives everything it imports and that it has the world's
     /// export.
+    #[cfg(any(test, feature = "test-support"))]
     pub(crate) fn load_trusted<W: World>(
         &self,
         name: &str,
         wasm: &[u8],
     ) -> Result<Loaded<W>, ComponentError> {
-        let digest = cache::component_digest(wasm);
+        let digest = crate::cache::component_digest(wasm);
         let err = |kind| ComponentError::new(name, &digest, kind);
         let (component, outcome) = self
             .cache
             .load_or_compile(&self.engine, wasm, &digest)
             .map_err(|e| err(ErrorKind::Compile(format!("{e:#}"))))?;
+        use wloc_trust::manifest::Kind;
         let slot = &self.trusted[match W::KIND {
             Kind::Discovery => 0,
             Kind::Annotation => 1,
@@ -199,15 +202,15 @@ impl Runtime {
         precompiled: &'static [u8],
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
         if !precompiled.is_empty() {
+            if let Some(c) = self.in_place_component(precompiled) {
+                return Ok((c, CacheOutcome::Precompiled));
+            }
             // SAFETY: only built-in components pass `precompiled`: bytes
             // that the build script produced from `wasm` with
             // `engine_config()` and that are part of this executable.
             // wasmtime checks its version and the engine settings and
             // refuses code compiled for anything else, which then
             // compiles again below.
-            if let Some(c) = self.in_place_component(precompiled) {
-                return Ok((c, CacheOutcome::Precompiled));
-            }
             if let Ok(c) = unsafe { Component::deserialize(&self.engine, precompiled) } {
                 return Ok((c, CacheOutcome::Precompiled));
             }

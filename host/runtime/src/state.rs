@@ -15,7 +15,7 @@ use wloc_trust::Limits;
 
 use crate::bindings::types;
 use crate::fs::{FileAccess, ReadBudget};
-use crate::options::{CpuidProvider, LogTarget};
+use crate::options::{LogTarget, SharedCpuid};
 
 /// An error raised by the host to stop a component (a trap).
 #[derive(Debug)]
@@ -152,7 +152,7 @@ pub struct HostState {
     pub(crate) limiter: Limiter,
     pub(crate) stderr: CappedPipe,
     pub(crate) files: Arc<FileAccess>,
-    pub(crate) cpuid: Option<Arc<dyn CpuidProvider>>,
+    pub(crate) cpuid: Option<SharedCpuid>,
     pub(crate) config: Arc<BTreeMap<String, String>>,
     pub(crate) component: Arc<str>,
     pub(crate) limits: Limits,
@@ -171,7 +171,7 @@ impl HostState {
     pub(crate) fn new(
         component: Arc<str>,
         files: Arc<FileAccess>,
-        cpuid: Option<Arc<dyn CpuidProvider>>,
+        cpuid: Option<SharedCpuid>,
         config: Arc<BTreeMap<String, String>>,
         limits: &Limits,
         log_target: LogTarget,

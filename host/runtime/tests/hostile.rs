@@ -282,15 +282,15 @@ fn per_run_overhead_is_small() {
 #[test]
 fn cpuid_comes_from_the_host_provider() {
     struct Fake;
-    impl wloc_runtime::CpuidProvider for Fake {
-        fn pu_count(&self) -> u32 {
+    impl wloc_runtime::CpuidSource for Fake {
+        fn pu_count(&self) -> usize {
             2
         }
-        fn os_index(&self, pu: u32) -> u32 {
-            [5, 7][pu as usize]
+        fn os_index(&self, pu: usize) -> u32 {
+            [5, 7][pu]
         }
-        fn query(&self, pu: u32, leaf: u32, subleaf: u32) -> [u32; 4] {
-            [pu, leaf, subleaf, 42]
+        fn cpuid(&self, pu: usize, leaf: u32, subleaf: u32) -> [u32; 4] {
+            [pu as u32, leaf, subleaf, 42]
         }
     }
     let mut o = opts(&[("mode", "cpuid")]);

@@ -20,14 +20,14 @@ impl DumpProvider {
     }
 }
 
-impl wloc_runtime::CpuidProvider for DumpProvider {
-    fn pu_count(&self) -> u32 {
-        self.os_indexes.len().min(self.dump.pu_count()) as u32
+impl CpuidSource for DumpProvider {
+    fn pu_count(&self) -> usize {
+        self.os_indexes.len().min(self.dump.pu_count())
     }
-    fn os_index(&self, pu: u32) -> u32 {
-        self.os_indexes.get(pu as usize).copied().unwrap_or(0)
+    fn os_index(&self, pu: usize) -> u32 {
+        self.os_indexes.get(pu).copied().unwrap_or(0)
     }
-    fn query(&self, pu: u32, leaf: u32, subleaf: u32) -> [u32; 4] {
-        self.dump.cpuid(pu as usize, leaf, subleaf)
+    fn cpuid(&self, pu: usize, leaf: u32, subleaf: u32) -> [u32; 4] {
+        self.dump.cpuid(pu, leaf, subleaf)
     }
 }

@@ -57,7 +57,7 @@ pub struct LiveProvider {
 struct LiveState {
     /// The pinned thread, its original affinity and the PU it is on.
     pinned: Option<(std::thread::ThreadId, CpuSet, usize)>,
-    answers: std::collections::HashMap<(u32, u32, u32), [u32; 4]>,
+    answers: std::collections::HashMap<(usize, u32, u32), [u32; 4]>,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -120,19 +120,19 @@ impl Drop for LiveProvider {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl wloc_runtime::CpuidProvider for LiveProvider {
-    fn pu_count(&self) -> u32 {
-        self.pus.len() as u32
+impl wloc_probe::CpuidSource for LiveProvider {
+    fn pu_count(&self) -> usize {
+        self.pus.len()
     }
-    fn os_index(&self, pu: u32) -> u32 {
-        self.pus.get(pu as usize).copied().unwrap_or(0)
+    fn os_index(&self, pu: usize) -> u32 {
+        self.pus.get(pu).copied().unwrap_or(0)
     }
-    fn query(&self, pu: u32, leaf: u32, subleaf: u32) -> [u32; 4] {
+    fn cpuid(&self, pu: usize, leaf: u32, subleaf: u32) -> [u32; 4] {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&r) = st.answers.get(&(pu, leaf, subleaf)) {
             return r;
         }
-        if !self.pin(&mut st, pu as usize) {
+        if !self.pin(&mut st, pu) {
             return [0; 4];
         }
         let r =

@@ -257,7 +257,7 @@ fn runner_pins_and_restores() {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn live_provider_answers_on_each_pu_and_restores() {
-    use wloc_runtime::CpuidProvider;
+    use wloc_probe::CpuidSource;
     // SAFETY: no arguments.
     let tid = unsafe { libc::gettid() };
     let allowed = || {
@@ -271,11 +271,11 @@ fn live_provider_answers_on_each_pu_and_restores() {
     let p = super::LiveProvider::new().unwrap();
     let n = p.pu_count();
     assert!(n >= 1);
-    let apic = |pu| p.query(pu, 1, 0)[1] >> 24;
+    let apic = |pu| p.cpuid(pu, 1, 0)[1] >> 24;
     let ids: std::collections::BTreeSet<u32> = (0..n).map(apic).collect();
-    assert_eq!(ids.len(), n as usize, "one initial APIC id per PU");
-    assert_eq!(p.query(0, 0, 0), p.query(0, 0, 0));
-    assert_eq!(p.query(n, 0, 0), [0; 4], "no such PU");
+    assert_eq!(ids.len(), n, "one initial APIC id per PU");
+    assert_eq!(p.cpuid(0, 0, 0), p.cpuid(0, 0, 0));
+    assert_eq!(p.cpuid(n, 0, 0), [0; 4], "no such PU");
     p.restore().unwrap();
     assert_eq!(allowed(), before);
 }
