@@ -73,7 +73,9 @@ impl Annotators {
     /// limits), granted their files below `fsroot` (or `/`).  Components
     /// that cannot be loaded are left out, each with a warning; the error
     /// is a runtime that cannot start or a policy that cannot be read.
-    pub fn builtin(fsroot: Option<&Path>) -> Result<(Annotators, Vec<String>), String> {
+    pub fn builtin(
+        fsroot: Option<&Path>,
+    ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
         Self::builtin_matching(fsroot, |_, _| true, &BTreeMap::new())
     }
 
@@ -85,7 +87,7 @@ impl Annotators {
         fsroot: Option<&Path>,
         wanted: impl Fn(&builtin::Builtin, &FileAccess) -> bool,
         settings: &BTreeMap<String, String>,
-    ) -> Result<(Annotators, Vec<String>), String> {
+    ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
         let mut warnings = Vec::new();
         let policy = crate::input::policy()?;
         let runtime = crate::input::runtime()?;
@@ -166,7 +168,7 @@ impl Annotators {
         let mut warnings = Vec::new();
         let objects = match topology_objects(topo) {
             Ok(o) => Arc::new(o),
-            Err(e) => return (props, vec![e]),
+            Err(e) => return (props, vec![e.to_string()]),
         };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         for (k, (c, opts)) in self.loaded.iter().enumerate() {
@@ -238,7 +240,7 @@ pub fn annotate_discovered_quietly(source: &Source, topo: &mut Topology) -> Vec<
             warnings.extend(annotators.annotate(topo).1);
             warnings
         }
-        Err(e) => vec![e],
+        Err(e) => vec![e.to_string()],
     }
 }
 

@@ -50,23 +50,45 @@ pub fn user_dir() -> Option<PathBuf> {
 }
 
 /// Reads a component file, at most `MAX_COMPONENT_BYTES` bytes.
-pub fn read_component(path: &Path) -> Result<Vec<u8>, String> {
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn read_component(path: &Path) -> Result<Vec<u8>, ComponentFileError> {
+    let read_error = |source| ComponentFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(read_error)?;
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(
         &mut std::io::Read::take(f, MAX_COMPONENT_BYTES + 1),
         &mut bytes,
     )
-    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    .map_err(read_error)?;
     if bytes.len() as u64 > MAX_COMPONENT_BYTES {
-        return Err(format!(
-            "{} is larger than {MAX_COMPONENT_BYTES} bytes",
-            path.display()
-        ));
+        return Err(ComponentFileError::TooLarge(path.to_path_buf()));
     }
     Ok(bytes)
 }
+
+/// Why a component file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ComponentFileError {
+    /// It could not be opened or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is larger than [`MAX_COMPONENT_BYTES`].
+    #[error("{} is larger than {MAX_COMPONENT_BYTES} bytes", .0.display())]
+    TooLarge(PathBuf),
+}
+
+/// A component list (`HWLOC_COMPONENTS`) that names something that
+/// cannot be a component (the name, sanitised for the message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid component name '{0}' in the component list")]
+pub struct BadComponentName(pub String);
 
 /// Installed components: `.wasm` files of the search path, first of a
 /// file name wins.
@@ -103,7 +125,7 @@ pub struct Selection {
 
 impl Selection {
     /// Parses a list separated by commas (or spaces).
-    pub fn parse(list: &str) -> Result<Selection, String> {
+    pub fn parse(list: &str) -> Result<Selection, BadComponentName> {
         let mut s = Selection::default();
         for tok in list
             .split([',', ' '])
@@ -118,10 +140,7 @@ impl Selection {
                 None => (false, tok),
             };
             if !manifest::valid_name(name) && name != "xml" {
-                return Err(format!(
-                    "invalid component name '{}' in the component list",
-                    wloc_runtime_sanitize(name)
-                ));
+                return Err(BadComponentName(wloc_runtime_sanitize(name)));
             }
             if excl {
                 s.excluded.push(name.to_string());
@@ -198,7 +217,8 @@ pub fn load_for_ls(
     if files.is_empty() && list.is_none() {
         return input::load(source, topo);
     }
-    let sel = Selection::parse(list.as_deref().unwrap_or("")).map_err(LoadError::BadInput)?;
+    let sel = Selection::parse(list.as_deref().unwrap_or(""))
+        .map_err(|e| LoadError::BadInput(e.to_string()))?;
     let policy = Policy::load(policy_path).map_err(LoadError::BadInput)?;
 
     // Discovery and annotation candidates, in order.
@@ -246,7 +266,7 @@ pub fn load_for_ls(
     }
     let mut file_discovery: Vec<(String, Candidate)> = Vec::new();
     for (label, path) in extra {
-        let bytes = read_component(&path).map_err(LoadError::BadInput)?;
+        let bytes = read_component(&path).map_err(|e| LoadError::BadInput(e.to_string()))?;
         let shown = path.display().to_string();
         match enforce::admit(&policy, &bytes, false, &label, &shown) {
             Err(e) => eprintln!("wloc: {e}"),
@@ -355,7 +375,7 @@ fn run_file(
     source: &Source,
     topo: Topology,
 ) -> Result<Topology, LoadError> {
-    let bytes = read_component(path).map_err(LoadError::BadInput)?;
+    let bytes = read_component(path).map_err(|e| LoadError::BadInput(e.to_string()))?;
     let shown = path.display().to_string();
     let adm =
         enforce::admit(policy, &bytes, false, &shown, &shown).map_err(LoadError::Component)?;

@@ -125,14 +125,27 @@ pub fn set_policy_path(path: Option<PathBuf>) {
     let _ = POLICY_PATH.set(path);
 }
 
+/// Why the components' policy or runtime is not available.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SetupError {
+    /// The policy file could not be read or is not valid (the message
+    /// names the file and what is wrong).
+    #[error("{0}")]
+    Policy(String),
+    /// The component runtime (wasmtime's engine) could not start.
+    #[error("cannot start the component runtime: {0}")]
+    Runtime(String),
+}
+
 /// The admin's policy, read once per process.
-pub fn policy() -> Result<&'static wloc_runtime::policy::Policy, String> {
-    static POLICY: std::sync::OnceLock<Result<wloc_runtime::policy::Policy, String>> =
+pub fn policy() -> Result<&'static wloc_runtime::policy::Policy, SetupError> {
+    static POLICY: std::sync::OnceLock<Result<wloc_runtime::policy::Policy, SetupError>> =
         std::sync::OnceLock::new();
     POLICY
         .get_or_init(|| {
             let path = POLICY_PATH.get().cloned().flatten();
             wloc_runtime::policy::Policy::load(path.as_deref())
+                .map_err(|e| SetupError::Policy(e.to_string()))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -140,13 +153,12 @@ pub fn policy() -> Result<&'static wloc_runtime::policy::Policy, String> {
 
 /// The component runtime of this process, started on first use and shared
 /// by discovery and annotation (one engine, one epoch thread).
-pub fn runtime() -> Result<&'static wloc_runtime::Runtime, String> {
-    static RUNTIME: std::sync::OnceLock<Result<wloc_runtime::Runtime, String>> =
+pub fn runtime() -> Result<&'static wloc_runtime::Runtime, SetupError> {
+    static RUNTIME: std::sync::OnceLock<Result<wloc_runtime::Runtime, SetupError>> =
         std::sync::OnceLock::new();
     RUNTIME
         .get_or_init(|| {
-            wloc_runtime::Runtime::new()
-                .map_err(|e| format!("cannot start the component runtime: {e}"))
+            wloc_runtime::Runtime::new().map_err(|e| SetupError::Runtime(e.to_string()))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -164,8 +176,8 @@ fn load_builtin(
     ),
     LoadError,
 > {
-    let policy = policy().map_err(LoadError::BadInput)?;
-    let rt = runtime().map_err(LoadError::Unsupported)?;
+    let policy = policy().map_err(|e| LoadError::BadInput(e.to_string()))?;
+    let rt = runtime().map_err(|e| LoadError::Unsupported(e.to_string()))?;
     let adm = wloc_runtime::enforce::admit_builtin(policy, b, wloc_runtime::Limits::default())
         .map_err(LoadError::Component)?;
     let c = rt.load_builtin(&adm, b).map_err(LoadError::Component)?;
@@ -415,8 +427,8 @@ fn recorded_cpuid(root: &Path) -> Option<crate::cpuid_native::DumpProvider> {
 fn load_cpuid_this_system(topo: Topology) -> Result<Topology, LoadError> {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        let provider =
-            crate::cpuid_native::gather_this_machine().map_err(LoadError::Unsupported)?;
+        let provider = crate::cpuid_native::gather_this_machine()
+            .map_err(|e| LoadError::Unsupported(e.to_string()))?;
         let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::X86_ROOTS, None)
             .map_err(|e| LoadError::BadInput(format!("cannot open the ACPI tables: {e}")))?;
         let mut t = run_x86(provider, Some(files), topo)?;

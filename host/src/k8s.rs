@@ -72,7 +72,10 @@ pub struct Attribute {
 
 /// The root object's infos `names` (site infos such as `Rack`) as node
 /// attributes; fails when the root lacks one of them.
-pub fn site_attributes(topo: &Topology, names: &[String]) -> Result<Vec<Attribute>, String> {
+pub fn site_attributes(
+    topo: &Topology,
+    names: &[String],
+) -> Result<Vec<Attribute>, crate::MissingSiteInfo> {
     names
         .iter()
         .map(|n| {

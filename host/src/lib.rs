@@ -9,9 +9,12 @@ pub mod annotations;
 pub mod components;
 pub mod console;
 pub mod cpuid_native;
+pub mod fabric_input;
+pub mod folder;
 pub mod input;
 pub mod json;
 pub mod k8s;
+pub mod processes;
 pub mod slurm;
 pub mod tool_flags;
 pub mod topo_edit;
@@ -30,15 +33,19 @@ pub use wloc_image as image;
 /// The value of the root object's info `name`: where site infos live
 /// (`wloc annotate FILE FILE root info Rack r12`), for the outputs that
 /// carry them (`wloc slurm node --info`, `wloc k8s nrt --info`).
-pub fn site_info<'t>(topo: &'t wloc_core::Topology, name: &str) -> Result<&'t str, String> {
+pub fn site_info<'t>(
+    topo: &'t wloc_core::Topology,
+    name: &str,
+) -> Result<&'t str, MissingSiteInfo> {
     topo.obj(topo.root())
         .infos
         .iter()
         .find(|i| i.name == name)
         .map(|i| i.value.as_str())
-        .ok_or_else(|| {
-            format!(
-                "the topology has no info {name} on its root object (record it with `wloc annotate FILE FILE root info {name} VALUE`)"
-            )
-        })
+        .ok_or_else(|| MissingSiteInfo(name.to_string()))
 }
+
+/// A site info asked for (by its name) that the root object lacks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the topology has no info {0} on its root object (record it with `wloc annotate FILE FILE root info {0} VALUE`)")]
+pub struct MissingSiteInfo(pub String);

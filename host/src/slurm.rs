@@ -137,12 +137,30 @@ pub fn node_line(name: &str, c: &NodeCounts) -> String {
     )
 }
 
+/// Why site infos cannot be Slurm node features.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SiteFeatureError {
+    /// The root object lacks one of the infos.
+    #[error(transparent)]
+    Missing(#[from] crate::MissingSiteInfo),
+    /// A value holds a character a Slurm feature cannot (or is empty).
+    #[error(
+        "info {name}={value:?} cannot be a Slurm feature (letters, digits, '_', '.' and '-' only)"
+    )]
+    NotAFeature {
+        /// The info's name.
+        name: String,
+        /// Its value.
+        value: String,
+    },
+}
+
 /// The values of the root object's infos `names` (site infos such as
 /// `Rack`, recorded with `wloc annotate FILE FILE root info Rack r12`),
 /// in the order asked, as Slurm node features: `Features=r12,...` in the
 /// node line.  Fails when the root lacks one of them or when a value
 /// holds a character a Slurm feature cannot.
-pub fn site_features(topo: &Topology, names: &[String]) -> Result<Vec<String>, String> {
+pub fn site_features(topo: &Topology, names: &[String]) -> Result<Vec<String>, SiteFeatureError> {
     let mut out = Vec::new();
     for n in names {
         let v = crate::site_info(topo, n)?;
@@ -151,9 +169,10 @@ pub fn site_features(topo: &Topology, names: &[String]) -> Result<Vec<String>, S
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
         {
-            return Err(format!(
-                "info {n}={v:?} cannot be a Slurm feature (letters, digits, '_', '.' and '-' only)"
-            ));
+            return Err(SiteFeatureError::NotAFeature {
+                name: n.clone(),
+                value: v.to_string(),
+            });
         }
         out.push(v.to_string());
     }

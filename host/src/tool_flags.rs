@@ -7,10 +7,14 @@ use wloc_core::{Bitmap, RestrictFlags, Topology};
 use wloc_locality::{query, CpusetFormat};
 
 /// Parses the form of shown sets (`--cof`): hwloc, list or taskset.
-pub fn parse_set_format(s: &str) -> Result<CpusetFormat, String> {
-    CpusetFormat::parse(s)
-        .ok_or_else(|| format!("unknown set format '{s}' (expected hwloc, list or taskset)"))
+pub fn parse_set_format(s: &str) -> Result<CpusetFormat, UnknownSetFormat> {
+    CpusetFormat::parse(s).ok_or_else(|| UnknownSetFormat(s.to_string()))
 }
+
+/// A form of shown sets (`--cof`) that is none of hwloc, list and taskset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown set format '{0}' (expected hwloc, list or taskset)")]
+pub struct UnknownSetFormat(pub String);
 
 /// Splits a `--restrict` value into the set and the flag it implies: a
 /// value starting with `nodeset` is a NUMA node set (hwloc's tools compare
@@ -104,11 +108,12 @@ pub fn parse_hwloc_flags(s: &str, names: &[(&str, u64)], kind: &str) -> u64 {
     flags
 }
 
-/// Parses `--restrict-flags` as hwloc's tools do (see [`parse_hwloc_flags`]).
-pub fn parse_restrict_flags(s: &str) -> Result<RestrictFlags, String> {
+/// Parses `--restrict-flags` as hwloc's tools do (see [`parse_hwloc_flags`]):
+/// anything is read as some flags, as there.
+pub fn parse_restrict_flags(s: &str) -> RestrictFlags {
     use RestrictFlags as F;
     // Unknown bits are kept: the restriction rejects them, as hwloc's does.
-    Ok(F::from_bits_retain(parse_hwloc_flags(
+    F::from_bits_retain(parse_hwloc_flags(
         s,
         &[
             (
@@ -124,7 +129,7 @@ pub fn parse_restrict_flags(s: &str) -> Result<RestrictFlags, String> {
             ("HWLOC_RESTRICT_FLAG_ADAPT_IO", F::ADAPT_IO.bits()),
         ],
         "restrict",
-    )))
+    ))
 }
 
 /// Parses `--local-memory-flags` as hwloc's tools do (see

@@ -86,19 +86,17 @@ fn split_c_number(s: &str) -> (&str, u32) {
 /// Parses a size as hwloc-annotate's `size` annotation: a C number with
 /// an optional unit `kB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`, `TB` or `TiB`
 /// (case ignored; hwloc counts every one of them in powers of 1024).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let (digits, radix) = split_c_number(s);
     let (value, unit) = if digits.is_empty() {
         // As C reads "0kB": the leading 0 alone.
         if !s.starts_with('0') {
-            return Err(format!(
-                "'{s}' is not a size (a number with an optional unit such as kB, MiB, GB)"
-            ));
+            return Err(SizeError::NotASize(s.to_string()));
         }
         (0, &s[1..])
     } else {
         let v =
-            u64::from_str_radix(digits, radix).map_err(|_| format!("size '{s}' is too large"))?;
+            u64::from_str_radix(digits, radix).map_err(|_| SizeError::TooLarge(s.to_string()))?;
         (v, &s[prefix_len(s) + digits.len()..])
     };
     let shift = match unit.to_ascii_lowercase().as_str() {
@@ -108,14 +106,36 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "gb" | "gib" => 30,
         "tb" | "tib" => 40,
         _ => {
-            return Err(format!(
-            "unknown unit '{unit}' in size '{s}' (expected kB, KiB, MB, MiB, GB, GiB, TB or TiB)"
-        ))
+            return Err(SizeError::UnknownUnit {
+                unit: unit.to_string(),
+                size: s.to_string(),
+            })
         }
     };
     value
         .checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("size '{s}' is too large"))
+        .ok_or_else(|| SizeError::TooLarge(s.to_string()))
+}
+
+/// Why a size (hwloc-annotate's `size` annotation) cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// It does not start with a number.
+    #[error("'{0}' is not a size (a number with an optional unit such as kB, MiB, GB)")]
+    NotASize(String),
+    /// It does not fit in 64 bits.
+    #[error("size '{0}' is too large")]
+    TooLarge(String),
+    /// Its unit is none of hwloc's.
+    #[error(
+        "unknown unit '{unit}' in size '{size}' (expected kB, KiB, MB, MiB, GB, GiB, TB or TiB)"
+    )]
+    UnknownUnit {
+        /// The unit.
+        unit: String,
+        /// The whole size.
+        size: String,
+    },
 }
 
 /// Parses a distances file as hwloc-annotate's `distances` annotation

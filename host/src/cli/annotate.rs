@@ -24,14 +24,14 @@ use wloc_core::TypeFilter;
 use super::topology::keep_all;
 
 /// The text of the input topology (`-` for standard input).
-fn read_input(path: &str) -> Result<String, String> {
+fn read_input(path: &str) -> super::Result<String> {
     if path == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
             .map_err(|e| format!("cannot read the topology from standard input: {e}"))?;
         Ok(s)
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))
+        Ok(std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?)
     }
 }
 
@@ -179,17 +179,17 @@ const MEMATTR_FLAGS: [(&str, u64); 3] = [
 ];
 
 /// Reads an `int` as C's `atoi` would read a whole token.
-fn parse_int(s: &str, what: &str) -> Result<i32, String> {
-    s.trim()
+fn parse_int(s: &str, what: &str) -> super::Result<i32> {
+    Ok(s.trim()
         .parse::<i32>()
-        .map_err(|_| format!("{what} '{s}' is not an integer"))
+        .map_err(|_| format!("{what} '{s}' is not an integer"))?)
 }
 
 /// Splits the positional arguments as hwloc-annotate does.
-fn plan(args: &[String], replace_infos: bool) -> Result<Plan, String> {
+fn plan(args: &[String], replace_infos: bool) -> super::Result<Plan> {
     let (input, output, rest) = match args {
         [i, o, rest @ ..] if !rest.is_empty() => (i.clone(), o.clone(), rest),
-        _ => return Err(format!("missing arguments\n{USAGE}")),
+        _ => return Err(format!("missing arguments\n{USAGE}").into()),
     };
     // As hwloc-annotate: `-- LOCATION... --` right after the files, else
     // one location (an annotation may then hold a `--`).
@@ -198,33 +198,33 @@ fn plan(args: &[String], replace_infos: bool) -> Result<Plan, String> {
         match body.iter().position(|a| a == "--") {
             Some(end) => (body[..end].to_vec(), &body[end + 1..]),
             None => {
-                return Err(format!(
-                    "missing the '--' that ends the list of locations\n{USAGE}"
-                ))
+                return Err(
+                    format!("missing the '--' that ends the list of locations\n{USAGE}").into(),
+                )
             }
         }
     } else {
         (vec![rest[0].clone()], &rest[1..])
     };
     if locations.is_empty() {
-        return Err(format!("no location between the two '--'\n{USAGE}"));
+        return Err(format!("no location between the two '--'\n{USAGE}").into());
     }
     let Some(mode) = ann.first() else {
-        return Err(format!("missing annotation after the location\n{USAGE}"));
+        return Err(format!("missing annotation after the location\n{USAGE}").into());
     };
     let args = &ann[1..];
-    let want = |n: usize, form: &str| -> Result<(), String> {
+    let want = |n: usize, form: &str| -> super::Result {
         if args.len() < n {
-            Err(format!("missing arguments: the annotation is '{form}'"))
+            Err(format!("missing arguments: the annotation is '{form}'").into())
         } else {
             Ok(())
         }
     };
-    let at_most = |n: usize, form: &str| -> Result<(), String> {
+    let at_most = |n: usize, form: &str| -> super::Result {
         match args.get(n) {
-            Some(extra) => Err(format!(
-                "unexpected argument '{extra}' after the annotation '{form}'"
-            )),
+            Some(extra) => {
+                Err(format!("unexpected argument '{extra}' after the annotation '{form}'").into())
+            }
             None => Ok(()),
         }
     };
@@ -265,7 +265,7 @@ fn plan(args: &[String], replace_infos: bool) -> Result<Plan, String> {
                     if v & !3 != 0 {
                         return Err(format!(
                             "invalid distances flags '{f}' (expected a number or group, group_inaccurate)"
-                        ));
+                        ).into());
                     }
                     v
                 }
@@ -308,12 +308,12 @@ fn plan(args: &[String], replace_infos: bool) -> Result<Plan, String> {
                 format!("'{}' is not a CPU set (hwloc's form, 0x0000000f): {e}", args[0])
             })?;
             if cpuset.is_empty() {
-                return Err(format!("the CPU set '{}' of the CPU kind is empty", args[0]));
+                return Err(format!("the CPU set '{}' of the CPU kind is empty", args[0]).into());
             }
             let efficiency = parse_int(&args[1], "CPU kind efficiency")?;
             let flags = parse_int(&args[2], "CPU kind flags")?;
             if flags != 0 {
-                return Err(format!("CPU kind flags must be 0, not {flags}"));
+                return Err(format!("CPU kind flags must be 0, not {flags}").into());
             }
             if args.len() == 4 {
                 return Err("cpukind with an info name but without its value".into());
@@ -337,7 +337,7 @@ fn plan(args: &[String], replace_infos: bool) -> Result<Plan, String> {
         other => {
             return Err(format!(
                 "unknown annotation '{other}' (expected info, subtype, size, misc, distances, memattr, cpukind or none)"
-            ))
+            ).into())
         }
     };
     if replace_infos && !matches!(annotation, Annotation::Info { .. }) {
@@ -363,11 +363,11 @@ fn is_typed(location: &str) -> bool {
 
 /// The objects a typed location names, in hwloc's order.  Indexes that
 /// name no object are warnings while others remain; none at all is an error.
-fn objects_at(topo: &Topology, location: &str) -> Result<Vec<ObjId>, String> {
+fn objects_at(topo: &Topology, location: &str) -> super::Result<Vec<ObjId>> {
     if !is_typed(location) {
         return Err(format!(
             "unknown location '{location}' (expected all, root or objects such as core:0, pack:1.core:all, numa:0-1, os=eth0)"
-        ));
+        ).into());
     }
     let opts = WordOptions {
         physical_input: false,
@@ -380,7 +380,7 @@ fn objects_at(topo: &Topology, location: &str) -> Result<Vec<ObjId>, String> {
     if r.op != Op::Or {
         return Err(format!(
             "invalid location '{location}': operators (~ x ^) combine sets, they do not name objects"
-        ));
+        ).into());
     }
     if r.objects.is_empty() {
         let why = r
@@ -388,7 +388,7 @@ fn objects_at(topo: &Topology, location: &str) -> Result<Vec<ObjId>, String> {
             .first()
             .map(|w| format!(": {w}"))
             .unwrap_or_default();
-        return Err(format!("location '{location}' names no object{why}"));
+        return Err(format!("location '{location}' names no object{why}").into());
     }
     for w in &r.warnings {
         eprintln!("wloc: warning: location '{location}': {w}");
@@ -398,7 +398,7 @@ fn objects_at(topo: &Topology, location: &str) -> Result<Vec<ObjId>, String> {
 
 /// The first object a location names, as hwloc-annotate picks objects of
 /// distances files and memory attribute initiators.
-fn unique_object(topo: &Topology, location: &str, what: &str) -> Result<ObjId, String> {
+fn unique_object(topo: &Topology, location: &str, what: &str) -> super::Result<ObjId> {
     let objs = objects_at(topo, location).map_err(|e| format!("{what}: {e}"))?;
     if objs.len() > 1 {
         eprintln!(
@@ -485,7 +485,7 @@ impl ObjectEdit<'_> {
 }
 
 /// Adds the distances matrix of a distances file.
-fn add_distances(topo: &mut Topology, file: &str, flags: u64) -> Result<(), String> {
+fn add_distances(topo: &mut Topology, file: &str, flags: u64) -> super::Result {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read the distances file '{file}': {e}"))?;
     let d = topo_edit::parse_distances(&text)
@@ -496,7 +496,7 @@ fn add_distances(topo: &mut Topology, file: &str, flags: u64) -> Result<(), Stri
     if k & !0x1f != 0 || from.count_ones() != 1 || means.count_ones() != 1 {
         return Err(format!(
             "invalid distances kind {k} in '{file}': it needs one origin (1 from the OS, 2 from the user) and one meaning (4 latency, 8 bandwidth), such as 5 or 6"
-        ));
+        ).into());
     }
     let mut objs = Vec::with_capacity(d.objects.len());
     for (line, loc) in &d.objects {
@@ -524,17 +524,17 @@ fn add_distances(topo: &mut Topology, file: &str, flags: u64) -> Result<(), Stri
 }
 
 /// Registers a memory attribute as `hwloc_memattr_register` does.
-fn register_memattr(topo: &mut Topology, name: &str, flags: u64) -> Result<(), String> {
+fn register_memattr(topo: &mut Topology, name: &str, flags: u64) -> super::Result {
     let order = flags & (ma_flags::HIGHER_FIRST | ma_flags::LOWER_FIRST);
     if flags & !7 != 0 || order.count_ones() != 1 {
         return Err(format!(
             "invalid memory attribute flags {flags:#x}: give exactly one of higher_first and lower_first, and optionally need_initiator"
-        ));
+        ).into());
     }
     let mut id = 0;
     while let Some(a) = memattrs::attribute(topo, id) {
         if a.name == name {
-            return Err(format!("memory attribute '{name}' already exists"));
+            return Err(format!("memory attribute '{name}' already exists").into());
         }
         id += 1;
     }
@@ -547,14 +547,15 @@ fn memattr_target(
     topo: &mut Topology,
     name: &str,
     initiator: &str,
-) -> Result<(usize, Option<Initiator>), String> {
+) -> super::Result<(usize, Option<Initiator>)> {
     let a = memattrs::find_attribute(topo, name)
         .ok_or_else(|| format!("no memory attribute named '{name}'"))?;
     if a.id < 2 {
         return Err(format!(
             "memory attribute '{}' is computed from the topology, it cannot be set",
             a.name
-        ));
+        )
+        .into());
     }
     let (aname, aflags) = (a.name.to_string(), a.flags);
     let initiator = if aflags & ma_flags::NEED_INITIATOR == 0 {
@@ -562,13 +563,13 @@ fn memattr_target(
     } else if initiator == "none" {
         return Err(format!(
             "memory attribute '{aname}' needs an initiator (a CPU set such as 0x3 or an object such as pack:0), not none"
-        ));
+        ).into());
     } else if initiator.starts_with("0x") {
         let set: CpuSet = initiator
             .parse()
             .map_err(|e| format!("invalid initiator CPU set '{initiator}': {e}"))?;
         if set.is_empty() {
-            return Err(format!("the initiator CPU set '{initiator}' is empty"));
+            return Err(format!("the initiator CPU set '{initiator}' is empty").into());
         }
         Some(Initiator::CpuSet(set))
     } else {

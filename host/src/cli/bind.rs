@@ -120,12 +120,12 @@ struct Plan {
     verbose: bool,
     mode: Mode,
     /// Why the first word of the command is not a location, if it failed as one.
-    not_a_location: Option<String>,
+    not_a_location: Option<super::Error>,
     command: Vec<String>,
 }
 
 impl Plan {
-    fn from_args(a: &BindArgs) -> Result<Plan, String> {
+    fn from_args(a: &BindArgs) -> super::Result<Plan> {
         let mut format = if a.taskset {
             CpusetFormat::Taskset
         } else {
@@ -163,16 +163,16 @@ impl Plan {
     }
 
     /// Handles an option met among the locations; returns how many words it used.
-    fn option(&mut self, words: &[String]) -> Result<usize, String> {
-        let value = |what: &str| -> Result<&String, String> {
-            words
+    fn option(&mut self, words: &[String]) -> super::Result<usize> {
+        let value = |what: &str| -> super::Result<&String> {
+            Ok(words
                 .get(1)
-                .ok_or_else(|| format!("option {} needs {what}", words[0]))
+                .ok_or_else(|| format!("option {} needs {what}", words[0]))?)
         };
-        let id = |what: &str| -> Result<i32, String> {
+        let id = |what: &str| -> super::Result<i32> {
             let v = value(what)?;
-            v.parse()
-                .map_err(|_| format!("invalid {what} '{v}' after {}", words[0]))
+            Ok(v.parse()
+                .map_err(|_| format!("invalid {what} '{v}' after {}", words[0]))?)
         };
         match words[0].as_str() {
             "--cpubind" => self.mode = Mode::Cpu,
@@ -207,14 +207,15 @@ impl Plan {
             o => {
                 return Err(format!(
                     "unrecognized option '{o}' (options go before the command, or use -- before it)"
-                ))
+                )
+                .into())
             }
         }
         Ok(1)
     }
 
     /// Evaluates the CPU or memory locations read so far.
-    fn evaluate(&self, topo: &Topology, mode: Mode) -> Result<(CpuSet, NodeSet), String> {
+    fn evaluate(&self, topo: &Topology, mode: Mode) -> super::Result<(CpuSet, NodeSet)> {
         let words = match mode {
             Mode::Cpu => &self.cpu_words,
             Mode::Mem => &self.mem_words,
@@ -241,7 +242,7 @@ impl Plan {
     }
 
     /// Reads options, locations and the command from the free words.
-    fn read_words(&mut self, topo: &Topology, words: &[String]) -> Result<(), String> {
+    fn read_words(&mut self, topo: &Topology, words: &[String]) -> super::Result {
         let mut i = 0;
         while i < words.len() {
             let w = &words[i];
@@ -390,11 +391,10 @@ pub fn run(a: &BindArgs) -> super::Result {
         if querying || plan.pid.is_some() || plan.tid.is_some() {
             return Ok(());
         }
-        return Err(match &plan.not_a_location {
-            Some(e) => e.clone(),
+        return Err(match plan.not_a_location {
+            Some(e) => e,
             None => "nothing to do: give a command to run after the locations".into(),
-        }
-        .into());
+        });
     }
     let err = std::process::Command::new(&plan.command[0])
         .args(&plan.command[1..])
@@ -407,7 +407,7 @@ pub fn run(a: &BindArgs) -> super::Result {
 }
 
 /// The text of `--get` or `--get-last-cpu-location`.
-fn show_binding(binder: &Binder<'_>, plan: &Plan) -> Result<String, String> {
+fn show_binding(binder: &Binder<'_>, plan: &Plan) -> super::Result<String> {
     let topo = binder.topology();
     let err = |e: BindError| e.to_string();
     if plan.mode == Mode::Mem {

@@ -102,11 +102,12 @@ struct Levels {
     best_memattr: Option<usize>,
 }
 
-fn take_value<'a>(args: &'a [String], i: &mut usize, opt: &str) -> Result<&'a str, String> {
+fn take_value<'a>(args: &'a [String], i: &mut usize, opt: &str) -> super::Result<&'a str> {
     *i += 1;
-    args.get(*i)
+    Ok(args
+        .get(*i)
         .map(String::as_str)
-        .ok_or_else(|| format!("option {opt} needs a value\n{USAGE}"))
+        .ok_or_else(|| format!("option {opt} needs a value\n{USAGE}"))?)
 }
 
 fn cpukind_set(topo: &Topology, spec: &str) -> CpuSet {
@@ -133,12 +134,12 @@ fn cpukind_set(topo: &Topology, spec: &str) -> CpuSet {
     }
 }
 
-fn resolve_levels(topo: &Topology, out: &Output) -> Result<Levels, String> {
-    let one = |s: &Option<String>, opt: &str| -> Result<Option<LevelSpec>, String> {
+fn resolve_levels(topo: &Topology, out: &Output) -> super::Result<Levels> {
+    let one = |s: &Option<String>, opt: &str| -> super::Result<Option<LevelSpec>> {
         match s {
-            Some(s) => query::parse_level_spec(topo, s)
+            Some(s) => Ok(query::parse_level_spec(topo, s)
                 .map(Some)
-                .map_err(|e| format!("{opt}: {e}")),
+                .map_err(|e| format!("{opt}: {e}"))?),
             None => Ok(None),
         }
     };
@@ -151,9 +152,9 @@ fn resolve_levels(topo: &Topology, out: &Output) -> Result<Levels, String> {
                 let l = query::parse_level_spec(topo, part)
                     .map_err(|e| format!("--hierarchical: {e}"))?;
                 if l.depth < 0 && l.depth != -3 {
-                    return Err(format!(
-                        "unsupported (non-normal) --hierarchical type {part}"
-                    ));
+                    return Err(
+                        format!("unsupported (non-normal) --hierarchical type {part}").into(),
+                    );
                 }
                 depths.push(l.depth);
             }
@@ -337,7 +338,7 @@ pub fn run(a: &CalcArgs) -> super::Result {
                 topology.restrict = Some(spec.to_string());
             }
             "--restrict-flags" => {
-                restrict_flags = parse_restrict_flags(take_value(args, &mut i, arg)?)?
+                restrict_flags = parse_restrict_flags(take_value(args, &mut i, arg)?)
             }
             "--cpukind" => cpukind = Some(take_value(args, &mut i, arg)?.to_string()),
             "-i" | "--input" => {

@@ -269,7 +269,7 @@ fn verify(policy: &Policy, file: &Path) -> super::Result {
     Ok(())
 }
 
-fn write_new(path: &Path, text: &str, secret: bool) -> Result<(), String> {
+fn write_new(path: &Path, text: &str, secret: bool) -> super::Result {
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create_new(true);
     #[cfg(unix)]
@@ -281,8 +281,8 @@ fn write_new(path: &Path, text: &str, secret: bool) -> Result<(), String> {
     let mut f = o
         .open(path)
         .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    Ok(f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?)
 }
 
 fn keygen(prefix: &Path) -> super::Result {
@@ -296,19 +296,19 @@ fn keygen(prefix: &Path) -> super::Result {
 }
 
 /// Writes through a temporary file and a rename.
-fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn replace(path: &Path, bytes: &[u8]) -> super::Result {
     let tmp = PathBuf::from(format!("{}.tmp{}", path.display(), std::process::id()));
     std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
+    Ok(std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot write {}: {e}", path.display())
-    })
+    })?)
 }
 
-fn read_manifest(path: &Path) -> Result<Manifest, String> {
+fn read_manifest(path: &Path) -> super::Result<Manifest> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Manifest::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    Ok(Manifest::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
 fn sign(
@@ -349,8 +349,8 @@ fn sign(
 }
 
 /// The bytes without a trailing signature section.
-fn strip_signature(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    signing::unsigned_part(bytes).map(<[u8]>::to_vec)
+fn strip_signature(bytes: &[u8]) -> super::Result<Vec<u8>> {
+    Ok(signing::unsigned_part(bytes).map(<[u8]>::to_vec)?)
 }
 
 fn embed(file: &Path, manifest_file: &Path, output: Option<&Path>) -> super::Result {

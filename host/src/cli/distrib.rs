@@ -51,7 +51,7 @@ pub struct DistribArgs {
 }
 
 /// The number as C's `atol` reads it: optional blanks and sign, then digits.
-fn parse_count(s: &str) -> Result<u64, String> {
+fn parse_count(s: &str) -> super::Result<u64> {
     let t = s.trim_start();
     let digits: String = t
         .strip_prefix('+')
@@ -60,22 +60,22 @@ fn parse_count(s: &str) -> Result<u64, String> {
         .take_while(|c| c.is_ascii_digit())
         .collect();
     if digits.is_empty() {
-        return Err(format!(
-            "invalid number of sets `{s}': expected a non-negative integer"
-        ));
+        return Err(
+            format!("invalid number of sets `{s}': expected a non-negative integer").into(),
+        );
     }
-    digits
+    Ok(digits
         .parse()
-        .map_err(|_| format!("invalid number of sets `{s}': too large"))
+        .map_err(|_| format!("invalid number of sets `{s}': too large"))?)
 }
 
 /// The normal depth of a `--from`/`--to` type.
-fn type_depth(topo: &wloc_core::Topology, s: &str, opt: &str) -> Result<u32, String> {
+fn type_depth(topo: &wloc_core::Topology, s: &str, opt: &str) -> super::Result<u32> {
     let err = || format!("Unsupported or unavailable type `{s}' passed to {opt}");
     let spec = parse_type(s).ok_or_else(err)?;
     match spec_depth(topo, &spec) {
         TypeDepth::Depth(Depth::Normal(d)) => Ok(d),
-        _ => Err(err()),
+        _ => Err(err().into()),
     }
 }
 

@@ -118,8 +118,9 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
                 "Gathering CPUID of PU P#{os} in path {} ...",
                 path.display()
             ));
-            std::fs::write(&path, text)
-                .map_err(|e| format!("cannot write '{}': {e}", path.display()))
+            std::fs::write(&path, text).map_err(|e| {
+                super::Error::Message(format!("cannot write '{}': {e}", path.display()))
+            })
         })?;
         let info = dir.join(wloc_probe::CPUID_INFO_FILE);
         std::fs::write(&info, CPUID_INFO)

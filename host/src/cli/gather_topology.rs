@@ -580,16 +580,16 @@ fn gather_cpuid(r: &mut Recording, say: &dyn Fn(&str)) {
 
 /// This machine's topology with lstopo's default filters, or with
 /// `--whole-io --disallowed` for the XML hwloc-gather-topology writes.
-fn live_topology(whole: bool) -> Result<Topology, String> {
+fn live_topology(whole: bool) -> super::Result<Topology> {
     let mut t = keep_all(if whole {
         TypeFilter::KeepAll
     } else {
         TypeFilter::KeepImportant
     });
     t.include_disallowed = whole;
-    TopologyArgs::default()
+    Ok(TopologyArgs::default()
         .load_source(&Source::ThisSystem, Load::new(t, LoadErrors::Plain))
-        .map_err(|e| format!("cannot discover this machine: {e}"))
+        .map_err(|e| format!("cannot discover this machine: {e}"))?)
 }
 
 /// A private folder in the folder of the outputs, where every output is

@@ -103,7 +103,7 @@ enum Query {
     },
 }
 
-fn load(input: &InputArgs, outer: &InputArgs) -> Result<Topology, String> {
+fn load(input: &InputArgs, outer: &InputArgs) -> super::Result<Topology> {
     // `-i` after the query's name, else before it.
     let args = TopologyArgs::from_input(InputArgs {
         input: input.input.clone().or_else(|| outer.input.clone()),
@@ -117,28 +117,28 @@ fn load(input: &InputArgs, outer: &InputArgs) -> Result<Topology, String> {
 }
 
 /// The one object a location (or `guid=ID`) names.
-fn object(topo: &Topology, g: &TopoGraph, word: &str) -> Result<wloc_graph::NodeIndex, String> {
+fn object(topo: &Topology, g: &TopoGraph, word: &str) -> super::Result<wloc_graph::NodeIndex> {
     if let Some(id) = word.strip_prefix("guid=") {
-        return g
+        return Ok(g
             .by_guid(id)
-            .ok_or_else(|| format!("no object has the GUID or UUID '{id}'"));
+            .ok_or_else(|| format!("no object has the GUID or UUID '{id}'"))?);
     }
     let r = wloc_locality::resolve_word(topo, word, &WordOptions::default())
         .map_err(|e| format!("bad location '{word}': {e}"))?;
     if let Some(w) = r.warnings.first() {
-        return Err(format!("bad location '{word}': {w}"));
+        return Err(format!("bad location '{word}': {w}").into());
     }
     match r.objects.as_slice() {
-        [id] => g
+        [id] => Ok(g
             .by_obj(*id)
-            .ok_or_else(|| format!("location '{word}' names no object of the graph")),
+            .ok_or_else(|| format!("location '{word}' names no object of the graph"))?),
         [] => Err(format!(
             "location '{word}' names no object (give one such as core:3, os=eth0 or pci=0000:02:00.0)"
-        )),
+        ).into()),
         many => Err(format!(
             "location '{word}' names {} objects, not one",
             many.len()
-        )),
+        ).into()),
     }
 }
 
@@ -230,10 +230,10 @@ fn export(a: &GraphArgs) -> super::Result {
 }
 
 /// The topology's graph, with the fabric of `--fabric` when given.
-fn graph(a: &GraphArgs, topo: &Topology) -> Result<TopoGraph, String> {
+fn graph(a: &GraphArgs, topo: &Topology) -> super::Result<TopoGraph> {
     let mut g = TopoGraph::new(topo);
     if !a.fabric.is_empty() {
-        let subnets = super::fabric::read_subnets(&a.fabric, a.fabric_reader.as_deref())?;
+        let subnets = wloc::fabric_input::read_subnets(&a.fabric, a.fabric_reader.as_deref())?;
         g.join_fabric(topo, subnets)?;
     } else if a.fabric_reader.is_some() {
         return Err("--fabric-reader goes with --fabric".into());

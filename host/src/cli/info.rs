@@ -196,7 +196,7 @@ fn support(topo: &Topology) -> String {
 
 /// The objects a location word designates, in hwloc's location language
 /// (`core:2-3`, `pack:0.core:1`, `pu:even`, `pu:1:2`, `os=eth0`, ...).
-fn find_objects(topo: &Topology, word: &str, physical: bool) -> Result<Vec<ObjId>, String> {
+fn find_objects(topo: &Topology, word: &str, physical: bool) -> super::Result<Vec<ObjId>> {
     // hwloc-info shows the objects of `type:index`, `type=name` and
     // `type[...]` words (hierarchical ones too); set strings name none.
     let typelen = word
@@ -206,7 +206,8 @@ fn find_objects(topo: &Topology, word: &str, physical: bool) -> Result<Vec<ObjId
     if typelen == 0 || !matches!(word.as_bytes().get(typelen), Some(b':' | b'=' | b'[')) {
         return Err(format!(
             "invalid location '{word}': not an object location (TYPE:INDEX, TYPE=NAME)"
-        ));
+        )
+        .into());
     }
     let opts = wloc_locality::WordOptions {
         physical_input: physical,
@@ -215,7 +216,7 @@ fn find_objects(topo: &Topology, word: &str, physical: bool) -> Result<Vec<ObjId
     let r = wloc_locality::resolve_word(topo, word, &opts)
         .map_err(|e| format!("invalid location '{word}': {e}"))?;
     if r.objects.is_empty() {
-        return Err(format!("invalid location '{word}': no such object"));
+        return Err(format!("invalid location '{word}': no such object").into());
     }
     Ok(r.objects)
 }
@@ -461,13 +462,13 @@ enum Relation {
 
 /// Resolves the type of `--ancestor` or `--descendants` to a depth as
 /// hwloc-info does, with its messages.
-fn relation_depth(topo: &Topology, opt: &str, s: &str) -> Result<Depth, String> {
+fn relation_depth(topo: &Topology, opt: &str, s: &str) -> super::Result<Depth> {
     let spec = wloc_locality::types::parse_type(s)
         .ok_or_else(|| format!("unrecognized --{opt} type {s}"))?;
     match wloc_locality::types::spec_depth(topo, &spec) {
         TypeDepth::Depth(d) => Ok(d),
-        TypeDepth::Unknown => Err(format!("unavailable --{opt} type {s}")),
-        TypeDepth::Multiple => Err(format!("multiple --{opt} type {s}")),
+        TypeDepth::Unknown => Err(format!("unavailable --{opt} type {s}").into()),
+        TypeDepth::Multiple => Err(format!("multiple --{opt} type {s}").into()),
     }
 }
 
@@ -699,7 +700,7 @@ pub fn run(a: &InfoArgs) -> super::Result {
         r => r,
     };
     let mut out = String::new();
-    let mut failed: Option<String> = None;
+    let mut failed: Option<super::Error> = None;
     let show_objects = !a.locations.is_empty() && !a.topology && !a.support;
     if a.topology || (a.locations.is_empty() && !a.support && !a.objects) {
         out.push_str(&levels(&topo));

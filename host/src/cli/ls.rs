@@ -136,7 +136,7 @@ enum OutputFormat {
     Picture(super::ls_draw::Picture),
 }
 
-fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
+fn parse_output_format(s: &str) -> super::Result<OutputFormat> {
     Ok(match s {
         "console" => OutputFormat::Console,
         "xml" => OutputFormat::Xml,
@@ -151,7 +151,7 @@ fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
         _ => {
             return Err(format!(
                 "unknown output format '{s}' (expected console, xml, synthetic, json, svg, ascii, png, html or image)"
-            ))
+            ).into())
         }
     })
 }
@@ -160,7 +160,7 @@ fn parse_output_format(s: &str) -> Result<OutputFormat, String> {
 /// option does: `2` or `3`.
 pub const XML_VERSION_ENV: &str = "WLOC_XML_VERSION";
 
-fn parse_xml_version(s: &str) -> Result<XmlVersion, String> {
+fn parse_xml_version(s: &str) -> super::Result<XmlVersion> {
     match s.trim() {
         "2" | "2.0" => Ok(XmlVersion::V2),
         "3" | "3.0" => Ok(XmlVersion::V3),
@@ -168,17 +168,17 @@ fn parse_xml_version(s: &str) -> Result<XmlVersion, String> {
             "wloc cannot write hwloc 1.x XML (hwloc 2.x and 3.x read version 2, the default)"
                 .into(),
         ),
-        _ => Err(format!("unknown XML version '{s}' (expected 2 or 3)")),
+        _ => Err(format!("unknown XML version '{s}' (expected 2 or 3)").into()),
     }
 }
 
 /// The XML format to write for users when no option asks: version 2
 /// (what every released hwloc reads) unless `WLOC_XML_VERSION` says 3.
 /// A bad value is an error naming the variable, not a silent default.
-pub fn default_xml_version() -> Result<XmlVersion, String> {
+pub fn default_xml_version() -> super::Result<XmlVersion> {
     match std::env::var(XML_VERSION_ENV) {
         Ok(v) if !v.is_empty() => {
-            parse_xml_version(&v).map_err(|e| format!("{XML_VERSION_ENV}={v}: {e}"))
+            Ok(parse_xml_version(&v).map_err(|e| format!("{XML_VERSION_ENV}={v}: {e}"))?)
         }
         _ => Ok(XmlVersion::V2),
     }
@@ -187,7 +187,7 @@ pub fn default_xml_version() -> Result<XmlVersion, String> {
 /// The XML format `wloc ls` writes: `--xml-version`, else
 /// `--export-xml-flags` (1: hwloc 1.x XML, refused; 2: version 2), else
 /// the environment's choice (version 2 by default).
-fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> Result<XmlVersion, String> {
+fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> super::Result<XmlVersion> {
     if export_flags & 1 != 0 {
         return Err(
             "--export-xml-flags 1 asks for hwloc 1.x XML, which wloc cannot write (it writes version 2 by default, readable by hwloc 2.x and 3.x)"
@@ -197,7 +197,7 @@ fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> Result<XmlVersi
     if export_flags & !3 != 0 {
         return Err(format!(
             "invalid --export-xml-flags {export_flags}: unknown flag bits (1: hwloc 1.x XML, 2: hwloc 2.x XML)"
-        ));
+        ).into());
     }
     if let Some(v) = option {
         if export_flags & 2 != 0 && v != XmlVersion::V2 {
@@ -214,7 +214,7 @@ fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> Result<XmlVersi
 /// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or
 /// io).  `PU:none` keeps the PUs (a topology has them) and returns true:
 /// lstopo then hides them in its listing.
-pub(super) fn apply_filter(topo: &mut Topology, spec: &str) -> Result<bool, String> {
+pub(super) fn apply_filter(topo: &mut Topology, spec: &str) -> super::Result<bool> {
     let (t, k) = spec.split_once(':').unwrap_or((spec, "none"));
     let kind = TypeFilter::from_name(k).ok_or_else(|| {
         format!("invalid filter kind '{k}' in --filter {spec} (expected all, none, structure or important)")
@@ -256,7 +256,7 @@ fn hides_pus(a: &LsArgs) -> bool {
 }
 
 /// Builds an empty topology with lstopo's filters and the user's.
-fn configured_topology(a: &LsArgs) -> Result<Topology, String> {
+fn configured_topology(a: &LsArgs) -> super::Result<Topology> {
     let mut t = keep_all(TypeFilter::KeepImportant);
     if a.merge {
         t.set_all_types_filter(TypeFilter::KeepStructure);
@@ -290,10 +290,7 @@ fn configured_topology(a: &LsArgs) -> Result<Topology, String> {
 
 /// An output file name with `%h` and `%N` replaced by `host` and `%%`
 /// by `%`; other `%` are kept.
-fn expand_host(
-    name: &str,
-    host: impl FnOnce() -> Result<String, String>,
-) -> Result<String, String> {
+fn expand_host(name: &str, host: impl FnOnce() -> super::Result<String>) -> super::Result<String> {
     if !name.contains('%') {
         return Ok(name.to_string());
     }
@@ -321,14 +318,14 @@ fn expand_host(
 }
 
 /// This machine's short host name, as Slurm names nodes.
-fn short_host_name() -> Result<String, String> {
+fn short_host_name() -> super::Result<String> {
     let full = wloc::slurm::this_hostname()
         .ok_or("cannot read this machine's host name (for %h in the output file name)")?;
     Ok(wloc::slurm::short_name(&full).to_string())
 }
 
 /// Where the output goes and in which format.
-fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
+fn output_target(a: &LsArgs) -> super::Result<(Option<String>, OutputFormat)> {
     let mut format = a.output_format;
     let mut path = None;
     let expanded = match &a.output {
@@ -357,7 +354,7 @@ fn output_target(a: &LsArgs) -> Result<(Option<String>, OutputFormat), String> {
             if format.is_none() {
                 return Err(format!(
                     "cannot guess the output format of '{out}': use --of console, xml, synthetic, json or image"
-                ));
+                ).into());
             }
             path = Some(out.clone());
         }

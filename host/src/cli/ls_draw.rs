@@ -85,69 +85,58 @@ pub struct DrawArgs {
 /// this machine bound to part of it are added to the topology as Misc
 /// objects, as lstopo does: those of every user unless `--uid` names one.
 /// Nothing is added to a topology that is not this machine's.
-pub fn add_processes(a: &DrawArgs, topo: &mut Topology) -> Result<(), String> {
+pub fn add_processes(a: &DrawArgs, topo: &mut Topology) -> super::Result {
     if !a.ps || !topo.is_thissystem {
         return Ok(());
     }
     let uid = match a.uid.as_deref() {
-        None | Some("all") => None,
-        Some(u) => Some(
-            u.parse::<u32>()
-                .map_err(|_| format!("invalid --uid '{u}' (expected a number or all)"))?,
-        ),
+        None => None,
+        Some(u) => wloc::processes::parse_uid(u)?,
     };
-    let tasks = super::ps::top_tasks(topo, uid);
-    super::ps::insert_top_tasks(topo, &tasks)
+    let tasks = wloc::processes::top_tasks(topo, uid);
+    Ok(wloc::processes::insert_top_tasks(topo, &tasks)?)
 }
 
 /// The processes the HTML page lists: none unless `--ps` asks, and then
 /// those bound to part of this machine of one user (the current one
 /// unless `--uid` names another, or `all`).  Command lines say what
 /// others run: the page is a file that may travel, so nothing by default.
-fn processes(a: &DrawArgs, topo: &Topology) -> Result<Vec<wloc_draw::html::Process>, String> {
+fn processes(a: &DrawArgs, topo: &Topology) -> super::Result<Vec<wloc_draw::html::Process>> {
     if !a.ps || !topo.is_thissystem {
         return Ok(Vec::new());
     }
     let uid = match a.uid.as_deref() {
-        // SAFETY: getuid has no preconditions and cannot fail.
-        None => Some(unsafe { libc::getuid() }),
-        Some("all") => None,
-        Some(u) => Some(
-            u.parse::<u32>()
-                .map_err(|_| format!("invalid --uid '{u}' (expected a number or all)"))?,
-        ),
+        None => Some(wloc::processes::current_uid()),
+        Some(u) => wloc::processes::parse_uid(u)?,
     };
-    let mut procs = super::ps::bound_processes(topo);
+    let mut procs = wloc::processes::bound_processes(topo);
     if let Some(uid) = uid {
-        use std::os::unix::fs::MetadataExt;
-        procs.retain(|p| {
-            std::fs::metadata(format!("/proc/{}", p.pid)).is_ok_and(|m| m.uid() == uid)
-        });
+        procs.retain(|p| wloc::processes::owned_by(p.pid, uid));
     }
     Ok(procs)
 }
 
 /// Parses a comma-separated list of types for per-type options; empty
 /// means every type.
-fn types_of(option: &str, list: &str) -> Result<Vec<ObjType>, String> {
+fn types_of(option: &str, list: &str) -> super::Result<Vec<ObjType>> {
     if list.is_empty() {
         return Ok(ObjType::ALL.to_vec());
     }
     list.split(',')
         .map(|t| {
             ObjType::parse(t)
-                .ok_or_else(|| format!("unknown object type '{t}' in --{option}={list}"))
+                .ok_or_else(|| format!("unknown object type '{t}' in --{option}={list}").into())
         })
         .collect()
 }
 
-fn parse_color(spec: &str, hex: &str) -> Result<Color, String> {
+fn parse_color(spec: &str, hex: &str) -> super::Result<Color> {
     let v = u32::from_str_radix(hex, 16)
         .map_err(|_| format!("invalid colour '#{hex}' in --palette {spec} (expected #RRGGBB)"))?;
     if v > 0xff_ffff {
-        return Err(format!(
-            "invalid colour '#{hex}' in --palette {spec} (expected #RRGGBB)"
-        ));
+        return Err(
+            format!("invalid colour '#{hex}' in --palette {spec} (expected #RRGGBB)").into(),
+        );
     }
     Ok(Color::rgb((v >> 16) as u8, (v >> 8) as u8, v as u8))
 }
@@ -159,7 +148,7 @@ pub fn options(
     physical: bool,
     collapse: bool,
     topo: &Topology,
-) -> Result<DrawOptions, String> {
+) -> super::Result<DrawOptions> {
     let index_type = if logical {
         IndexType::Logical
     } else if physical {
@@ -224,9 +213,9 @@ pub fn options(
                 })?;
                 let c = parse_color(p, hex)?;
                 if !o.palette.set_by_name(name, c) {
-                    return Err(format!(
-                        "unknown palette colour name '{name}' in --palette {p}"
-                    ));
+                    return Err(
+                        format!("unknown palette colour name '{name}' in --palette {p}").into(),
+                    );
                 }
             }
             None => {
@@ -245,7 +234,7 @@ pub fn options(
     ] {
         if let Some(v) = v {
             if v > MAX_SIZE {
-                return Err(format!("--{name} {v} is too large (at most {MAX_SIZE})"));
+                return Err(format!("--{name} {v} is too large (at most {MAX_SIZE})").into());
             }
             *slot = v;
         }
@@ -267,7 +256,7 @@ pub fn options(
 }
 
 /// `--factorize=[TYPE,]N[,F[,L]]`.
-fn factorize(o: &mut DrawOptions, spec: &str) -> Result<(), String> {
+fn factorize(o: &mut DrawOptions, spec: &str) -> super::Result {
     let mut parts: Vec<&str> = spec.split(',').collect();
     let types = match parts.first() {
         Some(first) if !first.is_empty() && !first.starts_with(|c: char| c.is_ascii_digit()) => {
@@ -323,7 +312,7 @@ pub fn draw(
     opts: &DrawOptions,
     what: Picture,
     a: &DrawArgs,
-) -> Result<Vec<u8>, String> {
+) -> super::Result<Vec<u8>> {
     Ok(match what {
         Picture::Svg => {
             let scene = wloc_draw::layout(topo, opts, Backend::Svg);

@@ -44,7 +44,7 @@ pub fn manual(a: &ManualArgs) -> Result {
 }
 
 /// Writes the manual pages into `dir` and returns the files written.
-pub fn write_manual(dir: &Path) -> std::result::Result<Vec<PathBuf>, String> {
+pub fn write_manual(dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut cmd = Cli::command();
     cmd.build();
@@ -53,12 +53,7 @@ pub fn write_manual(dir: &Path) -> std::result::Result<Vec<PathBuf>, String> {
     Ok(written)
 }
 
-fn write_page(
-    dir: &Path,
-    cmd: &clap::Command,
-    name: &str,
-    written: &mut Vec<PathBuf>,
-) -> std::result::Result<(), String> {
+fn write_page(dir: &Path, cmd: &clap::Command, name: &str, written: &mut Vec<PathBuf>) -> Result {
     // Each page is titled with its full name (`wloc-ls`), as man pages of
     // git-style tools are, so that `man wloc-ls` finds it.
     // clap takes a command's name as a 'static str (without its `string`

@@ -90,14 +90,49 @@ enum Command {
     Manual(manual::ManualArgs),
 }
 
-/// Why a command failed.
-#[derive(Debug)]
+/// Why a command failed.  Every failure but [`Error::Output`] is told
+/// on standard error as `wloc: MESSAGE`, with exit code 1; the message is
+/// the error's text.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Told on standard error as `wloc: MESSAGE`, with exit code 1.
+    /// A command's own report: what was wrong, in words.
+    #[error("{0}")]
     Message(String),
     /// Standard output could not be written.  A closed pipe (`wloc ls |
     /// head`) ends the command quietly; other errors are told.
+    #[error("cannot write the output: {0}")]
     Output(std::io::Error),
+    /// Processes could not be listed or shown on the topology.
+    #[error(transparent)]
+    Processes(#[from] wloc::processes::ProcessError),
+    /// A fabric could not be read.
+    #[error(transparent)]
+    FabricInput(#[from] wloc::fabric_input::FabricInputError),
+    /// A folder (of topologies, say) could not be read.
+    #[error(transparent)]
+    Folder(#[from] wloc::folder::FolderError),
+    /// The components' policy or runtime is not available.
+    #[error(transparent)]
+    Setup(#[from] wloc::input::SetupError),
+    /// This machine's CPUID could not be gathered.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[error(transparent)]
+    Gather(#[from] wloc::cpuid_native::GatherError),
+    /// A component file could not be read.
+    #[error(transparent)]
+    ComponentFile(#[from] wloc::components::ComponentFileError),
+    /// A site info asked for is not recorded.
+    #[error(transparent)]
+    MissingSiteInfo(#[from] wloc::MissingSiteInfo),
+    /// Site infos cannot be Slurm node features.
+    #[error(transparent)]
+    SiteFeature(#[from] wloc::slurm::SiteFeatureError),
+    /// An unknown form of shown sets.
+    #[error(transparent)]
+    SetFormat(#[from] wloc::tool_flags::UnknownSetFormat),
+    /// A size that cannot be read.
+    #[error(transparent)]
+    Size(#[from] wloc::topo_edit::SizeError),
 }
 
 impl From<String> for Error {
@@ -210,12 +245,8 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         // A closed pipe is not an error worth reporting.
         Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(Error::Output(e)) => {
-            eprintln!("wloc: cannot write the output: {e}");
-            1
-        }
-        Err(Error::Message(msg)) => {
-            eprintln!("wloc: {msg}");
+        Err(e) => {
+            eprintln!("wloc: {e}");
             1
         }
     }

@@ -54,7 +54,7 @@ pub fn run(a: &PatchArgs) -> super::Result {
         if a.old == "refname" {
             format!("{e} (the refname of the diff '{name}')")
         } else {
-            e
+            e.to_string()
         }
     })?;
     // hwloc 1.x diffs number depths as their 1.x reference does.
@@ -70,15 +70,13 @@ pub fn run(a: &PatchArgs) -> super::Result {
 
 /// The topology a diff applies to: the one named on the command line, or
 /// with `refname`, the one the diff names.
-fn reference(a: &PatchArgs, refname: Option<&str>, name: &str) -> Result<String, String> {
+fn reference(a: &PatchArgs, refname: Option<&str>, name: &str) -> super::Result<String> {
     if a.old != "refname" {
         return Ok(a.old.clone());
     }
     match refname {
         Some(r) if !r.is_empty() => Ok(r.to_string()),
-        _ => Err(format!(
-            "the diff '{name}' has no refname to find its topology"
-        )),
+        _ => Err(format!("the diff '{name}' has no refname to find its topology").into()),
     }
 }
 

@@ -61,7 +61,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The placement policy from the options, else from the environment.
-fn policy(a: &PlaceArgs) -> Result<Policy, String> {
+fn policy(a: &PlaceArgs) -> super::Result<Policy> {
     let from_options = a.kmp_affinity.is_some()
         || a.gomp_cpu_affinity.is_some()
         || a.omp_places.is_some()
@@ -102,7 +102,7 @@ fn policy(a: &PlaceArgs) -> Result<Policy, String> {
     Ok(Policy::Places { places, bind })
 }
 
-fn thread_count(a: &PlaceArgs) -> Result<Option<usize>, String> {
+fn thread_count(a: &PlaceArgs) -> super::Result<Option<usize>> {
     if let Some(n) = a.threads {
         return Ok(Some(n));
     }
@@ -110,17 +110,17 @@ fn thread_count(a: &PlaceArgs) -> Result<Option<usize>, String> {
         None => Ok(None),
         Some(v) => {
             let first = v.split(',').next().unwrap_or("").trim();
-            first
+            Ok(first
                 .parse::<usize>()
                 .map(Some)
-                .map_err(|_| format!("OMP_NUM_THREADS: \"{v}\" is not a number of threads"))
+                .map_err(|_| format!("OMP_NUM_THREADS: \"{v}\" is not a number of threads"))?)
         }
     }
 }
 
 /// Loads the topology from `-i` (with `format` for `--if`), with whether
 /// it is this machine.
-fn load(a: &PlaceArgs, format: Option<InputFormat>) -> Result<(Topology, bool), String> {
+fn load(a: &PlaceArgs, format: Option<InputFormat>) -> super::Result<(Topology, bool)> {
     let args = TopologyArgs::from_input(InputArgs {
         input: a.input.input.clone(),
         input_format: format,
@@ -146,7 +146,7 @@ fn topology(
     a: &PlaceArgs,
     method: Method,
     warnings: &mut Vec<String>,
-) -> Result<(Topology, bool), String> {
+) -> super::Result<(Topology, bool)> {
     match method {
         Method::Hwloc => load(a, a.input.input_format),
         // Without -i, this machine's CPUID; with -i, a CPUID dump or any
@@ -175,7 +175,7 @@ fn topology(
                 Err(e @ (CpuinfoError::IdsNotUnique | CpuinfoError::MissingPhysicalIdField(_))) => {
                     let procs = cpuinfo_processors(&text);
                     if procs.is_empty() {
-                        return Err(format!("{}: {e}", path.display()));
+                        return Err(format!("{}: {e}", path.display()).into());
                     }
                     warnings.push(format!(
                         "KMP_AFFINITY: {}: {e} - using \"flat\" OS <-> physical proc mapping.",
@@ -183,7 +183,7 @@ fn topology(
                     ));
                     Ok((flat_topology(&procs).map_err(|e| e.to_string())?, this))
                 }
-                Err(e) => Err(format!("{}: {e}", path.display())),
+                Err(e) => Err(format!("{}: {e}", path.display()).into()),
             }
         }
     }

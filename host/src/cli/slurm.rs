@@ -34,7 +34,7 @@ pub enum SlurmCommand {
 pub struct TopologyConfArgs {
     /// The fabric: a folder as `wloc fabric` reads (`ib-raw/`, `hwloc/`), or fabric files.
     #[command(flatten)]
-    pub input: super::fabric::Input,
+    pub input: wloc::fabric_input::FabricInput,
     /// `conf` for topology.conf (Slurm 2x.x's topology/tree), `yaml` for
     /// topology.yaml (Slurm 25.05 and later).
     #[arg(long = "of", value_name = "FORMAT", default_value = "conf", value_parser = ["conf", "yaml"])]
@@ -79,7 +79,7 @@ fn xml_files(dir: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// Loads one topology as slurmd does (see [`slurm::slurmd_topology`]).
-fn load(input: InputArgs, io: TypeFilter) -> Result<Topology, String> {
+fn load(input: InputArgs, io: TypeFilter) -> super::Result<Topology> {
     let args = TopologyArgs::from_input(input);
     let (topo, _) = args.load(Load::new(
         slurm::slurmd_topology(io),
@@ -89,7 +89,7 @@ fn load(input: InputArgs, io: TypeFilter) -> Result<Topology, String> {
 }
 
 /// The (name, topology) pairs `-i` names.
-fn nodes(a: &NodeArgs, io: TypeFilter) -> Result<Vec<(String, Topology)>, String> {
+fn nodes(a: &NodeArgs, io: TypeFilter) -> super::Result<Vec<(String, Topology)>> {
     let dir_files = match (&a.input.input, a.input.input_format) {
         (Some(i), None) => xml_files(Path::new(i)),
         _ => None,
@@ -153,7 +153,11 @@ pub fn run(a: &SlurmArgs) -> super::Result {
             }
         }
         SlurmCommand::Topology(t) => {
-            out = super::fabric::slurm_topology(&t.input, t.names.as_deref(), t.format == "yaml")?;
+            out = wloc::fabric_input::slurm_topology(
+                &t.input,
+                t.names.as_deref(),
+                t.format == "yaml",
+            )?;
         }
     }
     super::print(&out)

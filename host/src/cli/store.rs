@@ -22,6 +22,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wloc_store::{pack_prepared, Prepared, Store};
 
 use super::topology::load_xml;
+use wloc::folder::Folder;
 
 /// The store file earlier versions of `compress-dir` wrote into an
 /// existing output directory; `uncompress-dir` still reads it.
@@ -29,7 +30,7 @@ pub const DIR_STORE: &str = "topologies.wstore";
 
 /// The canonical document of an XML topology: what `wloc ls --of xml`
 /// writes of it (every object kept).
-pub fn canonical(path: &str) -> Result<String, String> {
+pub fn canonical(path: &str) -> super::Result<String> {
     Ok(wloc::xml::export_canonical(&load_xml(path)?))
 }
 
@@ -56,12 +57,12 @@ struct Input {
     in_dir: bool,
     /// For a file found in a directory, its text, read through the
     /// directory's handle (or why it could not be).
-    text: Option<Result<String, String>>,
+    text: Option<Result<String, wloc::folder::FolderError>>,
 }
 
 /// The files of the inputs: files as given, directories' regular files
 /// (hwloc-compress-dir takes every file of its input directory).
-fn input_files(inputs: &[String]) -> Result<Vec<Input>, String> {
+fn input_files(inputs: &[String]) -> super::Result<Vec<Input>> {
     let mut files = Vec::new();
     for i in inputs {
         let p = Path::new(i);
@@ -100,7 +101,7 @@ fn input_files(inputs: &[String]) -> Result<Vec<Input>, String> {
                 text: None,
             });
         } else {
-            return Err(format!("'{i}' is neither a file nor a directory"));
+            return Err(format!("'{i}' is neither a file nor a directory").into());
         }
     }
     if files.is_empty() {
@@ -116,7 +117,7 @@ fn input_files(inputs: &[String]) -> Result<Vec<Input>, String> {
 fn pack_files(
     files: Vec<Input>,
     verbose: bool,
-) -> Result<(Vec<u8>, wloc_store::PackStats, usize), String> {
+) -> super::Result<(Vec<u8>, wloc_store::PackStats, usize)> {
     let n = files.len();
     let t_load = Instant::now();
     let b = bar(n, "loading");
@@ -124,7 +125,7 @@ fn pack_files(
         .map_or(1, |w| w.get())
         .min(n);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut docs: Vec<Option<Result<Prepared, String>>> = (0..n).map(|_| None).collect();
+    let mut docs: Vec<Option<super::Result<Prepared>>> = (0..n).map(|_| None).collect();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
@@ -139,7 +140,8 @@ fn pack_files(
                             Some(Ok(t)) => {
                                 load_xml_text(t).map(|t| wloc::xml::export_canonical(&t))
                             }
-                            Some(Err(e)) => Err(e.clone()),
+                            // The error is reported where it is stored.
+                            Some(Err(e)) => Err(super::Error::Message(e.to_string())),
                             None => canonical(&files[i].path.to_string_lossy()),
                         };
                         got.push((i, doc.map(|d| wloc_store::store::prepare(&d))));
@@ -176,7 +178,8 @@ fn pack_files(
     if nodes.is_empty() {
         return Err(format!(
             "no topology to store: none of the {n} files is a topology wloc can load"
-        ));
+        )
+        .into());
     }
     let t_pack = Instant::now();
     if verbose {
@@ -195,101 +198,18 @@ fn pack_files(
     Ok((data, stats, skipped))
 }
 
-/// Largest file read from a folder (a topology of the largest machines is
-/// a few MiB).
-pub(super) const MAX_FOUND_BYTES: u64 = 256 << 20;
-
-/// A folder whose files are read only through a handle on it, so that a
-/// link in it, or one swapped in while wloc runs, cannot lead out of it:
-/// a folder made by someone else must not hand the user running wloc
-/// (root, say) files that only the user may read.
-pub(super) struct Folder {
-    path: PathBuf,
-    dir: cap_std::fs::Dir,
-}
-
-impl Folder {
-    /// Opens the folder `path` (which the user named: it may be a link).
-    pub(super) fn open(path: &Path) -> Result<Folder, String> {
-        let dir = cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority())
-            .map_err(|e| format!("cannot open the folder '{}': {e}", path.display()))?;
-        Ok(Folder {
-            path: path.to_path_buf(),
-            dir,
-        })
-    }
-
-    /// The bytes of the regular file `rel` of the folder, read through the
-    /// folder's handle: `None`, with a warning naming it, when a link
-    /// leads it out of the folder, when it is not a regular file (a FIFO
-    /// would block, a device never end) or is larger than `MAX_FOUND_BYTES`.
-    pub(super) fn read(&self, rel: &Path) -> Result<Option<Vec<u8>>, String> {
-        use cap_std::fs::OpenOptionsExt;
-        use std::io::Read;
-        let shown = self.path.join(rel);
-        let skip = |why: &str| {
-            eprintln!("wloc: warning: skipped '{}': {why}", shown.display());
-            Ok(None)
-        };
-        let mut o = cap_std::fs::OpenOptions::new();
-        // O_NONBLOCK: opening a FIFO must not wait for a writer.
-        o.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let f = match self.dir.open_with(rel, &o) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            // cap-std refuses a path that leads out of the folder.
-            Err(e)
-                if e.kind() == std::io::ErrorKind::PermissionDenied
-                    || e.raw_os_error() == Some(libc::EXDEV)
-                    || e.raw_os_error() == Some(libc::ELOOP) =>
-            {
-                return skip(&format!(
-                    "it leads out of the folder '{}' (a link), or may not be read: {e}",
-                    self.path.display()
-                ))
-            }
-            Err(e) => return Err(format!("cannot open '{}': {e}", shown.display())),
-        };
-        let meta = f
-            .metadata()
-            .map_err(|e| format!("cannot read '{}': {e}", shown.display()))?;
-        if !meta.is_file() {
-            return skip("not a regular file");
-        }
-        if meta.len() > MAX_FOUND_BYTES {
-            return skip(&format!("larger than {MAX_FOUND_BYTES} bytes"));
-        }
-        let mut bytes = Vec::new();
-        f.into_std()
-            .take(MAX_FOUND_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read '{}': {e}", shown.display()))?;
-        if bytes.len() as u64 > MAX_FOUND_BYTES {
-            return skip(&format!("larger than {MAX_FOUND_BYTES} bytes"));
-        }
-        Ok(Some(bytes))
-    }
-
-    /// As [`Folder::read`], as text: a file that is not UTF-8 is an error.
-    pub(super) fn read_text(&self, rel: &Path) -> Result<Option<String>, String> {
-        self.read(rel)?
-            .map(|b| {
-                String::from_utf8(b)
-                    .map_err(|_| format!("'{}' is not UTF-8 text", self.path.join(rel).display()))
-            })
-            .transpose()
-    }
-}
-
 /// The topology of the XML document `text` (as `load_xml` loads a file).
-fn load_xml_text(text: &str) -> Result<wloc_core::Topology, String> {
+fn load_xml_text(text: &str) -> super::Result<wloc_core::Topology> {
     let mut t = super::topology::keep_all(wloc_core::TypeFilter::KeepAll);
     t.include_disallowed = true;
-    wloc::xml::import_str(text, t).map_err(|e| e.to_string())
+    Ok(wloc::xml::import_str(text, t).map_err(|e| e.to_string())?)
 }
 
-fn write(path: &Path, data: &[u8]) -> Result<(), String> {
-    std::fs::write(path, data).map_err(|e| format!("cannot write '{}': {e}", path.display()))
+fn write(path: &Path, data: &[u8]) -> super::Result {
+    Ok(
+        std::fs::write(path, data)
+            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?,
+    )
 }
 
 // ------------------------------------------------------------ compress-dir
@@ -319,7 +239,7 @@ struct Reference {
 
 /// The regular files of `dir`, sorted by name (as `ls -1`, which
 /// hwloc-compress-dir goes through).
-fn sorted_files(dir: &Path) -> Result<Vec<String>, String> {
+fn sorted_files(dir: &Path) -> super::Result<Vec<String>> {
     let rd = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read the directory '{}': {e}", dir.display()))?;
     let mut names = Vec::new();
@@ -335,12 +255,10 @@ fn sorted_files(dir: &Path) -> Result<Vec<String>, String> {
 
 /// The output directory, made if missing (hwloc-compress-dir needs it to
 /// exist); an existing non-directory is an error.
-fn output_dir(output: &str) -> Result<PathBuf, String> {
+fn output_dir(output: &str) -> super::Result<PathBuf> {
     let out = PathBuf::from(output);
     if out.exists() && !out.is_dir() {
-        return Err(format!(
-            "cannot enter output directory '{output}': not a directory"
-        ));
+        return Err(format!("cannot enter output directory '{output}': not a directory").into());
     }
     std::fs::create_dir_all(&out)
         .map_err(|e| format!("cannot make the output directory '{output}': {e}"))?;
@@ -424,7 +342,8 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
             continue;
         };
         bytes_in += bytes.len() as u64;
-        let text = String::from_utf8(bytes.clone()).map_err(|_| "not UTF-8 text".to_string());
+        let text =
+            String::from_utf8(bytes.clone()).map_err(|_| super::Error::from("not UTF-8 text"));
         let topo = match text.and_then(|t| load_xml_text(&t)) {
             Ok(t) => Some(t),
             Err(e) => {
@@ -560,7 +479,7 @@ fn uncompress(input: &str, output: &str, verbose: bool) -> super::Result {
 
 /// A store's canonical document (hwloc 3.0 XML with page types) as users
 /// get it: hwloc 2.x XML unless `WLOC_XML_VERSION` asks for 3.
-fn user_xml(canonical: &str, version: wloc::xml::XmlVersion) -> Result<String, String> {
+fn user_xml(canonical: &str, version: wloc::xml::XmlVersion) -> super::Result<String> {
     if version == wloc::xml::XmlVersion::V3 {
         return Ok(canonical.to_string());
     }
@@ -573,11 +492,11 @@ fn user_xml(canonical: &str, version: wloc::xml::XmlVersion) -> Result<String, S
 
 /// `out/name`, refusing names that would leave `out` (a corrupt or
 /// hostile store).
-fn safe_join(out: &Path, name: &str) -> Result<PathBuf, String> {
+fn safe_join(out: &Path, name: &str) -> super::Result<PathBuf> {
     if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {
-        return Err(format!(
-            "the store holds a topology named '{name}', which is not a file name"
-        ));
+        return Err(
+            format!("the store holds a topology named '{name}', which is not a file name").into(),
+        );
     }
     Ok(out.join(name))
 }
@@ -635,7 +554,7 @@ fn uncompress_hwloc(
             new_nc += 1;
             continue;
         }
-        let patched = (|| -> Result<String, String> {
+        let patched = (|| -> super::Result<String> {
             let text = folder
                 .read_text(Path::new(input))?
                 .ok_or("it was skipped")?;

@@ -46,10 +46,10 @@ pub struct TopologyArgs {
 }
 
 /// The one parser of input format names (`--if`).
-pub fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| {
+pub fn parse_input_format(s: &str) -> super::Result<InputFormat> {
+    Ok(InputFormat::parse(s).ok_or_else(|| {
         format!("unknown input format '{s}' (expected xml, synthetic, fsroot, cpuid or image)")
-    })
+    })?)
 }
 
 /// An empty topology that keeps every object type, and I/O objects as
@@ -133,13 +133,15 @@ impl TopologyArgs {
     }
 
     /// The source `-i` and `--if` (else the environment) name.
-    pub fn source(&self) -> Result<Source, String> {
-        input::resolve(self.input.input.as_deref(), self.input.input_format)
-            .map_err(|e| e.to_string())
+    pub fn source(&self) -> super::Result<Source> {
+        Ok(
+            input::resolve(self.input.input.as_deref(), self.input.input_format)
+                .map_err(|e| e.to_string())?,
+        )
     }
 
     /// Resolves the source, then loads it (see [`Self::load_source`]).
-    pub fn load(&self, how: Load<'_>) -> Result<(Topology, Source), String> {
+    pub fn load(&self, how: Load<'_>) -> super::Result<(Topology, Source)> {
         let source = self.source()?;
         let topo = self.load_source(&source, how)?;
         Ok((topo, source))
@@ -148,7 +150,7 @@ impl TopologyArgs {
     /// Loads `source` into the command's topology, marks it as this
     /// system (`--thissystem`, `WLOC_THISSYSTEM`) and restricts it
     /// (`--restrict`): every command's topology comes from here.
-    pub fn load_source(&self, source: &Source, how: Load<'_>) -> Result<Topology, String> {
+    pub fn load_source(&self, source: &Source, how: Load<'_>) -> super::Result<Topology> {
         let mut t = how.topology;
         if self.disallowed {
             t.include_disallowed = true;
@@ -180,7 +182,7 @@ impl TopologyArgs {
         }
         if let Some(spec) = &self.restrict {
             let given = match &self.restrict_flags {
-                Some(f) => Some(parse_restrict_flags(f)?),
+                Some(f) => Some(parse_restrict_flags(f)),
                 None => None,
             };
             if how.restrict_to_binding && spec == "binding" {
@@ -210,7 +212,7 @@ impl TopologyArgs {
 
 /// Loads an XML topology as hwloc's diff tools do: every object kept,
 /// disallowed ones included.
-pub fn load_xml(path: &str) -> Result<Topology, String> {
+pub fn load_xml(path: &str) -> super::Result<Topology> {
     let mut args = TopologyArgs::from_input(InputArgs {
         input: Some(path.to_string()),
         input_format: Some(InputFormat::Xml),
@@ -223,8 +225,8 @@ pub fn load_xml(path: &str) -> Result<Topology, String> {
 }
 
 /// Whether `text` is an XML topology wloc can load (as `load_xml` loads).
-pub fn check_xml(text: &str) -> Result<(), String> {
-    wloc::xml::import_str(text, keep_all(TypeFilter::KeepAll))
+pub fn check_xml(text: &str) -> super::Result {
+    Ok(wloc::xml::import_str(text, keep_all(TypeFilter::KeepAll))
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?)
 }

@@ -68,7 +68,7 @@ fn matches_any(filters: &[String], name: &str) -> bool {
 }
 
 /// The objects the `--object` locations name.
-fn chosen_objects(topo: &Topology, words: &[String]) -> Result<Option<HashSet<ObjId>>, String> {
+fn chosen_objects(topo: &Topology, words: &[String]) -> super::Result<Option<HashSet<ObjId>>> {
     if words.is_empty() {
         return Ok(None);
     }
@@ -77,12 +77,12 @@ fn chosen_objects(topo: &Topology, words: &[String]) -> Result<Option<HashSet<Ob
         let r = wloc_locality::resolve_word(topo, w, &WordOptions::default())
             .map_err(|e| format!("bad --object '{w}': {e}"))?;
         if let Some(warning) = r.warnings.first() {
-            return Err(format!("bad --object '{w}': {warning}"));
+            return Err(format!("bad --object '{w}': {warning}").into());
         }
         if r.objects.is_empty() {
             return Err(format!(
                 "--object '{w}' names no object (give one such as pu:0-3, numa:0, package:1, os=eth0)"
-            ));
+            ).into());
         }
         set.extend(r.objects);
     }
@@ -230,7 +230,7 @@ fn json_lines(
     shown: &[&Property],
     sample: u64,
     time: f64,
-) -> Result<String, String> {
+) -> super::Result<String> {
     let mut s = String::new();
     for p in shown {
         let o = topo.obj(p.object);
