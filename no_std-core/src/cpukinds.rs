@@ -199,6 +199,7 @@ pub fn rank(kinds: &mut [CpuKind], how: Ranking, arch: Option<&str>) {
 /// efficiency; PUs in no kind yet form a last new kind.  An empty
 /// `cpuset` registers nothing and returns false.  Kinds are not ranked
 /// here: call [`rank`] afterwards, as hwloc does.
+#[doc(alias = "hwloc_cpukinds_register")]
 pub fn register(
     kinds: &mut Vec<CpuKind>,
     cpuset: &CpuSet,

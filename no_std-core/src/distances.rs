@@ -67,7 +67,8 @@ impl Distances {
         }
     }
 
-    /// Position of an object in the matrix.
+    /// Position of an object in the matrix (`hwloc_distances_obj_index`).
+    #[doc(alias = "hwloc_distances_obj_index")]
     pub fn index_of(&self, id: ObjId) -> Option<usize> {
         self.objs.iter().position(|&o| o == id)
     }

@@ -100,7 +100,8 @@ impl MemAttr {
         }
     }
 
-    /// The value for a target and an initiator.
+    /// The value for a target and an initiator (`hwloc_memattr_get_value`).
+    #[doc(alias = "hwloc_memattr_get_value")]
     pub fn get(&self, target: ObjId, initiator: Option<&Initiator>) -> Option<u64> {
         self.values
             .iter()

@@ -157,7 +157,11 @@ impl ObjType {
         }
     }
 
-    /// The family of this type.
+    /// The family of this type (what `hwloc_obj_type_is_normal`,
+    /// `hwloc_obj_type_is_memory` and `hwloc_obj_type_is_io` tell).
+    #[doc(alias = "hwloc_obj_type_is_normal")]
+    #[doc(alias = "hwloc_obj_type_is_memory")]
+    #[doc(alias = "hwloc_obj_type_is_io")]
     #[inline]
     pub fn kind(self) -> ObjKind {
         match self {
@@ -197,12 +201,15 @@ impl ObjType {
         }
     }
 
-    /// Whether this is a CPU-side cache (data, unified or instruction).
+    /// Whether this is a CPU-side cache (data, unified or instruction;
+    /// `hwloc_obj_type_is_cache`).
+    #[doc(alias = "hwloc_obj_type_is_cache")]
     pub fn is_cache(self) -> bool {
         self.cache_level().is_some()
     }
 
-    /// Whether this is a data or unified CPU cache.
+    /// Whether this is a data or unified CPU cache (`hwloc_obj_type_is_dcache`).
+    #[doc(alias = "hwloc_obj_type_is_dcache")]
     pub fn is_dcache(self) -> bool {
         matches!(
             self,
@@ -214,7 +221,8 @@ impl ObjType {
         )
     }
 
-    /// Whether this is an instruction cache.
+    /// Whether this is an instruction cache (`hwloc_obj_type_is_icache`).
+    #[doc(alias = "hwloc_obj_type_is_icache")]
     pub fn is_icache(self) -> bool {
         matches!(
             self,
@@ -292,10 +300,12 @@ impl ObjType {
         }
     }
 
-    /// Compares two types in the machine's containment order.
+    /// Compares two types in the machine's containment order
+    /// (`hwloc_compare_types`).
     ///
     /// Returns `None` when they cannot be ordered (a normal type against a
     /// memory, I/O or misc type, except Machine).
+    #[doc(alias = "hwloc_compare_types")]
     pub fn compare(self, other: ObjType) -> Option<core::cmp::Ordering> {
         let n1 = self.kind() == ObjKind::Normal;
         let n2 = other.kind() == ObjKind::Normal;
@@ -677,16 +687,22 @@ pub enum Depth {
     /// A normal level, 0 being the root.
     Normal(u32),
     /// The NUMA node special level (hwloc depth -3).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_NUMANODE")]
     NumaNode,
     /// The bridge special level (-4).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_BRIDGE")]
     Bridge,
     /// The PCI device special level (-5).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_PCI_DEVICE")]
     PciDevice,
     /// The OS device special level (-6).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_OS_DEVICE")]
     OsDevice,
     /// The Misc special level (-7).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_MISC")]
     Misc,
     /// The memory-side cache special level (-8).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_MEMCACHE")]
     MemCache,
     /// Not placed yet.
     #[default]
@@ -973,14 +989,17 @@ impl Object {
         }
     }
 
-    /// Value of the first info with this name.
+    /// Value of the first info with this name (`hwloc_obj_get_info_by_name`).
+    #[doc(alias = "hwloc_obj_get_info_by_name")]
     pub fn info(&self, name: &str) -> Option<&str> {
         self.infos
             .iter()
             .find(|i| i.name == name)
             .map(|i| i.value.as_str())
     }
-    /// Appends an info (duplicates are allowed, as in hwloc).
+    /// Appends an info (duplicates are allowed, as in hwloc's
+    /// `hwloc_obj_add_info`).
+    #[doc(alias = "hwloc_obj_add_info")]
     pub fn add_info(&mut self, name: &str, value: &str) {
         self.infos.push(Info {
             name: name.into(),

@@ -3,6 +3,7 @@
 
 /// hwloc's name for a PCI class (`hwloc_pci_class_string`): `Ethernet`,
 /// `SATA`, `VGA`, ... or `Other`.
+#[doc(alias = "hwloc_pci_class_string")]
 pub fn class_string(class_id: u16) -> &'static str {
     let [base, sub] = class_id.to_be_bytes();
     let specific = match (base, sub) {

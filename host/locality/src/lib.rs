@@ -249,6 +249,7 @@ pub fn resolve_word(
 }
 
 /// The NUMA nodes whose PUs intersect `cpuset` (hwloc_cpuset_to_nodeset).
+#[doc(alias = "hwloc_cpuset_to_nodeset")]
 pub fn cpuset_to_nodeset(topo: &Topology, cpuset: &CpuSet) -> NodeSet {
     let mut n = NodeSet::new();
     for id in topo.level(Depth::NumaNode) {
@@ -263,6 +264,7 @@ pub fn cpuset_to_nodeset(topo: &Topology, cpuset: &CpuSet) -> NodeSet {
 }
 
 /// The PUs near the NUMA nodes of `nodeset` (hwloc_cpuset_from_nodeset).
+#[doc(alias = "hwloc_cpuset_from_nodeset")]
 pub fn cpuset_from_nodeset(topo: &Topology, nodeset: &NodeSet) -> CpuSet {
     let mut c = CpuSet::new();
     for id in topo.level(Depth::NumaNode) {

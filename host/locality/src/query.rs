@@ -177,6 +177,7 @@ fn hier_rec(
 /// The first largest object inside `set`: from the root, go down into the
 /// first child that intersects the set until an object is included in it
 /// (hwloc_get_first_largest_obj_inside_cpuset).
+#[doc(alias = "hwloc_get_first_largest_obj_inside_cpuset")]
 pub fn first_largest_inside(topo: &Topology, set: &CpuSet) -> Option<ObjId> {
     let mut id = topo.root();
     let cs = |id: ObjId| topo.obj(id).cpuset.clone().unwrap_or_default();
@@ -202,6 +203,7 @@ pub fn first_largest_inside(topo: &Topology, set: &CpuSet) -> Option<ObjId> {
 /// `Type:index` (`Type` alone when the object has no OS index and physical
 /// indexes are asked for).  `Err` carries the objects found before a part
 /// of the set that no object covers.
+#[doc(alias = "hwloc_get_largest_objs_inside_cpuset")]
 pub fn largest(topo: &Topology, set: &CpuSet, logical: bool) -> Result<Vec<String>, Vec<String>> {
     let mut remaining = set.clone();
     let mut out = Vec::new();
@@ -253,6 +255,7 @@ pub fn parse_local_flags(s: &str) -> Option<u64> {
 /// The NUMA nodes local to a set of PUs (hwloc_get_local_numanode_objs):
 /// those with exactly that locality, plus larger or smaller ones as the
 /// flags say, in logical order.
+#[doc(alias = "hwloc_get_local_numanode_objs")]
 pub fn local_numanodes(topo: &Topology, set: &CpuSet, flags: u64) -> Vec<ObjId> {
     topo.level(Depth::NumaNode)
         .iter()
@@ -269,6 +272,7 @@ pub fn local_numanodes(topo: &Topology, set: &CpuSet, flags: u64) -> Vec<ObjId> 
 
 /// Keeps one PU per core (the `which`-th of those in the set), dropping
 /// cores with fewer PUs in the set (hwloc_bitmap_singlify_per_core).
+#[doc(alias = "hwloc_bitmap_singlify_per_core")]
 pub fn singlify_per_core(topo: &Topology, set: &mut CpuSet, which: u32) {
     for id in topo.objs_by_type(ObjType::Core) {
         let core = topo.obj(id).cpuset.clone().unwrap_or_default();

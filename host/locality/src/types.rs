@@ -54,6 +54,7 @@ fn leading_number(s: &str) -> (Option<u64>, &str) {
 /// prefixes (`pack`, `co`, `nu`), `node` and `socket` aliases, caches as
 /// `l2`, `l2d`, `l1i`, `l3cache`, groups with an optional depth, and OS
 /// device kinds.
+#[doc(alias = "hwloc_type_sscanf")]
 pub fn parse_type(s: &str) -> Option<TypeSpec> {
     let plain = |t| {
         Some(TypeSpec {
@@ -174,6 +175,7 @@ pub fn osdev_code(o: &Object) -> Option<OsDevCode> {
 
 /// The type name hwloc's tools print for an object (`hwloc_obj_type_snprintf`
 /// in verbose mode): `Package`, `L2Cache`, `L1iCache`, `Group0`, `PCI`, `Net`...
+#[doc(alias = "hwloc_obj_type_snprintf")]
 pub fn type_label(o: &Object) -> String {
     match o.obj_type {
         t if t.is_cache() => {

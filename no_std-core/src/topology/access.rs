@@ -10,7 +10,8 @@ use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::*;
 
 impl Topology {
-    /// The root object's id.
+    /// The root object's id (`hwloc_get_root_obj`).
+    #[doc(alias = "hwloc_get_root_obj")]
     #[inline]
     pub fn root(&self) -> ObjId {
         self.root
@@ -48,13 +49,17 @@ impl Topology {
         self.objs.get(id).and_then(|o| o.as_ref())
     }
 
-    /// Number of normal levels.
+    /// Number of normal levels (`hwloc_topology_get_depth`).
+    #[doc(alias = "hwloc_topology_get_depth")]
     #[inline]
     pub fn depth(&self) -> u32 {
         self.levels.len() as u32
     }
 
-    /// Objects of a level, left to right.
+    /// Objects of a level, left to right: its length is
+    /// `hwloc_get_nbobjs_by_depth`, walking it `hwloc_get_next_obj_by_depth`.
+    #[doc(alias = "hwloc_get_nbobjs_by_depth")]
+    #[doc(alias = "hwloc_get_next_obj_by_depth")]
     #[inline]
     pub fn level(&self, depth: Depth) -> &[ObjId] {
         match depth {
@@ -76,7 +81,8 @@ impl Topology {
         &self.levels
     }
 
-    /// Where objects of a type are.
+    /// Where objects of a type are (`hwloc_get_type_depth`).
+    #[doc(alias = "hwloc_get_type_depth")]
     #[inline]
     pub fn type_depth(&self, t: ObjType) -> TypeDepth {
         if let Some(d) = Depth::special_for(t) {
@@ -85,7 +91,8 @@ impl Topology {
         self.type_depth[t.index()]
     }
 
-    /// The type of a level's objects.
+    /// The type of a level's objects (`hwloc_get_depth_type`).
+    #[doc(alias = "hwloc_get_depth_type")]
     #[inline]
     pub fn depth_type(&self, depth: Depth) -> Option<ObjType> {
         self.level(depth).first().map(|&id| self.obj(id).obj_type)
@@ -103,28 +110,34 @@ impl Topology {
             .collect()
     }
 
-    /// The root's cpuset: allowed PUs of the topology.
+    /// The root's cpuset: allowed PUs of the topology
+    /// (`hwloc_topology_get_topology_cpuset`).
+    #[doc(alias = "hwloc_topology_get_topology_cpuset")]
     pub fn cpuset(&self) -> &CpuSet {
         self.obj(self.root)
             .cpuset
             .as_ref()
             .expect("root has a cpuset")
     }
-    /// The root's complete cpuset: every PU, online or not.
+    /// The root's complete cpuset: every PU, online or not
+    /// (`hwloc_topology_get_complete_cpuset`).
+    #[doc(alias = "hwloc_topology_get_complete_cpuset")]
     pub fn complete_cpuset(&self) -> &CpuSet {
         self.obj(self.root)
             .complete_cpuset
             .as_ref()
             .expect("root has a complete cpuset")
     }
-    /// The root's nodeset.
+    /// The root's nodeset (`hwloc_topology_get_topology_nodeset`).
+    #[doc(alias = "hwloc_topology_get_topology_nodeset")]
     pub fn nodeset(&self) -> &NodeSet {
         self.obj(self.root)
             .nodeset
             .as_ref()
             .expect("root has a nodeset")
     }
-    /// The root's complete nodeset.
+    /// The root's complete nodeset (`hwloc_topology_get_complete_nodeset`).
+    #[doc(alias = "hwloc_topology_get_complete_nodeset")]
     pub fn complete_nodeset(&self) -> &NodeSet {
         self.obj(self.root)
             .complete_nodeset
@@ -179,7 +192,10 @@ impl Topology {
         self.ids().find(|&i| self.obj(i).gp_index == gp)
     }
 
-    /// Finds an object by type and OS index.
+    /// Finds an object by type and OS index (for NUMA nodes,
+    /// `hwloc_get_numanode_obj_by_os_index`; for PUs,
+    /// [`pu_by_os_index`](Self::pu_by_os_index) is faster).
+    #[doc(alias = "hwloc_get_numanode_obj_by_os_index")]
     pub fn obj_by_os_index(&self, t: ObjType, os: u32) -> Option<ObjId> {
         self.objs_by_type(t)
             .into_iter()

@@ -275,13 +275,15 @@ impl Topology {
     }
 
     /// Inserts a normal or memory object where its sets say it belongs, as
-    /// hwloc's `hwloc_insert_object_by_cpuset`.
+    /// hwloc's `hwloc__insert_object_by_cpuset` (`hwloc_insert_object_by_cpuset`
+    /// in hwloc 1.x).
     ///
     /// Normal objects need a cpuset (or complete cpuset); memory objects a
     /// nodeset with a single node.  An object equal to an existing one of
     /// the same type is merged into it.  Objects whose type is filtered out
     /// are dropped and `Ok(None)` is returned.
     #[doc(alias = "hwloc_insert_object_by_cpuset")]
+    #[doc(alias = "hwloc__insert_object_by_cpuset")]
     pub fn insert_by_cpuset(&mut self, mut obj: Object) -> Result<Option<Inserted>, TopologyError> {
         match obj.kind() {
             ObjKind::Normal => {}

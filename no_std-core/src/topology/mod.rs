@@ -87,8 +87,10 @@ pub enum TypeDepth {
     /// Exactly one level has that type.
     Depth(Depth),
     /// No object of that type.
+    #[doc(alias = "HWLOC_TYPE_DEPTH_UNKNOWN")]
     Unknown,
     /// Several levels have that type (Groups, or caches of different kinds).
+    #[doc(alias = "HWLOC_TYPE_DEPTH_MULTIPLE")]
     Multiple,
 }
 

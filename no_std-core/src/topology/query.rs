@@ -44,6 +44,7 @@ impl Topology {
 
     /// Number of objects of type `t` (`hwloc_get_nbobjs_by_type`): 0 when
     /// none, and `None` when several levels have that type.
+    #[doc(alias = "hwloc_get_nbobjs_by_type")]
     #[inline]
     pub fn nb_objs_by_type(&self, t: ObjType) -> Option<usize> {
         match self.type_depth(t) {
@@ -54,6 +55,7 @@ impl Topology {
     }
 
     /// Object `idx` (logical index) of a level (`hwloc_get_obj_by_depth`).
+    #[doc(alias = "hwloc_get_obj_by_depth")]
     #[inline]
     pub fn obj_by_depth(&self, depth: Depth, idx: usize) -> Option<ObjId> {
         self.level(depth).get(idx).copied()
@@ -61,6 +63,7 @@ impl Topology {
 
     /// Object `idx` (logical index) of type `t` (`hwloc_get_obj_by_type`);
     /// `None` also when several levels have that type.
+    #[doc(alias = "hwloc_get_obj_by_type")]
     #[inline]
     pub fn obj_by_type(&self, t: ObjType, idx: usize) -> Option<ObjId> {
         self.single_level(t)?.get(idx).copied()
@@ -69,6 +72,7 @@ impl Topology {
     /// The object after `prev` on its level, or the first object of type
     /// `t` when `prev` is `None` (`hwloc_get_next_obj_by_type`).  `None` at
     /// the end, and when several levels have that type.
+    #[doc(alias = "hwloc_get_next_obj_by_type")]
     #[inline]
     pub fn next_obj_by_type(&self, t: ObjType, prev: Option<ObjId>) -> Option<ObjId> {
         let level = self.single_level(t)?;
@@ -93,6 +97,7 @@ impl Topology {
 
     /// The nearest ancestor of `id` of type `t`
     /// (`hwloc_get_ancestor_obj_by_type`).
+    #[doc(alias = "hwloc_get_ancestor_obj_by_type")]
     #[inline]
     pub fn ancestor_by_type(&self, id: ObjId, t: ObjType) -> Option<ObjId> {
         if self.finished {
@@ -121,7 +126,9 @@ impl Topology {
         None
     }
 
-    /// The PU with OS index `os`, in O(1) once the topology is finished.
+    /// The PU with OS index `os`, in O(1) once the topology is finished
+    /// (`hwloc_get_pu_obj_by_os_index`).
+    #[doc(alias = "hwloc_get_pu_obj_by_os_index")]
     #[inline]
     pub fn pu_by_os_index(&self, os: u32) -> Option<ObjId> {
         match self.pu_by_os.get(os as usize) {
@@ -133,6 +140,7 @@ impl Topology {
     /// The deepest normal object whose cpuset includes `set`
     /// (`hwloc_get_obj_covering_cpuset`); `None` when `set` is empty or
     /// not included in the topology's cpuset.
+    #[doc(alias = "hwloc_get_obj_covering_cpuset")]
     pub fn obj_covering_cpuset(&self, set: &CpuSet) -> Option<ObjId> {
         let first = set.first()?;
         if !self.cpuset().includes(set) {
@@ -180,6 +188,7 @@ impl Topology {
 
     /// The NUMA nodes whose PUs intersect `cpuset`
     /// (`hwloc_cpuset_to_nodeset`).
+    #[doc(alias = "hwloc_cpuset_to_nodeset")]
     pub fn cpuset_to_nodeset(&self, cpuset: &CpuSet) -> NodeSet {
         let mut n = NodeSet::new();
         let nodes = self.level(Depth::NumaNode);
