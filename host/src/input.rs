@@ -64,6 +64,17 @@ impl std::error::Error for LoadError {}
 /// Loads a topology from a source into `topo`, whose type filters and
 /// flags the caller has set.
 pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
+    load_with(source, topo, false)
+}
+
+/// As [`load`], but a Linux discovery decides as hwloc 2.x does where
+/// hwloc 3.0 differs ([`wloc_linux::Options::hwloc2`]): for hosts that
+/// answer hwloc 2's API, as wloc's `libhwloc.so.15` does.
+pub fn load_as_hwloc2(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
+    load_with(source, topo, true)
+}
+
+fn load_with(source: &Source, topo: Topology, hwloc2: bool) -> Result<Topology, LoadError> {
     match source {
         Source::Xml(path) => {
             if path.as_os_str() == "-" {
@@ -95,10 +106,10 @@ pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
             }
         }
         Source::Synthetic(desc) => load_synthetic(desc, topo),
-        Source::Fsroot(p) => load_linux(p, false, topo),
+        Source::Fsroot(p) => load_linux(p, false, hwloc2, topo),
         Source::Cpuid(p) => load_cpuid_dump(p, topo),
         Source::CpuidThisSystem => load_cpuid_this_system(topo),
-        Source::ThisSystem => load_linux(Path::new("/"), true, topo),
+        Source::ThisSystem => load_linux(Path::new("/"), true, hwloc2, topo),
         Source::Image(p) => {
             let img = if p.as_os_str() == "-" {
                 let stdin = std::io::stdin();
@@ -220,6 +231,25 @@ pub fn linux_options(this_system: bool) -> wloc_linux::Options {
 /// Largest `HWLOC_PCI_LOCALITY` file read (hwloc's limit).
 const MAX_PCI_LOCALITY_FILE: usize = 64 * 1024;
 
+/// Why a `HWLOC_PCI_LOCALITY` file is ignored (told in the warning).
+#[derive(Debug, thiserror::Error)]
+enum PciLocalityFileError {
+    #[error("its path is not UTF-8")]
+    NotUtf8Path,
+    #[error("{0}")]
+    Open(std::io::Error),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("not a regular file (or gone)")]
+    Gone,
+    #[error("{0}")]
+    Read(wloc_runtime::fs::FileError),
+    #[error("larger than {MAX_PCI_LOCALITY_FILE} bytes")]
+    TooLarge,
+    #[error("not UTF-8 text")]
+    NotText,
+}
+
 /// The localities `HWLOC_PCI_LOCALITY` gives: the value itself, or, when
 /// it names something that exists, as in hwloc, the content of that file.
 /// The file is read as a regular file of at most 64 KiB, opened without
@@ -232,23 +262,24 @@ fn pci_locality_value(v: String) -> Option<String> {
     let Ok(full) = std::fs::canonicalize(p) else {
         return Some(v);
     };
-    let read = || -> Result<String, String> {
-        let full = full.to_str().ok_or("its path is not UTF-8")?;
-        let files = wloc_runtime::FileAccess::new(&[full], None).map_err(|e| e.to_string())?;
+    let read = || -> Result<String, PciLocalityFileError> {
+        use PciLocalityFileError as E;
+        let full = full.to_str().ok_or(E::NotUtf8Path)?;
+        let files = wloc_runtime::FileAccess::new(&[full], None).map_err(E::Open)?;
         // A root that is neither a regular file nor a folder is not opened.
         if !files.missing().is_empty() {
-            return Err("not a regular file".into());
+            return Err(E::NotAFile);
         }
         let bytes = files
             .read(full, MAX_PCI_LOCALITY_FILE + 1)
             .map_err(|e| match e {
-                wloc_runtime::fs::FileError::NotFound => "not a regular file (or gone)".to_string(),
-                e => e.to_string(),
+                wloc_runtime::fs::FileError::NotFound => E::Gone,
+                e => E::Read(e),
             })?;
         if bytes.len() > MAX_PCI_LOCALITY_FILE {
-            return Err(format!("larger than {MAX_PCI_LOCALITY_FILE} bytes"));
+            return Err(E::TooLarge);
         }
-        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+        String::from_utf8(bytes).map_err(|_| E::NotText)
     };
     match read() {
         Ok(text) => Some(text),
@@ -280,6 +311,9 @@ fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, S
     if let Some(m) = &opts.machine {
         config.push((setting::MACHINE.into(), m.clone()));
     }
+    if opts.hwloc2 {
+        config.push((setting::HWLOC2.into(), "1".into()));
+    }
     for (key, ty) in setting::FILTERS {
         config.push((key.into(), topo.type_filter(ty).name().into()));
     }
@@ -289,14 +323,20 @@ fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, S
 /// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in
 /// the sandboxed Linux component, granted `/sys`, `/proc` and the few
 /// other read-only roots it needs, rebased under `root`.
-fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology, LoadError> {
+fn load_linux(
+    root: &Path,
+    this_system: bool,
+    hwloc2: bool,
+    topo: Topology,
+) -> Result<Topology, LoadError> {
     if !root.is_dir() {
         return Err(LoadError::BadInput(format!(
             "cannot read {}: not a directory",
             root.display()
         )));
     }
-    let opts = linux_options(this_system);
+    let mut opts = linux_options(this_system);
+    opts.hwloc2 = hwloc2;
     let fsroot = (!this_system).then_some(root);
     let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::LINUX_ROOTS, fsroot)
         .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;
@@ -348,7 +388,7 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
         (Some(parent), Some(name)) => read_cpuid_dump(parent, &format!("/{name}")),
         _ => read_cpuid_dump(&full, "/"),
     }
-    .map_err(bad)?;
+    .map_err(|e| bad(e.to_string()))?;
     let provider = crate::cpuid_native::DumpProvider::new(src, None);
     run_x86(provider, None, topo).map_err(|e| match e {
         LoadError::Component(c) => bad(c.to_string()),
@@ -365,25 +405,24 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
 /// opened without blocking; a FIFO, device or socket is left out, and a
 /// link leading out of the folder is skipped with a warning naming it.
 /// (A dump missing a PU is then refused as a whole.)
-fn read_cpuid_dump(base: &Path, dir: &str) -> Result<wloc_probe::DumpSource, String> {
+fn read_cpuid_dump(base: &Path, dir: &str) -> Result<wloc_probe::DumpSource, CpuidDumpError> {
     use wloc_runtime::fs::FileError;
     let shown = |name: &str| base.join(dir.trim_start_matches('/')).join(name);
-    let access = wloc_runtime::FileAccess::new(&[dir], Some(base)).map_err(|e| e.to_string())?;
+    let access = wloc_runtime::FileAccess::new(&[dir], Some(base)).map_err(CpuidDumpError::Open)?;
     if !access.missing().is_empty() {
-        return Err(format!(
-            "no folder {} (or a link leading out of {})",
-            shown("").display(),
-            base.display()
-        ));
+        return Err(CpuidDumpError::NoFolder {
+            folder: shown(""),
+            base: base.to_path_buf(),
+        });
     }
-    let names = access.list_dir(dir).map_err(|e| e.to_string())?;
+    let names = access.list_dir(dir).map_err(CpuidDumpError::List)?;
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for name in names {
         if !wloc_probe::DumpSource::wants_file(&name) {
             continue;
         }
         if files.len() > wloc_probe::MAX_DUMP_PUS {
-            return Err("too many files".into());
+            return Err(CpuidDumpError::TooManyFiles);
         }
         let path = format!("{}/{name}", dir.trim_end_matches('/'));
         let bytes = match access.read(&path, MAX_CPUID_FILE_SIZE as usize + 1) {
@@ -397,14 +436,44 @@ fn read_cpuid_dump(base: &Path, dir: &str) -> Result<wloc_probe::DumpSource, Str
                 );
                 continue;
             }
-            Err(e) => return Err(format!("{name}: {e}")),
+            Err(why) => return Err(CpuidDumpError::Read { name, why }),
         };
         if bytes.len() as u64 > MAX_CPUID_FILE_SIZE {
-            return Err(format!("{name} is larger than {MAX_CPUID_FILE_SIZE} bytes"));
+            return Err(CpuidDumpError::TooLarge(name));
         }
         files.push((name, bytes));
     }
-    wloc_probe::DumpSource::from_files(files).map_err(|e| e.to_string())
+    Ok(wloc_probe::DumpSource::from_files(files)?)
+}
+
+/// Why a CPUID dump could not be read (told after `cannot read CPUID
+/// dump DIR: `).
+#[derive(Debug, thiserror::Error)]
+enum CpuidDumpError {
+    /// The folder could not be opened.
+    #[error("{0}")]
+    Open(std::io::Error),
+    /// There is no such folder inside the base.
+    #[error("no folder {} (or a link leading out of {})", folder.display(), base.display())]
+    NoFolder { folder: PathBuf, base: PathBuf },
+    /// The folder could not be listed.
+    #[error("{0}")]
+    List(wloc_runtime::fs::FileError),
+    /// More `puN` files than a dump may have.
+    #[error("too many files")]
+    TooManyFiles,
+    /// A file could not be read.
+    #[error("{name}: {why}")]
+    Read {
+        name: String,
+        why: wloc_runtime::fs::FileError,
+    },
+    /// A file is larger than a dump's files may be.
+    #[error("{0} is larger than {MAX_CPUID_FILE_SIZE} bytes")]
+    TooLarge(String),
+    /// The files do not make a dump.
+    #[error(transparent)]
+    Dump(#[from] wloc_probe::DumpError),
 }
 
 /// The CPUID dump a recording holds (`cpuid/`, as `wloc gather-topology`

@@ -325,6 +325,14 @@ pub fn run(a: &CalcArgs) -> super::Result {
     let args = &a.args;
     let mut i = 0;
     // Topology options first, read in order as hwloc-calc reads them.
+    // They fill the shared `TopologyArgs` (the same `--if` parser, the
+    // same loading, restriction and error naming as the other commands),
+    // but are not parsed by its clap definition: hwloc-calc reads its
+    // options in order among the locations (`--pi`, `--ni`, `--no` apply
+    // to the locations after them), stops at the first word that is not a
+    // topology option, and answers a missing value or `-h` with its own
+    // usage text.  A clap definition cannot keep that order (options
+    // and locations form one trailing list here) nor that usage output.
     let mut topology = TopologyArgs::from_input(InputArgs::default());
     let mut restrict_flags = wloc_core::RestrictFlags::NONE;
     let mut cpukind: Option<String> = None;
