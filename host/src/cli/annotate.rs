@@ -800,7 +800,7 @@ mod tests {
 
     #[test]
     fn bad_command_lines_say_what_is_wrong() {
-        let e = |s: &str, ri: bool| plan(&args(s), ri).unwrap_err();
+        let e = |s: &str, ri: bool| plan(&args(s), ri).unwrap_err().to_string();
         assert!(e("in out", false).contains("missing"));
         assert!(e("in out core:0", false).contains("missing annotation"));
         assert!(e("in out core:0 info Rack", false).contains("info NAME VALUE"));

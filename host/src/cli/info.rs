@@ -783,9 +783,11 @@ mod tests {
         assert_eq!(find_objects(&t, "pu:even", false).unwrap().len(), 4);
         assert!(find_objects(&t, "core:9", false)
             .unwrap_err()
+            .to_string()
             .contains("core:9"));
         assert!(find_objects(&t, "bogus:0", false)
             .unwrap_err()
+            .to_string()
             .contains("bogus"));
         assert!(find_objects(&t, "core:x", false).is_err());
         let d = describe(&t, find_objects(&t, "core:0", false).unwrap()[0], "");

@@ -181,10 +181,7 @@ impl TopologyArgs {
             topo.is_thissystem = true;
         }
         if let Some(spec) = &self.restrict {
-            let given = match &self.restrict_flags {
-                Some(f) => Some(parse_restrict_flags(f)),
-                None => None,
-            };
+            let given = self.restrict_flags.as_deref().map(parse_restrict_flags);
             if how.restrict_to_binding && spec == "binding" {
                 // Only a topology of this system has this process's binding;
                 // lstopo keeps the others whole, silently.
