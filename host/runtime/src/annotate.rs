@@ -30,6 +30,7 @@ use crate::bindings::types::{
 use crate::builtin::Builtin;
 use crate::cache;
 use crate::convert::{init_key, InitKey};
+use crate::error::{invalid, RecordError, TopologyViewError};
 use crate::options::RunOptions;
 use crate::runtime::{Loaded, Runtime};
 use crate::world::AnnotationWorld;
@@ -118,8 +119,9 @@ impl Runtime {
         opts: &RunOptions,
         topo: &Topology,
     ) -> Result<AnnotationOutput, ComponentError> {
-        let objects = topology_objects(topo)
-            .map_err(|m| ComponentError::new(c.name(), c.digest(), ErrorKind::Failed(m)))?;
+        let objects = topology_objects(topo).map_err(|m| {
+            ComponentError::new(c.name(), c.digest(), ErrorKind::Failed(m.to_string()))
+        })?;
         self.run_annotator_on(c, opts, Arc::new(objects))
     }
 
@@ -149,8 +151,9 @@ impl Runtime {
         topo: &mut Topology,
     ) -> Result<Vec<Property>, ComponentError> {
         let out = self.run_annotator(c, opts, topo)?;
-        apply(&out.annotations, topo, &opts.limits)
-            .map_err(|m| ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m)))
+        apply(&out.annotations, topo, &opts.limits).map_err(|m| {
+            ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m.to_string()))
+        })
     }
 }
 
@@ -166,10 +169,10 @@ wloc_core::wit_conversions!(pub);
 /// The topology as the `topology` import shows it: every object, parents
 /// first, with its gp index as `id` and its parent's as `parent`, all its
 /// sets, attributes and infos.
-pub fn topology_objects(topo: &Topology) -> Result<Vec<WitObject>, String> {
-    let gp = |id: ObjId| -> Result<u32, String> {
+pub fn topology_objects(topo: &Topology) -> Result<Vec<WitObject>, TopologyViewError> {
+    let gp = |id: ObjId| -> Result<u32, TopologyViewError> {
         let g = topo.obj(id).gp_index;
-        u32::try_from(g).map_err(|_| format!("gp index {g} does not fit an object id"))
+        u32::try_from(g).map_err(|_| TopologyViewError::GpIndex(g))
     };
     let order = topo.iter_dfs();
     let mut out = Vec::with_capacity(order.len());
@@ -209,23 +212,26 @@ fn check_text(
     s: &str,
     max: usize,
     may_be_empty: bool,
-) -> Result<(), String> {
+) -> Result<(), RecordError> {
     if !may_be_empty && s.is_empty() {
-        return Err(format!("{} is empty", what()));
+        return Err(RecordError::EmptyText { what: what() });
     }
     if s.len() > max {
-        return Err(format!(
-            "{} is {} bytes long (at most {max})",
-            what(),
-            s.len()
-        ));
+        return Err(RecordError::LongText {
+            what: what(),
+            len: s.len(),
+            max,
+        });
     }
     // Printable ASCII, the common case, needs no decoding.
     if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return Ok(());
     }
     if let Some(c) = s.chars().find(|c| c.is_control()) {
-        return Err(format!("{} holds the control character {c:?}", what()));
+        return Err(RecordError::ControlCharacter {
+            what: what(),
+            found: c,
+        });
     }
     Ok(())
 }
@@ -239,41 +245,42 @@ pub fn apply(
     a: &Annotations,
     topo: &mut Topology,
     limits: &Limits,
-) -> Result<Vec<Property>, String> {
+) -> Result<Vec<Property>, RecordError> {
     let total = a.infos.len() + a.misc.len() + a.properties.len();
     if total > limits.max_objects {
-        return Err(format!(
-            "{total} infos, Misc objects and properties returned (at most {})",
-            limits.max_objects
-        ));
+        return Err(RecordError::TooMany {
+            what: "infos, Misc objects and properties".into(),
+            count: total,
+            max: limits.max_objects,
+        });
     }
     if a.infos.len() > limits.max_total_infos {
-        return Err(format!(
-            "{} infos returned (at most {})",
-            a.infos.len(),
-            limits.max_total_infos
-        ));
+        return Err(RecordError::TooMany {
+            what: "infos".into(),
+            count: a.infos.len(),
+            max: limits.max_total_infos,
+        });
     }
     if a.misc.len() > limits.max_annotation_misc {
-        return Err(format!(
-            "{} Misc objects returned (at most {})",
-            a.misc.len(),
-            limits.max_annotation_misc
-        ));
+        return Err(RecordError::TooMany {
+            what: "Misc objects".into(),
+            count: a.misc.len(),
+            max: limits.max_annotation_misc,
+        });
     }
     if a.distances.len() > 4096 || a.memattrs.len() > 4096 {
-        return Err(format!(
+        return Err(invalid!(
             "{} distance matrices and {} memory attributes returned (at most 4096 each)",
             a.distances.len(),
             a.memattrs.len()
         ));
     }
     let by_gp: HashMap<u64, ObjId> = topo.ids().map(|i| (topo.obj(i).gp_index, i)).collect();
-    let resolve = |what: &dyn Fn() -> String, gp: u64| -> Result<ObjId, String> {
+    let resolve = |what: &dyn Fn() -> String, gp: u64| -> Result<ObjId, RecordError> {
         by_gp
             .get(&gp)
             .copied()
-            .ok_or_else(|| format!("{}: no object has gp index {gp}", what()))
+            .ok_or_else(|| RecordError::NoObject { what: what(), gp })
     };
     let max_s = limits.max_string_bytes;
 
@@ -307,7 +314,7 @@ pub fn apply(
         }
         let obj = t.obj_mut(o);
         if obj.infos.len() >= limits.max_infos {
-            return Err(format!(
+            return Err(invalid!(
                 "{}: object with gp index {gp} would have more than {} infos",
                 what(),
                 limits.max_infos
@@ -330,7 +337,7 @@ pub fn apply(
             depth += 1;
             cur = p;
             if depth > wloc_core::MAX_TREE_DEPTH {
-                return Err(format!(
+                return Err(invalid!(
                     "{} would be deeper than the deepest tree accepted ({})",
                     what(),
                     wloc_core::MAX_TREE_DEPTH
@@ -340,7 +347,7 @@ pub fn apply(
         let mut m = Object::new(ObjType::Misc, None);
         m.name = Some(name.clone());
         t.insert_by_parent(parent, m)
-            .map_err(|e| format!("{}: {e}", what()))?;
+            .map_err(|e| invalid!("{}: {e}", what()))?;
     }
     for (k, m) in a.distances.iter().enumerate() {
         let what = format!("distance matrix {k}");
@@ -352,7 +359,7 @@ pub fn apply(
         let mut objs = Vec::with_capacity(n);
         for &gp in &m.objects {
             if !seen.insert(gp) {
-                return Err(format!("{what} lists gp index {gp} twice"));
+                return Err(invalid!("{what} lists gp index {gp} twice"));
             }
             objs.push(resolve(&|| what.clone(), u64::from(gp))?);
         }
@@ -361,12 +368,12 @@ pub fn apply(
         let ty = t.obj(objs[0]).obj_type;
         let hetero = m.kind & wloc_core::distances::kind::HETEROGENEOUS_TYPES != 0;
         if !hetero && objs.iter().any(|&o| t.obj(o).obj_type != ty) {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} mixes objects of several types (without the heterogeneous kind, 16)"
             ));
         }
         let d = CoreDistances::new(m.name.clone(), m.kind, objs, m.values.clone())
-            .ok_or_else(|| format!("{what} has a wrong number of values"))?;
+            .ok_or_else(|| invalid!("{what} has a wrong number of values"))?;
         t.distances.push(d);
     }
     for (k, m) in a.memattrs.iter().enumerate() {
@@ -375,17 +382,18 @@ pub fn apply(
         use wloc_core::memattrs::flags as f;
         let order = m.flags & (f::HIGHER_FIRST | f::LOWER_FIRST);
         if m.flags >= 1 << 3 || (order != f::HIGHER_FIRST && order != f::LOWER_FIRST) {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} ({}) has flags {:#x} (exactly one of 1 and 2, and maybe 4)",
-                m.name, m.flags
+                m.name,
+                m.flags
             ));
         }
         if matches!(m.name.as_str(), "Capacity" | "Locality") {
-            return Err(format!("{what}: {} is computed by the host", m.name));
+            return Err(invalid!("{what}: {} is computed by the host", m.name));
         }
         let slot = match t.memattrs.iter().position(|x| x.name == m.name) {
             Some(i) if t.memattrs[i].flags == m.flags => i,
-            Some(_) => return Err(format!("{what} ({}) exists with other flags", m.name)),
+            Some(_) => return Err(invalid!("{what} ({}) exists with other flags", m.name)),
             None => {
                 t.memattrs.push(MemAttr::new(&m.name, m.flags));
                 t.memattrs.len() - 1
@@ -402,7 +410,7 @@ pub fn apply(
             let target = resolve(&|| what.clone(), v.target as u64)?;
             let tt = t.obj(target).obj_type;
             if tt != ObjType::NUMANode {
-                return Err(format!(
+                return Err(invalid!(
                     "{what}: the target (gp index {}) is a {tt}; targets are NUMA nodes",
                     v.target
                 ));
@@ -413,7 +421,7 @@ pub fn apply(
                     let o = resolve(&|| what.clone(), u64::from(*gp))?;
                     let it = t.obj(o).obj_type;
                     if !matches!(it.kind(), ObjKind::Normal | ObjKind::Memory) {
-                        return Err(format!(
+                        return Err(invalid!(
                             "{what}: the initiator (gp index {gp}) is a {it}, which has no cpuset"
                         ));
                     }
@@ -428,7 +436,7 @@ pub fn apply(
                             .rposition(|&w| w != 0)
                             .is_some_and(|i| i >= cap)
                     {
-                        return Err(format!("{what}: initiator set is infinite or too large"));
+                        return Err(invalid!("{what}: initiator set is infinite or too large"));
                     }
                     Some(CoreInitiator::CpuSet(CpuSet::from_bitmap(
                         CoreBitmap::from_words(&c.words),
@@ -437,7 +445,7 @@ pub fn apply(
             };
             let needs = m.flags & f::NEED_INITIATOR != 0;
             if needs && initiator.is_none() {
-                return Err(format!("{what} needs initiators and a value has none"));
+                return Err(invalid!("{what} needs initiators and a value has none"));
             }
             // As `MemAttr::set`, with a map instead of a scan per value.
             let initiator = if needs { initiator } else { None };
@@ -467,7 +475,7 @@ pub fn apply(
             true,
         )?;
         if !p.value.is_finite() {
-            return Err(format!("{} ({}) has value {}", what(), p.name, p.value));
+            return Err(invalid!("{} ({}) has value {}", what(), p.name, p.value));
         }
         props.push(Property {
             object,
@@ -486,8 +494,8 @@ pub fn apply(
         }));
         match r {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(format!("the annotated topology is invalid: {e}")),
-            Err(_) => return Err("the annotated topology could not be built".into()),
+            Ok(Err(e)) => return Err(invalid!("the annotated topology is invalid: {e}")),
+            Err(_) => return Err(invalid!("the annotated topology could not be built")),
         }
     }
     *topo = t;
@@ -581,11 +589,15 @@ mod tests {
             max_objects: 1 << 20,
             ..Limits::default()
         };
-        let e = apply(&infos(&t, 128), &mut t, &wide).unwrap_err();
+        let e = apply(&infos(&t, 128), &mut t, &wide)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "524288 infos returned (at most 262144)");
         // 2,097,152 infos: the bound on everything a record returns is
         // checked first.
-        let e = apply(&infos(&t, 512), &mut t, &Limits::default()).unwrap_err();
+        let e = apply(&infos(&t, 512), &mut t, &Limits::default())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "2097152 infos, Misc objects and properties returned (at most 262144)"
@@ -593,7 +605,9 @@ mod tests {
         let root = t.obj(t.root()).gp_index;
         let mut a = empty();
         a.misc = (0..200_000).map(|_| (root, "m".to_string())).collect();
-        let e = apply(&a, &mut t, &Limits::default()).unwrap_err();
+        let e = apply(&a, &mut t, &Limits::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Misc objects returned (at most 65536)"), "{e}");
         assert_eq!(t.ids().count(), before.ids().count());
     }
@@ -612,7 +626,9 @@ mod tests {
                 value: 1,
             }],
         });
-        let e = apply(&a, &mut t, &Limits::default()).unwrap_err();
+        let e = apply(&a, &mut t, &Limits::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("targets are NUMA nodes"), "{e}");
     }
 }

@@ -54,6 +54,118 @@ const TAG_BYTES: usize = 32;
 /// format never accepts an older artifact.
 const TAG_CONTEXT: &[u8] = b"wloc:compiled:v1\0";
 
+/// Why the cache folder may not be used (then there is no cache, and one
+/// warning says why).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CacheError {
+    /// The path, or a folder above it, is something else than a folder.
+    #[error("{} is not a folder", .0.display())]
+    NotFolder(PathBuf),
+    /// A folder above the cache belongs to another user than this one
+    /// or root, who may rename the cache folder.
+    #[error("{} belongs to user {uid}, not to this user or root", path.display())]
+    AncestorOwner {
+        /// The folder.
+        path: PathBuf,
+        /// Its owner.
+        uid: u32,
+    },
+    /// The cache folder belongs to another user.
+    #[error("{} belongs to user {uid}, not to this user", path.display())]
+    CacheOwner {
+        /// The folder.
+        path: PathBuf,
+        /// Its owner.
+        uid: u32,
+    },
+    /// Others may rename entries of a folder above the cache.
+    #[error("{} is writable by others (mode {mode:o}) and not sticky", path.display())]
+    SharedAncestor {
+        /// The folder.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: rustix::fs::RawMode,
+    },
+    /// Others may write in the cache folder.
+    #[error("{} is writable by others (mode {mode:o})", path.display())]
+    SharedCache {
+        /// The folder.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: rustix::fs::RawMode,
+    },
+    /// The path ends with `/`, `.` or `..`, which name another folder
+    /// than the one the user seems to give.
+    #[error("{} does not end with a folder name (a trailing '/', '.' or '..')", .0.display())]
+    NoFolderName(PathBuf),
+    /// The path holds `..`.
+    #[error("{} holds '..'", .0.display())]
+    ParentDir(PathBuf),
+    /// A relative path, and no current folder to find it from.
+    #[error("no current folder to find {}: {source}", path.display())]
+    NoCurrentDir {
+        /// The path.
+        path: PathBuf,
+        /// Why there is no current folder.
+        source: std::io::Error,
+    },
+    /// The existing part of the path cannot be resolved.
+    #[error("cannot resolve {}: {source}", path.display())]
+    Resolve {
+        /// The part of the path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A system call on a folder of the path failed.
+    #[error("cannot {op} {}: {errno}", path.display())]
+    Sys {
+        /// What was done: `open`, `stat` or `create`.
+        op: &'static str,
+        /// The folder.
+        path: PathBuf,
+        /// The error number.
+        errno: rustix::io::Errno,
+    },
+    /// A folder of the path is a symbolic link (or not a folder).
+    #[error("{} is a symbolic link or not a folder", .0.display())]
+    LinkOrNotFolder(PathBuf),
+    /// The secret of the tags cannot be read.
+    #[error("its {SECRET_FILE}: {0}")]
+    SecretUnreadable(std::io::Error),
+    /// The secret of the tags has the wrong size.
+    #[error("its {SECRET_FILE} is not {TAG_BYTES} bytes")]
+    SecretSize,
+    /// No random numbers to make a secret.
+    #[error("no random numbers for a secret: {0}")]
+    NoRandom(getrandom::Error),
+    /// A new secret cannot be written.
+    #[error("cannot write its {SECRET_FILE}: {0}")]
+    SecretUnwritable(std::io::Error),
+    /// The secret disappeared between its writing and its reading.
+    #[error("its {SECRET_FILE} vanished")]
+    SecretVanished,
+    /// An error about the secret of the folder `path`.
+    #[error("{}: {source}", path.display())]
+    InFolder {
+        /// The cache folder.
+        path: PathBuf,
+        /// What went wrong in it.
+        source: Box<CacheError>,
+    },
+}
+
+impl CacheError {
+    /// The system call `op` on `path` failed with `errno`.
+    pub(crate) fn sys(op: &'static str, path: &Path, errno: rustix::io::Errno) -> CacheError {
+        CacheError::Sys {
+            op,
+            path: path.to_path_buf(),
+            errno,
+        }
+    }
+}
+
 /// Feeds what `Hash` writes into sha256.
 struct ShaHasher(Sha256);
 
@@ -123,11 +235,11 @@ impl std::fmt::Debug for CompiledCache {
 }
 
 /// Says once per process that the cache is not used, and why.
-fn warn_unusable(path: &Path, why: &str) {
+fn warn_unusable(path: &Path, why: &CacheError) {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let shown = wloc_trust::text::sanitize(&path.to_string_lossy(), 200);
-        let why = wloc_trust::text::sanitize(why, 300);
+        let why = wloc_trust::text::sanitize(&why.to_string(), 300);
         eprintln!(
             "wloc: warning: the compiled-code cache {shown} is not used ({why}); \
              components are compiled on each run"
@@ -147,36 +259,36 @@ fn tag(secret: &[u8; TAG_BYTES], name: &str, code: &[u8]) -> Hmac<Sha256> {
 
 /// The secret of the folder's tags: read, or made (32 random bytes, mode
 /// 0600, published with a link so that racing processes agree on one).
-fn secret(dir: &CacheDir) -> Result<[u8; TAG_BYTES], String> {
-    let read = |dir: &CacheDir| -> Result<Option<[u8; TAG_BYTES]>, String> {
+fn secret(dir: &CacheDir) -> Result<[u8; TAG_BYTES], CacheError> {
+    let read = |dir: &CacheDir| -> Result<Option<[u8; TAG_BYTES]>, CacheError> {
         let Some(bytes) = dir
             .read_private(SECRET_FILE)
-            .map_err(|e| format!("its {SECRET_FILE}: {e}"))?
+            .map_err(CacheError::SecretUnreadable)?
         else {
             return Ok(None);
         };
         <[u8; TAG_BYTES]>::try_from(&bytes[..])
             .map(Some)
-            .map_err(|_| format!("its {SECRET_FILE} is not {TAG_BYTES} bytes"))
+            .map_err(|_| CacheError::SecretSize)
     };
     if let Some(s) = read(dir)? {
         return Ok(s);
     }
     let mut fresh = [0u8; TAG_BYTES];
-    getrandom::fill(&mut fresh).map_err(|e| format!("no random numbers for a secret: {e}"))?;
+    getrandom::fill(&mut fresh).map_err(CacheError::NoRandom)?;
     let tmp = dir::temporary_name(SECRET_FILE);
     dir.create_new(&tmp, &fresh)
-        .map_err(|e| format!("cannot write its {SECRET_FILE}: {e}"))?;
+        .map_err(CacheError::SecretUnwritable)?;
     // Another process may have published its secret first: then that one
     // is used, as by every later process.
     let linked = dir.link_new(&tmp, SECRET_FILE);
     let _ = dir.remove(&tmp);
     if let Err(e) = linked {
         if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(format!("cannot write its {SECRET_FILE}: {e}"));
+            return Err(CacheError::SecretUnwritable(e));
         }
     }
-    read(dir)?.ok_or_else(|| format!("its {SECRET_FILE} vanished"))
+    read(dir)?.ok_or(CacheError::SecretVanished)
 }
 
 impl CompiledCache {
@@ -235,8 +347,10 @@ impl CompiledCache {
             .opened
             .get_or_init(|| {
                 let open = CacheDir::open(path).and_then(|dir| {
-                    let secret =
-                        secret(&dir).map_err(|e| format!("{}: {e}", dir.path().display()))?;
+                    let secret = secret(&dir).map_err(|e| CacheError::InFolder {
+                        path: dir.path().to_path_buf(),
+                        source: Box::new(e),
+                    })?;
                     Ok(Opened { dir, secret })
                 });
                 open.map_err(|why| warn_unusable(path, &why)).ok()

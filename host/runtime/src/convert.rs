@@ -32,7 +32,9 @@ use crate::bindings::types::{
 };
 use wloc_trust::Limits;
 
-type Res<T> = Result<T, String>;
+use crate::error::{invalid, RecordError};
+
+type Res<T> = Result<T, RecordError>;
 
 /// The core type of a WIT type.
 pub fn obj_type(t: ObjectType) -> ObjType {
@@ -149,10 +151,7 @@ impl Clock {
 
     pub(crate) fn check(&self) -> Res<()> {
         if self.start.elapsed() > self.limit {
-            return Err(format!(
-                "checking and building the record took longer than the run's deadline ({} ms)",
-                self.limit.as_millis()
-            ));
+            return Err(RecordError::Deadline(self.limit));
         }
         Ok(())
     }
@@ -208,14 +207,14 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn string(&self, what: &(impl fmt::Display + ?Sized), s: &str) -> Res<()> {
         if s.len() > self.limits.max_string_bytes {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} is {} bytes long (at most {})",
                 s.len(),
                 self.limits.max_string_bytes
             ));
         }
         if let Some(c) = xml_safe(s) {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} holds the character {c:?}, which XML cannot carry"
             ));
         }
@@ -232,21 +231,21 @@ impl Checker<'_> {
         bound: Bound,
     ) -> Res<CoreBitmap> {
         if b.words.len() > self.limits.max_bitmap_words {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} has {} words (at most {})",
                 b.words.len(),
                 self.limits.max_bitmap_words
             ));
         }
         if b.infinite && !may_be_infinite {
-            return Err(format!("{what} is infinite"));
+            return Err(invalid!("{what} is infinite"));
         }
         let cap = u64::from(MAX_SET_BITS);
         if b.infinite {
             // The all-set tail starts after the last word that is not full.
             let tail = b.words.iter().rposition(|&w| w != !0).map_or(0, |i| i + 1) as u64 * 64;
             if tail > cap {
-                return Err(format!(
+                return Err(invalid!(
                     "{what} is infinite from index {tail}, beyond the cap of {}",
                     cap - 1
                 ));
@@ -258,7 +257,7 @@ impl Checker<'_> {
         }
         if let Some(top) = highest(&b.words) {
             if top >= cap {
-                return Err(format!(
+                return Err(invalid!(
                     "{what} holds index {top}, beyond the cap of {}",
                     cap - 1
                 ));
@@ -270,9 +269,9 @@ impl Checker<'_> {
             };
             if top >= limit {
                 return Err(if limit == 0 {
-                    format!("{what} holds index {top}, and the record has no {noun}")
+                    invalid!("{what} holds index {top}, and the record has no {noun}")
                 } else {
-                    format!(
+                    invalid!(
                         "{what} holds index {top}, beyond {}, the highest {noun} index of the record",
                         limit - 1
                     )
@@ -309,7 +308,7 @@ impl Checker<'_> {
     /// empty; every string XML-safe.
     fn infos(&mut self, what: &(impl fmt::Display + ?Sized), infos: &[Info]) -> Res<Vec<CoreInfo>> {
         if infos.len() > self.limits.max_infos {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} has {} infos (at most {})",
                 infos.len(),
                 self.limits.max_infos
@@ -317,7 +316,7 @@ impl Checker<'_> {
         }
         self.infos_total += infos.len();
         if self.infos_total > self.limits.max_total_infos {
-            return Err(format!(
+            return Err(invalid!(
                 "the record holds more than {} infos in all",
                 self.limits.max_total_infos
             ));
@@ -325,7 +324,7 @@ impl Checker<'_> {
         let mut out = Vec::with_capacity(infos.len());
         for i in infos {
             if i.name.is_empty() {
-                return Err(format!("{what} has an info without a name"));
+                return Err(invalid!("{what} has an info without a name"));
             }
             self.string(&Field(what, "info name", ""), &i.name)?;
             self.string(&Field(what, "info ", &i.name), &i.value)?;
@@ -340,12 +339,13 @@ impl Checker<'_> {
 
 fn pci_attr(what: &(impl fmt::Display + ?Sized), p: &PciAttr) -> Res<CorePciAttr> {
     if !p.link_speed.is_finite() || p.link_speed < 0.0 {
-        return Err(format!("{what} has link speed {}", p.link_speed));
+        return Err(invalid!("{what} has link speed {}", p.link_speed));
     }
     if p.dev > 31 || p.function > 7 {
-        return Err(format!(
+        return Err(invalid!(
             "{what} has PCI address {:02x}.{:x}, beyond device 1f function 7",
-            p.dev, p.function
+            p.dev,
+            p.function
         ));
     }
     Ok(CorePciAttr {
@@ -367,7 +367,7 @@ fn pci_attr(what: &(impl fmt::Display + ?Sized), p: &PciAttr) -> Res<CorePciAttr
 /// The core attribute of an object, checked against its type; `None`
 /// keeps the type's defaults.
 fn attr(what: &(impl fmt::Display + ?Sized), t: ObjType, a: &ObjectAttr) -> Res<Option<ObjAttr>> {
-    let wrong = |name: &str| format!("{what} has {name} attributes, which a {t} cannot have");
+    let wrong = |name: &str| invalid!("{what} has {name} attributes, which a {t} cannot have");
     Ok(Some(match a {
         ObjectAttr::None => return Ok(None),
         ObjectAttr::Numa(n) => {
@@ -375,7 +375,7 @@ fn attr(what: &(impl fmt::Display + ?Sized), t: ObjType, a: &ObjectAttr) -> Res<
                 return Err(wrong("NUMA"));
             }
             if n.page_types.len() > 64 {
-                return Err(format!(
+                return Err(invalid!(
                     "{what} has {} page types (at most 64)",
                     n.page_types.len()
                 ));
@@ -400,20 +400,20 @@ fn attr(what: &(impl fmt::Display + ?Sized), t: ObjType, a: &ObjectAttr) -> Res<
             };
             if t == ObjType::MemCache {
                 if c.depth == 0 || c.depth > 16 {
-                    return Err(format!("{what} has memory-side cache depth {}", c.depth));
+                    return Err(invalid!("{what} has memory-side cache depth {}", c.depth));
                 }
             } else if let Some(level) = t.cache_level() {
                 if c.depth != level {
-                    return Err(format!("{what} is a {t} with cache depth {}", c.depth));
+                    return Err(invalid!("{what} is a {t} with cache depth {}", c.depth));
                 }
                 if t.is_icache() != (kind == CoreCacheKind::Instruction) {
-                    return Err(format!("{what} is a {t} with cache kind {kind:?}"));
+                    return Err(invalid!("{what} is a {t} with cache kind {kind:?}"));
                 }
             } else {
                 return Err(wrong("cache"));
             }
             if c.associativity < -1 {
-                return Err(format!("{what} has associativity {}", c.associativity));
+                return Err(invalid!("{what} has associativity {}", c.associativity));
             }
             ObjAttr::Cache(CoreCacheAttr {
                 size: c.size,
@@ -446,9 +446,10 @@ fn attr(what: &(impl fmt::Display + ?Sized), t: ObjType, a: &ObjectAttr) -> Res<
                 return Err(wrong("bridge"));
             }
             if b.secondary_bus > b.subordinate_bus {
-                return Err(format!(
+                return Err(invalid!(
                     "{what} has secondary bus {:02x} above subordinate bus {:02x}",
-                    b.secondary_bus, b.subordinate_bus
+                    b.secondary_bus,
+                    b.subordinate_bus
                 ));
             }
             ObjAttr::Bridge(CoreBridgeAttr {
@@ -467,7 +468,9 @@ fn attr(what: &(impl fmt::Display + ?Sized), t: ObjType, a: &ObjectAttr) -> Res<
                 return Err(wrong("OS device"));
             }
             if *kinds >= 1 << 7 {
-                return Err(format!("{what} has unknown OS device kind bits {kinds:#x}"));
+                return Err(invalid!(
+                    "{what} has unknown OS device kind bits {kinds:#x}"
+                ));
             }
             ObjAttr::OsDev(OsDevTypes(*kinds))
         }
@@ -514,16 +517,16 @@ enum Placed {
 pub(crate) fn check_distances_shape(what: &str, m: &Distances) -> Res<usize> {
     let n = m.objects.len();
     if n == 0 {
-        return Err(format!("{what} has no object"));
+        return Err(invalid!("{what} has no object"));
     }
     if n.checked_mul(n) != Some(m.values.len()) {
-        return Err(format!(
+        return Err(invalid!(
             "{what} has {n} objects and {} values instead of {n}²",
             m.values.len()
         ));
     }
     if m.kind >= 1 << 5 {
-        return Err(format!("{what} has unknown kind bits {:#x}", m.kind));
+        return Err(invalid!("{what} has unknown kind bits {:#x}", m.kind));
     }
     Ok(n)
 }
@@ -576,7 +579,7 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
     let placed = insert_objects(d, topo, &mut ck, &ids, keep_ids, &mut clock)?;
     let resolve = |what: &str, id: u32| -> Res<Option<ObjId>> {
         match ids.index.get(&id) {
-            None => Err(format!("{what} refers to id {id}, which is no object")),
+            None => Err(invalid!("{what} refers to id {id}, which is no object")),
             Some(&i) => Ok(match placed[i] {
                 Placed::At(o) => Some(o),
                 Placed::Filtered => None,
@@ -593,15 +596,15 @@ pub fn apply(d: &Discovery, topo: &mut Topology, limits: &Limits) -> Res<()> {
 /// The counts and the size of the record, before anything else.
 fn check_sizes(d: &Discovery, limits: &Limits) -> Res<()> {
     if d.objects.len() > limits.max_objects {
-        return Err(format!(
-            "{} objects returned (at most {})",
-            d.objects.len(),
-            limits.max_objects
-        ));
+        return Err(RecordError::TooMany {
+            what: "objects".into(),
+            count: d.objects.len(),
+            max: limits.max_objects,
+        });
     }
     let size = size_of(d);
     if size > limits.max_returned_bytes {
-        return Err(format!(
+        return Err(invalid!(
             "{size} bytes of data returned (at most {})",
             limits.max_returned_bytes
         ));
@@ -615,7 +618,11 @@ fn check_sizes(d: &Discovery, limits: &Limits) -> Res<()> {
         ("PCI localities", d.pci_localities.len(), MAX_PCI_LOCALITIES),
     ] {
         if n > max {
-            return Err(format!("{n} {what} returned (at most {max})"));
+            return Err(RecordError::TooMany {
+                what: what.into(),
+                count: n,
+                max,
+            });
         }
     }
     Ok(())
@@ -633,7 +640,7 @@ impl Ids {
         let mut index: HashMap<u32, usize> = HashMap::with_capacity(d.objects.len());
         for (i, o) in d.objects.iter().enumerate() {
             if let Some(first) = index.insert(o.id, i) {
-                return Err(format!(
+                return Err(invalid!(
                     "id {} is used by object {first} and by object {i}",
                     o.id
                 ));
@@ -660,7 +667,7 @@ impl Ids {
                 _ => 1,
             };
             if me as usize > MAX_TREE_DEPTH {
-                return Err(format!(
+                return Err(invalid!(
                     "{}: its parent links put it at depth {me}, deeper than the deepest tree accepted ({MAX_TREE_DEPTH})",
                     describe(i, o)
                 ));
@@ -696,15 +703,15 @@ impl Scan {
             let what = describe(i, o);
             let os = o
                 .os_index
-                .ok_or_else(|| format!("{what}: a {noun} needs an OS index"))?;
+                .ok_or_else(|| invalid!("{what}: a {noun} needs an OS index"))?;
             if u64::from(os) >= cap {
-                return Err(format!(
+                return Err(invalid!(
                     "{what}: OS index {os} is beyond the cap of {}",
                     cap - 1
                 ));
             }
             if !seen.insert(os) {
-                return Err(format!("{what}: two {noun}s have OS index {os}"));
+                return Err(invalid!("{what}: two {noun}s have OS index {os}"));
             }
             *bound = (*bound).max(u64::from(os) + 1);
         }
@@ -717,7 +724,7 @@ impl Scan {
                     .filter(|b| !b.infinite)
                     .and_then(|b| highest(&b.words))
                 {
-                    Some(t) if t >= cap => Err(format!(
+                    Some(t) if t >= cap => Err(invalid!(
                         "the root's sets hold index {t}, beyond the cap of {}",
                         cap - 1
                     )),
@@ -816,178 +823,23 @@ fn insert_objects(
         clock.tick()?;
         let t = obj_type(o.type_);
         let what = describe(i, o);
-        // The parent: an earlier object of this record.
-        let parent = match o.parent {
-            None => None,
-            Some(p) => match ids.index.get(&p) {
-                None => {
-                    return Err(format!(
-                        "{what}: parent id {p} is not an object of this discovery"
-                    ))
-                }
-                Some(&pi) if pi >= i => {
-                    return Err(format!(
-                        "{what}: parent id {p} is object {pi}, which does not come before it (parents come first; cycles are impossible)"
-                    ))
-                }
-                Some(&pi) => Some((pi, placed[pi])),
-            },
-        };
+        let parent = parent_of(&what, i, o, ids, &placed)?;
         if t == ObjType::Machine {
             if parent.is_some() {
-                return Err(format!("{what}: a Machine can only be the root"));
+                return Err(invalid!("{what}: a Machine can only be the root"));
             }
             if Some(i) != ids.root {
-                return Err(format!("{what}: a second root Machine"));
+                return Err(invalid!("{what}: a second root Machine"));
             }
             apply_root(&what, o, topo, ck)?;
             placed.push(Placed::At(topo.root()));
             continue;
         }
-        let kind = t.kind();
-
-        // Sets.
-        let cpuset = ck.cpuset(&Field(&what, "cpuset", ""), &o.cpuset, Bound::Cpus)?;
-        let ccpuset = ck.cpuset(
-            &Field(&what, "complete cpuset", ""),
-            &o.complete_cpuset,
-            Bound::Cpus,
-        )?;
-        let nodeset = ck.nodeset(&Field(&what, "nodeset", ""), &o.nodeset, Bound::Nodes)?;
-        let cnodeset = ck.nodeset(
-            &Field(&what, "complete nodeset", ""),
-            &o.complete_nodeset,
-            Bound::Nodes,
-        )?;
-        match kind {
-            ObjKind::Io | ObjKind::Misc => {
-                if cpuset.is_some() || ccpuset.is_some() || nodeset.is_some() || cnodeset.is_some()
-                {
-                    return Err(format!("{what}: I/O and Misc objects carry no sets"));
-                }
-            }
-            ObjKind::Normal | ObjKind::Memory => {
-                if let (Some(c), Some(cc)) = (&cpuset, &ccpuset) {
-                    if !cc.includes(c) {
-                        return Err(format!("{what}: cpuset is not inside complete cpuset"));
-                    }
-                }
-                if let (Some(n), Some(cn)) = (&nodeset, &cnodeset) {
-                    if !cn.includes(n) {
-                        return Err(format!("{what}: nodeset is not inside complete nodeset"));
-                    }
-                }
-            }
-        }
-        let full_cpuset = ccpuset.as_ref().or(cpuset.as_ref());
-        // Groups of CPU-less NUMA nodes (built from distances) hold memory
-        // only; their parent places them.  Other objects need CPUs.
-        let cpuless = full_cpuset.is_none_or(|c| c.is_empty());
-        if kind == ObjKind::Normal && cpuless && (t != ObjType::Group || o.parent.is_none()) {
-            return Err(format!("{what}: a {t} needs a non-empty cpuset"));
-        }
-        // OS indexes were checked (present, unique, capped) by the scan;
-        // the sets are compared with them word by word.
-        let os = o.os_index.unwrap_or(0);
-        let raw = |c: &Option<Bitmap>, cc: &Option<Bitmap>| cc.clone().or_else(|| c.clone());
-        match t {
-            ObjType::PU => {
-                let full = raw(&o.cpuset, &o.complete_cpuset);
-                if !full
-                    .as_ref()
-                    .is_some_and(|b| !b.infinite && is_singleton(&b.words, os))
-                {
-                    return Err(format!(
-                        "{what}: the cpuset of PU P#{os} must be {{{os}}}, not {}",
-                        full_cpuset.map_or(String::new(), |c| c.to_string())
-                    ));
-                }
-            }
-            ObjType::NUMANode => {
-                let full = raw(&o.nodeset, &o.complete_nodeset);
-                if !full
-                    .as_ref()
-                    .is_some_and(|b| !b.infinite && is_singleton(&b.words, os))
-                {
-                    return Err(format!(
-                        "{what}: the nodeset of NUMA node P#{os} must be {{{os}}}"
-                    ));
-                }
-            }
-            _ => {}
-        }
-
-        // Where it goes.
-        let parent_id = match parent {
-            None => None,
-            Some((pi, Placed::At(pid))) => {
-                let pt = obj_type(d.objects[pi].type_);
-                let pk = pt.kind();
-                // As hwloc: normal objects under normal ones other than
-                // PUs; memory under normal ones other than PUs, or under
-                // memory-side caches; I/O under normal or I/O ones; Misc
-                // anywhere.
-                let ok = match kind {
-                    ObjKind::Normal => pk == ObjKind::Normal && pt != ObjType::PU,
-                    ObjKind::Memory => {
-                        (pk == ObjKind::Normal && pt != ObjType::PU) || pt == ObjType::MemCache
-                    }
-                    ObjKind::Io => pk == ObjKind::Normal || pk == ObjKind::Io,
-                    ObjKind::Misc => true,
-                };
-                if !ok {
-                    return Err(format!(
-                        "{what}: a {t} cannot be a child of {}",
-                        describe(pi, &d.objects[pi])
-                    ));
-                }
-                if kind == ObjKind::Normal && pid != topo.root() {
-                    let p = topo.obj(pid);
-                    if let (Some(mine), Some(theirs)) = (
-                        full_cpuset,
-                        p.complete_cpuset.as_ref().or(p.cpuset.as_ref()),
-                    ) {
-                        if !theirs.includes(mine) {
-                            return Err(format!(
-                                "{what}: cpuset {mine} is not inside its parent's {theirs}"
-                            ));
-                        }
-                    }
-                }
-                Some(pid)
-            }
-            // The parent was filtered out: place by sets, or under the root.
-            Some((_, Placed::Filtered)) => match kind {
-                // Nothing to place a CPU-less group by: keep it at the top.
-                ObjKind::Normal if cpuless => Some(topo.root()),
-                ObjKind::Normal | ObjKind::Memory => None,
-                _ => Some(topo.root()),
-            },
-        };
-        if parent_id.is_none() && matches!(kind, ObjKind::Io | ObjKind::Misc) {
-            return Err(format!("{what}: a {t} needs a parent"));
-        }
-        if parent_id.is_none() && kind == ObjKind::Memory && full_cpuset.is_none() {
-            return Err(format!(
-                "{what}: a {t} without a parent needs a cpuset to be placed"
-            ));
-        }
-
-        let mut obj = Object::new(t, o.os_index);
-        if let Some(a) = attr(&what, t, &o.attr)? {
-            obj.attr = a;
-        }
-        if let Some(n) = &o.name {
-            ck.string(&Field(&what, "name", ""), n)?;
-        }
-        if let Some(s) = &o.subtype {
-            ck.string(&Field(&what, "subtype", ""), s)?;
-        }
-        obj.name = o.name.clone();
-        obj.subtype = o.subtype.clone();
-        obj.infos = ck.infos(&what, &o.infos)?;
+        let sets = object_sets(&what, o, t, ck)?;
+        let parent_id = parent_slot(&what, d, topo, t, &sets, parent)?;
+        let mut obj = described_object(&what, o, t, ck)?;
         if parent_id.is_none() && t == ObjType::Group {
-            if let Some(set) = full_cpuset {
+            if let Some(set) = sets.full_cpuset() {
                 let key = set.words().to_vec();
                 if let Some(&first) = groups.get(&key) {
                     placed.push(placed[first]);
@@ -996,39 +848,263 @@ fn insert_objects(
                 groups.insert(key, i);
             }
         }
-        obj.cpuset = cpuset;
-        obj.complete_cpuset = ccpuset;
-        obj.nodeset = nodeset;
-        obj.complete_nodeset = cnodeset;
+        obj.cpuset = sets.cpuset;
+        obj.complete_cpuset = sets.complete_cpuset;
+        obj.nodeset = sets.nodeset;
+        obj.complete_nodeset = sets.complete_nodeset;
         if keep_ids {
             obj.gp_index = u64::from(o.id);
         }
-        let p = match parent_id {
-            Some(pid) => {
-                let id = topo
-                    .insert_by_parent(pid, obj)
-                    .map_err(|e| format!("{what}: {e}"))?;
-                Placed::At(id)
-            }
-            None => match topo.insert_by_cpuset(obj) {
-                Ok(Some(ins)) => {
-                    let visits = topo.placement_visits() - visits_before;
-                    if visits > MAX_PLACEMENT_VISITS {
-                        return Err(format!(
-                            "{what}: placing the record's objects by their sets has compared {visits} \
-                             siblings (at most {MAX_PLACEMENT_VISITS}); objects given with their \
-                             parents cost no comparison"
-                        ));
-                    }
-                    Placed::At(ins.id())
-                }
-                Ok(None) => Placed::Filtered,
-                Err(e) => return Err(format!("{what}: {e}")),
-            },
-        };
-        placed.push(p);
+        placed.push(insert_one(&what, topo, parent_id, obj, visits_before)?);
     }
     Ok(placed)
+}
+
+/// The parent of object `i`: an earlier object of this record, with
+/// where it went.
+fn parent_of(
+    what: &Described,
+    i: usize,
+    o: &WitObject,
+    ids: &Ids,
+    placed: &[Placed],
+) -> Res<Option<(usize, Placed)>> {
+    let Some(p) = o.parent else {
+        return Ok(None);
+    };
+    match ids.index.get(&p) {
+        None => Err(invalid!(
+            "{what}: parent id {p} is not an object of this discovery"
+        )),
+        Some(&pi) if pi >= i => Err(invalid!(
+            "{what}: parent id {p} is object {pi}, which does not come before it (parents come first; cycles are impossible)"
+        )),
+        Some(&pi) => Ok(Some((pi, placed[pi]))),
+    }
+}
+
+/// The four sets of an object, checked.
+struct Sets {
+    cpuset: Option<CpuSet>,
+    complete_cpuset: Option<CpuSet>,
+    nodeset: Option<NodeSet>,
+    complete_nodeset: Option<NodeSet>,
+}
+
+impl Sets {
+    /// The complete cpuset, else the cpuset.
+    fn full_cpuset(&self) -> Option<&CpuSet> {
+        self.complete_cpuset.as_ref().or(self.cpuset.as_ref())
+    }
+
+    /// Whether there are no CPUs to place the object by.
+    fn cpuless(&self) -> bool {
+        self.full_cpuset().is_none_or(|c| c.is_empty())
+    }
+}
+
+/// Checks an object's sets: each on its own, against each other and
+/// against its type (I/O and Misc objects have none, other objects need
+/// CPUs, a PU's and a NUMA node's sets hold their OS index).
+fn object_sets(what: &Described, o: &WitObject, t: ObjType, ck: &Checker) -> Res<Sets> {
+    let kind = t.kind();
+    let cpuset = ck.cpuset(&Field(what, "cpuset", ""), &o.cpuset, Bound::Cpus)?;
+    let ccpuset = ck.cpuset(
+        &Field(what, "complete cpuset", ""),
+        &o.complete_cpuset,
+        Bound::Cpus,
+    )?;
+    let nodeset = ck.nodeset(&Field(what, "nodeset", ""), &o.nodeset, Bound::Nodes)?;
+    let cnodeset = ck.nodeset(
+        &Field(what, "complete nodeset", ""),
+        &o.complete_nodeset,
+        Bound::Nodes,
+    )?;
+    match kind {
+        ObjKind::Io | ObjKind::Misc => {
+            if cpuset.is_some() || ccpuset.is_some() || nodeset.is_some() || cnodeset.is_some() {
+                return Err(invalid!("{what}: I/O and Misc objects carry no sets"));
+            }
+        }
+        ObjKind::Normal | ObjKind::Memory => {
+            if let (Some(c), Some(cc)) = (&cpuset, &ccpuset) {
+                if !cc.includes(c) {
+                    return Err(invalid!("{what}: cpuset is not inside complete cpuset"));
+                }
+            }
+            if let (Some(n), Some(cn)) = (&nodeset, &cnodeset) {
+                if !cn.includes(n) {
+                    return Err(invalid!("{what}: nodeset is not inside complete nodeset"));
+                }
+            }
+        }
+    }
+    let sets = Sets {
+        cpuset,
+        complete_cpuset: ccpuset,
+        nodeset,
+        complete_nodeset: cnodeset,
+    };
+    // Groups of CPU-less NUMA nodes (built from distances) hold memory
+    // only; their parent places them.  Other objects need CPUs.
+    if kind == ObjKind::Normal && sets.cpuless() && (t != ObjType::Group || o.parent.is_none()) {
+        return Err(invalid!("{what}: a {t} needs a non-empty cpuset"));
+    }
+    // OS indexes were checked (present, unique, capped) by the scan;
+    // the sets are compared with them word by word.
+    let os = o.os_index.unwrap_or(0);
+    let raw = |c: &Option<Bitmap>, cc: &Option<Bitmap>| cc.clone().or_else(|| c.clone());
+    match t {
+        ObjType::PU => {
+            let full = raw(&o.cpuset, &o.complete_cpuset);
+            if !full
+                .as_ref()
+                .is_some_and(|b| !b.infinite && is_singleton(&b.words, os))
+            {
+                return Err(invalid!(
+                    "{what}: the cpuset of PU P#{os} must be {{{os}}}, not {}",
+                    sets.full_cpuset().map_or(String::new(), |c| c.to_string())
+                ));
+            }
+        }
+        ObjType::NUMANode => {
+            let full = raw(&o.nodeset, &o.complete_nodeset);
+            if !full
+                .as_ref()
+                .is_some_and(|b| !b.infinite && is_singleton(&b.words, os))
+            {
+                return Err(invalid!(
+                    "{what}: the nodeset of NUMA node P#{os} must be {{{os}}}"
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok(sets)
+}
+
+/// Where an object of type `t` goes: under the topology object `Some(id)`,
+/// or (`None`) where its sets place it.  `parent` is its parent in the
+/// record, if it has one.
+fn parent_slot(
+    what: &Described,
+    d: &Discovery,
+    topo: &Topology,
+    t: ObjType,
+    sets: &Sets,
+    parent: Option<(usize, Placed)>,
+) -> Res<Option<ObjId>> {
+    let kind = t.kind();
+    let full_cpuset = sets.full_cpuset();
+    let parent_id = match parent {
+        None => None,
+        Some((pi, Placed::At(pid))) => {
+            let pt = obj_type(d.objects[pi].type_);
+            let pk = pt.kind();
+            // As hwloc: normal objects under normal ones other than
+            // PUs; memory under normal ones other than PUs, or under
+            // memory-side caches; I/O under normal or I/O ones; Misc
+            // anywhere.
+            let ok = match kind {
+                ObjKind::Normal => pk == ObjKind::Normal && pt != ObjType::PU,
+                ObjKind::Memory => {
+                    (pk == ObjKind::Normal && pt != ObjType::PU) || pt == ObjType::MemCache
+                }
+                ObjKind::Io => pk == ObjKind::Normal || pk == ObjKind::Io,
+                ObjKind::Misc => true,
+            };
+            if !ok {
+                return Err(invalid!(
+                    "{what}: a {t} cannot be a child of {}",
+                    describe(pi, &d.objects[pi])
+                ));
+            }
+            if kind == ObjKind::Normal && pid != topo.root() {
+                let p = topo.obj(pid);
+                if let (Some(mine), Some(theirs)) = (
+                    full_cpuset,
+                    p.complete_cpuset.as_ref().or(p.cpuset.as_ref()),
+                ) {
+                    if !theirs.includes(mine) {
+                        return Err(invalid!(
+                            "{what}: cpuset {mine} is not inside its parent's {theirs}"
+                        ));
+                    }
+                }
+            }
+            Some(pid)
+        }
+        // The parent was filtered out: place by sets, or under the root.
+        Some((_, Placed::Filtered)) => match kind {
+            // Nothing to place a CPU-less group by: keep it at the top.
+            ObjKind::Normal if sets.cpuless() => Some(topo.root()),
+            ObjKind::Normal | ObjKind::Memory => None,
+            _ => Some(topo.root()),
+        },
+    };
+    if parent_id.is_none() && matches!(kind, ObjKind::Io | ObjKind::Misc) {
+        return Err(invalid!("{what}: a {t} needs a parent"));
+    }
+    if parent_id.is_none() && kind == ObjKind::Memory && full_cpuset.is_none() {
+        return Err(invalid!(
+            "{what}: a {t} without a parent needs a cpuset to be placed"
+        ));
+    }
+    Ok(parent_id)
+}
+
+/// A new object of type `t` with what describes it: its attributes,
+/// name, subtype and infos, checked.  Its sets are added by the caller.
+fn described_object(what: &Described, o: &WitObject, t: ObjType, ck: &mut Checker) -> Res<Object> {
+    let mut obj = Object::new(t, o.os_index);
+    if let Some(a) = attr(what, t, &o.attr)? {
+        obj.attr = a;
+    }
+    if let Some(n) = &o.name {
+        ck.string(&Field(what, "name", ""), n)?;
+    }
+    if let Some(s) = &o.subtype {
+        ck.string(&Field(what, "subtype", ""), s)?;
+    }
+    obj.name = o.name.clone();
+    obj.subtype = o.subtype.clone();
+    obj.infos = ck.infos(what, &o.infos)?;
+    Ok(obj)
+}
+
+/// Inserts `obj` under `parent_id`, or by its sets, within the budget of
+/// set comparisons the record's placements share (counted from
+/// `visits_before`).
+fn insert_one(
+    what: &Described,
+    topo: &mut Topology,
+    parent_id: Option<ObjId>,
+    obj: Object,
+    visits_before: u64,
+) -> Res<Placed> {
+    Ok(match parent_id {
+        Some(pid) => {
+            let id = topo
+                .insert_by_parent(pid, obj)
+                .map_err(|e| invalid!("{what}: {e}"))?;
+            Placed::At(id)
+        }
+        None => match topo.insert_by_cpuset(obj) {
+            Ok(Some(ins)) => {
+                let visits = topo.placement_visits() - visits_before;
+                if visits > MAX_PLACEMENT_VISITS {
+                    return Err(invalid!(
+                        "{what}: placing the record's objects by their sets has compared {visits} \
+                         siblings (at most {MAX_PLACEMENT_VISITS}); objects given with their \
+                         parents cost no comparison"
+                    ));
+                }
+                Placed::At(ins.id())
+            }
+            Ok(None) => Placed::Filtered,
+            Err(e) => return Err(invalid!("{what}: {e}")),
+        },
+    })
 }
 
 /// Distance matrices: shape, names, objects resolved (a matrix naming an
@@ -1052,7 +1128,7 @@ fn apply_distances(
         let mut complete = true;
         for &id in &m.objects {
             if !seen.insert(id) {
-                return Err(format!("{what} lists id {id} twice"));
+                return Err(invalid!("{what} lists id {id} twice"));
             }
             match resolve(&what, id)? {
                 Some(o) => objs.push(o),
@@ -1062,12 +1138,12 @@ fn apply_distances(
         if complete {
             let mut distinct: HashSet<ObjId> = HashSet::with_capacity(objs.len());
             if !objs.iter().all(|o| distinct.insert(*o)) {
-                return Err(format!(
+                return Err(invalid!(
                     "{what} lists two ids of one object (a Group merged into another)"
                 ));
             }
             let dist = CoreDistances::new(m.name.clone(), m.kind, objs, m.values.clone())
-                .ok_or_else(|| format!("{what} has a wrong number of values"))?;
+                .ok_or_else(|| invalid!("{what} has a wrong number of values"))?;
             topo.distances.push(dist);
         }
     }
@@ -1105,13 +1181,13 @@ fn apply_memattrs(
     for (k, m) in d.memattrs.iter().enumerate() {
         let what = format!("memory attribute {k} ({})", m.name);
         if m.name.is_empty() {
-            return Err(format!("memory attribute {k} has no name"));
+            return Err(invalid!("memory attribute {k} has no name"));
         }
         ck.string(&what, &m.name)?;
         use wloc_core::memattrs::flags as f;
         let order = m.flags & (f::HIGHER_FIRST | f::LOWER_FIRST);
         if m.flags >= 1 << 3 || (order != f::HIGHER_FIRST && order != f::LOWER_FIRST) {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} has flags {:#x} (exactly one of 1 and 2, and maybe 4)",
                 m.flags
             ));
@@ -1124,7 +1200,7 @@ fn apply_memattrs(
             .find(|(n, _)| *n == m.name)
         {
             if *pf != m.flags {
-                return Err(format!(
+                return Err(invalid!(
                     "{what} has flags {:#x}, hwloc defines {pf:#x}",
                     m.flags
                 ));
@@ -1132,7 +1208,7 @@ fn apply_memattrs(
         }
         let slot = match topo.memattrs.iter().position(|x| x.name == m.name) {
             Some(i) if topo.memattrs[i].flags == m.flags => i,
-            Some(_) => return Err(format!("{what} exists already with other flags")),
+            Some(_) => return Err(invalid!("{what} exists already with other flags")),
             None => {
                 topo.memattrs.push(MemAttr::new(&m.name, m.flags));
                 topo.memattrs.len() - 1
@@ -1152,7 +1228,7 @@ fn apply_memattrs(
             };
             let tt = topo.obj(target).obj_type;
             if tt != ObjType::NUMANode {
-                return Err(format!(
+                return Err(invalid!(
                     "{what}: the target id {} is a {tt}; targets are NUMA nodes",
                     v.target
                 ));
@@ -1163,7 +1239,7 @@ fn apply_memattrs(
                     Some(o) => {
                         let it = topo.obj(o).obj_type;
                         if !matches!(it.kind(), ObjKind::Normal | ObjKind::Memory) {
-                            return Err(format!(
+                            return Err(invalid!(
                                 "{what}: the initiator id {id} is a {it}, which has no cpuset"
                             ));
                         }
@@ -1179,13 +1255,13 @@ fn apply_memattrs(
                         Bound::Cpus,
                     )?);
                     if set.is_empty() {
-                        return Err(format!("{what}: an initiator set is empty"));
+                        return Err(invalid!("{what}: an initiator set is empty"));
                     }
                     Some(CoreInitiator::CpuSet(set))
                 }
             };
             if needs && initiator.is_none() {
-                return Err(format!("{what} needs initiators and a value has none"));
+                return Err(invalid!("{what} needs initiators and a value has none"));
             }
             // As `MemAttr::set`: no initiator kept where none is needed.
             let initiator = if needs { initiator } else { None };
@@ -1228,11 +1304,11 @@ fn apply_cpukinds(
         let what = format!("CPU kind {k}");
         let set = CpuSet::from_bitmap(ck.bitmap(&what, &c.cpuset, false, Bound::Cpus)?);
         if set.is_empty() {
-            return Err(format!("{what} has no PU"));
+            return Err(invalid!("{what} has no PU"));
         }
         if !pus.includes(&set) {
             let absent = set.and_not(&pus);
-            return Err(format!(
+            return Err(invalid!(
                 "{what} names PUs {absent}, which the record does not have"
             ));
         }
@@ -1242,7 +1318,7 @@ fn apply_cpukinds(
         let after = wloc_core::cpukinds::infos_after_register(&topo.cpukinds, &set, &infos);
         let cap = ck.limits.max_total_infos;
         if after > cap {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} would leave the CPU kinds with up to {after} infos once \
                  overlapping kinds are split (at most {cap})"
             ));
@@ -1279,9 +1355,10 @@ fn apply_rest(d: &Discovery, topo: &mut Topology, ck: &mut Checker) -> Res<()> {
     for (k, l) in d.pci_localities.iter().enumerate() {
         let what = format!("PCI locality {k}");
         if l.bus_min > l.bus_max {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} has bus range {:02x}-{:02x}",
-                l.bus_min, l.bus_max
+                l.bus_min,
+                l.bus_max
             ));
         }
         let cpuset = CpuSet::from_bitmap(ck.bitmap(&what, &l.cpuset, false, Bound::Cap)?);
@@ -1699,7 +1776,12 @@ mod tests {
         };
         let mut t = Topology::new();
         let e = apply(&record(v), &mut t, &limits).unwrap_err();
-        assert!(e.contains("longer than the run's deadline (0 ms)"), "{e}");
+        assert_eq!(e, RecordError::Deadline(Duration::ZERO));
+        assert!(
+            e.to_string()
+                .contains("longer than the run's deadline (0 ms)"),
+            "{e}"
+        );
     }
 
     /// A record of PUs without parents, all under the root: each is

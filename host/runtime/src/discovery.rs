@@ -104,7 +104,7 @@ pub fn build_topology(
     // The core is not expected to panic on checked data; if it does, the
     // component's data still must not take the host down.
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        convert::apply(d, &mut topo, limits).map_err(ErrorKind::InvalidData)?;
+        convert::apply(d, &mut topo, limits).map_err(|e| ErrorKind::InvalidData(e.to_string()))?;
         topo.finish()
             .map_err(|e| ErrorKind::Topology(e.to_string()))?;
         // hwloc's own rules too (sets that add up): whatever a component

@@ -20,6 +20,7 @@ use crate::bindings::fabric::reader as v2;
 use crate::bindings::fabric_v1::exports::fabric as v1;
 use crate::builtin::Builtin;
 use crate::cache;
+use crate::error::{invalid, RecordError};
 use crate::options::RunOptions;
 use crate::runtime::{Loaded, Runtime};
 use crate::world::{FabricV1World, FabricWorld};
@@ -112,7 +113,9 @@ impl Runtime {
         c: &LoadedFabricReader,
         opts: &RunOptions,
     ) -> Result<Vec<Subnet>, ComponentError> {
-        let bad = |m: String| ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m));
+        let bad = |m: RecordError| {
+            ComponentError::new(c.name(), c.digest(), ErrorKind::InvalidData(m.to_string()))
+        };
         match c {
             LoadedFabricReader::V2(l) => {
                 let ran = self.run_world(l, opts, None)?;
@@ -126,12 +129,16 @@ impl Runtime {
     }
 }
 
-fn check_text(what: &str, s: &str, max: usize) -> Result<(), String> {
+fn check_text(what: &str, s: &str, max: usize) -> Result<(), RecordError> {
     if s.len() > max {
-        return Err(format!("{what} is {} bytes long (at most {max})", s.len()));
+        return Err(RecordError::LongText {
+            what: what.to_string(),
+            len: s.len(),
+            max,
+        });
     }
     if s.chars().any(char::is_control) {
-        return Err(format!("{what} holds a control character"));
+        return Err(invalid!("{what} holds a control character"));
     }
     Ok(())
 }
@@ -150,30 +157,33 @@ fn speed(s: Option<v2::Speed>) -> Option<Speed> {
     })
 }
 
-fn width(w: Option<u32>, what: &str) -> Result<Option<u32>, String> {
+fn width(w: Option<u32>, what: &str) -> Result<Option<u32>, RecordError> {
     match w {
-        Some(w) if !wloc_ib::WIDTHS.contains(&w) => {
-            Err(format!("{what}: width {w} is none of 1, 2, 4, 8, 12 lanes"))
-        }
+        Some(w) if !wloc_ib::WIDTHS.contains(&w) => Err(invalid!(
+            "{what}: width {w} is none of 1, 2, 4, 8, 12 lanes"
+        )),
         w => Ok(w),
     }
 }
 
 /// Checks a `wloc:fabric@0.2.0` answer and converts it.
-fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
+fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, RecordError> {
     if subnets.len() > MAX_SUBNETS {
-        return Err(format!("{} subnets (at most {MAX_SUBNETS})", subnets.len()));
+        return Err(invalid!(
+            "{} subnets (at most {MAX_SUBNETS})",
+            subnets.len()
+        ));
     }
     let mut names = HashSet::new();
     let mut out = Vec::new();
     for s in subnets {
         check_text("a subnet name", &s.name, 128)?;
         if s.name.is_empty() || !names.insert(s.name.clone()) {
-            return Err(format!("subnet name {:?} is empty or repeated", s.name));
+            return Err(invalid!("subnet name {:?} is empty or repeated", s.name));
         }
         let sn = &s.name;
         if s.nodes.len() > MAX_NODES || s.links.len() > MAX_LINKS {
-            return Err(format!(
+            return Err(invalid!(
                 "subnet {sn}: {} nodes and {} cables (at most {MAX_NODES} and {MAX_LINKS})",
                 s.nodes.len(),
                 s.links.len()
@@ -188,7 +198,7 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
                 wloc_ib::MAX_DESCRIPTION,
             )?;
             if n.ports.len() > wloc_ib::MAX_PORT as usize + 1 {
-                return Err(format!(
+                return Err(invalid!(
                     "subnet {sn}: node {:#018x} has {} ports",
                     n.guid,
                     n.ports.len()
@@ -196,7 +206,7 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
             }
             let set = ports_of.entry(n.guid).or_default();
             if !set.is_empty() {
-                return Err(format!(
+                return Err(invalid!(
                     "subnet {sn}: node {:#018x} is listed twice",
                     n.guid
                 ));
@@ -205,10 +215,13 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
             for p in n.ports {
                 let what = format!("subnet {sn}: node {:#018x} port {}", n.guid, p.number);
                 if p.number > wloc_ib::MAX_PORT || p.lid > wloc_ib::MAX_LID {
-                    return Err(format!("{what}: port number or LID {} out of range", p.lid));
+                    return Err(invalid!(
+                        "{what}: port number or LID {} out of range",
+                        p.lid
+                    ));
                 }
                 if !set.insert(p.number) {
-                    return Err(format!("{what}: listed twice"));
+                    return Err(invalid!("{what}: listed twice"));
                 }
                 ports.push(Port {
                     number: p.number,
@@ -234,15 +247,16 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
         for l in s.links {
             for e in [&l.a, &l.b] {
                 if !ports_of.get(&e.node).is_some_and(|p| p.contains(&e.port)) {
-                    return Err(format!(
+                    return Err(invalid!(
                         "subnet {sn}: a cable ends at port {} of {:#018x}, which the subnet does not have",
                         e.port, e.node
                     ));
                 }
                 if !used.insert((e.node, e.port)) {
-                    return Err(format!(
+                    return Err(invalid!(
                         "subnet {sn}: port {} of {:#018x} has two cables",
-                        e.port, e.node
+                        e.port,
+                        e.node
                     ));
                 }
             }
@@ -261,7 +275,7 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
         }
         let total: usize = s.routes.iter().map(|t| t.entries.len()).sum();
         if total > MAX_ROUTE_ENTRIES {
-            return Err(format!(
+            return Err(invalid!(
                 "subnet {sn}: {total} forwarding entries (at most {MAX_ROUTE_ENTRIES})"
             ));
         }
@@ -270,9 +284,11 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
             let mut entries = Vec::with_capacity(t.entries.len());
             for e in t.entries {
                 if e.lid > wloc_ib::MAX_LID || e.port > 255 {
-                    return Err(format!(
+                    return Err(invalid!(
                         "subnet {sn}: forwarding table of {:#018x}: LID {} or port {} out of range",
-                        t.switch, e.lid, e.port
+                        t.switch,
+                        e.lid,
+                        e.port
                     ));
                 }
                 entries.push(RouteEntry {
@@ -301,16 +317,16 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, String> {
 
 /// A 0.1.0 node id as a GUID: hexadecimal, with or without `0x` and
 /// colons.
-fn v1_guid(id: &str) -> Result<u64, String> {
+fn v1_guid(id: &str) -> Result<u64, RecordError> {
     let hex: String = id
         .trim_start_matches("0x")
         .chars()
         .filter(|c| *c != ':')
         .collect();
     if hex.is_empty() || hex.len() > 16 {
-        return Err(format!("node id {id:?} is not a GUID"));
+        return Err(invalid!("node id {id:?} is not a GUID"));
     }
-    u64::from_str_radix(&hex, 16).map_err(|_| format!("node id {id:?} is not a GUID"))
+    u64::from_str_radix(&hex, 16).map_err(|_| invalid!("node id {id:?} is not a GUID"))
 }
 
 /// The lane speed whose data rate times `width` is `gbps` (within 2%).
@@ -328,15 +344,18 @@ fn v1_speed(gbps: f64, width: u32) -> Option<Speed> {
 /// `switch`, `ca` (or `host`) and `router`; each node gets ports 1 to
 /// `ports` (0 too for a switch), with the node's GUID; the lane speed of
 /// a link is the one whose data rate fits `speed-gbps` and `width`.
-fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
+fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, RecordError> {
     if snaps.len() > MAX_SUBNETS {
-        return Err(format!("{} snapshots (at most {MAX_SUBNETS})", snaps.len()));
+        return Err(invalid!(
+            "{} snapshots (at most {MAX_SUBNETS})",
+            snaps.len()
+        ));
     }
     let mut out = Vec::new();
     for s in snaps {
         check_text("a subnet name", &s.subnet, 128)?;
         if s.nodes.len() > MAX_NODES || s.links.len() > MAX_LINKS {
-            return Err(format!("subnet {}: too many nodes or links", s.subnet));
+            return Err(invalid!("subnet {}: too many nodes or links", s.subnet));
         }
         let mut ids = HashMap::new();
         let mut nodes = Vec::new();
@@ -348,17 +367,17 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
                 "ca" | "host" => NodeKind::Ca,
                 "router" => NodeKind::Router,
                 k => {
-                    return Err(format!(
+                    return Err(invalid!(
                         "node {}: kind {k:?} is none of switch, ca, router",
                         n.id
                     ))
                 }
             };
             if n.ports > wloc_ib::MAX_PORT {
-                return Err(format!("node {}: {} ports", n.id, n.ports));
+                return Err(invalid!("node {}: {} ports", n.id, n.ports));
             }
             if ids.insert(n.id.clone(), guid).is_some() {
-                return Err(format!("node {} is listed twice", n.id));
+                return Err(invalid!("node {} is listed twice", n.id));
             }
             let first = u32::from(kind != NodeKind::Switch);
             nodes.push(Node {
@@ -381,10 +400,10 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
         for l in &s.links {
             let a = *ids
                 .get(&l.src)
-                .ok_or_else(|| format!("a link from unknown node {:?}", l.src))?;
+                .ok_or_else(|| invalid!("a link from unknown node {:?}", l.src))?;
             let b = *ids
                 .get(&l.dst)
-                .ok_or_else(|| format!("a link to unknown node {:?}", l.dst))?;
+                .ok_or_else(|| invalid!("a link to unknown node {:?}", l.dst))?;
             // A link listed from both ends is one cable.
             if used.contains(&(b, l.dst_port, a, l.src_port)) {
                 continue;
@@ -394,7 +413,7 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, String> {
             }
             for (g, p) in [(a, l.src_port), (b, l.dst_port)] {
                 if !nodes.iter().any(|n| n.guid == g && n.port(p).is_some()) {
-                    return Err(format!(
+                    return Err(invalid!(
                         "a link ends at port {p} of {g:#018x}, which it does not have"
                     ));
                 }
@@ -496,30 +515,37 @@ mod tests {
             vec![node(1, &[1]), node(2, &[1])],
             vec![cable(1, 1, 3, 1)],
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("does not have"), "{e}");
         let e = check_v2(subnet(
             vec![node(1, &[1]), node(2, &[1, 2])],
             vec![cable(1, 1, 2, 1), cable(2, 1, 1, 1)],
         ))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("two cables"), "{e}");
-        let e = check_v2(subnet(vec![node(1, &[1]), node(1, &[2])], vec![])).unwrap_err();
+        let e = check_v2(subnet(vec![node(1, &[1]), node(1, &[2])], vec![]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("listed twice"), "{e}");
         let mut n = node(1, &[1]);
         n.ports[0].width = Some(3);
         assert!(check_v2(subnet(vec![n], vec![]))
             .unwrap_err()
+            .to_string()
             .contains("width 3"));
         let mut n = node(1, &[1]);
         n.description = "a\u{1b}[2J".into();
         assert!(check_v2(subnet(vec![n], vec![]))
             .unwrap_err()
+            .to_string()
             .contains("control"));
         let mut n = node(1, &[1]);
         n.ports[0].number = 300;
         assert!(check_v2(subnet(vec![n], vec![]))
             .unwrap_err()
+            .to_string()
             .contains("out of range"));
     }
 }

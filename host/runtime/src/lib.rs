@@ -30,7 +30,7 @@
 //! paths ([`manifest`], [`signing`], [`policy`], [`enforce`]); this crate
 //! runs what it decides.  Modules, each using only those listed before it:
 //!
-//! * [`engine_config`], [`bindings`] (every `bindgen!`, both worlds),
+//! * [`error`] (why a record is refused), [`engine_config`], [`bindings`] (every `bindgen!`, both worlds),
 //!   [`builtin`], [`code_memory`], [`cache`], [`fs`] (file access, the
 //!   privacy rule, the read budget);
 //! * `options` ([`RunOptions`], narrowed to a grant), [`enforce`];
@@ -40,6 +40,8 @@
 //!   worlds), [`convert`] (checks of a discovery record);
 //! * `runtime` (the engine and the one load and run path), then the
 //!   worlds' entry points: `discovery` and [`annotate`].
+
+pub mod error;
 
 pub mod bindings;
 pub mod builtin;
@@ -72,6 +74,7 @@ pub use annotate::{LoadedAnnotator, Property};
 pub use bindings::types::Discovery;
 pub use cache::{CacheOutcome, CompiledCache};
 pub use discovery::{build_topology, LoadedComponent, RunOutput};
+pub use error::{RecordError, TopologyViewError};
 pub use fabric::LoadedFabricReader;
 pub use fs::FileAccess;
 pub use options::{LogTarget, RunOptions, SharedCpuid};

@@ -16,6 +16,11 @@ use crate::bindings::types::{Annotations, Discovery};
 use crate::bindings::{AnnotationBackendPre, DiscoveryBackendPre};
 use crate::state::HostState;
 
+/// What a component's export returns: its record, or the reason it
+/// gives for having none.  The `string` is the WIT `result`'s error
+/// type, the component's own words, shown as "failed: ...".
+pub type GuestResult<R> = Result<R, String>;
+
 /// A world a component is loaded in: [`DiscoveryWorld`] or
 /// [`AnnotationWorld`].
 pub trait World {
@@ -42,7 +47,7 @@ pub trait World {
     fn call(
         pre: &Self::Pre,
         store: &mut Store<HostState>,
-    ) -> Result<Result<Self::Record, String>, (bool, wasmtime::Error)>;
+    ) -> Result<GuestResult<Self::Record>, (bool, wasmtime::Error)>;
     /// Why an admitted component may not be loaded in this world, if
     /// it may not.
     fn refuses(adm: &Admission) -> Option<String>;
@@ -66,7 +71,7 @@ impl World for DiscoveryWorld {
     fn call(
         pre: &Self::Pre,
         store: &mut Store<HostState>,
-    ) -> Result<Result<Discovery, String>, (bool, wasmtime::Error)> {
+    ) -> Result<GuestResult<Discovery>, (bool, wasmtime::Error)> {
         pre.instantiate(&mut *store)
             .map_err(|e| (true, e))
             .and_then(|b| b.call_discover(store).map_err(|e| (false, e)))
@@ -102,7 +107,7 @@ impl World for AnnotationWorld {
     fn call(
         pre: &Self::Pre,
         store: &mut Store<HostState>,
-    ) -> Result<Result<Annotations, String>, (bool, wasmtime::Error)> {
+    ) -> Result<GuestResult<Annotations>, (bool, wasmtime::Error)> {
         pre.instantiate(&mut *store)
             .map_err(|e| (true, e))
             .and_then(|b| b.call_annotate(store).map_err(|e| (false, e)))
@@ -145,7 +150,7 @@ impl World for FabricWorld {
     fn call(
         pre: &Self::Pre,
         store: &mut Store<HostState>,
-    ) -> Result<Result<Vec<Subnet>, String>, (bool, wasmtime::Error)> {
+    ) -> Result<GuestResult<Vec<Subnet>>, (bool, wasmtime::Error)> {
         pre.instantiate(&mut *store)
             .map_err(|e| (true, e))
             .and_then(|b| {
@@ -179,7 +184,7 @@ impl World for FabricV1World {
     fn call(
         pre: &Self::Pre,
         store: &mut Store<HostState>,
-    ) -> Result<Result<Vec<Snapshot>, String>, (bool, wasmtime::Error)> {
+    ) -> Result<GuestResult<Vec<Snapshot>>, (bool, wasmtime::Error)> {
         pre.instantiate(&mut *store)
             .map_err(|e| (true, e))
             .and_then(|b| b.fabric().call_read(store).map_err(|e| (false, e)))

@@ -17,6 +17,8 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::CacheError;
+
 /// Largest cache file read (compiled components are a few MiB).
 const MAX_FILE_BYTES: u64 = 512 << 20;
 
@@ -45,49 +47,46 @@ pub(crate) struct CacheDir {
 }
 
 /// Why a folder above the cache, or the cache itself, may not be used.
-fn check_ancestor(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
+fn check_ancestor(st: &rfs::Stat, shown: &Path) -> Result<(), CacheError> {
     let uid = st.st_uid;
     let mode = st.st_mode;
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-        return Err(format!("{} is not a folder", shown.display()));
+        return Err(CacheError::NotFolder(shown.to_path_buf()));
     }
     if uid != 0 && uid != euid() {
-        return Err(format!(
-            "{} belongs to user {uid}, not to this user or root",
-            shown.display()
-        ));
+        return Err(CacheError::AncestorOwner {
+            path: shown.to_path_buf(),
+            uid,
+        });
     }
     // Others may rename entries of a group- or world-writable folder,
     // unless it is sticky (then only their own).
     if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-        return Err(format!(
-            "{} is writable by others (mode {:o}) and not sticky",
-            shown.display(),
-            mode & 0o7777
-        ));
+        return Err(CacheError::SharedAncestor {
+            path: shown.to_path_buf(),
+            mode: mode & 0o7777,
+        });
     }
     Ok(())
 }
 
 /// Why the cache folder itself may not be used.
-fn check_cache(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
+fn check_cache(st: &rfs::Stat, shown: &Path) -> Result<(), CacheError> {
     let mode = st.st_mode;
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-        return Err(format!("{} is not a folder", shown.display()));
+        return Err(CacheError::NotFolder(shown.to_path_buf()));
     }
     if st.st_uid != euid() {
-        return Err(format!(
-            "{} belongs to user {}, not to this user",
-            shown.display(),
-            st.st_uid
-        ));
+        return Err(CacheError::CacheOwner {
+            path: shown.to_path_buf(),
+            uid: st.st_uid,
+        });
     }
     if mode & 0o022 != 0 {
-        return Err(format!(
-            "{} is writable by others (mode {:o})",
-            shown.display(),
-            mode & 0o7777
-        ));
+        return Err(CacheError::SharedCache {
+            path: shown.to_path_buf(),
+            mode: mode & 0o7777,
+        });
     }
     Ok(())
 }
@@ -95,15 +94,12 @@ fn check_cache(st: &rfs::Stat, shown: &Path) -> Result<(), String> {
 /// The last component of `path` as written: refused when it is empty (a
 /// trailing `/`), `.` or `..`, which name another folder than the one
 /// the user seems to give.
-fn last_name(path: &Path) -> Result<&std::ffi::OsStr, String> {
+fn last_name(path: &Path) -> Result<&std::ffi::OsStr, CacheError> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     let last = bytes.rsplit(|b| *b == b'/').next().unwrap_or(&[]);
     match last {
-        b"" | b"." | b".." => Err(format!(
-            "{} does not end with a folder name (a trailing '/', '.' or '..')",
-            path.display()
-        )),
+        b"" | b"." | b".." => Err(CacheError::NoFolderName(path.to_path_buf())),
         _ => Ok(std::ffi::OsStr::from_bytes(last)),
     }
 }
@@ -114,16 +110,19 @@ impl CacheDir {
     /// up to `/`.  Symbolic links above the last component are resolved
     /// first, and the folders they lead to are the ones checked; the
     /// cache folder itself must not be a link.
-    pub(crate) fn open(path: &Path) -> Result<CacheDir, String> {
+    pub(crate) fn open(path: &Path) -> Result<CacheDir, CacheError> {
         let name = last_name(path)?;
         if path.components().any(|c| c == Component::ParentDir) {
-            return Err(format!("{} holds '..'", path.display()));
+            return Err(CacheError::ParentDir(path.to_path_buf()));
         }
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {
             std::env::current_dir()
-                .map_err(|e| format!("no current folder to find {}: {e}", path.display()))?
+                .map_err(|source| CacheError::NoCurrentDir {
+                    path: path.to_path_buf(),
+                    source,
+                })?
                 .join(path)
         };
         let parent = abs.parent().unwrap_or(Path::new("/"));
@@ -137,11 +136,21 @@ impl CacheDir {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     match existing.file_name() {
                         Some(n) => missing.push(n.to_owned()),
-                        None => return Err(format!("cannot resolve {}: {e}", parent.display())),
+                        None => {
+                            return Err(CacheError::Resolve {
+                                path: parent.to_path_buf(),
+                                source: e,
+                            })
+                        }
                     }
                     existing.pop();
                 }
-                Err(e) => return Err(format!("cannot resolve {}: {e}", existing.display())),
+                Err(e) => {
+                    return Err(CacheError::Resolve {
+                        path: existing,
+                        source: e,
+                    })
+                }
             }
         };
         let mut names: Vec<std::ffi::OsString> = resolved
@@ -156,15 +165,14 @@ impl CacheDir {
 
         let mut shown = PathBuf::from("/");
         let mut fd = rfs::openat(rfs::CWD, "/", walk_flags(), Mode::empty())
-            .map_err(|e| format!("cannot open /: {e}"))?;
-        let st = rfs::fstat(&fd).map_err(|e| format!("cannot stat /: {e}"))?;
+            .map_err(|e| CacheError::sys("open", &shown, e))?;
+        let st = rfs::fstat(&fd).map_err(|e| CacheError::sys("stat", &shown, e))?;
         check_ancestor(&st, &shown)?;
         let last = names.len() - 1;
         for (i, n) in names.iter().enumerate() {
             shown.push(n);
             fd = open_or_create(&fd, n, &shown)?;
-            let st =
-                rfs::fstat(&fd).map_err(|e| format!("cannot stat {}: {e}", shown.display()))?;
+            let st = rfs::fstat(&fd).map_err(|e| CacheError::sys("stat", &shown, e))?;
             if i == last {
                 check_cache(&st, &shown)?;
             } else {
@@ -176,9 +184,8 @@ impl CacheDir {
 
     /// Checks again that the folder is private (its mode or owner may
     /// have changed since it was opened).
-    pub(crate) fn still_private(&self) -> Result<(), String> {
-        let st = rfs::fstat(&self.fd)
-            .map_err(|e| format!("cannot stat {}: {e}", self.path.display()))?;
+    pub(crate) fn still_private(&self) -> Result<(), CacheError> {
+        let st = rfs::fstat(&self.fd).map_err(|e| CacheError::sys("stat", &self.path, e))?;
         check_cache(&st, &self.path)
     }
 
@@ -299,23 +306,25 @@ pub(crate) fn temporary_name(name: &str) -> String {
 
 /// Opens the folder `name` in `dir` without following a link, creating
 /// it (mode 0700) when it is missing.
-fn open_or_create(dir: &OwnedFd, name: &std::ffi::OsStr, shown: &Path) -> Result<OwnedFd, String> {
+fn open_or_create(
+    dir: &OwnedFd,
+    name: &std::ffi::OsStr,
+    shown: &Path,
+) -> Result<OwnedFd, CacheError> {
     let open = || rfs::openat(dir.as_fd(), name, walk_flags(), Mode::empty());
     let fd = match open() {
         Err(Errno::NOENT) => {
             match rfs::mkdirat(dir.as_fd(), name, Mode::from_raw_mode(0o700)) {
                 Ok(()) | Err(Errno::EXIST) => {}
-                Err(e) => return Err(format!("cannot create {}: {e}", shown.display())),
+                Err(e) => return Err(CacheError::sys("create", shown, e)),
             }
             open()
         }
         r => r,
     };
     fd.map_err(|e| match e {
-        Errno::NOTDIR | Errno::LOOP => {
-            format!("{} is a symbolic link or not a folder", shown.display())
-        }
-        e => format!("cannot open {}: {e}", shown.display()),
+        Errno::NOTDIR | Errno::LOOP => CacheError::LinkOrNotFolder(shown.to_path_buf()),
+        e => CacheError::sys("open", shown, e),
     })
 }
 
@@ -361,10 +370,12 @@ mod tests {
         let s = scratch("names");
         for bad in ["cache/", "cache/.", "cache/..", "cache//"] {
             let p = PathBuf::from(format!("{}/{bad}", s.display()));
-            let e = CacheDir::open(&p).unwrap_err();
+            let e = CacheDir::open(&p).unwrap_err().to_string();
             assert!(e.contains("does not end with a folder name"), "{bad}: {e}");
         }
-        let e = CacheDir::open(&s.join("x/../cache")).unwrap_err();
+        let e = CacheDir::open(&s.join("x/../cache"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'..'"), "{e}");
         std::fs::remove_dir_all(&s).unwrap();
     }
@@ -376,7 +387,7 @@ mod tests {
         std::fs::create_dir(&real).unwrap();
         chmod(&real, 0o700);
         symlink(&real, s.join("link")).unwrap();
-        let e = CacheDir::open(&s.join("link")).unwrap_err();
+        let e = CacheDir::open(&s.join("link")).unwrap_err().to_string();
         assert!(e.contains("symbolic link"), "{e}");
         // A link above the cache folder is resolved, and what it leads to
         // is checked.
@@ -384,7 +395,7 @@ mod tests {
         CacheDir::open(&s.join("up/real")).unwrap();
 
         chmod(&real, 0o777);
-        let e = CacheDir::open(&real).unwrap_err();
+        let e = CacheDir::open(&real).unwrap_err().to_string();
         assert!(e.contains("writable by others"), "{e}");
         chmod(&real, 0o755);
         let d = CacheDir::open(&real).unwrap();
@@ -402,7 +413,9 @@ mod tests {
         let shared = s.join("shared");
         std::fs::create_dir(&shared).unwrap();
         chmod(&shared, 0o777);
-        let e = CacheDir::open(&shared.join("cache")).unwrap_err();
+        let e = CacheDir::open(&shared.join("cache"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("writable by others") && e.contains("not sticky"),
             "{e}"
@@ -432,10 +445,12 @@ mod tests {
         chmod(&theirs, 0o755);
         std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
         // As a parent: another user may rename the cache folder.
-        let e = CacheDir::open(&theirs.join("cache")).unwrap_err();
+        let e = CacheDir::open(&theirs.join("cache"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("belongs to user 65534"), "{e}");
         // As the cache folder itself.
-        let e = CacheDir::open(&theirs).unwrap_err();
+        let e = CacheDir::open(&theirs).unwrap_err().to_string();
         assert!(e.contains("not to this user"), "{e}");
         std::fs::remove_dir_all(&s).unwrap();
     }
