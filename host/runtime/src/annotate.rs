@@ -246,6 +246,37 @@ pub fn apply(
     topo: &mut Topology,
     limits: &Limits,
 ) -> Result<Vec<Property>, RecordError> {
+    check_counts(a, limits)?;
+    let resolve = Resolver::new(topo);
+    // Everything is checked against a copy, which replaces the topology
+    // only when all of it went well.
+    let mut t = topo.clone();
+    let mut clock = crate::convert::Clock::new(limits.deadline);
+    add_infos(a, topo, &mut t, &resolve, limits, &mut clock)?;
+    add_misc(a, &mut t, &resolve, limits, &mut clock)?;
+    add_distances(a, &mut t, &resolve, limits)?;
+    add_memattrs(a, &mut t, &resolve, limits, &mut clock)?;
+    let props = properties(a, &resolve, limits)?;
+    if !a.misc.is_empty() || !a.distances.is_empty() {
+        // New objects need levels and indexes; the core is not expected to
+        // panic on checked data, but a component must never take the host
+        // down.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            t.finish().map_err(|e| e.to_string())?;
+            t.check().map_err(|e| e.to_string())
+        }));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(invalid!("the annotated topology is invalid: {e}")),
+            Err(_) => return Err(invalid!("the annotated topology could not be built")),
+        }
+    }
+    *topo = t;
+    Ok(props)
+}
+
+/// The counts of a record, before anything else.
+fn check_counts(a: &Annotations, limits: &Limits) -> Result<(), RecordError> {
     let total = a.infos.len() + a.misc.len() + a.properties.len();
     if total > limits.max_objects {
         return Err(RecordError::TooMany {
@@ -275,26 +306,48 @@ pub fn apply(
             a.memattrs.len()
         ));
     }
-    let by_gp: HashMap<u64, ObjId> = topo.ids().map(|i| (topo.obj(i).gp_index, i)).collect();
-    let resolve = |what: &dyn Fn() -> String, gp: u64| -> Result<ObjId, RecordError> {
-        by_gp
+    Ok(())
+}
+
+/// The objects of the topology as a record names them, by gp index.
+struct Resolver {
+    by_gp: HashMap<u64, ObjId>,
+}
+
+impl Resolver {
+    fn new(topo: &Topology) -> Resolver {
+        Resolver {
+            by_gp: topo.ids().map(|i| (topo.obj(i).gp_index, i)).collect(),
+        }
+    }
+
+    /// The object with gp index `gp`; `what` names the reference.
+    fn get(&self, what: &dyn Fn() -> String, gp: u64) -> Result<ObjId, RecordError> {
+        self.by_gp
             .get(&gp)
             .copied()
             .ok_or_else(|| RecordError::NoObject { what: what(), gp })
-    };
-    let max_s = limits.max_string_bytes;
+    }
+}
 
-    // Everything is checked against a copy, which replaces the topology
-    // only when all of it went well.
-    let mut t = topo.clone();
-    let mut clock = crate::convert::Clock::new(limits.deadline);
+/// Adds the record's infos to `t` (a copy of `topo`), skipping those the
+/// object has already.
+fn add_infos(
+    a: &Annotations,
+    topo: &Topology,
+    t: &mut Topology,
+    resolve: &Resolver,
+    limits: &Limits,
+    clock: &mut crate::convert::Clock,
+) -> Result<(), RecordError> {
+    let max_s = limits.max_string_bytes;
     // The (name, value) pairs of each object touched, to skip repeats
     // without a scan per info.
     let mut has: HashMap<ObjId, HashSet<(&str, &str)>> = HashMap::new();
     for (k, (gp, info)) in a.infos.iter().enumerate() {
         clock.tick()?;
         let what = || format!("info {k}");
-        let o = resolve(&what, *gp)?;
+        let o = resolve.get(&what, *gp)?;
         check_text(|| format!("{}: name", what()), &info.name, max_s, false)?;
         check_text(
             || format!("{} ({}): value", what(), info.name),
@@ -325,10 +378,22 @@ pub fn apply(
             value: info.value.clone(),
         });
     }
+    Ok(())
+}
+
+/// Adds the record's Misc objects to `t`, each under the object it names.
+fn add_misc(
+    a: &Annotations,
+    t: &mut Topology,
+    resolve: &Resolver,
+    limits: &Limits,
+    clock: &mut crate::convert::Clock,
+) -> Result<(), RecordError> {
+    let max_s = limits.max_string_bytes;
     for (k, (gp, name)) in a.misc.iter().enumerate() {
         let what = || format!("Misc object {k}");
         clock.tick()?;
-        let parent = resolve(&what, *gp)?;
+        let parent = resolve.get(&what, *gp)?;
         check_text(|| format!("{}: name", what()), name, max_s, false)?;
         // The tree gets one level deeper under the deepest objects.
         let mut depth = 1;
@@ -349,6 +414,17 @@ pub fn apply(
         t.insert_by_parent(parent, m)
             .map_err(|e| invalid!("{}: {e}", what()))?;
     }
+    Ok(())
+}
+
+/// Adds the record's distance matrices to `t`.
+fn add_distances(
+    a: &Annotations,
+    t: &mut Topology,
+    resolve: &Resolver,
+    limits: &Limits,
+) -> Result<(), RecordError> {
+    let max_s = limits.max_string_bytes;
     for (k, m) in a.distances.iter().enumerate() {
         let what = format!("distance matrix {k}");
         if let Some(n) = &m.name {
@@ -361,7 +437,7 @@ pub fn apply(
             if !seen.insert(gp) {
                 return Err(invalid!("{what} lists gp index {gp} twice"));
             }
-            objs.push(resolve(&|| what.clone(), u64::from(gp))?);
+            objs.push(resolve.get(&|| what.clone(), u64::from(gp))?);
         }
         // Several types only when the kind says so, as in hwloc (links
         // between GPUs and CPUs: `NVLinkBandwidth`).
@@ -376,6 +452,18 @@ pub fn apply(
             .ok_or_else(|| invalid!("{what} has a wrong number of values"))?;
         t.distances.push(d);
     }
+    Ok(())
+}
+
+/// Adds the record's memory attribute values to `t`.
+fn add_memattrs(
+    a: &Annotations,
+    t: &mut Topology,
+    resolve: &Resolver,
+    limits: &Limits,
+    clock: &mut crate::convert::Clock,
+) -> Result<(), RecordError> {
+    let max_s = limits.max_string_bytes;
     for (k, m) in a.memattrs.iter().enumerate() {
         let what = format!("memory attribute {k}");
         check_text(|| format!("{what}: name"), &m.name, max_s, false)?;
@@ -407,7 +495,7 @@ pub fn apply(
             .collect();
         for v in &m.values {
             clock.tick()?;
-            let target = resolve(&|| what.clone(), v.target as u64)?;
+            let target = resolve.get(&|| what.clone(), v.target as u64)?;
             let tt = t.obj(target).obj_type;
             if tt != ObjType::NUMANode {
                 return Err(invalid!(
@@ -418,7 +506,7 @@ pub fn apply(
             let initiator = match &v.initiator {
                 None => None,
                 Some(Initiator::Object(gp)) => {
-                    let o = resolve(&|| what.clone(), u64::from(*gp))?;
+                    let o = resolve.get(&|| what.clone(), u64::from(*gp))?;
                     let it = t.obj(o).obj_type;
                     if !matches!(it.kind(), ObjKind::Normal | ObjKind::Memory) {
                         return Err(invalid!(
@@ -463,10 +551,20 @@ pub fn apply(
             }
         }
     }
+    Ok(())
+}
+
+/// The record's dynamic properties, checked.
+fn properties(
+    a: &Annotations,
+    resolve: &Resolver,
+    limits: &Limits,
+) -> Result<Vec<Property>, RecordError> {
+    let max_s = limits.max_string_bytes;
     let mut props = Vec::with_capacity(a.properties.len());
     for (k, p) in a.properties.iter().enumerate() {
         let what = || format!("property {k}");
-        let object = resolve(&what, p.object)?;
+        let object = resolve.get(&what, p.object)?;
         check_text(|| format!("{}: name", what()), &p.name, max_s, false)?;
         check_text(
             || format!("{} ({}): unit", what(), p.name),
@@ -484,21 +582,6 @@ pub fn apply(
             unit: p.unit.clone(),
         });
     }
-    if !a.misc.is_empty() || !a.distances.is_empty() {
-        // New objects need levels and indexes; the core is not expected to
-        // panic on checked data, but a component must never take the host
-        // down.
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            t.finish().map_err(|e| e.to_string())?;
-            t.check().map_err(|e| e.to_string())
-        }));
-        match r {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(invalid!("the annotated topology is invalid: {e}")),
-            Err(_) => return Err(invalid!("the annotated topology could not be built")),
-        }
-    }
-    *topo = t;
     Ok(props)
 }
 
