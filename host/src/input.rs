@@ -64,17 +64,6 @@ impl std::error::Error for LoadError {}
 /// Loads a topology from a source into `topo`, whose type filters and
 /// flags the caller has set.
 pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
-    load_with(source, topo, false)
-}
-
-/// As [`load`], but a Linux discovery decides as hwloc 2.x does where
-/// hwloc 3.0 differs ([`wloc_linux::Options::hwloc2`]): for hosts that
-/// answer hwloc 2's API, as wloc's `libhwloc.so.15` does.
-pub fn load_as_hwloc2(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
-    load_with(source, topo, true)
-}
-
-fn load_with(source: &Source, topo: Topology, hwloc2: bool) -> Result<Topology, LoadError> {
     match source {
         Source::Xml(path) => {
             if path.as_os_str() == "-" {
@@ -106,10 +95,10 @@ fn load_with(source: &Source, topo: Topology, hwloc2: bool) -> Result<Topology, 
             }
         }
         Source::Synthetic(desc) => load_synthetic(desc, topo),
-        Source::Fsroot(p) => load_linux(p, false, hwloc2, topo),
+        Source::Fsroot(p) => load_linux(p, false, topo),
         Source::Cpuid(p) => load_cpuid_dump(p, topo),
         Source::CpuidThisSystem => load_cpuid_this_system(topo),
-        Source::ThisSystem => load_linux(Path::new("/"), true, hwloc2, topo),
+        Source::ThisSystem => load_linux(Path::new("/"), true, topo),
         Source::Image(p) => {
             let img = if p.as_os_str() == "-" {
                 let stdin = std::io::stdin();
@@ -311,9 +300,6 @@ fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, S
     if let Some(m) = &opts.machine {
         config.push((setting::MACHINE.into(), m.clone()));
     }
-    if opts.hwloc2 {
-        config.push((setting::HWLOC2.into(), "1".into()));
-    }
     for (key, ty) in setting::FILTERS {
         config.push((key.into(), topo.type_filter(ty).name().into()));
     }
@@ -323,20 +309,14 @@ fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, S
 /// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in
 /// the sandboxed Linux component, granted `/sys`, `/proc` and the few
 /// other read-only roots it needs, rebased under `root`.
-fn load_linux(
-    root: &Path,
-    this_system: bool,
-    hwloc2: bool,
-    topo: Topology,
-) -> Result<Topology, LoadError> {
+fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology, LoadError> {
     if !root.is_dir() {
         return Err(LoadError::BadInput(format!(
             "cannot read {}: not a directory",
             root.display()
         )));
     }
-    let mut opts = linux_options(this_system);
-    opts.hwloc2 = hwloc2;
+    let opts = linux_options(this_system);
     let fsroot = (!this_system).then_some(root);
     let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::LINUX_ROOTS, fsroot)
         .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;

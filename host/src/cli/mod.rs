@@ -133,6 +133,9 @@ pub enum Error {
     /// A size that cannot be read.
     #[error(transparent)]
     Size(#[from] wloc::topo_edit::SizeError),
+    /// An unknown input format name.
+    #[error(transparent)]
+    InputFormat(#[from] topology::UnknownInputFormat),
 }
 
 impl From<String> for Error {

@@ -46,11 +46,14 @@ pub struct TopologyArgs {
 }
 
 /// The one parser of input format names (`--if`).
-pub fn parse_input_format(s: &str) -> super::Result<InputFormat> {
-    Ok(InputFormat::parse(s).ok_or_else(|| {
-        format!("unknown input format '{s}' (expected xml, synthetic, fsroot, cpuid or image)")
-    })?)
+pub fn parse_input_format(s: &str) -> Result<InputFormat, UnknownInputFormat> {
+    InputFormat::parse(s).ok_or_else(|| UnknownInputFormat(s.to_string()))
 }
+
+/// An input format name (`--if`) that is none of wloc's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown input format '{0}' (expected xml, synthetic, fsroot, cpuid or image)")]
+pub struct UnknownInputFormat(pub String);
 
 /// An empty topology that keeps every object type, and I/O objects as
 /// `io` says.
