@@ -189,121 +189,9 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, RecordError> {
                 s.links.len()
             ));
         }
-        let mut ports_of: HashMap<u64, HashSet<u32>> = HashMap::new();
-        let mut nodes = Vec::with_capacity(s.nodes.len());
-        for n in s.nodes {
-            check_text(
-                "a node description",
-                &n.description,
-                wloc_ib::MAX_DESCRIPTION,
-            )?;
-            if n.ports.len() > wloc_ib::MAX_PORT as usize + 1 {
-                return Err(invalid!(
-                    "subnet {sn}: node {:#018x} has {} ports",
-                    n.guid,
-                    n.ports.len()
-                ));
-            }
-            let set = ports_of.entry(n.guid).or_default();
-            if !set.is_empty() {
-                return Err(invalid!(
-                    "subnet {sn}: node {:#018x} is listed twice",
-                    n.guid
-                ));
-            }
-            let mut ports = Vec::with_capacity(n.ports.len());
-            for p in n.ports {
-                let what = format!("subnet {sn}: node {:#018x} port {}", n.guid, p.number);
-                if p.number > wloc_ib::MAX_PORT || p.lid > wloc_ib::MAX_LID {
-                    return Err(invalid!(
-                        "{what}: port number or LID {} out of range",
-                        p.lid
-                    ));
-                }
-                if !set.insert(p.number) {
-                    return Err(invalid!("{what}: listed twice"));
-                }
-                ports.push(Port {
-                    number: p.number,
-                    guid: p.guid,
-                    lid: p.lid,
-                    width: width(p.width, &what)?,
-                    speed: speed(p.speed),
-                });
-            }
-            nodes.push(Node {
-                guid: n.guid,
-                kind: match n.kind {
-                    v2::NodeKind::Switch => NodeKind::Switch,
-                    v2::NodeKind::Ca => NodeKind::Ca,
-                    v2::NodeKind::Router => NodeKind::Router,
-                },
-                description: n.description,
-                ports,
-            });
-        }
-        let mut used = HashSet::new();
-        let mut links = Vec::with_capacity(s.links.len());
-        for l in s.links {
-            for e in [&l.a, &l.b] {
-                if !ports_of.get(&e.node).is_some_and(|p| p.contains(&e.port)) {
-                    return Err(invalid!(
-                        "subnet {sn}: a cable ends at port {} of {:#018x}, which the subnet does not have",
-                        e.port, e.node
-                    ));
-                }
-                if !used.insert((e.node, e.port)) {
-                    return Err(invalid!(
-                        "subnet {sn}: port {} of {:#018x} has two cables",
-                        e.port,
-                        e.node
-                    ));
-                }
-            }
-            links.push(Link {
-                a: End {
-                    node: l.a.node,
-                    port: l.a.port,
-                },
-                b: End {
-                    node: l.b.node,
-                    port: l.b.port,
-                },
-                width: width(l.width, &format!("subnet {sn}: a cable"))?,
-                speed: speed(l.speed),
-            });
-        }
-        let total: usize = s.routes.iter().map(|t| t.entries.len()).sum();
-        if total > MAX_ROUTE_ENTRIES {
-            return Err(invalid!(
-                "subnet {sn}: {total} forwarding entries (at most {MAX_ROUTE_ENTRIES})"
-            ));
-        }
-        let mut routes = Vec::with_capacity(s.routes.len());
-        for t in s.routes {
-            let mut entries = Vec::with_capacity(t.entries.len());
-            for e in t.entries {
-                if e.lid > wloc_ib::MAX_LID || e.port > 255 {
-                    return Err(invalid!(
-                        "subnet {sn}: forwarding table of {:#018x}: LID {} or port {} out of range",
-                        t.switch,
-                        e.lid,
-                        e.port
-                    ));
-                }
-                entries.push(RouteEntry {
-                    lid: e.lid,
-                    port: e.port,
-                    dest: e.dest,
-                    line: e.line as usize,
-                });
-            }
-            routes.push(RouteTable {
-                switch: t.switch,
-                lid: t.lid,
-                entries,
-            });
-        }
+        let (nodes, ports_of) = v2_nodes(sn, s.nodes)?;
+        let links = v2_links(sn, s.links, &ports_of)?;
+        let routes = v2_routes(sn, s.routes)?;
         out.push(Subnet {
             name: s.name,
             nodes,
@@ -313,6 +201,145 @@ fn check_v2(subnets: Vec<v2::Subnet>) -> Result<Vec<Subnet>, RecordError> {
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// The port numbers of each node of a subnet, by GUID.
+type PortsOf = HashMap<u64, HashSet<u32>>;
+
+/// The nodes of the 0.2.0 subnet `sn`, checked, with the port numbers of
+/// each node by GUID.
+fn v2_nodes(sn: &str, v2_nodes: Vec<v2::Node>) -> Result<(Vec<Node>, PortsOf), RecordError> {
+    let mut ports_of: PortsOf = HashMap::new();
+    let mut nodes = Vec::with_capacity(v2_nodes.len());
+    for n in v2_nodes {
+        check_text(
+            "a node description",
+            &n.description,
+            wloc_ib::MAX_DESCRIPTION,
+        )?;
+        if n.ports.len() > wloc_ib::MAX_PORT as usize + 1 {
+            return Err(invalid!(
+                "subnet {sn}: node {:#018x} has {} ports",
+                n.guid,
+                n.ports.len()
+            ));
+        }
+        let set = ports_of.entry(n.guid).or_default();
+        if !set.is_empty() {
+            return Err(invalid!(
+                "subnet {sn}: node {:#018x} is listed twice",
+                n.guid
+            ));
+        }
+        let mut ports = Vec::with_capacity(n.ports.len());
+        for p in n.ports {
+            let what = format!("subnet {sn}: node {:#018x} port {}", n.guid, p.number);
+            if p.number > wloc_ib::MAX_PORT || p.lid > wloc_ib::MAX_LID {
+                return Err(invalid!(
+                    "{what}: port number or LID {} out of range",
+                    p.lid
+                ));
+            }
+            if !set.insert(p.number) {
+                return Err(invalid!("{what}: listed twice"));
+            }
+            ports.push(Port {
+                number: p.number,
+                guid: p.guid,
+                lid: p.lid,
+                width: width(p.width, &what)?,
+                speed: speed(p.speed),
+            });
+        }
+        nodes.push(Node {
+            guid: n.guid,
+            kind: match n.kind {
+                v2::NodeKind::Switch => NodeKind::Switch,
+                v2::NodeKind::Ca => NodeKind::Ca,
+                v2::NodeKind::Router => NodeKind::Router,
+            },
+            description: n.description,
+            ports,
+        });
+    }
+    Ok((nodes, ports_of))
+}
+
+/// The cables of the 0.2.0 subnet `sn`, checked: each joins ports the
+/// subnet has (`ports_of`), at most one cable per port.
+fn v2_links(
+    sn: &str,
+    v2_links: Vec<v2::Link>,
+    ports_of: &PortsOf,
+) -> Result<Vec<Link>, RecordError> {
+    let mut used = HashSet::new();
+    let mut links = Vec::with_capacity(v2_links.len());
+    for l in v2_links {
+        for e in [&l.a, &l.b] {
+            if !ports_of.get(&e.node).is_some_and(|p| p.contains(&e.port)) {
+                return Err(invalid!(
+                    "subnet {sn}: a cable ends at port {} of {:#018x}, which the subnet does not have",
+                    e.port, e.node
+                ));
+            }
+            if !used.insert((e.node, e.port)) {
+                return Err(invalid!(
+                    "subnet {sn}: port {} of {:#018x} has two cables",
+                    e.port,
+                    e.node
+                ));
+            }
+        }
+        links.push(Link {
+            a: End {
+                node: l.a.node,
+                port: l.a.port,
+            },
+            b: End {
+                node: l.b.node,
+                port: l.b.port,
+            },
+            width: width(l.width, &format!("subnet {sn}: a cable"))?,
+            speed: speed(l.speed),
+        });
+    }
+    Ok(links)
+}
+
+/// The forwarding tables of the 0.2.0 subnet `sn`, checked.
+fn v2_routes(sn: &str, v2_routes: Vec<v2::RouteTable>) -> Result<Vec<RouteTable>, RecordError> {
+    let total: usize = v2_routes.iter().map(|t| t.entries.len()).sum();
+    if total > MAX_ROUTE_ENTRIES {
+        return Err(invalid!(
+            "subnet {sn}: {total} forwarding entries (at most {MAX_ROUTE_ENTRIES})"
+        ));
+    }
+    let mut routes = Vec::with_capacity(v2_routes.len());
+    for t in v2_routes {
+        let mut entries = Vec::with_capacity(t.entries.len());
+        for e in t.entries {
+            if e.lid > wloc_ib::MAX_LID || e.port > 255 {
+                return Err(invalid!(
+                    "subnet {sn}: forwarding table of {:#018x}: LID {} or port {} out of range",
+                    t.switch,
+                    e.lid,
+                    e.port
+                ));
+            }
+            entries.push(RouteEntry {
+                lid: e.lid,
+                port: e.port,
+                dest: e.dest,
+                line: e.line as usize,
+            });
+        }
+        routes.push(RouteTable {
+            switch: t.switch,
+            lid: t.lid,
+            entries,
+        });
+    }
+    Ok(routes)
 }
 
 /// A 0.1.0 node id as a GUID: hexadecimal, with or without `0x` and
