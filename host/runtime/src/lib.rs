@@ -30,9 +30,10 @@
 //! paths ([`manifest`], [`signing`], [`policy`], [`enforce`]); this crate
 //! runs what it decides.  Modules, each using only those listed before it:
 //!
-//! * [`error`] (why a record is refused), [`engine_config`], [`bindings`] (every `bindgen!`, both worlds),
-//!   [`builtin`], [`code_memory`], [`cache`], [`fs`] (file access, the
-//!   privacy rule, the read budget);
+//! * [`error`] (why a record is refused), [`engine_config`],
+//!   [`bindings`] (every `bindgen!`, both worlds), [`builtin`],
+//!   [`code_memory`], [`cache`], [`fs`] (file access, the privacy rule,
+//!   the read budget);
 //! * `options` ([`RunOptions`], narrowed to a grant), [`enforce`];
 //! * `state` (what a store holds), `imports` (one file per imported
 //!   interface, the WASI subset, and the one linker);
