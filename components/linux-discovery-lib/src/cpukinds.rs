@@ -112,6 +112,8 @@ impl Ctx<'_> {
         if !sets.is_empty() {
             self.support.push("discovery.cpukind_efficiency");
         }
+        // hwloc 3.0 uses the values as efficiencies unless one does not
+        // fit (hwloc 2 always ranks them: wloc's C library does that).
         let use_index = sets.iter().any(|(v, _)| *v > i32::MAX as u64);
         for (i, (v, set)) in sets.into_iter().enumerate() {
             let eff = if forced {

@@ -419,11 +419,6 @@ impl<'a> Ctx<'a> {
                     let fam = get("CPUFamilyNumber").unwrap_or_default();
                     if fam == "21" || fam == "22" {
                         self.is_amd_with_cu = true;
-                    } else if !fam.is_empty()
-                        && parse::atoi(&fam) < 0x1a
-                        && self.cpukinds_enabled == -1
-                    {
-                        self.cpukinds_enabled = 0;
                     }
                 }
             }

@@ -63,11 +63,32 @@ impl Ctx<'_> {
         }
     }
 
-    /// Page types of a NUMA-less machine, from `/proc/meminfo`.
+    /// Page types of a NUMA-less machine: the huge pages sysfs counts in
+    /// `/sys/kernel/mm/hugepages` (as hwloc, an entry whose count cannot
+    /// be read is left out), else `/proc/meminfo`'s one huge page size.
     fn machine_page_types(&self, meminfo: Option<&[u8]>, memory: u64) -> Vec<PageType> {
+        const HUGEPAGES: &str = "/sys/kernel/mm/hugepages";
         let mut out = Vec::new();
         let mut remaining = memory;
-        if let Some(m) = meminfo {
+        if self.fs.list(HUGEPAGES).is_some() {
+            let dirs: Vec<String> = self
+                .list(HUGEPAGES)
+                .into_iter()
+                .filter(|n| n.starts_with("hugepages-"))
+                .collect();
+            let paths: Vec<String> = dirs
+                .iter()
+                .map(|d| format!("{HUGEPAGES}/{d}/nr_hugepages"))
+                .collect();
+            for (dir, count) in dirs.iter().zip(self.read_batch(&paths)) {
+                let Some(count) = count else { continue };
+                let kb = parse::strtoul(&dir["hugepages-".len()..], 0).map_or(0, |(v, _)| v);
+                let size = kb.saturating_mul(1024);
+                let count = parse::as_u64(&count);
+                out.push(PageType { size, count });
+                remaining = remaining.saturating_sub(size.saturating_mul(count));
+            }
+        } else if let Some(m) = meminfo {
             let size = parse::meminfo_field(m, "Hugepagesize:")
                 .unwrap_or(0)
                 .saturating_mul(1024);

@@ -675,6 +675,56 @@ fn cpu_kinds_from_frequencies_and_capacities() {
         .is_empty());
 }
 
+/// `LinuxCapacity` kinds get their capacity as efficiency (hwloc 3.0; the
+/// C library ranks them as hwloc 2 does), on AMD machines too: hwloc 2.9,
+/// the reference on real machines, looks for CPU kinds on every x86.
+#[test]
+fn cpu_kinds_from_capacities_on_amd() {
+    let mut fs = machine(1, 4, 1);
+    for c in 0..4 {
+        fs.add_file(
+            &format!("{CPU}/cpu{c}/cpu_capacity"),
+            if c < 2 { "1024\n" } else { "512\n" },
+        );
+    }
+    let cpuinfo: String = (0..4)
+        .map(|p| format!("processor\t: {p}\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n\n"))
+        .collect();
+    fs.add_file("/proc/cpuinfo", cpuinfo);
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    let mut eff: Vec<Option<i32>> = t.cpukinds.iter().map(|k| k.forced_efficiency).collect();
+    eff.sort();
+    assert_eq!(eff, [Some(512), Some(1024)]);
+}
+
+/// A machine without NUMA nodes in sysfs takes its huge pages from
+/// `/sys/kernel/mm/hugepages`, every size of it, as hwloc does.
+#[test]
+fn numa_less_huge_pages_from_sysfs() {
+    let mut fs = machine(1, 2, 1);
+    fs.remove(&format!("{NODE}/online"));
+    fs.remove(NODE);
+    fs.add_file(
+        "/proc/meminfo",
+        "MemTotal: 4194304 kB\nHugePages_Total: 0\nHugepagesize: 2048 kB\n",
+    );
+    fs.add_file(
+        "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+        "3\n",
+    );
+    fs.add_file(
+        "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+        "1\n",
+    );
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    let node = t.objs_by_type(ObjType::NUMANode)[0];
+    let attr = t.obj(node).numa().unwrap().clone();
+    let mut pages: Vec<(u64, u64)> = attr.page_types.iter().map(|p| (p.size, p.count)).collect();
+    pages.sort();
+    let rest = (4194304 * 1024 - 3 * 2097152 - 1073741824) / 4096;
+    assert_eq!(pages, [(4096, rest), (2097152, 3), (1073741824, 1)]);
+}
+
 #[test]
 fn options_from_environment_lookup() {
     let env = |name: &str| -> Option<String> {

@@ -449,6 +449,7 @@ fn adopted(mut model: Topology, x: &Extras) -> hwloc_topology_t {
             set_support(&mut *t.support.membind, &s[DISCOVERY_LEN + CPUBIND_LEN..]);
         }
     }
+    t.support_changed();
     h
 }
 

@@ -621,25 +621,74 @@ impl hwloc_topology {
         let m = &self.model;
         let d = &mut self.support_parts.0;
         *d = hwloc_topology_discovery_support::default();
-        d.pu = 1;
-        d.numa = 1;
-        d.numa_memory = u8::from(
-            m.objs_by_type(ObjType::NUMANode)
-                .iter()
-                .any(|&n| m.obj(n).numa().is_some_and(|a| a.local_memory > 0)),
-        );
-        let thissystem_linux = m.is_thissystem && matches!(self.source, Source::ThisSystem);
-        d.disallowed_pu = u8::from(thissystem_linux);
-        d.disallowed_numa = u8::from(thissystem_linux);
-        d.cpukind_efficiency = u8::from(m.cpukinds.iter().any(|k| k.efficiency >= 0));
+        // hwloc's Linux discovery says what it found (no NUMA support
+        // without NUMA nodes in sysfs, say), also from a recorded root;
+        // the Linux component records the same names.  An image adopted
+        // as this machine stands for that discovery.
+        let linux_discovery = match self.source {
+            Source::ThisSystem | Source::Fsroot(_) => true,
+            Source::Image(_) => m.is_thissystem,
+            _ => false,
+        };
+        if linux_discovery {
+            for name in &m.support {
+                if let Some(slot) = name
+                    .strip_prefix("discovery.")
+                    .and_then(|f| discovery_field(d, f))
+                {
+                    *slot = 1;
+                }
+            }
+        } else {
+            // As hwloc's synthetic and XML backends, whatever the sizes;
+            // an XML document records the allowed sets.
+            let xml = matches!(self.source, Source::XmlFile(_) | Source::XmlBuffer(_));
+            d.pu = 1;
+            d.numa = 1;
+            d.numa_memory = 1;
+            d.disallowed_pu = u8::from(xml);
+            d.disallowed_numa = u8::from(xml);
+            d.cpukind_efficiency = u8::from(!xml && m.cpukinds.iter().any(|k| k.efficiency >= 0));
+        }
         self.support_parts.1 = hwloc_topology_cpubind_support::default();
         self.support_parts.2 = hwloc_topology_membind_support::default();
         self.support_parts.3 = hwloc_topology_misc_support::default();
+        let xml = matches!(self.source, Source::XmlFile(_) | Source::XmlBuffer(_));
         if m.is_thissystem {
             crate::bind::fill_support(&mut self.support_parts.1, &mut self.support_parts.2);
-        } else if self.flags & FLAG_IMPORT_SUPPORT != 0 {
+        } else if xml && self.flags & FLAG_IMPORT_SUPPORT != 0 {
+            // As hwloc: only an XML document records support.
             self.import_support();
         }
+        self.support_changed();
+    }
+
+    /// Records the support structure's flags in the model, where an XML
+    /// export finds them (after a change of the structure).
+    pub(crate) fn support_changed(&mut self) {
+        self.model.support = self.support_names();
+    }
+
+    /// The names (`part.field`, hwloc's order) of the support flags set,
+    /// which is what an XML export writes, as hwloc writes its structure.
+    fn support_names(&mut self) -> Vec<String> {
+        let (d, c, mb, _) = &mut *self.support_parts;
+        wloc_xml::SUPPORT_ORDER
+            .iter()
+            .filter(|name| {
+                let Some((part, field)) = name.split_once('.') else {
+                    return false;
+                };
+                let slot = match part {
+                    "discovery" => discovery_field(d, field),
+                    "cpubind" => cpubind_field(c, field),
+                    "membind" => membind_field(mb, field),
+                    _ => None,
+                };
+                slot.is_some_and(|v| *v != 0)
+            })
+            .map(|n| n.to_string())
+            .collect()
     }
 
     /// `HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT`: the support recorded in XML.
@@ -1297,7 +1346,6 @@ impl hwloc_topology {
                 a.values.clear();
             }
         }
-        // hwloc adds its own infos when it discovers, not when it imports.
         // hwloc adds its own infos when it discovers, not when it imports;
         // a launcher's image (WLOC_IMAGE) stands for this machine's
         // discovery.
@@ -1488,6 +1536,22 @@ fn hwloc2_infos(m: &mut Topology, discovered: bool) {
                     name: name.into(),
                     value,
                 });
+            }
+        }
+        // hwloc 2 gives Linux capacity kinds their rank among the
+        // capacities as forced efficiency; hwloc 3 the capacity itself.
+        let capacity = |k: &wloc_core::cpukinds::CpuKind| {
+            k.infos
+                .iter()
+                .find(|i| i.name == "LinuxCapacity")
+                .and_then(|i| i.value.parse::<u64>().ok())
+        };
+        let mut capacities: Vec<u64> = m.cpukinds.iter().filter_map(capacity).collect();
+        capacities.sort_unstable();
+        capacities.dedup();
+        for k in &mut m.cpukinds {
+            if let (Some(c), Some(_)) = (capacity(k), k.forced_efficiency) {
+                k.forced_efficiency = capacities.iter().position(|&v| v == c).map(|r| r as i32);
             }
         }
         // hwloc 3 writes block devices' sizes with their unit; hwloc 2

@@ -19,8 +19,9 @@ use wloc_core::{ObjId, Topology, UserData};
 
 use super::XmlVersion;
 
-/// Support flags in the order hwloc writes them.
-const SUPPORT_ORDER: [&str; 32] = [
+/// Support flags (`part.field` of hwloc's `struct hwloc_topology_support`)
+/// in the order hwloc writes them.
+pub const SUPPORT_ORDER: [&str; 32] = [
     "discovery.pu",
     "discovery.numa",
     "discovery.numa_memory",

@@ -55,7 +55,7 @@ mod import;
 #[cfg(test)]
 mod proptests;
 
-pub use export::{escape_text, export, export_canonical, export_hwloc2, v2_infos};
+pub use export::{escape_text, export, export_canonical, export_hwloc2, v2_infos, SUPPORT_ORDER};
 
 /// Which hwloc XML format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
