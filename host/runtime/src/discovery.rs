@@ -23,7 +23,7 @@ pub type LoadedComponent = Loaded<DiscoveryWorld>;
 pub struct RunOutput {
     /// The record.
     pub discovery: Discovery,
-    /// Captured log lines ([`LogTarget::Capture`]).
+    /// Captured log lines ([`LogTarget::Capture`](crate::LogTarget::Capture)).
     pub logs: Vec<String>,
     /// Fuel used.
     pub fuel_used: u64,

@@ -21,7 +21,7 @@ pub type SharedCpuid = Arc<dyn CpuidSource + Send + Sync>;
 pub enum LogTarget {
     /// Standard error, prefixed with the component's name.
     Stderr,
-    /// Kept in [`RunOutput::logs`].
+    /// Kept in [`RunOutput::logs`](crate::RunOutput::logs).
     Capture,
     /// Nowhere.
     Discard,
