@@ -23,25 +23,11 @@ fn mpirun(lib: Option<&Path>, env: &[(&str, &OsStr)]) -> Command {
     let mut c = Command::new("mpirun");
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    for v in [
-        "HWLOC_XMLFILE",
-        "HWLOC_THISSYSTEM",
-        "HWLOC_SYNTHETIC",
-        "HWLOC_FSROOT",
-        "HWLOC_COMPONENTS",
-        "WLOC_IMAGE",
-        "OMPI_MCA_hwloc_base_topo_file",
-    ] {
-        c.env_remove(v);
-    }
-    match lib {
+    support::clear_topology_env(&mut c).env_remove("OMPI_MCA_hwloc_base_topo_file");
+    support::use_library(&mut c, lib);
+    if lib.is_some() {
         // mpirun and its daemons load the library named here.
-        Some(l) => {
-            c.env("LD_LIBRARY_PATH", l).args(["-x", "LD_LIBRARY_PATH"]);
-        }
-        None => {
-            c.env_remove("LD_LIBRARY_PATH");
-        }
+        c.args(["-x", "LD_LIBRARY_PATH"]);
     }
     for (k, v) in env {
         c.env(k, v);
@@ -307,18 +293,6 @@ fn mpirun_binds_on_xml_topologies_as_on_libhwloc() {
     assert!(bound >= 60, "only {bound} bindings reported");
 }
 
-/// This machine's topology as `wloc ls --of image` publishes it (as
-/// tests/tools.rs and tests/pmix.rs write it).
-fn this_machine_image(path: &Path) {
-    let mut all = wloc_core::Topology::new();
-    all.set_all_types_filter(TypeFilter::KeepAll);
-    all.set_io_types_filter(TypeFilter::KeepImportant);
-    let source = wloc::input::Source::ThisSystem;
-    let mut model = wloc::input::load(&source, all).unwrap();
-    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
-    wloc_image::write(&model, path).unwrap();
-}
-
 /// Discoveries of this machine in an `strace -f` log: opens of
 /// `cpu0/topology/core_id` in `/sys` (libhwloc's Linux backend and wloc's
 /// sandboxed Linux component each read it once per discovery; reading
@@ -344,7 +318,7 @@ fn mpirun_on_a_launchers_image_binds_without_discovering() {
     ]);
     let lib = support::library_dir("openmpi-image");
     let image = lib.join("this.img");
-    this_machine_image(&image);
+    support::this_machine_image(&image);
     let with_image = [("WLOC_IMAGE", image.as_os_str())];
     let runs: [(usize, &[&str]); 3] = [
         (2, &["--bind-to", "core"]),

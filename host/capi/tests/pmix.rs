@@ -28,8 +28,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use wloc_core::topology::TypeFilter;
-
 /// Clients per job.
 const CLIENTS: usize = 4;
 
@@ -246,22 +244,10 @@ fn run(exe: &Path, work: &Path, setup: Setup) -> Job {
         .arg(&tmpdir)
         .args([setup.mode, setup.way])
         .env("PMIX_MCA_pmix_hwloc_verbose", "2");
-    for v in [
-        "HWLOC_XMLFILE",
-        "HWLOC_SYNTHETIC",
-        "HWLOC_FSROOT",
-        "HWLOC_COMPONENTS",
-        "HWLOC_THISSYSTEM",
-        "WLOC_IMAGE",
-        "PMIX_MCA_pmix_hwloc_topo_file",
-        "PMIX_MCA_pmix_hwloc_hole_kind",
-    ] {
-        c.env_remove(v);
-    }
-    match setup.lib {
-        Some(l) => c.env("LD_LIBRARY_PATH", l),
-        None => c.env_remove("LD_LIBRARY_PATH"),
-    };
+    support::clear_topology_env(&mut c)
+        .env_remove("PMIX_MCA_pmix_hwloc_topo_file")
+        .env_remove("PMIX_MCA_pmix_hwloc_hole_kind");
+    support::use_library(&mut c, setup.lib);
     if setup.client_lib != setup.lib {
         let l = setup.client_lib.map(|l| l.as_os_str()).unwrap_or_default();
         c.env("PMIX_JOB_CLIENT_LIBRARY_PATH", l);
@@ -422,18 +408,6 @@ fn report(setup: &Setup, job: &Job) {
     );
 }
 
-/// This machine's topology as `wloc ls --of image` publishes it (as
-/// tests/tools.rs writes it).
-fn this_machine_image(path: &Path) {
-    let mut all = wloc_core::Topology::new();
-    all.set_all_types_filter(TypeFilter::KeepAll);
-    all.set_io_types_filter(TypeFilter::KeepImportant);
-    let source = wloc::input::Source::ThisSystem;
-    let mut model = wloc::input::load(&source, all).unwrap();
-    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
-    wloc_image::write(&model, path).unwrap();
-}
-
 /// Compiles the PMIx job against Debian's PMIx and hwloc 2.9 headers.
 fn build_job(dir: &Path) -> PathBuf {
     let flags = Command::new("pkg-config")
@@ -477,7 +451,7 @@ fn pmix_clients_adopt_the_servers_topology_discovered_once() {
     let exe = build_job(&work);
 
     let image = work.join("this.img");
-    this_machine_image(&image);
+    support::this_machine_image(&image);
 
     // The control: without sharing, every process discovers, and the
     // count says so on both libraries.

@@ -4,6 +4,9 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use wloc_core::topology::TypeFilter;
 
 #[path = "../../../tests/common/packages.rs"]
 mod packages;
@@ -55,4 +58,48 @@ pub fn require_c_toolchain() {
     ]) {
         panic!("{e}");
     }
+}
+
+/// The environment variables through which a test's own environment
+/// would choose the topology a program loads (hwloc's and wloc's); the
+/// tests clear them so that a program discovers this machine unless the
+/// test names another source itself.
+pub const TOPOLOGY_ENV: &[&str] = &[
+    "HWLOC_XMLFILE",
+    "HWLOC_SYNTHETIC",
+    "HWLOC_FSROOT",
+    "HWLOC_COMPONENTS",
+    "HWLOC_THISSYSTEM",
+    "WLOC_IMAGE",
+];
+
+/// Clears [`TOPOLOGY_ENV`] from `c`.
+pub fn clear_topology_env(c: &mut Command) -> &mut Command {
+    for v in TOPOLOGY_ENV {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Points `c` at wloc's library in `lib` (`LD_LIBRARY_PATH`), or at
+/// Debian's libhwloc when `None` (no `LD_LIBRARY_PATH` at all).
+pub fn use_library<'c>(c: &'c mut Command, lib: Option<&Path>) -> &'c mut Command {
+    match lib {
+        Some(l) => c.env("LD_LIBRARY_PATH", l),
+        None => c.env_remove("LD_LIBRARY_PATH"),
+    }
+}
+
+/// Writes this machine's topology to `path` as `wloc ls --of image`
+/// publishes it: with lstopo's filters (everything, I/O devices that
+/// matter), so that objects are numbered as when lstopo discovers, then
+/// annotated.
+pub fn this_machine_image(path: &Path) {
+    let mut all = wloc_core::Topology::new();
+    all.set_all_types_filter(TypeFilter::KeepAll);
+    all.set_io_types_filter(TypeFilter::KeepImportant);
+    let source = wloc::input::Source::ThisSystem;
+    let mut model = wloc::input::load(&source, all).expect("discovering this machine");
+    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
+    wloc_image::write(&model, path).expect("writing the image");
 }

@@ -32,18 +32,8 @@ fn program(dir: &Path) -> PathBuf {
 fn run(exe: &Path, args: &[&str], lib: Option<&Path>) -> String {
     let mut c = Command::new(exe);
     c.args(args);
-    for v in [
-        "HWLOC_XMLFILE",
-        "HWLOC_SYNTHETIC",
-        "HWLOC_FSROOT",
-        "HWLOC_COMPONENTS",
-        "WLOC_IMAGE",
-    ] {
-        c.env_remove(v);
-    }
-    if let Some(lib) = lib {
-        c.env("LD_LIBRARY_PATH", lib);
-    }
+    support::clear_topology_env(&mut c);
+    support::use_library(&mut c, lib);
     let o = c.output().expect("program runs");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

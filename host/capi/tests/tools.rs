@@ -70,20 +70,8 @@ struct Run {
 fn run(tool: &str, args: &[String], lib: Option<&Path>) -> Run {
     let mut c = Command::new(tool);
     c.args(args);
-    for v in [
-        "HWLOC_XMLFILE",
-        "HWLOC_SYNTHETIC",
-        "HWLOC_FSROOT",
-        "HWLOC_COMPONENTS",
-        "WLOC_IMAGE",
-        "HWLOC_THISSYSTEM",
-    ] {
-        c.env_remove(v);
-    }
-    match lib {
-        Some(l) => c.env("LD_LIBRARY_PATH", l),
-        None => c.env_remove("LD_LIBRARY_PATH"),
-    };
+    support::clear_topology_env(&mut c);
+    support::use_library(&mut c, lib);
     let o = c.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
     Run {
         status: o.status.code(),
@@ -171,17 +159,8 @@ fn hwloc_tools_print_the_same_on_this_library() {
 fn tools_on_a_launchers_image_print_what_discovery_gives() {
     support::require_c_toolchain();
     let lib = support::library_dir("image");
-    // This machine's topology as `wloc ls --of image` publishes it: with
-    // lstopo's filters (everything, I/O devices that matter), so that
-    // objects are numbered as when lstopo discovers, then annotated.
-    let mut all = wloc_core::Topology::new();
-    all.set_all_types_filter(TypeFilter::KeepAll);
-    all.set_io_types_filter(TypeFilter::KeepImportant);
-    let source = wloc::input::Source::ThisSystem;
-    let mut model = wloc::input::load(&source, all).unwrap();
-    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
     let image = lib.join("this.img");
-    wloc_image::write(&model, &image).unwrap();
+    support::this_machine_image(&image);
     for args in [
         &[][..],
         &["-v"],
@@ -318,18 +297,8 @@ fn run_writing(
     let _ = std::fs::remove_file(dir.join(out));
     let mut c = Command::new(tool);
     c.args(args).current_dir(dir);
-    match lib {
-        Some(l) => c.env("LD_LIBRARY_PATH", l),
-        None => c.env_remove("LD_LIBRARY_PATH"),
-    };
-    for v in [
-        "HWLOC_XMLFILE",
-        "HWLOC_SYNTHETIC",
-        "HWLOC_FSROOT",
-        "WLOC_IMAGE",
-    ] {
-        c.env_remove(v);
-    }
+    support::use_library(&mut c, lib);
+    support::clear_topology_env(&mut c);
     let o = c.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
     (o.status.code(), o.stdout, std::fs::read(dir.join(out)).ok())
 }
@@ -482,20 +451,8 @@ fn run_in(
         Some(f) => c.stdin(std::fs::File::open(f).unwrap()),
         None => c.stdin(std::process::Stdio::null()),
     };
-    match lib {
-        Some(l) => c.env("LD_LIBRARY_PATH", l),
-        None => c.env_remove("LD_LIBRARY_PATH"),
-    };
-    for v in [
-        "HWLOC_XMLFILE",
-        "HWLOC_SYNTHETIC",
-        "HWLOC_FSROOT",
-        "HWLOC_COMPONENTS",
-        "HWLOC_THISSYSTEM",
-        "WLOC_IMAGE",
-    ] {
-        c.env_remove(v);
-    }
+    support::use_library(&mut c, lib);
+    support::clear_topology_env(&mut c);
     let o = c.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
     Outcome {
         status: o.status.code(),
