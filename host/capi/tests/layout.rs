@@ -167,17 +167,7 @@ fn structures_match_the_system_headers() {
     let src = dir.join("layout.c");
     let exe = dir.join("layout");
     std::fs::write(&src, c_source(&rows)).unwrap();
-    let cc = Command::new("gcc")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    support::compile(Command::new("gcc").arg("-o").arg(&exe).arg(&src));
     let out = Command::new(&exe).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let c: Vec<&str> = text.lines().collect();

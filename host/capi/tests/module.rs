@@ -43,17 +43,12 @@ fn probe(dir: &Path) -> PathBuf {
     let src = dir.join("probe.c");
     std::fs::write(&src, PROBE).unwrap();
     let exe = dir.join("probe");
-    let out = Command::new("gcc")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .arg("-lhwloc")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    support::compile(
+        Command::new("gcc")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .arg("-lhwloc"),
     );
     exe
 }
@@ -167,16 +162,11 @@ void wloc_discover_free_v1(struct reply *r) {{ r->image = 0; r->message = 0; }}
     let c = dir.join("fake.c");
     std::fs::write(&c, src).unwrap();
     let so = dir.join("fake.so");
-    let out = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&so)
-        .arg(&c)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    support::compile(
+        Command::new("gcc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&so)
+            .arg(&c),
     );
     so
 }

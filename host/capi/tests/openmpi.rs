@@ -35,6 +35,16 @@ fn mpirun(lib: Option<&Path>, env: &[(&str, &OsStr)]) -> Command {
     c
 }
 
+/// What a run printed: its standard output, then its standard error
+/// (where mpirun writes its reports).
+fn printed(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// `mpirun`'s report and the ranks' own masks, with job ids and pids
 /// (which change from run to run) left out, sorted.
 fn bindings(np: usize, args: &[&str], lib: Option<&Path>) -> Vec<String> {
@@ -57,17 +67,8 @@ fn bindings_with(
             "echo rank-mask $(taskset -p $$ | sed 's/.*: //')",
         ]);
     let o = c.output().expect("mpirun runs");
-    assert!(
-        o.status.success(),
-        "mpirun {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = printed(&o);
+    assert!(o.status.success(), "mpirun {args:?} failed:\n{text}");
     let mut lines: Vec<String> = text
         .lines()
         .filter(|l| l.contains("bound to") || l.starts_with("rank-mask"))
@@ -159,11 +160,7 @@ fn mapped(lib: Option<&Path>, env: &[(&str, &OsStr)], args: &[&str]) -> (Option<
         .arg("true")
         .output()
         .expect("mpirun runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = printed(&o);
     let mut lines: Vec<String> = text
         .lines()
         .filter(|l| {

@@ -418,18 +418,13 @@ fn build_job(dir: &Path) -> PathBuf {
     let flags = String::from_utf8(flags.stdout).unwrap();
     let exe = dir.join("pmix_job");
     let src = support::workspace().join("host/capi/tests/c/pmix_job.c");
-    let o = Command::new("gcc")
-        .args(["-O1", "-Wall", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .args(flags.split_whitespace())
-        .arg("-lhwloc")
-        .output()
-        .expect("gcc runs");
-    assert!(
-        o.status.success(),
-        "gcc pmix_job.c:\n{}",
-        String::from_utf8_lossy(&o.stderr)
+    support::compile(
+        Command::new("gcc")
+            .args(["-O1", "-Wall", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .args(flags.split_whitespace())
+            .arg("-lhwloc"),
     );
     exe
 }

@@ -28,19 +28,14 @@ fn setuid_programs_ignore_the_callers_environment() {
     .unwrap();
     let exe = dir.join("load-suid");
     let rpath = format!("-Wl,-rpath,{}", dir.display());
-    let cc = Command::new("gcc")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .arg(&rpath)
-        .arg(format!("-L{}", dir.display()))
-        .arg("-l:libhwloc.so.15")
-        .output()
-        .unwrap();
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
+    support::compile(
+        Command::new("gcc")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .arg(&rpath)
+            .arg(format!("-L{}", dir.display()))
+            .arg("-l:libhwloc.so.15"),
     );
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o4755)).unwrap();
     // A root-only file the caller names as the policy and as the inputs.

@@ -60,6 +60,19 @@ pub fn require_c_toolchain() {
     }
 }
 
+/// Runs a compiler command (`gcc ARGS`); a compile that fails fails the
+/// test with the command and the compiler's messages.
+pub fn compile(c: &mut Command) {
+    let o = c
+        .output()
+        .unwrap_or_else(|e| panic!("{:?}: {e}", c.get_program()));
+    assert!(
+        o.status.success(),
+        "{c:?} failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// The environment variables through which a test's own environment
 /// would choose the topology a program loads (hwloc's and wloc's); the
 /// tests clear them so that a program discovers this machine unless the

@@ -13,17 +13,12 @@ use std::process::Command;
 fn program(dir: &Path) -> PathBuf {
     let exe = dir.join("support_flags");
     let src = support::workspace().join("host/capi/tests/c/support_flags.c");
-    let o = Command::new("gcc")
-        .args(["-O1", "-Wall", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg("-lhwloc")
-        .output()
-        .expect("gcc runs");
-    assert!(
-        o.status.success(),
-        "gcc: {}",
-        String::from_utf8_lossy(&o.stderr)
+    support::compile(
+        Command::new("gcc")
+            .args(["-O1", "-Wall", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .arg("-lhwloc"),
     );
     exe
 }
