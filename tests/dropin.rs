@@ -399,16 +399,8 @@ fn uncompress_exits_0_when_a_reference_is_missing_as_hwloc() {
 
 #[test]
 fn ibroute_dumps_ending_with_the_tools_error_keep_their_routes() {
-    common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
     let tmp = TempDir::new("dropin-ibroute");
-    let st = Command::new("tar")
-        .arg("xJf")
-        .arg(common::workspace().join("tests/data/fabric/plafrim2.txz"))
-        .arg("-C")
-        .arg(&tmp.0)
-        .status()
-        .expect("tar runs");
-    assert!(st.success());
+    common::unpack_fabric("plafrim2.txz", &tmp.0);
     let dir = tmp.0.join("plafrim2");
     let before = ok(
         &run_wloc(["fabric", "path", s(&dir), "miriel001", "sirocco01"]),

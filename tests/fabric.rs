@@ -11,11 +11,6 @@ use std::process::Command;
 
 use crate::common::{self, run_wloc, TempDir};
 
-/// The recorded clusters (`tests/data/fabric`).
-fn corpus() -> PathBuf {
-    common::workspace().join("tests/data/fabric")
-}
-
 /// The four archives unpacked in a temporary folder (removed when the
 /// value is dropped): (archive, cluster dir).
 pub(crate) struct Clusters(#[allow(dead_code)] TempDir, Vec<(String, PathBuf)>);
@@ -28,20 +23,11 @@ impl std::ops::Deref for Clusters {
 }
 
 pub(crate) fn clusters() -> Clusters {
-    common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
     let tmp = TempDir::new("fabric");
     let mut out = Vec::new();
     for a in ["plafrim", "plafrim2", "plafrim-xmlv2", "plafrim2-xmlv2"] {
         let dest = tmp.0.join(a);
-        std::fs::create_dir_all(&dest).unwrap();
-        let st = Command::new("tar")
-            .arg("xJf")
-            .arg(corpus().join(format!("{a}.txz")))
-            .arg("-C")
-            .arg(&dest)
-            .status()
-            .expect("tar runs");
-        assert!(st.success(), "unpacking {a}");
+        common::unpack_fabric(&format!("{a}.txz"), &dest);
         let top: Vec<_> = std::fs::read_dir(&dest)
             .unwrap()
             .map(|e| e.unwrap().path())

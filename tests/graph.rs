@@ -492,16 +492,8 @@ fn guid_key(s: &str) -> String {
 fn graph_with_a_fabric_matches_netlocs_cables() {
     // A recorded InfiniBand cluster: one node's topology joined with the
     // fabric, cables compared with netloc's own reading of it.
-    common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
     let tmp = common::TempDir::new("graph-fabric");
-    let st = std::process::Command::new("tar")
-        .arg("xJf")
-        .arg(common::workspace().join("tests/data/fabric/plafrim2-xmlv2.txz"))
-        .arg("-C")
-        .arg(&tmp.0)
-        .status()
-        .expect("tar runs");
-    assert!(st.success());
+    common::unpack_fabric("plafrim2-xmlv2.txz", &tmp.0);
     let dir = tmp.0.join("plafrim2");
     let node = dir.join("hwloc/miriel001.xml");
     let (d, n) = (dir.to_str().unwrap(), node.to_str().unwrap());

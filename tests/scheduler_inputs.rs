@@ -97,15 +97,7 @@ fn every_input_kind_gives_a_node_line_and_a_node_resource_topology() {
     assert_eq!(zones(&nrt), 2);
 
     // An hwloc 1.x XML file (a node of the PlaFRIM cluster, hwloc 1.11).
-    let st = Command::new("tar")
-        .arg("xJf")
-        .arg(common::workspace().join("tests/data/fabric/plafrim.txz"))
-        .arg("-C")
-        .arg(&tmp.0)
-        .arg("plafrim/hwloc/bonobo013.xml")
-        .status()
-        .expect("tar runs");
-    assert!(st.success());
+    common::unpack_fabric("plafrim.txz", &tmp.0);
     let v1 = tmp.0.join("plafrim/hwloc/bonobo013.xml");
     let (line, nrt) = outputs(&["-i".as_ref(), v1.as_os_str()]);
     assert!(line.starts_with("NodeName=n CPUs=8 Boards=1 SocketsPerBoard=2 CoresPerSocket=4 ThreadsPerCore=1 RealMemory="), "{line}");

@@ -8,21 +8,6 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Unpacks a `.txz` archive of `tests/data/fabric` into `dest`.
-fn untar(name: &str, dest: &Path) {
-    let archive = common::workspace().join("tests/data/fabric").join(name);
-    assert!(archive.exists(), "{} is missing", archive.display());
-    std::fs::create_dir_all(dest).unwrap();
-    let st = Command::new("tar")
-        .arg("xJf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(dest)
-        .status()
-        .expect("tar runs");
-    assert!(st.success(), "tar xJf {} failed", archive.display());
-}
-
 /// The `*/hwloc/*.xml` files below `dir`, sorted.
 fn node_xmls(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -49,8 +34,8 @@ fn wloc_reads_hwloc1_documents_as_hwloc2_does() {
     for base in ["plafrim", "plafrim2"] {
         let v1_dir = tmp.0.join(base);
         let v2_dir = tmp.0.join(format!("{base}-xmlv2"));
-        untar(&format!("{base}.txz"), &v1_dir);
-        untar(&format!("{base}-xmlv2.txz"), &v2_dir);
+        common::unpack_fabric(&format!("{base}.txz"), &v1_dir);
+        common::unpack_fabric(&format!("{base}-xmlv2.txz"), &v2_dir);
         let inputs = node_xmls(&v1_dir);
         assert!(!inputs.is_empty(), "no hwloc/*.xml in {base}.txz");
         for input in inputs {

@@ -174,16 +174,8 @@ fn v1_diff(refname: &str, old: &str, new: &str) -> Option<(String, Vec<i64>)> {
 /// The plafrim cluster unpacked, and its v1 archive: (tmp, cluster,
 /// archive folder, nodes given as diffs).
 fn archive() -> (TempDir, PathBuf, PathBuf, Vec<String>) {
-    common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
     let tmp = TempDir::new("xml-v1-diff");
-    let st = Command::new("tar")
-        .arg("xJf")
-        .arg(common::workspace().join("tests/data/fabric/plafrim.txz"))
-        .arg("-C")
-        .arg(&tmp.0)
-        .status()
-        .expect("tar runs");
-    assert!(st.success());
+    common::unpack_fabric("plafrim.txz", &tmp.0);
     let cluster = tmp.0.join("plafrim");
     let hw = cluster.join("hwloc");
     let mut nodes: Vec<String> = std::fs::read_dir(&hw)
@@ -338,16 +330,8 @@ fn edit_line(text: &str, needle: &str, nth: usize, edit: impl Fn(&str) -> String
 
 #[test]
 fn v1_diffs_reach_numa_nodes_bridges_and_pci_devices() {
-    common::require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
     let tmp = TempDir::new("xml-v1-diff-places");
-    let st = Command::new("tar")
-        .arg("xJf")
-        .arg(common::workspace().join("tests/data/fabric/plafrim.txz"))
-        .arg("-C")
-        .arg(&tmp.0)
-        .status()
-        .expect("tar runs");
-    assert!(st.success());
+    common::unpack_fabric("plafrim.txz", &tmp.0);
     let hw = tmp.0.join("plafrim/hwloc");
     // manumanu: 20 NUMA nodes, under packages; no I/O.
     for (node, io) in [("fourmi004", true), ("manumanu", false)] {

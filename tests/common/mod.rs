@@ -363,3 +363,20 @@ pub fn wait_measured(
         elapsed,
     }
 }
+
+/// Unpacks the recorded cluster `tests/data/fabric/NAME` (a `.txz`
+/// archive) into `dest`, made if missing, with tar and xz-utils.
+pub fn unpack_fabric(name: &str, dest: &Path) {
+    require_packages(&[("/usr/bin/xz", "xz-utils")]).expect("xz");
+    let archive = workspace().join("tests/data/fabric").join(name);
+    assert!(archive.exists(), "{} is missing", archive.display());
+    std::fs::create_dir_all(dest).unwrap();
+    let st = Command::new("tar")
+        .arg("xJf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dest)
+        .status()
+        .expect("tar runs");
+    assert!(st.success(), "tar xJf {} failed", archive.display());
+}
