@@ -19,6 +19,9 @@ const MAX_NODES: usize = 1024;
 /// A node being built, before insertion.
 struct NodeInfo {
     os: u32,
+    /// Its gp index, taken when hwloc allocates the node: before any
+    /// memory-side cache and any Group its insertion creates.
+    gp: u64,
     cpuset: CpuSet,
     memory: u64,
     page_types: Vec<PageType>,
@@ -58,6 +61,9 @@ impl Ctx<'_> {
             local_memory: memory,
             page_types,
         });
+        // hwloc allocates the node before inserting it: a Group its
+        // insertion creates (and may later drop) comes after it.
+        node.gp_index = self.topo.alloc_gp_index();
         if let Ok(Some(ins)) = self.topo.insert_by_cpuset(node) {
             self.numa_nodes.push((0, ins.id()));
         }
@@ -193,12 +199,18 @@ impl Ctx<'_> {
                 .unwrap_or(0);
             nodes.push(Some(NodeInfo {
                 os,
+                gp: 0,
                 cpuset,
                 memory,
                 page_types: Vec::new(),
                 subtype: None,
                 infos: Vec::new(),
             }));
+        }
+        // hwloc allocates every node in this first loop, before anything
+        // else of this phase (even the GPU nodes it drops below).
+        for n in nodes.iter_mut().flatten() {
+            n.gp = self.topo.alloc_gp_index();
         }
         if !hugepage_sizes.is_empty() {
             let mut paths = Vec::new();
@@ -296,19 +308,33 @@ impl Ctx<'_> {
             }
         }
 
+        // Memory-side caches of every node, all read (and given their gp
+        // indexes) before the first insertion, as hwloc builds its trees.
+        let trees: Vec<(usize, Vec<Object>)> = order
+            .into_iter()
+            .filter_map(|i| {
+                let n = nodes[i].as_ref()?;
+                let caches = if need_memcaches {
+                    self.read_node_mscaches(n.os, &n.cpuset)
+                } else {
+                    Vec::new()
+                };
+                Some((i, caches))
+            })
+            .collect();
+
         // Insert memory-side caches and nodes.
         let mut ids: Vec<Option<ObjId>> = vec![None; nbnodes];
-        for i in order {
+        for (i, caches) in trees {
             let Some(n) = nodes[i].take() else {
                 continue;
             };
             let nodeset = NodeSet::from_index(n.os);
-            if need_memcaches {
-                for cache in self.read_node_mscaches(n.os, &n.cpuset) {
-                    let _ = self.topo.insert_by_cpuset(cache);
-                }
+            for cache in caches {
+                let _ = self.topo.insert_by_cpuset(cache);
             }
             let mut o = Object::new(ObjType::NUMANode, Some(n.os));
+            o.gp_index = n.gp;
             o.cpuset = Some(n.cpuset.clone());
             o.complete_cpuset = Some(n.cpuset);
             o.nodeset = Some(nodeset.clone());
@@ -662,8 +688,10 @@ impl Ctx<'_> {
         out
     }
 
-    /// Memory-side caches in front of a node, deepest level first.
-    fn read_node_mscaches(&self, os: u32, cpuset: &CpuSet) -> Vec<Object> {
+    /// Memory-side caches in front of a node, deepest level first, with
+    /// their gp indexes taken in the order hwloc allocates them (the
+    /// order of the `indexN` entries, taken as name order).
+    fn read_node_mscaches(&mut self, os: u32, cpuset: &CpuSet) -> Vec<Object> {
         let dir = format!("{NODE}/node{os}/memory_side_cache");
         let Some(entries) = self.fs.list(&dir) else {
             return Vec::new();
@@ -699,6 +727,9 @@ impl Ctx<'_> {
                 inclusive: false,
             });
             out.push(c);
+        }
+        for c in out.iter_mut().rev() {
+            c.gp_index = self.topo.alloc_gp_index();
         }
         out
     }

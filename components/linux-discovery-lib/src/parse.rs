@@ -240,6 +240,32 @@ pub fn pci_busid(s: &str) -> Option<(u32, u8, u8, u8)> {
     ))
 }
 
+/// The hash that orders the entries of a sysfs (kernfs) folder on a 64-bit
+/// Linux kernel since 4.8 (`kernfs_name_hash` for a folder without
+/// namespace): `readdir` returns entries by increasing hash, then name.
+/// Programs that list sysfs in `readdir` order (hwloc) see this order.
+pub fn kernfs_name_hash(name: &str) -> u32 {
+    // init_name_hash(NULL), partial_name_hash per byte, end_name_hash
+    // (hash_long(hash, 32) = hash_64: a multiplication by the golden ratio).
+    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+    let mut hash: u64 = 0;
+    for c in name.bytes().map(u64::from) {
+        hash = hash
+            .wrapping_add(c << 4)
+            .wrapping_add(c >> 4)
+            .wrapping_mul(11);
+    }
+    let mut h = (hash.wrapping_mul(GOLDEN_RATIO_64) >> 32) as u32 & 0x7fff_ffff;
+    // 0, 1 and INT_MAX are kept for the `.`, `..` and end markers.
+    if h < 2 {
+        h += 2;
+    }
+    if h >= 0x7fff_ffff {
+        h = 0x7fff_fffe;
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +320,24 @@ mod tests {
         assert_eq!(pci_busid("0000:00:20.0"), None);
         assert_eq!(pci_busid("pci0000:00"), None);
         assert_eq!(meminfo_total(b"Node 0 MemTotal:  1024 kB\n"), Some(1 << 20));
+    }
+
+    #[test]
+    fn kernfs_order() {
+        // `ls -U /sys/bus/pci/devices` on a 64-bit Linux 6.18 machine.
+        let seen = [
+            "0000:00:01.0",
+            "0000:00:04.0",
+            "0000:00:00.0",
+            "0000:00:03.0",
+            "0000:00:02.0",
+            "0000:00:05.0",
+        ];
+        let mut names: Vec<&str> = seen.to_vec();
+        names.sort();
+        names.sort_by_key(|n| kernfs_name_hash(n));
+        assert_eq!(names, seen);
+        assert_eq!(kernfs_name_hash("0000:00:01.0"), 378_092_441);
+        assert!(kernfs_name_hash("") >= 2);
     }
 }

@@ -3,7 +3,7 @@
 
 use wloc_core::object::{group_kind, BridgeAttr, BridgeUpstream, PciAttr};
 use wloc_core::topology::{pci_class_is_important, Inserted, PciLocality};
-use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, TypeFilter};
+use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, Topology, TypeFilter};
 
 use crate::cpu::group;
 use crate::ctx::{Ctx, Forced, Locality};
@@ -261,14 +261,18 @@ fn cray_ex235a_quirk(domain: u32, bus: u8) -> Option<CpuSet> {
 }
 
 impl Ctx<'_> {
-    /// Reads every PCI function into a tree sorted by bus id.
-    fn read_pci_tree(&self) -> Vec<PciNode> {
+    /// Reads every PCI function into a tree sorted by bus id.  Functions
+    /// get their gp indexes in hwloc's order: the folder's `readdir` order
+    /// (as far as it is known, see [`Ctx::readdir_order`]), counting the
+    /// functions the topology drops later (host bridge devices).
+    fn read_pci_tree(&mut self) -> Vec<PciNode> {
         let mut tree: Vec<PciNode> = Vec::new();
         let Some(mut entries) = self.fs.list(PCI) else {
             return tree;
         };
         entries.sort();
         entries.truncate(MAX_PCI_DEVICES);
+        self.readdir_order(&mut entries);
         let pfilter = self.filter(ObjType::PCIDevice);
         let bfilter = self.filter(ObjType::Bridge);
         let devs: Vec<(&String, BusId)> = entries
@@ -421,7 +425,7 @@ impl Ctx<'_> {
                 linkspeed,
                 prog_if,
             };
-            let obj = match down {
+            let mut obj = match down {
                 Some((d, sec, sub)) => {
                     let mut o = Object::new(ObjType::Bridge, None);
                     o.attr = ObjAttr::Bridge(BridgeAttr {
@@ -439,6 +443,7 @@ impl Ctx<'_> {
                     o
                 }
             };
+            obj.gp_index = self.topo.alloc_gp_index();
             add_object(
                 &mut tree,
                 PciNode {
@@ -469,7 +474,9 @@ impl Ctx<'_> {
     }
 
     /// Groups the top of the tree below one host bridge per upstream bus.
-    fn add_hostbridges(tree: Vec<PciNode>) -> Vec<PciNode> {
+    /// Host bridges get their gp indexes here, after every PCI function
+    /// and before any I/O Group, as hwloc allocates them.
+    fn add_hostbridges(topo: &mut Topology, tree: Vec<PciNode>) -> Vec<PciNode> {
         let mut out: Vec<PciNode> = Vec::new();
         for child in tree {
             let fits = out.last().is_some_and(|hb| {
@@ -479,6 +486,7 @@ impl Ctx<'_> {
             });
             if !fits {
                 let mut o = Object::new(ObjType::Bridge, None);
+                o.gp_index = topo.alloc_gp_index();
                 o.attr = ObjAttr::Bridge(BridgeAttr {
                     upstream: BridgeUpstream::Host,
                     domain: child.domain,
@@ -610,7 +618,7 @@ impl Ctx<'_> {
             return;
         }
         let tree = if self.keeps(ObjType::Bridge) {
-            Self::add_hostbridges(tree)
+            Self::add_hostbridges(&mut self.topo, tree)
         } else {
             tree
         };
