@@ -1032,6 +1032,11 @@ const COMPONENT_NAMES: [&str; 15] = [
     "levelzero",
 ];
 
+/// Whether hwloc has its x86 backend here: it is built for x86 targets
+/// only, so elsewhere the `x86` component is unknown and
+/// `HWLOC_CPUID_PATH` is not read.
+const X86_BACKEND: bool = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
+
 /// `hwloc_topology_set_components`: wloc runs no plugin; blacklisting
 /// `linux` makes this system's discovery hwloc's `noos` one (a Machine of
 /// the online PUs), other names are checked and recorded.
@@ -1059,7 +1064,7 @@ pub unsafe extern "C" fn hwloc_topology_set_components(
             return fail(libc::EINVAL);
         }
         let base = name.split(':').next().unwrap_or_default();
-        if !COMPONENT_NAMES.contains(&base) {
+        if !COMPONENT_NAMES.contains(&base) || (base == "x86" && !X86_BACKEND) {
             return fail(libc::EINVAL);
         }
         t.blacklist.push(base.to_owned());
@@ -1240,7 +1245,8 @@ fn source_from_env() -> Source {
         Ok(In::Image(p)) => Source::Image(p),
         Ok(In::Fsroot(p)) if p.as_os_str() == "/" => Source::ThisSystem,
         Ok(In::Fsroot(p)) => Source::Fsroot(p),
-        Ok(In::Cpuid(p)) => Source::CpuidDump(p),
+        Ok(In::Cpuid(p)) if X86_BACKEND => Source::CpuidDump(p),
+        Ok(In::Cpuid(_)) => Source::ThisSystem,
         Ok(In::Synthetic(s)) => Source::Synthetic(s),
         Ok(In::Xml(p)) => Source::XmlFile(p),
         _ => Source::ThisSystem,
@@ -1268,7 +1274,7 @@ fn source_from_components() -> Source {
     let var = |n: &str| wloc_trust::env::var(n).filter(|v| !v.is_empty());
     match (var("HWLOC_FSROOT"), var("HWLOC_CPUID_PATH")) {
         (Some(f), _) if f != "/" => Source::Fsroot(PathBuf::from(f)),
-        (_, Some(c)) => Source::CpuidDump(PathBuf::from(c)),
+        (_, Some(c)) if X86_BACKEND => Source::CpuidDump(PathBuf::from(c)),
         _ => Source::ThisSystem,
     }
 }
