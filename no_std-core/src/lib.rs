@@ -19,6 +19,7 @@ pub mod object;
 pub mod pci;
 pub mod synthetic;
 pub mod topology;
+pub mod units;
 mod wit;
 
 pub use bitmap::{Bitmap, BitmapParseError, CpuSet, NodeSet};

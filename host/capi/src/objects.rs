@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use wloc_core::object::{Depth, Info};
 use wloc_core::topology::TypeDepth;
+use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
 
 use crate::topology::{loaded, loaded_mut, type_from_c, Node};
@@ -460,21 +461,6 @@ pub unsafe extern "C" fn hwloc_obj_type_snprintf(
         // SAFETY: a valid object; the caller's buffer holds size bytes.
         unsafe { snprintf_out(string, size, &type_snprintf(o, verbose != 0)) }
     })
-}
-
-/// hwloc's memory size for printing: KB when verbose or small, else the
-/// largest of MB, GB, TB that keeps ten units, rounded.
-fn memory_size(size: u64, verbose: bool) -> String {
-    let (shift, unit) = if size < (10 << 20) || verbose {
-        (9, "KB")
-    } else if size < (10 << 30) {
-        (19, "MB")
-    } else if size < (10 << 40) {
-        (29, "GB")
-    } else {
-        (39, "TB")
-    };
-    format!("{}{}", ((size >> shift) + 1) >> 1, unit)
 }
 
 /// `hwloc_pci_class_string` as a Rust string.

@@ -54,22 +54,7 @@ pub fn type_name(o: &Object, verbose: bool) -> String {
     }
 }
 
-/// A memory size the way hwloc prints it: rounded kilobytes in verbose
-/// mode, otherwise the largest of KB, MB, GB, TB that keeps at least ten
-/// units (`hwloc_memory_size_printf_value`/`_unit`).  The console listing
-/// and the pictures share it.
-pub fn memory_size(size: u64, verbose: bool) -> String {
-    let (shift, unit) = if verbose || size < (10 << 20) {
-        (9, "KB")
-    } else if size < (10 << 30) {
-        (19, "MB")
-    } else if size < (10 << 40) {
-        (29, "GB")
-    } else {
-        (39, "TB")
-    };
-    format!("{}{}", ((size >> shift) + 1) >> 1, unit)
-}
+pub use wloc_core::units::memory_size;
 
 /// `hwloc_obj_attr_snprintf` without verbosity: a NUMA node's local
 /// memory, a cache's size.
