@@ -38,21 +38,6 @@ fn topo() -> &'static Topology {
     })
 }
 
-/// The CPUs this thread may use, from the kernel.
-fn affinity() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; the call fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&i| libc::CPU_ISSET(i, &set))
-            .collect()
-    }
-}
-
 /// The memory policy of the calling thread, or of the page at `addr`,
 /// from the kernel: mode and node mask.
 fn kernel_policy(addr: *const u8) -> (i32, u64) {
@@ -103,7 +88,7 @@ fn bound_command_sees_its_mask() {
         assert_eq!(mine, cpus_allowed(&String::from_utf8_lossy(&h.stdout)));
     }
     // hwloc-bind also takes the command without `--`, and physical indexes.
-    let last = *affinity().last().unwrap();
+    let last = *common::allowed_cpus().last().unwrap();
     let o = run_wloc([
         "bind",
         "-p",
@@ -134,7 +119,7 @@ fn single_keeps_one_pu_and_get_reports_it() {
     // `--get` and `-e` inside a bound command, as hwloc-bind prints them.
     let w = wloc();
     let w = w.to_str().unwrap();
-    let last = *affinity().last().unwrap();
+    let last = *common::allowed_cpus().last().unwrap();
     let pu = format!("pu:{last}");
     let expect = CpuSet::from_index(last as u32).bitmap().to_hwloc_string();
     for (args, want) in [
@@ -167,7 +152,7 @@ fn single_keeps_one_pu_and_get_reports_it() {
 fn binds_another_process_and_reads_it_back() {
     let mut child = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = child.id().to_string();
-    let last = *affinity().last().unwrap();
+    let last = *common::allowed_cpus().last().unwrap();
     let o = run_wloc(["bind", "--pid", &pid, "-p", &format!("pu:{last}")]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
@@ -200,12 +185,12 @@ fn binds_another_process_and_reads_it_back() {
 #[test]
 fn binds_this_thread() {
     let b = Binder::new(topo());
-    for cpu in affinity() {
+    for cpu in common::allowed_cpus() {
         std::thread::spawn(move || {
             let b = Binder::new(topo());
             b.bind_cpu(&CpuSet::from_index(cpu as u32), CpuBindFlags::THREAD)
                 .unwrap();
-            assert_eq!(affinity(), vec![cpu]);
+            assert_eq!(common::allowed_cpus(), vec![cpu]);
             assert_eq!(
                 b.cpu_binding(CpuBindFlags::THREAD).unwrap(),
                 CpuSet::from_index(cpu as u32)
@@ -231,7 +216,7 @@ fn binds_this_thread() {
     // The test's main thread was not touched.
     assert_eq!(
         b.cpu_binding(CpuBindFlags::THREAD).unwrap().weight(),
-        Some(affinity().len() as u32)
+        Some(common::allowed_cpus().len() as u32)
     );
 }
 
@@ -518,7 +503,7 @@ fn membind_policy_is_inherited_by_the_command() {
 
 #[test]
 fn foreign_topologies_bind_only_when_declared_this_system() {
-    let n = affinity().len();
+    let n = common::allowed_cpus().len();
     let desc = format!("pu:{n}");
     let o = Command::new(wloc())
         .args(["bind", "-i", &desc, "pu:0", "--", "true"])
@@ -529,7 +514,7 @@ fn foreign_topologies_bind_only_when_declared_this_system() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("does not describe this system"), "{err}");
-    if affinity() == (0..n).collect::<Vec<_>>() {
+    if common::allowed_cpus() == (0..n).collect::<Vec<_>>() {
         let o = run_wloc([
             "bind",
             "-i",

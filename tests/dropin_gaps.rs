@@ -15,21 +15,6 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The CPUs this test process may use.
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; the call fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&i| libc::CPU_ISSET(i, &set))
-            .collect()
-    }
-}
-
 /// Binds the calling thread to one CPU.
 fn bind_this_thread(cpu: usize) {
     // SAFETY: cpu_set_t is plain data; 0 is the calling thread.
@@ -101,7 +86,7 @@ fn ls_and_lstopo_steady(wloc_args: &[&str], lstopo_args: &[&str]) -> (String, St
 #[test]
 fn ls_top_shows_bound_processes_and_threads_as_lstopo() {
     require_hwloc();
-    let cpus = allowed_cpus();
+    let cpus = common::allowed_cpus();
     // A process bound to the last CPU, and a thread of this process bound
     // to the first (the other threads are not bound: the process's
     // binding, the union of its threads', is the whole machine).
@@ -401,7 +386,7 @@ fn every_option_of_hwlocs_manual_pages_is_taken_or_listed() {
 #[test]
 fn ls_top_inserts_groups_and_extends_bindings_as_lstopo() {
     require_hwloc();
-    let cpus = allowed_cpus();
+    let cpus = common::allowed_cpus();
     let n = cpus.len();
     if n < 2 || cpus != (0..n).collect::<Vec<_>>() {
         println!("skipped: needs CPUs 0 to N-1 (this process may use {cpus:?})");
@@ -635,7 +620,7 @@ fn info_filters_and_level_listing_are_hwloc_infos() {
 #[test]
 fn gather_cpuid_of_one_pu_is_hwlocs() {
     require_hwloc();
-    let cpu = allowed_cpus()[0].to_string();
+    let cpu = common::allowed_cpus()[0].to_string();
     let theirs = Command::new("hwloc-gather-cpuid")
         .args(["-c", &cpu, "-"])
         .output()

@@ -10,19 +10,10 @@ use std::process::Command;
 #[test]
 fn hwloc_reads_our_v2_exports_of_every_xml_case() {
     common::require_hwloc();
-    let conf = common::conformance();
     let tmp = common::TempDir::new("hwloc-diff");
     let mut failures = Vec::new();
     let mut count = 0;
-    // Every XML document of the recordings: the xml/ cases and the expected
-    // results of the linux/ and x86/ cases.
-    let mut inputs: Vec<_> = ["xml", "linux", "x86"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(conf.join(d)).expect("conformance folder"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
-        .collect();
-    inputs.sort();
+    let inputs = common::conformance_xmls();
     for input in inputs {
         count += 1;
         let name = input.file_name().unwrap().to_string_lossy().to_string();

@@ -17,17 +17,9 @@ fn text(o: &std::process::Output) -> (String, String) {
 
 /// The last CPU this test may use.
 fn last_cpu() -> u32 {
-    // SAFETY: cpu_set_t is plain data; the call fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .rfind(|&i| libc::CPU_ISSET(i, &set))
-            .unwrap() as u32
-    }
+    *common::allowed_cpus()
+        .last()
+        .expect("this test may use a CPU") as u32
 }
 
 /// Starts `sleep` through `wloc bind` on one PU and waits until the

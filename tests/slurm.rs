@@ -57,15 +57,8 @@ fn slurmd_line(xml: &Path, dir: &Path) -> Result<String, String> {
 fn slurmd_prints_the_same_node_line_for_every_xml_case() {
     common::wloc();
     common::require_packages(&[("/usr/sbin/slurmd", "slurmd")]).expect("Debian's slurmd");
-    let conf = common::conformance();
     let tmp = common::TempDir::new("slurm-node");
-    let mut inputs: Vec<_> = ["xml", "linux", "x86"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(conf.join(d)).expect("conformance folder"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
-        .collect();
-    inputs.sort();
+    let inputs = common::conformance_xmls();
     let mut failures = Vec::new();
     let mut compared = 0;
     let mut cpu_counts = BTreeSet::new();

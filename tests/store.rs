@@ -13,15 +13,6 @@ use crate::common::show_output as show;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn wloc(args: &[&str], cwd: &Path) -> Output {
-    std::process::Command::new(common::wloc())
-        .args(args)
-        .current_dir(cwd)
-        .env("LC_ALL", "C")
-        .output()
-        .expect("wloc runs")
-}
-
 fn fails(what: &str, o: &Output, want: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -35,7 +26,7 @@ fn fails(what: &str, o: &Output, want: &str) {
 }
 
 fn ls_xml(file: &Path) -> String {
-    let o = wloc(
+    let o = common::run_wloc_in(
         &[
             "ls",
             "-i",
@@ -96,7 +87,7 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     let node = |n: &str| c.join(n).to_string_lossy().into_owned();
     // Two different machines (other PCI devices, cores, caches, memory):
     // too complex for hwloc's format, so wloc writes its own.
-    let o = wloc(
+    let o = common::run_wloc_in(
         &["diff", &node("node001.xml"), &node("visu01.xml"), "d.diff"],
         dir,
     );
@@ -109,12 +100,12 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     );
     ok(
         "patch",
-        &wloc(&["patch", &node("node001.xml"), "d.diff", "p.xml"], dir),
+        &common::run_wloc_in(&["patch", &node("node001.xml"), "d.diff", "p.xml"], dir),
     );
     assert_eq!(ls_xml(&dir.join("p.xml")), ls_xml(&c.join("visu01.xml")));
     ok(
         "patch -R",
-        &wloc(
+        &common::run_wloc_in(
             &["patch", "-R", &node("visu01.xml"), "d.diff", "r.xml"],
             dir,
         ),
@@ -124,12 +115,12 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     // A diff between two nodes (MACs, GUIDs, host name, a PCI revision
     // byte) refused on a third machine, naming the first change that does
     // not fit; nothing is written.
-    let o = wloc(
+    let o = common::run_wloc_in(
         &["diff", &node("node001.xml"), &node("node002.xml"), "n.diff"],
         dir,
     );
     ok("wloc diff node001 node002", &o);
-    let o = wloc(&["patch", &node("bigmem01.xml"), "n.diff", "x.xml"], dir);
+    let o = common::run_wloc_in(&["patch", &node("bigmem01.xml"), "n.diff", "x.xml"], dir);
     fails("patching another machine", &o, "change #1 (@@ -");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -140,11 +131,11 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     // Applied twice: the second time, the old values are gone.
     ok(
         "patch",
-        &wloc(&["patch", &node("node001.xml"), "n.diff", "y.xml"], dir),
+        &common::run_wloc_in(&["patch", &node("node001.xml"), "n.diff", "y.xml"], dir),
     );
     fails(
         "patching twice",
-        &wloc(&["patch", "y.xml", "n.diff", "z.xml"], dir),
+        &common::run_wloc_in(&["patch", "y.xml", "n.diff", "z.xml"], dir),
         "does not apply",
     );
 
@@ -157,12 +148,12 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     );
     assert_ne!(text, edited);
     std::fs::write(dir.join("pages.xml"), edited).unwrap();
-    let o = wloc(&["diff", &node("node001.xml"), "pages.xml", "pg.xml"], dir);
+    let o = common::run_wloc_in(&["diff", &node("node001.xml"), "pages.xml", "pg.xml"], dir);
     ok("hwloc-style diff of page types", &o);
     assert!(String::from_utf8_lossy(&o.stderr).contains("Found no difference"));
     ok(
         "wloc diff --format wloc",
-        &wloc(
+        &common::run_wloc_in(
             &[
                 "diff",
                 "--format",
@@ -178,7 +169,7 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     assert!(d.contains("+") && d.contains("count=\"7\""), "{d}");
     ok(
         "patch page types",
-        &wloc(
+        &common::run_wloc_in(
             &["patch", &node("node001.xml"), "pg.diff", "pg-new.xml"],
             dir,
         ),
@@ -196,13 +187,13 @@ fn rich_diff_applies_exactly_and_refuses_conflicts_by_name() {
     .unwrap();
     fails(
         "a bad diff",
-        &wloc(&["patch", &node("node001.xml"), "bad.diff", "b.xml"], dir),
+        &common::run_wloc_in(&["patch", &node("node001.xml"), "bad.diff", "b.xml"], dir),
         "line 3: expected a `-` line",
     );
     std::fs::write(dir.join("v9.diff"), "wloc-topology-diff 9\n").unwrap();
     fails(
         "a later version",
-        &wloc(&["patch", &node("node001.xml"), "v9.diff", "b.xml"], dir),
+        &common::run_wloc_in(&["patch", &node("node001.xml"), "v9.diff", "b.xml"], dir),
         "version 9",
     );
 }
@@ -213,7 +204,7 @@ fn store_pack_round_trips_the_corpus_at_81x() {
     let dir = &tmp.0;
     let c = corpus(dir, "input");
     std::fs::create_dir(dir.join("out")).unwrap();
-    let o = wloc(
+    let o = common::run_wloc_in(
         &[
             "store",
             "pack",
@@ -234,7 +225,7 @@ fn store_pack_round_trips_the_corpus_at_81x() {
     );
     ok(
         "uncompress-dir",
-        &wloc(&["uncompress-dir", "out", "back"], dir),
+        &common::run_wloc_in(&["uncompress-dir", "out", "back"], dir),
     );
     assert_eq!(names(&dir.join("back")), names(&c));
     for n in names(&c) {
@@ -247,7 +238,7 @@ fn store_pack_round_trips_the_corpus_at_81x() {
     // -R as hwloc-compress-dir spells it.
     ok(
         "compress-dir -R",
-        &wloc(
+        &common::run_wloc_in(
             &["compress-dir", "-R", "out/topologies.wstore", "back2"],
             dir,
         ),
@@ -258,7 +249,7 @@ fn store_pack_round_trips_the_corpus_at_81x() {
     let h = corpus(dir, "output");
     ok(
         "uncompress-dir of hwloc's",
-        &wloc(&["uncompress-dir", &h.to_string_lossy(), "hback"], dir),
+        &common::run_wloc_in(&["uncompress-dir", &h.to_string_lossy(), "hback"], dir),
     );
     assert_eq!(names(&dir.join("hback")), names(&c));
     for n in ["node002.xml", "bigmem04.xml", "visu06.xml"] {
@@ -282,16 +273,16 @@ fn store_gives_any_node_whatever_the_input_order() {
         .collect();
     let mut args = vec!["store", "pack", "-o", "a.wstore"];
     args.extend(paths.iter().map(String::as_str));
-    ok("store pack", &wloc(&args, dir));
+    ok("store pack", &common::run_wloc_in(&args, dir));
     let mut args = vec!["store", "pack", "-o", "b.wstore"];
     args.extend(paths.iter().rev().map(String::as_str));
-    ok("store pack reversed", &wloc(&args, dir));
+    ok("store pack reversed", &common::run_wloc_in(&args, dir));
     assert_eq!(
         std::fs::read(dir.join("a.wstore")).unwrap(),
         std::fs::read(dir.join("b.wstore")).unwrap(),
         "the store does not depend on the order of its inputs"
     );
-    let o = wloc(&["store", "list", "a.wstore"], dir);
+    let o = common::run_wloc_in(&["store", "list", "a.wstore"], dir);
     ok("store list", &o);
     let listed: Vec<String> = String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -299,7 +290,7 @@ fn store_gives_any_node_whatever_the_input_order() {
         .collect();
     assert_eq!(listed, files);
     for n in ["visu05", "node009.xml", "avakas-frontend1.xml"] {
-        let o = wloc(&["store", "get", "a.wstore", n], dir);
+        let o = common::run_wloc_in(&["store", "get", "a.wstore", n], dir);
         ok("store get", &o);
         let file = if n.ends_with(".xml") {
             n.to_string()
@@ -311,7 +302,7 @@ fn store_gives_any_node_whatever_the_input_order() {
     }
     fails(
         "a missing node",
-        &wloc(&["store", "get", "a.wstore", "node999"], dir),
+        &common::run_wloc_in(&["store", "get", "a.wstore", "node999"], dir),
         "no topology named 'node999'",
     );
 }
@@ -323,7 +314,7 @@ fn corrupt_stores_give_clear_errors() {
     let c = corpus(dir, "input");
     ok(
         "store pack",
-        &wloc(
+        &common::run_wloc_in(
             &["store", "pack", "-o", "s.wstore", &c.to_string_lossy()],
             dir,
         ),
@@ -336,13 +327,13 @@ fn corrupt_stores_give_clear_errors() {
     .unwrap();
     fails(
         "not a store",
-        &wloc(&["store", "list", "text.wstore"], dir),
+        &common::run_wloc_in(&["store", "list", "text.wstore"], dir),
         "not a wloc topology store",
     );
     std::fs::write(dir.join("short.wstore"), &good[..good.len() / 2]).unwrap();
     fails(
         "a truncated store",
-        &wloc(&["store", "list", "short.wstore"], dir),
+        &common::run_wloc_in(&["store", "list", "short.wstore"], dir),
         "corrupt topology store",
     );
     // A damaged byte in the body: the node it is in fails with a clear
@@ -350,11 +341,11 @@ fn corrupt_stores_give_clear_errors() {
     let mut bad = good.clone();
     bad[good.len() / 3] ^= 0x20;
     std::fs::write(dir.join("bad.wstore"), &bad).unwrap();
-    let o = wloc(&["uncompress-dir", "bad.wstore", "out"], dir);
+    let o = common::run_wloc_in(&["uncompress-dir", "bad.wstore", "out"], dir);
     fails("a damaged store", &o, "corrupt topology store");
     fails(
         "a missing store",
-        &wloc(&["store", "list", "nothere.wstore"], dir),
+        &common::run_wloc_in(&["store", "list", "nothere.wstore"], dir),
         "cannot open 'nothere.wstore'",
     );
     // A store of the first format version is refused, saying what to do.
@@ -363,7 +354,7 @@ fn corrupt_stores_give_clear_errors() {
     std::fs::write(dir.join("v1.wstore"), &v1).unwrap();
     fails(
         "a version 1 store",
-        &wloc(&["store", "get", "v1.wstore", "node002"], dir),
+        &common::run_wloc_in(&["store", "get", "v1.wstore", "node002"], dir),
         "version 1 of the wloc topology store format is no longer read",
     );
 }
@@ -384,7 +375,7 @@ fn store_pack_skips_files_that_are_not_topologies() {
         "<?xml version=\"1.0\"?>\n<topology>\n",
     )
     .unwrap();
-    let o = wloc(&["store", "pack", "-o", "m.wstore", "mixed"], dir);
+    let o = common::run_wloc_in(&["store", "pack", "-o", "m.wstore", "mixed"], dir);
     ok("store pack with files that are not topologies", &o);
     let err = String::from_utf8_lossy(&o.stderr);
     for bad in ["README", "broken.xml"] {
@@ -396,7 +387,7 @@ fn store_pack_skips_files_that_are_not_topologies() {
         );
     }
     assert!(err.contains("Skipped 2 files"), "{}", show(&o));
-    let o = wloc(&["store", "list", "m.wstore"], dir);
+    let o = common::run_wloc_in(&["store", "list", "m.wstore"], dir);
     ok("store list", &o);
     let listed: Vec<&str> = std::str::from_utf8(&o.stdout)
         .unwrap()
@@ -407,7 +398,7 @@ fn store_pack_skips_files_that_are_not_topologies() {
     // A file named on the command line must load; so must one file.
     fails(
         "store pack of a named file that is not a topology",
-        &wloc(&["store", "pack", "-o", "x.wstore", "mixed/README"], dir),
+        &common::run_wloc_in(&["store", "pack", "-o", "x.wstore", "mixed/README"], dir),
         "README",
     );
     let junk = dir.join("junk");
@@ -415,7 +406,7 @@ fn store_pack_skips_files_that_are_not_topologies() {
     std::fs::write(junk.join("a.txt"), "a").unwrap();
     fails(
         "store pack of no topology",
-        &wloc(&["store", "pack", "-o", "j.wstore", "junk"], dir),
+        &common::run_wloc_in(&["store", "pack", "-o", "j.wstore", "junk"], dir),
         "none of the 1 files is a topology",
     );
 }

@@ -22,15 +22,6 @@ fn original() -> String {
     std::fs::read_to_string(data()).expect("tests/data/dropin/userdata.xml")
 }
 
-fn wloc(args: &[&str], cwd: &Path) -> Output {
-    Command::new(common::wloc())
-        .args(args)
-        .current_dir(cwd)
-        .env("LC_ALL", "C")
-        .output()
-        .expect("wloc runs")
-}
-
 /// Runs one of hwloc's tools, or says why it cannot (hwloc not installed).
 fn hwloc(tool: &str, args: &[&str], cwd: &Path) -> Option<Output> {
     let _ = common::wloc(); // installs hwloc when it can
@@ -68,13 +59,13 @@ fn ls_writes_userdata_back_byte_for_byte() {
     let want = original();
     assert_eq!(userdata_lines(&want).len(), 13, "the test file changed");
 
-    let o = wloc(&["ls", "-i", f, "--of", "xml"], dir);
+    let o = common::run_wloc_in(&["ls", "-i", f, "--of", "xml"], dir);
     ok("wloc ls --of xml", &o);
     let ours = String::from_utf8(o.stdout).unwrap();
     assert!(ours == want, "wloc ls changed the document:\n{ours}");
 
     // Through an hwloc 3 document and back: the same userdata.
-    let o = wloc(
+    let o = common::run_wloc_in(
         &["ls", "-i", f, "--of", "xml", "--xml-version", "3", "v3.xml"],
         dir,
     );
@@ -85,7 +76,7 @@ fn ls_writes_userdata_back_byte_for_byte() {
         userdata_lines(&want),
         "hwloc 3 document:\n{v3}"
     );
-    let o = wloc(&["ls", "-i", "v3.xml", "--of", "xml"], dir);
+    let o = common::run_wloc_in(&["ls", "-i", "v3.xml", "--of", "xml"], dir);
     ok("wloc ls of the hwloc 3 document", &o);
     let back = String::from_utf8(o.stdout).unwrap();
     assert_eq!(userdata_lines(&back), userdata_lines(&want));
@@ -112,7 +103,7 @@ fn annotate_keeps_userdata_and_cu_clears_it_where_asked() {
     let args = ["in.xml", "added.xml", "root", "info", "Added", "yes"];
     let mut cmd = vec!["annotate"];
     cmd.extend(args);
-    ok("wloc annotate", &wloc(&cmd, dir));
+    ok("wloc annotate", &common::run_wloc_in(&cmd, dir));
     let site = "    <info name=\"Backend\" value=\"Linux\"/>\n";
     let expected = want.replacen(
         site,
@@ -136,7 +127,7 @@ fn annotate_keeps_userdata_and_cu_clears_it_where_asked() {
     let args = ["--cu", "in.xml", "cleared.xml", "pu:0", "info", "X", "y"];
     let mut cmd = vec!["annotate"];
     cmd.extend(args);
-    ok("wloc annotate --cu", &wloc(&cmd, dir));
+    ok("wloc annotate --cu", &common::run_wloc_in(&cmd, dir));
     let pu0 = "          <userdata name=\"pu0\" length=\"5\">&lt;pu0&gt;</userdata>\n          <userdata length=\"4\" encoding=\"base64\">cHUwIQ==</userdata>\n";
     assert!(want.contains(pu0));
     let expected = want.replacen(pu0, "          <info name=\"X\" value=\"y\"/>\n", 1);
@@ -161,11 +152,11 @@ fn patch_keeps_the_references_userdata() {
     let want = original();
 
     // The empty diff of equal topologies changes nothing.
-    let o = wloc(&["diff", "old.xml", "old.xml", "empty.diff.xml"], dir);
+    let o = common::run_wloc_in(&["diff", "old.xml", "old.xml", "empty.diff.xml"], dir);
     ok("wloc diff of equal topologies", &o);
     ok(
         "wloc patch with an empty diff",
-        &wloc(&["patch", "old.xml", "empty.diff.xml", "same.xml"], dir),
+        &common::run_wloc_in(&["patch", "old.xml", "empty.diff.xml", "same.xml"], dir),
     );
     let same = read(dir, "same.xml");
     assert!(same == want, "wloc patch of an empty diff wrote:\n{same}");
@@ -177,11 +168,11 @@ fn patch_keeps_the_references_userdata() {
     std::fs::write(dir.join("new.xml"), &new).unwrap();
     ok(
         "wloc diff",
-        &wloc(&["diff", "old.xml", "new.xml", "d.diff.xml"], dir),
+        &common::run_wloc_in(&["diff", "old.xml", "new.xml", "d.diff.xml"], dir),
     );
     ok(
         "wloc patch",
-        &wloc(&["patch", "old.xml", "d.diff.xml", "p.xml"], dir),
+        &common::run_wloc_in(&["patch", "old.xml", "d.diff.xml", "p.xml"], dir),
     );
     assert!(
         read(dir, "p.xml") == new,
@@ -190,7 +181,7 @@ fn patch_keeps_the_references_userdata() {
     );
     ok(
         "wloc patch -R",
-        &wloc(&["patch", "-R", "new.xml", "d.diff.xml", "r.xml"], dir),
+        &common::run_wloc_in(&["patch", "-R", "new.xml", "d.diff.xml", "r.xml"], dir),
     );
     assert!(
         read(dir, "r.xml") == want,
@@ -215,7 +206,7 @@ fn compress_dir_and_store_keep_userdata() {
         std::fs::write(input.join(n), t).unwrap();
     }
 
-    let o = wloc(&["compress-dir", "in", "out"], dir);
+    let o = common::run_wloc_in(&["compress-dir", "in", "out"], dir);
     ok("wloc compress-dir", &o);
     let out = dir.join("out");
     assert!(out.join("a.xml").exists(), "{}", show(&o));
@@ -231,11 +222,11 @@ fn compress_dir_and_store_keep_userdata() {
     );
     ok(
         "wloc uncompress-dir",
-        &wloc(&["uncompress-dir", "out", "back"], dir),
+        &common::run_wloc_in(&["uncompress-dir", "out", "back"], dir),
     );
     ok(
         "wloc compress-dir -R",
-        &wloc(&["compress-dir", "-R", "out", "back2"], dir),
+        &common::run_wloc_in(&["compress-dir", "-R", "out", "back2"], dir),
     );
     for back in ["back", "back2"] {
         for (n, t) in [("a.xml", &a), ("b.xml", &b), ("c.xml", &c)] {
@@ -246,10 +237,10 @@ fn compress_dir_and_store_keep_userdata() {
 
     ok(
         "wloc store pack",
-        &wloc(&["store", "pack", "-o", "s.wstore", "in"], dir),
+        &common::run_wloc_in(&["store", "pack", "-o", "s.wstore", "in"], dir),
     );
     for (n, t) in [("a", &a), ("b", &b), ("c", &c)] {
-        let o = wloc(&["store", "get", "s.wstore", n], dir);
+        let o = common::run_wloc_in(&["store", "get", "s.wstore", n], dir);
         ok("wloc store get", &o);
         assert!(o.stdout == t.as_bytes(), "store get {n}:\n{}", show(&o));
     }

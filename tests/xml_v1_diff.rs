@@ -9,18 +9,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::{self, TempDir};
-
-fn wloc(args: &[&str], cwd: &Path) -> Output {
-    Command::new(common::wloc())
-        .args(args)
-        .current_dir(cwd)
-        .env("LC_ALL", "C")
-        .output()
-        .expect("wloc runs")
-}
 
 fn ok(what: &str, o: &Output) -> String {
     assert!(
@@ -36,7 +27,7 @@ fn ls_xml(file: &Path) -> String {
     let f = file.to_string_lossy();
     ok(
         &format!("wloc ls {f}"),
-        &wloc(
+        &common::run_wloc_in(
             &["ls", "-i", &f, "--if", "xml", "--of", "xml"],
             Path::new("."),
         ),
@@ -218,7 +209,7 @@ fn archive() -> (TempDir, PathBuf, PathBuf, Vec<String>) {
 #[test]
 fn uncompress_dir_and_patch_read_hwloc_1_archives() {
     let (tmp, cluster, arch, diffed) = archive();
-    let o = wloc(&["uncompress-dir", "v1c", "back"], &tmp.0);
+    let o = common::run_wloc_in(&["uncompress-dir", "v1c", "back"], &tmp.0);
     ok("uncompress-dir", &o);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("Failed"), "{err}");
@@ -231,7 +222,7 @@ fn uncompress_dir_and_patch_read_hwloc_1_archives() {
         );
         // wloc patch, with the refname the diff names.
         let d = arch.join(format!("{n}.diff.xml"));
-        let o = wloc(
+        let o = common::run_wloc_in(
             &["patch", "refname", &d.to_string_lossy(), "patched.xml"],
             &arch,
         );
@@ -246,11 +237,11 @@ fn fabric_reads_a_folder_of_hwloc_1_diffs() {
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let want = ok(
         "fabric summary",
-        &wloc(&["fabric", "summary", &s(&cluster)], &tmp.0),
+        &common::run_wloc_in(&["fabric", "summary", &s(&cluster)], &tmp.0),
     );
     let want_local = ok(
         "fabric local",
-        &wloc(
+        &common::run_wloc_in(
             &["fabric", "local", &s(&cluster), &diffed[0], &diffed[1]],
             &tmp.0,
         ),
@@ -262,14 +253,14 @@ fn fabric_reads_a_folder_of_hwloc_1_diffs() {
     assert_eq!(
         ok(
             "fabric summary of diffs",
-            &wloc(&["fabric", "summary", &s(&cluster)], &tmp.0)
+            &common::run_wloc_in(&["fabric", "summary", &s(&cluster)], &tmp.0)
         ),
         want
     );
     assert_eq!(
         ok(
             "fabric local of a diffed host",
-            &wloc(
+            &common::run_wloc_in(
                 &["fabric", "local", &s(&cluster), &diffed[0], &diffed[1]],
                 &tmp.0
             )
@@ -295,7 +286,7 @@ fn a_v1_diff_naming_no_object_is_refused_naming_it() {
             &d[at..]
         );
         std::fs::write(arch.join("bad.diff.xml"), bad).unwrap();
-        let o = wloc(&["patch", "refname", "bad.diff.xml", "out.xml"], &arch);
+        let o = common::run_wloc_in(&["patch", "refname", "bad.diff.xml", "out.xml"], &arch);
         assert!(!o.status.success(), "depth {depth} index {index} applied");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "depth {depth} index {index}: {err}");
@@ -360,7 +351,7 @@ fn v1_diffs_reach_numa_nodes_bridges_and_pci_devices() {
         assert!(touched.iter().any(|d| *d > 0), "{doc}");
         std::fs::write(tmp.0.join(format!("{node}-new.xml")), &new).unwrap();
         std::fs::write(tmp.0.join(format!("{node}.diff.xml")), &doc).unwrap();
-        let o = wloc(
+        let o = common::run_wloc_in(
             &[
                 "patch",
                 &hw.join(format!("{node}.xml")).to_string_lossy(),

@@ -380,3 +380,42 @@ pub fn unpack_fabric(name: &str, dest: &Path) {
         .expect("tar runs");
     assert!(st.success(), "tar xJf {} failed", archive.display());
 }
+
+/// Runs `wloc ARGS` in the folder `cwd`.
+pub fn run_wloc_in(args: &[&str], cwd: &Path) -> Output {
+    Command::new(wloc())
+        .args(args)
+        .current_dir(cwd)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("wloc runs")
+}
+
+/// Every XML document of the conformance recordings, sorted: the xml/
+/// cases and the expected results of the linux/ and x86/ cases.
+pub fn conformance_xmls() -> Vec<PathBuf> {
+    let conf = conformance();
+    let mut inputs: Vec<PathBuf> = ["xml", "linux", "x86"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(conf.join(d)).expect("conformance folder"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .collect();
+    inputs.sort();
+    inputs
+}
+
+/// The CPUs the calling thread may use, from the kernel.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; the call fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&i| libc::CPU_ISSET(i, &set))
+            .collect()
+    }
+}
