@@ -88,6 +88,16 @@ impl Annotators {
         wanted: impl Fn(&builtin::Builtin, &FileAccess) -> bool,
         settings: &BTreeMap<String, String>,
     ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
+        Self::builtin_rooted(|_| fsroot, wanted, settings)
+    }
+
+    /// As [`Annotators::builtin_matching`], each component granted its
+    /// files below the root `root_of` gives it (`None`: `/`).
+    fn builtin_rooted<'a>(
+        root_of: impl Fn(&builtin::Builtin) -> Option<&'a Path>,
+        wanted: impl Fn(&builtin::Builtin, &FileAccess) -> bool,
+        settings: &BTreeMap<String, String>,
+    ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
         let mut warnings = Vec::new();
         let policy = crate::input::policy()?;
         let runtime = crate::input::runtime()?;
@@ -97,7 +107,7 @@ impl Annotators {
             &builtin::ANNOTATE_SENSORS,
             &builtin::ANNOTATE_PCI_NAMES,
         ] {
-            let files = match FileAccess::new(b.roots, fsroot) {
+            let files = match FileAccess::new(b.roots, root_of(b)) {
                 Ok(f) => f,
                 Err(e) => {
                     warnings.push(format!("component {}: cannot open its files: {e}", b.name));
@@ -230,12 +240,37 @@ pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
 /// As [`annotate_discovered`], returning the warnings instead of printing
 /// them (for the C library, which prints nothing on its own).
 pub fn annotate_discovered_quietly(source: &Source, topo: &mut Topology) -> Vec<String> {
+    annotate_with_databases(source, topo, false)
+}
+
+/// As [`annotate_discovered_quietly`], for wloc's `libhwloc.so.15`: as
+/// libhwloc 2.9 does, the PCI devices of a recorded machine are named from
+/// this host's `pci.ids` (a database, not the machine's state), where the
+/// `wloc` command names them from the recording's own, as hwloc's tests
+/// expect.
+pub fn annotate_discovered_as_libhwloc(source: &Source, topo: &mut Topology) -> Vec<String> {
+    annotate_with_databases(source, topo, true)
+}
+
+fn annotate_with_databases(
+    source: &Source,
+    topo: &mut Topology,
+    host_databases: bool,
+) -> Vec<String> {
     if !applies_to(source) {
         return Vec::new();
     }
     let wanted = wanted_after_discovery(topo);
     let settings = BTreeMap::new();
-    match Annotators::builtin_matching(fsroot_of(source), wanted, &settings) {
+    let fsroot = fsroot_of(source);
+    let root_of = |b: &builtin::Builtin| {
+        if host_databases && b.name == builtin::ANNOTATE_PCI_NAMES_NAME {
+            None
+        } else {
+            fsroot
+        }
+    };
+    match Annotators::builtin_rooted(root_of, wanted, &settings) {
         Ok((annotators, mut warnings)) => {
             warnings.extend(annotators.annotate(topo).1);
             warnings

@@ -1561,9 +1561,16 @@ fn hwloc2_infos(m: &mut Topology, discovered: bool) {
             }
         }
         // hwloc 3 writes block devices' sizes with their unit; hwloc 2
-        // writes the number of KiB alone.
+        // writes the number of KiB alone.  hwloc 3 describes memory
+        // modules further (form factor, type, size, rank); hwloc 2 does not.
         for id in m.iter_dfs() {
             let o = m.obj_mut(id);
+            if o.obj_type == ObjType::Misc && o.subtype.as_deref() == Some("MemoryModule") {
+                o.infos.retain(|i| {
+                    !matches!(i.name.as_str(), "FormFactor" | "Type" | "Size" | "Rank")
+                });
+                continue;
+            }
             if o.obj_type != ObjType::OSDevice {
                 continue;
             }

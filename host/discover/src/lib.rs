@@ -23,7 +23,7 @@ pub fn run(request: &Request) -> Result<(Topology, Vec<String>), String> {
     let base = request.base().map_err(|e| e.to_string())?;
     let source = request.target.source();
     let mut topo = wloc::input::load(&source, base).map_err(|e| e.to_string())?;
-    let warnings = wloc::annotations::annotate_discovered_quietly(&source, &mut topo);
+    let warnings = wloc::annotations::annotate_discovered_as_libhwloc(&source, &mut topo);
     Ok((topo, warnings))
 }
 
