@@ -146,19 +146,7 @@ pub fn compare_all(
                             continue;
                         }
                         let w = run(wloc, Some(sub), args, stdin.as_deref(), true);
-                        let werr = String::from_utf8_lossy(&w.stderr);
-                        if h.stdout != w.stdout || werr.contains("panicked") {
-                            bad.push(format!(
-                                "{hwloc_tool} {}\n  hwloc: {:?}\n  wloc:  {:?}\n  wloc stderr: {}",
-                                args.iter()
-                                    .map(|a| format!("'{a}'"))
-                                    .collect::<Vec<_>>()
-                                    .join(" "),
-                                String::from_utf8_lossy(&h.stdout),
-                                String::from_utf8_lossy(&w.stdout),
-                                werr.trim_end()
-                            ));
-                        }
+                        bad.extend(common::stdout_mismatch(hwloc_tool, args, &h, &w));
                     }
                     bad
                 })

@@ -97,19 +97,7 @@ fn distrib_matches_hwloc_distrib() {
             let h = run(hwloc, None, &args);
             let w = run(&wloc, Some("distrib"), &args);
             count += 1;
-            let werr = String::from_utf8_lossy(&w.stderr);
-            if h.stdout != w.stdout || werr.contains("panicked") {
-                bad.push(format!(
-                    "hwloc-distrib {}\n  hwloc: {:?}\n  wloc:  {:?}\n  wloc stderr: {}",
-                    args.iter()
-                        .map(|a| format!("'{a}'"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    String::from_utf8_lossy(&h.stdout),
-                    String::from_utf8_lossy(&w.stdout),
-                    werr.trim_end()
-                ));
-            }
+            bad.extend(common::stdout_mismatch("hwloc-distrib", &args, &h, &w));
         }
     }
     common::assert_no_differences("hwloc-distrib", count, &bad, 50);

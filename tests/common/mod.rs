@@ -419,3 +419,28 @@ pub fn allowed_cpus() -> Vec<usize> {
             .collect()
     }
 }
+
+/// How wloc's run of a command line differs from the hwloc tool's: `None`
+/// when both print the same standard output and wloc did not panic, else
+/// a report with the command, both outputs and wloc's standard error.
+pub fn stdout_mismatch(
+    tool: &str,
+    args: &[String],
+    hwloc: &Output,
+    wloc: &Output,
+) -> Option<String> {
+    let werr = String::from_utf8_lossy(&wloc.stderr);
+    if hwloc.stdout == wloc.stdout && !werr.contains("panicked") {
+        return None;
+    }
+    Some(format!(
+        "{tool} {}\n  hwloc: {:?}\n  wloc:  {:?}\n  wloc stderr: {}",
+        args.iter()
+            .map(|a| format!("'{a}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        String::from_utf8_lossy(&hwloc.stdout),
+        String::from_utf8_lossy(&wloc.stdout),
+        werr.trim_end()
+    ))
+}
