@@ -1360,6 +1360,9 @@ impl hwloc_topology {
         if launcher_image {
             hwloc2_x86_cache_infos(&mut m);
         }
+        if !imported {
+            hwloc2_pci_domains(&mut m);
+        }
         hwloc2_infos(&mut m, !imported);
         self.source = source;
         self.model = m;
@@ -1582,6 +1585,45 @@ fn hwloc2_infos(m: &mut Topology, discovered: bool) {
         }
     }
     m.obj_mut(root).infos = infos;
+}
+
+/// hwloc 2's ABI holds 16-bit PCI domains (Debian's libhwloc is built
+/// without `--enable-32bits-pci-domain`), and its discovery leaves out the
+/// PCI devices and bridges of wider domains rather than truncating them;
+/// their OS devices end up below the root.  wloc discovers them (as hwloc
+/// 3 does); this library answers as libhwloc does.
+fn hwloc2_pci_domains(m: &mut Topology) {
+    let wide = |o: &wloc_core::Object| {
+        o.pci().is_some_and(|p| p.domain > 0xffff) || o.bridge().is_some_and(|b| b.domain > 0xffff)
+    };
+    let tops: Vec<ObjId> = m
+        .iter_dfs()
+        .into_iter()
+        .filter(|&id| wide(m.obj(id)) && m.obj(id).parent().is_none_or(|p| !wide(m.obj(p))))
+        .collect();
+    if tops.is_empty() {
+        return;
+    }
+    let root = m.root();
+    for top in tops {
+        let mut below = vec![top];
+        let mut osdevs = Vec::new();
+        while let Some(id) = below.pop() {
+            let o = m.obj(id);
+            if o.obj_type == ObjType::OSDevice {
+                osdevs.push(o.clone());
+            } else {
+                below.extend(o.io_children().iter().rev().copied());
+            }
+        }
+        m.remove_subtree(top);
+        for o in osdevs {
+            let _ = m.insert_by_parent(root, o);
+        }
+    }
+    if let Err(e) = m.finish() {
+        verbose(&format!("leaving out PCI objects of 32-bit domains: {e}"));
+    }
 }
 
 /// The program's short name, as glibc's `program_invocation_short_name`.

@@ -270,16 +270,6 @@ const FSROOT_ALLOWED: &[(&str, &[Allowed], &str)] = &[
 const FSROOT_KNOWN: &[(&str, &str, &str)] = &[
     (
         "2pa-pcidomain32bits",
-        "console",
-        "hwloc 2.9 ignores PCI devices of 32-bit domains (its ABI holds 16 bits); wloc keeps them",
-    ),
-    (
-        "2pa-pcidomain32bits",
-        "-v",
-        "hwloc 2.9 ignores PCI devices of 32-bit domains (its ABI holds 16 bits); wloc keeps them",
-    ),
-    (
-        "2pa-pcidomain32bits",
         "xml",
         "hwloc 2.9 ignores PCI devices of 32-bit domains (its ABI holds 16 bits); wloc keeps them",
     ),
