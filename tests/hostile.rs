@@ -691,10 +691,7 @@ fn a_component_granted_proc_reads_nothing_private() {
 
 /// Runs `wloc` and returns its output with its peak resident memory in
 /// KiB, measured by the kernel for that one process (`wait4`).
-// The child is reaped by `wait4`, which `Child` does not know of.
-#[allow(clippy::zombie_processes)]
 fn run_measured(env: &Env, args: &[&str]) -> (std::process::ExitStatus, String, u64) {
-    use std::os::unix::process::ExitStatusExt;
     let err_path = env.dir.0.join("stderr");
     let child = env
         .cmd()
@@ -703,18 +700,9 @@ fn run_measured(env: &Env, args: &[&str]) -> (std::process::ExitStatus, String, 
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .expect("wloc runs");
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, with valid pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    let (status, peak_kib) = common::wait4_peak_kib(child);
     let stderr = std::fs::read_to_string(&err_path).unwrap();
-    (
-        std::process::ExitStatus::from_raw(status),
-        stderr,
-        usage.ru_maxrss as u64,
-    )
+    (status, stderr, peak_kib)
 }
 
 /// A component asking for 65,536 copies of a 5 MB granted file in one

@@ -55,10 +55,7 @@ impl Env {
     }
 
     /// Runs `wloc ARGS` and measures its peak resident memory (`wait4`).
-    // The child is reaped by `wait4`, which `Child` does not know of.
-    #[allow(clippy::zombie_processes)]
     fn run(&self, args: &[&str]) -> Run {
-        use std::os::unix::process::ExitStatusExt;
         let out_path = self.dir.0.join("stdout");
         let err_path = self.dir.0.join("stderr");
         let start = Instant::now();
@@ -74,18 +71,13 @@ impl Env {
             .stderr(std::fs::File::create(&err_path).unwrap())
             .spawn()
             .expect("wloc runs");
-        let mut status = 0;
-        // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits for our own child, with valid pointers.
-        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-        assert_eq!(pid, child.id() as i32, "wait4 failed");
+        let (status, peak_kib) = common::wait4_peak_kib(child);
         let took = start.elapsed();
         let run = Run {
-            status: ExitStatus::from_raw(status),
+            status,
             stdout: std::fs::read_to_string(&out_path).unwrap(),
             stderr: std::fs::read_to_string(&err_path).unwrap(),
-            peak_mib: usage.ru_maxrss as u64 >> 10,
+            peak_mib: peak_kib >> 10,
             took,
         };
         assert!(

@@ -444,3 +444,24 @@ pub fn stdout_mismatch(
         werr.trim_end()
     ))
 }
+
+/// Waits for `child` with `wait4` and returns how it ended and the peak
+/// resident memory the kernel accounted to it, in KiB.
+///
+/// The peak counts this test process's memory at the fork (see
+/// [`measured`]), so it bounds the child's from above.
+// The child is reaped by `wait4`, which `Child` does not know of.
+#[allow(clippy::zombie_processes)]
+pub fn wait4_peak_kib(child: std::process::Child) -> (std::process::ExitStatus, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    (
+        std::process::ExitStatus::from_raw(status),
+        usage.ru_maxrss as u64,
+    )
+}
