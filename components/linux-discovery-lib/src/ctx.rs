@@ -196,17 +196,20 @@ impl<'a> Ctx<'a> {
         self.fs.list(dir).unwrap_or_default()
     }
 
-    /// The entries of a sysfs folder in the order `readdir` gives them,
-    /// where that order is known: on the running machine's sysfs (64-bit
-    /// kernel 4.8 or later) by kernfs name hash; elsewhere (recordings,
-    /// whose order depends on the file system they were unpacked on) by
-    /// name.  hwloc enumerates some folders in `readdir` order and gives
-    /// its objects their gp indexes in that order.
-    pub fn readdir_order(&self, names: &mut [String]) {
+    /// The entries of the sysfs folder `dir` in the order `readdir` gives
+    /// them, where that order is known: on the running machine's sysfs
+    /// (64-bit kernel 4.8 or later) by kernfs name hash; elsewhere
+    /// (recordings, whose order depends on the file system they were
+    /// unpacked on, and folders of network namespaces, whose hash is
+    /// salted with the namespace's address) by name.  hwloc enumerates
+    /// some folders in `readdir` order and gives its objects their gp
+    /// indexes in that order.
+    pub fn readdir_order(&self, dir: &str, names: &mut [String]) {
         names.sort();
         let m = self.uname.machine.as_str();
         let is_64bit = m.contains("64") || m == "s390x";
-        if self.opts.this_system && is_64bit && self.uname.release_at_least(4, 8) {
+        let namespaced = dir.trim_end_matches('/') == "/sys/class/net";
+        if self.opts.this_system && !namespaced && is_64bit && self.uname.release_at_least(4, 8) {
             names.sort_by_cached_key(|n| parse::kernfs_name_hash(n));
         }
     }

@@ -167,6 +167,10 @@ impl Ctx<'_> {
         let _ = self.topo.insert_by_parent(parent, o);
     }
 
+    /// The entries of a device class folder, in the order hwloc meets
+    /// them (`readdir`, as far as it is known: see
+    /// [`Ctx::readdir_order`]); OS devices of one parent keep that order,
+    /// and gp indexes are taken in it.
     fn class_entries(&self, dir: &str) -> Vec<String> {
         let mut v: Vec<String> = self
             .list(dir)
@@ -175,6 +179,7 @@ impl Ctx<'_> {
             .collect();
         v.sort();
         v.truncate(MAX_DEVICES);
+        self.readdir_order(dir, &mut v);
         v
     }
 

@@ -272,7 +272,7 @@ impl Ctx<'_> {
         };
         entries.sort();
         entries.truncate(MAX_PCI_DEVICES);
-        self.readdir_order(&mut entries);
+        self.readdir_order(PCI, &mut entries);
         let pfilter = self.filter(ObjType::PCIDevice);
         let bfilter = self.filter(ObjType::Bridge);
         let devs: Vec<(&String, BusId)> = entries
