@@ -53,6 +53,27 @@ fn bound_sleep(cpu: usize) -> Child {
     child
 }
 
+/// Runs hwloc's `TOOL ARGS` and `wloc SUB ARGS`: `None` when both exit
+/// alike and print the same, else both outputs under `what`.
+fn differs_from_hwloc(tool: &str, sub: &str, args: &[&str], what: &str) -> Option<String> {
+    let theirs = Command::new(tool)
+        .args(args)
+        .env("HWLOC_HIDE_ERRORS", "2")
+        .output()
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let mut ours = vec![sub];
+    ours.extend_from_slice(args);
+    let ours = run_wloc(&ours);
+    if (ours.status.code(), stdout(&ours)) == (theirs.status.code(), stdout(&theirs)) {
+        return None;
+    }
+    Some(format!(
+        "{what}:\nwloc:\n{}\n{tool}:\n{}",
+        stdout(&ours),
+        stdout(&theirs)
+    ))
+}
+
 fn lstopo(args: &[&str]) -> String {
     let o = Command::new("lstopo-no-graphics")
         .args(args)
@@ -515,23 +536,9 @@ fn ls_console_reports_and_pu_hiding_are_lstopos() {
         for o in opts {
             let mut args = vec!["-i", v2.to_str().unwrap()];
             args.extend_from_slice(o);
-            let theirs = Command::new("lstopo-no-graphics")
-                .args(&args)
-                .env("HWLOC_HIDE_ERRORS", "2")
-                .output()
-                .unwrap();
-            let mut ours = vec!["ls"];
-            ours.extend_from_slice(&args);
-            let ours = run_wloc(&ours);
+            let what = format!("{} {o:?}", case.display());
             compared += 1;
-            if (ours.status.code(), stdout(&ours)) != (theirs.status.code(), stdout(&theirs)) {
-                bad.push(format!(
-                    "{} {o:?}:\nwloc:\n{}\nlstopo:\n{}",
-                    case.display(),
-                    stdout(&ours),
-                    stdout(&theirs)
-                ));
-            }
+            bad.extend(differs_from_hwloc("lstopo-no-graphics", "ls", &args, &what));
         }
     }
     common::assert_no_differences("lstopo", compared, &bad, 9 * 15);
@@ -577,22 +584,13 @@ fn info_filters_and_level_listing_are_hwloc_infos() {
     let mut compared = 0;
     let mut bad = Vec::new();
     let mut compare = |args: Vec<&str>| {
-        let theirs = Command::new("hwloc-info")
-            .args(&args)
-            .env("HWLOC_HIDE_ERRORS", "2")
-            .output()
-            .unwrap();
-        let mut ours = vec!["info"];
-        ours.extend_from_slice(&args);
-        let ours = run_wloc(&ours);
         compared += 1;
-        if (ours.status.code(), stdout(&ours)) != (theirs.status.code(), stdout(&theirs)) {
-            bad.push(format!(
-                "{args:?}:\nwloc:\n{}\nhwloc-info:\n{}",
-                stdout(&ours),
-                stdout(&theirs)
-            ));
-        }
+        bad.extend(differs_from_hwloc(
+            "hwloc-info",
+            "info",
+            &args,
+            &format!("{args:?}"),
+        ));
     };
     for input in &inputs {
         for o in opts {
