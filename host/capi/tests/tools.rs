@@ -198,11 +198,6 @@ const FSROOT_FORMATS: &[(&str, &[&str])] = &[
 /// both sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Allowed {
-    /// hwloc names PCI vendors and devices (`PCIVendor` and `PCIDevice`
-    /// infos) from the pci.ids file of the machine it runs on, even in a
-    /// recording of another machine; wloc names nothing it was not given.
-    /// Compared without these infos.
-    PciNames,
     /// hwloc gives I/O objects their gp indexes in the order `readdir`
     /// returns the entries of /sys/bus/pci/devices, /sys/class/* and
     /// /sys/bus/dax/devices, which depends on the file system the archive
@@ -215,11 +210,6 @@ enum Allowed {
     /// wloc in name order.  Compared as sorted lines, without the logical
     /// indexes (`L#`) of block devices, which follow that order.
     LineOrder,
-    /// wloc describes memory modules as hwloc 3 does, with `FormFactor`,
-    /// `Type`, `Size` and `Rank` infos from their DMI entries, which hwloc
-    /// 2.9 does not read.  Compared without these infos of `MemoryModule`
-    /// Misc objects.
-    MemoryModuleDetails,
 }
 
 /// Recordings whose outputs may differ from hwloc 2.9's in the ways
@@ -228,24 +218,18 @@ enum Allowed {
 const FSROOT_ALLOWED: &[(&str, &[Allowed], &str)] = &[
     (
         "32em64t-2n8c+dax+nvme+mic+dimms",
-        &[
-            Allowed::PciNames,
-            Allowed::IoReaddirOrder,
-            Allowed::LineOrder,
-            Allowed::MemoryModuleDetails,
-        ],
-        "named PCI devices; NVDIMM block devices (pmem) below the machine and I/O objects in \
-         readdir order; memory modules described as hwloc 3 does",
+        &[Allowed::IoReaddirOrder, Allowed::LineOrder],
+        "NVDIMM block devices (pmem) below the machine and I/O objects in readdir order",
     ),
     (
         "40intel64-2g2n4c+pcilocality",
-        &[Allowed::PciNames, Allowed::IoReaddirOrder],
-        "named PCI devices; PCI functions and OS devices numbered in readdir order",
+        &[Allowed::IoReaddirOrder],
+        "PCI functions and OS devices numbered in readdir order",
     ),
     (
         "40intel64-4n10c+pci-conflicts",
-        &[Allowed::PciNames, Allowed::IoReaddirOrder],
-        "named PCI devices; PCI functions numbered in readdir order",
+        &[Allowed::IoReaddirOrder],
+        "PCI functions numbered in readdir order",
     ),
     (
         "fakeheteromemtiers",
@@ -254,8 +238,8 @@ const FSROOT_ALLOWED: &[(&str, &[Allowed], &str)] = &[
     ),
     (
         "fakepcilocalities",
-        &[Allowed::PciNames, Allowed::IoReaddirOrder],
-        "named PCI devices; PCI functions and OS devices numbered in readdir order",
+        &[Allowed::IoReaddirOrder],
+        "PCI functions and OS devices numbered in readdir order",
     ),
     (
         "nvidiagpunumanodes",
@@ -271,7 +255,9 @@ const FSROOT_KNOWN: &[(&str, &str, &str)] = &[
     (
         "2pa-pcidomain32bits",
         "xml",
-        "hwloc 2.9 ignores PCI devices of 32-bit domains (its ABI holds 16 bits); wloc keeps them",
+        "hwloc 2.9 skips PCI functions of 32-bit domains (its ABI holds 16 bits) before \
+         numbering them; wloc's discovery numbers them as hwloc 3 does and this library leaves \
+         them out afterwards, so the gp indexes of the I/O objects after them differ",
     ),
     (
         "memorysidecaches",
@@ -288,12 +274,6 @@ fn allow_for(out: &[u8], allowed: &[Allowed]) -> Vec<String> {
         .lines()
         .map(String::from)
         .collect();
-    if allowed.contains(&Allowed::PciNames) {
-        lines = without_pci_names(lines);
-    }
-    if allowed.contains(&Allowed::MemoryModuleDetails) {
-        lines = without_memory_module_details(lines);
-    }
     if allowed.contains(&Allowed::IoReaddirOrder) {
         for l in &mut lines {
             let t = l.trim_start();
@@ -316,79 +296,6 @@ fn allow_for(out: &[u8], allowed: &[Allowed]) -> Vec<String> {
         lines.sort();
     }
     lines
-}
-
-/// The DMI details wloc gives memory modules and hwloc 2.9 does not.
-const MEMORY_MODULE_DETAILS: [&str; 4] = ["FormFactor", "Type", "Size", "Rank"];
-
-/// Lines without the [`MEMORY_MODULE_DETAILS`] infos of `MemoryModule`
-/// Misc objects: `NAME=VALUE` pairs on lstopo's console lines of these
-/// objects, `<info>` elements right inside them in XML.
-fn without_memory_module_details(lines: Vec<String>) -> Vec<String> {
-    let mut out = Vec::with_capacity(lines.len());
-    let mut in_module = false;
-    for mut l in lines {
-        let t = l.trim_start();
-        if t.starts_with("<object ") || t.starts_with("</object>") {
-            in_module = t.starts_with("<object type=\"Misc\"")
-                && t.contains("subtype=\"MemoryModule\"")
-                && !t.ends_with("/>");
-        } else if in_module
-            && MEMORY_MODULE_DETAILS
-                .iter()
-                .any(|n| t.starts_with(&format!("<info name=\"{n}\"")))
-        {
-            continue;
-        }
-        if t.starts_with("Misc(MemoryModule)") {
-            for key in MEMORY_MODULE_DETAILS {
-                let key = format!(" {key}=");
-                while let Some(at) = l.find(&key) {
-                    let v = &l[at + key.len()..];
-                    let len = if let Some(quoted) = v.strip_prefix('"') {
-                        quoted.find('"').map_or(v.len(), |e| e + 2)
-                    } else {
-                        v.find([' ', ')']).unwrap_or(v.len())
-                    };
-                    l.replace_range(at..at + key.len() + len, "");
-                }
-            }
-        }
-        out.push(l);
-    }
-    out
-}
-
-/// Lines without `PCIVendor`/`PCIDevice` infos: the `NAME="VALUE"` pairs of
-/// lstopo's console, the `<info>` elements of XML (an object left without
-/// any child element closes as `<object .../>`, as hwloc writes it).
-fn without_pci_names(lines: Vec<String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(lines.len());
-    for mut l in lines {
-        let t = l.trim_start();
-        if t.starts_with("<info name=\"PCIVendor\"") || t.starts_with("<info name=\"PCIDevice\"") {
-            continue;
-        }
-        if t == "</object>" {
-            if let Some(prev) = out.last_mut() {
-                let p = prev.trim_start();
-                if p.starts_with("<object ") && !p.ends_with("/>") && p.ends_with('>') {
-                    prev.insert(prev.len() - 1, '/');
-                    continue;
-                }
-            }
-        }
-        for key in [" PCIVendor=\"", " PCIDevice=\""] {
-            while let Some(at) = l.find(key) {
-                let len = l[at + key.len()..]
-                    .find('"')
-                    .map_or(l.len() - at, |e| key.len() + e + 1);
-                l.replace_range(at..at + len, "");
-            }
-        }
-        out.push(l);
-    }
-    out
 }
 
 /// Every recorded Linux machine of the conformance data, unpacked below
