@@ -837,3 +837,66 @@ fn pci_link_speed_from_config_when_sysfs_says_unknown() {
         "known link files are used without reading config space"
     );
 }
+
+/// Objects get their gp indexes in hwloc's allocation order: a NUMA node
+/// before the Group its insertion creates (here one as large as the
+/// machine, dropped at once, which hwloc numbers too); PCI functions in
+/// `readdir` order (name order for a recording), counting the host bridge
+/// device that the topology drops later, then the host bridges.
+#[test]
+fn gp_indexes_follow_hwloc_allocation_order() {
+    let mut fs = machine(2, 1, 1);
+    fs.add_file(&format!("{NODE}/online"), "0\n");
+    fs.add_file(&format!("{NODE}/node0/cpumap"), mask(&[0, 1]));
+    let dev = "/sys/devices/pci0000:00";
+    let mut bridge_cfg = vec![0u8; 64];
+    bridge_cfg[0x0e] = 1;
+    bridge_cfg[0x19] = 1;
+    bridge_cfg[0x1a] = 1;
+    fs.add_file(&format!("{dev}/0000:00:00.0/class"), "0x060000\n");
+    fs.add_file(&format!("{dev}/0000:00:01.0/class"), "0x060400\n");
+    fs.add_file(&format!("{dev}/0000:00:01.0/config"), bridge_cfg);
+    fs.add_file(
+        &format!("{dev}/0000:00:01.0/0000:01:00.0/class"),
+        "0x020000\n",
+    );
+    for (name, path) in [
+        ("0000:01:00.0", "0000:00:01.0/0000:01:00.0"),
+        ("0000:00:01.0", "0000:00:01.0"),
+        ("0000:00:00.0", "0000:00:00.0"),
+    ] {
+        fs.add_link(
+            &format!("/sys/bus/pci/devices/{name}"),
+            &format!("../../../devices/pci0000:00/{path}"),
+        );
+    }
+    // Important I/O only (hwloc's default): the host bridge device is
+    // numbered, then dropped as useless.
+    let mut topo = topo_all();
+    topo.set_io_types_filter(TypeFilter::KeepImportant);
+    let t = discover(&fs, &Options::default(), topo).unwrap();
+    t.check().unwrap();
+    let gp = |ty: ObjType| -> Vec<u64> {
+        t.objs_by_type(ty)
+            .iter()
+            .map(|&o| t.obj(o).gp_index)
+            .collect()
+    };
+    let cpu_side = [
+        ObjType::Package,
+        ObjType::L3Cache,
+        ObjType::L2Cache,
+        ObjType::L1Cache,
+        ObjType::Core,
+        ObjType::PU,
+    ];
+    let last_cpu = cpu_side.iter().flat_map(|&ty| gp(ty)).max().unwrap();
+    assert_eq!(gp(ObjType::NUMANode), vec![last_cpu + 1]);
+    // + 2: the Group dropped at once; + 3: the host bridge device, dropped
+    // later; + 4: the PCI bridge; + 5: the NIC; + 6: the host bridge.
+    let nic = gp(ObjType::PCIDevice);
+    let mut bridges = gp(ObjType::Bridge);
+    bridges.sort_unstable();
+    assert_eq!(nic, vec![last_cpu + 5]);
+    assert_eq!(bridges, vec![last_cpu + 4, last_cpu + 6]);
+}
