@@ -294,6 +294,17 @@ fn pwrite_all(fd: c_int, mut bytes: &[u8], mut offset: u64) -> Res<()> {
 
 /// Reads `len` bytes at `offset` of `fd`; a file ending before is
 /// `EINVAL` (not a segment written for these arguments).
+/// The size of the file behind `fd`.
+fn file_size(fd: c_int) -> Res<u64> {
+    // SAFETY: an all-zero stat is a valid value for fstat to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes one struct stat into st.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(libc::EINVAL);
+    }
+    u64::try_from(st.st_size).map_err(|_| libc::EINVAL)
+}
+
 fn pread_exact(fd: c_int, len: usize, offset: u64) -> Res<Vec<u8>> {
     let mut buf = vec![0u8; len];
     let mut done = 0;
@@ -400,9 +411,22 @@ fn adopt_impl(
         return Err(libc::EINVAL);
     }
     let (image_len, extras_len) = (u64_at(32), u64_at(40));
+    // The body is read into memory: it must be in the file and no larger
+    // than an image may be (the caller's mapping length alone could ask
+    // for more memory than there is, and a failed allocation aborts).
+    let file_len = file_size(fd)?;
     let body = image_len
         .checked_add(extras_len)
         .filter(|&b| b.saturating_add(HEADER_LEN as u64) <= length as u64)
+        .filter(|_| {
+            image_len <= wloc_image::MAX_IMAGE_BYTES && extras_len <= wloc_image::MAX_IMAGE_BYTES
+        })
+        .filter(|&b| {
+            fileoffset
+                .checked_add(HEADER_LEN as u64)
+                .and_then(|o| o.checked_add(b))
+                .is_some_and(|end| end <= file_len)
+        })
         .ok_or(libc::EINVAL)? as usize;
     let body = pread_exact(fd, body, fileoffset + HEADER_LEN as u64)?;
     let (image, extras) = body.split_at(image_len as usize);

@@ -1560,7 +1560,7 @@ fn hwloc2_infos(m: &mut Topology, discovered: bool) {
         capacities.dedup();
         for k in &mut m.cpukinds {
             if let (Some(c), Some(_)) = (capacity(k), k.forced_efficiency) {
-                k.forced_efficiency = capacities.iter().position(|&v| v == c).map(|r| r as i32);
+                k.forced_efficiency = capacities.binary_search(&c).ok().map(|r| r as i32);
             }
         }
         // hwloc 3 writes block devices' sizes with their unit; hwloc 2
@@ -1596,30 +1596,36 @@ fn hwloc2_pci_domains(m: &mut Topology) {
     let wide = |o: &wloc_core::Object| {
         o.pci().is_some_and(|p| p.domain > 0xffff) || o.bridge().is_some_and(|b| b.domain > 0xffff)
     };
-    let tops: Vec<ObjId> = m
-        .iter_dfs()
-        .into_iter()
-        .filter(|&id| wide(m.obj(id)) && m.obj(id).parent().is_none_or(|p| !wide(m.obj(p))))
-        .collect();
+    // One walk: the wide objects with no wide ancestor go, with all below
+    // them; the OS devices among those move to the root (what hangs below
+    // such a device, which hwloc's discovery never makes, goes with it).
+    let root = m.root();
+    let (mut tops, mut osdevs) = (Vec::new(), Vec::new());
+    let mut stack = vec![(root, false)];
+    while let Some((id, inside)) = stack.pop() {
+        let o = m.obj(id);
+        let here = inside || wide(o);
+        if here && !inside {
+            tops.push(id);
+        }
+        if here && o.obj_type == ObjType::OSDevice {
+            osdevs.push(o.clone());
+            continue;
+        }
+        let below = o
+            .children()
+            .iter()
+            .chain(o.memory_children())
+            .chain(o.io_children());
+        let below: Vec<ObjId> = below.copied().collect();
+        stack.extend(below.into_iter().rev().map(|c| (c, here)));
+    }
     if tops.is_empty() {
         return;
     }
-    let root = m.root();
-    for top in tops {
-        let mut below = vec![top];
-        let mut osdevs = Vec::new();
-        while let Some(id) = below.pop() {
-            let o = m.obj(id);
-            if o.obj_type == ObjType::OSDevice {
-                osdevs.push(o.clone());
-            } else {
-                below.extend(o.io_children().iter().rev().copied());
-            }
-        }
-        m.remove_subtree(top);
-        for o in osdevs {
-            let _ = m.insert_by_parent(root, o);
-        }
+    m.remove_subtrees(&tops);
+    for o in osdevs {
+        let _ = m.insert_by_parent(root, o);
     }
     if let Err(e) = m.finish() {
         verbose(&format!("leaving out PCI objects of 32-bit domains: {e}"));

@@ -76,6 +76,41 @@ impl Topology {
         self.finished = false;
     }
 
+    /// Removes several objects and everything below them, in time linear
+    /// in the objects removed and their parents' lists (each parent's
+    /// lists are filtered once, however many of its children go).  Ids
+    /// below another one of `ids`, repeated, or no longer in the tree are
+    /// taken care of.
+    pub fn remove_subtrees(&mut self, ids: &[ObjId]) {
+        let mut parents = alloc::collections::BTreeSet::new();
+        let mut gone = alloc::collections::BTreeSet::new();
+        for &id in ids {
+            if let Some(o) = self.get(id) {
+                if let Some(p) = o.parent {
+                    parents.insert(p);
+                }
+                gone.insert(id);
+            }
+        }
+        for &id in &gone {
+            self.free_subtree(id);
+        }
+        for p in parents {
+            // A parent freed with another subtree has no lists to filter.
+            if let Some(Some(o)) = self.objs.get_mut(p) {
+                for list in [
+                    &mut o.children,
+                    &mut o.memory_children,
+                    &mut o.io_children,
+                    &mut o.misc_children,
+                ] {
+                    list.retain(|x| !gone.contains(x));
+                }
+            }
+        }
+        self.finished = false;
+    }
+
     /// Frees an object and everything below it, without touching its
     /// parent's lists (the caller rebuilds them).
     pub(super) fn free_subtree(&mut self, id: ObjId) {
@@ -88,5 +123,41 @@ impl Topology {
                 stack.extend(o.misc_children);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::object::{ObjType, Object};
+    use crate::topology::test_machines::small_machine;
+
+    #[test]
+    fn subtrees_go_together_nested_and_repeated() {
+        let mut t = small_machine();
+        let root = t.root();
+        let mut bridges = alloc::vec::Vec::new();
+        for _ in 0..3 {
+            bridges.push(
+                t.insert_by_parent(root, Object::new(ObjType::Bridge, None))
+                    .unwrap(),
+            );
+        }
+        let inner = t
+            .insert_by_parent(bridges[0], Object::new(ObjType::PCIDevice, None))
+            .unwrap();
+        let os = t
+            .insert_by_parent(inner, Object::new(ObjType::OSDevice, None))
+            .unwrap();
+        let before = t.ids().count();
+        // A nested id, a repeated one and one already gone are harmless.
+        t.remove_subtrees(&[inner, bridges[0], bridges[2], bridges[2]]);
+        t.remove_subtrees(&[os]);
+        assert_eq!(t.ids().count(), before - 4);
+        assert_eq!(t.obj(root).io_children(), &[bridges[1]]);
+        for gone in [bridges[0], bridges[2], inner, os] {
+            assert!(t.get(gone).is_none());
+        }
+        t.finish().unwrap();
+        t.check().unwrap();
     }
 }
