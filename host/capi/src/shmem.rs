@@ -532,6 +532,27 @@ mod tests {
 
     const ADDR: usize = 0x7000_0000_0000;
 
+    /// A header alone that names a body as long as the caller's mapping
+    /// (64 GiB) is refused with EINVAL: the body is not in the file, and
+    /// reading it would have asked for more memory than there is.
+    #[test]
+    fn a_header_naming_a_body_the_file_lacks_is_refused() {
+        let length: usize = 1 << 36;
+        let mut h = Vec::with_capacity(HEADER_LEN);
+        h.extend_from_slice(&HEADER_VERSION.to_le_bytes());
+        h.extend_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        h.extend_from_slice(&(ADDR as u64).to_le_bytes());
+        h.extend_from_slice(&(length as u64).to_le_bytes());
+        h.extend_from_slice(&MAGIC);
+        h.extend_from_slice(&((length - HEADER_LEN) as u64).to_le_bytes());
+        h.extend_from_slice(&0u64.to_le_bytes());
+        assert_eq!(h.len(), HEADER_LEN);
+        let f = temp_file("short");
+        std::io::Write::write_all(&mut &f, &h).unwrap();
+        let r = adopt_impl(f.as_raw_fd(), 0, ADDR as *mut c_void, length);
+        assert_eq!(r.err(), Some(libc::EINVAL));
+    }
+
     #[test]
     fn written_topologies_are_adopted_anywhere_and_destroyed() {
         let t = synthetic("pack:2 core:2 pu:2");
