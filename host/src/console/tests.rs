@@ -211,18 +211,6 @@ fn silent_prints_the_summary_and_only_lists_one_type() {
 }
 
 #[test]
-fn memory_sizes_round_like_hwloc() {
-    assert_eq!(memory_size(0, false), "0KB");
-    assert_eq!(memory_size(1535, false), "1KB");
-    assert_eq!(memory_size(1536, false), "2KB");
-    assert_eq!(memory_size((10 << 20) - 1, false), "10240KB");
-    assert_eq!(memory_size(10 << 20, false), "10MB");
-    assert_eq!(memory_size(31 << 30, false), "31GB");
-    assert_eq!(memory_size(10 << 40, false), "10TB");
-    assert_eq!(memory_size(10 << 40, true), "10737418240KB");
-}
-
-#[test]
 fn pci_class_names_follow_hwloc() {
     assert_eq!(pci_class_string(0x0200), "Ethernet");
     assert_eq!(pci_class_string(0x0280), "Network");
