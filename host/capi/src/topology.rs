@@ -619,6 +619,7 @@ impl hwloc_topology {
     /// Fills the support structure after a load.
     fn fill_support(&mut self) {
         let m = &self.model;
+        let xml = matches!(self.source, Source::XmlFile(_) | Source::XmlBuffer(_));
         let d = &mut self.support_parts.0;
         *d = hwloc_topology_discovery_support::default();
         // hwloc's Linux discovery says what it found (no NUMA support
@@ -642,7 +643,6 @@ impl hwloc_topology {
         } else {
             // As hwloc's synthetic and XML backends, whatever the sizes;
             // an XML document records the allowed sets.
-            let xml = matches!(self.source, Source::XmlFile(_) | Source::XmlBuffer(_));
             d.pu = 1;
             d.numa = 1;
             d.numa_memory = 1;
@@ -653,7 +653,6 @@ impl hwloc_topology {
         self.support_parts.1 = hwloc_topology_cpubind_support::default();
         self.support_parts.2 = hwloc_topology_membind_support::default();
         self.support_parts.3 = hwloc_topology_misc_support::default();
-        let xml = matches!(self.source, Source::XmlFile(_) | Source::XmlBuffer(_));
         if m.is_thissystem {
             crate::bind::fill_support(&mut self.support_parts.1, &mut self.support_parts.2);
         } else if xml && self.flags & FLAG_IMPORT_SUPPORT != 0 {
