@@ -163,10 +163,7 @@ fn cross_build(args: &[&str]) -> PathBuf {
         "building {args:?} for {TARGET} failed:\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    eprintln!(
-        "built {args:?} for {TARGET} in {:.0} s",
-        start.elapsed().as_secs_f64()
-    );
+    common::timing(&format!("cross build {args:?} for {TARGET}"), start);
     target_dir
 }
 

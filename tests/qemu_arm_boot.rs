@@ -127,7 +127,7 @@ fn boot(tag: &str, machine: &str, args: &[&str]) -> Option<Report> {
     let Some(status) = status else {
         panic!("{tag}: QEMU did not finish within {BOOT_TIMEOUT:?}; console:\n{console}\n{errors}");
     };
-    eprintln!("{tag}: booted in {:.1} s", start.elapsed().as_secs_f64());
+    common::timing(&format!("{tag} boot"), start);
     let report = Report::parse(&console, "wloc-uefi");
     // The application powers the machine off through PSCI: QEMU exits 0.
     assert!(

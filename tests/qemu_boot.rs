@@ -91,6 +91,7 @@ pub(crate) fn build_firmware(crate_dir: &str, target: &str, dir: &str, name: &st
         .unwrap_or_else(|| std::env::temp_dir().join(format!("{dir}-target")));
     let src = workspace().join(crate_dir);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let start = std::time::Instant::now();
     let o = Command::new(cargo)
         .current_dir(&src)
         .args(["build", "--release", "--target", target])
@@ -108,6 +109,7 @@ pub(crate) fn build_firmware(crate_dir: &str, target: &str, dir: &str, name: &st
     );
     let file = target_dir.join(target).join("release").join(name);
     assert!(file.exists(), "{} was not built", file.display());
+    common::timing(&format!("build {crate_dir} for {target}"), start);
     file
 }
 
@@ -402,7 +404,7 @@ pub(crate) fn run_qemu(tag: &str, cpu: &str, boot_args: &[String], args: &[&str]
     let Some(status) = status else {
         panic!("{tag}: QEMU did not finish within {BOOT_TIMEOUT:?}; console:\n{console}\n{errors}");
     };
-    eprintln!("{tag}: booted in {:.1} s", start.elapsed().as_secs_f64());
+    common::timing(&format!("{tag} boot"), start);
     assert_eq!(
         status.code(),
         Some(SUCCESS_STATUS),

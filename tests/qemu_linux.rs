@@ -280,6 +280,7 @@ fn run(m: &Machine) -> Option<TempDir> {
             std::thread::sleep(Duration::from_millis(200));
         }
     };
+    let booted = Instant::now();
     if !boot() {
         eprintln!("{}: the guest stalled; booting it again", m.name);
         assert!(
@@ -289,6 +290,7 @@ fn run(m: &Machine) -> Option<TempDir> {
             std::fs::read_to_string(out.0.join("console.log")).unwrap_or_default()
         );
     }
+    common::timing(&format!("{} boot", m.name), booted);
     let rc = std::fs::read_to_string(out.0.join("rc")).unwrap_or_default();
     assert_eq!(
         rc.trim(),

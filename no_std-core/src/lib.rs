@@ -10,6 +10,9 @@
 #![warn(missing_docs)]
 
 extern crate alloc;
+// The unit tests use std (files, processes), from any module.
+#[cfg(test)]
+extern crate std;
 
 pub mod bitmap;
 pub mod cpukinds;

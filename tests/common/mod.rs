@@ -59,6 +59,20 @@ pub fn require_rust_target(target: &str) -> Result<(), String> {
     }
 }
 
+/// Prints how long a slow step of a test took (a build, a boot), as a
+/// line `timing: WHAT: N s` on the test process's own standard error:
+/// written directly rather than with `eprintln!`, which the test harness
+/// captures and shows only for failing tests, so that every run shows
+/// where its minutes go (docs/testing.md collects them).
+pub fn timing(what: &str, since: std::time::Instant) {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "timing: {what}: {:.1} s",
+        since.elapsed().as_secs_f64()
+    );
+}
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,8 +1,14 @@
 //! Installing the Debian packages a test needs (shared with the C
-//! library's tests in host/capi/tests, which include this file by path).
+//! library's tests in host/capi/tests and the unit tests that compare
+//! with hwloc, which include this file by path: so it uses std alone).
 
 use std::path::Path;
 use std::process::Command;
+// Named from std so that this file also compiles in the `no_std` core
+// crate's unit tests, whose prelude is core's.
+use std::string::{String, ToString};
+use std::vec::Vec;
+use std::{eprintln, format};
 
 /// Makes sure Debian packages are installed, each named with a file it
 /// ships (a path, or a glob such as `/boot/vmlinuz-*`): missing ones are
@@ -35,9 +41,9 @@ pub fn require_packages(packages: &[(&str, &str)]) -> Result<(), String> {
         .write(true)
         .open(std::env::temp_dir().join("wloc-tests-apt.lock"))
         .map_err(|e| format!("cannot open the install lock: {e}"))?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor this function owns; released on close.
-    unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+    // Released when `lock` is closed.
+    lock.lock()
+        .map_err(|e| format!("cannot take the install lock: {e}"))?;
     // Another test may have installed them while this one waited.
     let want = missing(packages);
     if want.is_empty() {
@@ -48,8 +54,7 @@ pub fn require_packages(packages: &[(&str, &str)]) -> Result<(), String> {
         want.join(", "),
         want.join(" ")
     );
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         return Err(format!("{hint} (as root)"));
     }
     eprintln!("installing {} for the tests", want.join(" "));
@@ -81,4 +86,16 @@ pub fn require_packages(packages: &[(&str, &str)]) -> Result<(), String> {
             m.join(", ")
         )),
     }
+}
+
+/// Whether this process runs as root (its effective user id, from
+/// `/proc/self/status`: std alone, for the crates without libc).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
 }

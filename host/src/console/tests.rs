@@ -290,11 +290,23 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[(
              as root infos, so they move before Backend",
 )];
 
-fn lstopo_available() -> bool {
-    Command::new(LSTOPO)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// The end-to-end tests' package installer, so that this comparison runs
+/// on a fresh machine as they do rather than skipping quietly.
+#[path = "../../../tests/common/packages.rs"]
+mod packages;
+
+/// Makes sure Debian's hwloc (the oracle) is installed: installs it when
+/// missing (as root), else fails saying what to install.
+fn require_lstopo() {
+    if let Err(e) = packages::require_packages(&[
+        ("/usr/bin/lstopo-no-graphics", "hwloc"),
+        (
+            "/usr/lib/x86_64-linux-gnu/hwloc/hwloc_pci.so",
+            "libhwloc-plugins",
+        ),
+    ]) {
+        panic!("{e}");
+    }
 }
 
 fn lstopo(args: &[&str]) -> Result<String, String> {
@@ -502,10 +514,7 @@ fn inputs(dir: &Path, notes: &mut Vec<String>) -> Vec<(String, Source)> {
 /// not a [known one](KNOWN_DIFFERENCES).
 #[test]
 fn matches_lstopo_no_graphics() {
-    if !lstopo_available() {
-        println!("note: {LSTOPO} is not installed; skipping the comparison with hwloc");
-        return;
-    }
+    require_lstopo();
     let dir = scratch_dir();
     let mut notes = Vec::new();
     let inputs = inputs(&dir, &mut notes);

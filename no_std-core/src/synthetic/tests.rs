@@ -1041,11 +1041,15 @@ fn our_objects(t: &Topology) -> Vec<String> {
 
 /// Compares exports and objects with hwloc's lstopo, when installed.
 /// Run with `--nocapture` to see the report.
+/// The end-to-end tests' package installer, so that this comparison runs
+/// on a fresh machine rather than skipping quietly.
+#[path = "../../../tests/common/packages.rs"]
+mod packages;
+
 #[test]
 fn differential_against_lstopo() {
-    if lstopo(&["--version"]).is_none() {
-        std::eprintln!("lstopo-no-graphics not found: skipping the differential check");
-        return;
+    if let Err(e) = packages::require_packages(&[("/usr/bin/lstopo-no-graphics", "hwloc")]) {
+        panic!("{e}");
     }
     let mut report: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures = Vec::new();
