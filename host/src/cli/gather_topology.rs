@@ -704,6 +704,16 @@ impl Staging {
         })
     }
 
+    /// Removes the private folder if SIGINT, SIGTERM or SIGHUP end the
+    /// run (drop does it otherwise), so that no `.BASE.*` folder stays.
+    fn remove_on_signal(&self) -> Option<wloc_trust::atomic::SignalCleanup> {
+        let parent = self.parent.try_clone().ok()?;
+        let name = self.name.clone();
+        Some(wloc_trust::atomic::SignalCleanup::arm(move || {
+            let _ = parent.remove_dir_all(&name);
+        }))
+    }
+
     /// Where `file` goes in the outputs' folder (for messages).
     fn target(&self, file: &str) -> PathBuf {
         self.parent_path.join(file)
@@ -870,6 +880,7 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         None => Path::new("."),
     };
     let staging = Staging::new(parent, &base)?;
+    let _on_signal = staging.remove_on_signal();
     let progress = super::Progress::new(a.silent);
     let say = |s: &str| progress.say(s);
     if a.no_io {
