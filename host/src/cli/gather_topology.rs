@@ -704,14 +704,16 @@ impl Staging {
         })
     }
 
-    /// Removes the private folder if SIGINT, SIGTERM or SIGHUP end the
-    /// run (drop does it otherwise), so that no `.BASE.*` folder stays.
-    fn remove_on_signal(&self) -> Option<wloc_trust::atomic::SignalCleanup> {
-        let parent = self.parent.try_clone().ok()?;
+    /// What removes the private folder if SIGINT, SIGTERM or SIGHUP end
+    /// the run (drop does it otherwise), so that no `.BASE.*` folder stays.
+    fn remover(&self) -> wloc_trust::atomic::Cleanup {
         let name = self.name.clone();
-        Some(wloc_trust::atomic::SignalCleanup::arm(move || {
-            let _ = parent.remove_dir_all(&name);
-        }))
+        match self.parent.try_clone() {
+            Ok(parent) => Box::new(move || {
+                let _ = parent.remove_dir_all(&name);
+            }),
+            Err(_) => Box::new(|| {}),
+        }
     }
 
     /// Where `file` goes in the outputs' folder (for messages).
@@ -879,8 +881,12 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         }
         None => Path::new("."),
     };
-    let staging = Staging::new(parent, &base)?;
-    let _on_signal = staging.remove_on_signal();
+    // The signals are held from before the folder is made.
+    let (_on_signal, staging) = wloc_trust::atomic::SignalCleanup::around(|| {
+        let s = Staging::new(parent, &base)?;
+        let remover = s.remover();
+        Ok::<_, StagingError>((s, remover))
+    })?;
     let progress = super::Progress::new(a.silent);
     let say = |s: &str| progress.say(s);
     if a.no_io {

@@ -430,58 +430,85 @@ pub struct SignalCleanup {
 }
 
 /// The armed cleanup, shared with the thread that waits for the signals.
-type Slot = Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>;
+type Slot = Arc<Mutex<Option<Cleanup>>>;
+
+/// A cleanup to arm.
+pub type Cleanup = Box<dyn FnOnce() + Send>;
 
 impl SignalCleanup {
     /// Arms `cleanup`.  Call it before starting threads.
     pub fn arm(cleanup: impl FnOnce() + Send + 'static) -> SignalCleanup {
         let slot: Slot = Arc::new(Mutex::new(Some(Box::new(cleanup))));
-        // SAFETY: sigset_t is plain data, filled by sigemptyset/sigaddset
-        // before use; pthread_sigmask only changes this thread's mask.
-        let set = unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                libc::sigaddset(&mut set, s);
-            }
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-            set
-        };
-        let waiter = Arc::clone(&slot);
-        let spawned = std::thread::Builder::new()
-            .name("wloc-signals".into())
-            .spawn(move || {
-                let mut sig: libc::c_int = 0;
-                // SAFETY: `set` is initialised and `sig` is written by
-                // sigwait; the signals are blocked in this thread (it
-                // inherited the mask), as sigwait requires.
-                if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
-                    return;
-                }
-                let cleanup = waiter.lock().ok().and_then(|mut g| g.take());
-                if let Some(c) = cleanup {
-                    c();
-                }
-                // SAFETY: restoring the default action, unblocking and
-                // raising the signal in this thread ends the process as
-                // the signal would have.
-                unsafe {
-                    libc::signal(sig, libc::SIG_DFL);
-                    let mut one: libc::sigset_t = std::mem::zeroed();
-                    libc::sigemptyset(&mut one);
-                    libc::sigaddset(&mut one, sig);
-                    libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
-                    libc::raise(sig);
-                }
-            });
-        if spawned.is_err() {
-            // No waiter: unblock again, so that the signals act as before.
-            // SAFETY: as above, only this thread's mask changes.
-            unsafe {
-                libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            }
-        }
+        start_waiter(&slot);
         SignalCleanup { slot }
+    }
+
+    /// Blocks the signals, then runs `make`, which makes what is to be
+    /// cleaned up and returns it with its cleanup: a signal that arrives
+    /// while `make` runs waits for the cleanup, so that nothing made is
+    /// left behind.
+    pub fn around<T, E>(
+        make: impl FnOnce() -> Result<(T, Cleanup), E>,
+    ) -> Result<(SignalCleanup, T), E> {
+        let slot: Slot = Arc::new(Mutex::new(None));
+        // The waiter takes the lock to run the cleanup: held until set.
+        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+        start_waiter(&slot);
+        let (made, cleanup) = make()?;
+        *held = Some(cleanup);
+        drop(held);
+        Ok((SignalCleanup { slot }, made))
+    }
+}
+
+/// Blocks SIGINT, SIGTERM and SIGHUP in this thread and starts the thread
+/// that waits for them, runs the cleanup in `slot`, then raises the
+/// signal again with its default action.
+fn start_waiter(slot: &Slot) {
+    // SAFETY: sigset_t is plain data, filled by sigemptyset/sigaddset
+    // before use; pthread_sigmask only changes this thread's mask.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let waiter = Arc::clone(slot);
+    let spawned = std::thread::Builder::new()
+        .name("wloc-signals".into())
+        .spawn(move || {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: `set` is initialised and `sig` is written by
+            // sigwait; the signals are blocked in this thread (it
+            // inherited the mask), as sigwait requires.
+            if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+                return;
+            }
+            let cleanup = waiter.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(c) = cleanup {
+                c();
+            }
+            // SAFETY: restoring the default action, unblocking and
+            // raising the signal in this thread ends the process as the
+            // signal would have.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                let mut one: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut one);
+                libc::sigaddset(&mut one, sig);
+                libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
+                libc::raise(sig);
+            }
+        });
+    if spawned.is_err() {
+        // No waiter: unblock again, so that the signals act as before.
+        // SAFETY: as above, only this thread's mask changes.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
     }
 }
 
