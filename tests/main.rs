@@ -18,6 +18,7 @@ mod draw;
 mod dropin;
 mod dropin_gaps;
 mod fabric;
+mod file_safety;
 mod gather_cpuid;
 mod gather_topology;
 mod graph;

@@ -38,34 +38,51 @@ pub fn search_path() -> Vec<PathBuf> {
 
 /// The user folder of components.
 pub fn user_dir() -> Option<PathBuf> {
-    let base = wloc_runtime::env::var_os("XDG_DATA_HOME")
-        .filter(|v| Path::new(v).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| {
-            wloc_runtime::env::var_os("HOME")
-                .filter(|v| Path::new(v).is_absolute())
-                .map(|h| PathBuf::from(h).join(".local/share"))
-        })?;
-    Some(base.join("wloc/components"))
+    user_dir_or_why().ok()
+}
+
+/// Why there is no user folder of components.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoUserDir {
+    /// Neither `XDG_DATA_HOME` nor `HOME` is set (or wloc runs privileged
+    /// and reads neither).
+    #[error("no user folder for components: HOME is not set")]
+    Unset,
+    /// `HOME` is set to a relative path, which would depend on the
+    /// current folder.
+    #[error("no user folder for components: HOME ('{0}') is not an absolute path")]
+    Relative(String),
+}
+
+/// The user folder of components, or why there is none.  As the XDG
+/// rules say, a relative `XDG_DATA_HOME` is ignored.
+pub fn user_dir_or_why() -> Result<PathBuf, NoUserDir> {
+    if let Some(x) =
+        wloc_runtime::env::var_os("XDG_DATA_HOME").filter(|v| Path::new(v).is_absolute())
+    {
+        return Ok(PathBuf::from(x).join("wloc/components"));
+    }
+    match wloc_runtime::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) if Path::new(&h).is_absolute() => {
+            Ok(PathBuf::from(h).join(".local/share/wloc/components"))
+        }
+        Some(h) => Err(NoUserDir::Relative(h.to_string_lossy().into_owned())),
+        None => Err(NoUserDir::Unset),
+    }
 }
 
 /// Reads a component file, at most `MAX_COMPONENT_BYTES` bytes.
 pub fn read_component(path: &Path) -> Result<Vec<u8>, ComponentFileError> {
-    let read_error = |source| ComponentFileError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let f = std::fs::File::open(path).map_err(read_error)?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(f, MAX_COMPONENT_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(read_error)?;
-    if bytes.len() as u64 > MAX_COMPONENT_BYTES {
-        return Err(ComponentFileError::TooLarge(path.to_path_buf()));
-    }
-    Ok(bytes)
+    // A regular file only: a FIFO or device is refused at once.
+    crate::files::read_bytes(path, MAX_COMPONENT_BYTES).map_err(|e| match e {
+        wloc_trust::file::ReadError::TooLarge { .. } => {
+            ComponentFileError::TooLarge(path.to_path_buf())
+        }
+        e => ComponentFileError::Read {
+            path: path.to_path_buf(),
+            source: e.into_io(),
+        },
+    })
 }
 
 /// Why a component file could not be read.

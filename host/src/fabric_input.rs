@@ -43,7 +43,7 @@ pub enum FabricInputError {
         source: std::io::Error,
     },
     /// The fabric argument is neither a folder nor a file.
-    #[error("{} is neither a folder nor a file", .0.display())]
+    #[error("{} is neither a folder nor a regular file", .0.display())]
     NeitherFolderNorFile(PathBuf),
     /// Nothing to hand the reader.
     #[error("no fabric files in {}", .0.display())]
@@ -350,10 +350,7 @@ fn read_fabric(
             (adm, None)
         }
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|source| FabricInputError::Read {
-                path: p.to_path_buf(),
-                source,
-            })?;
+            let bytes = read_named(p)?;
             let label = p.display().to_string();
             // A third-party reader gets the same file-size limit as the
             // built-in one (the policy may narrow it): fabric files are
@@ -429,9 +426,9 @@ pub fn load(input: &FabricInput) -> Result<Fabric, FabricInputError> {
     let mut texts: Vec<(PathBuf, String)> = Vec::new();
     for (found, real, within) in &xmls {
         let text = match within {
-            None => std::fs::read_to_string(real).map_err(|source| FabricInputError::Read {
+            None => String::from_utf8(read_named(real)?).map_err(|_| FabricInputError::Read {
                 path: found.clone(),
-                source,
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
             })?,
             Some(base) => {
                 let i = match folders.iter().position(|(b, _)| b == base) {
@@ -528,21 +525,20 @@ pub fn slurm_topology(
     yaml: bool,
 ) -> Result<String, FabricInputError> {
     let f = load(input)?;
-    let map = match names {
-        Some(p) => {
-            wloc_fabric::slurm::parse_names(&std::fs::read_to_string(p).map_err(|source| {
-                FabricInputError::Read {
+    let map =
+        match names {
+            Some(p) => wloc_fabric::slurm::parse_names(
+                &String::from_utf8(read_named(p)?).map_err(|_| FabricInputError::Read {
                     path: p.to_path_buf(),
-                    source,
-                }
-            })?)
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
+                })?,
+            )
             .map_err(|why| FabricInputError::Names {
                 path: p.to_path_buf(),
                 why,
-            })?
-        }
-        None => Default::default(),
-    };
+            })?,
+            None => Default::default(),
+        };
     let rename = |h: &str| map.get(h).cloned().unwrap_or_else(|| h.to_string());
     if yaml {
         wloc_fabric::slurm::topology_yaml(&f, &rename)
@@ -550,4 +546,13 @@ pub fn slurm_topology(
         wloc_fabric::slurm::topology_conf(&f, &rename)
     }
     .map_err(FabricInputError::Fabric)
+}
+
+/// The bytes of a file the user named: a regular file only, bounded
+/// ([`crate::files::read_bytes`]).
+fn read_named(p: &Path) -> Result<Vec<u8>, FabricInputError> {
+    crate::files::read_bytes(p, crate::files::MAX_BYTES).map_err(|e| FabricInputError::Read {
+        path: p.to_path_buf(),
+        source: e.into_io(),
+    })
 }

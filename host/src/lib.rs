@@ -10,6 +10,7 @@ pub mod components;
 pub mod console;
 pub mod cpuid_native;
 pub mod fabric_input;
+pub mod files;
 pub mod folder;
 pub mod input;
 pub mod json;

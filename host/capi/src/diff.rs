@@ -111,65 +111,75 @@ fn alloc_entry() -> *mut hwloc_topology_diff_u {
     unsafe { libc::calloc(1, std::mem::size_of::<hwloc_topology_diff_u>()) as *mut _ }
 }
 
-/// The C list of `entries` (NULL when empty).
-fn to_c(entries: &[Entry]) -> hwloc_topology_diff_t {
+/// The C list of `entries` (NULL when empty, or when memory runs out:
+/// then `Err` with nothing left allocated).
+fn to_c(entries: &[Entry]) -> Result<hwloc_topology_diff_t, ()> {
     let mut first: hwloc_topology_diff_t = null_mut();
     let mut last: hwloc_topology_diff_t = null_mut();
     for e in entries {
         let p = alloc_entry();
         if p.is_null() {
-            break;
+            // SAFETY: the entries made so far, a list of ours.
+            unsafe { hwloc_topology_diff_destroy(first) };
+            return Err(());
         }
-        let u = match e {
-            Entry::TooComplex { depth, index } => hwloc_topology_diff_u {
-                too_complex: hwloc_topology_diff_too_complex_s {
-                    type_: DIFF_TOO_COMPLEX,
-                    next: null_mut(),
-                    obj_depth: *depth,
-                    obj_index: *index,
-                },
-            },
-            Entry::Change(c) => hwloc_topology_diff_u {
-                obj_attr: hwloc_topology_diff_obj_attr_s {
-                    type_: DIFF_OBJ_ATTR,
-                    next: null_mut(),
-                    obj_depth: c.depth,
-                    obj_index: c.index,
-                    diff: attr_to_c(&c.attr),
-                },
-            },
-        };
-        // SAFETY: p is a fresh entry; last is the previous one.
+        // Field by field into the zeroed entry: a whole-union write would
+        // leave the padding after the type undefined. The entry is linked
+        // first so that a failure below frees it with the rest.
+        // SAFETY: p is a fresh zeroed entry; last the previous one.
         unsafe {
-            p.write(u);
             match last.as_mut() {
                 Some(l) => l.generic.next = p,
                 None => first = p,
             }
+            last = p;
+            match e {
+                Entry::TooComplex { depth, index } => {
+                    let c = &mut (*p).too_complex;
+                    c.type_ = DIFF_TOO_COMPLEX;
+                    c.obj_depth = *depth;
+                    c.obj_index = *index;
+                }
+                Entry::Change(ch) => {
+                    let a = &mut (*p).obj_attr;
+                    a.type_ = DIFF_OBJ_ATTR;
+                    a.obj_depth = ch.depth;
+                    a.obj_index = ch.index;
+                    if attr_to_c(&ch.attr, &mut a.diff).is_err() {
+                        hwloc_topology_diff_destroy(first);
+                        return Err(());
+                    }
+                }
+            }
         }
-        last = p;
     }
-    first
+    Ok(first)
 }
 
-fn attr_to_c(a: &AttrChange) -> hwloc_topology_diff_obj_attr_u {
-    let string = |type_, name: Option<&str>, old: &str, new: &str| hwloc_topology_diff_obj_attr_u {
-        string: hwloc_topology_diff_obj_attr_string_s {
-            type_,
-            name: name.map_or(null_mut(), c_strdup),
-            oldvalue: c_strdup(old),
-            newvalue: c_strdup(new),
-        },
+/// Writes an attribute change into a zeroed union, field by field.
+fn attr_to_c(a: &AttrChange, out: &mut hwloc_topology_diff_obj_attr_u) -> Result<(), ()> {
+    let mut string = |type_, name: Option<&str>, old: &str, new: &str| {
+        // SAFETY: writes of Copy fields of the union's member.
+        let s = unsafe { &mut out.string };
+        s.type_ = type_;
+        s.name = name.map_or(null_mut(), c_strdup);
+        s.oldvalue = c_strdup(old);
+        s.newvalue = c_strdup(new);
+        if (name.is_some() && s.name.is_null()) || s.oldvalue.is_null() || s.newvalue.is_null() {
+            return Err(()); // freed with the entry by the caller
+        }
+        Ok(())
     };
     match a {
-        AttrChange::Size { index, old, new } => hwloc_topology_diff_obj_attr_u {
-            uint64: hwloc_topology_diff_obj_attr_uint64_s {
-                type_: DIFF_OBJ_ATTR_SIZE,
-                index: *index,
-                oldvalue: *old,
-                newvalue: *new,
-            },
-        },
+        AttrChange::Size { index, old, new } => {
+            // SAFETY: as above.
+            let u = unsafe { &mut out.uint64 };
+            u.type_ = DIFF_OBJ_ATTR_SIZE;
+            u.index = *index;
+            u.oldvalue = *old;
+            u.newvalue = *new;
+            Ok(())
+        }
         AttrChange::Name { old, new } => string(DIFF_OBJ_ATTR_NAME, None, old, new),
         AttrChange::Info { name, old, new } => string(DIFF_OBJ_ATTR_INFO, Some(name), old, new),
     }
@@ -267,7 +277,9 @@ pub unsafe extern "C" fn hwloc_topology_diff_build(
         }
         let computed = wloc_xml::diff::compute(&old.model, &new.model);
         let complex = !computed.too_complex.is_empty();
-        let list = to_c(&ordered(&old.model, computed));
+        let Ok(list) = to_c(&ordered(&old.model, computed)) else {
+            return fail(libc::ENOMEM);
+        };
         // SAFETY: checked non-NULL.
         unsafe { *diff = list };
         c_int::from(complex)
@@ -352,9 +364,12 @@ unsafe fn loaded_diff(
         return fail(libc::EINVAL);
     };
     let entries: Vec<Entry> = d.changes.into_iter().map(Entry::Change).collect();
+    let Ok(list) = to_c(&entries) else {
+        return fail(libc::ENOMEM);
+    };
     // SAFETY: see above.
     unsafe {
-        *diff = to_c(&entries);
+        *diff = list;
         if let Some(r) = refname.as_mut() {
             *r = d.refname.as_deref().map_or(null_mut(), c_strdup);
         }
@@ -371,17 +386,26 @@ pub unsafe extern "C" fn hwloc_topology_diff_load_xml(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: a NUL-terminated path or NULL.
-        let Some(path) = (unsafe { c_str(xmlpath) }) else {
+        let Some(path) = (unsafe { crate::c_path(xmlpath) }) else {
             return fail(libc::EINVAL);
         };
         if diff.is_null() {
             return fail(libc::EINVAL);
         }
-        match std::fs::read_to_string(&*path) {
-            // SAFETY: places checked or given by the caller.
-            Ok(text) => unsafe { loaded_diff(&text, diff, refname) },
-            Err(e) => fail(e.raw_os_error().unwrap_or(libc::EINVAL)),
-        }
+        // As every input the library reads: a regular file (a FIFO would
+        // block, a device never end) of bounded size, else EINVAL at once.
+        let bytes = match wloc_trust::file::read_regular(&path, wloc_xml::MAX_FILE_BYTES) {
+            Ok(b) => b,
+            Err(wloc_trust::file::ReadError::Io { source, .. }) => {
+                return fail(source.raw_os_error().unwrap_or(libc::EINVAL))
+            }
+            Err(_) => return fail(libc::EINVAL),
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            return fail(libc::EINVAL);
+        };
+        // SAFETY: places checked or given by the caller.
+        unsafe { loaded_diff(&text, diff, refname) }
     })
 }
 
@@ -404,7 +428,9 @@ pub unsafe extern "C" fn hwloc_topology_diff_load_xmlbuffer(
         // SAFETY: the caller's buffer holds buflen bytes.
         let bytes = unsafe { std::slice::from_raw_parts(xmlbuffer as *const u8, len) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(len);
-        let text = String::from_utf8_lossy(&bytes[..end]);
+        let Ok(text) = crate::try_text(&bytes[..end]) else {
+            return fail(libc::ENOMEM);
+        };
         // SAFETY: places checked or given by the caller.
         unsafe { loaded_diff(&text, diff, refname) }
     })
@@ -440,18 +466,18 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xml(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: a NUL-terminated path or NULL.
-        let Some(path) = (unsafe { c_str(xmlpath) }) else {
+        let Some(path) = (unsafe { crate::c_path(xmlpath) }) else {
             return fail(libc::EINVAL);
         };
         // SAFETY: the caller's list and refname.
         let Some(xml) = (unsafe { document(diff, refname) }) else {
             return fail(libc::EINVAL);
         };
-        let written = if path == "-" {
+        let written = if path.as_os_str() == "-" {
             use std::io::Write;
             std::io::stdout().write_all(xml.as_bytes())
         } else {
-            std::fs::write(&*path, xml)
+            std::fs::write(&path, xml)
         };
         match written {
             Ok(()) => 0,

@@ -96,6 +96,12 @@ fn hand_out(t: &hwloc_topology, index: usize) -> *mut hwloc_distances_s {
         objs: d.objs.iter().map(|&o| t.ptr_of(o)).collect(),
         values: d.values.clone(),
     });
+    // Written again where it lives, padding zeroed as hwloc's calloc.
+    let (nbobjs, kind) = (h.public.nbobjs, h.public.kind);
+    // SAFETY: plain C data, all-zero valid.
+    unsafe { crate::topology::zero_in_place(&mut h.public) };
+    h.public.nbobjs = nbobjs;
+    h.public.kind = kind;
     h.public.objs = h.objs.as_mut_ptr();
     h.public.values = h.values.as_mut_ptr();
     Box::into_raw(h) as *mut hwloc_distances_s

@@ -66,8 +66,9 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: hwloc's handle contract; a NUL-terminated path or NULL.
-        let (Some(t), Some(path)) = (unsafe { loaded_mut(topology) }, unsafe { c_str(xmlpath) })
-        else {
+        let path = unsafe { crate::c_path(xmlpath) };
+        // SAFETY: as above.
+        let (Some(t), Some(path)) = (unsafe { loaded_mut(topology) }, path) else {
             return fail(libc::EINVAL);
         };
         let t = &*t;
@@ -75,12 +76,12 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
             Ok(d) => d,
             Err(e) => return fail(e),
         };
-        let written = if path == "-" {
+        let written = if path.as_os_str() == "-" {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
             out.write_all(doc.as_bytes()).and_then(|_| out.flush())
         } else {
-            std::fs::write(&*path, doc.as_bytes())
+            std::fs::write(&path, doc.as_bytes())
         };
         match written {
             Ok(()) => 0,

@@ -79,6 +79,37 @@ pub(crate) unsafe fn c_str<'a>(s: *const c_char) -> Option<std::borrow::Cow<'a, 
     }
 }
 
+/// A C path argument as the bytes it is (no UTF-8 conversion: a file
+/// named `\xff.xml` is that file), or `None` for NULL.
+///
+/// # Safety
+/// `s` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn c_path(s: *const c_char) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    if s.is_null() {
+        return None;
+    }
+    // SAFETY: the caller passes a NUL-terminated string.
+    let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+    Some(std::ffi::OsStr::from_bytes(bytes).into())
+}
+
+/// `bytes` as text (invalid UTF-8 replaced, as `String::from_utf8_lossy`
+/// does), its memory reserved fallibly: a caller's buffer may be as large
+/// as memory allows, and running out is `ENOMEM`, not an abort.
+pub(crate) fn try_text(bytes: &[u8]) -> Result<String, std::collections::TryReserveError> {
+    let mut s = String::new();
+    s.try_reserve_exact(bytes.len())?;
+    for chunk in bytes.utf8_chunks() {
+        s.try_reserve(chunk.valid().len() + 3)?;
+        s.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            s.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    Ok(s)
+}
+
 /// A copy of `s` allocated with `malloc`, as hwloc's strings are (the
 /// caller or hwloc frees it with `free`). NUL bytes end the string.
 pub(crate) fn c_strdup(s: &str) -> *mut c_char {

@@ -7,7 +7,7 @@ use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 use std::ptr::null_mut;
 use std::sync::OnceLock;
 
-use wloc_core::object::{Depth, Info};
+use wloc_core::object::Depth;
 use wloc_core::topology::TypeDepth;
 use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
@@ -593,7 +593,10 @@ pub unsafe extern "C" fn hwloc_obj_attr_snprintf(
 }
 
 /// `hwloc_obj_add_info`: appends a name/value pair, even when the name is
-/// there already, as hwloc does.
+/// there already, as hwloc does: to the object's C array, which is what
+/// the model takes in at its next use ([`crate::topology::hwloc_topology::pull_from_c`]),
+/// in constant time (amortised). An object the library did not allocate is
+/// refused with `EINVAL`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_obj_add_info(
     obj: hwloc_obj_t,
@@ -601,35 +604,19 @@ pub unsafe extern "C" fn hwloc_obj_add_info(
     value: *const c_char,
 ) -> c_int {
     guard(-1, || {
-        // SAFETY: NUL-terminated strings or NULL.
-        let (Some(name), Some(value)) = (unsafe { c_str(name) }, unsafe { c_str(value) }) else {
-            return fail(libc::EINVAL);
-        };
-        if obj.is_null() {
+        if name.is_null() || value.is_null() {
             return fail(libc::EINVAL);
         }
-        // SAFETY: every object handed to C is the first field of a Node
-        // (repr(C)), which records its topology.
-        let node = unsafe { &mut *(obj as *mut Node) };
-        let info = Info {
-            name: name.into_owned(),
-            value: value.into_owned(),
+        // SAFETY: checked for being one of the library's live objects
+        // before anything is read through it.
+        let Some(node) = (unsafe { Node::of_c(obj) }) else {
+            return fail(libc::EINVAL);
         };
-        let mut infos = node.infos_as_model();
-        infos.push(info.clone());
-        if let Some(id) = node.id {
-            // SAFETY: the node's topology outlives its objects.
-            if let Some(t) = unsafe { node.topo.as_mut() } {
-                if t.model.get(id).is_some() {
-                    // What the program changed in place counts first.
-                    t.pull_node(id);
-                    t.model.obj_mut(id).infos.push(info);
-                    infos = wloc_xml::v2_infos(&t.model, id);
-                }
-            }
+        // SAFETY: NUL-terminated strings, checked non-NULL.
+        match unsafe { node.append_info(name, value) } {
+            Ok(()) => 0,
+            Err(()) => fail(libc::ENOMEM),
         }
-        node.set_infos(&infos);
-        0
     })
 }
 

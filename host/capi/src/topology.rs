@@ -8,10 +8,11 @@
 //! object id, so an object that survives a change keeps its address and
 //! its `userdata`, as in hwloc.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_void};
 use std::path::PathBuf;
 use std::ptr::null_mut;
+use std::sync::Mutex;
 
 use wloc_core::object::BridgeUpstream;
 use wloc_core::topology::TypeFilter;
@@ -83,6 +84,29 @@ pub(crate) struct Node {
     page_types: Vec<hwloc_memory_page_type_s>,
 }
 
+/// The addresses of the objects this library allocated and has not freed
+/// yet. An entry that takes an object alone (`hwloc_obj_add_info`) has
+/// only this to tell a library object (a [`Node`], which it may read past
+/// the `struct hwloc_obj`) from a program's own `struct hwloc_obj`, which
+/// must not be read past its end.
+static LIVE_NODES: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
+
+fn live_nodes() -> std::sync::MutexGuard<'static, BTreeSet<usize>> {
+    LIVE_NODES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes zeros over every byte of `v`, padding included, as hwloc's
+/// `memset`/`calloc` do: field assignments leave padding undefined, and
+/// C reads a union's bytes through whichever member it names.
+///
+/// # Safety
+/// `T` is plain C data (integers, floats, raw pointers) for which all-zero
+/// bytes are a valid value.
+pub(crate) unsafe fn zero_in_place<T>(v: &mut T) {
+    // SAFETY: one T at a valid, exclusive place; all-zero is valid for T.
+    unsafe { std::ptr::write_bytes(v as *mut T, 0, 1) }
+}
+
 impl Node {
     fn new(id: Option<ObjId>) -> Box<Node> {
         let mut n = Box::new(Node {
@@ -95,9 +119,37 @@ impl Node {
             children: Vec::new(),
             page_types: Vec::new(),
         });
+        // Zeroed again where they live: a move need not carry padding.
+        // SAFETY: plain C data, all-zero valid.
+        unsafe {
+            zero_in_place(&mut n.obj);
+            zero_in_place(&mut n.attr);
+        }
         n.obj.attr = &mut n.attr;
         n.obj.os_index = HWLOC_UNKNOWN_INDEX;
+        live_nodes().insert(n.addr());
         n
+    }
+
+    /// The address C knows the object by.
+    fn addr(&self) -> usize {
+        &self.obj as *const hwloc_obj as usize
+    }
+
+    /// The library's node behind a C object, or `None` for NULL or an
+    /// object the library did not allocate (or already freed). Reads
+    /// nothing through `obj` unless it is one of the library's.
+    ///
+    /// # Safety
+    /// A registered object is alive; the caller is its only user (hwloc's
+    /// thread-safety rules).
+    pub(crate) unsafe fn of_c<'a>(obj: *mut hwloc_obj) -> Option<&'a mut Node> {
+        if obj.is_null() || !live_nodes().contains(&(obj as usize)) {
+            return None;
+        }
+        // SAFETY: registered addresses are those of live Nodes, whose
+        // first field (repr(C)) is the hwloc_obj.
+        Some(unsafe { &mut *(obj as *mut Node) })
     }
 
     /// The node's infos as the model's.
@@ -189,6 +241,55 @@ impl Node {
         self.obj.infos_count = infos.len() as c_uint;
     }
 
+    /// Appends one entry to the C infos array as hwloc's `hwloc__add_info`
+    /// does (the strings copied with `strdup`), the array growing
+    /// geometrically: `realloc` to the capacity the count needs, which is
+    /// also correct for an array a program allocated itself.
+    ///
+    /// # Safety
+    /// `name` and `value` are NUL-terminated.
+    pub(crate) unsafe fn append_info(
+        &mut self,
+        name: *const c_char,
+        value: *const c_char,
+    ) -> Result<(), ()> {
+        let count = if self.obj.infos.is_null() {
+            0
+        } else {
+            self.obj.infos_count as usize
+        };
+        let cap = (count + 1).next_power_of_two().max(8);
+        let bytes = cap
+            .checked_mul(std::mem::size_of::<hwloc_info_s>())
+            .ok_or(())?;
+        // SAFETY: our malloc'ed array, a program's, or NULL; on failure the
+        // old array stays as it was.
+        let array = unsafe { libc::realloc(self.obj.infos as *mut c_void, bytes) };
+        if array.is_null() {
+            return Err(());
+        }
+        self.obj.infos = array as *mut hwloc_info_s;
+        // SAFETY: NUL-terminated strings (the caller's contract).
+        let (n, v) = unsafe { (libc::strdup(name), libc::strdup(value)) };
+        if n.is_null() || v.is_null() {
+            // SAFETY: strdup'ed or NULL.
+            unsafe {
+                libc::free(n as *mut c_void);
+                libc::free(v as *mut c_void);
+            }
+            return Err(());
+        }
+        // SAFETY: count < cap entries fit in the array just sized.
+        unsafe {
+            self.obj
+                .infos
+                .add(count)
+                .write(hwloc_info_s { name: n, value: v })
+        };
+        self.obj.infos_count = count as c_uint + 1;
+        Ok(())
+    }
+
     fn set_string(slot: &mut *mut c_char, v: Option<&str>) {
         // SAFETY: our strings are malloc'ed (c_strdup) or NULL; a user's
         // are malloc'ed too, as hwloc documents for the fields it frees.
@@ -252,7 +353,11 @@ impl Node {
     }
 
     fn fill_attr(&mut self, o: &Object) {
-        self.attr = hwloc_obj_attr_u::default();
+        // Zeroed in place, then the member's fields written one by one: a
+        // whole-struct assignment would leave its padding undefined, and
+        // C reads those bytes through the other members.
+        // SAFETY: plain C data, all-zero valid.
+        unsafe { zero_in_place(&mut self.attr) };
         self.page_types.clear();
         match &o.attr {
             ObjAttr::None => {}
@@ -265,78 +370,84 @@ impl Node {
                         count: p.count,
                     })
                     .collect();
-                self.attr.numanode = hwloc_numanode_attr_s {
-                    local_memory: n.local_memory,
-                    page_types_len: self.page_types.len() as c_uint,
-                    page_types: if self.page_types.is_empty() {
+                // SAFETY: writes of Copy fields of the union's member.
+                unsafe {
+                    let a = &mut self.attr.numanode;
+                    a.local_memory = n.local_memory;
+                    a.page_types_len = self.page_types.len() as c_uint;
+                    a.page_types = if self.page_types.is_empty() {
                         null_mut()
                     } else {
                         self.page_types.as_mut_ptr()
-                    },
-                };
+                    };
+                }
             }
             ObjAttr::Cache(c) => {
-                self.attr.cache = hwloc_cache_attr_s {
-                    size: c.size,
-                    depth: c.depth,
-                    linesize: c.linesize,
-                    associativity: c.associativity,
-                    type_: c.kind.code() as c_int,
+                // SAFETY: as above.
+                unsafe {
+                    let a = &mut self.attr.cache;
+                    a.size = c.size;
+                    a.depth = c.depth;
+                    a.linesize = c.linesize;
+                    a.associativity = c.associativity;
+                    a.type_ = c.kind.code() as c_int;
                 }
             }
             ObjAttr::Group(g) => {
-                self.attr.group = hwloc_group_attr_s {
-                    depth: g.depth,
-                    kind: g.kind,
-                    subkind: g.subkind,
-                    dont_merge: u8::from(g.dont_merge),
+                // SAFETY: as above.
+                unsafe {
+                    let a = &mut self.attr.group;
+                    a.depth = g.depth;
+                    a.kind = g.kind;
+                    a.subkind = g.subkind;
+                    a.dont_merge = u8::from(g.dont_merge);
                 }
             }
-            ObjAttr::Pci(p) => self.attr.pcidev = pci_attr(p),
+            // SAFETY: as above.
+            ObjAttr::Pci(p) => unsafe { write_pci(&mut self.attr.pcidev, p) },
             ObjAttr::Bridge(b) => {
-                let (upstream_pci, upstream_type) = match &b.upstream {
-                    BridgeUpstream::Host => (hwloc_pcidev_attr_s::default(), 0),
-                    BridgeUpstream::Pci(p) => (pci_attr(p), 1),
-                };
-                self.attr.bridge = hwloc_bridge_attr_s {
-                    upstream_pci,
-                    upstream_type,
-                    downstream_pci: hwloc_bridge_downstream_pci_s {
-                        domain: b.domain as u16,
-                        secondary_bus: b.secondary_bus,
-                        subordinate_bus: b.subordinate_bus,
-                    },
-                    downstream_type: 1,
-                    depth: b.depth,
+                // SAFETY: as above.
+                unsafe {
+                    let a = &mut self.attr.bridge;
+                    match &b.upstream {
+                        BridgeUpstream::Host => a.upstream_type = 0,
+                        BridgeUpstream::Pci(p) => {
+                            write_pci(&mut a.upstream_pci, p);
+                            a.upstream_type = 1;
+                        }
+                    }
+                    a.downstream_pci.domain = b.domain as u16;
+                    a.downstream_pci.secondary_bus = b.secondary_bus;
+                    a.downstream_pci.subordinate_bus = b.subordinate_bus;
+                    a.downstream_type = 1;
+                    a.depth = b.depth;
                 }
             }
             ObjAttr::OsDev(t) => {
-                self.attr.osdev = hwloc_osdev_attr_s {
-                    type_: t.v2_code(o.subtype.as_deref()).unwrap_or(0) as c_int,
-                }
+                self.attr.osdev.type_ = t.v2_code(o.subtype.as_deref()).unwrap_or(0) as c_int;
             }
         }
     }
 }
 
-fn pci_attr(p: &wloc_core::object::PciAttr) -> hwloc_pcidev_attr_s {
-    hwloc_pcidev_attr_s {
-        domain: p.domain as u16,
-        bus: p.bus,
-        dev: p.dev,
-        func: p.func,
-        class_id: p.class_id,
-        vendor_id: p.vendor_id,
-        device_id: p.device_id,
-        subvendor_id: p.subvendor_id,
-        subdevice_id: p.subdevice_id,
-        revision: p.revision,
-        linkspeed: p.linkspeed,
-    }
+/// Writes a PCI device's attributes field by field into a zeroed place.
+fn write_pci(a: &mut hwloc_pcidev_attr_s, p: &wloc_core::object::PciAttr) {
+    a.domain = p.domain as u16;
+    a.bus = p.bus;
+    a.dev = p.dev;
+    a.func = p.func;
+    a.class_id = p.class_id;
+    a.vendor_id = p.vendor_id;
+    a.device_id = p.device_id;
+    a.subvendor_id = p.subvendor_id;
+    a.subdevice_id = p.subdevice_id;
+    a.revision = p.revision;
+    a.linkspeed = p.linkspeed;
 }
 
 impl Drop for Node {
     fn drop(&mut self) {
+        live_nodes().remove(&self.addr());
         self.clear_infos();
         // SAFETY: malloc'ed strings or NULL.
         unsafe {
@@ -932,7 +1043,7 @@ pub unsafe extern "C" fn hwloc_topology_set_xml(
     xmlpath: *const c_char,
 ) -> c_int {
     // SAFETY: a NUL-terminated path or NULL.
-    let p = unsafe { c_str(xmlpath) }.map(|p| Source::XmlFile(PathBuf::from(p.into_owned())));
+    let p = unsafe { crate::c_path(xmlpath) }.map(Source::XmlFile);
     set_source(topology, p)
 }
 
@@ -943,19 +1054,22 @@ pub unsafe extern "C" fn hwloc_topology_set_xmlbuffer(
     buffer: *const c_char,
     size: c_int,
 ) -> c_int {
-    let s = guard(None, || {
+    let s = guard(Err(libc::EINVAL), || {
         if buffer.is_null() || size <= 0 {
-            return None;
+            return Err(libc::EINVAL);
         }
         // SAFETY: the caller's buffer holds size bytes (the terminator
         // included, as hwloc's export gives it).
         let bytes = unsafe { std::slice::from_raw_parts(buffer as *const u8, size as usize) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        Some(Source::XmlBuffer(
-            String::from_utf8_lossy(&bytes[..end]).into_owned(),
-        ))
+        crate::try_text(&bytes[..end])
+            .map(Source::XmlBuffer)
+            .map_err(|_| libc::ENOMEM)
     });
-    set_source(topology, s)
+    match s {
+        Ok(s) => set_source(topology, Some(s)),
+        Err(e) => fail(e),
+    }
 }
 
 /// `hwloc_topology_set_synthetic`.
@@ -982,11 +1096,11 @@ pub unsafe extern "C" fn hwloc_topology_set_fsroot(
     fsroot_path: *const c_char,
 ) -> c_int {
     // SAFETY: a NUL-terminated path or NULL.
-    let p = unsafe { c_str(fsroot_path) }.map(|p| {
-        if p == "/" {
+    let p = unsafe { crate::c_path(fsroot_path) }.map(|p| {
+        if p.as_os_str() == "/" {
             Source::ThisSystem
         } else {
-            Source::Fsroot(PathBuf::from(p.into_owned()))
+            Source::Fsroot(p)
         }
     });
     set_source(topology, p)
@@ -1982,8 +2096,9 @@ pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
         let mut n = Node::new(None);
         n.topo = t as *mut hwloc_topology;
         n.obj.type_ = ObjType::Group.index() as c_int;
-        // "No depth" until the caller or the insertion sets one.
-        n.attr.group.depth = u32::MAX;
+        // As hwloc's: everything else zero (the Group's depth too) and a
+        // new global persistent index.
+        n.obj.gp_index = t.model.alloc_gp_index();
         let p = &mut n.obj as *mut hwloc_obj;
         t.pending.push(n);
         p
@@ -2017,9 +2132,13 @@ fn group_from_node(n: &Node) -> Object {
     o
 }
 
-/// `hwloc_topology_insert_group_object`: the Group goes where its sets
-/// say; an identical object already there is returned instead, and an
-/// empty or filtered-out Group is freed and NULL returned.
+/// `hwloc_topology_insert_group_object`, as hwloc 2.14's: the Group goes
+/// where its sets say and the caller's own pointer is returned, the object
+/// keeping its address, userdata and the bitmaps the caller set; when an
+/// object with the same sets is there already, the Group is merged into
+/// it, freed, and that object returned; when it cannot be inserted (no
+/// set, Groups filtered out, a conflict with the tree) it is freed and
+/// NULL returned.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_insert_group_object(
     topology: hwloc_topology_t,
@@ -2035,62 +2154,95 @@ pub unsafe extern "C" fn hwloc_topology_insert_group_object(
             set_errno(libc::EINVAL);
             return null_mut();
         };
+        // From here on the Group is the library's to keep or free.
         let node = t.pending.swap_remove(pos);
-        let mut o = group_from_node(&node);
-        drop(node);
-        // Sets the caller left out are derived as hwloc does: a nodeset
-        // only gives the PUs of those nodes.
-        if o.cpuset.is_none() && o.complete_cpuset.is_none() {
-            if let Some(ns) = o.nodeset.clone().or_else(|| o.complete_nodeset.clone()) {
-                let mut cs = wloc_core::CpuSet::new();
-                for n in t.model.objs_by_type(ObjType::NUMANode) {
-                    let no = t.model.obj(n);
-                    if no.os_index.is_some_and(|i| ns.is_set(i)) {
-                        if let Some(c) = &no.cpuset {
-                            cs = &cs | c;
-                        }
+        match insert_group(t, &node) {
+            Ok(GroupPlace::Inserted(id)) => {
+                // The caller's object becomes the model object's mirror.
+                let mut node = node;
+                node.id = Some(id);
+                t.nodes.insert(id, node);
+                t.sync();
+                t.ptr_of(id)
+            }
+            Ok(GroupPlace::Merged(id)) => {
+                drop(node);
+                t.ptr_of(id)
+            }
+            Err(()) => {
+                drop(node);
+                set_errno(libc::EINVAL);
+                null_mut()
+            }
+        }
+    })
+}
+
+/// Where [`insert_group`] put a Group.
+enum GroupPlace {
+    /// In the tree under this id: the caller's object stands for it.
+    Inserted(ObjId),
+    /// Merged into this existing object.
+    Merged(ObjId),
+}
+
+/// Inserts the Group `node` describes into the model (which is left as it
+/// was on failure); the mirror is synced but for the Group's own node.
+fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
+    let mut o = group_from_node(node);
+    // Sets the caller left out are derived as hwloc does: a nodeset
+    // only gives the PUs of those nodes.
+    if o.cpuset.is_none() && o.complete_cpuset.is_none() {
+        if let Some(ns) = o.nodeset.clone().or_else(|| o.complete_nodeset.clone()) {
+            let mut cs = wloc_core::CpuSet::new();
+            for n in t.model.objs_by_type(ObjType::NUMANode) {
+                let no = t.model.obj(n);
+                if no.os_index.is_some_and(|i| ns.is_set(i)) {
+                    if let Some(c) = &no.cpuset {
+                        cs = &cs | c;
                     }
                 }
-                o.cpuset = Some(cs);
             }
+            o.cpuset = Some(cs);
         }
-        let topo_cpuset = t.model.cpuset().clone();
-        if let Some(c) = &mut o.cpuset {
-            *c = &*c & &topo_cpuset;
+    }
+    let topo_cpuset = t.model.cpuset().clone();
+    if let Some(c) = &mut o.cpuset {
+        *c = &*c & &topo_cpuset;
+    }
+    if o.complete_cpuset.is_none() {
+        o.complete_cpuset = o.cpuset.clone();
+    }
+    if o.cpuset.as_ref().is_none_or(|c| c.is_empty()) || !t.model.keeps_type(ObjType::Group) {
+        return Err(());
+    }
+    let cpuset = o.cpuset.clone();
+    o.gp_index = node.obj.gp_index;
+    let gp = o.gp_index;
+    let mut m = t.model.clone();
+    let placed = match m.insert_by_cpuset(o) {
+        Ok(Some(i)) => i,
+        _ => return Err(()),
+    };
+    if m.finish().is_err() {
+        return Err(());
+    }
+    t.model = m;
+    // The Group itself, if it is still in the tree after completion.
+    if let wloc_core::topology::Inserted::New(id) = placed {
+        if t.model.get(id).is_some_and(|o| o.gp_index == gp) {
+            return Ok(GroupPlace::Inserted(id));
         }
-        if o.complete_cpuset.is_none() {
-            o.complete_cpuset = o.cpuset.clone();
-        }
-        if o.cpuset.as_ref().is_none_or(|c| c.is_empty()) || !t.model.keeps_type(ObjType::Group) {
-            set_errno(libc::EINVAL);
-            return null_mut();
-        }
-        let cpuset = o.cpuset.clone();
-        o.gp_index = t.model.alloc_gp_index();
-        let gp = o.gp_index;
-        let mut m = t.model.clone();
-        let inserted = match m.insert_by_cpuset(o) {
-            Ok(Some(i)) => i.id(),
-            _ => {
-                set_errno(libc::EINVAL);
-                return null_mut();
-            }
-        };
-        if m.finish().is_err() {
-            set_errno(libc::EINVAL);
-            return null_mut();
-        }
-        t.model = m;
-        t.sync();
-        // The Group, or the object it was merged into (an identical one
-        // already there, as hwloc returns).
-        let id = t
-            .model
-            .obj_by_gp_index(gp)
-            .or_else(|| t.model.get(inserted).map(|_| inserted))
-            .or_else(|| cpuset.as_ref().and_then(|c| t.model.obj_covering_cpuset(c)));
-        id.map_or(null_mut(), |id| t.ptr_of(id))
-    })
+    }
+    t.sync();
+    // The object it was merged into (an identical one already there, as
+    // hwloc returns).
+    t.model
+        .get(placed.id())
+        .map(|_| placed.id())
+        .or_else(|| cpuset.as_ref().and_then(|c| t.model.obj_covering_cpuset(c)))
+        .map(GroupPlace::Merged)
+        .ok_or(())
 }
 
 /// `hwloc_topology_set_userdata_export_callback`.

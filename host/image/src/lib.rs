@@ -319,38 +319,11 @@ fn checked_bytes(topo: &Topology) -> Result<Vec<u8>, ImageError> {
 pub fn write(topo: &Topology, path: impl AsRef<Path>) -> Result<(), ImageError> {
     let path = path.as_ref();
     let bytes = checked_bytes(topo)?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| ImageError::Invalid(format!("'{}' names no file", path.display())))?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}-{nanos}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o444)
-            .open(&tmp)
-            .map_err(io_err(Some(&tmp)))?;
-        f.write_all(&bytes).map_err(io_err(Some(&tmp)))?;
-        f.sync_all().map_err(io_err(Some(&tmp)))?;
-        std::fs::rename(&tmp, path).map_err(io_err(Some(path)))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    // wloc_trust::atomic: the one way wloc writes a file.
+    wloc_trust::atomic::write_mode(path, &bytes, 0o444).map_err(|e| ImageError::Io {
+        path: Some(path.to_path_buf()),
+        source: std::io::Error::new(e.source.kind(), format!("{}: {}", e.what, e.source)),
+    })
 }
 
 /// Writes the image of `topo` into a new memfd sealed against writing,

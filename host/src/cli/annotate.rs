@@ -25,14 +25,7 @@ use super::topology::keep_all;
 
 /// The text of the input topology (`-` for standard input).
 fn read_input(path: &str) -> super::Result<String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-            .map_err(|e| format!("cannot read the topology from standard input: {e}"))?;
-        Ok(s)
-    } else {
-        Ok(std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?)
-    }
+    Ok(wloc::files::read_text_arg(path, "the topology")?)
 }
 
 /// The `<info>` of the document's root object, in order.
@@ -486,8 +479,7 @@ impl ObjectEdit<'_> {
 
 /// Adds the distances matrix of a distances file.
 fn add_distances(topo: &mut Topology, file: &str, flags: u64) -> super::Result {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read the distances file '{file}': {e}"))?;
+    let text = wloc::files::read_text(std::path::Path::new(file), "the distances file")?;
     let d = topo_edit::parse_distances(&text)
         .map_err(|e| format!("invalid distances file '{file}', {e}"))?;
     let k = d.kind;
@@ -713,8 +705,10 @@ pub fn run(a: &AnnotateArgs) -> super::Result {
     if p.output == "-" {
         super::print(&xml)
     } else {
-        std::fs::write(&p.output, xml)
-            .map_err(|e| format!("cannot write '{}': {e}", p.output).into())
+        Ok(wloc::files::write(
+            std::path::Path::new(&p.output),
+            xml.as_bytes(),
+        )?)
     }
 }
 

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wloc::components::{installed, read_component, user_dir, SYSTEM_DIR};
+use wloc::components::{installed, read_component, SYSTEM_DIR};
 use wloc_runtime::builtin;
 use wloc_runtime::enforce::{self, Examined};
 use wloc_runtime::manifest::{self, Capabilities, Manifest};
@@ -269,20 +269,20 @@ fn verify(policy: &Policy, file: &Path) -> super::Result {
     Ok(())
 }
 
+/// Writes a new file (never over an existing one), complete or not at all.
 fn write_new(path: &Path, text: &str, secret: bool) -> super::Result {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    if secret {
-        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    }
-    #[cfg(not(unix))]
-    let _ = secret;
-    let mut f = o
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    Ok(f.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?)
+    let mut f = wloc_trust::atomic::AtomicFile::with_mode(path, if secret { 0o600 } else { 0o666 })
+        .map_err(wloc::files::FileError::from)?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    f.commit_new().map_err(|e| {
+        if e.source.kind() == std::io::ErrorKind::AlreadyExists {
+            format!("cannot create {}: it exists", path.display())
+        } else {
+            e.to_string()
+        }
+    })?;
+    Ok(())
 }
 
 fn keygen(prefix: &Path) -> super::Result {
@@ -295,19 +295,13 @@ fn keygen(prefix: &Path) -> super::Result {
     Ok(())
 }
 
-/// Writes through a temporary file and a rename.
+/// Writes the old file or the complete new one ([`wloc::files::write`]).
 fn replace(path: &Path, bytes: &[u8]) -> super::Result {
-    let tmp = PathBuf::from(format!("{}.tmp{}", path.display(), std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    Ok(std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
-    })?)
+    Ok(wloc::files::write(path, bytes)?)
 }
 
 fn read_manifest(path: &Path) -> super::Result<Manifest> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = wloc::files::read_text(path, "the manifest")?;
     Ok(Manifest::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
@@ -317,8 +311,7 @@ fn sign(
     manifest_file: Option<&Path>,
     output: Option<&Path>,
 ) -> super::Result {
-    let text = std::fs::read_to_string(key)
-        .map_err(|e| format!("cannot read key {}: {e}", key.display()))?;
+    let text = wloc::files::read_text(key, "the key")?;
     let k = signing::parse_secret_key(&text).map_err(|e| format!("{}: {e}", key.display()))?;
     let mut bytes = read_component(file)?;
     if let Some(m) = manifest_file {
@@ -413,9 +406,10 @@ fn allow(
     match publisher {
         Some(p) => {
             let key_text = key.unwrap_or_default();
-            let key_text = if Path::new(key_text).is_file() {
-                std::fs::read_to_string(key_text)
-                    .map_err(|e| format!("cannot read {key_text}: {e}"))?
+            // A file if one exists (a FIFO or device is refused), else
+            // the key itself.
+            let key_text = if wloc::files::regular_or_missing(Path::new(key_text), "the key")? {
+                wloc::files::read_text(Path::new(key_text), "the key")?
             } else {
                 key_text.to_string()
             };
@@ -431,17 +425,16 @@ fn allow(
                     )
                 }
             }
-            let current = Policy::read(&path).ok();
-            if !current.is_some_and(|c| c.publishers.iter().any(|q| q.name == p)) {
-                text.push_str(&policy::publisher_entry(p, &k));
-            }
-            text.push_str(&policy::allow_entry(
-                &comment,
-                None,
-                Some(p),
-                Some(&m.name),
-                &grant,
-            ));
+            let entry = policy::allow_entry(&comment, None, Some(p), Some(&m.name), &grant);
+            // Whether the publisher is known is decided under the lock.
+            policy::edit(&path, |current| {
+                let mut text = String::new();
+                if !current.is_some_and(|c| c.publishers.iter().any(|q| q.name == p)) {
+                    text.push_str(&policy::publisher_entry(p, &k));
+                }
+                text.push_str(&entry);
+                Ok(text)
+            })?;
         }
         None => text.push_str(&policy::allow_entry(
             &comment,
@@ -451,7 +444,9 @@ fn allow(
             &grant,
         )),
     }
-    policy::append(&path, &text)?;
+    if !text.is_empty() {
+        policy::append(&path, &text)?;
+    }
     writeln!(
         std::io::stdout(),
         "{}: {} allowed in {}, granted {}",
@@ -468,7 +463,7 @@ fn allow(
 
 fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
     let path = policy_file(policy_path);
-    let text = if Path::new(target).is_file() {
+    let text = if wloc::files::regular_or_missing(Path::new(target), "the component")? {
         let bytes = read_component(Path::new(target))?;
         let digest = wloc_runtime::cache::component_digest(&bytes);
         let name = manifest::inspect(&bytes)
@@ -487,12 +482,13 @@ fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
 }
 
 fn add(policy: &Policy, file: &Path, system: bool) -> super::Result {
-    let (bytes, ex, m) = examine_file(file, "installed")?;
+    // Where it goes is known before the file is read.
     let dir = if system {
         PathBuf::from(SYSTEM_DIR)
     } else {
-        user_dir().ok_or("no user folder for components (HOME is not set)")?
+        wloc::components::user_dir_or_why().map_err(|e| e.to_string())?
     };
+    let (bytes, ex, m) = examine_file(file, "installed")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let to = dir.join(format!("{}.wasm", m.name));
     replace(&to, &bytes)?;

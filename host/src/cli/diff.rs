@@ -67,7 +67,7 @@ pub fn run(a: &DiffArgs) -> super::Result {
             d.hunks.len()
         );
         match &a.out {
-            Some(p) => std::fs::write(p, text).map_err(|e| format!("cannot write '{p}': {e}"))?,
+            Some(p) => wloc::files::write(std::path::Path::new(p), text.as_bytes())?,
             None => super::print(&text)?,
         }
         return Ok(());
@@ -90,7 +90,7 @@ pub fn run(a: &DiffArgs) -> super::Result {
         eprintln!("Found {total} differences, exporting to {target}");
     }
     match &a.out {
-        Some(p) => std::fs::write(p, text).map_err(|e| format!("cannot write '{p}': {e}"))?,
+        Some(p) => wloc::files::write(std::path::Path::new(p), text.as_bytes())?,
         // hwloc-diff ends its standard output with an empty line.
         None => super::print(&format!("{text}\n"))?,
     }

@@ -127,8 +127,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
                 Format::Svg => export::svg(&f),
             };
             match out {
-                Some(p) => std::fs::write(p, text)
-                    .map_err(|e| format!("cannot write {}: {e}", p.display()).into()),
+                Some(p) => Ok(wloc::files::write(p, text.as_bytes())?),
                 None => super::print(&text),
             }
         }

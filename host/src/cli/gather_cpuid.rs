@@ -57,8 +57,7 @@ fn gather_only(a: &GatherCpuidArgs, os: u32) -> super::Result {
             "Gathering CPUID of PU P#{os} in path {} ...",
             path.display()
         ));
-        std::fs::write(&path, text)
-            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+        wloc::files::write(&path, text.as_bytes())?;
     }
     let progress = super::Progress::new(a.silent);
     say_warning(&progress);
@@ -118,13 +117,10 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
                 "Gathering CPUID of PU P#{os} in path {} ...",
                 path.display()
             ));
-            std::fs::write(&path, text).map_err(|e| {
-                super::Error::Message(format!("cannot write '{}': {e}", path.display()))
-            })
+            wloc::files::write(&path, text.as_bytes()).map_err(super::Error::from)
         })?;
         let info = dir.join(wloc_probe::CPUID_INFO_FILE);
-        std::fs::write(&info, CPUID_INFO)
-            .map_err(|e| format!("cannot write '{}': {e}", info.display()))?;
+        wloc::files::write(&info, CPUID_INFO.as_bytes())?;
         if pus.iter().enumerate().any(|(i, &os)| i as u32 != os) && !a.silent {
             eprintln!(
                 "wloc: PUs are numbered from 0 in the dump; their OS indexes are {}",

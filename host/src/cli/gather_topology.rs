@@ -704,6 +704,18 @@ impl Staging {
         })
     }
 
+    /// What removes the private folder if SIGINT, SIGTERM or SIGHUP end
+    /// the run (drop does it otherwise), so that no `.BASE.*` folder stays.
+    fn remover(&self) -> wloc_trust::atomic::Cleanup {
+        let name = self.name.clone();
+        match self.parent.try_clone() {
+            Ok(parent) => Box::new(move || {
+                let _ = parent.remove_dir_all(&name);
+            }),
+            Err(_) => Box::new(|| {}),
+        }
+    }
+
     /// Where `file` goes in the outputs' folder (for messages).
     fn target(&self, file: &str) -> PathBuf {
         self.parent_path.join(file)
@@ -869,7 +881,12 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         }
         None => Path::new("."),
     };
-    let staging = Staging::new(parent, &base)?;
+    // The signals are held from before the folder is made.
+    let (_on_signal, staging) = wloc_trust::atomic::SignalCleanup::around(|| {
+        let s = Staging::new(parent, &base)?;
+        let remover = s.remover();
+        Ok::<_, StagingError>((s, remover))
+    })?;
     let progress = super::Progress::new(a.silent);
     let say = |s: &str| progress.say(s);
     if a.no_io {

@@ -222,9 +222,10 @@ fn export(a: &GraphArgs) -> super::Result {
         }
     };
     match &a.out {
-        Some(path) if path != "-" => {
-            std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}").into())
-        }
+        Some(path) if path != "-" => Ok(wloc::files::write(
+            std::path::Path::new(path),
+            text.as_bytes(),
+        )?),
         _ => super::print(&text),
     }
 }

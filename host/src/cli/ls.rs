@@ -477,15 +477,16 @@ pub fn run(a: &LsArgs) -> super::Result {
                 super::ls_draw::options(&a.draw, a.logical, a.physical, !a.no_collapse, &topo)?;
             let bytes = super::ls_draw::draw(&topo, &opts, what, &a.draw)?;
             return match path {
-                Some(p) => Ok(
-                    std::fs::write(&p, bytes).map_err(|e| format!("cannot write '{p}': {e}"))?
-                ),
+                Some(p) => Ok(wloc::files::write(std::path::Path::new(&p), &bytes)?),
                 None => super::print_bytes(&bytes),
             };
         }
     };
     match path {
-        Some(p) => Ok(std::fs::write(&p, text).map_err(|e| format!("cannot write '{p}': {e}"))?),
+        Some(p) => Ok(wloc::files::write(
+            std::path::Path::new(&p),
+            text.as_bytes(),
+        )?),
         None => super::print(&text),
     }
 }

@@ -65,7 +65,7 @@ fn write_page(dir: &Path, cmd: &clap::Command, name: &str, written: &mut Vec<Pat
         .render(&mut text)
         .map_err(|e| format!("cannot render the manual page of {name}: {e}"))?;
     let path = dir.join(format!("{name}.1"));
-    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    wloc::files::write(&path, &text)?;
     written.push(path);
     for sub in cmd.get_subcommands() {
         if sub.get_name() == "help" {

@@ -118,6 +118,9 @@ pub enum Error {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[error(transparent)]
     Gather(#[from] wloc::cpuid_native::GatherError),
+    /// A file argument could not be read, or an output written.
+    #[error(transparent)]
+    File(#[from] wloc::files::FileError),
     /// A component file could not be read.
     #[error(transparent)]
     ComponentFile(#[from] wloc::components::ComponentFileError),
@@ -209,10 +212,31 @@ pub fn print_bytes(bytes: &[u8]) -> Result {
     Ok(())
 }
 
+/// Which argument is not UTF-8, for clap's error that does not say: its
+/// place, the option it follows, and its bytes as far as they show.
+fn not_utf8_argument(args: impl Iterator<Item = std::ffi::OsString>) -> String {
+    let args: Vec<std::ffi::OsString> = args.collect();
+    let Some(i) = args.iter().position(|a| a.to_str().is_none()) else {
+        return "an argument is not valid UTF-8".to_string();
+    };
+    let shown = args[i].to_string_lossy();
+    let after = args[..i]
+        .last()
+        .and_then(|p| p.to_str())
+        .filter(|p| p.starts_with('-') && i > 1)
+        .map(|p| format!(", the value of {p}"))
+        .unwrap_or_default();
+    format!("argument {i} ('{shown}'{after}) is not valid UTF-8, which this argument must be")
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            eprintln!("wloc: {}", not_utf8_argument(std::env::args_os()));
+            return 2;
+        }
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
@@ -262,5 +286,19 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_non_utf8_argument_is_named() {
+        use std::os::unix::ffi::OsStringExt;
+        let args = ["wloc", "annotate", "-o"]
+            .map(std::ffi::OsString::from)
+            .into_iter()
+            .chain([std::ffi::OsString::from_vec(b"\xff.xml".to_vec())]);
+        let m = super::not_utf8_argument(args);
+        assert!(
+            m.starts_with("argument 3 ('\u{fffd}.xml', the value of -o)"),
+            "{m}"
+        );
     }
 }

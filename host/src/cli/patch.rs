@@ -9,7 +9,7 @@
 //! Exit codes: 0 applied and written; 1 failure (unreadable input, a diff
 //! that does not apply: nothing is written); 2 bad command line.
 
-use std::io::Read;
+use std::path::Path;
 
 use clap::Args;
 use wloc::xml::{diff, XmlVersion};
@@ -33,16 +33,7 @@ pub struct PatchArgs {
 
 /// Runs `wloc patch`.
 pub fn run(a: &PatchArgs) -> super::Result {
-    let text = if a.diff == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| format!("cannot read the diff from standard input: {e}"))?;
-        s
-    } else {
-        std::fs::read_to_string(&a.diff)
-            .map_err(|e| format!("cannot read the diff '{}': {e}", a.diff))?
-    };
+    let text = wloc::files::read_text_arg(&a.diff, "the diff")?;
     let name = if a.diff == "-" { "<stdin>" } else { &a.diff };
     if topodiff::is_rich(&text) {
         return patch_rich(a, &text, name);
@@ -58,13 +49,12 @@ pub fn run(a: &PatchArgs) -> super::Result {
         }
     })?;
     // hwloc 1.x diffs number depths as their 1.x reference does.
-    let reference = std::fs::read_to_string(&old)
-        .map_err(|e| format!("cannot read the topology '{old}': {e}"))?;
+    let reference = wloc::files::read_text(Path::new(&old), "the topology")?;
     diff::apply_with_reference(&reference, &mut topo, &text, &d.changes, a.reverse)
         .map_err(|e| format!("cannot apply the diff '{name}' to '{old}': {e}"))?;
     let xml = wloc::xml::export(&topo, XmlVersion::V2);
     let out = a.out.as_deref().unwrap_or(&old);
-    std::fs::write(out, xml).map_err(|e| format!("cannot write '{out}': {e}"))?;
+    wloc::files::write(Path::new(out), xml.as_bytes())?;
     Ok(())
 }
 
@@ -93,6 +83,6 @@ fn patch_rich(a: &PatchArgs, text: &str, name: &str) -> super::Result {
         format!("applying the diff '{name}' to '{old}' does not give a valid topology: {e}")
     })?;
     let out = a.out.as_deref().unwrap_or(&old);
-    std::fs::write(out, new).map_err(|e| format!("cannot write '{out}': {e}"))?;
+    wloc::files::write(Path::new(out), new.as_bytes())?;
     Ok(())
 }

@@ -167,8 +167,7 @@ fn topology(
                 .or_else(|| env("KMP_CPUINFO_FILE").map(PathBuf::from))
                 .unwrap_or_else(|| PathBuf::from("/proc/cpuinfo"));
             let this = path == std::path::Path::new("/proc/cpuinfo");
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read cpuinfo file '{}': {e}", path.display()))?;
+            let text = wloc::files::read_text(&path, "the cpuinfo file")?;
             match topology_from_cpuinfo(&text) {
                 Ok(t) => Ok((t, this)),
                 // The runtime falls back to the flat model for these.

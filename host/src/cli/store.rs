@@ -13,7 +13,9 @@
 //! the file and why; a file named on its command line must load (exit 1
 //! otherwise), and so must at least one file.
 
+use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -74,6 +76,15 @@ fn input_files(inputs: &[String]) -> super::Result<Vec<Input>> {
                 let e = e.map_err(|e| format!("cannot read the directory '{i}': {e}"))?;
                 let path = e.path();
                 if path.is_file() {
+                    // A store's names are UTF-8: a file named otherwise is
+                    // skipped (told) rather than stored under another name.
+                    let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                        eprintln!(
+                            "wloc: warning: skipping '{}': its name is not UTF-8, which names in a store are",
+                            path.display()
+                        );
+                        continue;
+                    };
                     // Read now, through the folder: a link out of it is
                     // skipped (with a warning), as is what is not a file.
                     let text = match folder.read_text(Path::new(&e.file_name())) {
@@ -82,7 +93,7 @@ fn input_files(inputs: &[String]) -> super::Result<Vec<Input>> {
                         Err(e) => Err(e),
                     };
                     files.push(Input {
-                        name: e.file_name().to_string_lossy().into_owned(),
+                        name,
                         path,
                         in_dir: true,
                         text: Some(text),
@@ -205,11 +216,9 @@ fn load_xml_text(text: &str) -> super::Result<wloc_core::Topology> {
     Ok(wloc::xml::import_str(text, t).map_err(|e| e.to_string())?)
 }
 
+/// Writes the old file or the complete new one ([`wloc::files::write`]).
 fn write(path: &Path, data: &[u8]) -> super::Result {
-    Ok(
-        std::fs::write(path, data)
-            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?,
-    )
+    Ok(wloc::files::write(path, data)?)
 }
 
 // ------------------------------------------------------------ compress-dir
@@ -233,24 +242,60 @@ pub struct CompressDirArgs {
 /// diffed against: its file name (the diffs' `refname`) and its
 /// topology once loaded (`None`: wloc cannot load it, never a reference).
 struct Reference {
-    file: String,
+    file: OsString,
     topo: Option<wloc_core::Topology>,
 }
 
 /// The regular files of `dir`, sorted by name (as `ls -1`, which
-/// hwloc-compress-dir goes through).
-fn sorted_files(dir: &Path) -> super::Result<Vec<String>> {
+/// hwloc-compress-dir goes through); names are kept as bytes.
+fn sorted_files(dir: &Path) -> super::Result<Vec<OsString>> {
     let rd = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read the directory '{}': {e}", dir.display()))?;
     let mut names = Vec::new();
     for e in rd {
         let e = e.map_err(|e| format!("cannot read the directory '{}': {e}", dir.display()))?;
         if e.path().is_file() {
-            names.push(e.file_name().to_string_lossy().into_owned());
+            names.push(e.file_name());
         }
     }
     names.sort();
     Ok(names)
+}
+
+/// `name` without `suffix`, as bytes.
+fn strip(name: &OsStr, suffix: &str) -> Option<OsString> {
+    name.as_bytes()
+        .strip_suffix(suffix.as_bytes())
+        .map(|b| OsStr::from_bytes(b).to_owned())
+}
+
+/// `name` followed by `suffix`, as bytes.
+fn with_suffix(name: &OsStr, suffix: &str) -> OsString {
+    let mut s = name.to_owned();
+    s.push(suffix);
+    s
+}
+
+/// Whether the file `path` of the output folder is a topology wloc can
+/// load: what a rerun checks before it counts an output as done (a file
+/// an older run left empty or cut is made again).
+fn complete_topology(path: &Path) -> bool {
+    wloc::files::read_text(path, "the output")
+        .ok()
+        .is_some_and(|t| load_xml_text(&t).is_ok())
+}
+
+/// Whether the diff `path` of the output folder is whole: it parses, and
+/// the reference it names is in the output folder.
+fn complete_diff(out: &Path, path: &Path) -> bool {
+    let Ok(text) = wloc::files::read_text(path, "the output") else {
+        return false;
+    };
+    wloc::xml::diff::parse(&text).is_ok_and(|d| {
+        d.refname
+            .filter(|r| !r.is_empty() && !r.contains('/'))
+            .is_some_and(|r| out.join(r).is_file())
+    })
 }
 
 /// The output directory, made if missing (hwloc-compress-dir needs it to
@@ -301,13 +346,20 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
     let out = output_dir(&a.output)?;
     let folder = Folder::open(inp)?;
     let existing = sorted_files(&out)?;
+    // Only a name that is text can be a diff's refname.
     let mut refs: Vec<Reference> = existing
         .iter()
-        .filter(|f| f.ends_with(".xml") && !f.ends_with(".diff.xml"))
-        .filter(|f| !existing.contains(&format!("{}.diff.xml", f.trim_end_matches(".xml"))))
+        .filter(|f| f.to_str().is_some())
+        .filter(|f| strip(f, ".xml").is_some() && strip(f, ".diff.xml").is_none())
+        .filter(|f| {
+            let name = strip(f, ".xml").unwrap_or_default();
+            !existing.contains(&with_suffix(&name, ".diff.xml"))
+        })
         .map(|f| Reference {
             file: f.clone(),
-            topo: load_xml(&out.join(f).to_string_lossy()).ok(),
+            topo: wloc::files::read_text(&out.join(f), "the output")
+                .ok()
+                .and_then(|t| load_xml_text(&t).ok()),
         })
         .collect();
     let (mut already_c, mut already_nc, mut new_c, mut new_nc) = (0, 0, 0, 0);
@@ -315,32 +367,56 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
     let mut bytes_out = 0u64;
     let t = Instant::now();
     for input in sorted_files(inp)? {
-        let Some(name) = input.strip_suffix(".xml") else {
+        let shown_input = input.to_string_lossy().into_owned();
+        let Some(name) = strip(&input, ".xml") else {
             if a.verbose {
-                println!("Ignoring non-XML file {input}");
+                println!("Ignoring non-XML file {shown_input}");
             }
             continue;
         };
-        if out.join(&input).exists() {
-            if a.verbose {
-                println!("{name} already non-compressed, skipping");
+        let name_shown = name.to_string_lossy().into_owned();
+        // A rerun checks what it finds: an output that does not load (left
+        // empty or cut by an older run) is made again.
+        let whole = out.join(&input);
+        if whole.exists() {
+            // Whole means loadable, or the same bytes as the input (a file
+            // wloc cannot load is kept whole as it is).
+            let same = || {
+                let copy = wloc::files::read(&whole, "the output", wloc::files::MAX_BYTES).ok();
+                copy.is_some() && folder.read(Path::new(&input)).ok().flatten() == copy
+            };
+            if complete_topology(&whole) || same() {
+                if a.verbose {
+                    println!("{name_shown} already non-compressed, skipping");
+                }
+                already_nc += 1;
+                continue;
             }
-            already_nc += 1;
-            continue;
+            eprintln!(
+                "wloc: warning: '{}' is not a whole topology; writing it again",
+                whole.display()
+            );
+            refs.retain(|r| r.file != input);
         }
-        let diff_file = format!("{name}.diff.xml");
+        let diff_file = with_suffix(&name, ".diff.xml");
         if out.join(&diff_file).exists() {
-            if a.verbose {
-                println!("{name} already compressed, skipping");
+            if complete_diff(&out, &out.join(&diff_file)) {
+                if a.verbose {
+                    println!("{name_shown} already compressed, skipping");
+                }
+                already_c += 1;
+                continue;
             }
-            already_c += 1;
-            continue;
+            eprintln!(
+                "wloc: warning: '{}' is not a whole diff; writing it again",
+                out.join(&diff_file).display()
+            );
         }
-        let path = inp.join(&input);
         // Read through the folder: a link out of it is skipped (warned).
         let Some(bytes) = folder.read(Path::new(&input))? else {
             continue;
         };
+        let path = inp.join(&input);
         bytes_in += bytes.len() as u64;
         let text =
             String::from_utf8(bytes.clone()).map_err(|_| super::Error::from("not UTF-8 text"));
@@ -383,12 +459,17 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
         });
         match best {
             Some((i, changes)) => {
-                let text = wloc::xml::diff::to_xml(&changes, &refs[i].file);
+                let refname = refs[i].file.to_string_lossy().into_owned();
+                let text = wloc::xml::diff::to_xml(&changes, &refname);
                 write(&out.join(&diff_file), text.as_bytes())?;
+                // A whole copy left by an earlier run would shadow the diff.
+                if whole.exists() {
+                    let _ = std::fs::remove_file(&whole);
+                }
                 bytes_out += text.len() as u64;
                 println!(
-                    "Compressed {name} on top of {}",
-                    refs[i].file.trim_end_matches(".xml")
+                    "Compressed {name_shown} on top of {}",
+                    refname.trim_end_matches(".xml")
                 );
                 new_c += 1;
             }
@@ -397,17 +478,21 @@ pub fn compress_dir(a: &CompressDirArgs) -> super::Result {
                 // made with wloc's own mode, not the source's).
                 let target = out.join(&input);
                 write(&target, &bytes)?;
+                let _ = std::fs::remove_file(out.join(&diff_file));
                 bytes_out += bytes.len() as u64;
-                println!("Could not compress {name}, keeping non-compressed");
+                println!("Could not compress {name_shown}, keeping non-compressed");
                 new_nc += 1;
-                let at = refs.partition_point(|r| r.file < input);
-                refs.insert(
-                    at,
-                    Reference {
-                        file: input.clone(),
-                        topo,
-                    },
-                );
+                // A name that is not text cannot be a diff's refname.
+                if input.to_str().is_some() {
+                    let at = refs.partition_point(|r| r.file < input);
+                    refs.insert(
+                        at,
+                        Reference {
+                            file: input.clone(),
+                            topo,
+                        },
+                    );
+                }
             }
         }
     }
@@ -522,25 +607,37 @@ fn uncompress_hwloc(
     let mut refs: std::collections::HashMap<String, (wloc_core::Topology, String)> =
         Default::default();
     for input in &files {
-        let (name, is_diff) = match input.strip_suffix(".diff.xml") {
+        let (name, is_diff) = match strip(input, ".diff.xml") {
             Some(n) => (n, true),
-            None => match input.strip_suffix(".xml") {
+            None => match strip(input, ".xml") {
                 Some(n) => (n, false),
                 None => {
                     if verbose {
-                        println!("Ignoring non-XML and non-diff-XML file {input}");
+                        println!(
+                            "Ignoring non-XML and non-diff-XML file {}",
+                            input.to_string_lossy()
+                        );
                     }
                     continue;
                 }
             },
         };
-        let target = out.join(format!("{name}.xml"));
+        let name_shown = name.to_string_lossy().into_owned();
+        let target = out.join(with_suffix(&name, ".xml"));
+        // A rerun checks what it finds: a file that does not load (left
+        // empty or cut by an older run) is made again.
         if target.exists() {
-            if verbose {
-                println!("{name} already uncompressed, skipping");
+            if complete_topology(&target) {
+                if verbose {
+                    println!("{name_shown} already uncompressed, skipping");
+                }
+                already += 1;
+                continue;
             }
-            already += 1;
-            continue;
+            eprintln!(
+                "wloc: warning: '{}' is not a whole topology; writing it again",
+                target.display()
+            );
         }
         let path = inp.join(input);
         if !is_diff {
@@ -550,7 +647,7 @@ fn uncompress_hwloc(
                 continue;
             };
             write(&target, &bytes)?;
-            println!("Copied {name}, wasn't compressed");
+            println!("Copied {name_shown}, wasn't compressed");
             new_nc += 1;
             continue;
         }
@@ -568,13 +665,14 @@ fn uncompress_hwloc(
             if !refs.contains_key(&r) {
                 // A reference in IN is read through the folder; one in OUT
                 // (the user's output folder) where it is.
-                let ref_text = if files.contains(&r) && !r.ends_with(".diff.xml") {
+                let ref_text = if files.iter().any(|f| f.as_os_str() == OsStr::new(&r))
+                    && !r.ends_with(".diff.xml")
+                {
                     folder
                         .read_text(Path::new(&r))?
                         .ok_or_else(|| format!("its reference '{r}' was skipped"))?
                 } else {
-                    std::fs::read_to_string(safe_join(out, &r)?)
-                        .map_err(|e| format!("cannot read its reference '{r}': {e}"))?
+                    wloc::files::read_text(&safe_join(out, &r)?, "its reference")?
                 };
                 let t = load_xml_text(&ref_text)
                     .map_err(|e| format!("cannot load its reference '{r}': {e}"))?;
@@ -589,7 +687,7 @@ fn uncompress_hwloc(
         match patched {
             Ok(text) => {
                 write(&target, text.as_bytes())?;
-                println!("Uncompressed {name}");
+                println!("Uncompressed {name_shown}");
                 new_u += 1;
             }
             Err(e) => eprintln!("Failed to uncompress {}: {e}", path.display()),

@@ -1,9 +1,5 @@
-//! Line diffs (Myers, from the `similar` crate) and their exact
-//! application.
-
-use std::time::{Duration, Instant};
-
-use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
+//! Line diffs (Myers' algorithm, bounded by a count of work so that the
+//! same inputs always give the same diff) and their exact application.
 
 /// One change: the lines `old_start..old_start + old.len()` of the old
 /// text (0-based) become `new`, which starts at line `new_start` of the new
@@ -32,32 +28,146 @@ impl<L: Clone> Hunk<L> {
     }
 }
 
-/// The hunks that turn `old` into `new`. A diff that takes longer than
-/// `budget` to minimise is still exact, only larger.
-pub fn diff<L: AsRef<[u8]> + Clone + Ord + std::hash::Hash>(
-    old: &[L],
-    new: &[L],
-    budget: Duration,
-) -> Vec<Hunk<L>> {
-    let ops =
-        capture_diff_slices_deadline(Algorithm::Myers, old, new, Some(Instant::now() + budget));
+/// One step of an edit script, in lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Equal(usize),
+    Delete(usize),
+    Insert(usize),
+}
+
+/// Pushes `op`, merged into the last one if of the same kind.
+fn push(ops: &mut Vec<Op>, op: Op) {
+    match (ops.last_mut(), op) {
+        (_, Op::Equal(0) | Op::Delete(0) | Op::Insert(0)) => {}
+        (Some(Op::Equal(a)), Op::Equal(b))
+        | (Some(Op::Delete(a)), Op::Delete(b))
+        | (Some(Op::Insert(a)), Op::Insert(b)) => *a += b,
+        _ => ops.push(op),
+    }
+}
+
+/// The shortest edit script from `a` to `b` (Myers' greedy algorithm), or
+/// `None` once it has cost more than `max_work` steps (line comparisons,
+/// diagonals tried and positions kept to trace the script back): a count,
+/// not a time, so that the result never depends on the machine's load.
+fn myers<L: Eq>(a: &[L], b: &[L], max_work: u64) -> Option<Vec<Op>> {
+    let (n, m) = (a.len(), b.len());
+    let max_d = n + m;
+    let mut work = 0u64;
+    // v[k + off]: the furthest x on diagonal k; trace[d]: v's window
+    // -d..=d before round d.
+    let off = max_d + 1;
+    let mut v = vec![0u32; 2 * max_d + 3];
+    let mut trace: Vec<Vec<u32>> = Vec::new();
+    for d in 0..=max_d {
+        work += 2 * d as u64 + 1;
+        if work > max_work {
+            return None;
+        }
+        trace.push(v[off - d..=off + d].to_vec());
+        let mut k = off - d;
+        while k <= off + d {
+            let mut x = if k == off - d || (k != off + d && v[k - 1] < v[k + 1]) {
+                v[k + 1] as usize
+            } else {
+                v[k - 1] as usize + 1
+            };
+            let mut y = (x + off) - k;
+            while x < n && y < m && a[x] == b[y] {
+                x += 1;
+                y += 1;
+                work += 1;
+            }
+            if work > max_work {
+                return None;
+            }
+            v[k] = x as u32;
+            if x >= n && y >= m {
+                return Some(trace_back(&trace, n, m));
+            }
+            k += 2;
+        }
+    }
+    None
+}
+
+/// The edit script that reaches (`n`, `m`) through the rounds of `trace`.
+fn trace_back(trace: &[Vec<u32>], n: usize, m: usize) -> Vec<Op> {
+    let (mut x, mut y) = (n as isize, m as isize);
+    let mut rev = Vec::new();
+    for (d, v) in trace.iter().enumerate().rev() {
+        let di = d as isize;
+        if d == 0 {
+            rev.push(Op::Equal(x as usize));
+            break;
+        }
+        let k = x - y;
+        let at = |k: isize| v[(k + di) as usize] as isize;
+        let prev_k = if k == -di || (k != di && at(k - 1) < at(k + 1)) {
+            k + 1
+        } else {
+            k - 1
+        };
+        let prev_x = at(prev_k);
+        let prev_y = prev_x - prev_k;
+        // The snake after the edit, then the edit itself.
+        let (sx, sy) = if prev_k == k + 1 {
+            (prev_x, prev_y + 1)
+        } else {
+            (prev_x + 1, prev_y)
+        };
+        rev.push(Op::Equal((x - sx) as usize));
+        rev.push(if prev_k == k + 1 {
+            Op::Insert(1)
+        } else {
+            Op::Delete(1)
+        });
+        debug_assert_eq!(x - sx, y - sy);
+        x = prev_x;
+        y = prev_y;
+    }
+    let mut ops = Vec::new();
+    for op in rev.into_iter().rev() {
+        push(&mut ops, op);
+    }
+    ops
+}
+
+/// The hunks that turn `old` into `new`.  Past `max_work` steps of
+/// Myers' algorithm ([`myers`]) the changed middle (between the common
+/// first and last lines) is one hunk: still exact, only larger, and the
+/// same on every run.
+pub fn diff<L: AsRef<[u8]> + Clone + Eq>(old: &[L], new: &[L], max_work: u64) -> Vec<Hunk<L>> {
+    let pre = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let suf = old[pre..]
+        .iter()
+        .rev()
+        .zip(new[pre..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (a, b) = (&old[pre..old.len() - suf], &new[pre..new.len() - suf]);
+    let mut ops = vec![Op::Equal(pre)];
+    match myers(a, b, max_work) {
+        Some(mid) => ops.extend(mid),
+        None => ops.extend([Op::Delete(a.len()), Op::Insert(b.len())]),
+    }
+    ops.push(Op::Equal(suf));
     let mut hunks: Vec<Hunk<L>> = Vec::new();
-    // Positions come from the lengths of the operations, in order: the
-    // indices `similar` 2.x reports with a deadline are not always right.
     let (mut o, mut n) = (0usize, 0usize);
     for op in ops {
         let (ol, nl) = match op {
-            DiffOp::Equal { len, .. } => {
+            Op::Equal(len) => {
                 o += len;
                 n += len;
                 continue;
             }
-            DiffOp::Delete { old_len, .. } => (old_len, 0),
-            DiffOp::Insert { new_len, .. } => (0, new_len),
-            DiffOp::Replace {
-                old_len, new_len, ..
-            } => (old_len, new_len),
+            Op::Delete(len) => (len, 0),
+            Op::Insert(len) => (0, len),
         };
+        if ol + nl == 0 {
+            continue;
+        }
         let (o0, n0) = (o, n);
         o += ol;
         n += nl;
@@ -173,7 +283,7 @@ mod tests {
     fn diffs_apply_forward_and_backward() {
         let a = lines("a\nb\nc\nd\ne");
         let b = lines("a\nB\nc\ne\nf");
-        let h = diff(&a, &b, Duration::from_secs(1));
+        let h = diff(&a, &b, 1 << 20);
         assert_eq!(apply(&a, &h).unwrap(), b);
         let r: Vec<_> = h.iter().map(Hunk::reversed).collect();
         assert_eq!(apply(&b, &r).unwrap(), a);
@@ -183,7 +293,7 @@ mod tests {
     fn conflicts_name_the_hunk_and_line() {
         let a = lines("a\nb\nc");
         let b = lines("a\nx\nc");
-        let h = diff(&a, &b, Duration::from_secs(1));
+        let h = diff(&a, &b, 1 << 20);
         let e = apply(&lines("a\ny\nc"), &h).unwrap_err();
         assert_eq!((e.hunk, e.line), (0, 1));
         assert!(
@@ -229,13 +339,38 @@ mod tests {
         assert!(e.reason.contains(&want), "{}", e.reason);
     }
 
+    #[test]
+    fn finds_the_shortest_script_and_gives_up_by_count() {
+        let a = lines("a\nb\nc\nd\ne\nf");
+        let b = lines("a\nx\nc\nd\ny\nf");
+        let h = diff(&a, &b, 1 << 20);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.iter().map(|h| h.old.len()).sum::<usize>(), 2);
+        // Without room to search, the middle is one hunk: the same on
+        // every run, whatever the load.
+        let small = diff(&a, &b, 1);
+        assert_eq!(small.len(), 1);
+        assert_eq!((small[0].old_start, small[0].old.len()), (1, 4));
+        assert_eq!(apply(&a, &small).unwrap(), b);
+    }
+
     proptest! {
+        #[test]
+        fn bounded_diff_then_apply_gives_new(
+            a in proptest::collection::vec("[abc]{0,2}", 0..40),
+            b in proptest::collection::vec("[abc]{0,2}", 0..40),
+            work in 0u64..400,
+        ) {
+            let h = diff(&a, &b, work);
+            prop_assert_eq!(apply(&a, &h).unwrap(), b.clone());
+        }
+
         #[test]
         fn diff_then_apply_gives_new(
             a in proptest::collection::vec("[abc]{0,2}", 0..40),
             b in proptest::collection::vec("[abc]{0,2}", 0..40),
         ) {
-            let h = diff(&a, &b, Duration::from_secs(5));
+            let h = diff(&a, &b, 1 << 20);
             prop_assert_eq!(apply(&a, &h).unwrap(), b.clone());
             let r: Vec<_> = h.iter().map(Hunk::reversed).collect();
             prop_assert_eq!(apply(&b, &r).unwrap(), a);

@@ -68,7 +68,6 @@ use std::fmt;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::linediff::{self, Hunk};
 use crate::squeeze;
@@ -93,6 +92,10 @@ const BLOCK_LEVEL: i32 = 15;
 /// A node whose diff changes more than this fraction of its lines
 /// becomes a reference.
 const NEW_REF_FRACTION: f64 = 0.3;
+/// The most steps of Myers' algorithm spent on one line diff while
+/// packing (a few milliseconds): a count, so that the same inputs give the
+/// same store on any machine and under any load.
+const PACK_DIFF_WORK: u64 = 1 << 22;
 const SKETCH: usize = 64;
 /// Largest dictionary for the blocks.
 const DICT_MAX: usize = 16 * 1024;
@@ -606,7 +609,7 @@ pub fn pack_prepared(
             let new = p.all_lines();
             for &(_, r) in cand.iter().take(3) {
                 let old = nodes[refs[r]].1.all_lines();
-                let hunks = linediff::diff(&old, &new, Duration::from_millis(20));
+                let hunks = linediff::diff(&old, &new, PACK_DIFF_WORK);
                 let c = cost(&hunks);
                 if best.as_ref().is_none_or(|b| c < b.1) {
                     // The hunks borrow `new` (lines of `p`) and `old`;
@@ -950,12 +953,9 @@ impl Store {
     /// The file cannot be read, or is not a store of a supported version,
     /// or its index is corrupt.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let f = File::open(path)
-            .map_err(|e| StoreError(format!("cannot open '{}': {e}", path.display())))?;
-        let len = f
-            .metadata()
-            .map_err(|e| StoreError(format!("cannot read '{}': {e}", path.display())))?
-            .len();
+        // A regular file only: a FIFO or device is refused at once.
+        let (f, len) = wloc_trust::file::open_regular(path, u64::MAX)
+            .map_err(|e| StoreError(format!("cannot open '{}': {}", path.display(), e.reason())))?;
         Store::from_source(Source::File(f), len)
             .map_err(|e| StoreError(format!("'{}': {e}", path.display())))
     }

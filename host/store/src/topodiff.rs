@@ -28,7 +28,6 @@
 //! is in. Changes are in document order and do not overlap.
 
 use std::fmt;
-use std::time::Duration;
 
 use crate::linediff::{self, Hunk};
 
@@ -94,7 +93,7 @@ pub fn is_rich(text: &str) -> bool {
 pub fn compute(old: &str, new: &str) -> RichDiff {
     RichDiff {
         refname: None,
-        hunks: linediff::diff(&lines(old), &lines(new), Duration::from_secs(2)),
+        hunks: linediff::diff(&lines(old), &lines(new), 1 << 24),
     }
 }
 

@@ -14,12 +14,15 @@
 //! * [`error`]: the [`ComponentError`] every refusal and failed run ends as;
 //! * [`text`], [`digest`], [`limits`]: what all of these share;
 //! * [`file`]: reading a file anyone may have made (a topology image or
-//!   XML document) as a regular file, bounded, without blocking.
+//!   XML document) as a regular file, bounded, without blocking;
+//! * [`atomic`]: writing a file as the old one or the complete new one,
+//!   and locking a file several processes edit.
 //!
 //! Modules only use modules listed after them in this order:
 //! `grant` → `policy` → `signing` → `manifest` → `error` → `text`,
-//! `digest`, `limits`; [`file`] uses none.
+//! `digest`, `limits`; [`file`] and [`atomic`] use none.
 
+pub mod atomic;
 pub mod digest;
 pub mod env;
 pub mod error;

@@ -620,30 +620,45 @@ pub fn publisher_entry(name: &str, key: &PublicKey) -> String {
 
 /// Appends entries to a policy file (created if missing), keeping what is
 /// there (comments included), and checks the result parses; on failure
-/// the file is left as it was.
+/// the file is left as it was.  See [`edit`].
 pub fn append(path: &Path, text: &str) -> Result<(), String> {
+    edit(path, |_| Ok(text.to_string()))
+}
+
+/// Appends what `entries` makes of the current policy (`None`: no file
+/// yet) to the policy file, under an exclusive lock on `FILE.lock`
+/// ([`crate::atomic::lock_beside`]): concurrent edits all land, each
+/// seeing the ones before it.  The new file is written beside the old,
+/// synced and renamed over it ([`crate::atomic`]): a reader, a kill or a
+/// full disk sees the old policy or the new one.
+pub fn edit(
+    path: &Path,
+    entries: impl FnOnce(Option<&Policy>) -> Result<String, String>,
+) -> Result<(), String> {
     let shown = path.display();
-    let old = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read policy {shown}: {e}")),
-    };
-    let mut new = old.clone();
-    if !new.is_empty() && !new.ends_with('\n') {
-        new.push('\n');
-    }
-    new.push_str(text);
-    Policy::parse(&new, &shown.to_string())?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
-    std::fs::write(&tmp, &new).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace policy {shown}: {e}")
-    })
+    let _lock = crate::atomic::lock_beside(path).map_err(|e| e.to_string())?;
+    let old = match crate::file::read_regular(path, MAX_POLICY_BYTES) {
+        Ok(b) => String::from_utf8(b).map_err(|_| format!("policy {shown} is not UTF-8 text"))?,
+        Err(e) if e.is_not_found() => String::new(),
+        Err(e) => return Err(format!("cannot read policy {e}")),
+    };
+    let current = if old.is_empty() && !path.exists() {
+        None
+    } else {
+        Some(Policy::parse(&old, &shown.to_string())?)
+    };
+    let text = entries(current.as_ref())?;
+    let mut new = old;
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str(&text);
+    Policy::parse(&new, &shown.to_string())?;
+    crate::atomic::write_mode(path, new.as_bytes(), 0o644).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

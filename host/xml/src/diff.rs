@@ -504,6 +504,9 @@ pub fn parse_as_hwloc(text: &str) -> Result<TopologyDiff, XmlError> {
 }
 
 fn parse_with(text: &str, skip_other_types: bool) -> Result<TopologyDiff, XmlError> {
+    // The XML parser recurses once per nested element: bounded first, as
+    // for a topology document.
+    crate::import::precheck(text)?;
     let opts = ParsingOptions {
         allow_dtd: true,
         ..ParsingOptions::default()
@@ -1073,6 +1076,21 @@ mod tests {
   <diff type="0" obj_depth="-3" obj_index="1" obj_attr_type="0" obj_attr_index="0" obj_attr_oldvalue="19327348736" obj_attr_newvalue="1000"/>
 </topologydiff>
 "#;
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        // 20,000 nested elements overflowed the parser's stack.
+        let n = 20_000;
+        let doc = format!(
+            "<topologydiff>{}{}</topologydiff>",
+            "<diff>".repeat(n),
+            "</diff>".repeat(n)
+        );
+        for skip in [false, true] {
+            let e = parse_with(&doc, skip).unwrap_err();
+            assert!(e.to_string().contains("nested more than"), "{e}");
+        }
+    }
 
     #[test]
     fn hwloc_documents_read_and_write_back_byte_for_byte() {

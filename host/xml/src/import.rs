@@ -2105,7 +2105,7 @@ pub(super) const MAX_ATTRIBUTES: usize = 64;
 /// recurses once per nested element, so nesting is bounded here, and DTD
 /// internal subsets (whose entities could expand to more elements) are
 /// refused, as hwloc's own parser does not support them either.
-fn precheck(text: &str) -> Result<(), XmlError> {
+pub(crate) fn precheck(text: &str) -> Result<(), XmlError> {
     let b = text.as_bytes();
     let at = |i: usize, msg: String| {
         let line = 1 + b[..i].iter().filter(|&&c| c == b'\n').count();

@@ -102,8 +102,9 @@ pub const MAX_OBJECTS: u64 = 1 << 22;
 /// Largest OS index an `indexes=` list may give.
 pub const MAX_OS_INDEX: u32 = (1 << 24) - 1;
 
-/// Most 64-bit words of CPU sets a build may allocate, estimated as the
-/// number of objects times the words needed to hold the highest PU index.
+/// Most 64-bit words of sets a build may allocate, estimated as the
+/// number of objects times the words needed to hold the highest PU index
+/// (CPU sets) and the highest NUMA node index (node sets).
 /// Sets are dense bitmaps, so this bounds the memory a build needs.
 pub const MAX_BUILD_SET_WORDS: u64 = 1 << 25;
 
@@ -414,17 +415,41 @@ impl Description {
         }
     }
 
+    /// The highest NUMA node OS index: of a NUMA level's `indexes=` or
+    /// width, and of the nodes attached in brackets.
+    fn max_numa_index(&self) -> u64 {
+        let mut max = 0;
+        for l in self
+            .levels
+            .iter()
+            .filter(|l| l.obj_type == ObjType::NUMANode)
+        {
+            let m = match &l.indexes {
+                Some(idx) => idx.iter().copied().max().map_or(0, u64::from),
+                None => l.width.saturating_sub(1),
+            };
+            max = max.max(m);
+        }
+        let attached = match &self.attached_indexes {
+            Some(idx) => idx.iter().copied().max().map_or(0, u64::from),
+            None => self.attached_total.saturating_sub(1),
+        };
+        max.max(attached)
+    }
+
     /// Checks the build budgets ([`MAX_BUILD_SET_WORDS`], [`MAX_BUILD_WORK`]).
     fn check_budget(&self) -> Result<(), SyntheticError> {
         let objects = self.object_count();
-        let words = self.max_pu_index() / 64 + 1;
+        // Every object holds a CPU set and a node set, each as wide as the
+        // highest index it may hold.
+        let (pu, numa) = (self.max_pu_index(), self.max_numa_index());
+        let words = (pu / 64 + 1).saturating_add(numa / 64 + 1);
         if objects.saturating_mul(words) > MAX_BUILD_SET_WORDS {
             return Err(SyntheticError::new(
                 SyntheticErrorKind::TooLarge,
                 None,
                 format!(
-                    "{objects} objects with PU indexes up to {} need more than {MAX_BUILD_SET_WORDS} set words, the limit",
-                    self.max_pu_index()
+                    "{objects} objects with PU indexes up to {pu} and NUMA node indexes up to {numa} need more than {MAX_BUILD_SET_WORDS} set words, the limit"
                 ),
             ));
         }

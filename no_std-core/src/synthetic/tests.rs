@@ -1154,3 +1154,25 @@ fn differential_against_lstopo() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn numa_indexes_count_in_the_set_budget() {
+    // One high NUMA index makes every object's node set 2 MiB: 131 objects
+    // took 262 MiB (and 4 GiB with a few more) before node sets counted.
+    for desc in [
+        "numa:2(indexes=0,16777215) pu:128",
+        "pack:2 [numa] core:64 pu:1",
+    ] {
+        let d = parse(desc).unwrap_or_else(|e| panic!("{desc}: {e}"));
+        if desc.starts_with("pack") {
+            // Low indexes: still built.
+            assert!(d.build(lstopo_topology()).is_ok(), "{desc}");
+            continue;
+        }
+        let e = d.build(lstopo_topology()).unwrap_err();
+        assert!(
+            e.to_string().contains("NUMA node indexes up to 16777215"),
+            "{e}"
+        );
+    }
+}
