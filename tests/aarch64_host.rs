@@ -90,14 +90,8 @@ fn arm() -> Option<&'static Arm> {
             "aarch64 host tests",
             &[
                 (qemu, package),
-                (&format!("/usr/bin/{LINKER}"), "gcc-aarch64-linux-gnu"),
+                // What the build needs, tests/aarch64-build.sh installs.
                 (LOADER, "libc6-arm64-cross"),
-                // The C library's headers, for the crates that compile C
-                // (zstd-sys): gcc-aarch64-linux-gnu does not depend on them.
-                (
-                    "/usr/aarch64-linux-gnu/include/bits/libc-header-start.h",
-                    "libc6-dev-arm64-cross",
-                ),
             ],
             TARGET,
         )
@@ -127,43 +121,37 @@ fn arm_target_dir() -> PathBuf {
 }
 
 /// The cargo profile of the cross build (`Cargo.toml`: optimised less
-/// than `release`, which halves its cost) and the folder it builds into.
+/// than `release`, which halves its cost): the folder it builds into.
 const PROFILE: &str = "cross-test";
 
-/// Runs `cargo build --profile cross-test --target aarch64-unknown-linux-gnu ARGS`
-/// into [`arm_target_dir`], with the cross linker named for this build
-/// only.  The guest components are taken from the x86_64 build's
-/// component folder when it is there (`WLOC_WASM_TARGET_DIR`): the same
-/// `.wasm` files, built once.
-fn cross_build(args: &[&str]) -> PathBuf {
+/// Runs the cross build (`tests/aarch64-build.sh`, its one home, which
+/// `.ci/run` also starts early in the background) into
+/// [`arm_target_dir`].  The guest components are taken from the x86_64
+/// build's component folder when it is there (`WLOC_WASM_TARGET_DIR`,
+/// unless the environment names one already): the same `.wasm` files,
+/// built once.
+fn cross_build() -> PathBuf {
     let target_dir = arm_target_dir();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace())
-        .args(["build", "--profile", PROFILE, "--target", TARGET])
-        .args(args)
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .env_remove("CARGO_TARGET_DIR")
-        .env(
-            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER",
-            format!("/usr/bin/{LINKER}"),
-        );
+    let mut cmd = Command::new("bash");
+    cmd.arg(workspace().join("tests/aarch64-build.sh"))
+        .arg(&target_dir);
     // $OUT_DIR/test-components -> $OUT_DIR/wasm-target
     let wasm = Path::new(wloc_runtime::test_components_dir())
         .parent()
         .map(|o| o.join("wasm-target"));
-    if let Some(w) = wasm.filter(|w| w.join("wasm32-wasip2/release").is_dir()) {
-        cmd.env("WLOC_WASM_TARGET_DIR", w);
+    if std::env::var_os("WLOC_WASM_TARGET_DIR").is_none() {
+        if let Some(w) = wasm.filter(|w| w.join("wasm32-wasip2/release").is_dir()) {
+            cmd.env("WLOC_WASM_TARGET_DIR", w);
+        }
     }
     let start = Instant::now();
-    let o = cmd.output().expect("cargo runs");
+    let o = cmd.output().expect("bash runs");
     assert!(
         o.status.success(),
-        "building {args:?} for {TARGET} failed:\n{}",
+        "tests/aarch64-build.sh failed:\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    common::timing(&format!("cross build {args:?} for {TARGET}"), start);
+    common::timing(&format!("cross build for {TARGET}"), start);
     target_dir
 }
 
@@ -172,7 +160,7 @@ fn cross_build(args: &[&str]) -> PathBuf {
 /// once for all three) and returns the executable and the folder they
 /// were built in.
 fn build_wloc() -> (PathBuf, PathBuf) {
-    let target_dir = cross_build(&["-p", "wloc", "-p", "wloc-capi", "-p", "wloc-discover"]);
+    let target_dir = cross_build();
     let file = target_dir.join(TARGET).join(PROFILE).join("wloc");
     assert!(file.exists(), "{} was not built", file.display());
     (file, target_dir)
