@@ -271,8 +271,9 @@ fn verify(policy: &Policy, file: &Path) -> super::Result {
 
 /// Writes a new file (never over an existing one), complete or not at all.
 fn write_new(path: &Path, text: &str, secret: bool) -> super::Result {
-    let mut f = wloc_trust::atomic::AtomicFile::with_mode(path, if secret { 0o600 } else { 0o666 })
-        .map_err(wloc::files::FileError::from)?;
+    let mut f =
+        wloc_trust::atomic::AtomicFile::create_new(path, if secret { 0o600 } else { 0o666 })
+            .map_err(wloc::files::FileError::from)?;
     f.write_all(text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     f.commit_new().map_err(|e| {

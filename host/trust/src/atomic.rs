@@ -111,22 +111,22 @@ impl AtomicFile {
                 source: e.into(),
             }
         };
-        // A link to a regular file is written through; what the target is
-        // decides how it is written.
-        let mut real = path.to_path_buf();
+        // What the name leads to decides how it is written.  A link to a
+        // regular file is replaced by the new file, never written through:
+        // a link someone planted in a folder they may write cannot send a
+        // write (root's, say) to a file of their choosing.
+        let real = path;
         let mut keep_mode = None;
         match rfs::stat(path) {
             Ok(st) => match FileType::from_raw_mode(st.st_mode) {
                 FileType::RegularFile => {
-                    keep_mode = Some(st.st_mode & 0o7777);
-                    if rfs::lstat(path)
-                        .is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink)
-                    {
-                        real = std::fs::canonicalize(path).map_err(|e| WriteError {
-                            path: path.to_path_buf(),
-                            what: "cannot follow the link",
-                            source: e,
-                        })?;
+                    let link = rfs::lstat(path)
+                        .is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
+                    // The permission bits only: a set-user-id or
+                    // set-group-id bit on the old file must not pass to a
+                    // file this process owns.
+                    if !link {
+                        keep_mode = Some(st.st_mode & 0o777);
                     }
                 }
                 FileType::Fifo | FileType::CharacterDevice => return Self::stream(path),
@@ -204,6 +204,25 @@ impl AtomicFile {
             rfs::fchmod(&f.file, Mode::from_raw_mode(m)).map_err(err("cannot set its mode"))?;
         }
         Ok(f)
+    }
+
+    /// Starts writing a file that must not exist yet, in any form (a
+    /// secret key): no FIFO, device or link is written to, and
+    /// [`AtomicFile::commit_new`] puts it in place only under a free name.
+    pub fn create_new(path: &Path, mode: u32) -> Result<AtomicFile, WriteError> {
+        match rfs::lstat(path) {
+            Err(Errno::NOENT) => Self::with_mode(path, mode),
+            Ok(_) => Err(WriteError {
+                path: path.to_path_buf(),
+                what: "it exists already",
+                source: Errno::EXIST.into(),
+            }),
+            Err(e) => Err(WriteError {
+                path: path.to_path_buf(),
+                what: "cannot look at it",
+                source: e.into(),
+            }),
+        }
     }
 
     /// Writes directly to a FIFO or device: there is no old content to
@@ -367,8 +386,11 @@ pub struct Lock {
     _file: File,
 }
 
+/// How long [`lock_beside`] waits for another holder.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Takes an exclusive lock on `FILE.lock` beside `path`, waiting for
-/// other holders: every read-modify-rename of `path` done under it sees
+/// other holders (up to [`LOCK_WAIT`]): every read-modify-rename of `path` done under it sees
 /// the previous one's result.
 pub fn lock_beside(path: &Path) -> Result<Lock, WriteError> {
     let lock = lock_path(path);
@@ -383,17 +405,31 @@ pub fn lock_beside(path: &Path) -> Result<Lock, WriteError> {
     let fd = rfs::open(
         &lock,
         OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::from_raw_mode(0o644),
+        // Only its owner may open it: another user who can read a lock
+        // file can hold its lock and stall every edit.
+        Mode::from_raw_mode(0o600),
     )
     .map_err(err("cannot open the lock file"))?;
     let st = rfs::fstat(&fd).map_err(err("cannot look at the lock file"))?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(err("the lock file is not a regular file")(Errno::INVAL));
     }
+    // Edits hold the lock for milliseconds: one held for a minute is
+    // stuck or held on purpose, and the edit fails saying so rather than
+    // waiting for ever.
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
     loop {
-        match rfs::flock(&fd, rfs::FlockOperation::LockExclusive) {
+        match rfs::flock(&fd, rfs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => break,
             Err(Errno::INTR) => continue,
+            Err(Errno::WOULDBLOCK) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(Errno::WOULDBLOCK) => {
+                return Err(err("another process has held its lock for a minute")(
+                    Errno::WOULDBLOCK,
+                ))
+            }
             Err(e) => return Err(err("cannot lock")(e)),
         }
     }
@@ -579,7 +615,7 @@ mod tests {
     }
 
     #[test]
-    fn link_is_written_through() {
+    fn a_link_is_replaced_not_written_through() {
         let d = tmp("link");
         std::fs::write(d.join("real"), b"old").unwrap();
         std::os::unix::fs::symlink("real", d.join("l")).unwrap();
@@ -587,8 +623,32 @@ mod tests {
         assert!(std::fs::symlink_metadata(d.join("l"))
             .unwrap()
             .file_type()
-            .is_symlink());
-        assert_eq!(std::fs::read(d.join("real")).unwrap(), b"new");
+            .is_file());
+        assert_eq!(std::fs::read(d.join("l")).unwrap(), b"new");
+        assert_eq!(std::fs::read(d.join("real")).unwrap(), b"old");
+    }
+
+    #[test]
+    fn set_id_bits_are_not_kept() {
+        let d = tmp("setid");
+        let p = d.join("f");
+        std::fs::write(&p, b"old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        write(&p, b"new").unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+            0o755
+        );
+    }
+
+    #[test]
+    fn a_new_only_file_refuses_a_fifo_or_link() {
+        let d = tmp("newfifo");
+        let fifo = d.join("k");
+        rfs::mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o666), 0).unwrap();
+        assert!(AtomicFile::create_new(&fifo, 0o600).is_err());
+        std::os::unix::fs::symlink("nowhere", d.join("l")).unwrap();
+        assert!(AtomicFile::create_new(&d.join("l"), 0o600).is_err());
     }
 
     #[test]
