@@ -477,7 +477,9 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xml(
             use std::io::Write;
             std::io::stdout().write_all(xml.as_bytes())
         } else {
-            std::fs::write(&path, xml)
+            // Whole or not at all, never through a planted link, as
+            // every file wloc writes (docs/trust-model.md).
+            wloc_trust::atomic::write(&path, xml.as_bytes()).map_err(|e| e.source)
         };
         match written {
             Ok(()) => 0,

@@ -3,6 +3,7 @@
 //! and `/proc`/`/sys` files hwloc itself uses.
 
 use std::os::raw::{c_char, c_int, c_long, c_ulong};
+use std::path::Path;
 
 use wloc_core::Bitmap;
 
@@ -238,12 +239,18 @@ pub unsafe extern "C" fn hwloc_linux_read_path_as_cpumask(
         let Some(out) = (unsafe { set.as_mut() }) else {
             return fail(libc::EINVAL);
         };
-        match std::fs::read(&*path) {
+        // As every input the library reads: a regular file (a FIFO would
+        // block, a device never end) of bounded size (a mask of 2^22 CPUs
+        // is about 1.2 MB of text), else an error at once.
+        match wloc_trust::file::read_regular(Path::new(&*path), 4 << 20) {
             Ok(bytes) => {
                 out.bits = parse_cpumask(&String::from_utf8_lossy(&bytes));
                 0
             }
-            Err(e) => fail(e.raw_os_error().unwrap_or(libc::EIO)),
+            Err(wloc_trust::file::ReadError::Io { source, .. }) => {
+                fail(source.raw_os_error().unwrap_or(libc::EIO))
+            }
+            Err(_) => fail(libc::EINVAL),
         }
     })
 }

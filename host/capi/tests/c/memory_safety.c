@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hwloc.h>
+#include <hwloc/linux.h>
 #include <hwloc/diff.h>
 #include <signal.h>
 #include <stdio.h>
@@ -210,6 +211,13 @@ static int diffdev(const char *dir) {
   errno = 0;
   CHECK(hwloc_topology_diff_load_xml(fifo, &diff, NULL) == -1);
   CHECK(errno == EINVAL);
+  /* The same for a cpumask file (an outside attack found it blocking on
+     a FIFO and reading /dev/zero until memory ran out). */
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  CHECK(set != NULL);
+  CHECK(hwloc_linux_read_path_as_cpumask("/dev/zero", set) == -1);
+  CHECK(hwloc_linux_read_path_as_cpumask(fifo, set) == -1);
+  hwloc_bitmap_free(set);
   unlink(fifo);
   return 0;
 }
