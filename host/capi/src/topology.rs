@@ -2206,9 +2206,21 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
             o.cpuset = Some(cs);
         }
     }
+    // Each set is narrowed to the machine's, as hwloc does: a wider
+    // complete set or nodeset would reach past the tree (indexes of
+    // nodes or CPUs that are not there).
     let topo_cpuset = t.model.cpuset().clone();
     if let Some(c) = &mut o.cpuset {
         *c = &*c & &topo_cpuset;
+    }
+    if let Some(c) = &mut o.complete_cpuset {
+        *c = &*c & t.model.complete_cpuset();
+    }
+    if let Some(n) = &mut o.nodeset {
+        *n = &*n & t.model.nodeset();
+    }
+    if let Some(n) = &mut o.complete_nodeset {
+        *n = &*n & t.model.complete_nodeset();
     }
     if o.complete_cpuset.is_none() {
         o.complete_cpuset = o.cpuset.clone();
