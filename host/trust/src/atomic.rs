@@ -43,6 +43,17 @@ pub struct WriteError {
     pub source: io::Error,
 }
 
+impl WriteError {
+    /// The error of `what` failing on `path`, from the system's errno.
+    fn of<'a>(path: &'a Path, what: &'static str) -> impl Fn(Errno) -> WriteError + 'a {
+        move |e| WriteError {
+            path: path.to_path_buf(),
+            what,
+            source: e.into(),
+        }
+    }
+}
+
 impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -104,13 +115,7 @@ impl AtomicFile {
     /// Starts writing `path`; a new file gets `mode` less the umask, an
     /// existing one keeps its permission bits.
     pub fn with_mode(path: &Path, mode: u32) -> Result<AtomicFile, WriteError> {
-        let err = |what: &'static str| {
-            move |e: Errno| WriteError {
-                path: path.to_path_buf(),
-                what,
-                source: e.into(),
-            }
-        };
+        let err = |what| WriteError::of(path, what);
         // What the name leads to decides how it is written.  A link to a
         // regular file is replaced by the new file, never written through:
         // a link someone planted in a folder they may write cannot send a
@@ -212,29 +217,15 @@ impl AtomicFile {
     pub fn create_new(path: &Path, mode: u32) -> Result<AtomicFile, WriteError> {
         match rfs::lstat(path) {
             Err(Errno::NOENT) => Self::with_mode(path, mode),
-            Ok(_) => Err(WriteError {
-                path: path.to_path_buf(),
-                what: "it exists already",
-                source: Errno::EXIST.into(),
-            }),
-            Err(e) => Err(WriteError {
-                path: path.to_path_buf(),
-                what: "cannot look at it",
-                source: e.into(),
-            }),
+            Ok(_) => Err(WriteError::of(path, "it exists already")(Errno::EXIST)),
+            Err(e) => Err(WriteError::of(path, "cannot look at it")(e)),
         }
     }
 
     /// Writes directly to a FIFO or device: there is no old content to
     /// keep.  A FIFO without a reader fails at once (ENXIO).
     fn stream(path: &Path) -> Result<AtomicFile, WriteError> {
-        let err = |what: &'static str| {
-            move |e: Errno| WriteError {
-                path: path.to_path_buf(),
-                what,
-                source: e.into(),
-            }
-        };
+        let err = |what| WriteError::of(path, what);
         let fd = rfs::open(
             path,
             OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
@@ -394,14 +385,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// the previous one's result.
 pub fn lock_beside(path: &Path) -> Result<Lock, WriteError> {
     let lock = lock_path(path);
-    let err = |what: &'static str| {
-        let lock = lock.clone();
-        move |e: Errno| WriteError {
-            path: lock.clone(),
-            what,
-            source: e.into(),
-        }
-    };
+    let err = |what| WriteError::of(&lock, what);
     let fd = rfs::open(
         &lock,
         OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
