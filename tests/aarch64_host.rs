@@ -800,7 +800,7 @@ fn hwloc_test_kit() -> (Vec<String>, String) {
         .map(|(c, _)| c.to_string())
         .expect("run.sh writes private/autogen/config.h");
     let tests = script
-        .split_once("tests=\"")
+        .split_once("\nall=\"")
         .and_then(|(_, rest)| rest.split_once('"'))
         .map(|(t, _)| t.split_whitespace().map(String::from).collect())
         .expect("run.sh lists its tests");

@@ -68,13 +68,25 @@ fn os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
 
-/// The names in `dir` (but the cache), sorted.
+/// The paths under `dir` (but the cache), relative to it, sorted: folders
+/// are walked, so litter beside an output in a subfolder is seen.
 fn listing(dir: &Path) -> BTreeSet<OsString> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .filter(|n| n != ".cache-not-checked")
-        .collect()
+    fn walk(root: &Path, rel: &Path, out: &mut BTreeSet<OsString>) {
+        for e in std::fs::read_dir(root.join(rel)).unwrap() {
+            let e = e.unwrap();
+            let name = rel.join(e.file_name());
+            if name.as_os_str() == ".cache-not-checked" {
+                continue;
+            }
+            out.insert(name.clone().into_os_string());
+            if e.file_type().unwrap().is_dir() {
+                walk(root, &name, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, Path::new(""), &mut out);
+    out
 }
 
 fn run_ok(dir: &Path, args: &[&str]) {
@@ -87,7 +99,7 @@ fn run_ok(dir: &Path, args: &[&str]) {
 struct Writer {
     name: &'static str,
     args: Vec<OsString>,
-    target: &'static str,
+    target: String,
     old: Vec<u8>,
     /// A limit below the new file's size.
     limit: u64,
@@ -108,11 +120,29 @@ fn workspace() -> (TempDir, Vec<Writer>) {
     );
     run_ok(d, &["diff", "in.xml", "b.xml", "d.xml"]);
     run_ok(d, &["store", "pack", "-o", "s.wstore", "in.xml", "b.xml"]);
+    // A component, a key pair and a manifest for the component commands,
+    // a fabric file for `fabric export`.
+    let wasm = std::fs::read(
+        Path::new(wloc_runtime::test_components_dir()).join("hostile-read-dotdot.wasm"),
+    )
+    .unwrap();
+    std::fs::write(d.join("x.wasm"), &wasm).unwrap();
+    run_ok(d, &["component", "keygen", "k"]);
+    std::fs::write(
+        d.join("m.toml"),
+        "name = \"file-safety\"\nversion = \"1.0.0\"\nkind = \"discovery\"\n[capabilities]\nfiles = [\"/sys\"]\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        crate::common::workspace().join("tests/data/fabric/handwritten-topology.txt"),
+        d.join("fabric.txt"),
+    )
+    .unwrap();
     let old = b"OLD\n".to_vec();
-    let w = |name, args: &[&str], target, old: &[u8], limit| Writer {
+    let w = |name, args: &[&str], target: &str, old: &[u8], limit| Writer {
         name,
         args: os(args),
-        target,
+        target: target.to_string(),
         old: old.to_vec(),
         limit,
         also: None,
@@ -196,6 +226,84 @@ fn workspace() -> (TempDir, Vec<Writer>) {
             &old,
             1024,
         ),
+        w(
+            "component sign",
+            &[
+                "component",
+                "sign",
+                "x.wasm",
+                "--key",
+                "k.key",
+                "-o",
+                "t.out",
+            ],
+            "t.out",
+            &old,
+            1024,
+        ),
+        w(
+            "component embed",
+            &[
+                "component",
+                "embed",
+                "x.wasm",
+                "--manifest",
+                "m.toml",
+                "-o",
+                "t.out",
+            ],
+            "t.out",
+            &old,
+            1024,
+        ),
+        w(
+            "component sign in place",
+            &[
+                "component",
+                "sign",
+                "t.wasm",
+                "--key",
+                "k.key",
+                "--manifest",
+                "m.toml",
+            ],
+            "t.wasm",
+            &wasm,
+            1024,
+        ),
+        w(
+            "component add",
+            &["component", "add", "x.wasm"],
+            ".local/share/wloc/components/hostile-read-dotdot.wasm",
+            &old,
+            1024,
+        ),
+        w("manual", &["manual", "man"], "man/wloc.1", &old, 256),
+        w(
+            "fabric export",
+            &["fabric", "export", "--of", "json", "fabric.txt", "t.out"],
+            "t.out",
+            &old,
+            256,
+        ),
+        Writer {
+            also: Some("t.out.lock"),
+            ..w(
+                "component allow (policy)",
+                &[
+                    "component",
+                    "--policy",
+                    "t.out",
+                    "allow",
+                    "x.wasm",
+                    "--files",
+                    "/sys",
+                ],
+                "t.out",
+                b"# p\n",
+                8,
+            )
+        },
         Writer {
             also: Some("t.out.lock"),
             ..w(
@@ -207,16 +315,44 @@ fn workspace() -> (TempDir, Vec<Writer>) {
             )
         },
     ];
+    let mut writers = writers;
+    if cfg!(target_arch = "x86_64") {
+        writers.push(w(
+            "gather-cpuid -f",
+            &["gather-cpuid", "-f", "-s", "cpuid"],
+            "cpuid/pu0",
+            &old,
+            256,
+        ));
+    }
     (t, writers)
 }
 
 /// Puts the old file of `w` back and removes anything a run left.
 fn restore(d: &Path, w: &Writer, before: &BTreeSet<OsString>) {
-    for n in listing(d).difference(before) {
-        let _ = std::fs::remove_file(d.join(n));
+    // Deepest first, so a folder is empty when its turn comes.
+    let extra: Vec<OsString> = listing(d).difference(before).cloned().collect();
+    for n in extra.iter().rev() {
+        let p = d.join(n);
+        if p.is_dir() {
+            let _ = std::fs::remove_dir(&p);
+        } else {
+            let _ = std::fs::remove_file(&p);
+        }
     }
-    let _ = std::fs::remove_file(d.join(w.target));
-    std::fs::write(d.join(w.target), &w.old).unwrap();
+    let target = d.join(&w.target);
+    let _ = std::fs::remove_file(&target);
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::write(&target, &w.old).unwrap();
+}
+
+/// `path` and every folder above it (up to `dir`), as [`listing`] names them.
+fn with_folders(path: &str) -> Vec<OsString> {
+    Path::new(path)
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .map(|a| a.as_os_str().to_owned())
+        .collect()
 }
 
 /// Runs every writer under its limit (`die`: killed at the write that
@@ -228,13 +364,13 @@ fn every_writer_keeps_the_old_file(die: bool) {
     for w in &writers {
         let before: BTreeSet<OsString> = listing(d)
             .into_iter()
-            .chain([OsString::from(w.target)])
+            .chain(with_folders(&w.target))
             .chain(w.also.map(OsString::from))
             .collect();
         // The command does write its target when it may.
         restore(d, w, &before);
         let o = cmd(d, &w.args).output().unwrap();
-        let new = std::fs::read(d.join(w.target)).unwrap();
+        let new = std::fs::read(d.join(&w.target)).unwrap();
         assert!(
             o.status.success() && new != w.old && new.len() as u64 > w.limit,
             "{}: without a limit it writes a file larger than the limit: {}",
@@ -245,7 +381,7 @@ fn every_writer_keeps_the_old_file(die: bool) {
         let mut c = cmd(d, &w.args);
         limit_files(&mut c, w.limit, die);
         let o = c.output().unwrap();
-        let now = std::fs::read(d.join(w.target)).unwrap_or_default();
+        let now = std::fs::read(d.join(&w.target)).unwrap_or_default();
         let left = listing(d);
         let stderr = String::from_utf8_lossy(&o.stderr);
         if o.status.success() {
@@ -269,7 +405,7 @@ fn every_writer_keeps_the_old_file(die: bool) {
                 w.name,
                 show_output(&o)
             ));
-        } else if !die && !stderr.contains(w.target) {
+        } else if !die && !stderr.contains(w.target.as_str()) {
             bad.push(format!(
                 "{}: the error does not name {}: {stderr}",
                 w.name, w.target
@@ -277,6 +413,64 @@ fn every_writer_keeps_the_old_file(die: bool) {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// `component keygen` writes two new files: a full disk or a kill at
+/// either leaves neither (a rerun then works, as it does not when a
+/// partial key is left under the name).
+#[test]
+fn keygen_cut_short_leaves_no_key() {
+    let t = TempDir::new("keygen-cut");
+    let d = &t.0;
+    for (die, limit) in [(false, 8), (true, 8), (false, 80), (true, 80)] {
+        let before = listing(d);
+        let mut c = cmd(d, &os(&["component", "keygen", "k"]));
+        limit_files(&mut c, limit, die);
+        let o = c.output().unwrap();
+        assert!(!o.status.success(), "keygen passed a {limit}-byte limit");
+        assert_eq!(
+            listing(d),
+            before,
+            "die={die} limit={limit}: {}",
+            show_output(&o)
+        );
+        if !die {
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("k."),
+                "the error names no key file: {}",
+                show_output(&o)
+            );
+        }
+    }
+    run_ok(d, &["component", "keygen", "k"]);
+    assert!(d.join("k.key").is_file() && d.join("k.pub").is_file());
+}
+
+/// A small file-size limit (`ulimit -f`) stops only writes of files: the
+/// components' memories were set up through a memfd, a file write, so
+/// discovery died of SIGXFSZ with nothing written to any file.
+#[test]
+fn a_file_size_limit_does_not_stop_discovery() {
+    let t = TempDir::new("fsize-discovery");
+    for args in [
+        &["ls", "--of", "xml", "-"][..],
+        &["fabric", "export", "--of", "json", "f.txt"][..],
+    ] {
+        std::fs::copy(
+            crate::common::workspace().join("tests/data/fabric/handwritten-topology.txt"),
+            t.0.join("f.txt"),
+        )
+        .unwrap();
+        let mut c = cmd(&t.0, &os(args));
+        limit_files(&mut c, 1024, true);
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?} under a 1 KiB file-size limit: {}",
+            show_output(&o)
+        );
+        assert!(!o.stdout.is_empty());
+    }
 }
 
 #[test]
@@ -299,14 +493,14 @@ fn killed_at_any_time_a_writer_leaves_the_old_file_or_the_new() {
     {
         let before: BTreeSet<OsString> = listing(d)
             .into_iter()
-            .chain([OsString::from(w.target)])
+            .chain(with_folders(&w.target))
             .collect();
         restore(d, w, &before);
         let start = Instant::now();
         let o = cmd(d, &w.args).output().unwrap();
         assert!(o.status.success(), "{}: {}", w.name, show_output(&o));
         let took = start.elapsed();
-        let new = std::fs::read(d.join(w.target)).unwrap();
+        let new = std::fs::read(d.join(&w.target)).unwrap();
         for i in 0..12u32 {
             restore(d, w, &before);
             let mut child = cmd(d, &w.args)
@@ -317,7 +511,7 @@ fn killed_at_any_time_a_writer_leaves_the_old_file_or_the_new() {
             std::thread::sleep(took * i / 10);
             let _ = child.kill();
             let _ = child.wait();
-            let now = std::fs::read(d.join(w.target)).unwrap();
+            let now = std::fs::read(d.join(&w.target)).unwrap();
             assert!(
                 now == w.old || now == new,
                 "{}: killed after {:?}, the file is neither the old nor the new ({} bytes)",

@@ -81,6 +81,11 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
             let mut out = std::io::stdout().lock();
             out.write_all(doc.as_bytes()).and_then(|_| out.flush())
         } else {
+            // Written into the file that is there, as hwloc's fopen("w")
+            // does, not by renaming a new one over it: callers keep a
+            // descriptor of the file they named and read the export back
+            // through it (hwloc's shmem test exports into its mkstemp file,
+            // then maps that descriptor); a rename would leave it empty.
             std::fs::write(&path, doc.as_bytes())
         };
         match written {

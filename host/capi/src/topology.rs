@@ -2228,6 +2228,14 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     if o.cpuset.as_ref().is_none_or(|c| c.is_empty()) || !t.model.keeps_type(ObjType::Group) {
         return Err(());
     }
+    // hwloc compares the Group with the root by complete cpusets when it
+    // has one (hwloc_obj_cmp_sets): a Group not strictly inside the root
+    // is merged into the root, which is returned.
+    let key = o.complete_cpuset.as_ref().or(o.cpuset.as_ref());
+    let root_set = t.model.complete_cpuset();
+    if key.is_some_and(|k| !k.is_included_in(root_set) || k == root_set) {
+        return Ok(GroupPlace::Merged(t.model.root()));
+    }
     let cpuset = o.cpuset.clone();
     o.gp_index = node.obj.gp_index;
     let gp = o.gp_index;
@@ -2237,6 +2245,16 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
         _ => return Err(()),
     };
     if m.finish().is_err() {
+        return Err(());
+    }
+    // Inserting a Group never removes an object that was there: callers
+    // hold pointers to them (hwloc keeps every one). Sets that do not
+    // agree with each other could make completion drop one; refuse those.
+    let kept: std::collections::HashSet<u64> = m.ids().map(|i| m.obj(i).gp_index).collect();
+    if t.model
+        .ids()
+        .any(|i| !kept.contains(&t.model.obj(i).gp_index))
+    {
         return Err(());
     }
     t.model = m;

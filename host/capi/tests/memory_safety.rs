@@ -73,6 +73,16 @@ fn inserted_group_is_the_callers_object() {
     assert_ok(&o, "group insertion");
 }
 
+/// Item 6, its class: a Group whose sets disagree with each other or
+/// with the tree (a complete cpuset wider than its cpuset removed a
+/// Package the caller still held) never removes an existing object;
+/// valgrind sees no read of freed memory.
+#[test]
+fn group_insertion_never_removes_held_objects() {
+    let o = run("ms-groupsets", "groupsets", None, true);
+    assert_ok(&o, "group insertion with disagreeing sets");
+}
+
 /// Item 7: a Group from `hwloc_topology_alloc_group_object` is zeroed as
 /// hwloc's calloc (depth 0, kind 0), and no byte of any object, attribute
 /// union, diff entry or distance matrix is left unwritten.

@@ -4,8 +4,8 @@
 //! artifacts fit the runtime's engine; wasmtime refuses any that do not.
 
 /// The wasmtime configuration of every [`crate::Runtime`]: the component
-/// model, epoch interruption (deadlines), fuel metering and optimised
-/// Cranelift code.
+/// model, epoch interruption (deadlines), fuel metering, optimised
+/// Cranelift code, memories initialised without a memfd.
 pub fn engine_config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     config.wasm_component_model(true);
@@ -13,5 +13,11 @@ pub fn engine_config() -> wasmtime::Config {
     config.consume_fuel(true);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
     config.parallel_compilation(true);
+    // Linear memories are initialised by copying, not from a memfd image:
+    // writing the image is a file write, so under a file-size limit
+    // (`ulimit -f`, RLIMIT_FSIZE) it killed the whole process with
+    // SIGXFSZ before any component ran. The copy costs microseconds for
+    // the few instances a command makes.
+    config.memory_init_cow(false);
     config
 }

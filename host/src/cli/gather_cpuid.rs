@@ -67,6 +67,28 @@ fn gather_only(a: &GatherCpuidArgs, os: u32) -> super::Result {
 /// Writes `puN` files (N from 0, PUs of the process's affinity mask that
 /// are online, in OS index order) and `hwloc-cpuid-info`, as
 /// hwloc-gather-cpuid does.
+/// Removes the `puN` files of an older dump that this one, of `pus` PUs,
+/// did not write (so that no stale PU is read back with the new ones).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn remove_stale_dump_files(dir: &std::path::Path, pus: usize) -> super::Result {
+    let shown = dir.display();
+    for e in std::fs::read_dir(dir).map_err(|e| format!("cannot read '{shown}': {e}"))? {
+        let e = e.map_err(|e| format!("cannot read '{shown}': {e}"))?;
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let written = name
+            .strip_prefix("pu")
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|n| n < pus && name == format!("pu{n}"));
+        let info = name == wloc_probe::CPUID_INFO_FILE;
+        if !written && !info && wloc_probe::DumpSource::wants_file(&name) && e.path().is_file() {
+            std::fs::remove_file(e.path())
+                .map_err(|err| format!("cannot remove '{}': {err}", e.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: &GatherCpuidArgs) -> super::Result {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
@@ -89,19 +111,10 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
                     )
                     .into());
                 }
-                // Drop an older dump so that no stale `puN` file remains.
-                for e in
-                    std::fs::read_dir(dir).map_err(|e| format!("cannot read '{shown}': {e}"))?
-                {
-                    let e = e.map_err(|e| format!("cannot read '{shown}': {e}"))?;
-                    let name = e.file_name();
-                    let name = name.to_string_lossy();
-                    if wloc_probe::DumpSource::wants_file(&name) && e.path().is_file() {
-                        std::fs::remove_file(e.path()).map_err(|err| {
-                            format!("cannot remove '{}': {err}", e.path().display())
-                        })?;
-                    }
-                }
+                // An older dump's files are replaced one by one below,
+                // and those the new dump has no use for are removed only
+                // once it is complete: a kill or a full disk meanwhile
+                // leaves every old file whole.
             }
         } else {
             std::fs::create_dir_all(dir)
@@ -121,6 +134,7 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
         })?;
         let info = dir.join(wloc_probe::CPUID_INFO_FILE);
         wloc::files::write(&info, CPUID_INFO.as_bytes())?;
+        remove_stale_dump_files(dir, pus.len())?;
         if pus.iter().enumerate().any(|(i, &os)| i as u32 != os) && !a.silent {
             eprintln!(
                 "wloc: PUs are numbered from 0 in the dump; their OS indexes are {}",

@@ -238,6 +238,19 @@ impl AtomicFile {
                 err("cannot open it")(e)
             }
         })?;
+        // The name was a FIFO or device when it was looked at; what was
+        // opened must still be one (opening without O_TRUNC changed
+        // nothing): a regular file or a link swapped in meanwhile would
+        // otherwise be written over from its start.
+        let st = rfs::fstat(&fd).map_err(err("cannot look at it"))?;
+        if !matches!(
+            FileType::from_raw_mode(st.st_mode),
+            FileType::Fifo | FileType::CharacterDevice
+        ) {
+            return Err(err("it was replaced while it was being opened")(
+                Errno::AGAIN,
+            ));
+        }
         let _ = rfs::fcntl_setfl(&fd, OFlags::empty());
         let dir = rfs::open(".", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
             .map_err(err("cannot open the current folder"))?;

@@ -3,8 +3,9 @@
 //! which may be a FIFO (opening it for reading waits for a writer), a
 //! device (`/dev/zero` never ends) or a file larger than wloc should hold.
 //!
-//! The file is opened with `O_NONBLOCK|O_CLOEXEC|O_NOCTTY`, looked at on
-//! its descriptor (`fstat`), and read only if it is a regular file (a
+//! The name is opened as a place only (`O_PATH`: a device's driver never
+//! sees it), looked at (`fstat`), and opened for reading through that
+//! place (`O_NONBLOCK|O_CLOEXEC|O_NOCTTY`) only if it is a regular file (a
 //! memfd is one) of at most the size the caller allows; then at most the
 //! size `fstat` saw is read, so a file that grows meanwhile is not
 //! followed.  Anything else is refused with an error naming the file.
@@ -148,11 +149,25 @@ pub fn check_regular(fd: impl AsFd, path: &Path, max: u64) -> Result<u64, ReadEr
 /// regular file of at most `max` bytes.  The descriptor is close-on-exec
 /// and, once checked, blocking again.
 pub fn open_regular(path: &Path, max: u64) -> Result<(File, u64), ReadError> {
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let fd: OwnedFd = rfs::open(path, flags, Mode::empty()).map_err(|e| ReadError::Io {
+    let io = |e: rustix::io::Errno| ReadError::Io {
         path: path.to_path_buf(),
         source: e.into(),
-    })?;
+    };
+    // A device is never opened, not even to be refused: opening one can
+    // act (a tape rewinds, a watchdog starts). The name is first opened
+    // as a place only (O_PATH: no driver sees it), looked at, and a
+    // regular file is then opened through that very place, so no rename
+    // in between swaps what is read.
+    let place = rfs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
+    check_regular(&place, path, max)?;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let through = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&place));
+    let fd: OwnedFd = match rfs::open(&through, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // Without /proc the name is opened again, and checked again.
+        Err(rustix::io::Errno::NOENT) => rfs::open(path, flags, Mode::empty()).map_err(io)?,
+        Err(e) => return Err(io(e)),
+    };
     let size = check_regular(&fd, path, max)?;
     // Reads of a regular file do not block; clear the flag all the same,
     // for whoever the descriptor is handed to.

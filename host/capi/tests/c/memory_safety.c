@@ -7,6 +7,9 @@
  *   group    insert_group_object returns the caller's own Group (hwloc's
  *            semantics: inserted -> same pointer, merged -> the existing
  *            object, refused -> NULL), which stays usable
+ *   groupsets  Groups whose sets disagree (a complete cpuset wider than
+ *            the cpuset, a nodeset elsewhere) never remove an object the
+ *            caller holds
  *   init     every byte of every object, attribute union, diff entry and
  *            distance matrix the library hands out is initialised
  *   diffnest diff documents nested 20,000 deep get -1/EINVAL (ARG: a
@@ -101,6 +104,79 @@ static int group(void) {
   CHECK(hwloc_bitmap_weight(g->cpuset) == 2);
   hwloc_topology_check(t);
   hwloc_topology_destroy(t);
+  return 0;
+}
+
+/* Every object of the tree, by type and index, as the caller saw it. */
+static int same_objects(hwloc_topology_t t, hwloc_obj_t *seen, int n) {
+  int k = 0;
+  for (int d = 0; d < hwloc_topology_get_depth(t); d++)
+    for (unsigned i = 0; i < hwloc_get_nbobjs_by_depth(t, d); i++) {
+      hwloc_obj_t o = hwloc_get_obj_by_depth(t, d, i);
+      if (o->type == HWLOC_OBJ_GROUP)
+        continue;
+      if (k >= n || seen[k] != o)
+        return 0;
+      k++;
+    }
+  for (unsigned i = 0; i < hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE); i++) {
+    if (k >= n || seen[k] != hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i))
+      return 0;
+    k++;
+  }
+  return k == n;
+}
+
+static int groupsets(void) {
+  /* Sets a caller may hand over; each insertion either merges, inserts
+   * or refuses, but every object there before stays where it was. */
+  static const char *sets[][4] = {
+      /* cpuset, complete cpuset, nodeset, complete nodeset */
+      {"0-3", "0-7", NULL, NULL},
+      {"0-3", "0-1", NULL, NULL},
+      {"0-1", "0-1,6-7", NULL, NULL},
+      {"2-5", "2-5", NULL, NULL},
+      {"0-3", NULL, "1", NULL},
+      {NULL, NULL, "0", "0-1"},
+      {"0-7", "0-1", NULL, NULL},
+      {"0-1", "4-5", NULL, NULL},
+  };
+  for (unsigned s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+    hwloc_topology_t t;
+    CHECK(hwloc_topology_init(&t) == 0);
+    CHECK(hwloc_topology_set_synthetic(t, "pack:2 [numa] core:2 pu:2") == 0);
+    CHECK(hwloc_topology_load(t) == 0);
+    hwloc_obj_t seen[64];
+    int n = 0;
+    for (int d = 0; d < hwloc_topology_get_depth(t); d++)
+      for (unsigned i = 0; i < hwloc_get_nbobjs_by_depth(t, d); i++)
+        seen[n++] = hwloc_get_obj_by_depth(t, d, i);
+    for (unsigned i = 0; i < hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE); i++)
+      seen[n++] = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i);
+    hwloc_obj_t pack1 = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, 1);
+    hwloc_obj_t g = hwloc_topology_alloc_group_object(t);
+    CHECK(g);
+    hwloc_bitmap_t *fields[4] = {&g->cpuset, &g->complete_cpuset, &g->nodeset,
+                                 &g->complete_nodeset};
+    for (int f = 0; f < 4; f++)
+      if (sets[s][f]) {
+        *fields[f] = hwloc_bitmap_alloc();
+        CHECK(hwloc_bitmap_list_sscanf(*fields[f], sets[s][f]) == 0);
+      }
+    hwloc_obj_t res = hwloc_topology_insert_group_object(t, g);
+    if (!same_objects(t, seen, n)) {
+      fprintf(stderr, "sets %u: an object the caller held was removed or moved\n", s);
+      return 1;
+    }
+    CHECK(pack1->type == HWLOC_OBJ_PACKAGE && pack1->logical_index == 1);
+    CHECK(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU) == 8);
+    if (res) {
+      CHECK(res == g || res->type != HWLOC_OBJ_GROUP || res == hwloc_get_obj_by_type(t, HWLOC_OBJ_GROUP, 0));
+      CHECK(res->cpuset != NULL);
+    }
+    hwloc_topology_check(t);
+    hwloc_topology_destroy(t);
+  }
   return 0;
 }
 
@@ -351,6 +427,8 @@ int main(int argc, char **argv) {
   const char *mode = argv[1], *arg = argc > 2 ? argv[2] : ".";
   if (!strcmp(mode, "group"))
     return group();
+  if (!strcmp(mode, "groupsets"))
+    return groupsets();
   if (!strcmp(mode, "init"))
     return init(arg);
   if (!strcmp(mode, "diffnest"))
