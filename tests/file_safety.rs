@@ -316,6 +316,13 @@ fn workspace() -> (TempDir, Vec<Writer>) {
         },
     ];
     let mut writers = writers;
+    writers.push(w(
+        "gather-topology -f",
+        &["gather-topology", "-f", "-s", "--no-io", "--no-cpuid", "g"],
+        "g.tar.bz2",
+        &old,
+        1024,
+    ));
     if cfg!(target_arch = "x86_64") {
         writers.push(w(
             "gather-cpuid -f",
@@ -353,6 +360,24 @@ fn with_folders(path: &str) -> Vec<OsString> {
         .filter(|a| !a.as_os_str().is_empty())
         .map(|a| a.as_os_str().to_owned())
         .collect()
+}
+
+/// Whether what a killed run of `w` left (`left` beyond `before`) is gone
+/// after the next run: no handler runs on a kill, so a private folder may
+/// stay until then (`gather-topology`'s), but never longer.
+fn next_run_removes(
+    d: &Path,
+    w: &Writer,
+    left: &BTreeSet<OsString>,
+    before: &BTreeSet<OsString>,
+) -> bool {
+    let litter: Vec<&OsString> = left.difference(before).collect();
+    let o = cmd(d, &w.args).output().unwrap();
+    let after = listing(d);
+    let gone = o.status.success() && litter.iter().all(|l| !after.contains(*l));
+    restore(d, w, before);
+    // The old file is back for the checks that follow.
+    gone
 }
 
 /// Runs every writer under its limit (`die`: killed at the write that
@@ -393,7 +418,7 @@ fn every_writer_keeps_the_old_file(die: bool) {
                 now.len(),
                 w.old.len()
             ));
-        } else if left != before {
+        } else if left != before && !(die && next_run_removes(d, w, &left, &before)) {
             bad.push(format!(
                 "{}: left {:?}",
                 w.name,

@@ -152,6 +152,77 @@ fn hwloc_tools_print_the_same_on_this_library() {
     );
 }
 
+/// Debian's unmodified lstopo runs on this library under valgrind with no
+/// error, on every XML topology of the test data and on synthetic
+/// descriptions: its verbose console on one half, its XML export on the
+/// other, two at a time.
+#[test]
+fn lstopo_runs_clean_under_valgrind_on_every_test_topology() {
+    support::require_c_toolchain();
+    support::require(&[("/usr/bin/valgrind", "valgrind")]);
+    let lib = support::library_dir("tools-valgrind");
+    let inputs_dir = lib.join("inputs");
+    std::fs::create_dir_all(&inputs_dir).unwrap();
+    let supp = support::workspace().join("host/capi/tests/valgrind.supp");
+    let mut inputs: Vec<String> = xml_cases(&inputs_dir)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    inputs.extend(SYNTHETIC.iter().map(|s| s.to_string()));
+    let jobs: Vec<(usize, &String)> = inputs.iter().enumerate().collect();
+    let start = std::time::Instant::now();
+    let bad = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for half in jobs.chunks(jobs.len().div_ceil(2)) {
+            let (bad, lib, supp) = (&bad, &lib, &supp);
+            scope.spawn(move || {
+                for (i, input) in half {
+                    let mode: &[&str] = if i % 2 == 0 {
+                        &["-v"]
+                    } else {
+                        &["--of", "xml"]
+                    };
+                    let mut c = Command::new("valgrind");
+                    c.args(["-q", "--error-exitcode=99"])
+                        .arg(format!("--suppressions={}", supp.display()))
+                        .arg("lstopo-no-graphics")
+                        .args(mode)
+                        .arg("-i")
+                        .arg(input.as_str());
+                    support::clear_topology_env(&mut c);
+                    support::use_library(&mut c, Some(lib));
+                    let o = c.output().expect("valgrind runs");
+                    // 99: valgrind found an error; anything else but 0 is
+                    // lstopo refusing the input, which libhwloc may too.
+                    if o.status.code() == Some(99) || o.status.code().is_none() {
+                        let err = String::from_utf8_lossy(&o.stderr);
+                        let head: Vec<&str> = err.lines().take(30).collect();
+                        bad.lock().unwrap().push(format!(
+                            "lstopo-no-graphics {} -i {input}: {:?}\n{}",
+                            mode.join(" "),
+                            o.status,
+                            head.join("\n")
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let bad = bad.into_inner().unwrap();
+    eprintln!(
+        "{} runs under valgrind in {:?}",
+        inputs.len(),
+        start.elapsed()
+    );
+    assert!(inputs.len() >= 60, "only {} inputs", inputs.len());
+    assert!(
+        bad.is_empty(),
+        "{} runs with errors:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
 /// With `WLOC_IMAGE` naming an image of this machine (as a launcher
 /// publishes it once per node), the tools print on this library exactly
 /// what they print when it discovers the machine, without discovering.

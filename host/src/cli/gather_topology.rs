@@ -664,7 +664,8 @@ fn random_suffix() -> String {
 }
 
 impl Staging {
-    /// Makes the private folder `.BASE.XXXXXXXXXXXXXXXX` in `parent_path`.
+    /// Makes the private folder `.BASE.PID-XXXXXXXXXXXXXXXX` in
+    /// `parent_path` (first removing those killed runs left).
     fn new(parent_path: &Path, base: &str) -> Result<Staging, StagingError> {
         use rustix::fs::{Mode, OFlags};
         let io = |p: &Path| {
@@ -673,9 +674,11 @@ impl Staging {
         };
         let parent = Dir::open_ambient_dir(parent_path, cap_std::ambient_authority())
             .map_err(io(parent_path))?;
+        Self::sweep_stale(&parent, base);
         let mut tries = 0;
+        let pid = std::process::id();
         let name = loop {
-            let name = format!(".{base}.{}", random_suffix());
+            let name = format!(".{base}.{pid}-{}", random_suffix());
             match rustix::fs::mkdirat(&parent, name.as_str(), Mode::from_raw_mode(0o700)) {
                 Ok(()) => break name,
                 Err(rustix::io::Errno::EXIST) if tries < 16 => tries += 1,
@@ -702,6 +705,47 @@ impl Staging {
             name,
             dir: Dir::from_std_file(std::fs::File::from(fd)),
         })
+    }
+
+    /// Removes the private folders `.BASE.PID-XXXXXXXXXXXXXXXX` that
+    /// earlier runs for the same NAME left when SIGKILL ended them (no
+    /// handler runs then): only this user's, only private ones, only of
+    /// processes that are gone. Anything else is left as it is.
+    fn sweep_stale(parent: &Dir, base: &str) {
+        let Ok(entries) = parent.entries() else {
+            return;
+        };
+        let prefix = format!(".{base}.");
+        let uid = rustix::process::geteuid().as_raw();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix.as_str())) else {
+                continue;
+            };
+            let Some((pid, suffix)) = rest.split_once('-') else {
+                continue;
+            };
+            let Some(pid) = pid
+                .parse::<i32>()
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            else {
+                continue;
+            };
+            if suffix.len() != 16 || !suffix.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let Ok(st) = rustix::fs::statat(parent, &name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            let dir =
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+            let gone = rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH);
+            if dir && st.st_uid == uid && st.st_mode & 0o077 == 0 && gone {
+                let _ = parent.remove_dir_all(&name);
+            }
+        }
     }
 
     /// What removes the private folder if SIGINT, SIGTERM or SIGHUP end
@@ -1012,6 +1056,41 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn folders_of_killed_runs_are_swept_and_nothing_else() {
+        use std::os::unix::fs::PermissionsExt;
+        let s = Scratch::new("sweep");
+        let mk = |name: &str, mode: u32| {
+            let p = s.0.join(name);
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("rec.tar.bz2"), "x").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        // A pid above the kernel's largest (2^22) names no process.
+        let dead = ".rec.4194999-0123456789abcdef";
+        let live = format!(".rec.{}-0123456789abcdef", std::process::id());
+        mk(dead, 0o700);
+        mk(&live, 0o700);
+        mk(".rec.4194998-0123456789abcdef", 0o755); // not private
+        mk(".other.4194999-0123456789abcdef", 0o700); // another NAME
+        mk(".rec.4194999-notours", 0o700); // not a name wloc makes
+        let st = Staging::new(&s.0, "rec").unwrap();
+        drop(st);
+        let mut left: Vec<String> = std::fs::read_dir(&s.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            ".other.4194999-0123456789abcdef".to_string(),
+            ".rec.4194998-0123456789abcdef".to_string(),
+            ".rec.4194999-notours".to_string(),
+            live,
+        ];
+        want.sort();
+        assert_eq!(left, want);
     }
 
     #[test]
