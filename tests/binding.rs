@@ -33,7 +33,8 @@ fn text(o: &std::process::Output) -> (String, String) {
 fn topo() -> &'static Topology {
     static T: OnceLock<Topology> = OnceLock::new();
     T.get_or_init(|| {
-        wloc::input::load(&wloc::input::Source::ThisSystem, Topology::new())
+        wloc_discovery::Discovery::new(None)
+            .load(&wloc_discovery::input::Source::ThisSystem, Topology::new())
             .expect("discover this machine")
     })
 }

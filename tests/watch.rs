@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use wloc::annotations::{self, Annotators};
 use wloc::model::{Topology, TypeFilter};
+use wloc_discovery::annotations::{self, Annotators};
 
 const RECORDING: &str = "16amd64-8n2c";
 
@@ -74,11 +74,13 @@ fn sorted_keys(m: &HashMap<String, (f64, String)>) -> Vec<&String> {
 fn watch_fixture_values_match_hand_computed_ones() {
     let tmp = common::TempDir::new("watch-lib");
     let root = fsroot(&tmp);
-    let source = wloc::input::Source::Fsroot(root.clone());
+    let source = wloc_discovery::input::Source::Fsroot(root.clone());
     let mut t = Topology::new();
     t.set_all_types_filter(TypeFilter::KeepImportant);
-    let topo = wloc::input::load(&source, t).expect("the recording loads");
+    let discovery = wloc_discovery::Discovery::new(None);
+    let topo = discovery.load(&source, t).expect("the recording loads");
     let (ann, warnings) = Annotators::builtin_matching(
+        &discovery,
         Some(&root),
         |b, _| b.name == wloc_runtime::builtin::ANNOTATE_SENSORS_NAME,
         &BTreeMap::new(),

@@ -21,7 +21,7 @@ use wloc_runtime::fs::Handed;
 use wloc_runtime::{builtin, enforce, FileAccess, RunOptions};
 
 use crate::folder::{Folder, FolderError};
-use crate::input::SetupError;
+use wloc_discovery::{Discovery, SetupError};
 
 /// Why a fabric could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -292,6 +292,7 @@ fn collect(
 /// their node topologies are not read) or files, read by the built-in
 /// fabric reader or by `reader`.
 pub fn read_subnets(
+    d: &Discovery,
     paths: &[PathBuf],
     reader: Option<&Path>,
 ) -> Result<Vec<wloc_ib::Subnet>, FabricInputError> {
@@ -308,7 +309,7 @@ pub fn read_subnets(
         )?;
         files.extend(f);
     }
-    read_fabric(&files, reader)
+    read_fabric(d, &files, reader)
 }
 
 /// The limits of a fabric reader's run unless the policy sets others:
@@ -327,6 +328,7 @@ fn fabric_limits() -> wloc_runtime::Limits {
 /// run is exactly those of the files that the policy's grant holds, and
 /// nothing else.
 fn read_fabric(
+    d: &Discovery,
     files: &[Found],
     reader: Option<&Path>,
 ) -> Result<Vec<wloc_ib::Subnet>, FabricInputError> {
@@ -341,8 +343,8 @@ fn read_fabric(
             paths.push(s);
         }
     }
-    let policy = crate::input::policy()?;
-    let rt = crate::input::runtime()?;
+    let policy = d.policy()?;
+    let rt = d.runtime()?;
     let (mut adm, bytes) = match reader {
         None => {
             let b = &builtin::IB_FABRIC;
@@ -415,9 +417,9 @@ fn read_fabric(
 
 /// The fabric of `input`: its subnets, read by the fabric reader in the
 /// sandbox, joined with its node topologies, read by the host.
-pub fn load(input: &FabricInput) -> Result<Fabric, FabricInputError> {
+pub fn load(d: &Discovery, input: &FabricInput) -> Result<Fabric, FabricInputError> {
     let (files, xmls) = collect(input, &mut BTreeSet::new())?;
-    let subnets = read_fabric(&files, input.reader.as_deref())?;
+    let subnets = read_fabric(d, &files, input.reader.as_deref())?;
     // Each node topology's text: one found in the folder is read through a
     // handle on the folder (a link made or swapped in since `collect`
     // cannot lead out of it; what is not a regular file is skipped); one
@@ -520,11 +522,12 @@ fn diffed(
 /// `topology.yaml`), host names mapped by the `names` file
 /// (`FABRIC-NAME SLURM-NAME` lines).
 pub fn slurm_topology(
+    d: &Discovery,
     input: &FabricInput,
     names: Option<&std::path::Path>,
     yaml: bool,
 ) -> Result<String, FabricInputError> {
-    let f = load(input)?;
+    let f = load(d, input)?;
     let map =
         match names {
             Some(p) => wloc_fabric::slurm::parse_names(
@@ -549,10 +552,12 @@ pub fn slurm_topology(
 }
 
 /// The bytes of a file the user named: a regular file only, bounded
-/// ([`crate::files::read_bytes`]).
+/// ([`wloc_trust::file::read_regular_to_end`]).
 fn read_named(p: &Path) -> Result<Vec<u8>, FabricInputError> {
-    crate::files::read_bytes(p, crate::files::MAX_BYTES).map_err(|e| FabricInputError::Read {
-        path: p.to_path_buf(),
-        source: e.into_io(),
+    wloc_trust::file::read_regular_to_end(p, crate::files::MAX_BYTES).map_err(|e| {
+        FabricInputError::Read {
+            path: p.to_path_buf(),
+            source: e.into_io(),
+        }
     })
 }

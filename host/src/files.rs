@@ -43,19 +43,13 @@ pub enum FileError {
 }
 
 /// The bytes of the file argument `path` (its role `what`, for errors), at
-/// most `max` bytes.  A regular file is read to its end, not to the size
-/// it had when opened: files of `/proc` (`/proc/cpuinfo`) say size 0.
+/// most `max` bytes, read to its end
+/// ([`wloc_trust::file::read_regular_to_end`]).
 pub fn read(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, FileError> {
-    read_bytes(path, max).map_err(|source| FileError::Read {
+    wloc_trust::file::read_regular_to_end(path, max).map_err(|source| FileError::Read {
         what: what.to_string(),
         source,
     })
-}
-
-/// [`read`], for callers with errors of their own.
-pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
-    let (f, _) = wloc_trust::file::open_regular(path, max)?;
-    wloc_trust::file::read_stream(f, path, max)
 }
 
 /// The text of the file argument `path`, at most [`MAX_BYTES`].

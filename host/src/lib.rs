@@ -1,18 +1,14 @@
 //! `wloc`: hardware locality on the host.
 //!
-//! This library loads topologies (XML files, synthetic descriptions, and
-//! discovery backends), formats them (hwloc XML v2/v3, lstopo console
+//! This library formats topologies (hwloc XML v2/v3, lstopo console
 //! listings, synthetic descriptions, JSON) and drives the `wloc` command.
-//! The topology model itself lives in [`wloc_core`].
+//! The topology model itself lives in [`wloc_core`]; loading and
+//! discovering a topology in [`wloc_discovery`].
 
-pub mod annotations;
-pub mod components;
 pub mod console;
-pub mod cpuid_native;
 pub mod fabric_input;
 pub mod files;
 pub mod folder;
-pub mod input;
 pub mod json;
 pub mod k8s;
 pub mod processes;

@@ -111,8 +111,11 @@ pub fn this_machine_image(path: &Path) {
     let mut all = wloc_core::Topology::new();
     all.set_all_types_filter(TypeFilter::KeepAll);
     all.set_io_types_filter(TypeFilter::KeepImportant);
-    let source = wloc::input::Source::ThisSystem;
-    let mut model = wloc::input::load(&source, all).expect("discovering this machine");
-    wloc::annotations::annotate_discovered_quietly(&source, &mut model);
+    let source = wloc_discovery::input::Source::ThisSystem;
+    let discovery = wloc_discovery::Discovery::new(None);
+    let mut model = discovery
+        .load(&source, all)
+        .expect("discovering this machine");
+    wloc_discovery::annotations::annotate_discovered_quietly(&discovery, &source, &mut model);
     wloc_image::write(&model, path).expect("writing the image");
 }

@@ -4,7 +4,7 @@
 //! topology images itself and loads this module (with `dlopen`, from the
 //! folder of its own file) only when a program discovers a machine: this
 //! machine, a recorded `/sys` tree or a CPUID dump.  The module runs
-//! `wloc`'s discovery as `wloc ls` does (the sandboxed components, under
+//! [`wloc_discovery`] as `wloc ls` does (the sandboxed components, under
 //! the admin's policy, then the built-in annotations) and hands the
 //! topology back as a topology image.  The entries and their contract are
 //! [`wloc_input::discover`]'s.
@@ -13,6 +13,8 @@ use std::os::raw::{c_char, c_int};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use wloc_core::Topology;
+use wloc_discovery::annotations::annotate_discovered_as_libhwloc;
+use wloc_discovery::Discovery;
 use wloc_input::discover::{
     Reply, Request, BUILD_ID_C, STATUS_BAD_REQUEST, STATUS_FAILED, STATUS_OK,
 };
@@ -22,8 +24,12 @@ use wloc_input::discover::{
 pub fn run(request: &Request) -> Result<(Topology, Vec<String>), String> {
     let base = request.base().map_err(|e| e.to_string())?;
     let source = request.target.source();
-    let mut topo = wloc::input::load(&source, base).map_err(|e| e.to_string())?;
-    let warnings = wloc::annotations::annotate_discovered_as_libhwloc(&source, &mut topo);
+    // A context per request: the policy is read (and the runtime started)
+    // for this discovery, and nothing outlives it in the program that
+    // loaded the module.
+    let discovery = Discovery::new(None);
+    let mut topo = discovery.load(&source, base).map_err(|e| e.to_string())?;
+    let warnings = annotate_discovered_as_libhwloc(&discovery, &source, &mut topo);
     Ok((topo, warnings))
 }
 
@@ -166,8 +172,8 @@ mod tests {
     /// export shows.
     fn same(a: &Topology, b: &Topology, what: &str) {
         assert_eq!(
-            wloc::xml::export_canonical(a),
-            wloc::xml::export_canonical(b),
+            wloc_xml::export_canonical(a),
+            wloc_xml::export_canonical(b),
             "{what}"
         );
         assert_eq!(a.is_thissystem, b.is_thissystem, "{what}");

@@ -286,7 +286,7 @@ impl Plan {
 
 /// Runs `wloc bind`.  On success with a command, the command replaces
 /// this process and the function does not return.
-pub fn run(a: &BindArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &BindArgs) -> super::Result {
     // Every object, I/O devices included, as hwloc-bind loads it, so that
     // `os=eth0` works.  A topology read from elsewhere is this system only
     // if the user says so.
@@ -294,7 +294,7 @@ pub fn run(a: &BindArgs) -> super::Result {
         keep_all(TypeFilter::KeepAll),
         LoadErrors::Named("the environment"),
     );
-    let (topo, _) = a.topo_args.load(how)?;
+    let (topo, _) = a.topo_args.load(d, how)?;
     let mut plan = Plan::from_args(a)?;
     plan.read_words(&topo, &a.words)?;
     let binder = Binder::new(&topo);

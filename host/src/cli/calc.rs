@@ -321,7 +321,7 @@ impl Reader {
 }
 
 /// Runs `wloc calc`.
-pub fn run(a: &CalcArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
     let args = &a.args;
     let mut i = 0;
     // Topology options first, read in order as hwloc-calc reads them.
@@ -372,7 +372,7 @@ pub fn run(a: &CalcArgs) -> super::Result {
             LoadErrors::Named("this system"),
         )
     };
-    let (topo, _) = topology.load(how)?;
+    let (topo, _) = topology.load(d, how)?;
     let mut out = Output {
         logical_out: true,
         nodeset_out: false,

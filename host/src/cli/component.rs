@@ -1,12 +1,12 @@
 //! `wloc component`: list, inspect, verify, sign, install, allow and deny
 //! sandboxed components (found on the search path of
-//! [`wloc::components`]).
+//! [`wloc_discovery::components`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wloc::components::{installed, read_component, SYSTEM_DIR};
+use wloc_discovery::components::{installed, read_component, SYSTEM_DIR};
 use wloc_runtime::builtin;
 use wloc_runtime::enforce::{self, Examined};
 use wloc_runtime::manifest::{self, Capabilities, Manifest};
@@ -487,7 +487,7 @@ fn add(policy: &Policy, file: &Path, system: bool) -> super::Result {
     let dir = if system {
         PathBuf::from(SYSTEM_DIR)
     } else {
-        wloc::components::user_dir_or_why().map_err(|e| e.to_string())?
+        wloc_discovery::components::user_dir_or_why().map_err(|e| e.to_string())?
     };
     let (bytes, ex, m) = examine_file(file, "installed")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

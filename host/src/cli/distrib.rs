@@ -80,7 +80,7 @@ fn type_depth(topo: &wloc_core::Topology, s: &str, opt: &str) -> super::Result<u
 }
 
 /// Runs `wloc distrib`.
-pub fn run(a: &DistribArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &DistribArgs) -> super::Result {
     let n = parse_count(&a.number)?;
     let mut t = wloc_core::Topology::new();
     for ty in &a.ignore {
@@ -96,7 +96,7 @@ pub fn run(a: &DistribArgs) -> super::Result {
         restrict_flags: RestrictFlags::Add,
         ..Load::new(t, LoadErrors::Named("this system"))
     };
-    let (topo, _) = a.topo_args.load(how)?;
+    let (topo, _) = a.topo_args.load(d, how)?;
     if a.verbose {
         eprintln!("distributing {n}");
     }

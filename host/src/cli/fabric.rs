@@ -99,10 +99,10 @@ fn host(f: &Fabric, name: &str) -> super::Result<usize> {
     Ok(f.host(name)?)
 }
 
-pub fn run(a: &FabricArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &FabricArgs) -> super::Result {
     match &a.query {
         Query::Summary { input } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let mut s = String::new();
             for x in f.summary() {
                 s.push_str(&format!(
@@ -113,7 +113,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             super::print(&s)
         }
         Query::Export { format, input, out } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let text = match format {
                 Format::Graphml => export::graphml(&f),
                 Format::Gexf => export::gexf(&f),
@@ -132,7 +132,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             }
         }
         Query::Path { input, from, to } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let r = f.path(host(&f, from)?, host(&f, to)?)?;
             let g = &f.subnets[r.subnet];
             let mut s = format!(
@@ -165,7 +165,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             super::print(&s)
         }
         Query::Near { input, host: h, n } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let near = f.near(host(&f, h)?, n.unwrap_or(2));
             let s: String = near
                 .iter()
@@ -178,7 +178,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             host: h,
             other,
         } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let l = f.local(host(&f, h)?, host(&f, other)?)?;
             let numa: Vec<String> = l.numa.iter().map(u32::to_string).collect();
             super::print(&format!(
@@ -195,7 +195,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             ))
         }
         Query::Under { input, switch } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let hex = switch.trim_start_matches("0x");
             let g = u64::from_str_radix(hex, 16)
                 .map_err(|_| format!("{switch:?} is not a switch GUID"))?;
@@ -203,7 +203,7 @@ pub fn run(a: &FabricArgs) -> super::Result {
             super::print(&s)
         }
         Query::Levels { input } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let mut s = String::new();
             for (si, g) in f.subnets.iter().enumerate() {
                 for (n, l) in f.switch_levels(si) {
@@ -217,10 +217,10 @@ pub fn run(a: &FabricArgs) -> super::Result {
             super::print(&s)
         }
         Query::Slurm { input, names } => {
-            super::print(&slurm_topology(input, names.as_deref(), false)?)
+            super::print(&slurm_topology(d, input, names.as_deref(), false)?)
         }
         Query::Routes { input } => {
-            let f = load(input)?;
+            let f = load(d, input)?;
             let mut s = String::new();
             for (si, g) in f.subnets.iter().enumerate() {
                 let n = f.check_routes_of(si)?;

@@ -46,8 +46,8 @@ fn gather_only(a: &GatherCpuidArgs, os: u32) -> super::Result {
             .map_err(|e| format!("cannot create directory '{}': {e}", a.dir.display()))?;
         progress.say(&format!("Gathering in directory {} ...", a.dir.display()));
     }
-    let text =
-        wloc::cpuid_native::gather_one_pu(os)?.ok_or_else(|| format!("Cannot find PU P#{os}"))?;
+    let text = wloc_discovery::cpuid_native::gather_one_pu(os)?
+        .ok_or_else(|| format!("Cannot find PU P#{os}"))?;
     if stdout {
         progress.say(&format!("Gathering CPUID of PU P#{os} on stdout ..."));
         progress.finish()?;
@@ -92,7 +92,7 @@ fn remove_stale_dump_files(dir: &std::path::Path, pus: usize) -> super::Result {
 pub fn run(a: &GatherCpuidArgs) -> super::Result {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        use wloc::cpuid_native::{gather_every_pu, CPUID_INFO};
+        use wloc_discovery::cpuid_native::{gather_every_pu, CPUID_INFO};
         if let Some(os) = a.only {
             return gather_only(a, os);
         }
@@ -104,17 +104,15 @@ pub fn run(a: &GatherCpuidArgs) -> super::Result {
         if dir.exists() {
             let mut entries = std::fs::read_dir(dir)
                 .map_err(|e| format!("cannot use '{shown}' as output directory: {e}"))?;
-            if entries.next().is_some() {
-                if !a.force {
-                    return Err(format!(
-                        "directory '{shown}' exists and is not empty; use -f to overwrite its dump files"
-                    )
-                    .into());
-                }
-                // An older dump's files are replaced one by one below,
-                // and those the new dump has no use for are removed only
-                // once it is complete: a kill or a full disk meanwhile
-                // leaves every old file whole.
+            // With -f, an older dump's files are replaced one by one
+            // below, and those the new dump has no use for are removed
+            // only once it is complete: a kill or a full disk meanwhile
+            // leaves every old file whole.
+            if entries.next().is_some() && !a.force {
+                return Err(format!(
+                    "directory '{shown}' exists and is not empty; use -f to overwrite its dump files"
+                )
+                .into());
             }
         } else {
             std::fs::create_dir_all(dir)

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use cap_std::fs::Dir;
 use clap::Args;
-use wloc::input::Source;
 use wloc_core::{Topology, TypeFilter};
+use wloc_discovery::input::Source;
+use wloc_discovery::Discovery;
 
 use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
 
@@ -414,7 +415,9 @@ fn nofile_info() -> String {
             .map(|s| s.lines().next().unwrap_or("").to_string())
             .unwrap_or_default()
     };
-    let machine = wloc::input::linux_options(true).machine.unwrap_or_default();
+    let machine = wloc_discovery::input::linux_options(true)
+        .machine
+        .unwrap_or_default();
     // SAFETY: sysconf only reads system configuration values.
     let (nproc, page) = unsafe {
         (
@@ -543,7 +546,7 @@ fn gather(a: &GatherTopologyArgs, say: &dyn Fn(&str)) -> Recording {
 fn gather_cpuid(r: &mut Recording, say: &dyn Fn(&str)) {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        use wloc::cpuid_native::{gather_pu, LinuxPuRunner, CPUID_INFO};
+        use wloc_discovery::cpuid_native::{gather_pu, LinuxPuRunner, CPUID_INFO};
         let Ok(runner) = LinuxPuRunner::new() else {
             say("Cannot read this thread's CPU affinity: CPUID not recorded.");
             return;
@@ -580,7 +583,7 @@ fn gather_cpuid(r: &mut Recording, say: &dyn Fn(&str)) {
 
 /// This machine's topology with lstopo's default filters, or with
 /// `--whole-io --disallowed` for the XML hwloc-gather-topology writes.
-fn live_topology(whole: bool) -> super::Result<Topology> {
+fn live_topology(d: &Discovery, whole: bool) -> super::Result<Topology> {
     let mut t = keep_all(if whole {
         TypeFilter::KeepAll
     } else {
@@ -588,7 +591,7 @@ fn live_topology(whole: bool) -> super::Result<Topology> {
     });
     t.include_disallowed = whole;
     Ok(TopologyArgs::default()
-        .load_source(&Source::ThisSystem, Load::new(t, LoadErrors::Plain))
+        .load_source(d, &Source::ThisSystem, Load::new(t, LoadErrors::Plain))
         .map_err(|e| format!("cannot discover this machine: {e}"))?)
 }
 
@@ -877,7 +880,7 @@ impl Drop for Staging {
 }
 
 /// Runs `wloc gather-topology`.
-pub fn run(a: &GatherTopologyArgs) -> super::Result {
+pub fn run(d: &Discovery, a: &GatherTopologyArgs) -> super::Result {
     if !cfg!(target_os = "linux") {
         return Err(
             "gather-topology records Linux sysfs and procfs files: only Linux is supported".into(),
@@ -967,7 +970,7 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         say(&format!("Gathered tree kept in {}", name.display()));
     }
 
-    let topo = live_topology(false)?;
+    let topo = live_topology(d, false)?;
     let opts = wloc::console::ConsoleOptions {
         verbose: true,
         ..wloc::console::ConsoleOptions::default()
@@ -980,7 +983,7 @@ pub fn run(a: &GatherTopologyArgs) -> super::Result {
         "Expected topology output stored in {}",
         output.display()
     ));
-    let topo = live_topology(true)?;
+    let topo = live_topology(d, true)?;
     let text = wloc::xml::export(&topo, wloc::xml::XmlVersion::V2);
     staging.write_file(&format!("{base}.xml"), a.force, |f| {
         f.write_all(text.as_bytes())

@@ -12,8 +12,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use wloc::annotations::{self, Annotators};
 use wloc_core::{Topology, TypeFilter};
+use wloc_discovery::annotations::{self, Annotators};
+use wloc_discovery::Discovery;
 use wloc_graph::export::View;
 use wloc_graph::{TopoGraph, TypeSet, VertexKey, VertexProperty};
 use wloc_locality::WordOptions;
@@ -103,16 +104,19 @@ enum Query {
     },
 }
 
-fn load(input: &InputArgs, outer: &InputArgs) -> super::Result<Topology> {
+fn load(d: &Discovery, input: &InputArgs, outer: &InputArgs) -> super::Result<Topology> {
     // `-i` after the query's name, else before it.
     let args = TopologyArgs::from_input(InputArgs {
         input: input.input.clone().or_else(|| outer.input.clone()),
         input_format: input.input_format.or(outer.input_format),
     });
-    let (topo, _) = args.load(Load::new(
-        keep_all(TypeFilter::KeepAll),
-        LoadErrors::Named("this system"),
-    ))?;
+    let (topo, _) = args.load(
+        d,
+        Load::new(
+            keep_all(TypeFilter::KeepAll),
+            LoadErrors::Named("this system"),
+        ),
+    )?;
     Ok(topo)
 }
 
@@ -142,7 +146,7 @@ fn object(topo: &Topology, g: &TopoGraph, word: &str) -> super::Result<wloc_grap
     }
 }
 
-pub fn run(a: &GraphArgs) -> super::Result {
+pub fn run(d: &Discovery, a: &GraphArgs) -> super::Result {
     if a.query.is_some()
         && (a.format.is_some() || a.filter.is_some() || a.out.is_some() || a.properties)
     {
@@ -151,10 +155,10 @@ pub fn run(a: &GraphArgs) -> super::Result {
         );
     }
     match &a.query {
-        None => export(a),
+        None => export(d, a),
         Some(Query::Path { input, from, to }) => {
-            let topo = load(input, &a.input)?;
-            let g = graph(a, &topo)?;
+            let topo = load(d, input, &a.input)?;
+            let g = graph(d, a, &topo)?;
             let (f, t) = (object(&topo, &g, from)?, object(&topo, &g, to)?);
             let (_, path) = g
                 .weighted_path(f, t)
@@ -173,8 +177,8 @@ pub fn run(a: &GraphArgs) -> super::Result {
             n,
         }) => {
             let types = TypeSet::parse(types).map_err(|e| e.to_string())?;
-            let topo = load(input, &a.input)?;
-            let g = graph(a, &topo)?;
+            let topo = load(d, input, &a.input)?;
+            let g = graph(d, a, &topo)?;
             let f = object(&topo, &g, from)?;
             let found = g.nearest(f, &types, n.unwrap_or(usize::MAX));
             let s: String = found
@@ -184,8 +188,8 @@ pub fn run(a: &GraphArgs) -> super::Result {
             super::print(&s)
         }
         Some(Query::Hops { input, from, k }) => {
-            let topo = load(input, &a.input)?;
-            let g = graph(a, &topo)?;
+            let topo = load(d, input, &a.input)?;
+            let g = graph(d, a, &topo)?;
             let f = object(&topo, &g, from)?;
             let s: String = g
                 .hops(f, *k)
@@ -197,7 +201,7 @@ pub fn run(a: &GraphArgs) -> super::Result {
     }
 }
 
-fn export(a: &GraphArgs) -> super::Result {
+fn export(d: &Discovery, a: &GraphArgs) -> super::Result {
     let format = a
         .format
         .ok_or("wloc graph needs --of dot, graphml or json (or a query: path, near, hops)")?;
@@ -205,10 +209,10 @@ fn export(a: &GraphArgs) -> super::Result {
         Some(f) => Some(TypeSet::parse(f).map_err(|e| e.to_string())?),
         None => None,
     };
-    let topo = load(&a.input, &InputArgs::default())?;
-    let mut g = graph(a, &topo)?;
+    let topo = load(d, &a.input, &InputArgs::default())?;
+    let mut g = graph(d, a, &topo)?;
     if a.properties {
-        add_properties(&a.input, &topo, &mut g, a.rates)?;
+        add_properties(d, &a.input, &topo, &mut g, a.rates)?;
     }
     let view = View::new(&g, filter.as_ref());
     let text = match format {
@@ -231,10 +235,10 @@ fn export(a: &GraphArgs) -> super::Result {
 }
 
 /// The topology's graph, with the fabric of `--fabric` when given.
-fn graph(a: &GraphArgs, topo: &Topology) -> super::Result<TopoGraph> {
+fn graph(d: &Discovery, a: &GraphArgs, topo: &Topology) -> super::Result<TopoGraph> {
     let mut g = TopoGraph::new(topo);
     if !a.fabric.is_empty() {
-        let subnets = wloc::fabric_input::read_subnets(&a.fabric, a.fabric_reader.as_deref())?;
+        let subnets = wloc::fabric_input::read_subnets(d, &a.fabric, a.fabric_reader.as_deref())?;
         g.join_fabric(topo, subnets)?;
     } else if a.fabric_reader.is_some() {
         return Err("--fabric-reader goes with --fabric".into());
@@ -245,6 +249,7 @@ fn graph(a: &GraphArgs, topo: &Topology) -> super::Result<TopoGraph> {
 /// One sample of the sensors component on the vertices (the second of
 /// two `rates` ms apart, when given).
 fn add_properties(
+    d: &Discovery,
     input: &InputArgs,
     topo: &Topology,
     g: &mut TopoGraph,
@@ -258,6 +263,7 @@ fn add_properties(
         );
     }
     let (annotators, warnings) = Annotators::builtin_matching(
+        d,
         annotations::fsroot_of(&source),
         |b, _| b.name == wloc_runtime::builtin::ANNOTATE_SENSORS_NAME,
         &Default::default(),

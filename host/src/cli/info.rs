@@ -189,7 +189,7 @@ fn support(topo: &Topology) -> String {
     // As hwloc, the support recorded in an XML file is only used on request.
     let imported = !thissys
         && !topo.support.is_empty()
-        && wloc::input::env_var("IMPORT_SUPPORT").is_some_and(|v| v != "0");
+        && wloc_discovery::input::env_var("IMPORT_SUPPORT").is_some_and(|v| v != "0");
     let _ = writeln!(out, "misc:imported_support = {}", b(imported));
     out
 }
@@ -644,7 +644,7 @@ fn first_cpuset(topo: &Topology, id: ObjId) -> wloc_core::CpuSet {
 }
 
 /// Runs `wloc info`.
-pub fn run(a: &InfoArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &InfoArgs) -> super::Result {
     // As hwloc-info: every object type kept, I/O objects that matter
     // (`important`) too.
     // The filters as hwloc-info applies them (a PU filter is ignored, as
@@ -667,7 +667,7 @@ pub fn run(a: &InfoArgs) -> super::Result {
         super::ls::apply_filter(&mut filtered, f)?;
     }
     let how = Load::new(filtered, LoadErrors::Named("the environment"));
-    let (topo, _) = a.topo_args.load(how)?;
+    let (topo, _) = a.topo_args.load(d, how)?;
     let relation = if a.ancestors {
         Relation::Ancestors
     } else if let Some(t) = &a.ancestor {

@@ -47,14 +47,14 @@ pub struct NrtArgs {
     pub output_format: NrtFormat,
 }
 
-pub fn run(a: &K8sArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &K8sArgs) -> super::Result {
     match &a.command {
         K8sCommand::Nrt(n) => {
             let args = TopologyArgs::from_input(n.input.clone());
-            let (topo, _) = args.load(Load::new(
-                k8s::nrt_topology(),
-                LoadErrors::Named("this system"),
-            ))?;
+            let (topo, _) = args.load(
+                d,
+                Load::new(k8s::nrt_topology(), LoadErrors::Named("this system")),
+            )?;
             let name = n
                 .name
                 .clone()

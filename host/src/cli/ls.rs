@@ -6,9 +6,9 @@ use std::path::Path;
 
 use clap::Args;
 use wloc::console::{ConsoleOptions, IndexMode};
-use wloc::input;
 use wloc::xml::XmlVersion;
 use wloc_core::{ObjType, Topology, TypeFilter};
+use wloc_discovery::input;
 
 use super::ls_draw::Picture;
 use super::topology::{keep_all, Components, Load, LoadErrors, TopologyArgs};
@@ -101,7 +101,7 @@ pub struct LsArgs {
     components: Option<String>,
     /// The component policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
     #[arg(long = "policy", value_name = "FILE")]
-    policy: Option<std::path::PathBuf>,
+    pub policy: Option<std::path::PathBuf>,
     /// XML export flags, as lstopo's: 1 asks for hwloc 1.x XML, which wloc
     /// cannot write (an error); 2 asks for hwloc 2.x XML (hwloc 3's flag),
     /// which is the default anyway.
@@ -363,7 +363,7 @@ fn output_target(a: &LsArgs) -> super::Result<(Option<String>, OutputFormat)> {
 }
 
 /// Runs `wloc ls`.
-pub fn run(a: &LsArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
     let (path, format) = output_target(a)?;
     let only = match &a.only {
         Some(t) => {
@@ -407,13 +407,12 @@ pub fn run(a: &LsArgs) -> super::Result {
         components: Some(Components {
             files: &a.component,
             list: a.components.as_deref(),
-            policy: a.policy.as_deref(),
         }),
         ..Load::new(topo, LoadErrors::ContentNamed("the environment"))
     };
-    let mut topo = args.load_source(&source, how)?;
+    let mut topo = args.load_source(d, &source, how)?;
     if !a.no_annotate {
-        wloc::annotations::annotate_discovered(&source, &mut topo);
+        wloc_discovery::annotations::annotate_discovered(d, &source, &mut topo);
     }
     if format != OutputFormat::Picture(Picture::Html) {
         // The HTML page lists processes beside the picture instead.

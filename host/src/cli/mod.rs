@@ -113,17 +113,17 @@ pub enum Error {
     Folder(#[from] wloc::folder::FolderError),
     /// The components' policy or runtime is not available.
     #[error(transparent)]
-    Setup(#[from] wloc::input::SetupError),
+    Setup(#[from] wloc_discovery::SetupError),
     /// This machine's CPUID could not be gathered.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[error(transparent)]
-    Gather(#[from] wloc::cpuid_native::GatherError),
+    Gather(#[from] wloc_discovery::cpuid_native::GatherError),
     /// A file argument could not be read, or an output written.
     #[error(transparent)]
     File(#[from] wloc::files::FileError),
     /// A component file could not be read.
     #[error(transparent)]
-    ComponentFile(#[from] wloc::components::ComponentFileError),
+    ComponentFile(#[from] wloc_discovery::components::ComponentFileError),
     /// A site info asked for is not recorded.
     #[error(transparent)]
     MissingSiteInfo(#[from] wloc::MissingSiteInfo),
@@ -243,24 +243,32 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    // The run's discovery context: the policy `wloc ls --policy` names
+    // (else `WLOC_POLICY`, else the system file), read, and the component
+    // runtime, started, only once a component runs.
+    let policy = match &cli.command {
+        Command::Ls(a) => a.policy.clone(),
+        _ => None,
+    };
+    let d = &wloc_discovery::Discovery::new(policy);
     let res = match &cli.command {
-        Command::Ls(a) => ls::run(a),
+        Command::Ls(a) => ls::run(d, a),
         Command::Component(a) => component::run(a),
         Command::GatherCpuid(a) => gather_cpuid::run(a),
-        Command::Bind(a) => bind::run(a),
-        Command::Info(a) => info::run(a),
-        Command::Ps(a) => ps::run(a),
-        Command::Place(a) => place::run(a),
-        Command::GatherTopology(a) => gather_topology::run(a),
-        Command::Calc(a) => calc::run(a),
-        Command::Distrib(a) => distrib::run(a),
+        Command::Bind(a) => bind::run(d, a),
+        Command::Info(a) => info::run(d, a),
+        Command::Ps(a) => ps::run(d, a),
+        Command::Place(a) => place::run(d, a),
+        Command::GatherTopology(a) => gather_topology::run(d, a),
+        Command::Calc(a) => calc::run(d, a),
+        Command::Distrib(a) => distrib::run(d, a),
         Command::Diff(a) => diff::run(a),
         Command::Patch(a) => patch::run(a),
-        Command::Watch(a) => watch::run(a),
-        Command::Slurm(a) => slurm::run(a),
-        Command::Graph(a) => graph::run(a),
-        Command::Fabric(a) => fabric::run(a),
-        Command::K8s(a) => k8s::run(a),
+        Command::Watch(a) => watch::run(d, a),
+        Command::Slurm(a) => slurm::run(d, a),
+        Command::Graph(a) => graph::run(d, a),
+        Command::Fabric(a) => fabric::run(d, a),
+        Command::K8s(a) => k8s::run(d, a),
         Command::Annotate(a) => annotate::run(a),
         Command::CompressDir(a) => store::compress_dir(a),
         Command::UncompressDir(a) => store::uncompress_dir(a),

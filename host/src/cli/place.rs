@@ -7,8 +7,9 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
 use clap::Args;
-use wloc::input::{InputFormat, Source};
 use wloc_core::{CpuSet, Topology};
+use wloc_discovery::input::{InputFormat, Source};
+use wloc_discovery::Discovery;
 use wloc_openmp::{
     flat_topology, parse_places, place, topology_from_cpuinfo, CpuinfoError, KmpAffinity, Method,
     PlacesSpec, Policy, ProcBind,
@@ -120,13 +121,17 @@ fn thread_count(a: &PlaceArgs) -> super::Result<Option<usize>> {
 
 /// Loads the topology from `-i` (with `format` for `--if`), with whether
 /// it is this machine.
-fn load(a: &PlaceArgs, format: Option<InputFormat>) -> super::Result<(Topology, bool)> {
+fn load(
+    d: &Discovery,
+    a: &PlaceArgs,
+    format: Option<InputFormat>,
+) -> super::Result<(Topology, bool)> {
     let args = TopologyArgs::from_input(InputArgs {
         input: a.input.input.clone(),
         input_format: format,
     });
     let how = Load::new(Topology::new(), LoadErrors::Named("this machine"));
-    let (topo, source) = args.load(how)?;
+    let (topo, source) = args.load(d, how)?;
     let this_system = matches!(source, Source::ThisSystem | Source::CpuidThisSystem);
     Ok((topo, this_system))
 }
@@ -143,20 +148,21 @@ fn cpuinfo_processors(text: &str) -> CpuSet {
 
 /// Loads the topology the method models, with whether it is this machine.
 fn topology(
+    d: &Discovery,
     a: &PlaceArgs,
     method: Method,
     warnings: &mut Vec<String>,
 ) -> super::Result<(Topology, bool)> {
     match method {
-        Method::Hwloc => load(a, a.input.input_format),
+        Method::Hwloc => load(d, a, a.input.input_format),
         // Without -i, this machine's CPUID; with -i, a CPUID dump or any
         // other input, modelled with the levels CPUID gives.
         Method::Cpuid if a.input.input.is_none() => {
-            load(a, a.input.input_format.or(Some(InputFormat::Cpuid)))
+            load(d, a, a.input.input_format.or(Some(InputFormat::Cpuid)))
         }
-        Method::Cpuid => load(a, a.input.input_format),
+        Method::Cpuid => load(d, a, a.input.input_format),
         Method::Flat => {
-            let (t, this) = load(a, a.input.input_format)?;
+            let (t, this) = load(d, a, a.input.input_format)?;
             let flat = flat_topology(t.cpuset()).map_err(|e| e.to_string())?;
             Ok((flat, this))
         }
@@ -189,7 +195,7 @@ fn topology(
 }
 
 /// Runs `wloc place`.
-pub fn run(a: &PlaceArgs) -> super::Result {
+pub fn run(d: &Discovery, a: &PlaceArgs) -> super::Result {
     let policy = policy(a)?;
     let nthreads = thread_count(a)?;
     let method = match a
@@ -203,7 +209,7 @@ pub fn run(a: &PlaceArgs) -> super::Result {
         })?,
     };
     let mut warnings = Vec::new();
-    let (topo, this_system) = topology(a, method, &mut warnings)?;
+    let (topo, this_system) = topology(d, a, method, &mut warnings)?;
     let initial = match &a.initial_mask {
         Some(s) => CpuSet::parse_list(s.trim())
             .map_err(|e| format!("invalid --initial-mask '{s}': {e}"))?,

@@ -150,7 +150,7 @@ struct Task {
 }
 
 /// Runs `wloc ps`.
-pub fn run(a: &PsArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &PsArgs) -> super::Result {
     let uid_filter = match a.uid.as_deref() {
         None => Some(current_uid()),
         Some(u) => parse_uid(u)?,
@@ -170,7 +170,7 @@ pub fn run(a: &PsArgs) -> super::Result {
         wloc_core::Topology::new(),
         LoadErrors::Named("the environment"),
     );
-    let (topo, _) = args.load(how)?;
+    let (topo, _) = args.load(d, how)?;
     let binder = Binder::new(&topo);
     let topo_set = topo.cpuset().clone();
     let physical = a.physical && !a.logical;

@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wloc::input::InputFormat;
 use wloc::slurm;
 use wloc_core::{Topology, TypeFilter};
+use wloc_discovery::input::InputFormat;
+use wloc_discovery::Discovery;
 
 use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs};
 
@@ -79,17 +80,21 @@ fn xml_files(dir: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// Loads one topology as slurmd does (see [`slurm::slurmd_topology`]).
-fn load(input: InputArgs, io: TypeFilter) -> super::Result<Topology> {
+fn load(discovery: &Discovery, input: InputArgs, io: TypeFilter) -> super::Result<Topology> {
     let args = TopologyArgs::from_input(input);
-    let (topo, _) = args.load(Load::new(
-        slurm::slurmd_topology(io),
-        LoadErrors::Named("this system"),
-    ))?;
+    let (topo, _) = args.load(
+        discovery,
+        Load::new(slurm::slurmd_topology(io), LoadErrors::Named("this system")),
+    )?;
     Ok(topo)
 }
 
 /// The (name, topology) pairs `-i` names.
-fn nodes(a: &NodeArgs, io: TypeFilter) -> super::Result<Vec<(String, Topology)>> {
+fn nodes(
+    discovery: &Discovery,
+    a: &NodeArgs,
+    io: TypeFilter,
+) -> super::Result<Vec<(String, Topology)>> {
     let dir_files = match (&a.input.input, a.input.input_format) {
         (Some(i), None) => xml_files(Path::new(i)),
         _ => None,
@@ -110,12 +115,12 @@ fn nodes(a: &NodeArgs, io: TypeFilter) -> super::Result<Vec<(String, Topology)>>
                         input: Some(f.to_string_lossy().into_owned()),
                         input_format: Some(InputFormat::Xml),
                     };
-                    load(input, io).map(|t| (name, t))
+                    load(discovery, input, io).map(|t| (name, t))
                 })
                 .collect()
         }
         None => {
-            let topo = load(a.input.clone(), io)?;
+            let topo = load(discovery, a.input.clone(), io)?;
             let name = a
                 .name
                 .clone()
@@ -125,11 +130,11 @@ fn nodes(a: &NodeArgs, io: TypeFilter) -> super::Result<Vec<(String, Topology)>>
     }
 }
 
-pub fn run(a: &SlurmArgs) -> super::Result {
+pub fn run(discovery: &Discovery, a: &SlurmArgs) -> super::Result {
     let mut out = String::new();
     match &a.command {
         SlurmCommand::Node(n) => {
-            for (name, topo) in nodes(n, TypeFilter::KeepNone)? {
+            for (name, topo) in nodes(discovery, n, TypeFilter::KeepNone)? {
                 out.push_str(&slurm::node_line(&name, &slurm::node_counts(&topo)));
                 let features = slurm::site_features(&topo, &n.infos)
                     .map_err(|e| format!("node {name}: {e}"))?;
@@ -145,7 +150,7 @@ pub fn run(a: &SlurmArgs) -> super::Result {
                     "--info adds node features: it applies to `wloc slurm node` only".into(),
                 );
             }
-            for (name, topo) in nodes(n, TypeFilter::KeepAll)? {
+            for (name, topo) in nodes(discovery, n, TypeFilter::KeepAll)? {
                 for d in slurm::gres_devices(&topo) {
                     out.push_str(&slurm::gres_line(&name, &d));
                     out.push('\n');
@@ -154,6 +159,7 @@ pub fn run(a: &SlurmArgs) -> super::Result {
         }
         SlurmCommand::Topology(t) => {
             out = wloc::fabric_input::slurm_topology(
+                discovery,
                 &t.input,
                 t.names.as_deref(),
                 t.format == "yaml",

@@ -3,12 +3,11 @@
 //! that turns them into a topology: resolved, loaded with the command's
 //! filters, marked as this system and restricted.
 
-use std::path::Path;
-
 use clap::Args;
-use wloc::input::{self, InputFormat, LoadError, Source};
 use wloc::tool_flags::{parse_restrict_flags, restrict_topology, split_restrict};
 use wloc_core::{Topology, TypeFilter};
+use wloc_discovery::input::{self, InputFormat, LoadError, Source};
+use wloc_discovery::Discovery;
 
 /// Where the topology comes from: `-i` and `--if`, else the environment
 /// (`WLOC_IMAGE`, then `WLOC_XMLFILE`, `HWLOC_SYNTHETIC`, ...), else this
@@ -89,12 +88,11 @@ pub enum RestrictFlags {
 }
 
 /// Components chosen for discovery with `--component` and
-/// `--components` (`wloc ls`).
+/// `--components` (`wloc ls`; its `--policy` is the run's [`Discovery`]'s).
 #[derive(Clone, Copy, Debug)]
 pub struct Components<'a> {
     pub files: &'a [String],
     pub list: Option<&'a str>,
-    pub policy: Option<&'a Path>,
 }
 
 /// How a command loads its topology.
@@ -144,23 +142,28 @@ impl TopologyArgs {
     }
 
     /// Resolves the source, then loads it (see [`Self::load_source`]).
-    pub fn load(&self, how: Load<'_>) -> super::Result<(Topology, Source)> {
+    pub fn load(&self, d: &Discovery, how: Load<'_>) -> super::Result<(Topology, Source)> {
         let source = self.source()?;
-        let topo = self.load_source(&source, how)?;
+        let topo = self.load_source(d, &source, how)?;
         Ok((topo, source))
     }
 
     /// Loads `source` into the command's topology, marks it as this
     /// system (`--thissystem`, `WLOC_THISSYSTEM`) and restricts it
     /// (`--restrict`): every command's topology comes from here.
-    pub fn load_source(&self, source: &Source, how: Load<'_>) -> super::Result<Topology> {
+    pub fn load_source(
+        &self,
+        d: &Discovery,
+        source: &Source,
+        how: Load<'_>,
+    ) -> super::Result<Topology> {
         let mut t = how.topology;
         if self.disallowed {
             t.include_disallowed = true;
         }
         let loaded = match how.components {
-            Some(c) => wloc::components::load_for_ls(source, t, c.files, c.list, c.policy),
-            None => input::load(source, t),
+            Some(c) => d.load_with_components(source, t, c.files, c.list),
+            None => d.load(source, t),
         };
         let input = self.input.input.as_deref();
         let named = |name: &str, e: &LoadError| {
@@ -218,7 +221,10 @@ pub fn load_xml(path: &str) -> super::Result<Topology> {
         input_format: Some(InputFormat::Xml),
     });
     args.disallowed = true;
+    // XML needs no component: a context of its own, which reads no policy
+    // and starts no runtime.
     args.load_source(
+        &Discovery::new(None),
         &args.source()?,
         Load::new(keep_all(TypeFilter::KeepAll), LoadErrors::Named("")),
     )

@@ -15,8 +15,8 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use wloc::annotations::{self, Annotators};
 use wloc_core::{ObjId, Topology, TypeFilter};
+use wloc_discovery::annotations::{self, Annotators};
 use wloc_locality::WordOptions;
 use wloc_runtime::{builtin, Property};
 
@@ -98,7 +98,7 @@ enum Style {
 }
 
 /// Runs `wloc watch`.
-pub fn run(a: &WatchArgs) -> super::Result {
+pub fn run(d: &wloc_discovery::Discovery, a: &WatchArgs) -> super::Result {
     let args = TopologyArgs::from_input(a.input.clone());
     let source = args.source()?;
     if !annotations::applies_to(&source) {
@@ -108,9 +108,10 @@ pub fn run(a: &WatchArgs) -> super::Result {
         );
     }
     let how = Load::new(keep_all(TypeFilter::KeepImportant), LoadErrors::Plain);
-    let topo = args.load_source(&source, how)?;
+    let topo = args.load_source(d, &source, how)?;
     let objects = chosen_objects(&topo, &a.objects)?;
     let (annotators, warnings) = Annotators::builtin_matching(
+        d,
         annotations::fsroot_of(&source),
         |b, _| b.name == builtin::ANNOTATE_SENSORS_NAME,
         &Default::default(),

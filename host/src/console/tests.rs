@@ -228,7 +228,7 @@ fn pci_class_names_follow_hwloc() {
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::input::Source;
+use wloc_discovery::input::Source;
 
 const LSTOPO: &str = "lstopo-no-graphics";
 /// The conformance recordings of the repository (`tests/data/conformance`).
@@ -343,7 +343,9 @@ fn load(source: &Source, args: &[&str]) -> Result<Topology, String> {
             _ => {}
         }
     }
-    crate::input::load(source, t).map_err(|e| e.to_string())
+    wloc_discovery::Discovery::new(None)
+        .load(source, t)
+        .map_err(|e| e.to_string())
 }
 
 /// lstopo's `-i X --if F` for an input.

@@ -198,6 +198,14 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     read_up_to(&f, size, path)
 }
 
+/// The bytes of the regular file `path`, of at most `max` bytes, read as
+/// [`open_regular`] opens it and to its end, not to the size it had when
+/// opened: files of `/proc` (`/proc/cpuinfo`) say size 0.
+pub fn read_regular_to_end(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+    let (f, _) = open_regular(path, max)?;
+    read_stream(f, path, max)
+}
+
 /// Reads a stream (standard input: a pipe, a terminal, a socket, or a
 /// file redirected to it) to its end, refusing it once it passes `max`
 /// bytes: at most `max` bytes and one read's chunk (64 KiB) are held.

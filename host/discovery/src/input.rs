@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use wloc_core::Topology;
 
+use crate::Discovery;
+
 // What a topology is read from and how the command line and the
 // environment choose it live in `wloc-input`, shared with the C library.
 pub use wloc_input::{env_var, guess_format, resolve, InputFormat, ResolveError, Source};
@@ -24,7 +26,7 @@ pub enum LoadError {
     /// The input or format given was not usable.
     BadInput(String),
     /// The XML document was rejected.
-    Xml(crate::xml::XmlError),
+    Xml(wloc_xml::XmlError),
     /// The synthetic description was rejected.
     Synthetic(wloc_core::synthetic::SyntheticError),
     /// This kind of input is not available in this build.
@@ -61,123 +63,76 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Loads a topology from a source into `topo`, whose type filters and
-/// flags the caller has set.
-pub fn load(source: &Source, topo: Topology) -> Result<Topology, LoadError> {
-    match source {
-        Source::Xml(path) => {
-            if path.as_os_str() == "-" {
-                // At most as much as a named file (`/dev/zero` redirected
-                // to standard input is refused, not read without end).
-                let max = wloc_xml::MAX_FILE_BYTES;
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(
-                    &mut std::io::Read::take(std::io::stdin().lock(), max + 1),
-                    &mut bytes,
-                )
-                .map_err(|e| {
-                    LoadError::BadInput(format!("cannot read XML from standard input: {e}"))
-                })?;
-                if bytes.len() as u64 > max {
-                    return Err(LoadError::BadInput(format!(
-                        "cannot read XML from standard input: larger than {max} bytes, the most wloc reads of such a file"
-                    )));
+impl Discovery {
+    /// Loads a topology from a source into `topo`, whose type filters and
+    /// flags the caller has set.
+    pub fn load(&self, source: &Source, topo: Topology) -> Result<Topology, LoadError> {
+        let d = self;
+        match source {
+            Source::Xml(path) => {
+                if path.as_os_str() == "-" {
+                    // At most as much as a named file (`/dev/zero` redirected
+                    // to standard input is refused, not read without end).
+                    let max = wloc_xml::MAX_FILE_BYTES;
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(
+                        &mut std::io::Read::take(std::io::stdin().lock(), max + 1),
+                        &mut bytes,
+                    )
+                    .map_err(|e| {
+                        LoadError::BadInput(format!("cannot read XML from standard input: {e}"))
+                    })?;
+                    if bytes.len() as u64 > max {
+                        return Err(LoadError::BadInput(format!(
+                            "cannot read XML from standard input: larger than {max} bytes, the most wloc reads of such a file"
+                        )));
+                    }
+                    let text = String::from_utf8(bytes).map_err(|e| {
+                        LoadError::BadInput(format!(
+                            "XML from standard input is not valid UTF-8 (invalid byte at offset {})",
+                            e.utf8_error().valid_up_to()
+                        ))
+                    })?;
+                    wloc_xml::import_str(&text, topo).map_err(LoadError::Xml)
+                } else {
+                    wloc_xml::import_file(path, topo).map_err(LoadError::Xml)
                 }
-                let text = String::from_utf8(bytes).map_err(|e| {
-                    LoadError::BadInput(format!(
-                        "XML from standard input is not valid UTF-8 (invalid byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ))
-                })?;
-                crate::xml::import_str(&text, topo).map_err(LoadError::Xml)
-            } else {
-                crate::xml::import_file(path, topo).map_err(LoadError::Xml)
+            }
+            Source::Synthetic(desc) => load_synthetic(d, desc, topo),
+            Source::Fsroot(p) => load_linux(d, p, false, topo),
+            Source::Cpuid(p) => load_cpuid_dump(d, p, topo),
+            Source::CpuidThisSystem => load_cpuid_this_system(d, topo),
+            Source::ThisSystem => load_linux(d, Path::new("/"), true, topo),
+            Source::Image(p) => {
+                let img = if p.as_os_str() == "-" {
+                    let stdin = std::io::stdin();
+                    let fd = std::os::fd::AsFd::as_fd(&stdin)
+                        .try_clone_to_owned()
+                        .map_err(|e| {
+                            LoadError::BadInput(format!("cannot read standard input: {e}"))
+                        })?;
+                    wloc_image::adopt_stream(&std::fs::File::from(fd))
+                } else {
+                    wloc_image::adopt(p)
+                };
+                img.and_then(|img| img.to_topology_into(topo))
+                    .map_err(LoadError::Image)
             }
         }
-        Source::Synthetic(desc) => load_synthetic(desc, topo),
-        Source::Fsroot(p) => load_linux(p, false, topo),
-        Source::Cpuid(p) => load_cpuid_dump(p, topo),
-        Source::CpuidThisSystem => load_cpuid_this_system(topo),
-        Source::ThisSystem => load_linux(Path::new("/"), true, topo),
-        Source::Image(p) => {
-            let img = if p.as_os_str() == "-" {
-                let stdin = std::io::stdin();
-                let fd = std::os::fd::AsFd::as_fd(&stdin)
-                    .try_clone_to_owned()
-                    .map_err(|e| LoadError::BadInput(format!("cannot read standard input: {e}")))?;
-                wloc_image::adopt_stream(&std::fs::File::from(fd))
-            } else {
-                wloc_image::adopt(p)
-            };
-            img.and_then(|img| img.to_topology_into(topo))
-                .map_err(LoadError::Image)
-        }
     }
-}
-
-/// The policy file named with `--policy` (else `WLOC_POLICY`, else the
-/// system file), set once by the command line.
-static POLICY_PATH: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-
-/// Names the policy file built-in components are checked against (the
-/// first call wins).
-pub fn set_policy_path(path: Option<PathBuf>) {
-    let _ = POLICY_PATH.set(path);
-}
-
-/// Why the components' policy or runtime is not available.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum SetupError {
-    /// The policy file could not be read or is not valid (the message
-    /// names the file and what is wrong).
-    #[error("{0}")]
-    Policy(String),
-    /// The component runtime (wasmtime's engine) could not start.
-    #[error("cannot start the component runtime: {0}")]
-    Runtime(String),
-}
-
-/// The admin's policy, read once per process.
-pub fn policy() -> Result<&'static wloc_runtime::policy::Policy, SetupError> {
-    static POLICY: std::sync::OnceLock<Result<wloc_runtime::policy::Policy, SetupError>> =
-        std::sync::OnceLock::new();
-    POLICY
-        .get_or_init(|| {
-            let path = POLICY_PATH.get().cloned().flatten();
-            wloc_runtime::policy::Policy::load(path.as_deref())
-                .map_err(|e| SetupError::Policy(e.to_string()))
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-/// The component runtime of this process, started on first use and shared
-/// by discovery and annotation (one engine, one epoch thread).
-pub fn runtime() -> Result<&'static wloc_runtime::Runtime, SetupError> {
-    static RUNTIME: std::sync::OnceLock<Result<wloc_runtime::Runtime, SetupError>> =
-        std::sync::OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            wloc_runtime::Runtime::new().map_err(|e| SetupError::Runtime(e.to_string()))
-        })
-        .as_ref()
-        .map_err(Clone::clone)
 }
 
 /// Loads a built-in component through the policy (which may disable it,
 /// narrow its grant or set its limits): the one path every component
 /// takes.
-fn load_builtin(
+fn load_builtin<'d>(
+    d: &'d Discovery,
     b: &wloc_runtime::builtin::Builtin,
-) -> Result<
-    (
-        &'static wloc_runtime::Runtime,
-        wloc_runtime::LoadedComponent,
-    ),
-    LoadError,
-> {
-    let policy = policy().map_err(|e| LoadError::BadInput(e.to_string()))?;
-    let rt = runtime().map_err(|e| LoadError::Unsupported(e.to_string()))?;
+) -> Result<(&'d wloc_runtime::Runtime, wloc_runtime::LoadedComponent), LoadError> {
+    let policy = d.policy().map_err(|e| LoadError::BadInput(e.to_string()))?;
+    let rt = d
+        .runtime()
+        .map_err(|e| LoadError::Unsupported(e.to_string()))?;
     let adm = wloc_runtime::enforce::admit_builtin(policy, b, wloc_runtime::Limits::default())
         .map_err(LoadError::Component)?;
     let c = rt.load_builtin(&adm, b).map_err(LoadError::Component)?;
@@ -187,9 +142,9 @@ fn load_builtin(
 /// Builds a synthetic description in the sandboxed built-in synthetic
 /// component.  The description is parsed natively first, which is cheap,
 /// so that syntax errors keep the parser's positions and wording.
-fn load_synthetic(desc: &str, topo: Topology) -> Result<Topology, LoadError> {
+fn load_synthetic(d: &Discovery, desc: &str, topo: Topology) -> Result<Topology, LoadError> {
     wloc_core::synthetic::parse(desc).map_err(LoadError::Synthetic)?;
-    let (rt, c) = load_builtin(&wloc_runtime::builtin::SYNTHETIC)?;
+    let (rt, c) = load_builtin(d, &wloc_runtime::builtin::SYNTHETIC)?;
     let opts = wloc_runtime::RunOptions::with_config([("description", desc)]);
     rt.discover(&c, &opts, topo).map_err(LoadError::Component)
 }
@@ -309,7 +264,12 @@ fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, S
 /// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in
 /// the sandboxed Linux component, granted `/sys`, `/proc` and the few
 /// other read-only roots it needs, rebased under `root`.
-fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology, LoadError> {
+fn load_linux(
+    d: &Discovery,
+    root: &Path,
+    this_system: bool,
+    topo: Topology,
+) -> Result<Topology, LoadError> {
     if !root.is_dir() {
         return Err(LoadError::BadInput(format!(
             "cannot read {}: not a directory",
@@ -320,7 +280,7 @@ fn load_linux(root: &Path, this_system: bool, topo: Topology) -> Result<Topology
     let fsroot = (!this_system).then_some(root);
     let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::LINUX_ROOTS, fsroot)
         .map_err(|e| LoadError::BadInput(format!("cannot open {}: {e}", root.display())))?;
-    let (rt, c) = load_builtin(&wloc_runtime::builtin::LINUX)?;
+    let (rt, c) = load_builtin(d, &wloc_runtime::builtin::LINUX)?;
     let mut run = wloc_runtime::RunOptions::with_config(linux_settings(&opts, &topo));
     run.files = std::sync::Arc::new(files);
     // On x86, CPUID tells which caches are inclusive (sysfs does not), as
@@ -356,7 +316,7 @@ const MAX_CPUID_FILE_SIZE: u64 = 1 << 20;
 /// Reads a `hwloc-gather-cpuid` directory and discovers its topology with
 /// the x86 CPUID decoder.  Only `hwloc-cpuid-info` and `puN` files are
 /// read, each at most [`MAX_CPUID_FILE_SIZE`] bytes.
-fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
+fn load_cpuid_dump(d: &Discovery, dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
     let bad = |what: String| {
         LoadError::BadInput(format!("cannot read CPUID dump {}: {what}", dir.display()))
     };
@@ -370,7 +330,7 @@ fn load_cpuid_dump(dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
     }
     .map_err(|e| bad(e.to_string()))?;
     let provider = crate::cpuid_native::DumpProvider::new(src, None);
-    run_x86(provider, None, topo).map_err(|e| match e {
+    run_x86(d, provider, None, topo).map_err(|e| match e {
         LoadError::Component(c) => bad(c.to_string()),
         other => other,
     })
@@ -473,20 +433,20 @@ fn recorded_cpuid(root: &Path) -> Option<crate::cpuid_native::DumpProvider> {
 
 /// This machine from CPUID on every PU, plus its ACPI NUMA tables when
 /// the process may read them (root).
-fn load_cpuid_this_system(topo: Topology) -> Result<Topology, LoadError> {
+fn load_cpuid_this_system(d: &Discovery, topo: Topology) -> Result<Topology, LoadError> {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
         let provider = crate::cpuid_native::gather_this_machine()
             .map_err(|e| LoadError::Unsupported(e.to_string()))?;
         let files = wloc_runtime::FileAccess::new(wloc_runtime::builtin::X86_ROOTS, None)
             .map_err(|e| LoadError::BadInput(format!("cannot open the ACPI tables: {e}")))?;
-        let mut t = run_x86(provider, Some(files), topo)?;
+        let mut t = run_x86(d, provider, Some(files), topo)?;
         t.is_thissystem = true;
         Ok(t)
     }
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
     {
-        let _ = topo;
+        let _ = (d, topo);
         Err(LoadError::Unsupported(
             "CPUID discovery of this machine needs x86-64 Linux".into(),
         ))
@@ -496,11 +456,12 @@ fn load_cpuid_this_system(topo: Topology) -> Result<Topology, LoadError> {
 /// Runs the sandboxed x86 discovery component, granted CPUID answers and
 /// maybe the ACPI tables.
 pub(crate) fn run_x86(
+    d: &Discovery,
     provider: crate::cpuid_native::DumpProvider,
     files: Option<wloc_runtime::FileAccess>,
     topo: Topology,
 ) -> Result<Topology, LoadError> {
-    let (rt, c) = load_builtin(&wloc_runtime::builtin::X86)?;
+    let (rt, c) = load_builtin(d, &wloc_runtime::builtin::X86)?;
     let mut run = wloc_runtime::RunOptions {
         cpuid: Some(std::sync::Arc::new(provider)),
         ..Default::default()
@@ -526,7 +487,9 @@ mod tests {
         let img = dir.join("topo.xml");
         wloc_image::write(&t, &img).unwrap();
         assert_eq!(guess_format(img.to_str().unwrap()), InputFormat::Image);
-        let loaded = load(&resolve(img.to_str(), None).unwrap(), Topology::new()).unwrap();
+        let loaded = Discovery::new(None)
+            .load(&resolve(img.to_str(), None).unwrap(), Topology::new())
+            .unwrap();
         assert_eq!(loaded.objs_by_type(wloc_core::ObjType::PU).len(), 4);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -15,7 +15,8 @@ use wloc_runtime::manifest::{self, Kind};
 use wloc_runtime::policy::Policy;
 use wloc_runtime::{builtin, RunOptions, Runtime};
 
-use crate::input::{self, LoadError, Source};
+use crate::input::{LoadError, Source};
+use crate::Discovery;
 
 /// The system folder of components.
 pub const SYSTEM_DIR: &str = "/usr/lib/wloc/components";
@@ -74,7 +75,7 @@ pub fn user_dir_or_why() -> Result<PathBuf, NoUserDir> {
 /// Reads a component file, at most `MAX_COMPONENT_BYTES` bytes.
 pub fn read_component(path: &Path) -> Result<Vec<u8>, ComponentFileError> {
     // A regular file only: a FIFO or device is refused at once.
-    crate::files::read_bytes(path, MAX_COMPONENT_BYTES).map_err(|e| match e {
+    wloc_trust::file::read_regular_to_end(path, MAX_COMPONENT_BYTES).map_err(|e| match e {
         wloc_trust::file::ReadError::TooLarge { .. } => {
             ComponentFileError::TooLarge(path.to_path_buf())
         }
@@ -212,31 +213,43 @@ fn find_installed(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// Loads a topology as `wloc ls` does, with the components `--component`
-/// adds and the selection `--components` (or `WLOC_COMPONENTS`) makes.
-///
-/// Discovery components are alternatives tried in order: the first that
-/// succeeds gives the topology, and one that is refused, traps or returns
-/// bad data is reported on standard error while the next one is tried.
-/// Annotation components then run on the result, each reported on
-/// failure without changing the topology.  Every component, built in or
-/// not, passes the policy.
-pub fn load_for_ls(
+impl Discovery {
+    /// Loads a topology as `wloc ls` does, with the components `--component`
+    /// adds and the selection `--components` (or `WLOC_COMPONENTS`) makes.
+    ///
+    /// Discovery components are alternatives tried in order: the first that
+    /// succeeds gives the topology, and one that is refused, traps or returns
+    /// bad data is reported on standard error while the next one is tried.
+    /// Annotation components then run on the result, each reported on
+    /// failure without changing the topology.  Every component, built in or
+    /// not, passes the policy.
+    pub fn load_with_components(
+        &self,
+        source: &Source,
+        topo: Topology,
+        files: &[String],
+        list: Option<&str>,
+    ) -> Result<Topology, LoadError> {
+        load_with_components(self, source, topo, files, list)
+    }
+}
+
+/// [`Discovery::load_with_components`].
+fn load_with_components(
+    d: &Discovery,
     source: &Source,
     topo: Topology,
     files: &[String],
     list: Option<&str>,
-    policy_path: Option<&Path>,
 ) -> Result<Topology, LoadError> {
-    input::set_policy_path(policy_path.map(Path::to_path_buf));
     let env_list = wloc_runtime::env::var("WLOC_COMPONENTS").filter(|v| !v.is_empty());
     let list = list.map(str::to_string).or(env_list);
     if files.is_empty() && list.is_none() {
-        return input::load(source, topo);
+        return d.load(source, topo);
     }
     let sel = Selection::parse(list.as_deref().unwrap_or(""))
         .map_err(|e| LoadError::BadInput(e.to_string()))?;
-    let policy = Policy::load(policy_path).map_err(LoadError::BadInput)?;
+    let policy = d.policy().map_err(|e| LoadError::BadInput(e.to_string()))?;
 
     // Discovery and annotation candidates, in order.
     let mut discovery: Vec<(String, Candidate)> = Vec::new();
@@ -285,7 +298,7 @@ pub fn load_for_ls(
     for (label, path) in extra {
         let bytes = read_component(&path).map_err(|e| LoadError::BadInput(e.to_string()))?;
         let shown = path.display().to_string();
-        match enforce::admit(&policy, &bytes, false, &label, &shown) {
+        match enforce::admit(policy, &bytes, false, &label, &shown) {
             Err(e) => eprintln!("wloc: {e}"),
             Ok(a) if sel.excluded.contains(&a.manifest.name) => {}
             Ok(a) if a.manifest.kind == Kind::Annotation => {
@@ -322,8 +335,8 @@ pub fn load_for_ls(
     let mut last_error: Option<LoadError> = None;
     for (name, c) in discovery {
         let attempt = match c {
-            Candidate::Builtin(s) => input::load(&s, topo.clone()),
-            Candidate::File(p) => run_file(&policy, &p, source, topo.clone()),
+            Candidate::Builtin(s) => d.load(&s, topo.clone()),
+            Candidate::File(p) => run_file(d, policy, &p, source, topo.clone()),
         };
         match attempt {
             Ok(t) => {
@@ -345,9 +358,7 @@ pub fn load_for_ls(
         }
     };
     if !annotation.is_empty() {
-        let rt = Runtime::new().map_err(|e| {
-            LoadError::Unsupported(format!("cannot start the component runtime: {e}"))
-        })?;
+        let rt = runtime(d)?;
         for (_, path, bytes, adm) in annotation {
             let r = rt.load_annotator_admitted(&adm, &bytes).and_then(|c| {
                 let opts = adm.grant.narrow(&base_options(&adm, source)?);
@@ -385,8 +396,15 @@ fn base_options(
     })
 }
 
+/// The run's runtime, for third-party components as for built-in ones.
+fn runtime(d: &Discovery) -> Result<&Runtime, LoadError> {
+    d.runtime()
+        .map_err(|e| LoadError::Unsupported(e.to_string()))
+}
+
 /// Runs a discovery component from a file, under the policy.
 fn run_file(
+    d: &Discovery,
     policy: &Policy,
     path: &Path,
     source: &Source,
@@ -396,8 +414,7 @@ fn run_file(
     let shown = path.display().to_string();
     let adm =
         enforce::admit(policy, &bytes, false, &shown, &shown).map_err(LoadError::Component)?;
-    let rt = Runtime::new()
-        .map_err(|e| LoadError::Unsupported(format!("cannot start the component runtime: {e}")))?;
+    let rt = runtime(d)?;
     let c = rt
         .load_admitted(&adm, &bytes)
         .map_err(LoadError::Component)?;

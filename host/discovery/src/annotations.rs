@@ -24,6 +24,7 @@ use wloc_runtime::{
 };
 
 use crate::input::Source;
+use crate::{Discovery, SetupError};
 
 /// Whether the built-in annotations apply to a source: this machine
 /// (through Linux or CPUID discovery) or a recorded `/sys` and `/proc`
@@ -57,8 +58,8 @@ fn annotation_limits() -> Limits {
 
 /// Loaded annotation components with their grants, ready to run again and
 /// again (each run gets a fresh instance).
-pub struct Annotators {
-    runtime: &'static Runtime,
+pub struct Annotators<'d> {
+    runtime: &'d Runtime,
     loaded: Vec<(LoadedAnnotator, RunOptions)>,
     /// Per component, its last sample and when it was taken: handed back
     /// on the next one (settings `sample.previous` and `sample.elapsed`),
@@ -67,16 +68,18 @@ pub struct Annotators {
     last: Mutex<Vec<Option<(Instant, String)>>>,
 }
 
-impl Annotators {
+impl<'d> Annotators<'d> {
     /// Loads the built-in annotation components through the admin's
     /// policy (which may disable them, narrow their files or set their
-    /// limits), granted their files below `fsroot` (or `/`).  Components
-    /// that cannot be loaded are left out, each with a warning; the error
-    /// is a runtime that cannot start or a policy that cannot be read.
+    /// limits), granted their files below `fsroot` (or `/`), into the
+    /// run's runtime.  Components that cannot be loaded are left out, each
+    /// with a warning; the error is a runtime that cannot start or a policy
+    /// that cannot be read.
     pub fn builtin(
+        d: &'d Discovery,
         fsroot: Option<&Path>,
-    ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
-        Self::builtin_matching(fsroot, |_, _| true, &BTreeMap::new())
+    ) -> Result<(Annotators<'d>, Vec<String>), SetupError> {
+        Self::builtin_matching(d, fsroot, |_, _| true, &BTreeMap::new())
     }
 
     /// As [`Annotators::builtin`], for the built-in components `wanted`
@@ -84,23 +87,25 @@ impl Annotators {
     /// The PCI names component is left out when neither of its databases
     /// exists, since it could name nothing.
     pub fn builtin_matching(
+        d: &'d Discovery,
         fsroot: Option<&Path>,
         wanted: impl Fn(&builtin::Builtin, &FileAccess) -> bool,
         settings: &BTreeMap<String, String>,
-    ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
-        Self::builtin_rooted(|_| fsroot, wanted, settings)
+    ) -> Result<(Annotators<'d>, Vec<String>), SetupError> {
+        Self::builtin_rooted(d, |_| fsroot, wanted, settings)
     }
 
     /// As [`Annotators::builtin_matching`], each component granted its
     /// files below the root `root_of` gives it (`None`: `/`).
     fn builtin_rooted<'a>(
+        d: &'d Discovery,
         root_of: impl Fn(&builtin::Builtin) -> Option<&'a Path>,
         wanted: impl Fn(&builtin::Builtin, &FileAccess) -> bool,
         settings: &BTreeMap<String, String>,
-    ) -> Result<(Annotators, Vec<String>), crate::input::SetupError> {
+    ) -> Result<(Annotators<'d>, Vec<String>), SetupError> {
         let mut warnings = Vec::new();
-        let policy = crate::input::policy()?;
-        let runtime = crate::input::runtime()?;
+        let policy = d.policy()?;
+        let runtime = d.runtime()?;
         let mut loaded = Vec::new();
         for b in [
             &builtin::ANNOTATE_DMI,
@@ -231,16 +236,20 @@ fn previous_text(topo: &Topology, props: &[Property]) -> String {
 
 /// Runs the built-in annotations on a freshly discovered topology when
 /// they apply to its source; failures are printed as warnings.
-pub fn annotate_discovered(source: &Source, topo: &mut Topology) {
-    for w in annotate_discovered_quietly(source, topo) {
+pub fn annotate_discovered(d: &Discovery, source: &Source, topo: &mut Topology) {
+    for w in annotate_discovered_quietly(d, source, topo) {
         eprintln!("wloc: warning: annotation skipped: {w}");
     }
 }
 
 /// As [`annotate_discovered`], returning the warnings instead of printing
 /// them (for the C library, which prints nothing on its own).
-pub fn annotate_discovered_quietly(source: &Source, topo: &mut Topology) -> Vec<String> {
-    annotate_with_databases(source, topo, false)
+pub fn annotate_discovered_quietly(
+    d: &Discovery,
+    source: &Source,
+    topo: &mut Topology,
+) -> Vec<String> {
+    annotate_with_databases(d, source, topo, false)
 }
 
 /// As [`annotate_discovered_quietly`], for wloc's `libhwloc.so.15`: as
@@ -248,11 +257,16 @@ pub fn annotate_discovered_quietly(source: &Source, topo: &mut Topology) -> Vec<
 /// this host's `pci.ids` (a database, not the machine's state), where the
 /// `wloc` command names them from the recording's own, as hwloc's tests
 /// expect.
-pub fn annotate_discovered_as_libhwloc(source: &Source, topo: &mut Topology) -> Vec<String> {
-    annotate_with_databases(source, topo, true)
+pub fn annotate_discovered_as_libhwloc(
+    d: &Discovery,
+    source: &Source,
+    topo: &mut Topology,
+) -> Vec<String> {
+    annotate_with_databases(d, source, topo, true)
 }
 
 fn annotate_with_databases(
+    d: &Discovery,
     source: &Source,
     topo: &mut Topology,
     host_databases: bool,
@@ -270,7 +284,7 @@ fn annotate_with_databases(
             fsroot
         }
     };
-    match Annotators::builtin_rooted(root_of, wanted, &settings) {
+    match Annotators::builtin_rooted(d, root_of, wanted, &settings) {
         Ok((annotators, mut warnings)) => {
             warnings.extend(annotators.annotate(topo).1);
             warnings

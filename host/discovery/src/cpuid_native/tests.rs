@@ -101,7 +101,7 @@ fn conformance_dumps_round_trip() {
         "Intel-KnightsCorner-XeonPhi-SE10P",
     ];
     let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/conformance/x86");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/conformance/x86");
     assert!(dir.is_dir(), "{} is missing", dir.display());
     let tmp = std::env::temp_dir().join(format!("wloc-gather-rt-{}", std::process::id()));
     for name in CURRENT {
@@ -180,7 +180,12 @@ fn acpi_files_give_numa_nodes() {
     // The x86 component, granted the tables under this fsroot.
     let grant =
         wloc_runtime::FileAccess::new(wloc_runtime::builtin::X86_ROOTS, Some(&root)).unwrap();
-    let t = crate::input::run_x86(dump(), Some(grant), Topology::new());
+    let t = crate::input::run_x86(
+        &crate::Discovery::new(None),
+        dump(),
+        Some(grant),
+        Topology::new(),
+    );
     let _ = std::fs::remove_dir_all(&root);
     let t = t.unwrap();
     let nodes = t.objs_by_type(wloc_core::ObjType::NUMANode);
@@ -191,7 +196,8 @@ fn acpi_files_give_numa_nodes() {
     assert_eq!(t.distances[0].values, vec![10, 17, 17, 10]);
     assert_eq!(t.check(), Ok(()));
     // No tables granted: the topology keeps its single node.
-    let t = crate::input::run_x86(dump(), None, Topology::new()).unwrap();
+    let t =
+        crate::input::run_x86(&crate::Discovery::new(None), dump(), None, Topology::new()).unwrap();
     assert_eq!(t.objs_by_type(wloc_core::ObjType::NUMANode).len(), 1);
 }
 
@@ -200,7 +206,9 @@ fn acpi_files_give_numa_nodes() {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn discovers_this_machine() {
-    let t = crate::input::load(&crate::input::Source::CpuidThisSystem, Topology::new()).unwrap();
+    let t = crate::Discovery::new(None)
+        .load(&crate::input::Source::CpuidThisSystem, Topology::new())
+        .unwrap();
     assert_eq!(t.check(), Ok(()));
     let pus = t.objs_by_type(wloc_core::ObjType::PU).len();
     assert_eq!(pus, LinuxPuRunner::new().unwrap().pus().len());
