@@ -1257,7 +1257,11 @@ mod tests {
             .build(Topology::new())
             .unwrap();
         m.is_thissystem = thissystem;
-        new_loaded(m, Source::Synthetic(desc.into()), 0)
+        new_loaded(
+            m,
+            Source::Input(wloc_input::Source::Synthetic(desc.into())),
+            0,
+        )
     }
 
     /// A topology standing for this system: one NUMA node (node 0 exists

@@ -19,6 +19,7 @@ use wloc_core::topology::TypeFilter;
 use wloc_core::{Bitmap, ObjAttr, ObjId, ObjType, Object, Topology};
 
 use wloc_input::discover::Target;
+use wloc_input::Source as Input;
 
 use crate::bitmap::hwloc_bitmap_s;
 use crate::types::*;
@@ -47,25 +48,35 @@ pub const FLAG_NO_CPUKINDS: u64 = 1 << 9;
 /// Every topology flag hwloc 2.9 defines.
 pub(crate) const ALL_FLAGS: u64 = (1 << 10) - 1;
 
-/// Where `hwloc_topology_load` reads the topology from.
+/// Where `hwloc_topology_load` reads the topology from: one of wloc's
+/// sources (the enum the `wloc` command and the discovery module share),
+/// or what only the C API names.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Source {
     /// Not chosen: the environment, else this system.
     Default,
-    /// `hwloc_topology_set_xml`.
-    XmlFile(PathBuf),
     /// `hwloc_topology_set_xmlbuffer`.
     XmlBuffer(String),
-    /// `hwloc_topology_set_synthetic`.
-    Synthetic(String),
-    /// `hwloc_topology_set_fsroot`.
-    Fsroot(PathBuf),
-    /// A topology image (`WLOC_IMAGE`).
-    Image(PathBuf),
-    /// A folder of per-PU CPUID dumps (`HWLOC_CPUID_PATH`).
-    CpuidDump(PathBuf),
+    /// `hwloc_topology_set_xml` (a file), `hwloc_topology_set_synthetic`,
+    /// `hwloc_topology_set_fsroot` (`/`: this system), or what the
+    /// environment names: an image (`WLOC_IMAGE`), a CPUID dump
+    /// (`HWLOC_CPUID_PATH`), ...
+    Input(Input),
+}
+
+impl Source {
     /// This system, discovered by the sandboxed components.
-    ThisSystem,
+    const THIS_SYSTEM: Source = Source::Input(Input::ThisSystem);
+
+    /// Whether the source is this system.
+    fn is_this_system(&self) -> bool {
+        // The C API names no CPUID-only discovery of this machine; if it
+        // came, it would be this machine's discovery all the same.
+        matches!(
+            self,
+            Source::Input(Input::ThisSystem | Input::CpuidThisSystem)
+        )
+    }
 }
 
 /// The C view of one object: hwloc's `struct hwloc_obj` first (so a
@@ -730,17 +741,20 @@ impl hwloc_topology {
     /// Fills the support structure after a load.
     fn fill_support(&mut self) {
         let m = &self.model;
-        let xml = matches!(self.source, Source::XmlFile(_) | Source::XmlBuffer(_));
+        let xml = matches!(
+            self.source,
+            Source::Input(Input::Xml(_)) | Source::XmlBuffer(_)
+        );
         let d = &mut self.support_parts.0;
         *d = hwloc_topology_discovery_support::default();
         // hwloc's Linux discovery says what it found (no NUMA support
         // without NUMA nodes in sysfs, say), also from a recorded root;
         // the Linux component records the same names.  An image adopted
         // as this machine stands for that discovery.
-        let linux_discovery = match self.source {
-            Source::ThisSystem | Source::Fsroot(_) => true,
-            Source::Image(_) => m.is_thissystem,
-            _ => false,
+        let linux_discovery = match &self.source {
+            Source::Input(Input::Fsroot(_)) => true,
+            Source::Input(Input::Image(_)) => m.is_thissystem,
+            s => s.is_this_system(),
         };
         if linux_discovery {
             for name in &m.support {
@@ -1043,7 +1057,7 @@ pub unsafe extern "C" fn hwloc_topology_set_xml(
     xmlpath: *const c_char,
 ) -> c_int {
     // SAFETY: a NUL-terminated path or NULL.
-    let p = unsafe { crate::c_path(xmlpath) }.map(Source::XmlFile);
+    let p = unsafe { crate::c_path(xmlpath) }.map(|p| Source::Input(Input::Xml(p)));
     set_source(topology, p)
 }
 
@@ -1086,7 +1100,7 @@ pub unsafe extern "C" fn hwloc_topology_set_synthetic(
             return fail(libc::EINVAL);
         }
     }
-    set_source(topology, d.map(Source::Synthetic))
+    set_source(topology, d.map(|d| Source::Input(Input::Synthetic(d))))
 }
 
 /// `hwloc_topology_set_fsroot`.
@@ -1098,9 +1112,9 @@ pub unsafe extern "C" fn hwloc_topology_set_fsroot(
     // SAFETY: a NUL-terminated path or NULL.
     let p = unsafe { crate::c_path(fsroot_path) }.map(|p| {
         if p.as_os_str() == "/" {
-            Source::ThisSystem
+            Source::THIS_SYSTEM
         } else {
-            Source::Fsroot(p)
+            Source::Input(Input::Fsroot(p))
         }
     });
     set_source(topology, p)
@@ -1351,18 +1365,15 @@ fn source_from_env() -> Source {
     // A privileged process (setuid, capabilities) ignores wloc's and
     // hwloc's input variables: its caller may not choose its topology.
     if wloc_trust::env::secure_mode() {
-        return Source::ThisSystem;
+        return Source::THIS_SYSTEM;
     }
-    use wloc_input::Source as In;
     match wloc_input::resolve(None, None) {
-        Ok(In::Image(p)) => Source::Image(p),
-        Ok(In::Fsroot(p)) if p.as_os_str() == "/" => Source::ThisSystem,
-        Ok(In::Fsroot(p)) => Source::Fsroot(p),
-        Ok(In::Cpuid(p)) if X86_BACKEND => Source::CpuidDump(p),
-        Ok(In::Cpuid(_)) => Source::ThisSystem,
-        Ok(In::Synthetic(s)) => Source::Synthetic(s),
-        Ok(In::Xml(p)) => Source::XmlFile(p),
-        _ => Source::ThisSystem,
+        // hwloc's fsroot `/` is this system; its CPUID dumps are read by
+        // the x86 backend, which only x86 builds have.
+        Ok(Input::Fsroot(p)) if p.as_os_str() == "/" => Source::THIS_SYSTEM,
+        Ok(Input::Cpuid(_)) if !X86_BACKEND => Source::THIS_SYSTEM,
+        Ok(s) => Source::Input(s),
+        Err(_) => Source::THIS_SYSTEM,
     }
 }
 
@@ -1373,22 +1384,22 @@ fn source_from_env() -> Source {
 /// `HWLOC_SYNTHETIC` are ignored.
 fn source_from_components() -> Source {
     if wloc_trust::env::secure_mode() {
-        return Source::ThisSystem;
+        return Source::THIS_SYSTEM;
     }
     let list = wloc_trust::env::var("HWLOC_COMPONENTS").unwrap_or_default();
     for entry in list.split(',') {
         if let Some(p) = entry.strip_prefix("xml=").filter(|p| !p.is_empty()) {
-            return Source::XmlFile(PathBuf::from(p));
+            return Source::Input(Input::Xml(PathBuf::from(p)));
         }
         if let Some(d) = entry.strip_prefix("synthetic=").filter(|d| !d.is_empty()) {
-            return Source::Synthetic(d.to_string());
+            return Source::Input(Input::Synthetic(d.to_string()));
         }
     }
     let var = |n: &str| wloc_trust::env::var(n).filter(|v| !v.is_empty());
     match (var("HWLOC_FSROOT"), var("HWLOC_CPUID_PATH")) {
-        (Some(f), _) if f != "/" => Source::Fsroot(PathBuf::from(f)),
-        (_, Some(c)) if X86_BACKEND => Source::CpuidDump(PathBuf::from(c)),
-        _ => Source::ThisSystem,
+        (Some(f), _) if f != "/" => Source::Input(Input::Fsroot(PathBuf::from(f))),
+        (_, Some(c)) if X86_BACKEND => Source::Input(Input::Cpuid(PathBuf::from(c))),
+        _ => Source::THIS_SYSTEM,
     }
 }
 
@@ -1427,12 +1438,12 @@ impl hwloc_topology {
             Ok(m) => (source, m),
             // As hwloc, an input named by a variable that cannot be read
             // leaves this machine's discovery.
-            Err(LoadFailure(msg)) if from_env && source != Source::ThisSystem => {
+            Err(LoadFailure(msg)) if from_env && !source.is_this_system() => {
                 verbose(&format!(
                     "ignoring the topology the environment names: {msg}"
                 ));
-                let m = self.read_source(&Source::ThisSystem, base)?;
-                (Source::ThisSystem, m)
+                let m = self.read_source(&Source::THIS_SYSTEM, base)?;
+                (Source::THIS_SYSTEM, m)
             }
             Err(e) => return Err(e),
         };
@@ -1440,16 +1451,16 @@ impl hwloc_topology {
         m.is_thissystem = match thissystem_env.as_deref() {
             Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
             _ => {
-                matches!(source, Source::ThisSystem)
-                    || (from_env && matches!(source, Source::Image(_)))
+                source.is_this_system()
+                    || (from_env && matches!(source, Source::Input(Input::Image(_))))
                     || self.flags & FLAG_IS_THISSYSTEM != 0
             }
         };
         // Recorded support is kept only when asked for, as in hwloc.
-        let launcher_image = from_env && matches!(source, Source::Image(_));
+        let launcher_image = from_env && matches!(source, Source::Input(Input::Image(_)));
         let recorded = matches!(
             source,
-            Source::XmlFile(_) | Source::XmlBuffer(_) | Source::Image(_)
+            Source::Input(Input::Xml(_) | Input::Image(_)) | Source::XmlBuffer(_)
         ) && !launcher_image;
         if recorded && self.flags & FLAG_IMPORT_SUPPORT == 0 {
             m.support.clear();
@@ -1468,8 +1479,8 @@ impl hwloc_topology {
         // hwloc adds its own infos when it discovers, not when it imports;
         // a launcher's image (WLOC_IMAGE) stands for this machine's
         // discovery.
-        let imported = matches!(source, Source::XmlFile(_) | Source::XmlBuffer(_))
-            || (matches!(source, Source::Image(_)) && !launcher_image);
+        let imported = matches!(source, Source::Input(Input::Xml(_)) | Source::XmlBuffer(_))
+            || (matches!(source, Source::Input(Input::Image(_))) && !launcher_image);
         if launcher_image {
             hwloc2_x86_cache_infos(&mut m);
         }
@@ -1495,22 +1506,23 @@ impl hwloc_topology {
     /// the program set).
     fn read_source(&self, source: &Source, base: Topology) -> Result<Topology, LoadFailure> {
         let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
-        let noos =
-            matches!(source, Source::ThisSystem) && self.blacklist.iter().any(|b| b == "linux");
+        let noos = source.is_this_system() && self.blacklist.iter().any(|b| b == "linux");
         Ok(match source {
-            Source::XmlFile(p) => wloc_xml::import_file_as_hwloc2(p, base).map_err(|e| err(&e))?,
+            Source::Input(Input::Xml(p)) => {
+                wloc_xml::import_file_as_hwloc2(p, base).map_err(|e| err(&e))?
+            }
             Source::XmlBuffer(s) => wloc_xml::import_str_as_hwloc2(s, base).map_err(|e| err(&e))?,
-            Source::Synthetic(d) => wloc_core::synthetic::parse(d)
+            Source::Input(Input::Synthetic(d)) => wloc_core::synthetic::parse(d)
                 .map_err(|e| err(&e))?
                 .build(base)
                 .map_err(|e| err(&e))?,
             // Read here, as any image: the discovery module is not loaded.
-            Source::Image(p) => wloc_image::adopt(p)
+            Source::Input(Input::Image(p)) => wloc_image::adopt(p)
                 .and_then(|img| img.to_topology_into(base))
                 .map_err(|e| err(&e))?,
-            Source::Fsroot(p) => discovered(Target::Fsroot(p.clone()), &base)?,
-            Source::CpuidDump(p) => discovered(Target::CpuidDump(p.clone()), &base)?,
-            Source::ThisSystem | Source::Default if noos => {
+            Source::Input(Input::Fsroot(p)) => discovered(Target::Fsroot(p.clone()), &base)?,
+            Source::Input(Input::Cpuid(p)) => discovered(Target::CpuidDump(p.clone()), &base)?,
+            Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default if noos => {
                 let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
                     .map_err(|e| err(&e))?
                     .build(base)
@@ -1519,7 +1531,7 @@ impl hwloc_topology {
                 m.infos.clear();
                 m
             }
-            Source::ThisSystem | Source::Default => {
+            Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default => {
                 let mut m = discovered(Target::ThisSystem, &base)?;
                 hwloc2_x86_cache_infos(&mut m);
                 m
