@@ -1102,9 +1102,9 @@ mod tests {
             assert_eq!(
                 strings(b),
                 [
-                    "0xf...f,0xffffffff,0xfffffff7",
+                    "0xf...f,0xfffffff7",
                     "0-2,4-",
-                    "0xf...ffffffffffffffff7"
+                    "0xf...ffffffff7"
                 ]
             );
             hwloc_bitmap_only(b, 70);
@@ -1198,7 +1198,9 @@ mod tests {
             assert_eq!(hw(b), "0x003fffff,0xfffffff0,,,0x0"); // hwloc 2.9
             hwloc_bitmap_fill(b);
             hwloc_bitmap_clr_range(b, 0, 95);
-            assert_eq!(hw(b), "0xf...f,0xffffffff,,,0x0");
+            // hwloc 2.14 merges the all-ones chunk into 0xf...f (2.9:
+            // 0xf...f,0xffffffff,,,0x0).
+            assert_eq!(hw(b), "0xf...f,,,0x0");
 
             hwloc_bitmap_fill(b);
             hwloc_bitmap_clr(b, 0);
