@@ -474,8 +474,14 @@ fn keygen_cut_short_leaves_no_key() {
         std::fs::write(d.join(taken), "mine\n").unwrap();
         let before = listing(d);
         let prefix = &taken[..1];
-        let o = cmd(d, &os(&["component", "keygen", prefix])).output().unwrap();
-        assert!(!o.status.success(), "keygen over {taken}: {}", show_output(&o));
+        let o = cmd(d, &os(&["component", "keygen", prefix]))
+            .output()
+            .unwrap();
+        assert!(
+            !o.status.success(),
+            "keygen over {taken}: {}",
+            show_output(&o)
+        );
         assert_eq!(listing(d), before, "keygen over {taken} left a file");
         assert_eq!(std::fs::read(d.join(taken)).unwrap(), b"mine\n");
     }

@@ -17,12 +17,10 @@
 //! the same set for hwloc; inputs on which hwloc reads uninitialised memory,
 //! asserts, or silently drops data (`"0x1,"`, `",0x1"`, `"3-1"`, `"5x7"`,
 //! octal `"010"` in lists, chunks wider than 32 bits...) are rejected with a
-//! [`BitmapParseError`].  One deliberate difference: after the `0xf...f`
-//! prefix, hwloc 2.9 rounds the explicit part up to 64 bits, so it reads
-//! `0xf...f,0x00000003` as `0-1,64-`; this module reads it as `0-1,32-`,
-//! like 32-bit hwloc builds do and like newer hwloc reads the taskset form.
-//! Strings printed by hwloc on 64-bit hosts always have an even number of
-//! chunks after `0xf...f` and mean the same thing for both.
+//! [`BitmapParseError`].  After the `0xf...f` prefix, the bits a chunk
+//! (or taskset digit) leaves above it belong to the infinite part:
+//! `0xf...f,0x00000003` is `0-1,32-`, as hwloc 2.14 reads it (hwloc 2.9
+//! rounded the explicit part up to 64 bits and read `0-1,64-`).
 //!
 //! [`Set<K>`] wraps a bitmap with a kind marker so that CPU sets
 //! ([`CpuSet`]) and NUMA node sets ([`NodeSet`]) cannot be mixed up.
@@ -1176,18 +1174,16 @@ fn write_list(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     Ok(())
 }
 
-/// `hwloc_bitmap_taskset_snprintf` of hwloc 2.9 with 64-bit `unsigned long`.
+/// `hwloc_bitmap_taskset_snprintf` of hwloc 2.14 with 64-bit `unsigned long`.
 #[doc(alias = "hwloc_bitmap_taskset_snprintf")]
 fn write_taskset(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     let mut started = false;
     if b.infinite {
         out.write_str(INFINITE_PREFIX)?;
-        started = true;
         // As hwloc 2.14: all-ones 32-bit chunks just below the infinite
         // part belong to it (see `write_hwloc`).
-        let mut words = b.words.iter().rev().peekable();
         let mut in_ones = true;
-        while let Some(&w) = words.next() {
+        for &w in b.words.iter().rev() {
             for half in [(w >> 32) as u32, w as u32] {
                 if in_ones && half == u32::MAX {
                     continue;

@@ -136,7 +136,10 @@ fn nodes_whose_locality_intersects_are_found() {
         };
         let mut found = [null_mut(); 4];
         let mut nr = 4;
-        assert_eq!(hwloc_get_local_numanode_objs(t, &mut loc, &mut nr, found.as_mut_ptr(), 0), 0);
+        assert_eq!(
+            hwloc_get_local_numanode_objs(t, &mut loc, &mut nr, found.as_mut_ptr(), 0),
+            0
+        );
         assert_eq!(nr, 0);
         nr = 4;
         assert_eq!(

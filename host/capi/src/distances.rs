@@ -796,7 +796,6 @@ fn grouping_enabled(m: &Topology) -> bool {
     m.type_filter(ObjType::Group) != TypeFilter::KeepNone && !env_off
 }
 
-
 /// The accuracies hwloc tries: 0 only, unless the inaccurate flag lets
 /// `HWLOC_GROUPING_ACCURACY` choose one value or `try` the list.
 fn accuracies(inaccurate: bool) -> Vec<f32> {

@@ -37,9 +37,9 @@ pub mod topology;
 pub mod types;
 
 #[cfg(test)]
-pub(crate) mod test_support;
-#[cfg(test)]
 mod api_2_14_tests;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};

@@ -828,8 +828,7 @@ pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
             if remaining.is_empty() {
                 break;
             }
-            if m.obj(n).subtype.as_deref() == first_subtype
-                && cpuset(n).is_included_in(&remaining)
+            if m.obj(n).subtype.as_deref() == first_subtype && cpuset(n).is_included_in(&remaining)
             {
                 take(n, &mut remaining);
             }

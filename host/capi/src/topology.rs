@@ -1984,6 +1984,10 @@ pub unsafe extern "C" fn hwloc_topology_allow(
         if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
             return fail(libc::EINVAL);
         }
+        // As hwloc: ALL and LOCAL_RESTRICTIONS take no set.
+        if matches!(flags, 1 | 2) && (!cpuset.is_null() || !nodeset.is_null()) {
+            return fail(libc::EINVAL);
+        }
         let m = &mut t.model;
         let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
         match flags {

@@ -7,33 +7,7 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The public headers of hwloc 2.14, taken from the release tarball into
-/// `dir`: its `include` folder. The configuration header is the 2.9 kit's
-/// (Debian's configure output): 2.14 defines nothing more on Linux with
-/// glibc but optional components.
-fn headers(dir: &Path) -> PathBuf {
-    support::require(&[("/usr/bin/xz", "xz-utils")]);
-    let tarball = support::workspace().join("tests/data/hwloc-2.14/hwloc-2.14.0.tar.xz");
-    let o = Command::new("tar")
-        .arg("xJf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(dir)
-        .args(["--wildcards", "hwloc-2.14.0/include/*"])
-        .output()
-        .expect("tar runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let inc = dir.join("hwloc-2.14.0/include");
-    std::fs::copy(
-        support::workspace().join("tests/data/hwloc-2.9/include/hwloc/autogen/config.h"),
-        inc.join("hwloc/autogen/config.h"),
-    )
-    .unwrap();
-    inc
-}
 
 /// The functions a header declares for the library to export
 /// (`HWLOC_DECLSPEC` declarations; inline helpers are compiled into the
@@ -44,7 +18,9 @@ fn declared(header: &str) -> BTreeSet<String> {
         .skip(1)
         .filter_map(|decl| {
             let head = decl.split(['(', ';']).next()?;
-            let name = head.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty())?;
+            let name = head
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .rfind(|w| !w.is_empty())?;
             (name.starts_with("hwloc_") && decl.contains('(')).then(|| name.to_string())
         })
         .collect()
@@ -53,7 +29,7 @@ fn declared(header: &str) -> BTreeSet<String> {
 #[test]
 fn every_function_of_2_14s_headers_is_exported() {
     let lib = support::library_dir("api-2-14-symbols");
-    let inc = headers(&lib);
+    let inc = support::hwloc_2_14_headers(&lib);
     // The public API; not the plugin API (hwloc/plugins.h), nor the
     // interoperability headers of vendor libraries that are absent.
     let mut want = BTreeSet::new();
@@ -72,7 +48,11 @@ fn every_function_of_2_14s_headers_is_exported() {
     ] {
         want.extend(declared(&std::fs::read_to_string(inc.join(h)).unwrap()));
     }
-    assert!(want.len() > 170, "only {} functions read: {want:?}", want.len());
+    assert!(
+        want.len() > 170,
+        "only {} functions read: {want:?}",
+        want.len()
+    );
     let o = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(support::built_library())
@@ -90,7 +70,7 @@ fn every_function_of_2_14s_headers_is_exported() {
 fn a_program_built_with_2_14s_headers_gets_what_they_document() {
     support::require_c_toolchain();
     let lib = support::library_dir("api-2-14");
-    let inc = headers(&lib);
+    let inc = support::hwloc_2_14_headers(&lib);
     let exe = lib.join("api_2_14");
     support::compile(
         Command::new("gcc")
@@ -99,9 +79,9 @@ fn a_program_built_with_2_14s_headers_gets_what_they_document() {
             .arg("-o")
             .arg(&exe)
             .arg(support::workspace().join("host/capi/tests/c/api_2_14.c"))
-            .arg("-L")
-            .arg(&lib)
-            .arg("-lhwloc"),
+            // This library itself (soname libhwloc.so.15): Debian's
+            // libhwloc.so, which -lhwloc finds, lacks 2.14's functions.
+            .arg(support::built_library()),
     );
     for mode in [None, Some("this-system")] {
         let mut c = Command::new(&exe);

@@ -788,8 +788,8 @@ impl Staging {
             ) else {
                 continue;
             };
-            let private = rustix::fs::fstat(&fd)
-                .is_ok_and(|st| st.st_uid == uid && st.st_mode & 0o077 == 0);
+            let private =
+                rustix::fs::fstat(&fd).is_ok_and(|st| st.st_uid == uid && st.st_mode & 0o077 == 0);
             let dir = Dir::from_std_file(std::fs::File::from(fd));
             if private && Self::marked(&dir, name, uid) {
                 // Removed through the descriptor just checked: a folder
@@ -1157,8 +1157,8 @@ mod tests {
         let other = ".other.4194999-0123456789abcdef";
         mk(other, 0o700, Some(other)); // another NAME
         mk(".rec.4194999-notours", 0o700, Some(".rec.4194999-notours")); // not a name wloc makes
-        // The user's own private folder renamed to the pattern by someone
-        // who may rename in this folder: no mark, kept.
+                                                                         // The user's own private folder renamed to the pattern by someone
+                                                                         // who may rename in this folder: no mark, kept.
         let renamed = ".rec.4194997-0123456789abcdef";
         mk(renamed, 0o700, None);
         // A mark naming another folder (ours, renamed): kept.

@@ -122,8 +122,8 @@ impl AtomicFile {
         // write (root's, say) to a file of their choosing.
         let real = path;
         let mut keep_mode = None;
-        let link = rfs::lstat(path)
-            .is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
+        let link =
+            rfs::lstat(path).is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
         match rfs::stat(path) {
             Ok(st) => match FileType::from_raw_mode(st.st_mode) {
                 FileType::RegularFile => {
