@@ -469,6 +469,22 @@ fn keygen_cut_short_leaves_no_key() {
     }
     run_ok(d, &["component", "keygen", "k"]);
     assert!(d.join("k.key").is_file() && d.join("k.pub").is_file());
+    // Either name taken: refused before anything is written.
+    for taken in ["j.pub", "i.key"] {
+        std::fs::write(d.join(taken), "mine\n").unwrap();
+        let before = listing(d);
+        let prefix = &taken[..1];
+        let o = cmd(d, &os(&["component", "keygen", prefix]))
+            .output()
+            .unwrap();
+        assert!(
+            !o.status.success(),
+            "keygen over {taken}: {}",
+            show_output(&o)
+        );
+        assert_eq!(listing(d), before, "keygen over {taken} left a file");
+        assert_eq!(std::fs::read(d.join(taken)).unwrap(), b"mine\n");
+    }
 }
 
 /// A small file-size limit (`ulimit -f`) stops only writes of files: the

@@ -6,7 +6,7 @@
 //!
 //! | form | example | printer / parser |
 //! | --- | --- | --- |
-//! | hwloc | `0x00000078,,0x00000004`, `0xf...f,0xffffffff,0xfffffffc` | [`Display`](core::fmt::Display) / [`Bitmap::parse`] |
+//! | hwloc | `0x00000078,,0x00000004`, `0xf...f,0xfffffffc` | [`Display`](core::fmt::Display) / [`Bitmap::parse`] |
 //! | list | `2,67-70`, `2-` | [`Bitmap::to_list_string`] / [`Bitmap::parse_list`] |
 //! | taskset | `0x780000000000000004`, `0xf...ffffffffffffffffc` | [`Bitmap::to_taskset_string`] / [`Bitmap::parse_taskset`] |
 //!
@@ -17,12 +17,10 @@
 //! the same set for hwloc; inputs on which hwloc reads uninitialised memory,
 //! asserts, or silently drops data (`"0x1,"`, `",0x1"`, `"3-1"`, `"5x7"`,
 //! octal `"010"` in lists, chunks wider than 32 bits...) are rejected with a
-//! [`BitmapParseError`].  One deliberate difference: after the `0xf...f`
-//! prefix, hwloc 2.9 rounds the explicit part up to 64 bits, so it reads
-//! `0xf...f,0x00000003` as `0-1,64-`; this module reads it as `0-1,32-`,
-//! like 32-bit hwloc builds do and like newer hwloc reads the taskset form.
-//! Strings printed by hwloc on 64-bit hosts always have an even number of
-//! chunks after `0xf...f` and mean the same thing for both.
+//! [`BitmapParseError`].  After the `0xf...f` prefix, the bits a chunk
+//! (or taskset digit) leaves above it belong to the infinite part:
+//! `0xf...f,0x00000003` is `0-1,32-`, as hwloc 2.14 reads it (hwloc 2.9
+//! rounded the explicit part up to 64 bits and read `0-1,64-`).
 //!
 //! [`Set<K>`] wraps a bitmap with a kind marker so that CPU sets
 //! ([`CpuSet`]) and NUMA node sets ([`NodeSet`]) cannot be mixed up.
@@ -908,7 +906,7 @@ impl Bitmap {
     /// every bit above the explicit chunks set.  `""` is the empty set.
     ///
     /// Examples: `0x00000078,,0x00000004` = `2,67-70`; `0xf...f` = all;
-    /// `0xf...f,0xffffffff,0xfffffffc` = `2-`.
+    /// `0xf...f,0xfffffffc` = `0xf...f,0xffffffff,0xfffffffc` = `2-`.
     ///
     /// # Errors
     ///
@@ -1124,6 +1122,10 @@ impl FusedIterator for Ranges<'_> {}
 fn write_hwloc(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     let mut need_comma = false;
     let mut wrote = false;
+    // As hwloc 2.14: the all-ones 32-bit chunks just below the infinite
+    // part belong to it (`0xf...f,,,,,0x000000f0` for `4-7,160-`, where
+    // hwloc 2.9 wrote `0xf...f,0xffffffff,,,,,0x000000f0`).
+    let mut in_ones = b.infinite;
     if b.infinite {
         out.write_str(INFINITE_PREFIX)?;
         need_comma = true;
@@ -1133,6 +1135,10 @@ fn write_hwloc(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     for i in (0..n).rev() {
         let w = b.words[i];
         for (half, is_low) in [((w >> 32) as u32, false), (w as u32, true)] {
+            if in_ones && half == u32::MAX {
+                continue;
+            }
+            in_ones = false;
             let comma = if need_comma { "," } else { "" };
             if half != 0 {
                 write!(out, "{comma}0x{half:08x}")?;
@@ -1168,13 +1174,25 @@ fn write_list(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     Ok(())
 }
 
-/// `hwloc_bitmap_taskset_snprintf` of hwloc 2.9 with 64-bit `unsigned long`.
+/// `hwloc_bitmap_taskset_snprintf` of hwloc 2.14 with 64-bit `unsigned long`.
 #[doc(alias = "hwloc_bitmap_taskset_snprintf")]
 fn write_taskset(b: &Bitmap, out: &mut impl fmt::Write) -> fmt::Result {
     let mut started = false;
     if b.infinite {
         out.write_str(INFINITE_PREFIX)?;
-        started = true;
+        // As hwloc 2.14: all-ones 32-bit chunks just below the infinite
+        // part belong to it (see `write_hwloc`).
+        let mut in_ones = true;
+        for &w in b.words.iter().rev() {
+            for half in [(w >> 32) as u32, w as u32] {
+                if in_ones && half == u32::MAX {
+                    continue;
+                }
+                in_ones = false;
+                write!(out, "{half:08x}")?;
+            }
+        }
+        return Ok(());
     }
     for &w in b.words.iter().rev() {
         if started {
@@ -2398,22 +2416,21 @@ mod tests {
             ("0-127", "0xffffffff,0xffffffff,0xffffffff,0xffffffff", "0xffffffffffffffffffffffffffffffff"),
             ("128", "0x00000001,,,,0x0", "0x100000000000000000000000000000000"),
             ("0-", "0xf...f", "0xf...f"),
-            ("1-", "0xf...f,0xffffffff,0xfffffffe", "0xf...ffffffffffffffffe"),
-            ("2-", "0xf...f,0xffffffff,0xfffffffc", "0xf...ffffffffffffffffc"),
-            ("31-", "0xf...f,0xffffffff,0x80000000", "0xf...fffffffff80000000"),
-            ("32-", "0xf...f,0xffffffff,0x0", "0xf...fffffffff00000000"),
+            ("1-", "0xf...f,0xfffffffe", "0xf...ffffffffe"),
+            ("2-", "0xf...f,0xfffffffc", "0xf...ffffffffc"),
+            ("31-", "0xf...f,0x80000000", "0xf...f80000000"),
+            ("32-", "0xf...f,0x0", "0xf...f00000000"),
             ("33-", "0xf...f,0xfffffffe,0x0", "0xf...ffffffffe00000000"),
             ("63-", "0xf...f,0x80000000,0x0", "0xf...f8000000000000000"),
             ("64-", "0xf...f,,0x0", "0xf...f0000000000000000"),
-            ("65-", "0xf...f,0xffffffff,0xfffffffe,,0x0", "0xf...ffffffffffffffffe0000000000000000"),
+            ("65-", "0xf...f,0xfffffffe,,0x0", "0xf...ffffffffe0000000000000000"),
             ("100-", "0xf...f,0xfffffff0,,,0x0", "0xf...ffffffff0000000000000000000000000"),
-            ("0,32-", "0xf...f,0xffffffff,0x00000001", "0xf...fffffffff00000001"),
+            ("0,32-", "0xf...f,0x00000001", "0xf...f00000001"),
             ("0,64-", "0xf...f,,0x00000001", "0xf...f0000000000000001"),
             ("2-31,64-", "0xf...f,,0xfffffffc", "0xf...f00000000fffffffc"),
-            ("2-63,65-", "0xf...f,0xffffffff,0xfffffffe,0xffffffff,0xfffffffc", "0xf...ffffffffffffffffefffffffffffffffc"),
+            ("2-63,65-", "0xf...f,0xfffffffe,0xffffffff,0xfffffffc", "0xf...ffffffffefffffffffffffffc"),
             ("0-3,128-", "0xf...f,,,,0x0000000f", "0xf...f0000000000000000000000000000000f"),
-            ("1,3,5-7,200-", "0xf...f,0xffffffff,0xffffff00,,,,,,0x000000ea",
-             "0xf...fffffffffffffff000000000000000000000000000000000000000000000000ea"),
+            ("1,3,5-7,200-", "0xf...f,0xffffff00,,,,,,0x000000ea", "0xf...fffffff000000000000000000000000000000000000000000000000ea"),
         ];
         for &(l, h, t) in vectors {
             check_forms(&list(l), h, l, t);

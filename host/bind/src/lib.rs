@@ -33,7 +33,7 @@ mod sys;
 mod thread;
 
 pub use error::BindError;
-pub use mem::{BoundMemory, MemPolicy, MemSet};
+pub use mem::{kernel_has_weighted_interleave, BoundMemory, MemPolicy, MemSet};
 pub use support::Support;
 pub use thread::{current_pu, pin_thread_to_pu, set_thread_affinity, thread_affinity};
 

@@ -190,7 +190,7 @@ impl fmt::Debug for BoundMemory {
 
 /// Whether this kernel has `MPOL_WEIGHTED_INTERLEAVE` (its sysfs knobs
 /// appeared with it, in Linux 6.9).
-pub(crate) fn kernel_has_weighted_interleave() -> bool {
+pub fn kernel_has_weighted_interleave() -> bool {
     std::path::Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir()
 }
 

@@ -123,18 +123,9 @@ pub(crate) fn getcpu() -> io::Result<u32> {
     check(ret).map(|_| cpu)
 }
 
-/// Number of bits the kernel needs in node masks read back
-/// (`nr_node_ids`, from `/sys/devices/system/node/possible`), rounded up
-/// to whole words; a generous default when sysfs is unreadable.
-pub(crate) fn node_mask_bits() -> usize {
-    let possible = std::fs::read_to_string("/sys/devices/system/node/possible")
-        .ok()
-        .and_then(|s| Bitmap::parse_list(s.trim()).ok())
-        .and_then(|b| b.last())
-        .map(|l| l as usize + 1)
-        .unwrap_or(4096);
-    possible.div_ceil(WORD_BITS).max(1) * WORD_BITS
-}
+/// The largest node mask [`get_mempolicy`] offers the kernel: Linux has
+/// at most 1024 nodes (`NODES_SHIFT` 10); four times that for margin.
+const MAX_NODE_MASK_BITS: usize = 4096;
 
 /// `set_mempolicy(mode, nodes)`.  The kernel reads `maxnode - 1` bits,
 /// hence the `+ 1` (as libnuma does).
@@ -148,23 +139,36 @@ pub(crate) fn set_mempolicy(mode: i32, nodes: Option<&[c_ulong]>) -> io::Result<
     check(ret).map(|_| ())
 }
 
-/// `get_mempolicy`, returning the mode and the node mask.
+/// `get_mempolicy`, returning the mode and the node mask.  The kernel
+/// wants a mask of at least `nr_node_ids` bits (EINVAL otherwise): one
+/// word is tried first, then twice as many, so that the usual call is one
+/// system call and no read of `/sys/devices/system/node/possible`, which
+/// this call made each time (a binding asking a million times read it a
+/// million times).
 pub(crate) fn get_mempolicy(addr: *const u8, flags: c_ulong) -> io::Result<(i32, Vec<c_ulong>)> {
-    let bits = node_mask_bits();
-    let mut words = vec![0 as c_ulong; bits / WORD_BITS];
-    let mut mode: libc::c_int = 0;
-    // SAFETY: `mode` and the mask buffer are writable and sized as passed.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_get_mempolicy,
-            &mut mode as *mut libc::c_int,
-            words.as_mut_ptr(),
-            bits as c_ulong,
-            addr,
-            flags,
-        )
-    };
-    check(ret).map(|_| (mode, words))
+    let mut bits = WORD_BITS;
+    loop {
+        let mut words = vec![0 as c_ulong; bits / WORD_BITS];
+        let mut mode: libc::c_int = 0;
+        // SAFETY: `mode` and the mask buffer are writable and sized as passed.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_get_mempolicy,
+                &mut mode as *mut libc::c_int,
+                words.as_mut_ptr(),
+                bits as c_ulong,
+                addr,
+                flags,
+            )
+        };
+        match check(ret) {
+            Ok(_) => return Ok((mode, words)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bits < MAX_NODE_MASK_BITS => {
+                bits *= 2;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// `mbind(addr, len, mode, nodes, flags)`.

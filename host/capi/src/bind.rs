@@ -179,7 +179,7 @@ fn mem_result(m: &Topology, nodes: NodeSet, flags: c_int) -> Bitmap {
     }
 }
 
-/// A policy argument (`hwloc_membind_policy_t`, hwloc 2.9's five).
+/// A policy argument (`hwloc_membind_policy_t`: hwloc 2.14's six).
 fn policy_from_c(p: c_int) -> Res<MemPolicy> {
     Ok(match p {
         0 => MemPolicy::Default,
@@ -187,12 +187,13 @@ fn policy_from_c(p: c_int) -> Res<MemPolicy> {
         2 => MemPolicy::Bind,
         3 => MemPolicy::Interleave,
         4 => MemPolicy::NextTouch,
+        5 => MemPolicy::WeightedInterleave,
         _ => return Err(libc::EINVAL),
     })
 }
 
-/// A policy result; hwloc 2.9 knows no weighted interleave and fails with
-/// `EINVAL` on a Linux policy it does not know.
+/// A policy result; a Linux policy hwloc does not know fails with
+/// `EINVAL`, as in hwloc.
 fn policy_to_c(p: MemPolicy) -> Res<c_int> {
     Ok(match p {
         MemPolicy::Default => 0,
@@ -200,8 +201,8 @@ fn policy_to_c(p: MemPolicy) -> Res<c_int> {
         MemPolicy::Bind => 2,
         MemPolicy::Interleave => 3,
         MemPolicy::NextTouch => 4,
+        MemPolicy::WeightedInterleave => 5,
         MemPolicy::Mixed => POLICY_MIXED,
-        _ => return Err(libc::EINVAL),
     })
 }
 
@@ -1203,6 +1204,8 @@ pub(crate) fn fill_support(
         nexttouch_membind: 0,
         migrate_membind: 1,
         get_area_memlocation: 1,
+        // As hwloc 2.14: when the kernel has the policy's sysfs folder.
+        weighted_interleave_membind: u8::from(wloc_bind::kernel_has_weighted_interleave()),
     };
 }
 

@@ -322,38 +322,14 @@ impl Form {
 
     fn parse(self, s: &str) -> Option<Bitmap> {
         match self {
-            Form::Hwloc => Bitmap::parse(&pad_infinite_chunks(s)).ok(),
+            // As hwloc 2.14: the bits a chunk (or digit) after `0xf...f`
+            // leaves above it belong to the infinite part (hwloc 2.9 read
+            // them as whole 64-bit words: `0xf...f,0x00000003` was
+            // `0-1,64-`, it is `0-1,32-` now).
+            Form::Hwloc => Bitmap::parse(s).ok(),
             Form::List => Bitmap::parse_list(s).ok(),
-            Form::Taskset => Bitmap::parse_taskset(&pad_infinite_digits(s)).ok(),
+            Form::Taskset => Bitmap::parse_taskset(s).ok(),
         }
-    }
-}
-
-/// hwloc 2.9 on 64-bit hosts reads the chunks after `0xf...f` as whole
-/// 64-bit words, so an odd number of them leaves the top half of the
-/// highest word unset (`0xf...f,0x00000003` is `0-1,64-`); wloc's parser
-/// sets it. A leading zero chunk makes the count even and the meaning the
-/// same for both.
-fn pad_infinite_chunks(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.strip_prefix("0xf...f,") {
-        Some(rest) if !rest.is_empty() && rest.split(',').count() % 2 == 1 => {
-            format!("0xf...f,0x0,{rest}").into()
-        }
-        _ => s.into(),
-    }
-}
-
-/// The taskset form's counterpart of [`pad_infinite_chunks`]: hwloc 2.9
-/// reads the digits after `0xf...f` as whole 64-bit words (16 digits), so
-/// `0xf...f0` is `64-` there; leading zero digits give wloc's parser the
-/// same reading.
-fn pad_infinite_digits(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.strip_prefix("0xf...f") {
-        Some(rest) if rest.len() % 16 != 0 => {
-            let pad = "0".repeat(16 - rest.len() % 16);
-            format!("0xf...f{pad}{rest}").into()
-        }
-        _ => s.into(),
     }
 }
 
@@ -1101,11 +1077,7 @@ mod tests {
             hwloc_bitmap_allbut(b, 3);
             assert_eq!(
                 strings(b),
-                [
-                    "0xf...f,0xffffffff,0xfffffff7",
-                    "0-2,4-",
-                    "0xf...ffffffffffffffff7"
-                ]
+                ["0xf...f,0xfffffff7", "0-2,4-", "0xf...ffffffff7"]
             );
             hwloc_bitmap_only(b, 70);
             assert_eq!(
@@ -1198,7 +1170,9 @@ mod tests {
             assert_eq!(hw(b), "0x003fffff,0xfffffff0,,,0x0"); // hwloc 2.9
             hwloc_bitmap_fill(b);
             hwloc_bitmap_clr_range(b, 0, 95);
-            assert_eq!(hw(b), "0xf...f,0xffffffff,,,0x0");
+            // hwloc 2.14 merges the all-ones chunk into 0xf...f (2.9:
+            // 0xf...f,0xffffffff,,,0x0).
+            assert_eq!(hw(b), "0xf...f,,,0x0");
 
             hwloc_bitmap_fill(b);
             hwloc_bitmap_clr(b, 0);
@@ -1350,8 +1324,9 @@ mod tests {
         let hwloc_form = [
             ("0x0", ""),
             ("0xf...f", "0-"),
-            // hwloc 2.9 (64-bit) reads chunks after 0xf...f as 64-bit words.
-            ("0xf...f,0x00000003", "0-1,64-"),
+            // hwloc 2.14 reads chunks after 0xf...f as 32-bit chunks
+            // (2.9 on 64-bit hosts: whole words, 0-1,64-).
+            ("0xf...f,0x00000003", "0-1,32-"),
             ("0xf...f,0x00000001,0x00000003", "0-1,32,64-"),
             ("0xf...f,,0x0", "64-"),
             ("0x00000078,,0x00000004", "2,67-70"),
@@ -1380,9 +1355,10 @@ mod tests {
             ("", ""),
             ("0x", ""),
             ("0xf...f", "0-"),
-            // As above: whole 64-bit words after 0xf...f.
-            ("0xf...f0", "64-"),
-            ("0xf...f00000000000000000", "128-"),
+            // As above: digits after 0xf...f as digits (2.9: whole
+            // 64-bit words, 64- and 128-).
+            ("0xf...f0", "4-"),
+            ("0xf...f00000000000000000", "68-"),
             ("0x780000000000000004", "2,67-70"),
             ("0xF", "0-3"),
         ];

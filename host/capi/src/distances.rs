@@ -792,26 +792,8 @@ pub unsafe extern "C" fn hwloc_distances_add(
 /// Whether hwloc would group (`topology->grouping`): Groups are kept and
 /// `HWLOC_GROUPING` does not say 0.
 fn grouping_enabled(m: &Topology) -> bool {
-    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| atoi(&v) == 0);
+    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| crate::atoi(&v) == 0);
     m.type_filter(ObjType::Group) != TypeFilter::KeepNone && !env_off
-}
-
-/// C's `atoi`.
-fn atoi(s: &str) -> i64 {
-    let s = s.trim_start();
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    let v: i64 = digits[..end].parse().unwrap_or(0);
-    if neg {
-        -v
-    } else {
-        v
-    }
 }
 
 /// The accuracies hwloc tries: 0 only, unless the inaccurate flag lets

@@ -36,8 +36,16 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
         // wloc writes hwloc 2.x and 3.0 documents only (README lists it).
         return Err(libc::ENOSYS);
     }
+    // HWLOC_XML_EXPORT_SUPPORT=0: no support elements, as in hwloc.
+    let no_support =
+        wloc_trust::env::var("HWLOC_XML_EXPORT_SUPPORT").is_some_and(|v| crate::atoi(&v) == 0);
+    let export = if no_support {
+        wloc_xml::export_hwloc2_without_support
+    } else {
+        wloc_xml::export_hwloc2
+    };
     let Some(cb) = t.export_cb else {
-        return Ok(wloc_xml::export_hwloc2(&t.model));
+        return Ok(export(&t.model));
     };
     let mut ctx = ExportContext {
         topology: t,
@@ -54,7 +62,7 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
         // our context as the reserved pointer it hands back.
         unsafe { cb(&mut ctx as *mut ExportContext as *mut c_void, topology, obj) };
     }
-    Ok(wloc_xml::export_hwloc2(&ctx.model))
+    Ok(export(&ctx.model))
 }
 
 /// `hwloc_topology_export_xml`: `-` is the standard output.

@@ -37,6 +37,8 @@ pub mod topology;
 pub mod types;
 
 #[cfg(test)]
+mod api_2_14_tests;
+#[cfg(test)]
 pub(crate) mod test_support;
 
 use std::ffi::CStr;
@@ -144,8 +146,26 @@ pub(crate) unsafe fn snprintf_out(buf: *mut c_char, size: usize, s: &str) -> c_i
     c_int::try_from(s.len()).unwrap_or(c_int::MAX)
 }
 
+/// C's `atoi`: how hwloc reads its numeric environment variables.
+pub(crate) fn atoi(s: &str) -> i64 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let v: i64 = digits[..end].parse().unwrap_or(0);
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
 /// `hwloc_get_api_version`: the API this library implements.
 #[no_mangle]
 pub extern "C" fn hwloc_get_api_version() -> std::os::raw::c_uint {
-    0x0002_0800
+    0x0002_0c00
 }

@@ -33,6 +33,8 @@ pub const LOCAL_NUMANODE_FLAG_LARGER_LOCALITY: c_ulong = 1 << 0;
 pub const LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY: c_ulong = 1 << 1;
 /// `HWLOC_LOCAL_NUMANODE_FLAG_ALL`.
 pub const LOCAL_NUMANODE_FLAG_ALL: c_ulong = 1 << 2;
+/// `HWLOC_LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY` (hwloc 2.12).
+pub const LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY: c_ulong = 1 << 3;
 
 const ID_CAPACITY: usize = 0;
 const ID_LOCALITY: usize = 1;
@@ -736,6 +738,7 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
         };
         let known = LOCAL_NUMANODE_FLAG_LARGER_LOCALITY
             | LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY
+            | LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY
             | LOCAL_NUMANODE_FLAG_ALL;
         // SAFETY: the caller's count.
         let Some(max) = (unsafe { capacity(nrp, nodes) }) else {
@@ -758,7 +761,8 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
         let m = &t.model;
         let local = |n: &ObjId| {
             let c = m.obj(*n).cpuset.clone().unwrap_or_default();
-            all || (flags_ & LOCAL_NUMANODE_FLAG_LARGER_LOCALITY != 0 && set.is_included_in(&c))
+            all || (flags_ & LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY != 0 && c.intersects(&set))
+                || (flags_ & LOCAL_NUMANODE_FLAG_LARGER_LOCALITY != 0 && set.is_included_in(&c))
                 || (flags_ & LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY != 0 && c.is_included_in(&set))
                 || c == set
         };
@@ -774,6 +778,71 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
         }
         // SAFETY: checked non-NULL by capacity.
         unsafe { *nrp = found.len() as c_uint };
+        0
+    })
+}
+
+/// `hwloc_topology_get_default_nodeset` (hwloc 2.12): the NUMA nodes
+/// where allocations go by default, as hwloc guesses them: the node of
+/// smallest OS index, then, in OS index order, the nodes of its subtype
+/// (or, like it, of none) whose locality does not overlap what is taken,
+/// until every PU of the machine is covered; then nodes of any kind with
+/// a non-empty locality that still does not overlap, until covered.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
+    topology: hwloc_topology_t,
+    nodeset: hwloc_bitmap_t,
+    flags_: c_ulong,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        // SAFETY: NULL or a bitmap of the caller's.
+        let Some(out) = (unsafe { nodeset.as_mut() }) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 {
+            return fail(libc::EINVAL);
+        }
+        let m = &t.model;
+        let mut nodes: Vec<ObjId> = m.level(Depth::NumaNode).to_vec();
+        nodes.sort_by_key(|n| m.obj(*n).os_index);
+        let Some((&first, rest)) = nodes.split_first() else {
+            out.bits = wloc_core::Bitmap::new();
+            return 0;
+        };
+        let cpuset = |n: ObjId| m.obj(n).cpuset.clone().unwrap_or_default();
+        let mut remaining = m.cpuset().clone();
+        let mut chosen = wloc_core::NodeSet::new();
+        let mut take = |n: ObjId, remaining: &mut CpuSet| {
+            if let Some(i) = m.obj(n).os_index {
+                chosen.set(i);
+            }
+            *remaining = &*remaining - &cpuset(n);
+        };
+        take(first, &mut remaining);
+        let first_subtype = m.obj(first).subtype.as_deref();
+        for &n in rest {
+            if remaining.is_empty() {
+                break;
+            }
+            if m.obj(n).subtype.as_deref() == first_subtype && cpuset(n).is_included_in(&remaining)
+            {
+                take(n, &mut remaining);
+            }
+        }
+        for &n in rest {
+            if remaining.is_empty() {
+                break;
+            }
+            let c = cpuset(n);
+            if !c.is_empty() && c.is_included_in(&remaining) {
+                take(n, &mut remaining);
+            }
+        }
+        out.bits = chosen.into_bitmap();
         0
     })
 }

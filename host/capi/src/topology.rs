@@ -892,6 +892,7 @@ fn membind_field<'a>(m: &'a mut hwloc_topology_membind_support, f: &str) -> Opti
         "nexttouch_membind" => &mut m.nexttouch_membind,
         "migrate_membind" => &mut m.migrate_membind,
         "get_area_memlocation" => &mut m.get_area_memlocation,
+        "weighted_interleave_membind" => &mut m.weighted_interleave_membind,
         _ => return None,
     })
 }
@@ -1658,10 +1659,12 @@ fn hwloc2_infos(m: &mut Topology, discovered: bool) {
         infos = rest;
         let has = |n: &str| infos.iter().any(|i| i.name == n);
         let mut add = Vec::new();
-        if !has("hwlocVersion") {
+        // HWLOC_DONT_ADD_VERSION_INFO (any value): neither info, as in hwloc.
+        let dont_add = wloc_trust::env::var_os("HWLOC_DONT_ADD_VERSION_INFO").is_some();
+        if !has("hwlocVersion") && !dont_add {
             add.push(("hwlocVersion", Some("2.9.0".to_string())));
         }
-        if !has("ProcessName") {
+        if !has("ProcessName") && !dont_add {
             add.push(("ProcessName", process_name()));
         }
         for (name, value) in add {
@@ -1989,8 +1992,13 @@ pub unsafe extern "C" fn hwloc_topology_allow(
         let Some(t) = (unsafe { loaded_mut(topology) }) else {
             return fail(libc::EINVAL);
         };
+        // As hwloc: EINVAL without HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED.
         if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
-            return fail(libc::ENOTSUP);
+            return fail(libc::EINVAL);
+        }
+        // As hwloc: ALL and LOCAL_RESTRICTIONS take no set.
+        if matches!(flags, 1 | 2) && (!cpuset.is_null() || !nodeset.is_null()) {
+            return fail(libc::EINVAL);
         }
         let m = &mut t.model;
         let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
@@ -2190,6 +2198,110 @@ pub unsafe extern "C" fn hwloc_topology_insert_group_object(
     })
 }
 
+/// `hwloc_topology_free_group_object` (hwloc 2.12): frees a Group from
+/// `hwloc_topology_alloc_group_object` that will not be inserted.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_free_group_object(
+    topology: hwloc_topology_t,
+    group: hwloc_obj_t,
+) -> c_int {
+    guard(-1, || {
+        // SAFETY: hwloc's handle contract.
+        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+            return fail(libc::EINVAL);
+        };
+        // Only a Group this topology handed out and still holds: anything
+        // else is refused, never freed.
+        let Some(pos) = t.pending.iter().position(|n| std::ptr::eq(&n.obj, group)) else {
+            return fail(libc::EINVAL);
+        };
+        drop(t.pending.swap_remove(pos));
+        0
+    })
+}
+
+/// `hwloc_obj_set_subtype` (hwloc 2.11): replaces the object's subtype
+/// with a copy of `subtype` (NULL removes it).
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_obj_set_subtype(
+    topology: hwloc_topology_t,
+    obj: hwloc_obj_t,
+    subtype: *const c_char,
+) -> c_int {
+    guard(-1, || {
+        if topology.is_null() || obj.is_null() {
+            return fail(libc::EINVAL);
+        }
+        let copy = if subtype.is_null() {
+            null_mut()
+        } else {
+            // SAFETY: a NUL-terminated string (the caller's contract).
+            let c = unsafe { libc::strdup(subtype) };
+            if c.is_null() {
+                return fail(libc::ENOMEM);
+            }
+            c
+        };
+        // SAFETY: the caller's object; its subtype is malloc'ed or NULL,
+        // as hwloc documents (it frees it too). Only the field inside the
+        // struct is touched; the model takes it as it takes any edit of
+        // the C fields (`pull_from_c`).
+        unsafe {
+            libc::free((*obj).subtype as *mut c_void);
+            (*obj).subtype = copy;
+        }
+        0
+    })
+}
+
+/// `hwloc_obj_add_other_obj_sets`: ORs each set `src` has into `dst`'s
+/// (allocating it), to build a Group's sets from the objects it will hold.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_obj_add_other_obj_sets(dst: hwloc_obj_t, src: hwloc_obj_t) -> c_int {
+    guard(-1, || {
+        if dst.is_null() || src.is_null() {
+            return fail(libc::EINVAL);
+        }
+        // SAFETY: two objects of the caller's (maybe the same one); their
+        // set fields are NULL or bitmaps of this library
+        // (hwloc_bitmap_alloc), as hwloc requires. The sets of `src` are
+        // read as pointers first, so no reference aliases `dst`.
+        let from = unsafe {
+            [
+                (*src).cpuset,
+                (*src).complete_cpuset,
+                (*src).nodeset,
+                (*src).complete_nodeset,
+            ]
+        };
+        // SAFETY: as above.
+        let to = unsafe {
+            [
+                &raw mut (*dst).cpuset,
+                &raw mut (*dst).complete_cpuset,
+                &raw mut (*dst).nodeset,
+                &raw mut (*dst).complete_nodeset,
+            ]
+        };
+        for (to, from) in to.into_iter().zip(from) {
+            if from.is_null() {
+                continue;
+            }
+            // SAFETY: `to` points at a field of `dst` (see above).
+            unsafe {
+                if (*to).is_null() {
+                    *to = crate::bitmap::new_raw(wloc_core::Bitmap::new());
+                } else if *to == from {
+                    continue; // the same bitmap: OR-ing changes nothing
+                }
+                let bits = &(*from).bits | &(**to).bits;
+                (**to).bits = bits;
+            }
+        }
+        0
+    })
+}
+
 /// Where [`insert_group`] put a Group.
 enum GroupPlace {
     /// In the tree under this id: the caller's object stands for it.
@@ -2204,7 +2316,9 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     let mut o = group_from_node(node);
     // Sets the caller left out are derived as hwloc does: a nodeset
     // only gives the PUs of those nodes.
-    if o.cpuset.is_none() && o.complete_cpuset.is_none() {
+    // An empty set counts as none, as in hwloc.
+    let empty = |c: &Option<wloc_core::CpuSet>| c.as_ref().is_none_or(|c| c.is_empty());
+    if empty(&o.cpuset) && empty(&o.complete_cpuset) {
         if let Some(ns) = o.nodeset.clone().or_else(|| o.complete_nodeset.clone()) {
             let mut cs = wloc_core::CpuSet::new();
             for n in t.model.objs_by_type(ObjType::NUMANode) {
@@ -2236,6 +2350,11 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     }
     if o.complete_cpuset.is_none() {
         o.complete_cpuset = o.cpuset.clone();
+    }
+    // Only a complete cpuset given: the Group's cpuset is what of it the
+    // machine has (hwloc places such a Group by its complete set).
+    if empty(&o.cpuset) {
+        o.cpuset = o.complete_cpuset.as_ref().map(|c| c & &topo_cpuset);
     }
     if o.cpuset.as_ref().is_none_or(|c| c.is_empty()) || !t.model.keeps_type(ObjType::Group) {
         return Err(());

@@ -326,6 +326,9 @@ pub struct hwloc_topology_membind_support {
     pub migrate_membind: c_uchar,
     /// Finding where the pages of a memory area are is supported.
     pub get_area_memlocation: c_uchar,
+    /// The weighted interleave policy is supported (hwloc 2.14; programs
+    /// built with older headers see the structure without it).
+    pub weighted_interleave_membind: c_uchar,
 }
 
 /// `struct hwloc_topology_misc_support`.

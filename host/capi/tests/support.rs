@@ -119,3 +119,28 @@ pub fn this_machine_image(path: &Path) {
     wloc_discovery::annotations::annotate_discovered_quietly(&discovery, &source, &mut model);
     wloc_image::write(&model, path).expect("writing the image");
 }
+
+/// The public headers of hwloc 2.14, taken from the release tarball into
+/// `dir`: its `include` folder. The configuration header is the 2.9 kit's
+/// (Debian's configure output): 2.14 defines nothing more on Linux with
+/// glibc but optional components.
+pub fn hwloc_2_14_headers(dir: &Path) -> PathBuf {
+    require(&[("/usr/bin/xz", "xz-utils")]);
+    let tarball = workspace().join("tests/data/hwloc-2.14/hwloc-2.14.0.tar.xz");
+    let o = Command::new("tar")
+        .arg("xJf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(dir)
+        .args(["--wildcards", "hwloc-2.14.0/include/*"])
+        .output()
+        .expect("tar runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let inc = dir.join("hwloc-2.14.0/include");
+    std::fs::copy(
+        workspace().join("tests/data/hwloc-2.9/include/hwloc/autogen/config.h"),
+        inc.join("hwloc/autogen/config.h"),
+    )
+    .unwrap();
+    inc
+}

@@ -152,6 +152,42 @@ fn hwloc_tools_print_the_same_on_this_library() {
     );
 }
 
+/// hwloc's documented export variables act on this library as on
+/// libhwloc: `HWLOC_DONT_ADD_VERSION_INFO` (no `hwlocVersion` or
+/// `ProcessName` info) and `HWLOC_XML_EXPORT_SUPPORT=0` (no `support`
+/// elements); lstopo's XML is the same bytes with each.
+#[test]
+fn export_variables_act_as_on_libhwloc() {
+    support::require_c_toolchain();
+    let lib = support::library_dir("tools-env");
+    let mut compared = 0;
+    for input in SYNTHETIC {
+        for (var, value) in [
+            ("HWLOC_DONT_ADD_VERSION_INFO", "1"),
+            ("HWLOC_XML_EXPORT_SUPPORT", "0"),
+            ("HWLOC_XML_EXPORT_SUPPORT", "1"),
+        ] {
+            let out = |lib: Option<&Path>| {
+                let mut c = Command::new("lstopo-no-graphics");
+                c.args(["-i", input, "--of", "xml"]);
+                support::clear_topology_env(&mut c);
+                support::use_library(&mut c, lib);
+                c.env(var, value);
+                c.output().expect("lstopo runs").stdout
+            };
+            let (theirs, ours) = (out(None), out(Some(&lib)));
+            assert!(!theirs.is_empty());
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&theirs),
+                "{var}={value} on {input}"
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, SYNTHETIC.len() * 3);
+}
+
 /// Debian's unmodified lstopo runs on this library under valgrind with no
 /// error, on every XML topology of the test data and on synthetic
 /// descriptions: its verbose console on one half, its XML export on the

@@ -12,6 +12,7 @@ use wloc_runtime::enforce::{self, Examined};
 use wloc_runtime::manifest::{self, Capabilities, Manifest};
 use wloc_runtime::policy::{self, Policy};
 use wloc_runtime::signing::{self, SignatureState};
+use wloc_trust::atomic::AtomicFile;
 
 /// Options of `wloc component`.
 #[derive(Args, Debug)]
@@ -270,12 +271,18 @@ fn verify(policy: &Policy, file: &Path) -> super::Result {
 }
 
 /// Writes a new file (never over an existing one), complete or not at all.
-fn write_new(path: &Path, text: &str, secret: bool) -> super::Result {
-    let mut f =
-        wloc_trust::atomic::AtomicFile::create_new(path, if secret { 0o600 } else { 0o666 })
-            .map_err(wloc::files::FileError::from)?;
+/// Starts writing the new file `path` (refused if the name exists in any
+/// form) and writes `text` into it, not yet under its name.
+fn start_new(path: &Path, text: &str, secret: bool) -> super::Result<AtomicFile> {
+    let mut f = AtomicFile::create_new(path, if secret { 0o600 } else { 0o666 })
+        .map_err(wloc::files::FileError::from)?;
     f.write_all(text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(f)
+}
+
+/// Puts a file from [`start_new`] under its name, if still free.
+fn commit_new(f: AtomicFile, path: &Path) -> super::Result {
     f.commit_new().map_err(|e| {
         if e.source.kind() == std::io::ErrorKind::AlreadyExists {
             format!("cannot create {}: it exists", path.display())
@@ -286,12 +293,21 @@ fn write_new(path: &Path, text: &str, secret: bool) -> super::Result {
     Ok(())
 }
 
+/// Writes `PREFIX.key` and `PREFIX.pub`, both or neither: both names are
+/// checked and both files written before either gets its name, and the
+/// key is taken back if the public key cannot be named.
 fn keygen(prefix: &Path) -> super::Result {
     let k = signing::generate()?;
     let key = PathBuf::from(format!("{}.key", prefix.display()));
     let public = PathBuf::from(format!("{}.pub", prefix.display()));
-    write_new(&key, &signing::secret_key_text(&k), true)?;
-    write_new(&public, &format!("{}\n", signing::public_key(&k)), false)?;
+    let key_file = start_new(&key, &signing::secret_key_text(&k), true)?;
+    let public_file = start_new(&public, &format!("{}\n", signing::public_key(&k)), false)?;
+    commit_new(key_file, &key)?;
+    if let Err(e) = commit_new(public_file, &public) {
+        // Named by this run a moment ago (never replacing anything).
+        let _ = std::fs::remove_file(&key);
+        return Err(e);
+    }
     writeln!(std::io::stdout(), "{}", signing::public_key(&k))?;
     Ok(())
 }

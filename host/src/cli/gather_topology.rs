@@ -666,6 +666,35 @@ fn random_suffix() -> String {
     format!("{:016x}", h.finish())
 }
 
+/// Refuses a path to the outputs' folder that passes through a link of
+/// another user (root's own links are trusted): such a link, planted in a
+/// shared folder, would move root's outputs (or, with `-f`, the files
+/// they replace) into a folder of its maker's choosing, as the kernel's
+/// `protected_symlinks` refuses in sticky folders.
+fn refuse_others_links(dir: &Path) -> super::Result {
+    let me = rustix::process::geteuid().as_raw();
+    let mut at = PathBuf::new();
+    for part in dir.components() {
+        at.push(part);
+        let Ok(st) = rustix::fs::lstat(&at) else {
+            break; // what does not exist yet is made below, no link there
+        };
+        let link = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink;
+        if link && st.st_uid != me && st.st_uid != 0 {
+            return Err(format!(
+                "'{}' is a link of another user (uid {}): give a path without it",
+                at.display(),
+                st.st_uid
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The file in a staging folder that names it (see [`Staging::sweep_stale`]).
+const STAGING_MARK: &str = ".wloc-gather-topology";
+
 impl Staging {
     /// Makes the private folder `.BASE.PID-XXXXXXXXXXXXXXXX` in
     /// `parent_path` (first removing those killed runs left).
@@ -702,19 +731,31 @@ impl Staging {
         if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o077 != 0 {
             return Err(StagingError::NotPrivate(path));
         }
-        Ok(Staging {
+        let staging = Staging {
             parent_path: parent_path.to_path_buf(),
             parent,
             name,
             dir: Dir::from_std_file(std::fs::File::from(fd)),
-        })
+        };
+        // What tells a later run that this folder is one of ours, if a kill
+        // leaves it: only this user can write inside a private folder.
+        staging
+            .dir
+            .write(STAGING_MARK, staging.name.as_bytes())
+            .map_err(io(&path.join(STAGING_MARK)))?;
+        Ok(staging)
     }
 
     /// Removes the private folders `.BASE.PID-XXXXXXXXXXXXXXXX` that
     /// earlier runs for the same NAME left when SIGKILL ended them (no
-    /// handler runs then): only this user's, only private ones, only of
-    /// processes that are gone. Anything else is left as it is.
+    /// handler runs then). A name proves nothing (in a folder without the
+    /// sticky bit anyone may rename another folder of this user's to it),
+    /// so a folder goes only if, looked at through the descriptor that
+    /// removes it: it is this user's, private, and holds the mark a run
+    /// writes into its own folder, naming that folder; and only if the
+    /// run it names is gone. Anything else is left as it is.
     fn sweep_stale(parent: &Dir, base: &str) {
+        use rustix::fs::{Mode, OFlags};
         let Ok(entries) = parent.entries() else {
             return;
         };
@@ -722,7 +763,8 @@ impl Staging {
         let uid = rustix::process::geteuid().as_raw();
         for e in entries.flatten() {
             let name = e.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix.as_str())) else {
+            let Some(name) = name.to_str() else { continue };
+            let Some(rest) = name.strip_prefix(prefix.as_str()) else {
                 continue;
             };
             let Some((pid, suffix)) = rest.split_once('-') else {
@@ -738,17 +780,48 @@ impl Staging {
             if suffix.len() != 16 || !suffix.bytes().all(|b| b.is_ascii_hexdigit()) {
                 continue;
             }
-            let Ok(st) = rustix::fs::statat(parent, &name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-            else {
+            if rustix::process::test_kill_process(pid) != Err(rustix::io::Errno::SRCH) {
+                continue;
+            }
+            let Ok(fd) = rustix::fs::openat(
+                parent,
+                name,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
                 continue;
             };
-            let dir =
-                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
-            let gone = rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH);
-            if dir && st.st_uid == uid && st.st_mode & 0o077 == 0 && gone {
-                let _ = parent.remove_dir_all(&name);
+            let private =
+                rustix::fs::fstat(&fd).is_ok_and(|st| st.st_uid == uid && st.st_mode & 0o077 == 0);
+            let dir = Dir::from_std_file(std::fs::File::from(fd));
+            if private && Self::marked(&dir, name, uid) {
+                // Removed through the descriptor just checked: a folder
+                // swapped in at the name meanwhile is not the one removed.
+                let _ = dir.remove_open_dir_all();
             }
         }
+    }
+
+    /// Whether `dir` holds the mark of the staging folder `name`: a regular
+    /// file of this user's, not a link, whose content is that name.
+    fn marked(dir: &Dir, name: &str, uid: u32) -> bool {
+        use rustix::fs::{Mode, OFlags};
+        let Ok(fd) = rustix::fs::openat(
+            dir,
+            STAGING_MARK,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return false;
+        };
+        let ok = rustix::fs::fstat(&fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+                && st.st_uid == uid
+                && st.st_size as usize == name.len()
+        });
+        let mut content = String::new();
+        ok && std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut content).is_ok()
+            && content == name
     }
 
     /// What removes the private folder if SIGINT, SIGTERM or SIGHUP end
@@ -922,6 +995,7 @@ pub fn run(d: &Discovery, a: &GatherTopologyArgs) -> super::Result {
     }
     let parent = match name.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(parent) => {
+            refuse_others_links(parent)?;
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create directory '{}': {e}", parent.display()))?;
             parent
@@ -1065,20 +1139,34 @@ mod tests {
     fn folders_of_killed_runs_are_swept_and_nothing_else() {
         use std::os::unix::fs::PermissionsExt;
         let s = Scratch::new("sweep");
-        let mk = |name: &str, mode: u32| {
+        // A folder as a killed run leaves it (`mark`: the name its mark
+        // holds, if any).
+        let mk = |name: &str, mode: u32, mark: Option<&str>| {
             let p = s.0.join(name);
             std::fs::create_dir(&p).unwrap();
             std::fs::write(p.join("rec.tar.bz2"), "x").unwrap();
+            if let Some(m) = mark {
+                std::fs::write(p.join(STAGING_MARK), m).unwrap();
+            }
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
         };
         // A pid above the kernel's largest (2^22) names no process.
         let dead = ".rec.4194999-0123456789abcdef";
         let live = format!(".rec.{}-0123456789abcdef", std::process::id());
-        mk(dead, 0o700);
-        mk(&live, 0o700);
-        mk(".rec.4194998-0123456789abcdef", 0o755); // not private
-        mk(".other.4194999-0123456789abcdef", 0o700); // another NAME
-        mk(".rec.4194999-notours", 0o700); // not a name wloc makes
+        mk(dead, 0o700, Some(dead));
+        mk(&live, 0o700, Some(&live));
+        let open = ".rec.4194998-0123456789abcdef";
+        mk(open, 0o755, Some(open)); // not private
+        let other = ".other.4194999-0123456789abcdef";
+        mk(other, 0o700, Some(other)); // another NAME
+        mk(".rec.4194999-notours", 0o700, Some(".rec.4194999-notours")); // not a name wloc makes
+                                                                         // The user's own private folder renamed to the pattern by someone
+                                                                         // who may rename in this folder: no mark, kept.
+        let renamed = ".rec.4194997-0123456789abcdef";
+        mk(renamed, 0o700, None);
+        // A mark naming another folder (ours, renamed): kept.
+        let moved = ".rec.4194996-0123456789abcdef";
+        mk(moved, 0o700, Some(".rec.4194995-0123456789abcdef"));
         let st = Staging::new(&s.0, "rec").unwrap();
         drop(st);
         let mut left: Vec<String> = std::fs::read_dir(&s.0)
@@ -1086,12 +1174,11 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        let mut want = vec![
-            ".other.4194999-0123456789abcdef".to_string(),
-            ".rec.4194998-0123456789abcdef".to_string(),
-            ".rec.4194999-notours".to_string(),
-            live,
-        ];
+        let mut want: Vec<String> = [other, open, ".rec.4194999-notours", renamed, moved]
+            .iter()
+            .map(|n| n.to_string())
+            .chain([live])
+            .collect();
         want.sort();
         assert_eq!(left, want);
     }

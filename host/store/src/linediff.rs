@@ -1,5 +1,10 @@
 //! Line diffs (Myers' algorithm, bounded by a count of work so that the
 //! same inputs always give the same diff) and their exact application.
+//!
+//! Written here rather than taken from `similar`: its only bound on a
+//! diff's cost is a wall-clock deadline, so under load the same inputs
+//! gave different stores, and the store format promises the same bytes
+//! for the same inputs.
 
 /// One change: the lines `old_start..old_start + old.len()` of the old
 /// text (0-based) become `new`, which starts at line `new_start` of the new

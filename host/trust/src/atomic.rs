@@ -122,11 +122,11 @@ impl AtomicFile {
         // write (root's, say) to a file of their choosing.
         let real = path;
         let mut keep_mode = None;
+        let link =
+            rfs::lstat(path).is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
         match rfs::stat(path) {
             Ok(st) => match FileType::from_raw_mode(st.st_mode) {
                 FileType::RegularFile => {
-                    let link = rfs::lstat(path)
-                        .is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
                     // The permission bits only: a set-user-id or
                     // set-group-id bit on the old file must not pass to a
                     // file this process owns.
@@ -134,7 +134,18 @@ impl AtomicFile {
                         keep_mode = Some(st.st_mode & 0o777);
                     }
                 }
-                FileType::Fifo | FileType::CharacterDevice => return Self::stream(path),
+                // A FIFO or device named as the output is written to. Through
+                // a link only under /dev and /proc (`/dev/stdout`,
+                // `/dev/fd/N`): a link found elsewhere at the output may
+                // have been planted to send the write to a device or FIFO
+                // of someone's choosing (another user's terminal,
+                // `/dev/kmsg`), so it is replaced like any other link.
+                FileType::Fifo | FileType::CharacterDevice
+                    if !link || path.starts_with("/dev") || path.starts_with("/proc") =>
+                {
+                    return Self::stream(path, link)
+                }
+                FileType::Fifo | FileType::CharacterDevice => {}
                 FileType::Directory => {
                     return Err(err("it is a directory")(Errno::ISDIR));
                 }
@@ -224,11 +235,17 @@ impl AtomicFile {
 
     /// Writes directly to a FIFO or device: there is no old content to
     /// keep.  A FIFO without a reader fails at once (ENXIO).
-    fn stream(path: &Path) -> Result<AtomicFile, WriteError> {
+    fn stream(path: &Path, through_link: bool) -> Result<AtomicFile, WriteError> {
         let err = |what| WriteError::of(path, what);
+        // Not a link when looked at: a link put there since is not followed.
+        let nofollow = if through_link {
+            OFlags::empty()
+        } else {
+            OFlags::NOFOLLOW
+        };
         let fd = rfs::open(
             path,
-            OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+            OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY | nofollow,
             Mode::empty(),
         )
         .map_err(|e| {
@@ -410,6 +427,14 @@ pub fn lock_beside(path: &Path) -> Result<Lock, WriteError> {
     let st = rfs::fstat(&fd).map_err(err("cannot look at the lock file"))?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(err("the lock file is not a regular file")(Errno::INVAL));
+    }
+    // A lock file another user made (or may open) lets them hold the lock
+    // and stall this user's edits: refused at once, naming it, instead of
+    // waiting for them.
+    if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o077 != 0 {
+        return Err(err(
+            "the lock file belongs to another user or others may open it (remove it)",
+        )(Errno::PERM));
     }
     // Edits hold the lock for milliseconds: one held for a minute is
     // stuck or held on purpose, and the edit fails saying so rather than

@@ -153,26 +153,65 @@ pub fn open_trusted_file(path: &Path) -> Result<File, OpenError> {
             OpenError::Refused(m)
         }
     })?;
-    // O_NONBLOCK: opening a FIFO must not hang; it is refused below.
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rfs::openat(&dir, &name, flags, Mode::empty()).map_err(|e| {
+    // Opened as a place first (O_PATH: a device's driver never sees it, a
+    // FIFO does not block), looked at, and read only through that place.
+    let place = rfs::openat(
+        &dir,
+        &name,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| {
         if e == rustix::io::Errno::NOENT {
             OpenError::Missing(e.into())
-        } else if e == rustix::io::Errno::LOOP {
-            OpenError::Refused(format!("{} is a symbolic link", shown.display()))
         } else {
             OpenError::Refused(format!("cannot open {}: {e}", shown.display()))
         }
     })?;
-    let st = rfs::fstat(&fd)
+    let st = rfs::fstat(&place)
         .map_err(|e| OpenError::Refused(format!("cannot stat {}: {e}", shown.display())))?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return Err(OpenError::Refused(format!(
-            "{} is not a regular file",
-            shown.display()
-        )));
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Symlink => {
+            return Err(OpenError::Refused(format!(
+                "{} is a symbolic link",
+                shown.display()
+            )))
+        }
+        _ => {
+            return Err(OpenError::Refused(format!(
+                "{} is not a regular file",
+                shown.display()
+            )))
+        }
     }
     check_trusted(&st, &shown).map_err(OpenError::Refused)?;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let through = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&place));
+    let fd = match rfs::open(&through, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // Without /proc: by name again, not following a link, and checked
+        // to be the same file.
+        Err(rustix::io::Errno::NOENT) => {
+            let fd = rfs::openat(&dir, &name, flags | OFlags::NOFOLLOW, Mode::empty())
+                .map_err(|e| OpenError::Refused(format!("cannot open {}: {e}", shown.display())))?;
+            let again = rfs::fstat(&fd)
+                .map_err(|e| OpenError::Refused(format!("cannot stat {}: {e}", shown.display())))?;
+            if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
+                return Err(OpenError::Refused(format!(
+                    "{} was replaced while it was being opened",
+                    shown.display()
+                )));
+            }
+            fd
+        }
+        Err(e) => {
+            return Err(OpenError::Refused(format!(
+                "cannot open {}: {e}",
+                shown.display()
+            )))
+        }
+    };
     // Reads of a regular file do not block; clear the flag all the same.
     let _ = rfs::fcntl_setfl(&fd, OFlags::empty());
     Ok(File::from(fd))

@@ -67,7 +67,7 @@ const VALUES_PER_LINE: usize = 10;
 /// a `Backend` info, and memory tiers, PCI localities and the
 /// `cache_inclusive` attribute (unknown to hwloc 2) are left out.
 pub fn export(topo: &Topology, version: XmlVersion) -> String {
-    export_with(topo, version, version == XmlVersion::V2, false)
+    export_with(topo, version, version == XmlVersion::V2, false, true)
 }
 
 /// A version 2 document as hwloc 2.x itself writes it, which differs from
@@ -76,7 +76,13 @@ pub fn export(topo: &Topology, version: XmlVersion) -> String {
 /// (libhwloc.so.15) exports, so that hwloc 2.9's tools print the same bytes
 /// on it as on libhwloc.
 pub fn export_hwloc2(topo: &Topology) -> String {
-    export_with(topo, XmlVersion::V2, true, true)
+    export_with(topo, XmlVersion::V2, true, true, true)
+}
+
+/// [`export_hwloc2`] without the `support` elements, as hwloc writes when
+/// `HWLOC_XML_EXPORT_SUPPORT=0`.
+pub fn export_hwloc2_without_support(topo: &Topology) -> String {
+    export_with(topo, XmlVersion::V2, true, true, false)
 }
 
 /// The canonical document of `topo`: version 3 (what `wloc ls --of xml`
@@ -85,10 +91,16 @@ pub fn export_hwloc2(topo: &Topology) -> String {
 /// wloc's topology diffs and stores use, so that a round trip keeps page
 /// types.
 pub fn export_canonical(topo: &Topology) -> String {
-    export_with(topo, XmlVersion::V3, true, false)
+    export_with(topo, XmlVersion::V3, true, false, true)
 }
 
-fn export_with(topo: &Topology, version: XmlVersion, page_types: bool, hwloc2: bool) -> String {
+fn export_with(
+    topo: &Topology,
+    version: XmlVersion,
+    page_types: bool,
+    hwloc2: bool,
+    with_support: bool,
+) -> String {
     let v3 = version == XmlVersion::V3;
     let mut w = Writer {
         out: String::with_capacity(64 * 1024),
@@ -104,7 +116,9 @@ fn export_with(topo: &Topology, version: XmlVersion, page_types: bool, hwloc2: b
 
     objects(&mut w, topo, v3, page_types);
     distances(&mut w, topo);
-    support(&mut w, topo);
+    if with_support {
+        support(&mut w, topo);
+    }
     memory_attributes(&mut w, topo);
     cpukinds(&mut w, topo);
     if v3 {

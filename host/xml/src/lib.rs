@@ -55,7 +55,10 @@ mod import;
 #[cfg(test)]
 mod proptests;
 
-pub use export::{escape_text, export, export_canonical, export_hwloc2, v2_infos, SUPPORT_ORDER};
+pub use export::{
+    escape_text, export, export_canonical, export_hwloc2, export_hwloc2_without_support, v2_infos,
+    SUPPORT_ORDER,
+};
 
 /// Which hwloc XML format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
