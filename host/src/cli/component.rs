@@ -283,14 +283,17 @@ fn start_new(path: &Path, text: &str, secret: bool) -> super::Result<AtomicFile>
 
 /// Puts a file from [`start_new`] under its name, if still free.
 fn commit_new(f: AtomicFile, path: &Path) -> super::Result {
-    f.commit_new().map_err(|e| {
-        if e.source.kind() == std::io::ErrorKind::AlreadyExists {
-            format!("cannot create {}: it exists", path.display())
-        } else {
-            e.to_string()
-        }
-    })?;
+    f.commit_new().map_err(|e| already_exists(e, path))?;
     Ok(())
+}
+
+/// The message of a failed [`commit_new`].
+fn already_exists(e: wloc_trust::atomic::WriteError, path: &Path) -> String {
+    if e.source.kind() == std::io::ErrorKind::AlreadyExists {
+        format!("cannot create {}: it exists", path.display())
+    } else {
+        e.to_string()
+    }
 }
 
 /// Writes `PREFIX.key` and `PREFIX.pub`, both or neither: both names are
@@ -302,10 +305,13 @@ fn keygen(prefix: &Path) -> super::Result {
     let public = PathBuf::from(format!("{}.pub", prefix.display()));
     let key_file = start_new(&key, &signing::secret_key_text(&k), true)?;
     let public_file = start_new(&public, &format!("{}\n", signing::public_key(&k)), false)?;
-    commit_new(key_file, &key)?;
+    let named_key = key_file
+        .commit_new_undoable()
+        .map_err(|e| already_exists(e, &key))?;
     if let Err(e) = commit_new(public_file, &public) {
-        // Named by this run a moment ago (never replacing anything).
-        let _ = std::fs::remove_file(&key);
+        // The key this run named a moment ago, through its folder and
+        // only if still there: never a file someone put at that path since.
+        named_key.remove();
         return Err(e);
     }
     writeln!(std::io::stdout(), "{}", signing::public_key(&k))?;

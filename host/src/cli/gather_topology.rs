@@ -666,30 +666,105 @@ fn random_suffix() -> String {
     format!("{:016x}", h.finish())
 }
 
-/// Refuses a path to the outputs' folder that passes through a link of
-/// another user (root's own links are trusted): such a link, planted in a
-/// shared folder, would move root's outputs (or, with `-f`, the files
-/// they replace) into a folder of its maker's choosing, as the kernel's
-/// `protected_symlinks` refuses in sticky folders.
-fn refuse_others_links(dir: &Path) -> super::Result {
+/// The most links [`open_outputs_folder`] follows, as the kernel's own
+/// limit (`MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// Opens the outputs' folder `dir`, making the folders that are missing,
+/// one component at a time through descriptors (so that no rename during
+/// the walk changes where it leads), following only links made by root or
+/// this user: a link of another user, planted in a shared folder, would
+/// move root's outputs (or, with `-f`, the files they replace) into a
+/// folder of its maker's choosing, as the kernel's `protected_symlinks`
+/// refuses in sticky folders.
+fn open_outputs_folder(dir: &Path) -> Result<std::os::fd::OwnedFd, String> {
+    use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+    use std::collections::VecDeque;
+    use std::os::unix::ffi::OsStringExt;
+    use std::path::Component;
+    let shown = dir.display();
     let me = rustix::process::geteuid().as_raw();
-    let mut at = PathBuf::new();
-    for part in dir.components() {
-        at.push(part);
-        let Ok(st) = rustix::fs::lstat(&at) else {
-            break; // what does not exist yet is made below, no link there
-        };
-        let link = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink;
-        if link && st.st_uid != me && st.st_uid != 0 {
-            return Err(format!(
-                "'{}' is a link of another user (uid {}): give a path without it",
-                at.display(),
-                st.st_uid
+    let place = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fail = |what: &str, e: rustix::io::Errno| format!("cannot use '{shown}' ({what}): {e}");
+    let mut cur = rfs::open(
+        if dir.is_absolute() { "/" } else { "." },
+        place,
+        Mode::empty(),
+    )
+    .map_err(|e| fail("its start", e))?;
+    let mut todo: VecDeque<std::ffi::OsString> = dir
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_owned()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut links = 0;
+    while let Some(part) = todo.pop_front() {
+        let open = |cur: &std::os::fd::OwnedFd| {
+            rfs::openat(
+                cur,
+                part.as_os_str(),
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
             )
-            .into());
+        };
+        let fd = match open(&cur) {
+            Err(rustix::io::Errno::NOENT) => {
+                match rfs::mkdirat(&cur, part.as_os_str(), Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(format!("cannot create directory '{shown}': {e}")),
+                }
+                open(&cur).map_err(|e| fail("a folder on the way", e))?
+            }
+            r => r.map_err(|e| fail("a folder on the way", e))?,
+        };
+        let st = rfs::fstat(&fd).map_err(|e| fail("a folder on the way", e))?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory => cur = fd,
+            FileType::Symlink => {
+                if st.st_uid != me && st.st_uid != 0 {
+                    return Err(format!(
+                        "'{shown}' passes through a link of another user (uid {}, '{}'): give a path without it",
+                        st.st_uid,
+                        Path::new(&part).display()
+                    ));
+                }
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(fail("too many links", rustix::io::Errno::LOOP));
+                }
+                let target = rfs::readlinkat(&fd, "", Vec::new())
+                    .map_err(|e| fail("a link on the way", e))?;
+                let target = PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes()));
+                if target.is_absolute() {
+                    cur = rfs::open("/", place, Mode::empty()).map_err(|e| fail("its start", e))?;
+                }
+                for c in target.components().rev() {
+                    match c {
+                        Component::Normal(n) => todo.push_front(n.to_owned()),
+                        Component::ParentDir => todo.push_front("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "cannot use '{shown}': '{}' is not a folder",
+                    Path::new(&part).display()
+                ))
+            }
         }
     }
-    Ok(())
+    // A descriptor that can also be read and synced, of the same folder.
+    rfs::openat(
+        &cur,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| fail("the folder itself", e))
 }
 
 /// The file in a staging folder that names it (see [`Staging::sweep_stale`]).
@@ -704,8 +779,9 @@ impl Staging {
             let p = p.to_path_buf();
             move |e: std::io::Error| StagingError::Io(p, e)
         };
-        let parent = Dir::open_ambient_dir(parent_path, cap_std::ambient_authority())
-            .map_err(io(parent_path))?;
+        let parent = open_outputs_folder(parent_path)
+            .map(|fd| Dir::from_std_file(std::fs::File::from(fd)))
+            .map_err(|e| io(parent_path)(std::io::Error::other(e)))?;
         Self::sweep_stale(&parent, base);
         let mut tries = 0;
         let pid = std::process::id();
@@ -994,12 +1070,8 @@ pub fn run(d: &Discovery, a: &GatherTopologyArgs) -> super::Result {
         .into());
     }
     let parent = match name.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => {
-            refuse_others_links(parent)?;
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create directory '{}': {e}", parent.display()))?;
-            parent
-        }
+        // Opened (and made where missing) by Staging::new, link by link.
+        Some(parent) => parent,
         None => Path::new("."),
     };
     // The signals are held from before the folder is made.
@@ -1133,6 +1205,36 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn the_outputs_folder_is_reached_through_trusted_links_only() {
+        let s = Scratch::new("links");
+        let real = s.0.join("real");
+        std::fs::create_dir(&real).unwrap();
+        // A link of this user's is followed; missing folders are made.
+        std::os::unix::fs::symlink(&real, s.0.join("mine")).unwrap();
+        let fd = open_outputs_folder(&s.0.join("mine/new/deeper")).unwrap();
+        assert!(real.join("new/deeper").is_dir());
+        let st = rustix::fs::fstat(&fd).unwrap();
+        let want = std::fs::metadata(real.join("new/deeper")).unwrap();
+        assert_eq!(st.st_ino, std::os::unix::fs::MetadataExt::ino(&want));
+        // A link of another user's is refused, wherever it is on the way.
+        let theirs = s.0.join("theirs");
+        std::os::unix::fs::symlink(&real, &theirs).unwrap();
+        let c = std::ffi::CString::new(theirs.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path; lchown changes the link itself.
+        if unsafe { libc::lchown(c.as_ptr(), 4321, 4321) } == 0 {
+            let e = open_outputs_folder(&theirs).unwrap_err();
+            assert!(e.contains("link of another user"), "{e}");
+            let e = open_outputs_folder(&theirs.join("new")).unwrap_err();
+            assert!(e.contains("link of another user"), "{e}");
+            let e = open_outputs_folder(&s.0.join("theirs/../real")).unwrap_err();
+            assert!(e.contains("link of another user"), "{e}");
+        }
+        // Not a folder: refused.
+        std::fs::write(s.0.join("file"), "x").unwrap();
+        assert!(open_outputs_folder(&s.0.join("file")).is_err());
     }
 
     #[test]

@@ -106,6 +106,20 @@ fn temp_name() -> OsString {
     OsString::from(format!(".wl{:010x}", h.finish() & 0xff_ffff_ffff))
 }
 
+/// Whether the link `path` (whose `lstat` is `link`) was made by root or
+/// this user, in a folder of root's or this user's that no one else may
+/// write: what only they could have put there.
+fn link_is_trusted(path: &Path, link: &rfs::Stat) -> bool {
+    let me = rustix::process::geteuid().as_raw();
+    let trusted = |uid: u32| uid == 0 || uid == me;
+    let folder = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let folder_ok = rfs::stat(folder).is_ok_and(|st| trusted(st.st_uid) && st.st_mode & 0o022 == 0);
+    trusted(link.st_uid) && folder_ok
+}
+
 impl AtomicFile {
     /// Starts writing `path`; a new file gets mode 0666 less the umask.
     pub fn create(path: &Path) -> Result<AtomicFile, WriteError> {
@@ -122,8 +136,10 @@ impl AtomicFile {
         // write (root's, say) to a file of their choosing.
         let real = path;
         let mut keep_mode = None;
-        let link =
-            rfs::lstat(path).is_ok_and(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
+        let link_stat = rfs::lstat(path)
+            .ok()
+            .filter(|l| FileType::from_raw_mode(l.st_mode) == FileType::Symlink);
+        let link = link_stat.is_some();
         match rfs::stat(path) {
             Ok(st) => match FileType::from_raw_mode(st.st_mode) {
                 FileType::RegularFile => {
@@ -135,13 +151,14 @@ impl AtomicFile {
                     }
                 }
                 // A FIFO or device named as the output is written to. Through
-                // a link only under /dev and /proc (`/dev/stdout`,
-                // `/dev/fd/N`): a link found elsewhere at the output may
-                // have been planted to send the write to a device or FIFO
-                // of someone's choosing (another user's terminal,
-                // `/dev/kmsg`), so it is replaced like any other link.
+                // a link only if no one else could have put that link there
+                // (`/dev/stdout` in root's `/dev`, `/proc/self/fd/1`): a link
+                // found in a folder others may write may have been planted
+                // to send the write to a device or FIFO of someone's
+                // choosing (another user's terminal, `/dev/kmsg`), so it is
+                // replaced like any other link.
                 FileType::Fifo | FileType::CharacterDevice
-                    if !link || path.starts_with("/dev") || path.starts_with("/proc") =>
+                    if link_stat.as_ref().is_none_or(|l| link_is_trusted(path, l)) =>
                 {
                     return Self::stream(path, link)
                 }
@@ -304,6 +321,26 @@ impl AtomicFile {
         self.finish(false)
     }
 
+    /// [`AtomicFile::commit_new`], keeping what is needed to take the new
+    /// file back ([`NewFile::remove`]) if a later step fails.
+    pub fn commit_new_undoable(self) -> Result<NewFile, WriteError> {
+        let st = rfs::fstat(&self.file).map_err(|e| self.error("cannot look at it")(e.into()))?;
+        let dir = rustix::io::fcntl_dupfd_cloexec(&self.dir, 0)
+            .map_err(|e| self.error("cannot keep its folder")(e.into()))?;
+        // Held open until then, so that its inode cannot be given to
+        // another file that [`NewFile::remove`] would take for it.
+        let file = rustix::io::fcntl_dupfd_cloexec(&self.file, 0)
+            .map_err(|e| self.error("cannot keep it open")(e.into()))?;
+        let name = self.name.clone();
+        self.finish(false)?;
+        Ok(NewFile {
+            dir,
+            name,
+            id: (st.st_dev, st.st_ino),
+            _file: file,
+        })
+    }
+
     fn finish(mut self, replace: bool) -> Result<(), WriteError> {
         self.file.flush().map_err(self.error("write failed"))?;
         let named = match self.temp {
@@ -361,6 +398,27 @@ impl AtomicFile {
     /// Syncs the folder, so that the rename itself survives a crash.
     fn sync_dir(&self) -> Result<(), WriteError> {
         rfs::fsync(&self.dir).map_err(|e| self.error("cannot sync its folder")(e.into()))
+    }
+}
+
+/// A file [`AtomicFile::commit_new_undoable`] put in place.
+pub struct NewFile {
+    dir: OwnedFd,
+    name: OsString,
+    id: (u64, u64),
+    _file: OwnedFd,
+}
+
+impl NewFile {
+    /// Removes the file again, through the folder it was named in (not by
+    /// path: the path may lead elsewhere by now) and only if the name still
+    /// holds that very file: anything else found there is left alone.
+    pub fn remove(self) {
+        let same = rfs::statat(&self.dir, self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| (st.st_dev, st.st_ino) == self.id);
+        if same {
+            let _ = rfs::unlinkat(&self.dir, self.name.as_os_str(), AtFlags::empty());
+        }
     }
 }
 
@@ -597,6 +655,50 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_new_file_is_taken_back_only_if_still_there() {
+        let d = tmp("undo");
+        let p = d.join("k.key");
+        let mut f = AtomicFile::create_new(&p, 0o600).unwrap();
+        f.write_all(b"secret").unwrap();
+        let named = f.commit_new_undoable().unwrap();
+        named.remove();
+        assert!(!p.exists(), "the file just named is removed");
+        // Someone else's file at the name by then: left alone.
+        let mut f = AtomicFile::create_new(&p, 0o600).unwrap();
+        f.write_all(b"secret").unwrap();
+        let named = f.commit_new_undoable().unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, b"theirs").unwrap();
+        named.remove();
+        assert_eq!(std::fs::read(&p).unwrap(), b"theirs");
+    }
+
+    #[test]
+    fn a_link_to_a_device_in_a_shared_folder_is_replaced() {
+        let d = tmp("devlink");
+        // Writable by everyone, as /dev/shm or /tmp: a link there may be
+        // anyone's doing, even when root owns it.
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let p = d.join("out.xml");
+        std::os::unix::fs::symlink("/dev/null", &p).unwrap();
+        write(&p, b"new").unwrap();
+        assert!(!std::fs::symlink_metadata(&p)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        // In a folder only its owner writes, the link is followed.
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let q = d.join("null");
+        std::os::unix::fs::symlink("/dev/null", &q).unwrap();
+        write(&q, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&q)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
 
     #[test]
