@@ -106,18 +106,47 @@ fn temp_name() -> OsString {
     OsString::from(format!(".wl{:010x}", h.finish() & 0xff_ffff_ffff))
 }
 
-/// Whether the link `path` (whose `lstat` is `link`) was made by root or
-/// this user, in a folder of root's or this user's that no one else may
-/// write: what only they could have put there.
-fn link_is_trusted(path: &Path, link: &rfs::Stat) -> bool {
+/// The folder of the link `path`, opened, if only root or this user could
+/// have put the link there: the folder is theirs and no one else may
+/// write it, and the link is theirs, both looked at through the folder's
+/// descriptor (which the write then opens the link through), so that no
+/// rename of the folder in between changes what was checked.
+fn trusted_link_folder(path: &Path) -> Option<(OwnedFd, OsString)> {
     let me = rustix::process::geteuid().as_raw();
     let trusted = |uid: u32| uid == 0 || uid == me;
     let folder = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let folder_ok = rfs::stat(folder).is_ok_and(|st| trusted(st.st_uid) && st.st_mode & 0o022 == 0);
-    trusted(link.st_uid) && folder_ok
+    let name = path.file_name()?.to_owned();
+    let fd = rfs::open(
+        folder,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rfs::fstat(&fd).ok()?;
+    if !trusted(st.st_uid) || st.st_mode & 0o022 != 0 {
+        return None;
+    }
+    let link = rfs::statat(&fd, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    (FileType::from_raw_mode(link.st_mode) == FileType::Symlink && trusted(link.st_uid))
+        .then_some((fd, name))
+}
+
+/// The descriptor a name of the process's own descriptors stands for:
+/// `/dev/stdout` (1), `/dev/stderr` (2), `/dev/fd/N`, `/proc/self/fd/N`.
+fn own_descriptor(path: &Path) -> Option<i32> {
+    let s = path.to_str()?;
+    match s {
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => s
+            .strip_prefix("/dev/fd/")
+            .or_else(|| s.strip_prefix("/proc/self/fd/"))
+            .and_then(|n| n.parse::<i32>().ok())
+            .filter(|n| *n >= 0),
+    }
 }
 
 impl AtomicFile {
@@ -134,6 +163,13 @@ impl AtomicFile {
         // regular file is replaced by the new file, never written through:
         // a link someone planted in a folder they may write cannot send a
         // write (root's, say) to a file of their choosing.
+        // The process's own descriptors (`/dev/stdout`, `/dev/fd/N`,
+        // `/proc/self/fd/N`): written as they are (what the shell
+        // redirected them to), never replaced: the name is the system's
+        // link, and replacing it broke `/dev/stdout` for every program.
+        if let Some(n) = own_descriptor(path) {
+            return Self::stream_descriptor(path, n);
+        }
         let real = path;
         let mut keep_mode = None;
         let link_stat = rfs::lstat(path)
@@ -157,12 +193,14 @@ impl AtomicFile {
                 // to send the write to a device or FIFO of someone's
                 // choosing (another user's terminal, `/dev/kmsg`), so it is
                 // replaced like any other link.
-                FileType::Fifo | FileType::CharacterDevice
-                    if link_stat.as_ref().is_none_or(|l| link_is_trusted(path, l)) =>
-                {
-                    return Self::stream(path, link)
+                FileType::Fifo | FileType::CharacterDevice if !link => {
+                    return Self::stream(path, None)
                 }
-                FileType::Fifo | FileType::CharacterDevice => {}
+                FileType::Fifo | FileType::CharacterDevice => {
+                    if let Some(folder) = trusted_link_folder(path) {
+                        return Self::stream(path, Some(folder));
+                    }
+                }
                 FileType::Directory => {
                     return Err(err("it is a directory")(Errno::ISDIR));
                 }
@@ -252,20 +290,16 @@ impl AtomicFile {
 
     /// Writes directly to a FIFO or device: there is no old content to
     /// keep.  A FIFO without a reader fails at once (ENXIO).
-    fn stream(path: &Path, through_link: bool) -> Result<AtomicFile, WriteError> {
+    fn stream(path: &Path, link: Option<(OwnedFd, OsString)>) -> Result<AtomicFile, WriteError> {
         let err = |what| WriteError::of(path, what);
-        // Not a link when looked at: a link put there since is not followed.
-        let nofollow = if through_link {
-            OFlags::empty()
-        } else {
-            OFlags::NOFOLLOW
+        let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let opened = match &link {
+            // The trusted link, through the folder it was checked in.
+            Some((folder, name)) => rfs::openat(folder, name.as_os_str(), flags, Mode::empty()),
+            // Not a link when looked at: a link put there since is not followed.
+            None => rfs::open(path, flags | OFlags::NOFOLLOW, Mode::empty()),
         };
-        let fd = rfs::open(
-            path,
-            OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY | nofollow,
-            Mode::empty(),
-        )
-        .map_err(|e| {
+        let fd = opened.map_err(|e| {
             if e == Errno::NXIO {
                 err("it is a FIFO that no process reads")(e)
             } else {
@@ -286,6 +320,25 @@ impl AtomicFile {
             ));
         }
         let _ = rfs::fcntl_setfl(&fd, OFlags::empty());
+        let dir = rfs::open(".", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(err("cannot open the current folder"))?;
+        Ok(AtomicFile {
+            file: File::from(fd),
+            shown: path.to_path_buf(),
+            dir,
+            name: OsString::new(),
+            temp: Temp::Stream,
+        })
+    }
+
+    /// Writes to this process's descriptor `n`, as it is.
+    fn stream_descriptor(path: &Path, n: i32) -> Result<AtomicFile, WriteError> {
+        let err = |what| WriteError::of(path, what);
+        // SAFETY: only duplicated (fcntl checks that `n` is open); the
+        // duplicate is ours.
+        let fd =
+            rustix::io::fcntl_dupfd_cloexec(unsafe { std::os::fd::BorrowedFd::borrow_raw(n) }, 0)
+                .map_err(err("the descriptor is not open"))?;
         let dir = rfs::open(".", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
             .map_err(err("cannot open the current folder"))?;
         Ok(AtomicFile {
@@ -655,6 +708,31 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn the_processs_own_descriptors_are_written_as_they_are() {
+        use std::os::fd::AsRawFd;
+        let d = tmp("ownfd");
+        // A regular file behind the descriptor, as `> file` gives stdout:
+        // written through it, nothing replaced.
+        let f = std::fs::File::create(d.join("redirected")).unwrap();
+        for name in [
+            format!("/proc/self/fd/{}", f.as_raw_fd()),
+            format!("/dev/fd/{}", f.as_raw_fd()),
+        ] {
+            write(Path::new(&name), b"through ").unwrap();
+        }
+        assert_eq!(
+            std::fs::read(d.join("redirected")).unwrap(),
+            b"through through "
+        );
+        assert!(std::fs::symlink_metadata("/dev/fd").is_ok());
+        assert!(write(Path::new("/dev/fd/987654"), b"x").is_err());
+        assert_eq!(own_descriptor(Path::new("/dev/stdout")), Some(1));
+        assert_eq!(own_descriptor(Path::new("/dev/stderr")), Some(2));
+        assert_eq!(own_descriptor(Path::new("/dev/fd/x")), None);
+        assert_eq!(own_descriptor(Path::new("/tmp/dev/stdout")), None);
     }
 
     #[test]
