@@ -320,8 +320,14 @@ impl AtomicFile {
             ));
         }
         let _ = rfs::fcntl_setfl(&fd, OFlags::empty());
+        Self::streaming(path, fd)
+    }
+
+    /// An [`AtomicFile`] that writes straight to the open `fd` (`path`
+    /// names it in errors): nothing to rename or remove.
+    fn streaming(path: &Path, fd: OwnedFd) -> Result<AtomicFile, WriteError> {
         let dir = rfs::open(".", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(err("cannot open the current folder"))?;
+            .map_err(WriteError::of(path, "cannot open the current folder"))?;
         Ok(AtomicFile {
             file: File::from(fd),
             shown: path.to_path_buf(),
@@ -339,15 +345,7 @@ impl AtomicFile {
         let fd =
             rustix::io::fcntl_dupfd_cloexec(unsafe { std::os::fd::BorrowedFd::borrow_raw(n) }, 0)
                 .map_err(err("the descriptor is not open"))?;
-        let dir = rfs::open(".", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(err("cannot open the current folder"))?;
-        Ok(AtomicFile {
-            file: File::from(fd),
-            shown: path.to_path_buf(),
-            dir,
-            name: OsString::new(),
-            temp: Temp::Stream,
-        })
+        Self::streaming(path, fd)
     }
 
     /// The file being written.
