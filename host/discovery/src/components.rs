@@ -178,6 +178,16 @@ fn wloc_runtime_sanitize(s: &str) -> String {
 }
 
 /// The built-in discovery that reads a source.
+/// The names of the built-in ways an input is discovered or read: a list
+/// naming one of them chooses the input's discovery itself.
+const INPUT_DISCOVERY_NAMES: [&str; 5] = [
+    builtin::SYNTHETIC_NAME,
+    builtin::LINUX_NAME,
+    builtin::X86_NAME,
+    "xml",
+    "image",
+];
+
 fn default_name(source: &Source) -> &'static str {
     match source {
         Source::Xml(_) => "xml",
@@ -268,15 +278,7 @@ fn load_with_components(
             discovery.push((n.clone(), Candidate::Builtin(Source::ThisSystem)));
         } else if n == builtin::X86_NAME && matches!(source, Source::ThisSystem) {
             discovery.push((n.clone(), Candidate::Builtin(Source::CpuidThisSystem)));
-        } else if [
-            builtin::SYNTHETIC_NAME,
-            builtin::LINUX_NAME,
-            builtin::X86_NAME,
-            "xml",
-            "image",
-        ]
-        .contains(&n.as_str())
-        {
+        } else if INPUT_DISCOVERY_NAMES.contains(&n.as_str()) {
             eprintln!("wloc: component {n} does not apply to this input; skipped");
         } else {
             match find_installed(n) {
@@ -311,16 +313,11 @@ fn load_with_components(
     // is the fallback unless the list names discovery components.
     file_discovery.append(&mut discovery);
     let mut discovery = file_discovery;
-    if !sel.names.iter().any(|n| {
-        [
-            builtin::SYNTHETIC_NAME,
-            builtin::LINUX_NAME,
-            builtin::X86_NAME,
-            "xml",
-            "image",
-        ]
-        .contains(&n.as_str())
-    }) {
+    if !sel
+        .names
+        .iter()
+        .any(|n| INPUT_DISCOVERY_NAMES.contains(&n.as_str()))
+    {
         discovery.push((
             default_name(source).to_string(),
             Candidate::Builtin(source.clone()),
