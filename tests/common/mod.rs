@@ -75,9 +75,11 @@ pub fn timing(what: &str, since: std::time::Instant) {
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
+    // The CLI crate is `host/cli`, two folders below the root.
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("host crate sits in the workspace")
+        .ancestors()
+        .nth(2)
+        .expect("the CLI crate sits two folders below the workspace root")
         .to_path_buf()
 }
 

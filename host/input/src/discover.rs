@@ -2,7 +2,7 @@
 //!
 //! The C library (`libhwloc.so.15`) carries no WebAssembly engine: the
 //! discovery of a machine (this one, a recorded `/sys` tree, a CPUID dump)
-//! runs in a separate module, `libwloc_discover.so` (`host/discover`),
+//! runs in a separate module, `libwloc_discover.so` (`host/capi-discover`),
 //! which the library loads with `dlopen` the first time a load needs it.
 //! Both sides are built from this file:
 //!

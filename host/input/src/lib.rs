@@ -152,6 +152,64 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
     Ok(Source::ThisSystem)
 }
 
+/// Where a library load whose caller named no source is sent, as
+/// libhwloc sends it: by the environment, else this system.
+///
+/// When `HWLOC_COMPONENTS` lists components, they choose: an `xml=FILE`
+/// or `synthetic=DESC` entry names the input, otherwise the machine is
+/// discovered by the Linux and x86 backends, which still honour
+/// `HWLOC_FSROOT` and `HWLOC_CPUID_PATH` while `HWLOC_XMLFILE` and
+/// `HWLOC_SYNTHETIC` are ignored.  Without it, [`resolve`]'s order holds
+/// (a launcher's `WLOC_IMAGE` first).  hwloc's fsroot `/` is this system,
+/// and a CPUID dump is this system for a build without the x86 backend
+/// (`x86_backend`), as hwloc's non-x86 builds ignore the variable.
+pub fn resolve_unnamed(x86_backend: bool) -> Unnamed {
+    let var = |n: &str| wloc_trust::env::var(n).filter(|v| !v.is_empty());
+    let this_system = |s: Source| match s {
+        Source::Fsroot(p) if p.as_os_str() == "/" => Source::ThisSystem,
+        Source::Cpuid(_) if !x86_backend => Source::ThisSystem,
+        s => s,
+    };
+    if let Some(list) = var("HWLOC_COMPONENTS") {
+        for entry in list.split(',') {
+            if let Some(p) = entry.strip_prefix("xml=").filter(|p| !p.is_empty()) {
+                return Unnamed::ByComponents(Source::Xml(p.into()));
+            }
+            if let Some(d) = entry.strip_prefix("synthetic=").filter(|d| !d.is_empty()) {
+                return Unnamed::ByComponents(Source::Synthetic(d.into()));
+            }
+        }
+        let source = match (var("HWLOC_FSROOT"), var("HWLOC_CPUID_PATH")) {
+            (Some(f), _) if f != "/" => Source::Fsroot(f.into()),
+            (_, Some(c)) => Source::Cpuid(c.into()),
+            _ => Source::ThisSystem,
+        };
+        return Unnamed::ByComponents(this_system(source));
+    }
+    // `resolve` without `-i` fails only for `--if`, which is not given.
+    Unnamed::ByEnvironment(this_system(resolve(None, None).unwrap_or(Source::ThisSystem)))
+}
+
+/// The source of a load whose caller named none ([`resolve_unnamed`]),
+/// and what chose it: libhwloc falls back to this system when an input a
+/// variable names cannot be read, but not when `HWLOC_COMPONENTS` chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unnamed {
+    /// `HWLOC_COMPONENTS` chose the components, and with them the input.
+    ByComponents(Source),
+    /// The input variables (or nothing: this system) chose.
+    ByEnvironment(Source),
+}
+
+impl Unnamed {
+    /// The source chosen.
+    pub fn source(&self) -> &Source {
+        match self {
+            Unnamed::ByComponents(s) | Unnamed::ByEnvironment(s) => s,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +229,46 @@ mod tests {
             Source::Xml("x".into())
         );
         assert!(resolve(None, Some(InputFormat::Xml)).is_err());
+    }
+
+    /// The one test here that sets input variables: tests of one binary
+    /// share the environment.
+    #[test]
+    fn unnamed_sources_follow_libhwlocs_choice() {
+        let vars = [
+            "HWLOC_COMPONENTS",
+            "HWLOC_FSROOT",
+            "WLOC_FSROOT",
+            "HWLOC_CPUID_PATH",
+            "WLOC_CPUID_PATH",
+            "HWLOC_XMLFILE",
+            "WLOC_XMLFILE",
+            "HWLOC_SYNTHETIC",
+            "WLOC_SYNTHETIC",
+            "WLOC_IMAGE",
+        ];
+        let clear = || vars.iter().for_each(|v| std::env::remove_var(v));
+        clear();
+        assert_eq!(resolve_unnamed(true), Unnamed::ByEnvironment(Source::ThisSystem));
+        std::env::set_var("HWLOC_XMLFILE", "t.xml");
+        std::env::set_var("HWLOC_FSROOT", "/");
+        // fsroot `/` is this system, and it comes before XML.
+        assert_eq!(resolve_unnamed(true), Unnamed::ByEnvironment(Source::ThisSystem));
+        std::env::remove_var("HWLOC_FSROOT");
+        assert_eq!(resolve_unnamed(true).source(), &Source::Xml("t.xml".into()));
+        std::env::set_var("HWLOC_CPUID_PATH", "dump");
+        assert_eq!(resolve_unnamed(true).source(), &Source::Cpuid("dump".into()));
+        assert_eq!(resolve_unnamed(false).source(), &Source::ThisSystem);
+        // A component list ignores the XML and synthetic variables...
+        std::env::set_var("HWLOC_COMPONENTS", "linux,stop");
+        std::env::remove_var("HWLOC_CPUID_PATH");
+        assert_eq!(resolve_unnamed(true), Unnamed::ByComponents(Source::ThisSystem));
+        // ... and names its own.
+        std::env::set_var("HWLOC_COMPONENTS", "synthetic=pack:2,xml=a.xml");
+        assert_eq!(
+            resolve_unnamed(true),
+            Unnamed::ByComponents(Source::Synthetic("pack:2".into()))
+        );
+        clear();
     }
 }

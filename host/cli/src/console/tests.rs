@@ -232,7 +232,7 @@ use wloc_discovery::input::Source;
 
 const LSTOPO: &str = "lstopo-no-graphics";
 /// The conformance recordings of the repository (`tests/data/conformance`).
-const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/conformance");
+const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/conformance");
 
 /// Synthetic machines, turned into XML by lstopo itself.
 const SYNTHETIC: &[&str] = &[
