@@ -526,7 +526,28 @@ impl Strings {
 
 /// Records a finished topology.
 pub fn body_of(topo: &Topology) -> Body {
-    // Breadth-first order: each object's children become one run.
+    let order = breadth_first(topo);
+    let index = TableIndex::new(&order);
+    let mut sets = Sets::default();
+    let mut strings = Strings::default();
+    let mut b = body_skeleton(topo, &index, order.len());
+    let (mut c, attrs) = record_objects(topo, &order, &index, &mut sets, &mut strings, &mut b);
+    b.attrs = sort_attrs_by_kind(attrs, &mut c.attr);
+    narrow_columns(&c, &mut b);
+    record_topology_lists(topo, &index, &mut sets, &mut b);
+    sets.start.push(sets.words.len() as u32);
+    b.set_start = sets.start;
+    b.set_words = sets.words;
+    b.set_infinite = sets.infinite;
+    b.set_skip = sets.skip;
+    b.strings = strings.list;
+    b
+}
+
+/// The objects in breadth-first order: each object's children become one
+/// run.  Separate because this order is the table's: every other phase
+/// reads it.
+fn breadth_first(topo: &Topology) -> Vec<ObjId> {
     let mut order: Vec<ObjId> = vec![topo.root()];
     let mut i = 0;
     while i < order.len() {
@@ -534,46 +555,47 @@ pub fn body_of(topo: &Topology) -> Body {
         order.extend(run(o));
         i += 1;
     }
-    // Arena ids to table indexes (objects removed from the tree are not
-    // reachable, hence not recorded).
-    let max = order.iter().copied().max().unwrap_or(0);
-    let mut index = vec![u32::MAX; max + 1];
-    for (i, &id) in order.iter().enumerate() {
-        index[id] = i as u32;
+    order
+}
+
+/// Arena ids to table indexes (objects removed from the tree are not
+/// reachable, hence not recorded: their index is `u32::MAX`).  Separate
+/// because every link of the body goes through it.
+struct TableIndex {
+    /// The table index of each arena id.
+    index: Vec<u32>,
+}
+
+impl TableIndex {
+    /// The indexes of the objects of `order`.
+    fn new(order: &[ObjId]) -> Self {
+        let max = order.iter().copied().max().unwrap_or(0);
+        let mut index = vec![u32::MAX; max + 1];
+        for (i, &id) in order.iter().enumerate() {
+            index[id] = i as u32;
+        }
+        TableIndex { index }
     }
-    let ix = |id: ObjId| index.get(id).copied().unwrap_or(u32::MAX);
-    let ixs = |ids: &[ObjId]| -> Vec<u32> {
+
+    /// The table index of an object, `u32::MAX` if it is not recorded.
+    fn ix(&self, id: ObjId) -> u32 {
+        self.index.get(id).copied().unwrap_or(u32::MAX)
+    }
+
+    /// The table indexes of the recorded objects of `ids`.
+    fn ixs(&self, ids: &[ObjId]) -> Vec<u32> {
         ids.iter()
-            .map(|&i| ix(i))
+            .map(|&i| self.ix(i))
             .filter(|&i| i != u32::MAX)
             .collect()
-    };
-    let n = order.len();
-    let mut sets = Sets::default();
-    let mut strings = Strings::default();
-    let mut attrs: Vec<Attr> = Vec::new();
-    // Keyed by the debug form: `Attr` holds an f32, so it has no `Hash`.
-    let mut seen_attr: HashMap<String, u64> = Default::default();
-    // The columns' values, narrowed once complete.
-    #[derive(Default)]
-    struct Wide {
-        os_index: Vec<u64>,
-        depth: Vec<u64>,
-        logical_index: Vec<u64>,
-        parent: Vec<u64>,
-        gp_index: Vec<u64>,
-        total_memory: Vec<u64>,
-        attr: Vec<u64>,
-        subtype: Vec<u64>,
-        name: Vec<u64>,
-        cpuset: Vec<u64>,
-        complete_cpuset: Vec<u64>,
-        nodeset: Vec<u64>,
-        complete_nodeset: Vec<u64>,
-        info_start: Vec<u64>,
     }
-    let mut c = Wide::default();
-    let mut b = Body {
+}
+
+/// The body before the objects are recorded: levels and the topology's
+/// flags and infos filled, columns and tables empty.  Separate so that
+/// the phases after it fill one part each.
+fn body_skeleton(topo: &Topology, index: &TableIndex, n: usize) -> Body {
+    Body {
         ty: Vec::with_capacity(n),
         flags: Vec::with_capacity(n),
         os_index: Col::default(),
@@ -598,10 +620,10 @@ pub fn body_of(topo: &Topology) -> Body {
         set_infinite: Vec::new(),
         set_skip: Vec::new(),
         total_memory_shift: 0,
-        levels: topo.normal_levels().iter().map(|l| ixs(l)).collect(),
+        levels: topo.normal_levels().iter().map(|l| index.ixs(l)).collect(),
         special: crate::SPECIAL_DEPTHS
             .iter()
-            .map(|&d| ixs(topo.level(d)))
+            .map(|&d| index.ixs(topo.level(d)))
             .collect(),
         allowed_cpuset: 0,
         allowed_nodeset: 0,
@@ -616,8 +638,47 @@ pub fn body_of(topo: &Topology) -> Body {
         support: topo.support.clone(),
         pci_localities: Vec::new(),
         userdata: Vec::new(),
-    };
-    for &id in &order {
+    }
+}
+
+/// The columns' values, narrowed once complete.
+#[derive(Default)]
+struct Wide {
+    os_index: Vec<u64>,
+    depth: Vec<u64>,
+    logical_index: Vec<u64>,
+    parent: Vec<u64>,
+    gp_index: Vec<u64>,
+    total_memory: Vec<u64>,
+    attr: Vec<u64>,
+    subtype: Vec<u64>,
+    name: Vec<u64>,
+    cpuset: Vec<u64>,
+    complete_cpuset: Vec<u64>,
+    nodeset: Vec<u64>,
+    complete_nodeset: Vec<u64>,
+    info_start: Vec<u64>,
+}
+
+/// The object table: one row per object in `order`, the type and flags
+/// and the infos and userdata straight into `b`, the other columns as
+/// wide values.  Interns the objects' sets and strings (first, so that
+/// they get the lowest indexes) and their distinct attributes, returned
+/// in first-seen order.  Separate because it is the one pass over the
+/// objects.
+fn record_objects(
+    topo: &Topology,
+    order: &[ObjId],
+    index: &TableIndex,
+    sets: &mut Sets,
+    strings: &mut Strings,
+    b: &mut Body,
+) -> (Wide, Vec<Attr>) {
+    let mut attrs: Vec<Attr> = Vec::new();
+    // Keyed by the debug form: `Attr` holds an f32, so it has no `Hash`.
+    let mut seen_attr: HashMap<String, u64> = Default::default();
+    let mut c = Wide::default();
+    for &id in order {
         let o = topo.obj(id);
         b.ty.push(o.obj_type.index() as u8);
         b.flags.push(
@@ -630,7 +691,8 @@ pub fn body_of(topo: &Topology) -> Body {
         c.os_index.push(o.os_index.unwrap_or(0) as u64);
         c.depth.push((o.depth().to_i32() as i64 + 8) as u64);
         c.logical_index.push(o.logical_index() as u64);
-        c.parent.push(o.parent().map(ix).unwrap_or(0) as u64);
+        c.parent
+            .push(o.parent().map(|p| index.ix(p)).unwrap_or(0) as u64);
         c.gp_index.push(o.gp_index);
         c.total_memory.push(o.total_memory);
         c.attr.push(if matches!(o.attr, ObjAttr::None) {
@@ -667,25 +729,34 @@ pub fn body_of(topo: &Topology) -> Body {
         }));
     }
     c.info_start.push(b.obj_infos.len() as u64);
-    b.os_index = Col::of(&c.os_index);
-    b.depth = Col::of(&c.depth);
-    b.logical_index = Col::of(&c.logical_index);
-    // The attribute table sorted by kind (stably), so that the attributes
-    // of each kind are one range of indexes: validation then checks an
-    // object's attribute against its type with a range, per run of
-    // objects of one type.
+    (c, attrs)
+}
+
+/// The attribute table sorted by kind (stably), so that the attributes
+/// of each kind are one range of indexes: validation then checks an
+/// object's attribute against its type with a range, per run of objects
+/// of one type.  Renumbers the `attr` column (index + 1) to match.
+/// Separate because it must run after every object is recorded and
+/// before the column is narrowed.
+fn sort_attrs_by_kind(attrs: Vec<Attr>, column: &mut [u64]) -> Vec<Attr> {
     let mut perm: Vec<usize> = (0..attrs.len()).collect();
     perm.sort_by_key(|&i| attrs[i].kind_code());
     let mut new_index = vec![0u64; attrs.len()];
     for (new, &old) in perm.iter().enumerate() {
         new_index[old] = new as u64;
     }
-    let attrs: Vec<Attr> = perm.iter().map(|&i| attrs[i].clone()).collect();
-    for a in c.attr.iter_mut().filter(|a| **a != 0) {
+    for a in column.iter_mut().filter(|a| **a != 0) {
         *a = new_index[*a as usize - 1] + 1;
     }
-    // The columns the validation reads together have one width, so that
-    // its loop over them is compiled once per width.
+    perm.iter().map(|&i| attrs[i].clone()).collect()
+}
+
+/// Narrows the complete columns into `b`: each as narrow as its values
+/// allow, except that the columns the validation reads together have one
+/// width (so that its loop over them is compiled once per width), and
+/// total memory shifted right by its common trailing zero bits.
+/// Separate because widths are known only once every value is.
+fn narrow_columns(c: &Wide, b: &mut Body) {
     let link = [
         &c.parent,
         &c.attr,
@@ -698,6 +769,9 @@ pub fn body_of(topo: &Topology) -> Body {
     .map(|v| Col::of(v).width as usize)
     .max()
     .unwrap_or(1);
+    b.os_index = Col::of(&c.os_index);
+    b.depth = Col::of(&c.depth);
+    b.logical_index = Col::of(&c.logical_index);
     b.parent = Col::at_least(&c.parent, link);
     b.gp_index = Col::of(&c.gp_index);
     let shift = c
@@ -716,7 +790,6 @@ pub fn body_of(topo: &Topology) -> Body {
             .collect::<Vec<_>>(),
     );
     b.attr = Col::at_least(&c.attr, link);
-    b.attrs = attrs;
     b.subtype = Col::of(&c.subtype);
     b.name = Col::of(&c.name);
     b.cpuset = Col::at_least(&c.cpuset, link);
@@ -724,16 +797,24 @@ pub fn body_of(topo: &Topology) -> Body {
     b.nodeset = Col::at_least(&c.nodeset, link);
     b.complete_nodeset = Col::at_least(&c.complete_nodeset, link);
     b.info_start = Col::of(&c.info_start);
+}
+
+/// The topology-wide records into `b`: allowed sets, distances, memory
+/// attributes, CPU kinds, memory tiers and PCI localities, their sets
+/// interned in that order after the objects' ones.  Distances and memory
+/// attribute values naming an object that is not recorded are left out.
+/// Separate because none of them is a column of the object table.
+fn record_topology_lists(topo: &Topology, index: &TableIndex, sets: &mut Sets, b: &mut Body) {
     b.allowed_cpuset = sets.intern(topo.allowed_cpuset.bitmap());
     b.allowed_nodeset = sets.intern(topo.allowed_nodeset.bitmap());
     b.distances = topo
         .distances
         .iter()
-        .filter(|d| d.objs.iter().all(|&o| ix(o) != u32::MAX))
+        .filter(|d| d.objs.iter().all(|&o| index.ix(o) != u32::MAX))
         .map(|d| Dist {
             name: d.name.clone(),
             kind: d.kind,
-            objs: ixs(&d.objs),
+            objs: index.ixs(&d.objs),
             values: d.values.clone(),
         })
         .collect();
@@ -750,12 +831,12 @@ pub fn body_of(topo: &Topology) -> Body {
                     let initiator = match &v.initiator {
                         None => Init::None,
                         Some(Initiator::CpuSet(c)) => Init::CpuSet(sets.intern(c.bitmap())),
-                        Some(Initiator::Object(o)) => match ix(*o) {
+                        Some(Initiator::Object(o)) => match index.ix(*o) {
                             u32::MAX => return None,
                             i => Init::Object(i),
                         },
                     };
-                    let target = ix(v.target);
+                    let target = index.ix(v.target);
                     (target != u32::MAX).then_some(MemValue {
                         target,
                         initiator,
@@ -793,13 +874,6 @@ pub fn body_of(topo: &Topology) -> Body {
             cpuset: sets.intern(p.cpuset.bitmap()),
         })
         .collect();
-    sets.start.push(sets.words.len() as u32);
-    b.set_start = sets.start;
-    b.set_words = sets.words;
-    b.set_infinite = sets.infinite;
-    b.set_skip = sets.skip;
-    b.strings = strings.list;
-    b
 }
 
 /// The type of a code, `None` past the last one.

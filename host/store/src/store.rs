@@ -545,6 +545,43 @@ pub fn pack_prepared(
     mut nodes: Vec<(String, Prepared)>,
     mut progress: impl FnMut(usize),
 ) -> Result<(Vec<u8>, PackStats), StoreError> {
+    check_nodes(&mut nodes)?;
+    let (refs, chosen, identical) = choose_references(&nodes, &mut progress);
+    let mut stats = PackStats {
+        nodes: nodes.len(),
+        references: refs.len(),
+        identical,
+        ..PackStats::default()
+    };
+    let mut out = Output {
+        file: vec![0u8; HEADER],
+        index: Vec::new(),
+    };
+    let dict = train_dictionary(&chosen);
+    stats.dictionary_bytes = dict.len();
+    out.put_dictionary(&dict);
+    let (groups, ref_places) = group_references(&nodes, &refs)?;
+    stats.reference_bytes = out.put_reference_groups(&groups, &ref_places)?;
+    let blocks = node_blocks(&nodes, &chosen, &ref_places);
+    stats.blocks = blocks.len();
+    // Without a trained dictionary (few nodes), a block is compressed
+    // with its first node's reference group as a raw dictionary: the
+    // lines of a diff are much like those of its reference.
+    let block_dicts: Vec<Option<usize>> = blocks
+        .iter()
+        .map(|&(first, _, _)| dict.is_empty().then(|| ref_places[chosen[first].0].0))
+        .collect();
+    stats.diff_bytes = out.put_blocks(&nodes, &blocks, &block_dicts, &groups, &dict)?;
+    let file = out.finish()?;
+    stats.bytes = file.len();
+    Ok((file, stats))
+}
+
+/// Sorts the nodes by name and refuses, first, what a reader refuses:
+/// two nodes of one name, a name longer than [`MAX_NAME`], a document
+/// too large for its squeezed size.  Separate because it is the only
+/// phase that fails on the input rather than on its size once packed.
+fn check_nodes(nodes: &mut [(String, Prepared)]) -> Result<(), StoreError> {
     nodes.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(w) = nodes.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(StoreError(format!(
@@ -552,8 +589,7 @@ pub fn pack_prepared(
             quote(&w[0].0)
         )));
     }
-    // What a reader refuses, refused here first.
-    for (name, p) in &nodes {
+    for (name, p) in nodes.iter() {
         if name.len() > MAX_NAME {
             return Err(StoreError(format!(
                 "the topology name '{}' is longer than {MAX_NAME} bytes",
@@ -568,69 +604,40 @@ pub fn pack_prepared(
             )));
         }
     }
-    // Node indices of the references.
+    Ok(())
+}
+
+/// A node's reference (an index into the references) and encoded diff.
+type Choice = (usize, Vec<u8>);
+
+/// Chooses, in name order, each node's reference and diff: an identical
+/// reference (an empty diff), else the cheapest diff against a similar
+/// reference if it is small enough, else the node becomes a reference.
+/// Returns the node indices of the references, each node's reference (an
+/// index into them) and encoded diff, and the count of nodes identical
+/// to their reference.  Separate because it is the whole of the choice;
+/// the later phases only lay out what it chose.
+fn choose_references(
+    nodes: &[(String, Prepared)],
+    progress: &mut impl FnMut(usize),
+) -> (Vec<usize>, Vec<Choice>, usize) {
     let mut refs: Vec<usize> = Vec::new();
     let mut by_text: HashMap<(u32, usize), Vec<usize>> = HashMap::new();
-    // Each node's reference (an index in `refs`) and diff.
-    let mut chosen: Vec<(usize, Vec<u8>)> = Vec::with_capacity(nodes.len());
-    let mut stats = PackStats {
-        nodes: nodes.len(),
-        ..PackStats::default()
-    };
+    let mut chosen: Vec<Choice> = Vec::with_capacity(nodes.len());
+    let mut identical = 0;
     for (done, (_, p)) in nodes.iter().enumerate() {
         // Identical to a reference: an empty diff.
         if let Some(&r) = by_text
             .get(&(p.crc, p.len))
             .and_then(|c| c.iter().find(|&&r| nodes[refs[r]].1.joined == p.joined))
         {
-            stats.identical += 1;
+            identical += 1;
             chosen.push((r, encode_diff(&[])));
             progress(done + 1);
             continue;
         }
-        let mut cand: Vec<(f64, usize)> = refs
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| (similarity(&p.sketch, &nodes[r].1.sketch), i))
-            .filter(|&(s, _)| s > 0.2)
-            .collect();
-        cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let limit = (p.lines() as f64 * NEW_REF_FRACTION) as usize;
-        // (reference, cost in lines, hunks)
-        let mut best: Option<(usize, usize, Diff)> = None;
-        if let Some(&(_, r)) = cand.first() {
-            if let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit) {
-                best = Some((r, cost(&h), h));
-            }
-        }
-        // Myers against the most similar references, the next ones only
-        // while no diff small enough is found.
-        if best.is_none() {
-            let new = p.all_lines();
-            for &(_, r) in cand.iter().take(3) {
-                let old = nodes[refs[r]].1.all_lines();
-                let hunks = linediff::diff(&old, &new, PACK_DIFF_WORK);
-                let c = cost(&hunks);
-                if best.as_ref().is_none_or(|b| c < b.1) {
-                    // The hunks borrow `new` (lines of `p`) and `old`;
-                    // only their new lines and counts are kept.
-                    let hunks = hunks
-                        .into_iter()
-                        .map(|h| Hunk {
-                            old_start: h.old_start,
-                            new_start: h.new_start,
-                            old: vec![&[][..]; h.old.len()],
-                            new: h.new,
-                        })
-                        .collect();
-                    best = Some((r, c, hunks));
-                }
-                if c <= limit {
-                    break;
-                }
-            }
-        }
-        match best {
+        match best_diff(nodes, &refs, p, limit) {
             Some((r, c, hunks)) if c <= limit => chosen.push((r, encode_diff(&hunks))),
             _ => {
                 by_text.entry((p.crc, p.len)).or_default().push(refs.len());
@@ -640,25 +647,79 @@ pub fn pack_prepared(
         }
         progress(done + 1);
     }
-    stats.references = refs.len();
+    (refs, chosen, identical)
+}
 
-    let mut file = vec![0u8; HEADER];
-    let mut index = Vec::new();
-    let frame = |data: &[u8], dict: &[u8], level: i32| -> Result<Vec<u8>, StoreError> {
-        let mut c = zstd::bulk::Compressor::with_dictionary(level, dict)
-            .map_err(|e| StoreError(format!("zstd: {e}")))?;
-        c.compress(data)
-            .map_err(|e| StoreError(format!("zstd: {e}")))
-    };
+/// The cheapest diff found of `p` against the references most like it:
+/// (reference, cost in lines, hunks).  A line-by-line diff against the
+/// most similar one first, then Myers against the three most similar,
+/// the next ones only while no diff within `limit` is found.  Separate
+/// because it is the costly search of the choice.
+fn best_diff<'a>(
+    nodes: &'a [(String, Prepared)],
+    refs: &[usize],
+    p: &'a Prepared,
+    limit: usize,
+) -> Option<(usize, usize, Diff<'a>)> {
+    let mut cand: Vec<(f64, usize)> = refs
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (similarity(&p.sketch, &nodes[r].1.sketch), i))
+        .filter(|&(s, _)| s > 0.2)
+        .collect();
+    cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    if let Some(&(_, r)) = cand.first() {
+        if let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit) {
+            return Some((r, cost(&h), h));
+        }
+    }
+    let mut best: Option<(usize, usize, Diff)> = None;
+    let new = p.all_lines();
+    for &(_, r) in cand.iter().take(3) {
+        let old = nodes[refs[r]].1.all_lines();
+        let hunks = linediff::diff(&old, &new, PACK_DIFF_WORK);
+        let c = cost(&hunks);
+        if best.as_ref().is_none_or(|b| c < b.1) {
+            // The hunks borrow `new` (lines of `p`) and `old`;
+            // only their new lines and counts are kept.
+            let hunks = hunks
+                .into_iter()
+                .map(|h| Hunk {
+                    old_start: h.old_start,
+                    new_start: h.new_start,
+                    old: vec![&[][..]; h.old.len()],
+                    new: h.new,
+                })
+                .collect();
+            best = Some((r, c, hunks));
+        }
+        if c <= limit {
+            break;
+        }
+    }
+    best
+}
 
-    // Dictionary for the blocks, trained on evenly spaced non-empty diffs.
+/// One zstd frame of `data`, compressed at `level` with the dictionary
+/// `dict` (raw content or trained; empty for none).
+fn zstd_frame(data: &[u8], dict: &[u8], level: i32) -> Result<Vec<u8>, StoreError> {
+    let mut c = zstd::bulk::Compressor::with_dictionary(level, dict)
+        .map_err(|e| StoreError(format!("zstd: {e}")))?;
+    c.compress(data)
+        .map_err(|e| StoreError(format!("zstd: {e}")))
+}
+
+/// The dictionary for the blocks, trained on evenly spaced non-empty
+/// diffs; empty when there are too few to train on.  Separate because
+/// whether there is one decides how blocks are compressed.
+fn train_dictionary(chosen: &[Choice]) -> Vec<u8> {
     let samples: Vec<&[u8]> = chosen
         .iter()
         .filter(|(_, d)| d.len() > 1)
         .map(|(_, d)| d.as_slice())
         .collect();
     let total: usize = samples.iter().map(|s| s.len()).sum();
-    let dict = if samples.len() >= 64 && total >= 16 * 1024 {
+    if samples.len() >= 64 && total >= 16 * 1024 {
         let step = total.div_ceil(DICT_TRAIN).max(1);
         let train: Vec<&[u8]> = samples.iter().step_by(step).copied().collect();
         let train_total: usize = train.iter().map(|s| s.len()).sum();
@@ -666,17 +727,28 @@ pub fn pack_prepared(
             .unwrap_or_default()
     } else {
         Vec::new()
-    };
-    stats.dictionary_bytes = dict.len();
-    put(&mut index, file.len() as u64);
-    put(&mut index, dict.len() as u64);
-    put(&mut index, u64::from(crc32fast::hash(&dict)));
-    file.extend_from_slice(&dict);
+    }
+}
 
-    // Reference groups.
+/// Where a reference is: (group, offset in it, squeezed length, size of
+/// the document).
+type RefPlace = (usize, usize, usize, usize);
+
+/// The references' squeezed documents in groups of about [`REF_GROUP`]
+/// bytes (each one frame), and where each reference is.  Separate
+/// because both the group frames and the node tables (sizes relative to
+/// the reference's) read it.
+///
+/// # Errors
+///
+/// A group larger than [`MAX_FRAME`].
+fn group_references(
+    nodes: &[(String, Prepared)],
+    refs: &[usize],
+) -> Result<(Vec<Vec<u8>>, Vec<RefPlace>), StoreError> {
     let mut groups: Vec<Vec<u8>> = vec![Vec::new()];
     let mut ref_places = Vec::new();
-    for &r in &refs {
+    for &r in refs {
         let raw = &nodes[r].1.joined;
         if !groups.last().unwrap().is_empty()
             && groups.last().unwrap().len() + raw.len() > REF_GROUP
@@ -694,29 +766,23 @@ pub fn pack_prepared(
             MAX_FRAME >> 20
         )));
     }
-    let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&groups, |g| frame(g, &[], LEVEL))
-        .into_iter()
-        .collect();
-    put(&mut index, groups.len() as u64);
-    for (g, f) in groups.iter().zip(compressed?) {
-        stats.reference_bytes += f.len();
-        put(&mut index, file.len() as u64);
-        put(&mut index, f.len() as u64);
-        put(&mut index, g.len() as u64);
-        put(&mut index, u64::from(crc32fast::hash(g)));
-        file.extend_from_slice(&f);
-    }
-    put(&mut index, ref_places.len() as u64);
-    for &(g, at, len, size) in &ref_places {
-        put(&mut index, g as u64);
-        put(&mut index, at as u64);
-        put(&mut index, len as u64);
-        put(&mut index, size as u64);
-    }
+    Ok((groups, ref_places))
+}
 
-    // Blocks of nodes in name order: (first node, table, diffs).
-    let mut blocks: Vec<(usize, Vec<u8>, Vec<u8>)> = Vec::new();
-    for (i, ((name, p), (r, diff))) in nodes.iter().zip(&chosen).enumerate() {
+/// A block of nodes: its first node, its node table and its diffs.
+type NodeBlock = (usize, Vec<u8>, Vec<u8>);
+
+/// The blocks of nodes in name order, each up to about [`BLOCK`] bytes:
+/// per node its name (sharing a prefix with the previous one in the
+/// block), reference, diff length and size relative to its reference's,
+/// then the diffs.  Separate because it is the node table's encoding.
+fn node_blocks(
+    nodes: &[(String, Prepared)],
+    chosen: &[Choice],
+    ref_places: &[RefPlace],
+) -> Vec<NodeBlock> {
+    let mut blocks: Vec<NodeBlock> = Vec::new();
+    for (i, ((name, p), (r, diff))) in nodes.iter().zip(chosen).enumerate() {
         let full = blocks
             .last()
             .is_none_or(|(_, t, d)| t.len() + d.len() + diff.len() + name.len() + 16 > BLOCK);
@@ -742,60 +808,130 @@ pub fn pack_prepared(
         put(table, zigzag(p.len as i64 - ref_places[*r].3 as i64));
         diffs.extend_from_slice(diff);
     }
-    stats.blocks = blocks.len();
-    let raws: Vec<Vec<u8>> = blocks
-        .iter()
-        .map(|(_, t, d)| [t.as_slice(), d.as_slice()].concat())
-        .collect();
-    // Without a trained dictionary (few nodes), a block is compressed
-    // with its first node's reference group as a raw dictionary: the
-    // lines of a diff are much like those of its reference.
-    let block_dicts: Vec<Option<usize>> = blocks
-        .iter()
-        .map(|&(first, _, _)| dict.is_empty().then(|| ref_places[chosen[first].0].0))
-        .collect();
-    if raws.iter().any(|r| r.len() > MAX_FRAME) {
-        return Err(StoreError(format!(
-            "a topology's diff is too large for the store (more than {} MiB)",
-            MAX_FRAME >> 20
-        )));
+    blocks
+}
+
+/// The file being written and its index (compressed last, after the
+/// frames it locates).
+struct Output {
+    file: Vec<u8>,
+    index: Vec<u8>,
+}
+
+impl Output {
+    /// Appends the dictionary (stored raw) and its index entry.
+    fn put_dictionary(&mut self, dict: &[u8]) {
+        put(&mut self.index, self.file.len() as u64);
+        put(&mut self.index, dict.len() as u64);
+        put(&mut self.index, u64::from(crc32fast::hash(dict)));
+        self.file.extend_from_slice(dict);
     }
-    let jobs: Vec<usize> = (0..raws.len()).collect();
-    let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&jobs, |&b| {
-        frame(
-            &raws[b],
-            block_dicts[b].map_or(dict.as_slice(), |g| groups[g].as_slice()),
-            BLOCK_LEVEL,
-        )
-    })
-    .into_iter()
-    .collect();
-    put(&mut index, blocks.len() as u64);
-    for (k, (raw, f)) in raws.iter().zip(compressed?).enumerate() {
-        let first = &nodes[blocks[k].0].0;
-        let count = blocks.get(k + 1).map_or(nodes.len(), |b| b.0) - blocks[k].0;
-        stats.diff_bytes += f.len();
-        put(&mut index, first.len() as u64);
-        index.extend_from_slice(first.as_bytes());
-        put(&mut index, count as u64);
-        put(&mut index, block_dicts[k].map_or(0, |g| g as u64 + 1));
-        put(&mut index, file.len() as u64);
-        put(&mut index, f.len() as u64);
-        put(&mut index, raw.len() as u64);
-        put(&mut index, u64::from(crc32fast::hash(raw)));
-        file.extend_from_slice(&f);
+
+    /// Compresses and appends the reference groups, indexes them and the
+    /// references' places; returns the compressed bytes.
+    fn put_reference_groups(
+        &mut self,
+        groups: &[Vec<u8>],
+        ref_places: &[RefPlace],
+    ) -> Result<usize, StoreError> {
+        let compressed: Result<Vec<Vec<u8>>, StoreError> =
+            par_map(groups, |g| zstd_frame(g, &[], LEVEL))
+                .into_iter()
+                .collect();
+        let mut bytes = 0;
+        put(&mut self.index, groups.len() as u64);
+        for (g, f) in groups.iter().zip(compressed?) {
+            bytes += f.len();
+            put(&mut self.index, self.file.len() as u64);
+            put(&mut self.index, f.len() as u64);
+            put(&mut self.index, g.len() as u64);
+            put(&mut self.index, u64::from(crc32fast::hash(g)));
+            self.file.extend_from_slice(&f);
+        }
+        put(&mut self.index, ref_places.len() as u64);
+        for &(g, at, len, size) in ref_places {
+            put(&mut self.index, g as u64);
+            put(&mut self.index, at as u64);
+            put(&mut self.index, len as u64);
+            put(&mut self.index, size as u64);
+        }
+        Ok(bytes)
     }
-    let f = frame(&index, &[], LEVEL)?;
+
+    /// Compresses and appends the blocks of nodes, each with the trained
+    /// dictionary or its reference group (`block_dicts`), and indexes
+    /// them; returns the compressed bytes.
+    ///
+    /// # Errors
+    ///
+    /// A block larger than [`MAX_FRAME`], or a compression failure.
+    fn put_blocks(
+        &mut self,
+        nodes: &[(String, Prepared)],
+        blocks: &[NodeBlock],
+        block_dicts: &[Option<usize>],
+        groups: &[Vec<u8>],
+        dict: &[u8],
+    ) -> Result<usize, StoreError> {
+        let raws: Vec<Vec<u8>> = blocks
+            .iter()
+            .map(|(_, t, d)| [t.as_slice(), d.as_slice()].concat())
+            .collect();
+        if raws.iter().any(|r| r.len() > MAX_FRAME) {
+            return Err(StoreError(format!(
+                "a topology's diff is too large for the store (more than {} MiB)",
+                MAX_FRAME >> 20
+            )));
+        }
+        let jobs: Vec<usize> = (0..raws.len()).collect();
+        let compressed: Result<Vec<Vec<u8>>, StoreError> = par_map(&jobs, |&b| {
+            zstd_frame(
+                &raws[b],
+                block_dicts[b].map_or(dict, |g| groups[g].as_slice()),
+                BLOCK_LEVEL,
+            )
+        })
+        .into_iter()
+        .collect();
+        let mut bytes = 0;
+        put(&mut self.index, blocks.len() as u64);
+        for (k, (raw, f)) in raws.iter().zip(compressed?).enumerate() {
+            let first = &nodes[blocks[k].0].0;
+            let count = blocks.get(k + 1).map_or(nodes.len(), |b| b.0) - blocks[k].0;
+            bytes += f.len();
+            put(&mut self.index, first.len() as u64);
+            self.index.extend_from_slice(first.as_bytes());
+            put(&mut self.index, count as u64);
+            put(&mut self.index, block_dicts[k].map_or(0, |g| g as u64 + 1));
+            put(&mut self.index, self.file.len() as u64);
+            put(&mut self.index, f.len() as u64);
+            put(&mut self.index, raw.len() as u64);
+            put(&mut self.index, u64::from(crc32fast::hash(raw)));
+            self.file.extend_from_slice(&f);
+        }
+        Ok(bytes)
+    }
+
+    /// Compresses and appends the index and fills the header.
+    fn finish(mut self) -> Result<Vec<u8>, StoreError> {
+        let f = zstd_frame(&self.index, &[], LEVEL)?;
+        append_index(&mut self.file, &self.index, &f);
+        Ok(self.file)
+    }
+}
+
+/// Appends the compressed index `frame` of `index` to `file` and fills
+/// the header at its start: magic, version, index length, place, frame
+/// length and CRC.
+fn append_index(file: &mut Vec<u8>, index: &[u8], frame: &[u8]) {
     let index_at = file.len();
-    file.extend_from_slice(&f);
+    file.extend_from_slice(frame);
     file[0..8].copy_from_slice(MAGIC);
     file[8..12].copy_from_slice(&VERSION.to_le_bytes());
     file[12..16].copy_from_slice(&(index.len() as u32).to_le_bytes());
     file[16..24].copy_from_slice(&(index_at as u64).to_le_bytes());
-    file[24..28].copy_from_slice(&(f.len() as u32).to_le_bytes());
-    file[28..32].copy_from_slice(&crc32fast::hash(&f).to_le_bytes());
-    stats.bytes = file.len();
-    Ok((file, stats))
+    file[24..28].copy_from_slice(&(frame.len() as u32).to_le_bytes());
+    file[28..32].copy_from_slice(&crc32fast::hash(frame).to_le_bytes());
 }
 
 // ------------------------------------------------------------ reading
@@ -1561,15 +1697,19 @@ mod tests {
         for v in [HEADER as u64, 0, 0] {
             put(&mut index, v);
         }
+        // A frame's index entry: place, length, raw length and CRC.
+        let entry = |file: &[u8], frame: &[u8], raw: &[u8]| {
+            [
+                file.len() as u64,
+                frame.len() as u64,
+                raw.len() as u64,
+                u64::from(crc32fast::hash(raw)),
+            ]
+        };
         let g = frame(reference);
         let raw = reference.len() as u64;
-        for v in [
-            1,
-            file.len() as u64,
-            g.len() as u64,
-            raw,
-            u64::from(crc32fast::hash(reference)),
-        ] {
+        put(&mut index, 1);
+        for v in entry(&file, &g, reference) {
             put(&mut index, v);
         }
         file.extend_from_slice(&g);
@@ -1580,27 +1720,14 @@ mod tests {
         put(&mut index, 1);
         put(&mut index, first.len() as u64);
         index.extend_from_slice(first.as_bytes());
-        let raw = block.len() as u64;
-        for v in [
-            count,
-            0,
-            file.len() as u64,
-            b.len() as u64,
-            raw,
-            u64::from(crc32fast::hash(block)),
-        ] {
+        put(&mut index, count);
+        put(&mut index, 0);
+        for v in entry(&file, &b, block) {
             put(&mut index, v);
         }
         file.extend_from_slice(&b);
         let f = frame(&index);
-        let at = file.len();
-        file.extend_from_slice(&f);
-        file[0..8].copy_from_slice(MAGIC);
-        file[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        file[12..16].copy_from_slice(&(index.len() as u32).to_le_bytes());
-        file[16..24].copy_from_slice(&(at as u64).to_le_bytes());
-        file[24..28].copy_from_slice(&(f.len() as u32).to_le_bytes());
-        file[28..32].copy_from_slice(&crc32fast::hash(&f).to_le_bytes());
+        append_index(&mut file, &index, &f);
         file
     }
 

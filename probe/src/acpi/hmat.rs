@@ -222,13 +222,12 @@ impl Hmat {
 }
 
 fn parse_domain(r: &Reader<'_>, off: usize, len: usize, rev: u8) -> Result<HmatDomain, AcpiError> {
-    if len < 40 {
-        return Err(r.bad_length(
-            off,
-            len as u64,
-            "a memory proximity domain structure needs 40 bytes",
-        ));
-    }
+    r.need(
+        off,
+        len,
+        40,
+        "a memory proximity domain structure needs 40 bytes",
+    )?;
     Ok(HmatDomain {
         flags: r.u16(off + 8)?,
         initiator_domain: r.u32(off + 12)?,
@@ -242,13 +241,7 @@ fn parse_domain(r: &Reader<'_>, off: usize, len: usize, rev: u8) -> Result<HmatD
 }
 
 fn parse_locality(r: &Reader<'_>, off: usize, len: usize) -> Result<HmatLocality, AcpiError> {
-    if len < 32 {
-        return Err(r.bad_length(
-            off,
-            len as u64,
-            "a locality structure needs at least 32 bytes",
-        ));
-    }
+    r.need(off, len, 32, "a locality structure needs at least 32 bytes")?;
     let flags = r.u8(off + 8)?;
     let code = r.u8(off + 9)?;
     let data_type = HmatDataType::from_code(code)
@@ -294,13 +287,12 @@ fn parse_locality(r: &Reader<'_>, off: usize, len: usize) -> Result<HmatLocality
 }
 
 fn parse_cache(r: &Reader<'_>, off: usize, len: usize) -> Result<HmatCache, AcpiError> {
-    if len < 32 {
-        return Err(r.bad_length(
-            off,
-            len as u64,
-            "a memory-side cache structure needs at least 32 bytes",
-        ));
-    }
+    r.need(
+        off,
+        len,
+        32,
+        "a memory-side cache structure needs at least 32 bytes",
+    )?;
     let attrs = r.u32(off + 24)?;
     let handles = usize::from(r.u16(off + 30)?);
     if 32 + 2 * handles > len {

@@ -26,6 +26,20 @@ pub struct MadtProcessor {
     pub x2apic: bool,
 }
 
+impl MadtProcessor {
+    /// The processor of a type 0 or type 9 entry, from its UID, APIC id
+    /// and flags (bit 0 enabled, bit 1 online-capable).
+    fn from_entry(uid: u32, apic_id: u32, flags: u32, x2apic: bool) -> Self {
+        MadtProcessor {
+            uid,
+            apic_id,
+            enabled: flags & 1 != 0,
+            online_capable: flags & 2 != 0,
+            x2apic,
+        }
+    }
+}
+
 /// One processor of an ARM machine: a GIC CPU interface (GICC, type
 /// 0x0B) structure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,57 +103,27 @@ impl Madt {
             |off, len| {
                 let p = match r.u8(off)? {
                     0 => {
-                        if len < 8 {
-                            return Err(r.bad_length(
-                                off,
-                                len as u64,
-                                "a local APIC entry needs 8 bytes",
-                            ));
-                        }
+                        r.need(off, len, 8, "a local APIC entry needs 8 bytes")?;
                         let apic_id = r.u8(off + 3)?;
                         if apic_id == 0xff {
                             return Ok(());
                         }
                         let f = r.u32(off + 4)?;
-                        MadtProcessor {
-                            uid: r.u8(off + 2)?.into(),
-                            apic_id: apic_id.into(),
-                            enabled: f & 1 != 0,
-                            online_capable: f & 2 != 0,
-                            x2apic: false,
-                        }
+                        MadtProcessor::from_entry(r.u8(off + 2)?.into(), apic_id.into(), f, false)
                     }
                     9 => {
-                        if len < 16 {
-                            return Err(r.bad_length(
-                                off,
-                                len as u64,
-                                "an x2APIC entry needs 16 bytes",
-                            ));
-                        }
+                        r.need(off, len, 16, "an x2APIC entry needs 16 bytes")?;
                         let apic_id = r.u32(off + 4)?;
                         if apic_id == u32::MAX {
                             return Ok(());
                         }
                         let f = r.u32(off + 8)?;
-                        MadtProcessor {
-                            uid: r.u32(off + 12)?,
-                            apic_id,
-                            enabled: f & 1 != 0,
-                            online_capable: f & 2 != 0,
-                            x2apic: true,
-                        }
+                        MadtProcessor::from_entry(r.u32(off + 12)?, apic_id, f, true)
                     }
                     0x0b => {
                         // ACPI 5.1 entries have 76 bytes (MPIDR included);
                         // ACPI 5.0's 40-byte form has no MPIDR.
-                        if len < 76 {
-                            return Err(r.bad_length(
-                                off,
-                                len as u64,
-                                "a GICC entry needs 76 bytes",
-                            ));
-                        }
+                        r.need(off, len, 76, "a GICC entry needs 76 bytes")?;
                         let f = r.u32(off + 12)?;
                         let g = MadtGicc {
                             uid: r.u32(off + 8)?,

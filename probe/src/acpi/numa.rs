@@ -221,6 +221,57 @@ impl Access {
             }
         }
     }
+
+    /// Pushes the known values as memory attributes of node `target`:
+    /// bandwidths then latencies, each read, write and (when both are
+    /// known) their average.
+    fn push_memattrs(&self, target: u32, out: &mut Vec<AcpiMemAttr>) {
+        use MemAttrKind::*;
+        push_read_write(
+            out,
+            target,
+            [ReadBandwidth, WriteBandwidth, Bandwidth],
+            self.rbw,
+            self.wbw,
+        );
+        push_read_write(
+            out,
+            target,
+            [ReadLatency, WriteLatency, Latency],
+            self.rlat,
+            self.wlat,
+        );
+    }
+}
+
+/// Pushes a read and a write value of node `target` as the attributes
+/// `kinds` (read, write, average), leaving out unknown (zero) values and
+/// the average unless both are known.
+fn push_read_write(
+    out: &mut Vec<AcpiMemAttr>,
+    target: u32,
+    kinds: [MemAttrKind; 3],
+    read: u32,
+    write: u32,
+) {
+    let [read_kind, write_kind, average_kind] = kinds;
+    let mut push = |kind, value: u32| {
+        if value > 0 {
+            out.push(AcpiMemAttr {
+                kind,
+                target,
+                value: value.into(),
+            });
+        }
+    };
+    push(read_kind, read);
+    push(write_kind, write);
+    if read > 0 && write > 0 {
+        push(
+            average_kind,
+            ((u64::from(read) + u64::from(write)) / 2) as u32,
+        );
+    }
 }
 
 /// The node numbers Linux gives to proximity domains.
@@ -260,7 +311,35 @@ pub fn acpi_numa(
         return AcpiNuma::default();
     };
     let domain_to_os = map_domains(srat);
-    // Gather per domain.
+    let (mut nodes, has_memory_entry) = gather_nodes(madt, srat, &domain_to_os);
+    let index = NodeIndex::new(domain_to_os, &nodes);
+    let distances = distance_matrix(&nodes, slit);
+    let found = hmat
+        .map(|h| hmat_findings(h, &nodes, &index, &has_memory_entry))
+        .unwrap_or_default();
+    let localities = localities(&nodes, &index, &found.initiators_of, distances.as_ref());
+    for (node, l) in nodes.iter_mut().zip(localities) {
+        node.locality = l.into_iter().collect();
+    }
+    AcpiNuma {
+        nodes,
+        distances,
+        memattrs: found.memattrs,
+        memcaches: found.memcaches,
+    }
+}
+
+/// Gathers the SRAT entries per node: usable processors, memory and
+/// generic initiators, keeping the domains that become nodes (processors,
+/// populated memory or a generic initiator), by OS index.  Also returns
+/// the OS indexes with a memory entry (the HMAT's possible targets, even
+/// when the memory is only hot-pluggable).  Separate because it is the
+/// only phase that reads the SRAT and MADT: the others work on nodes.
+fn gather_nodes(
+    madt: Option<&Madt>,
+    srat: &Srat,
+    domain_to_os: &BTreeMap<u32, u32>,
+) -> (Vec<AcpiNode>, BTreeSet<u32>) {
     let mut by_os: BTreeMap<u32, AcpiNode> = BTreeMap::new();
     let mut has_memory_entry: BTreeSet<u32> = BTreeSet::new();
     for e in &srat.entries {
@@ -312,24 +391,54 @@ pub fn acpi_numa(
         n.apic_ids.dedup();
         !n.apic_ids.is_empty() || n.memory > 0 || n.generic_initiator
     });
-    let mut nodes: Vec<AcpiNode> = by_os.into_values().collect();
-    let pos: BTreeMap<u32, usize> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.os_index, i))
-        .collect();
-    let node_of_domain = |d: u32| domain_to_os.get(&d).and_then(|os| pos.get(os)).copied();
-    let has_cpu = |nodes: &[AcpiNode], d: u32| {
-        node_of_domain(d).is_some_and(|i| !nodes[i].apic_ids.is_empty())
-    };
+    (by_os.into_values().collect(), has_memory_entry)
+}
 
-    // Distances.
+/// From proximity domains and OS indexes to positions in the node list.
+/// Separate so that every later phase finds a domain's node the same way.
+struct NodeIndex {
+    /// Linux's node number of every numbered domain.
+    domain_to_os: BTreeMap<u32, u32>,
+    /// Position in the node list of every OS index that became a node.
+    pos: BTreeMap<u32, usize>,
+}
+
+impl NodeIndex {
+    /// Indexes `nodes`, numbered by `domain_to_os`.
+    fn new(domain_to_os: BTreeMap<u32, u32>, nodes: &[AcpiNode]) -> Self {
+        let pos = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.os_index, i))
+            .collect();
+        NodeIndex { domain_to_os, pos }
+    }
+
+    /// Position of the node of domain `d`, if it became one.
+    fn node_of_domain(&self, d: u32) -> Option<usize> {
+        self.domain_to_os
+            .get(&d)
+            .and_then(|os| self.pos.get(os))
+            .copied()
+    }
+
+    /// Whether domain `d` is a node with processors.
+    fn has_cpu(&self, nodes: &[AcpiNode], d: u32) -> bool {
+        self.node_of_domain(d)
+            .is_some_and(|i| !nodes[i].apic_ids.is_empty())
+    }
+}
+
+/// The distance matrix, when there are at least two nodes: the SLIT's
+/// values if it is valid, otherwise Linux's 10/20 defaults.  Separate
+/// because the locality phase reads it as well as the result.
+fn distance_matrix(nodes: &[AcpiNode], slit: Option<&Slit>) -> Option<AcpiDistances> {
     let n = nodes.len();
-    let distances = (n > 1).then(|| {
+    (n > 1).then(|| {
         let slit = slit.filter(|s| s.is_valid());
         let mut values = Vec::with_capacity(n * n);
-        for a in &nodes {
-            for b in &nodes {
+        for a in nodes {
+            for b in nodes {
                 let d = slit
                     .and_then(|s| s.distance(a.domain, b.domain))
                     .map(u64::from)
@@ -345,162 +454,211 @@ pub fn acpi_numa(
             values,
             from_slit: slit.is_some(),
         }
-    });
+    })
+}
 
-    // HMAT: best CPU initiators and values of every memory target.
-    let mut initiators_of: BTreeMap<usize, BTreeSet<u32>> = BTreeMap::new();
-    let mut memattrs = Vec::new();
-    let mut memcaches = Vec::new();
-    if let Some(hmat) = hmat {
-        let rev = hmat.header.revision;
-        let is_target = |i: usize| has_memory_entry.contains(&nodes[i].os_index);
-        // Attached processor domains.
-        let mut attached: BTreeMap<usize, u32> = BTreeMap::new();
-        for d in &hmat.domains {
-            let memory_valid = rev > 1 || d.flags & 2 != 0;
-            if !memory_valid || !d.has_initiator() {
-                continue;
-            }
-            if let Some(t) = node_of_domain(d.memory_domain).filter(|&t| is_target(t)) {
-                if domain_to_os.contains_key(&d.initiator_domain) {
-                    attached.insert(t, d.initiator_domain);
-                }
-            }
+/// What the HMAT phase finds.
+#[derive(Default)]
+struct HmatFindings {
+    /// The best CPU initiators (OS indexes) of every memory target, by
+    /// position in the node list.
+    initiators_of: BTreeMap<usize, BTreeSet<u32>>,
+    /// Memory attributes, sorted by target and kind.
+    memattrs: Vec<AcpiMemAttr>,
+    /// Memory-side caches, sorted by node and level.
+    memcaches: Vec<AcpiMemCache>,
+}
+
+/// HMAT: the best CPU initiators and values of every memory target, and
+/// its memory-side caches.  Separate because it is the only phase that
+/// reads the HMAT; its parts are the functions it calls.
+fn hmat_findings(
+    hmat: &Hmat,
+    nodes: &[AcpiNode],
+    index: &NodeIndex,
+    has_memory_entry: &BTreeSet<u32>,
+) -> HmatFindings {
+    let rev = hmat.header.revision;
+    let is_target = |i: usize| has_memory_entry.contains(&nodes[i].os_index);
+    let attached = attached_initiators(hmat, index, &is_target);
+    // Memory-hierarchy localities, the last one of each measure.
+    let mems: Vec<&HmatLocality> = hmat
+        .localities
+        .iter()
+        .filter(|l| l.memory_hierarchy == 0)
+        .collect();
+    let last_for =
+        |pick: fn(HmatDataType) -> bool| mems.iter().rev().find(|l| pick(l.data_type)).copied();
+    // Linux's order: write latency, read latency, write bandwidth, read bandwidth.
+    let slots: [Option<&HmatLocality>; 4] = [
+        last_for(|t| t.is_latency() && t.covers_write()),
+        last_for(|t| t.is_latency() && t.covers_read()),
+        last_for(|t| !t.is_latency() && t.covers_write()),
+        last_for(|t| !t.is_latency() && t.covers_read()),
+    ];
+    // Every domain listed as an initiator that is a node, by domain.
+    let all_initiators: BTreeSet<u32> = hmat
+        .localities
+        .iter()
+        .flat_map(|l| l.initiators.iter().copied())
+        .filter(|&d| index.domain_to_os.contains_key(&d))
+        .collect();
+    let mut found = HmatFindings::default();
+    for t in 0..nodes.len() {
+        if !is_target(t) {
+            continue;
         }
-        // Memory-hierarchy localities, the last one of each measure.
-        let mems: Vec<&HmatLocality> = hmat
-            .localities
-            .iter()
-            .filter(|l| l.memory_hierarchy == 0)
-            .collect();
-        let last_for =
-            |pick: fn(HmatDataType) -> bool| mems.iter().rev().find(|l| pick(l.data_type)).copied();
-        // Linux's order: write latency, read latency, write bandwidth, read bandwidth.
-        let slots: [Option<&HmatLocality>; 4] = [
-            last_for(|t| t.is_latency() && t.covers_write()),
-            last_for(|t| t.is_latency() && t.covers_read()),
-            last_for(|t| !t.is_latency() && t.covers_write()),
-            last_for(|t| !t.is_latency() && t.covers_read()),
-        ];
-        // Every domain listed as an initiator that is a node, by domain.
-        let all_initiators: BTreeSet<u32> = hmat
-            .localities
-            .iter()
-            .flat_map(|l| l.initiators.iter().copied())
-            .filter(|&d| domain_to_os.contains_key(&d))
-            .collect();
-        for t in 0..nodes.len() {
-            if !is_target(t) {
-                continue;
+        let target = nodes[t].domain;
+        let (acc, chosen) = match attached.get(&t) {
+            Some(&p) if index.has_cpu(nodes, p) => {
+                (attached_values(&mems, p, target, rev), BTreeSet::from([p]))
             }
-            let target = nodes[t].domain;
-            let mut acc = Access::default();
-            let chosen: BTreeSet<u32> = match attached.get(&t) {
-                Some(&p) if has_cpu(&nodes, p) => {
-                    for l in &mems {
-                        if let Some(e) = l.entry(p, target) {
-                            acc.update(
-                                l.data_type,
-                                normalize(e, l.entry_base_unit, l.data_type, rev),
-                            );
-                        }
-                    }
-                    BTreeSet::from([p])
-                }
-                _ if mems.is_empty() => BTreeSet::new(),
-                _ => {
-                    let mut set = all_initiators.clone();
-                    for loc in slots.iter().flatten() {
-                        let mut best = 0u32;
-                        for &i in &all_initiators {
-                            if !has_cpu(&nodes, i) {
-                                set.remove(&i);
-                                continue;
-                            }
-                            if !set.contains(&i) {
-                                continue;
-                            }
-                            let v = loc.entry(i, target).map_or(0, |e| {
-                                normalize(e, loc.entry_base_unit, loc.data_type, rev)
-                            });
-                            let better = v != 0
-                                && (best == 0
-                                    || if loc.data_type.is_latency() {
-                                        v < best
-                                    } else {
-                                        v > best
-                                    });
-                            if better {
-                                best = v;
-                                set.retain(|&x| x >= i);
-                            }
-                            if v != best {
-                                set.remove(&i);
-                            }
-                        }
-                        if best != 0 {
-                            acc.update(loc.data_type, best);
-                        }
-                    }
-                    set
-                }
-            };
-            let os = nodes[t].os_index;
-            let mut push = |kind, value: u32| {
-                if value > 0 {
-                    memattrs.push(AcpiMemAttr {
-                        kind,
-                        target: os,
-                        value: value.into(),
-                    });
-                }
-            };
-            push(MemAttrKind::ReadBandwidth, acc.rbw);
-            push(MemAttrKind::WriteBandwidth, acc.wbw);
-            if acc.rbw > 0 && acc.wbw > 0 {
-                push(
-                    MemAttrKind::Bandwidth,
-                    ((u64::from(acc.rbw) + u64::from(acc.wbw)) / 2) as u32,
-                );
-            }
-            push(MemAttrKind::ReadLatency, acc.rlat);
-            push(MemAttrKind::WriteLatency, acc.wlat);
-            if acc.rlat > 0 && acc.wlat > 0 {
-                push(
-                    MemAttrKind::Latency,
-                    ((u64::from(acc.rlat) + u64::from(acc.wlat)) / 2) as u32,
-                );
-            }
-            initiators_of.insert(
-                t,
-                chosen
-                    .into_iter()
-                    .filter_map(node_of_domain)
-                    .map(|i| nodes[i].os_index)
-                    .collect(),
-            );
-            // Memory-side caches, one per level.
-            let mut levels = BTreeSet::new();
-            for c in hmat.caches.iter().filter(|c| c.memory_domain == target) {
-                if c.level == 0 || !levels.insert(c.level) {
-                    continue;
-                }
-                memcaches.push(AcpiMemCache {
-                    node: os,
-                    level: c.level.into(),
-                    size: c.size,
-                    line_size: c.line_size.into(),
-                    associativity: c.associativity,
-                    write_policy: c.write_policy,
-                });
+            _ if mems.is_empty() => (Access::default(), BTreeSet::new()),
+            _ => best_initiators(&slots, &all_initiators, nodes, index, target, rev),
+        };
+        let os = nodes[t].os_index;
+        acc.push_memattrs(os, &mut found.memattrs);
+        found.initiators_of.insert(
+            t,
+            chosen
+                .into_iter()
+                .filter_map(|d| index.node_of_domain(d))
+                .map(|i| nodes[i].os_index)
+                .collect(),
+        );
+        push_memcaches(hmat, target, os, &mut found.memcaches);
+    }
+    found.memattrs.sort_by_key(|m| (m.target, m.kind));
+    found.memcaches.sort_by_key(|c| (c.node, c.level));
+    found
+}
+
+/// The processor domain the HMAT attaches to each memory target (by
+/// position in the node list), when that domain is numbered.  Separate
+/// because an attached domain with CPUs overrides the search for the
+/// best initiators.
+fn attached_initiators(
+    hmat: &Hmat,
+    index: &NodeIndex,
+    is_target: &dyn Fn(usize) -> bool,
+) -> BTreeMap<usize, u32> {
+    let rev = hmat.header.revision;
+    let mut attached: BTreeMap<usize, u32> = BTreeMap::new();
+    for d in &hmat.domains {
+        let memory_valid = rev > 1 || d.flags & 2 != 0;
+        if !memory_valid || !d.has_initiator() {
+            continue;
+        }
+        if let Some(t) = index
+            .node_of_domain(d.memory_domain)
+            .filter(|&t| is_target(t))
+        {
+            if index.domain_to_os.contains_key(&d.initiator_domain) {
+                attached.insert(t, d.initiator_domain);
             }
         }
     }
-    memattrs.sort_by_key(|m| (m.target, m.kind));
-    memcaches.sort_by_key(|c| (c.node, c.level));
+    attached
+}
 
-    // Localities, in hwloc's order: nodes with CPUs first, then CPU-less
-    // ones, each in OS index order.
+/// The values from the attached processor domain `p` to `target` in
+/// every memory-hierarchy locality, the later ones overriding.  Separate
+/// from [`best_initiators`]: with an attached domain there is no search.
+fn attached_values(mems: &[&HmatLocality], p: u32, target: u32, rev: u8) -> Access {
+    let mut acc = Access::default();
+    for l in mems {
+        if let Some(e) = l.entry(p, target) {
+            acc.update(
+                l.data_type,
+                normalize(e, l.entry_base_unit, l.data_type, rev),
+            );
+        }
+    }
+    acc
+}
+
+/// Linux's search for the best CPU initiators of `target` (its
+/// `access1` class): for each measure in turn, the initiators with CPUs
+/// that reach the best value, narrowing the set measure by measure.
+/// Returns the best values and the remaining initiators (domains).
+/// Separate because it is the one intricate rule of the HMAT phase.
+fn best_initiators(
+    slots: &[Option<&HmatLocality>; 4],
+    all_initiators: &BTreeSet<u32>,
+    nodes: &[AcpiNode],
+    index: &NodeIndex,
+    target: u32,
+    rev: u8,
+) -> (Access, BTreeSet<u32>) {
+    let mut acc = Access::default();
+    let mut set = all_initiators.clone();
+    for loc in slots.iter().flatten() {
+        let mut best = 0u32;
+        for &i in all_initiators {
+            if !index.has_cpu(nodes, i) {
+                set.remove(&i);
+                continue;
+            }
+            if !set.contains(&i) {
+                continue;
+            }
+            let v = loc
+                .entry(i, target)
+                .map_or(0, |e| normalize(e, loc.entry_base_unit, loc.data_type, rev));
+            let better = v != 0
+                && (best == 0
+                    || if loc.data_type.is_latency() {
+                        v < best
+                    } else {
+                        v > best
+                    });
+            if better {
+                best = v;
+                set.retain(|&x| x >= i);
+            }
+            if v != best {
+                set.remove(&i);
+            }
+        }
+        if best != 0 {
+            acc.update(loc.data_type, best);
+        }
+    }
+    (acc, set)
+}
+
+/// The memory-side caches the HMAT puts in front of `target` (a domain),
+/// one per level, as caches of node `os`.  Separate because caches do
+/// not depend on initiators.
+fn push_memcaches(hmat: &Hmat, target: u32, os: u32, memcaches: &mut Vec<AcpiMemCache>) {
+    let mut levels = BTreeSet::new();
+    for c in hmat.caches.iter().filter(|c| c.memory_domain == target) {
+        if c.level == 0 || !levels.insert(c.level) {
+            continue;
+        }
+        memcaches.push(AcpiMemCache {
+            node: os,
+            level: c.level.into(),
+            size: c.size,
+            line_size: c.line_size.into(),
+            associativity: c.associativity,
+            write_policy: c.write_policy,
+        });
+    }
+}
+
+/// Localities, in hwloc's order: nodes with CPUs first, then CPU-less
+/// ones, each in OS index order.  A node takes the localities of its
+/// best initiators; a CPU-less node still without CPUs takes those of
+/// its nearest nodes.  Separate because it is hwloc's rule, not Linux's,
+/// and runs last, over every node.
+fn localities(
+    nodes: &[AcpiNode],
+    index: &NodeIndex,
+    initiators_of: &BTreeMap<usize, BTreeSet<u32>>,
+    distances: Option<&AcpiDistances>,
+) -> Vec<BTreeSet<u32>> {
+    let pos = &index.pos;
     let mut loc: Vec<BTreeSet<u32>> = nodes
         .iter()
         .map(|n| {
@@ -511,7 +669,7 @@ pub fn acpi_numa(
             }
         })
         .collect();
-    let own_cpus = |loc: &BTreeSet<u32>, nodes: &[AcpiNode]| {
+    let own_cpus = |loc: &BTreeSet<u32>| {
         loc.iter()
             .any(|os| pos.get(os).is_some_and(|&i| !nodes[i].apic_ids.is_empty()))
     };
@@ -532,33 +690,34 @@ pub fn acpi_numa(
                     }
                 }
             }
-            if cpuless && (!registered || !own_cpus(&loc[i], &nodes)) {
-                if let Some(d) = &distances {
-                    // hwloc's fixup_cpuless_node_locality_from_distances.
-                    let row = &d.values[i * n..(i + 1) * n];
-                    let others = (0..n).filter(|&j| j != i);
-                    let min = others.clone().map(|j| row[j]).min();
-                    if let Some(min) = min {
-                        let nb = others.clone().filter(|&j| row[j] == min).count();
-                        if min > row[i] && nb != n - 1 {
-                            for j in others.filter(|&j| row[j] == min) {
-                                let add = loc[j].clone();
-                                loc[i].extend(add);
-                            }
-                        }
+            if cpuless && (!registered || !own_cpus(&loc[i])) {
+                if let Some(d) = distances {
+                    for j in nearest_nodes(d, nodes.len(), i) {
+                        let add = loc[j].clone();
+                        loc[i].extend(add);
                     }
                 }
             }
         }
     }
-    for (node, l) in nodes.iter_mut().zip(loc) {
-        node.locality = l.into_iter().collect();
-    }
-    AcpiNuma {
-        nodes,
-        distances,
-        memattrs,
-        memcaches,
+    loc
+}
+
+/// hwloc's `fixup_cpuless_node_locality_from_distances`: the nodes
+/// (positions) nearest to node `i` of `n`, if they are farther than `i`
+/// itself and not all the other nodes.  Separate because it reads only
+/// the distance matrix.
+fn nearest_nodes(d: &AcpiDistances, n: usize, i: usize) -> Vec<usize> {
+    let row = &d.values[i * n..(i + 1) * n];
+    let others = (0..n).filter(|&j| j != i);
+    let Some(min) = others.clone().map(|j| row[j]).min() else {
+        return Vec::new();
+    };
+    let nb = others.clone().filter(|&j| row[j] == min).count();
+    if min > row[i] && nb != n - 1 {
+        others.filter(|&j| row[j] == min).collect()
+    } else {
+        Vec::new()
     }
 }
 

@@ -190,13 +190,7 @@ impl Pptt {
                 starts.insert(offset, ty);
                 match ty {
                     0 => {
-                        if len < 20 {
-                            return Err(r.bad_length(
-                                off,
-                                len as u64,
-                                "a processor hierarchy node needs 20 bytes",
-                            ));
-                        }
+                        r.need(off, len, 20, "a processor hierarchy node needs 20 bytes")?;
                         let n = r.u32(off + 16)?;
                         let fits = (n as usize)
                             .checked_mul(4)
@@ -222,13 +216,7 @@ impl Pptt {
                         });
                     }
                     1 => {
-                        if len < 24 {
-                            return Err(r.bad_length(
-                                off,
-                                len as u64,
-                                "a cache type structure needs 24 bytes",
-                            ));
-                        }
+                        r.need(off, len, 24, "a cache type structure needs 24 bytes")?;
                         let flags = r.u32(off + 4)?;
                         let valid = |f: u32| flags & f != 0;
                         let attrs = r.u8(off + 21)?;

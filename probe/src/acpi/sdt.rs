@@ -246,6 +246,22 @@ impl<'a> Reader<'a> {
             reason,
         }
     }
+
+    /// A [`Reader::bad_length`] error unless the structure at `offset`,
+    /// `len` bytes long, has at least `min` bytes.
+    pub(crate) fn need(
+        &self,
+        offset: usize,
+        len: usize,
+        min: usize,
+        reason: &'static str,
+    ) -> Result<(), AcpiError> {
+        if len < min {
+            Err(self.bad_length(offset, len as u64, reason))
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Size of the common SDT header.

@@ -104,13 +104,7 @@ impl Srat {
             2,
             |r, off| Ok(r.u8(off + 1)?.into()),
             |off, len| {
-                let need = |n: usize, what: &'static str| {
-                    if len < n {
-                        Err(r.bad_length(off, len as u64, what))
-                    } else {
-                        Ok(())
-                    }
-                };
+                let need = |n: usize, what: &'static str| r.need(off, len, n, what);
                 let (enabled, entry) = match r.u8(off)? {
                     0 => {
                         need(16, "a processor affinity entry needs 16 bytes")?;
