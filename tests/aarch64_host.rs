@@ -36,7 +36,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use common::{show_output, wloc, workspace, TempDir};
+use common::{TempDir, show_output, wloc, workspace};
 
 const TARGET: &str = "aarch64-unknown-linux-gnu";
 const LINKER: &str = "aarch64-linux-gnu-gcc";
@@ -139,11 +139,10 @@ fn cross_build() -> PathBuf {
     let wasm = Path::new(wloc_runtime::test_components_dir())
         .parent()
         .map(|o| o.join("wasm-target"));
-    if std::env::var_os("WLOC_WASM_TARGET_DIR").is_none() {
-        if let Some(w) = wasm.filter(|w| w.join("wasm32-wasip2/release").is_dir()) {
+    if std::env::var_os("WLOC_WASM_TARGET_DIR").is_none()
+        && let Some(w) = wasm.filter(|w| w.join("wasm32-wasip2/release").is_dir()) {
             cmd.env("WLOC_WASM_TARGET_DIR", w);
         }
-    }
     let start = Instant::now();
     let o = cmd.output().expect("bash runs");
     assert!(

@@ -184,10 +184,12 @@ fn recorded_machine_gets_pci_names_from_its_pci_ids() {
             pair("PCIDevice", "7500 Chipset PCI Express Root Port 3")
         ]
     );
-    assert!(names
-        .iter()
-        .filter(|(b, _)| b.as_str() == "0000:09:03.0")
-        .all(|(_, n)| n.is_empty()));
+    assert!(
+        names
+            .iter()
+            .filter(|(b, _)| b.as_str() == "0000:09:03.0")
+            .all(|(_, n)| n.is_empty())
+    );
 
     // --no-annotate keeps the numeric ids only.
     let plain = pci_names(&ls_xml(&root, &["--no-annotate"]));

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{unpack, wloc, TempDir};
+use common::{TempDir, unpack, wloc};
 
 /// Recordings with NUMA nodes and distances, caches, PCI trees with OS
 /// devices, cgroups and cpusets, memory-side caches and GPU memory nodes.
@@ -202,11 +202,10 @@ fn draw(rng: &mut Rng, tree: &[(PathBuf, bool)]) -> Mutation {
     // Directories are aimed at through a file they hold.
     let any = |rng: &mut Rng| -> PathBuf {
         let f = file(rng);
-        if rng.below(3) == 0 {
-            if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if rng.below(3) == 0
+            && let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
                 return parent.to_path_buf();
             }
-        }
         f
     };
     match rng.below(20) {

@@ -405,9 +405,11 @@ fn bad_sets_and_ids_are_refused() {
         "{err}"
     );
     let o = run_wloc(["bind", "--mempolicy", "sideways", "pu:0", "--", "true"]);
-    assert!(text(&o)
-        .1
-        .contains("unknown memory binding policy 'sideways'"));
+    assert!(
+        text(&o)
+            .1
+            .contains("unknown memory binding policy 'sideways'")
+    );
     let o = run_wloc(["bind", "pu:0", "--", "/nonexistent/command"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1));

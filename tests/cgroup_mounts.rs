@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{compare_full, hwloc_xml_of_fsroot, require_hwloc, root_attr, unpack, wloc, TempDir};
+use common::{TempDir, compare_full, hwloc_xml_of_fsroot, require_hwloc, root_attr, unpack, wloc};
 
 /// Mounts a cgroup hierarchy at `/MOUNT` in the recording and puts the
 /// process in `/job`, allowed CPUs 2-5 and NUMA node 1.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common;
-use crate::common::{run_wloc, TempDir};
+use crate::common::{TempDir, run_wloc};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")

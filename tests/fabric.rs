@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{self, run_wloc, TempDir};
+use crate::common::{self, TempDir, run_wloc};
 
 /// The four archives unpacked in a temporary folder (removed when the
 /// value is dropped): (archive, cluster dir).
@@ -332,9 +332,11 @@ fn exports_parse_back() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["edges"].as_array().unwrap().len(), edges);
-    assert!(std::fs::read_to_string(&dot_file)
-        .unwrap()
-        .contains("label=\"32 Gb/s\""));
+    assert!(
+        std::fs::read_to_string(&dot_file)
+            .unwrap()
+            .contains("label=\"32 Gb/s\"")
+    );
 }
 
 #[test]

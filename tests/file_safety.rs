@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{conformance, show_output, wloc, TempDir};
+use crate::common::{TempDir, conformance, show_output, wloc};
 
 /// A topology of about 100 KB: its exports are larger than the limits.
 fn input_xml() -> PathBuf {
@@ -466,10 +466,12 @@ fn dev_stdout_redirected_to_a_file_is_written_through() {
     assert!(o.status.success(), "{}", show_output(&o));
     let xml = std::fs::read_to_string(t.0.join("redirected.xml")).unwrap();
     assert!(xml.contains("<topology"), "{xml}");
-    assert!(std::fs::symlink_metadata("/dev/stdout")
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(
+        std::fs::symlink_metadata("/dev/stdout")
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 /// `component keygen` writes two new files: a full disk or a kill at

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::process::Command;
 
-use common::{run_wloc, TempDir};
+use common::{TempDir, run_wloc};
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

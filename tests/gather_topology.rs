@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{require_hwloc, run_wloc, TempDir};
+use common::{TempDir, require_hwloc, run_wloc};
 
 fn ok(out: &Output, what: &str) -> String {
     assert!(
@@ -247,9 +247,11 @@ fn refuses_to_overwrite_and_bad_names() {
         name.to_str().unwrap(),
     ]);
     ok(&out, "wloc gather-topology -f --keep");
-    assert!(std::fs::read_to_string(tmp.0.join("x.xml"))
-        .unwrap()
-        .contains("<topology"));
+    assert!(
+        std::fs::read_to_string(tmp.0.join("x.xml"))
+            .unwrap()
+            .contains("<topology")
+    );
     assert!(name.join("proc/cpuinfo").is_file());
     let live = ok(
         &run_wloc(["ls", "--no-io", "--of", "xml"]),

@@ -438,10 +438,11 @@ fn graph_exports_carry_dynamic_properties() {
     assert_eq!(used["unit"], "B");
     let gml = wloc_ok(&[&args[..], &["graphml"]].concat());
     let doc = roxmltree::Document::parse(&gml).unwrap();
-    assert!(doc
-        .descendants()
-        .any(|d| d.attribute("key") == Some("properties")
-            && d.text().is_some_and(|t| t.contains("temperature=61 °C"))));
+    assert!(
+        doc.descendants()
+            .any(|d| d.attribute("key") == Some("properties")
+                && d.text().is_some_and(|t| t.contains("temperature=61 °C")))
+    );
     let x = xml("24em64t-2n6c2t-pci");
     let o = common::run_wloc([
         "graph",

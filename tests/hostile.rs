@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{wloc, TempDir};
+use common::{TempDir, wloc};
 
 /// A test component's path.
 fn component(name: &str) -> PathBuf {
@@ -140,14 +140,12 @@ fn infos(xml: &str, prefix: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for line in xml.lines() {
         let l = line.trim();
-        if let Some(rest) = l.strip_prefix("<info name=\"") {
-            if let Some((name, rest)) = rest.split_once("\" value=\"") {
-                if name.starts_with(prefix) {
+        if let Some(rest) = l.strip_prefix("<info name=\"")
+            && let Some((name, rest)) = rest.split_once("\" value=\"")
+                && name.starts_with(prefix) {
                     let value = rest.trim_end_matches("\"/>").to_string();
                     out.push((name.to_string(), value));
                 }
-            }
-        }
     }
     out
 }
@@ -746,7 +744,10 @@ fn a_flood_of_reads_is_stopped_with_memory_bounded() {
             "{mode}: {err}"
         );
         let bound_mib = read_mib + memory_mib + 8 + WLOC_ITSELF_MIB;
-        eprintln!("{mode}, read {read_mib} MiB, memory {memory_mib} MiB: peak {} MiB (bound {bound_mib} MiB)", peak_kib >> 10);
+        eprintln!(
+            "{mode}, read {read_mib} MiB, memory {memory_mib} MiB: peak {} MiB (bound {bound_mib} MiB)",
+            peak_kib >> 10
+        );
         assert!(
             peak_kib >> 10 <= bound_mib,
             "{mode}: peak {} MiB over {bound_mib} MiB",

@@ -14,7 +14,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{wait_measured, wloc, TempDir};
+use common::{TempDir, wait_measured, wloc};
 
 /// The time one run may take (compiling the component included).
 const MAX_TIME: Duration = Duration::from_secs(5);

@@ -12,13 +12,13 @@
 
 use crate::common;
 
-use std::os::unix::fs::{chown, symlink, PermissionsExt};
+use std::os::unix::fs::{PermissionsExt, chown, symlink};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{wloc, TempDir};
+use common::{TempDir, wloc};
 
 /// The machine the fallback synthetic discovery describes.
 const FALLBACK: &str = "pack:1 pu:3";

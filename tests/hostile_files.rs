@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{wloc, TempDir};
+use common::{TempDir, wloc};
 
 /// What no output may hold: the content of the secret file.
 const SECRET: &str = "TOPSECRET42";

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{run_wloc, TempDir};
+use common::{TempDir, run_wloc};
 
 /// A throwaway user, removed when dropped (also when the test fails).
 struct Racer {

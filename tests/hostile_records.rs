@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use common::{wloc, TempDir};
+use common::{TempDir, wloc};
 
 /// A machine the fallback synthetic discovery describes.
 const FALLBACK: &str = "pack:1 pu:3";

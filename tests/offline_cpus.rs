@@ -10,7 +10,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{compare_full, hwloc_xml_of_fsroot, require_hwloc, root_attr, unpack, wloc, TempDir};
+use common::{TempDir, compare_full, hwloc_xml_of_fsroot, require_hwloc, root_attr, unpack, wloc};
 
 /// Recordings and the CPU taken offline in each: the first CPU of a
 /// second package (the case that orders a package before one with a lower

@@ -18,7 +18,7 @@ use crate::common;
 
 use std::process::{Command, Output};
 
-use common::{wloc, TempDir};
+use common::{TempDir, wloc};
 
 /// 2 sockets (ids 0 and 3) x 2 cores x 1 thread; OS procs 0,2 on socket 0.
 const NO_HT: &str = "pack:2(indexes=0,3) core:2 pu:1(indexes=0,2,1,3)";
@@ -89,11 +89,10 @@ fn normalize(line: &str) -> String {
         l = rest.split_once(": ").map(|x| x.1.to_string()).unwrap_or(l);
     }
     // "pid 41464 tid 41465 thread 1" -> "thread 1"
-    if let Some(p) = l.find("pid ") {
-        if let Some(t) = l[p..].find(" thread ") {
+    if let Some(p) = l.find("pid ")
+        && let Some(t) = l[p..].find(" thread ") {
             l = format!("{}{}", &l[..p], &l[p + t + 1..]);
         }
-    }
     // A typo of the document.
     l.replace("sockects", "sockets")
 }
@@ -109,11 +108,10 @@ fn classify(line: &str) -> Line {
     if let Some(set) = l.strip_prefix("KMP_AFFINITY: Initial OS proc set respected: ") {
         return Line::Initial(parse_list(set));
     }
-    if let Some(rest) = l.strip_prefix("KMP_AFFINITY: thread ") {
-        if let Some((n, set)) = rest.split_once(" bound to OS proc set ") {
+    if let Some(rest) = l.strip_prefix("KMP_AFFINITY: thread ")
+        && let Some((n, set)) = rest.split_once(" bound to OS proc set ") {
             return Line::Bound(n.parse().unwrap(), set.to_string());
         }
-    }
     Line::Text(l)
 }
 

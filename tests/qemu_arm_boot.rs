@@ -27,8 +27,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::qemu_boot::{blocks, build_firmware, qemu_prerequisites, set, Report};
-use common::{run_wloc, TempDir};
+use crate::qemu_boot::{Report, blocks, build_firmware, qemu_prerequisites, set};
+use common::{TempDir, run_wloc};
 
 const QEMU: &str = "qemu-system-aarch64";
 const AAVMF_CODE: &str = "/usr/share/AAVMF/AAVMF_CODE.fd";

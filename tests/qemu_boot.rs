@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use common::{run_wloc, workspace, TempDir};
+use common::{TempDir, run_wloc, workspace};
 
 const OVMF: &str = "/usr/share/ovmf/OVMF.fd";
 pub(crate) const QEMU: &str = "qemu-system-x86_64";

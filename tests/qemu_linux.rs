@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use common::{compare_full, require_hwloc, root_attr, wloc, TempDir};
+use common::{TempDir, compare_full, require_hwloc, root_attr, wloc};
 
 const QEMU: &str = "qemu-system-x86_64";
 /// Longest a boot may take before QEMU is killed.

@@ -14,7 +14,7 @@
 //! `qemu-system-x86` pulls in) and the `x86_64-unknown-none` Rust
 //! target; installed when missing, or skipped with `WLOC_SKIP_QEMU=1`.
 
-use crate::qemu_boot::{self, boot_uefi, run_qemu, with_booter, Report};
+use crate::qemu_boot::{self, Report, boot_uefi, run_qemu, with_booter};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -70,11 +70,7 @@ fn boot_pvh(tag: &str, cpu: &str, args: &[&str]) -> Option<Report> {
             .xml
             .clone()
             .unwrap_or_else(|| panic!("{tag}: no XML\n{}", r.text));
-        if has_srat {
-            x
-        } else {
-            without_memory(&x)
-        }
+        if has_srat { x } else { without_memory(&x) }
     };
     let (ours, theirs) = (xml(&pvh), xml(&uefi));
     if ours != theirs {

@@ -330,7 +330,9 @@ fn ensure_wasm_target() {
     if sysroot.is_some_and(|s| s.join("lib/rustlib").join(TARGET).is_dir()) {
         return;
     }
-    println!("cargo:warning=installing the {TARGET} target with rustup (the guest components are built for it)");
+    println!(
+        "cargo:warning=installing the {TARGET} target with rustup (the guest components are built for it)"
+    );
     let status = Command::new("rustup")
         .args(["target", "add", TARGET])
         .status();

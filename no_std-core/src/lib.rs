@@ -28,5 +28,5 @@ mod wit;
 pub use bitmap::{Bitmap, BitmapParseError, CpuSet, NodeSet};
 pub use object::{ObjAttr, ObjId, ObjKind, ObjType, Object, UserData};
 pub use topology::{
-    RestrictError, RestrictFlags, Topology, TopologyError, TypeFilter, MAX_TREE_DEPTH,
+    MAX_TREE_DEPTH, RestrictError, RestrictFlags, Topology, TopologyError, TypeFilter,
 };

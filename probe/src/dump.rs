@@ -221,7 +221,7 @@ fn parse_pu_file(name: &str, bytes: &[u8]) -> Result<Vec<Entry>, DumpError> {
                     file: name.to_string(),
                     line: n + 1,
                     reason,
-                })
+                });
             }
         }
     }
@@ -416,9 +416,11 @@ mod tests {
         assert_eq!(parse_hex(b"g"), None);
         assert_eq!(parse_hex(b""), None);
         assert_eq!(parse_hex(b"0x"), None);
-        assert!(parse_line(b"1 0 0 0 0 => 1 2 3 4 # note\r")
-            .unwrap()
-            .is_some());
+        assert!(
+            parse_line(b"1 0 0 0 0 => 1 2 3 4 # note\r")
+                .unwrap()
+                .is_some()
+        );
         assert!(parse_line(b"   \r").unwrap().is_none());
         assert!(parse_line(b"1 0 0 0 0 => 1 2 3 4 5").is_err());
         assert!(parse_line(b"1 0 0 0 0 => 1 2 3").is_err());

@@ -38,11 +38,11 @@ pub mod firmware;
 mod source;
 mod x86;
 
-pub use dump::{DumpError, DumpSource, CPUID_INFO_FILE, MAX_DUMP_PUS};
+pub use dump::{CPUID_INFO_FILE, DumpError, DumpSource, MAX_DUMP_PUS};
 pub use error::ProbeError;
 #[cfg(target_arch = "x86_64")]
-pub use source::native::CurrentCpu;
-#[cfg(target_arch = "x86_64")]
 pub use source::NativeSource;
+#[cfg(target_arch = "x86_64")]
+pub use source::native::CurrentCpu;
 pub use source::{CpuidSource, PuRunner};
-pub use x86::{annotate_inclusive_caches, discover, group_kind_x86, MAX_OS_INDEX};
+pub use x86::{MAX_OS_INDEX, annotate_inclusive_caches, discover, group_kind_x86};

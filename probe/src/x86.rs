@@ -34,7 +34,7 @@ use alloc::vec::Vec;
 
 use raw_cpuid::{CpuId, CpuIdResult};
 use wloc_core::cpukinds::CpuKind;
-use wloc_core::object::{group_kind, CacheAttr, CacheKind, GroupAttr, Info};
+use wloc_core::object::{CacheAttr, CacheKind, GroupAttr, Info, group_kind};
 use wloc_core::{CpuSet, ObjAttr, ObjType, Object, Topology, TopologyError};
 
 use crate::error::ProbeError;
@@ -177,11 +177,7 @@ fn fls(x: u32) -> u32 {
 
 /// Index of the least significant set bit, from 1 (`ffs(0) == 0`).
 fn ffs(x: u32) -> u32 {
-    if x == 0 {
-        0
-    } else {
-        x.trailing_zeros() + 1
-    }
+    if x == 0 { 0 } else { x.trailing_zeros() + 1 }
 }
 
 /// A NUL-terminated byte string as text.

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use wloc_core::{ObjType, Topology, TypeFilter};
-use wloc_probe::{discover, DumpSource};
+use wloc_probe::{DumpSource, discover};
 
 /// The package's folder, as Cargo gives it to the test when it runs it
 /// (the path compiled in is the fallback): a test binary left in a target

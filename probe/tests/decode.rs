@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use wloc_core::object::{group_kind, CacheKind};
+use wloc_core::object::{CacheKind, group_kind};
 use wloc_core::{ObjType, Topology, TypeFilter};
-use wloc_probe::{discover, CpuidSource, ProbeError};
+use wloc_probe::{CpuidSource, ProbeError, discover};
 
 /// A CPUID table per PU; missing entries read zero.
 #[derive(Clone, Default)]
@@ -170,10 +170,11 @@ fn intel_leaf_b_and_leaf_4() {
             ("CPUStepping", "4"),
         ]
     );
-    assert!(t
-        .infos
-        .iter()
-        .any(|i| i.name == "Backend" && i.value == "x86"));
+    assert!(
+        t.infos
+            .iter()
+            .any(|i| i.name == "Backend" && i.value == "x86")
+    );
     assert_eq!(count(&t, ObjType::NUMANode), 1);
     assert!(t.cpukinds.is_empty());
 }

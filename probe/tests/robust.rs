@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use wloc_core::{Topology, TypeFilter};
-use wloc_probe::{discover, CpuidSource, DumpSource};
+use wloc_probe::{CpuidSource, DumpSource, discover};
 
 /// Leaves discovery reads; subleaves 0 to 3 of each get random registers.
 const LEAVES: &[u32] = &[

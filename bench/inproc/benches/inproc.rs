@@ -9,7 +9,9 @@
 
 #[cfg(no_hwloc)]
 fn main() {
-    eprintln!("libhwloc's headers were not found when this benchmark was built: install libhwloc-dev (apt-get install libhwloc-dev) and run it again");
+    eprintln!(
+        "libhwloc's headers were not found when this benchmark was built: install libhwloc-dev (apt-get install libhwloc-dev) and run it again"
+    );
     std::process::exit(1);
 }
 
@@ -24,7 +26,7 @@ mod real {
     use std::time::Duration;
 
     use criterion::{BenchmarkId, Criterion};
-    use wloc_bench_inproc::{self as b, hwloc, Counting};
+    use wloc_bench_inproc::{self as b, Counting, hwloc};
 
     #[global_allocator]
     static ALLOC: Counting = Counting;

@@ -236,9 +236,9 @@ pub fn wloc_q_nodeset(t: &Topology) -> u64 {
 /// libhwloc through the C harness.
 #[cfg(not(no_hwloc))]
 pub mod hwloc {
-    use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CString};
+    use std::ffi::{CString, c_char, c_int, c_uint, c_ulong, c_void};
 
-    extern "C" {
+    unsafe extern "C" {
         fn wb_heap_in_use() -> usize;
         fn wb_load_xml(buf: *const c_char, len: c_int) -> *mut c_void;
         fn wb_load_synthetic(desc: *const c_char) -> *mut c_void;
@@ -274,9 +274,9 @@ pub mod hwloc {
     pub fn disable_plugins() {
         let dir = std::env::temp_dir().join("wloc-bench-no-hwloc-plugins");
         let _ = std::fs::create_dir_all(&dir);
-        // SAFETY (edition 2021: safe call): the benchmark sets this before
-        // starting any thread.
-        std::env::set_var("HWLOC_PLUGINS_PATH", &dir);
+        // SAFETY: the benchmark sets this before starting any thread, so
+        // no other thread reads the environment meanwhile.
+        unsafe { std::env::set_var("HWLOC_PLUGINS_PATH", &dir) };
     }
 
     /// Loads hwloc XML; `None` when libhwloc refuses it.

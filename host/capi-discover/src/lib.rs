@@ -10,13 +10,13 @@
 //! [`wloc_input::discover`]'s.
 
 use std::os::raw::{c_char, c_int};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use wloc_core::Topology;
-use wloc_discovery::annotations::annotate_discovered_as_libhwloc;
 use wloc_discovery::Discovery;
+use wloc_discovery::annotations::annotate_discovered_as_libhwloc;
 use wloc_input::discover::{
-    Reply, Request, BUILD_ID_C, STATUS_BAD_REQUEST, STATUS_FAILED, STATUS_OK,
+    BUILD_ID_C, Reply, Request, STATUS_BAD_REQUEST, STATUS_FAILED, STATUS_OK,
 };
 
 /// Runs a request: the topology discovered into the request's settings,
@@ -53,7 +53,7 @@ unsafe fn unleak(p: *mut u8, len: usize) {
 
 /// `wloc_discover_build_id`: the build id the library compares with its
 /// own before using the module.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn wloc_discover_build_id() -> *const c_char {
     BUILD_ID_C.as_ptr() as *const c_char
 }
@@ -64,7 +64,7 @@ pub extern "C" fn wloc_discover_build_id() -> *const c_char {
 /// # Safety
 /// `request` points to `len` readable bytes; `reply` to a writable
 /// [`Reply`].
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn wloc_discover_v1(
     request: *const u8,
     len: usize,
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn wloc_discover_v1(
 ///
 /// # Safety
 /// `reply` is NULL or a [`Reply`] this module filled and has not freed.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn wloc_discover_free_v1(reply: *mut Reply) {
     if reply.is_null() {
         return;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use wloc_fabric::Fabric;
 use wloc_runtime::fs::Handed;
-use wloc_runtime::{builtin, enforce, FileAccess, RunOptions};
+use wloc_runtime::{FileAccess, RunOptions, builtin, enforce};
 
 use crate::folder::{Folder, FolderError};
 use wloc_discovery::{Discovery, SetupError};
@@ -240,30 +240,27 @@ fn collect(
             };
             if real.is_dir() && name.starts_with("ibroutes-") {
                 for f in list(&real)? {
-                    if let Lead::Inside(t) = lead(&base, &f, warned) {
-                        if t.is_file() {
+                    if let Lead::Inside(t) = lead(&base, &f, warned)
+                        && t.is_file() {
                             fabric.push(inside(t));
                         }
-                    }
                 }
             } else if real.is_file() && name.ends_with(".txt") {
                 fabric.push(inside(real));
             }
         }
-        if let Lead::Inside(hw) = lead(&base, &base.join("hwloc"), warned) {
-            if hw.is_dir() {
+        if let Lead::Inside(hw) = lead(&base, &base.join("hwloc"), warned)
+            && hw.is_dir() {
                 for p in list(&hw)? {
                     if p.extension().is_none_or(|e| e != "xml") {
                         continue;
                     }
-                    if let Lead::Inside(real) = lead(&base, &p, warned) {
-                        if real.is_file() {
+                    if let Lead::Inside(real) = lead(&base, &p, warned)
+                        && real.is_file() {
                             xmls.push((p, real, Some(base.clone())));
                         }
-                    }
                 }
             }
-        }
     } else if d.is_file() {
         fabric.push(Found {
             path: named(d)?,

@@ -91,13 +91,13 @@ impl Folder {
                 return skip(&format!(
                     "it leads out of the folder '{}' (a link), or may not be read: {e}",
                     self.path.display()
-                ))
+                ));
             }
             Err(source) => {
                 return Err(FolderError::Open {
                     path: shown,
                     source,
-                })
+                });
             }
         };
         let read_error = |source| FolderError::Read {

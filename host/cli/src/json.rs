@@ -6,10 +6,10 @@
 //! attributes and CPU kinds refer to objects by their `gp_index`.
 
 use serde::Serialize;
+use wloc_core::Topology;
 use wloc_core::cpukinds::CpuKind;
 use wloc_core::memattrs::Initiator;
 use wloc_core::object::{Info, ObjAttr, ObjId};
-use wloc_core::Topology;
 
 #[derive(Serialize)]
 struct JsonTopology<'a> {

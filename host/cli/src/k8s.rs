@@ -36,8 +36,8 @@
 //! so the zones' CPU capacities add up to the PUs.
 
 use serde::Serialize;
-use wloc_core::object::{ObjAttr, ObjId, ObjType};
 use wloc_core::Topology;
+use wloc_core::object::{ObjAttr, ObjId, ObjType};
 
 /// `apiVersion` of the object.
 pub const API_VERSION: &str = "topology.node.k8s.io/v1alpha2";

@@ -44,5 +44,7 @@ pub fn site_info<'t>(
 
 /// A site info asked for (by its name) that the root object lacks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the topology has no info {0} on its root object (record it with `wloc annotate FILE FILE root info {0} VALUE`)")]
+#[error(
+    "the topology has no info {0} on its root object (record it with `wloc annotate FILE FILE root info {0} VALUE`)"
+)]
 pub struct MissingSiteInfo(pub String);

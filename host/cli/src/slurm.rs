@@ -133,7 +133,12 @@ pub fn real_memory_mib(topo: &Topology) -> u64 {
 pub fn node_line(name: &str, c: &NodeCounts) -> String {
     format!(
         "NodeName={name} CPUs={} Boards={} SocketsPerBoard={} CoresPerSocket={} ThreadsPerCore={} RealMemory={}",
-        c.cpus, c.boards, c.sockets_per_board, c.cores_per_socket, c.threads_per_core, c.real_memory
+        c.cpus,
+        c.boards,
+        c.sockets_per_board,
+        c.cores_per_socket,
+        c.threads_per_core,
+        c.real_memory
     )
 }
 

@@ -4,7 +4,7 @@
 //! form of shown sets (`--cof`).
 
 use wloc_core::{Bitmap, RestrictFlags, Topology};
-use wloc_locality::{query, CpusetFormat};
+use wloc_locality::{CpusetFormat, query};
 
 /// Parses the form of shown sets (`--cof`): hwloc, list or taskset.
 pub fn parse_set_format(s: &str) -> Result<CpusetFormat, UnknownSetFormat> {

@@ -109,7 +109,7 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
             return Err(SizeError::UnknownUnit {
                 unit: unit.to_string(),
                 size: s.to_string(),
-            })
+            });
         }
     };
     value
@@ -193,7 +193,7 @@ pub fn parse_distances(text: &str) -> Result<DistancesFile, LineError> {
                 return Err(err(
                     n,
                     format!("'{first}' is not a combination x*y or x*y*z of positive integers"),
-                ))
+                ));
             }
         };
         let product = u64::from(x) * u64::from(y) * u64::from(z);
@@ -304,7 +304,9 @@ mod tests {
         assert_eq!(d.values, DistanceValues::Combination(2, 2, 1));
         assert_eq!(
             d.values.matrix(4),
-            vec![10, 40, 80, 80, 40, 10, 80, 80, 80, 80, 10, 40, 80, 80, 40, 10]
+            vec![
+                10, 40, 80, 80, 40, 10, 80, 80, 80, 80, 10, 40, 80, 80, 40, 10
+            ]
         );
         let d = parse_distances("6\n8\n1:0\n1:1\n1:2\n1:3\n1:4\n1:5\n1:6\n1:7\n2*2*2\n").unwrap();
         let m = d.values.matrix(8);

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use wloc_core::{ObjType, Topology};
 use wloc_runtime::annotate::topology_objects;
 use wloc_runtime::{
-    builtin, enforce, FileAccess, Limits, LoadedAnnotator, Property, RunOptions, Runtime,
+    FileAccess, Limits, LoadedAnnotator, Property, RunOptions, Runtime, builtin, enforce,
 };
 
 use crate::input::Source;
@@ -300,7 +300,9 @@ fn annotate_with_databases(
 ///   folder exists.  Linux discovery reads the same `/sys/class/dmi/id`
 ///   files, as hwloc's Linux backend does; the component adds them to a
 ///   topology of this machine found another way, such as through CPUID.
-fn wanted_after_discovery(topo: &Topology) -> impl Fn(&builtin::Builtin, &FileAccess) -> bool {
+fn wanted_after_discovery(
+    topo: &Topology,
+) -> impl Fn(&builtin::Builtin, &FileAccess) -> bool + use<> {
     let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
         || !topo.objs_by_type(ObjType::Bridge).is_empty();
     let has_dmi = topo

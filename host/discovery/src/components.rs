@@ -13,10 +13,10 @@ use wloc_core::Topology;
 use wloc_runtime::enforce::{self, Admission};
 use wloc_runtime::manifest::{self, Kind};
 use wloc_runtime::policy::Policy;
-use wloc_runtime::{builtin, RunOptions, Runtime};
+use wloc_runtime::{RunOptions, Runtime, builtin};
 
-use crate::input::{LoadError, Source};
 use crate::Discovery;
+use crate::input::{LoadError, Source};
 
 /// The system folder of components.
 pub const SYSTEM_DIR: &str = "/usr/lib/wloc/components";
@@ -291,7 +291,7 @@ fn load_with_components(
                             .map(|p| p.display().to_string())
                             .collect::<Vec<_>>()
                             .join(":")
-                    )))
+                    )));
                 }
             }
         }
@@ -351,7 +351,7 @@ fn load_with_components(
         None => {
             return Err(last_error.unwrap_or_else(|| {
                 LoadError::BadInput("no discovery component left to run (all excluded)".into())
-            }))
+            }));
         }
     };
     if !annotation.is_empty() {

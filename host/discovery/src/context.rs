@@ -10,8 +10,8 @@
 use std::cell::OnceCell;
 use std::path::PathBuf;
 
-use wloc_runtime::policy::Policy;
 use wloc_runtime::Runtime;
+use wloc_runtime::policy::Policy;
 
 /// Why the components' policy or runtime is not available.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -18,7 +18,7 @@ use crate::Discovery;
 
 // What a topology is read from and how the command line and the
 // environment choose it live in `wloc-input`, shared with the C library.
-pub use wloc_input::{env_var, guess_format, resolve, InputFormat, ResolveError, Source};
+pub use wloc_input::{InputFormat, ResolveError, Source, env_var, guess_format, resolve};
 
 /// Why a topology could not be loaded.
 #[derive(Debug)]
@@ -294,11 +294,10 @@ fn load_linux(
     if let Some(p) = &live {
         run.cpuid = Some(p.clone());
     }
-    if !this_system {
-        if let Some(p) = recorded_cpuid(root) {
+    if !this_system
+        && let Some(p) = recorded_cpuid(root) {
             run.cpuid = Some(std::sync::Arc::new(p));
         }
-    }
     let result = rt.discover(&c, &run, topo);
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     if let Some(p) = &live {

@@ -93,11 +93,10 @@ fn index(i: Option<u32>) -> u32 {
 pub(crate) fn obj_label(topo: &Topology, id: ObjId, opts: &DrawOptions) -> String {
     let o = topo.obj(id);
     let t = o.obj_type;
-    if let Some(name) = &o.name {
-        if matches!(t, ObjType::Misc | ObjType::Group) {
+    if let Some(name) = &o.name
+        && matches!(t, ObjType::Misc | ObjType::Group) {
             return name.clone();
         }
-    }
     if t == ObjType::OSDevice {
         let name = o.name.as_deref().unwrap_or("(null)");
         return format!("{} {}", type_name(o, false), name);

@@ -13,8 +13,8 @@ use wloc_core::{ObjId, ObjKind, ObjType, Topology};
 
 use crate::labels::{self, truncate};
 use crate::{
-    Backend, Color, DrawOptions, IndexType, Item, Legend, Orient, Scene, KIND_ALL, KIND_IO,
-    KIND_MEMORY, KIND_MISC, KIND_NORMAL,
+    Backend, Color, DrawOptions, IndexType, Item, KIND_ALL, KIND_IO, KIND_MEMORY, KIND_MISC,
+    KIND_NORMAL, Legend, Orient, Scene,
 };
 
 /// One of the four zones where a parent places children.
@@ -158,11 +158,7 @@ fn scan_rgb(s: &str) -> Option<Color> {
 /// lstopo's single-precision rectangle score: close to 1 is better.
 fn rectangle_score(width: u32, height: u32, ratio: f32) -> f32 {
     let score = width as f32 / height as f32 / ratio;
-    if score > 1.0 {
-        1.0 / score
-    } else {
-        score
-    }
+    if score > 1.0 { 1.0 / score } else { score }
 }
 
 impl<'a> Layout<'a> {
@@ -1232,11 +1228,10 @@ impl<'a> Layout<'a> {
                 .collect();
             for (i, s) in all.iter().enumerate() {
                 self.push_text(black, g, offset, s, None, i as u32);
-                if Some(i) == date_line {
-                    if let Some(Item::Text { is_date, .. }) = self.items.last_mut() {
+                if Some(i) == date_line
+                    && let Some(Item::Text { is_date, .. }) = self.items.last_mut() {
                         *is_date = true;
                     }
-                }
                 offset += ls + fs;
             }
         }

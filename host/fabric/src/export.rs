@@ -358,11 +358,16 @@ pub fn svg(f: &Fabric) -> String {
             let _ = writeln!(
                 body,
                 "  <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\" stroke-width=\"{sw:.2}\"><title>{} Gb/s ({})</title></line>",
-                a.0, a.1, b.0, b.1, rate(e.weight().gbps()), escape_text(&cables_text(e.weight()))
+                a.0,
+                a.1,
+                b.0,
+                b.1,
+                rate(e.weight().gbps()),
+                escape_text(&cables_text(e.weight()))
             );
         }
         let mut nodes: Vec<_> = pos.iter().collect();
-        nodes.sort_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)));
+        nodes.sort_by(|a, b| a.1.0.total_cmp(&b.1.0).then(a.1.1.total_cmp(&b.1.1)));
         for (n, (x, y)) in nodes {
             let v = &g.graph[*n];
             let label = match v.host {
@@ -389,7 +394,11 @@ pub fn svg(f: &Fabric) -> String {
                 "  {shape} fill=\"{fill}\" stroke=\"#333\"><title>{} {:#018x}</title></{}>\n  <text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\">{}</text>",
                 escape_text(&v.description),
                 v.guid,
-                if v.kind == NodeKind::Switch { "rect" } else { "ellipse" },
+                if v.kind == NodeKind::Switch {
+                    "rect"
+                } else {
+                    "ellipse"
+                },
                 y + 3.0,
                 escape_text(&label)
             );

@@ -22,7 +22,7 @@ use std::path::Path;
 use petgraph::stable_graph::{NodeIndex, StableUnGraph};
 use wloc_core::object::OsDevTypes;
 use wloc_core::{ObjId, ObjType, Topology, TypeFilter};
-use wloc_ib::{data_gbps, End, NodeKind, Speed};
+use wloc_ib::{End, NodeKind, Speed, data_gbps};
 
 pub mod export;
 pub mod slurm;
@@ -248,11 +248,10 @@ fn of_devices(t: &Topology) -> Vec<OfDevice> {
                 continue;
             }
             let prefix = groups[..4].join(":");
-            if let Some(g) = parse_guid_groups(&groups[4..].join(":")) {
-                if g != 0 {
+            if let Some(g) = parse_guid_groups(&groups[4..].join(":"))
+                && g != 0 {
                     ports.push((n, prefix, g));
                 }
-            }
         }
         out.push(OfDevice {
             obj: id,
@@ -375,14 +374,13 @@ impl Fabric {
                         }
                     }
                 }
-                if found.is_none() {
-                    if let Some(&(h, obj)) = by_node.get(&v.guid) {
+                if found.is_none()
+                    && let Some(&(h, obj)) = by_node.get(&v.guid) {
                         how = JoinedBy::NodeGuid;
                         found = Some((h, Some(obj), v.ports.iter().map(|p| p.number).collect()));
                     }
-                }
-                if found.is_none() {
-                    if let Some(name) = host_of_description(&v.description) {
+                if found.is_none()
+                    && let Some(name) = host_of_description(&v.description) {
                         how = JoinedBy::Description;
                         let h = *by_name.entry(name.clone()).or_insert_with(|| {
                             hosts.push(Host {
@@ -398,7 +396,6 @@ impl Fabric {
                             .and_then(|t| device_named_by(t, &v.description));
                         found = Some((h, dev, v.ports.iter().map(|p| p.number).collect()));
                     }
-                }
                 if let Some((h, osdev, ports)) = found {
                     g.graph[n].host = Some(h);
                     for port in ports {
@@ -586,12 +583,11 @@ impl Fabric {
                 .collect();
             let dist = bfs(g, &starts, max);
             for (n, d) in dist {
-                if let Some(o) = g.graph[n].host {
-                    if o != h {
+                if let Some(o) = g.graph[n].host
+                    && o != h {
                         let e = best.entry(o).or_insert(d);
                         *e = (*e).min(d);
                     }
-                }
             }
         }
         let mut v: Vec<(u32, usize)> = best.into_iter().map(|(o, d)| (d, o)).collect();

@@ -10,9 +10,9 @@
 
 use std::fmt::Write;
 
+use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 
 use wloc_fabric::export::dot_escape;
 use wloc_xml::escape_text;

@@ -31,9 +31,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
+use petgraph::Direction;
 use petgraph::graph::{DiGraph, UnGraph};
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use wloc_core::{ObjId, ObjType, Topology};
 
 pub mod export;
@@ -283,11 +283,10 @@ impl Vertex {
         if let Some(g) = self.fabric_guid {
             return format!("guid={g:#018x}");
         }
-        if self.obj_type() == Some(ObjType::PCIDevice) {
-            if let Some(b) = &self.pci_busid {
+        if self.obj_type() == Some(ObjType::PCIDevice)
+            && let Some(b) = &self.pci_busid {
                 return format!("pci={b}");
             }
-        }
         format!("{}:{}", self.vertex_type, self.logical_index)
     }
 }

@@ -212,9 +212,10 @@ fn bandwidth_matrices_between_devices_become_interconnects() {
     // The filtered view keeps the link between kept devices.
     let v = View::new(&g, Some(&TypeSet::parse("os").unwrap()));
     assert_eq!(v.edges.len(), 1);
-    assert!(v
-        .to_dot()
-        .contains("[label=\"interconnect\", link=\"NVLink\", rate=50000"));
+    assert!(
+        v.to_dot()
+            .contains("[label=\"interconnect\", link=\"NVLink\", rate=50000")
+    );
     assert_eq!(v.to_json()["edges"][0]["rate"], 50_000);
 }
 
@@ -262,9 +263,10 @@ fn other_sources_land_on_vertices_by_stable_ids() {
     let b = VertexKey::PciBusId("0000:20:00.0".into());
     g.add_interconnect(&a, &b, "PCIe-P2P", None).unwrap();
     assert!(g.add_interconnect(&a, &a, "x", None).is_err());
-    assert!(g
-        .add_interconnect(&a, &VertexKey::OsDevice("nosuch".into()), "x", None)
-        .is_err());
+    assert!(
+        g.add_interconnect(&a, &VertexKey::OsDevice("nosuch".into()), "x", None)
+            .is_err()
+    );
 }
 
 #[test]
@@ -325,9 +327,10 @@ fn fabric_nodes_join_by_guid_and_queries_cross_cables() {
         .add_fabric_node(node(FabricKind::Adapter, 0x20, vec![(1, 0x21)]))
         .unwrap();
     // A GUID already in the graph is refused; the port GUID finds the adapter.
-    assert!(g
-        .add_fabric_node(node(FabricKind::Router, 0x20, vec![]))
-        .is_err());
+    assert!(
+        g.add_fabric_node(node(FabricKind::Router, 0x20, vec![]))
+            .is_err()
+    );
     assert_eq!(g.by_guid("0x0000000000000021"), Some(ca));
     assert_eq!(g.by_guid("10"), Some(sw));
     assert_eq!(g.vertex(sw).label(), "guid=0x0000000000000010");

@@ -470,8 +470,8 @@ impl Builder {
             return err(line, "a port is cabled to itself");
         }
         for (x, y) in [(l.a, l.b), (l.b, l.a)] {
-            if let Some(&(peer, first)) = self.ends.get(&x) {
-                if peer != y {
+            if let Some(&(peer, first)) = self.ends.get(&x)
+                && peer != y {
                     return err(
                         line,
                         format!(
@@ -480,7 +480,6 @@ impl Builder {
                         ),
                     );
                 }
-            }
         }
         if self.ends.contains_key(&l.a) {
             return Ok(());
@@ -806,7 +805,7 @@ fn node_id(line: usize, s: &str) -> Result<(NodeKind, u64), ParseError> {
                     "node id {:?} does not start with S-, H- or R-",
                     shown(inner)
                 ),
-            )
+            );
         }
     };
     Ok((kind, guid(line, &g[1..], "node GUID")?))
@@ -880,8 +879,8 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
         if l.starts_with('#') {
             continue;
         }
-        if let Some((key, _)) = l.split_once('=') {
-            if [
+        if let Some((key, _)) = l.split_once('=')
+            && [
                 "vendid",
                 "devid",
                 "sysimgguid",
@@ -893,7 +892,6 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
             {
                 continue;
             }
-        }
         let (body, comment) = match l.find('#') {
             // A `#` inside the quoted node id would be unusual; the node
             // id has no `#`, descriptions are after it.
@@ -1022,11 +1020,10 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
         // The far end's own block (if any) names its port GUID; a port
         // seen only from its peer gets the node's GUID.
         let n = &b.nodes[j];
-        if let Some(old) = n.port(p.number) {
-            if old.guid != p.guid && p.guid == g {
+        if let Some(old) = n.port(p.number)
+            && old.guid != p.guid && p.guid == g {
                 continue;
             }
-        }
         b.port(ln, j, p)?;
     }
     Ok(b.finish(name))
@@ -1168,8 +1165,8 @@ pub fn parse_ibroute_partial(text: &str) -> Result<(RouteTable, Option<ParseErro
             "no `Unicast lids ... of switch` header: not an ibroute table",
         );
     };
-    if let Some((ln, n)) = dumped {
-        if n as usize != t.entries.len() {
+    if let Some((ln, n)) = dumped
+        && n as usize != t.entries.len() {
             return err(
                 ln,
                 format!(
@@ -1178,7 +1175,6 @@ pub fn parse_ibroute_partial(text: &str) -> Result<(RouteTable, Option<ParseErro
                 ),
             );
         }
-    }
     Ok((t, None))
 }
 
@@ -1234,11 +1230,10 @@ pub fn subnet_of_file(path: &str) -> String {
         return s.to_string();
     }
     if let Some(s) = stem.strip_prefix("ibroute-") {
-        if let Some((name, lid)) = s.rsplit_once('-') {
-            if lid.chars().all(|c| c.is_ascii_digit()) && !name.is_empty() {
+        if let Some((name, lid)) = s.rsplit_once('-')
+            && lid.chars().all(|c| c.is_ascii_digit()) && !name.is_empty() {
                 return name.to_string();
             }
-        }
         return s.to_string();
     }
     stem.to_string()
@@ -1312,7 +1307,7 @@ pub fn read_files(files: &[(String, String)]) -> Result<(Vec<Subnet>, Vec<FileEr
                 return Err(fe(ParseError {
                     line: 1,
                     message: "not a ports report, topology file or ibroute table".into(),
-                }))
+                }));
             }
         }
     }
@@ -1340,7 +1335,7 @@ pub fn read_files(files: &[(String, String)]) -> Result<(Vec<Subnet>, Vec<FileEr
                         line: 0,
                         message: format!("no subnet named {name} for this forwarding table"),
                     },
-                })
+                });
             }
         };
         s.routes.push(t);

@@ -225,10 +225,12 @@ fn garbage_is_an_error_with_a_line() {
     let e = parse_ports_report("x", &PORTS.replace("12x EDR", "12x ZDR")).unwrap_err();
     assert!(e.message.contains("speed"), "{e}");
     let long = format!("CA 1 1 0x12 4x QDR '{}'", "a".repeat(300));
-    assert!(parse_ports_report("x", &long)
-        .unwrap_err()
-        .message
-        .contains("bytes long"));
+    assert!(
+        parse_ports_report("x", &long)
+            .unwrap_err()
+            .message
+            .contains("bytes long")
+    );
     assert!(parse_ports_report("x", "").is_err());
     let (_, w) = read_files(&[
         ("ib-subnet-s.txt".into(), PORTS.into()),

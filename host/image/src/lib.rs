@@ -136,8 +136,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use rkyv::util::AlignedVec;
-use wloc_core::object::Depth;
 use wloc_core::Topology;
+use wloc_core::object::Depth;
 
 pub use rebuild::{REBUILD_RATIO, REBUILD_SLACK};
 pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef, ObjRef};

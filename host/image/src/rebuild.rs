@@ -23,7 +23,7 @@ use crate::format::{self, ArchivedBody, ArchivedInfo, ArchivedInit};
 use crate::view::{
     cpuset, nodeset, obj_attr, obj_infos, opt_cpuset, opt_nodeset, opt_string, total_memory,
 };
-use crate::{clip, ImageError};
+use crate::{ImageError, clip};
 
 /// The most a rebuild may allocate for any image (see the module
 /// documentation), plus [`REBUILD_RATIO`] bytes per byte of the image.

@@ -374,7 +374,9 @@ fn adopt_phases() {
         let mut v = AlignedVec::<16>::with_capacity(bytes.len() + 1);
         v.extend_from_reader(&mut f).unwrap();
     });
-    eprintln!("open+read {io:.1} us, header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us");
+    eprintln!(
+        "open+read {io:.1} us, header+checksum {hdr:.1} us, bytecheck {acc:.1} us, tree {tree:.1} us, whole adopt {read:.1} us"
+    );
 }
 
 /// An image of a body built by hand (a valid header and checksum), so

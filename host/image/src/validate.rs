@@ -28,8 +28,8 @@
 
 use wloc_core::object::{ObjKind, ObjType};
 
-use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, F_OS_INDEX, F_SYMMETRIC};
 use crate::ImageError;
+use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit, F_OS_INDEX, F_SYMMETRIC};
 
 fn bad(m: impl Into<String>) -> ImageError {
     ImageError::Invalid(m.into())
@@ -277,7 +277,7 @@ trait Lane: Copy + Ord + Into<u64> {
 }
 
 macro_rules! lane {
-    ($t:ty, $w:expr) => {
+    ($t:ty, $w:expr_2021) => {
         impl Lane for $t {
             const W: usize = $w;
             const MAX: Self = <$t>::MAX;

@@ -2,16 +2,16 @@
 
 use rkyv::util::AlignedVec;
 use rkyv::vec::ArchivedVec;
+use wloc_core::Topology;
 use wloc_core::bitmap::{Bitmap, CpuSet, NodeSet};
 use wloc_core::object::{
     BridgeAttr, BridgeUpstream, CacheAttr, Depth, GroupAttr, NumaAttr, ObjAttr, ObjKind, ObjType,
     OsDevTypes, PageType, PciAttr,
 };
 use wloc_core::topology::TypeDepth;
-use wloc_core::Topology;
 
 use crate::format::{self, ArchivedAttr, ArchivedBody, ArchivedInit};
-use crate::{check_header, ImageError, HEADER_LEN};
+use crate::{HEADER_LEN, ImageError, check_header};
 
 /// Where the image bytes live.
 pub(crate) enum Backing {
@@ -587,7 +587,7 @@ impl<'a> ObjRef<'a> {
             .is_some_and(|s| set_has(self.b, s as u32, pu))
     }
     /// Name/value infos.
-    pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a + use<'a> {
         obj_infos(self.b, self.index)
     }
     /// The first info with this name.
@@ -792,7 +792,7 @@ impl<'a> CpuKindRef<'a> {
         self.k.forced_efficiency.as_ref().map(|v| v.to_native())
     }
     /// Infos (`CoreType`, `FrequencyMaxMHz`...).
-    pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    pub fn infos(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a + use<'a> {
         self.k
             .infos
             .iter()

@@ -83,8 +83,18 @@ impl std::error::Error for ResolveError {}
 /// Reads an environment variable under its `WLOC_` name first, then its
 /// `HWLOC_` name (neither in a privileged process: [`wloc_trust::env`]).
 pub fn env_var(suffix: &str) -> Option<String> {
-    wloc_trust::env::var(&format!("WLOC_{suffix}"))
-        .or_else(|| wloc_trust::env::var(&format!("HWLOC_{suffix}")))
+    prefixed_var(&wloc_trust::env::var, suffix)
+}
+
+/// Reads the environment a source is chosen from: the process's own
+/// ([`wloc_trust::env::var`]) or, in tests, a table, so that no test
+/// changes the environment of the threads it shares its process with.
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// [`env_var`] in `env`.
+fn prefixed_var(env: Lookup<'_>, suffix: &str) -> Option<String> {
+    env(&format!("WLOC_{suffix}"))
+        .or_else(|| env(&format!("HWLOC_{suffix}")))
         .filter(|v| !v.is_empty())
 }
 
@@ -112,6 +122,15 @@ pub fn guess_format(input: &str) -> InputFormat {
 
 /// Decides the source from `-i`/`--if` and, failing those, the environment.
 pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Source, ResolveError> {
+    resolve_in(&wloc_trust::env::var, input, format)
+}
+
+/// [`resolve`] with the environment `env`.
+fn resolve_in(
+    env: Lookup<'_>,
+    input: Option<&str>,
+    format: Option<InputFormat>,
+) -> Result<Source, ResolveError> {
     if let Some(i) = input {
         let fmt = format.unwrap_or_else(|| guess_format(i));
         return Ok(match fmt {
@@ -134,19 +153,19 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
     }
     // A launcher's image wins over hwloc's variables, which may be set
     // for the whole job.
-    if let Some(v) = wloc_trust::env::var("WLOC_IMAGE").filter(|v| !v.is_empty()) {
+    if let Some(v) = env("WLOC_IMAGE").filter(|v| !v.is_empty()) {
         return Ok(Source::Image(v.into()));
     }
-    if let Some(v) = env_var("FSROOT") {
+    if let Some(v) = prefixed_var(env, "FSROOT") {
         return Ok(Source::Fsroot(v.into()));
     }
-    if let Some(v) = env_var("CPUID_PATH") {
+    if let Some(v) = prefixed_var(env, "CPUID_PATH") {
         return Ok(Source::Cpuid(v.into()));
     }
-    if let Some(v) = env_var("SYNTHETIC") {
+    if let Some(v) = prefixed_var(env, "SYNTHETIC") {
         return Ok(Source::Synthetic(v));
     }
-    if let Some(v) = env_var("XMLFILE") {
+    if let Some(v) = prefixed_var(env, "XMLFILE") {
         return Ok(Source::Xml(v.into()));
     }
     Ok(Source::ThisSystem)
@@ -164,7 +183,12 @@ pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Sourc
 /// and a CPUID dump is this system for a build without the x86 backend
 /// (`x86_backend`), as hwloc's non-x86 builds ignore the variable.
 pub fn resolve_unnamed(x86_backend: bool) -> Unnamed {
-    let var = |n: &str| wloc_trust::env::var(n).filter(|v| !v.is_empty());
+    resolve_unnamed_in(&wloc_trust::env::var, x86_backend)
+}
+
+/// [`resolve_unnamed`] with the environment `env`.
+fn resolve_unnamed_in(env: Lookup<'_>, x86_backend: bool) -> Unnamed {
+    let var = |n: &str| env(n).filter(|v| !v.is_empty());
     let this_system = |s: Source| match s {
         Source::Fsroot(p) if p.as_os_str() == "/" => Source::ThisSystem,
         Source::Cpuid(_) if !x86_backend => Source::ThisSystem,
@@ -187,7 +211,9 @@ pub fn resolve_unnamed(x86_backend: bool) -> Unnamed {
         return Unnamed::ByComponents(this_system(source));
     }
     // `resolve` without `-i` fails only for `--if`, which is not given.
-    Unnamed::ByEnvironment(this_system(resolve(None, None).unwrap_or(Source::ThisSystem)))
+    Unnamed::ByEnvironment(this_system(
+        resolve_in(env, None, None).unwrap_or(Source::ThisSystem),
+    ))
 }
 
 /// The source of a load whose caller named none ([`resolve_unnamed`]),
@@ -231,44 +257,49 @@ mod tests {
         assert!(resolve(None, Some(InputFormat::Xml)).is_err());
     }
 
-    /// The one test here that sets input variables: tests of one binary
-    /// share the environment.
     #[test]
     fn unnamed_sources_follow_libhwlocs_choice() {
-        let vars = [
-            "HWLOC_COMPONENTS",
-            "HWLOC_FSROOT",
-            "WLOC_FSROOT",
-            "HWLOC_CPUID_PATH",
-            "WLOC_CPUID_PATH",
-            "HWLOC_XMLFILE",
-            "WLOC_XMLFILE",
-            "HWLOC_SYNTHETIC",
-            "WLOC_SYNTHETIC",
-            "WLOC_IMAGE",
-        ];
-        let clear = || vars.iter().for_each(|v| std::env::remove_var(v));
-        clear();
-        assert_eq!(resolve_unnamed(true), Unnamed::ByEnvironment(Source::ThisSystem));
-        std::env::set_var("HWLOC_XMLFILE", "t.xml");
-        std::env::set_var("HWLOC_FSROOT", "/");
+        let run = |vars: &[(&str, &str)], x86: bool| {
+            let table: std::collections::HashMap<String, String> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            resolve_unnamed_in(&|n| table.get(n).cloned(), x86)
+        };
+        assert_eq!(run(&[], true), Unnamed::ByEnvironment(Source::ThisSystem));
         // fsroot `/` is this system, and it comes before XML.
-        assert_eq!(resolve_unnamed(true), Unnamed::ByEnvironment(Source::ThisSystem));
-        std::env::remove_var("HWLOC_FSROOT");
-        assert_eq!(resolve_unnamed(true).source(), &Source::Xml("t.xml".into()));
-        std::env::set_var("HWLOC_CPUID_PATH", "dump");
-        assert_eq!(resolve_unnamed(true).source(), &Source::Cpuid("dump".into()));
-        assert_eq!(resolve_unnamed(false).source(), &Source::ThisSystem);
-        // A component list ignores the XML and synthetic variables...
-        std::env::set_var("HWLOC_COMPONENTS", "linux,stop");
-        std::env::remove_var("HWLOC_CPUID_PATH");
-        assert_eq!(resolve_unnamed(true), Unnamed::ByComponents(Source::ThisSystem));
-        // ... and names its own.
-        std::env::set_var("HWLOC_COMPONENTS", "synthetic=pack:2,xml=a.xml");
+        let xml = ("HWLOC_XMLFILE", "t.xml");
         assert_eq!(
-            resolve_unnamed(true),
+            run(&[xml, ("HWLOC_FSROOT", "/")], true),
+            Unnamed::ByEnvironment(Source::ThisSystem)
+        );
+        assert_eq!(run(&[xml], true).source(), &Source::Xml("t.xml".into()));
+        // A launcher's image comes first.
+        assert_eq!(
+            run(&[xml, ("WLOC_IMAGE", "t.img")], true).source(),
+            &Source::Image("t.img".into())
+        );
+        let dump = ("HWLOC_CPUID_PATH", "dump");
+        assert_eq!(
+            run(&[xml, dump], true).source(),
+            &Source::Cpuid("dump".into())
+        );
+        assert_eq!(run(&[xml, dump], false).source(), &Source::ThisSystem);
+        // A component list ignores the XML and synthetic variables...
+        let linux = ("HWLOC_COMPONENTS", "linux,stop");
+        assert_eq!(
+            run(&[linux, xml], true),
+            Unnamed::ByComponents(Source::ThisSystem)
+        );
+        assert_eq!(
+            run(&[linux, xml, ("HWLOC_FSROOT", "/"), dump], true),
+            Unnamed::ByComponents(Source::Cpuid("dump".into()))
+        );
+        // ... and names its own.
+        let listed = ("HWLOC_COMPONENTS", "synthetic=pack:2,xml=a.xml");
+        assert_eq!(
+            run(&[listed, xml], true),
             Unnamed::ByComponents(Source::Synthetic("pack:2".into()))
         );
-        clear();
     }
 }

@@ -5,7 +5,7 @@
 //! Usage: discover_native ROOT [RUNS]
 use std::time::Instant;
 use wloc_core::{Topology, TypeFilter};
-use wloc_linux::{discover, NativeFs, Options};
+use wloc_linux::{NativeFs, Options, discover};
 
 fn main() {
     let mut args = std::env::args().skip(1);

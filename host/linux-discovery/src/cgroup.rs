@@ -1,6 +1,6 @@
 //! Resources the process may use: cgroup v1/v2 and legacy cpusets.
 
-use crate::ctx::{truncate, Ctx};
+use crate::ctx::{Ctx, truncate};
 use crate::parse;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,16 +82,14 @@ impl Ctx<'_> {
             CgroupKind::V1 => format!("{mnt}{name}/cpuset.{attr}"),
             CgroupKind::Cpuset => format!("{mnt}{name}/{attr}"),
         };
-        if let Some(b) = self.read(&file("cpus")) {
-            if let Some(set) = parse::cpulist(&b) {
+        if let Some(b) = self.read(&file("cpus"))
+            && let Some(set) = parse::cpulist(&b) {
                 self.topo.allowed_cpuset = set;
             }
-        }
-        if let Some(b) = self.read(&file("mems")) {
-            if let Some(set) = parse::cpulist(&b) {
+        if let Some(b) = self.read(&file("mems"))
+            && let Some(set) = parse::cpulist(&b) {
                 self.topo.allowed_nodeset = set;
             }
-        }
         Some(name)
     }
 }

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use wloc_core::object::{group_kind, CacheAttr, CacheKind, GroupAttr, Info};
+use wloc_core::object::{CacheAttr, CacheKind, GroupAttr, Info, group_kind};
 use wloc_core::{CpuSet, ObjAttr, ObjType, Object};
 
-use crate::ctx::{truncate, Arch, CpuinfoProc, Ctx, MAX_CPUS};
+use crate::ctx::{Arch, CpuinfoProc, Ctx, MAX_CPUS, truncate};
 use crate::parse;
 
 const CPU: &str = "/sys/devices/system/cpu";
@@ -576,19 +576,18 @@ impl Ctx<'_> {
             return;
         };
         let bookset = &bookset & cpuset;
-        if bookset.first() == Some(i) {
-            if let Some(id) = self.read_int(&format!("{topo}/book_id")) {
+        if bookset.first() == Some(i)
+            && let Some(id) = self.read_int(&format!("{topo}/book_id")) {
                 let os = u32::try_from(id).ok();
                 let g = group(os, bookset, Some("Book"), group_kind::S390_BOOK, 0, false);
                 let _ = self.topo.insert_by_cpuset(g);
             }
-        }
         let Some(drawerset) = self.read_cpumask(&format!("{topo}/drawer_siblings")) else {
             return;
         };
         let drawerset = &drawerset & cpuset;
-        if drawerset.first() == Some(i) {
-            if let Some(id) = self.read_int(&format!("{topo}/drawer_id")) {
+        if drawerset.first() == Some(i)
+            && let Some(id) = self.read_int(&format!("{topo}/drawer_id")) {
                 let os = u32::try_from(id).ok();
                 let g = group(
                     os,
@@ -600,7 +599,6 @@ impl Ctx<'_> {
                 );
                 let _ = self.topo.insert_by_cpuset(g);
             }
-        }
     }
 
     /// Caches of every CPU, as (first PU, cache object).

@@ -379,14 +379,13 @@ impl<'a> Ctx<'a> {
                 ("family", "Family"),
                 ("revision", "Revision"),
             ] {
-                if let Some(v) = self.read_line(&format!("/sys/bus/soc/devices/soc{i}/{file}")) {
-                    if !v.is_empty() {
+                if let Some(v) = self.read_line(&format!("/sys/bus/soc/devices/soc{i}/{file}"))
+                    && !v.is_empty() {
                         self.global_infos.push(Info {
                             name: format!("SoC{i}{suffix}"),
                             value: truncate(&v, 63),
                         });
                     }
-                }
             }
         }
     }
@@ -425,8 +424,8 @@ impl<'a> Ctx<'a> {
     fn look_cpu(&mut self) -> Result<(), DiscoveryError> {
         let old_filenames = self.check_sysfs_cpu_path();
         let (procs, global) = self.parse_cpuinfo();
-        if self.arch == Arch::X86 {
-            if let Some(p0) = procs.first() {
+        if self.arch == Arch::X86
+            && let Some(p0) = procs.first() {
                 let get = |n: &str| {
                     p0.infos
                         .iter()
@@ -440,7 +439,6 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
-        }
         let cgroup_name = self.allowed_resources();
 
         self.topo.root_mut().infos.extend(global);
@@ -556,11 +554,10 @@ impl<'a> Ctx<'a> {
         if self.fs.list("/sys/kernel/mm/hugepages").is_some() {
             let mut sizes = vec![self.pagesize];
             for n in self.list("/sys/kernel/mm/hugepages") {
-                if let Some(kb) = n.strip_prefix("hugepages-") {
-                    if let Some((v, _)) = parse::strtoul(kb, 0) {
+                if let Some(kb) = n.strip_prefix("hugepages-")
+                    && let Some((v, _)) = parse::strtoul(kb, 0) {
                         sizes.push(v.saturating_mul(1024));
                     }
-                }
             }
             sizes.sort_unstable();
             sizes.dedup();

@@ -2,7 +2,7 @@
 
 use wloc_core::object::Info;
 
-use crate::ctx::{truncate, Ctx};
+use crate::ctx::{Ctx, truncate};
 
 /// hwloc's DMI files of `/sys/class/dmi/id`, with the info name each gives
 /// the root object.

@@ -34,7 +34,7 @@ use std::fmt;
 
 #[cfg(feature = "native")]
 pub use fs::NativeFs;
-pub use fs::{components, FsAccess, MemEntry, MemFs, MAX_DIR_ENTRIES, MAX_FILE_SIZE};
+pub use fs::{FsAccess, MAX_DIR_ENTRIES, MAX_FILE_SIZE, MemEntry, MemFs, components};
 pub use infos::{DMI_FILES, DMI_FOLDERS};
 
 use wloc_core::{Topology, TopologyError};

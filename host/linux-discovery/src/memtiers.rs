@@ -152,11 +152,10 @@ impl Ctx<'_> {
             let os = self.topo.obj(n).os_index.unwrap_or(u32::MAX);
             if let Some(t) = tiers.iter().find(|t| t.nodeset.is_set(os)) {
                 let o = self.topo.obj_mut(n);
-                if o.subtype.is_none() || force {
-                    if let Some(name) = kinds_name(t.kinds) {
+                if (o.subtype.is_none() || force)
+                    && let Some(name) = kinds_name(t.kinds) {
                         o.subtype = Some(name.to_string());
                     }
-                }
             }
         }
         self.topo.memtiers = tiers
@@ -194,11 +193,7 @@ impl Ctx<'_> {
         infos.sort_by(|a, b| a.kinds.cmp(&b.kinds).then(b.bw.cmp(&a.bw)));
         let ratio = |a: u64, b: u64| -> f32 {
             let r = a as f32 / b as f32;
-            if r < 1.0 {
-                1.0 / r
-            } else {
-                r
-            }
+            if r < 1.0 { 1.0 / r } else { r }
         };
         for i in 1..infos.len() {
             let prev = &infos[i - 1];
@@ -292,14 +287,13 @@ impl Ctx<'_> {
                 }
             }
         }
-        if node0_is_dram {
-            if let Some(t) = tiers
+        if node0_is_dram
+            && let Some(t) = tiers
                 .iter_mut()
                 .find(|t| t.nodeset.is_set(0) && t.kinds == 0)
             {
                 t.kinds = kinds::DRAM;
             }
-        }
     }
 }
 

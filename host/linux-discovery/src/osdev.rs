@@ -5,7 +5,7 @@
 use wloc_core::object::{Info, ObjKind, OsDevTypes};
 use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, TypeFilter};
 
-use crate::ctx::{truncate, Ctx};
+use crate::ctx::{Ctx, truncate};
 use crate::parse;
 
 /// Report devices below `/virtual/` too.
@@ -361,11 +361,10 @@ impl Ctx<'_> {
                 let id = self
                     .read_text(&format!("{path}/dev_port"))
                     .or_else(|| self.read_text(&format!("{path}/dev_id")));
-                if let Some(id) = id {
-                    if let Some((port, _)) = parse::strtoul(&truncate(&id, 15), 0) {
+                if let Some(id) = id
+                    && let Some((port, _)) = parse::strtoul(&truncate(&id, 15), 0) {
                         push(&mut infos, "Port", &(port.wrapping_add(1)).to_string());
                     }
-                }
             }
             if name.starts_with("hs") && self.fs.list(&format!("{path}/device/cxi")).is_some() {
                 subtype = Some("Slingshot".to_string());

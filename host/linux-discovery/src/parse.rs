@@ -88,11 +88,7 @@ pub fn atoi(s: &str) -> i64 {
         }
         v = v.saturating_mul(10).saturating_add((c - b'0') as i64);
     }
-    if neg {
-        -v
-    } else {
-        v
-    }
+    if neg { -v } else { v }
 }
 
 /// hwloc's `hwloc_read_path_as_uint`: at most the first 10 bytes, any base.
@@ -195,11 +191,7 @@ pub fn cpulist<K: SetKind>(bytes: &[u8]) -> Option<Set<K>> {
         let b = b.min(MAX_INDEX as u64);
         set.set_range(a as u32, Some(b as u32));
     }
-    if any {
-        Some(set)
-    } else {
-        None
-    }
+    if any { Some(set) } else { None }
 }
 
 /// `MemTotal: N kB` (or `Node X MemTotal: N kB`) from a meminfo file, in bytes.

@@ -1,8 +1,8 @@
 //! PCI devices and bridges from `/sys/bus/pci/devices`, host bridges, the
 //! locality of PCI buses (`local_cpus`, `HWLOC_PCI_LOCALITY`) and PCI slots.
 
-use wloc_core::object::{group_kind, BridgeAttr, BridgeUpstream, PciAttr};
-use wloc_core::topology::{pci_class_is_important, Inserted, PciLocality};
+use wloc_core::object::{BridgeAttr, BridgeUpstream, PciAttr, group_kind};
+use wloc_core::topology::{Inserted, PciLocality, pci_class_is_important};
 use wloc_core::{CpuSet, ObjAttr, ObjId, ObjType, Object, Topology, TypeFilter};
 
 use crate::cpu::group;
@@ -59,16 +59,14 @@ fn compare(a: &PciNode, b: &PciNode) -> BusCmp {
             BusCmp::Higher
         };
     }
-    if let Some((_, sec, sub)) = a.down {
-        if b.bus >= sec && b.bus <= sub {
+    if let Some((_, sec, sub)) = a.down
+        && b.bus >= sec && b.bus <= sub {
             return BusCmp::Superset;
         }
-    }
-    if let Some((_, sec, sub)) = b.down {
-        if a.bus >= sec && a.bus <= sub {
+    if let Some((_, sec, sub)) = b.down
+        && a.bus >= sec && a.bus <= sub {
             return BusCmp::Included;
         }
-    }
     match (a.bus, a.dev, a.func).cmp(&(b.bus, b.dev, b.func)) {
         std::cmp::Ordering::Less => BusCmp::Lower,
         std::cmp::Ordering::Greater => BusCmp::Higher,
@@ -506,13 +504,11 @@ impl Ctx<'_> {
                 });
             }
             let hb = out.last_mut().expect("a host bridge was just pushed");
-            if let Some((_, _, sub)) = child.down {
-                if let Some(d) = hb.down.as_mut() {
-                    if sub > d.2 {
+            if let Some((_, _, sub)) = child.down
+                && let Some(d) = hb.down.as_mut()
+                    && sub > d.2 {
                         d.2 = sub;
                     }
-                }
-            }
             hb.children.push(child);
         }
         for hb in &mut out {
@@ -532,11 +528,10 @@ impl Ctx<'_> {
         func: u8,
         quirk: bool,
     ) -> Option<CpuSet> {
-        if quirk {
-            if let Some(s) = cray_ex235a_quirk(domain, bus) {
+        if quirk
+            && let Some(s) = cray_ex235a_quirk(domain, bus) {
                 return Some(s);
             }
-        }
         let s = self.read_cpumask(&format!(
             "{PCI}/{domain:04x}:{bus:02x}:{dev:02x}.{func:01x}/local_cpus"
         ))?;
@@ -661,15 +656,14 @@ impl Ctx<'_> {
             // even one without any device.
             let mut merged: Vec<BusRange> = Vec::new();
             for r in os_ranges {
-                if let Some(last) = merged.last_mut() {
-                    if last.domain == r.domain
+                if let Some(last) = merged.last_mut()
+                    && last.domain == r.domain
                         && last.cpuset == r.cpuset
                         && (r.min == last.max || r.min == last.max + 1)
                     {
                         last.max = last.max.max(r.max);
                         continue;
                     }
-                }
                 merged.push(r);
             }
             for r in merge_forced(merged, &self.pci_forced) {
@@ -681,15 +675,14 @@ impl Ctx<'_> {
             // with the same parent share a locality.
             for r in os_ranges {
                 let parent = self.range_parent(&r);
-                if let Some(last) = localities.last_mut() {
-                    if last.parent == parent
+                if let Some(last) = localities.last_mut()
+                    && last.parent == parent
                         && last.domain == r.domain
                         && (r.min == last.bus_max as u32 || r.min == last.bus_max as u32 + 1)
                     {
                         last.bus_max = r.max.min(255) as u8;
                         continue;
                     }
-                }
                 localities.push(self.range_locality(&r, parent));
             }
         }
@@ -775,16 +768,14 @@ impl Ctx<'_> {
                 if p.domain > domain || (p.domain == domain && p.bus > bus) {
                     return parent;
                 }
-                if let Some(b) = o.bridge() {
-                    if b.domain == domain && b.secondary_bus <= bus && b.subordinate_bus >= bus {
+                if let Some(b) = o.bridge()
+                    && b.domain == domain && b.secondary_bus <= bus && b.subordinate_bus >= bus {
                         return self.pci_find_below(c, domain, bus, dev, func, depth + 1);
                     }
-                }
-            } else if let Some(b) = o.bridge() {
-                if b.domain == domain && b.secondary_bus <= bus && b.subordinate_bus >= bus {
+            } else if let Some(b) = o.bridge()
+                && b.domain == domain && b.secondary_bus <= bus && b.subordinate_bus >= bus {
                     return self.pci_find_below(c, domain, bus, dev, func, depth + 1);
                 }
-            }
         }
         parent
     }

@@ -4,7 +4,7 @@
 use wloc_core::object::Depth;
 use wloc_core::{ObjType, Topology, TypeFilter};
 
-use crate::{discover, DiscoveryError, FsAccess, MemFs, Options};
+use crate::{DiscoveryError, FsAccess, MemFs, Options, discover};
 
 const CPU: &str = "/sys/devices/system/cpu";
 const NODE: &str = "/sys/devices/system/node";
@@ -115,10 +115,11 @@ fn discovers_a_small_machine() {
     assert_eq!(t.obj(t.root()).total_memory, 2 << 30);
     assert_eq!(t.distances.len(), 1);
     assert_eq!(t.distances[0].values, vec![10, 20, 20, 10]);
-    assert!(t
-        .infos
-        .iter()
-        .any(|i| i.name == "OSName" && i.value == "Linux"));
+    assert!(
+        t.infos
+            .iter()
+            .any(|i| i.name == "OSName" && i.value == "Linux")
+    );
 }
 
 /// hwloc builds a cache from the first CPU of its set only, and looks at
@@ -192,10 +193,11 @@ fn cgroup_v2_restricts_allowed_resources() {
     t.check().unwrap();
     assert_eq!(count(&t, ObjType::PU), 2);
     assert_eq!(t.level(Depth::NumaNode).len(), 1);
-    assert!(t
-        .infos
-        .iter()
-        .any(|i| i.name == "LinuxCgroup" && i.value == "/job"));
+    assert!(
+        t.infos
+            .iter()
+            .any(|i| i.name == "LinuxCgroup" && i.value == "/job")
+    );
     let mut all = topo_all();
     all.include_disallowed = true;
     let t = discover(&fs, &Options::default(), all).unwrap();
@@ -642,9 +644,11 @@ fn gpu_numa_nodes_dax_and_s390_books() {
     t.check().unwrap();
     let groups = t.objs_by_type(ObjType::Group);
     assert_eq!(groups.len(), 2);
-    assert!(groups
-        .iter()
-        .all(|&g| t.obj(g).subtype.as_deref() == Some("Book")));
+    assert!(
+        groups
+            .iter()
+            .all(|&g| t.obj(g).subtype.as_deref() == Some("Book"))
+    );
 }
 
 #[test]
@@ -669,10 +673,12 @@ fn cpu_kinds_from_frequencies_and_capacities() {
         cpukinds: Some("none".into()),
         ..Options::default()
     };
-    assert!(discover(&fs, &opts, topo_all())
-        .unwrap()
-        .cpukinds
-        .is_empty());
+    assert!(
+        discover(&fs, &opts, topo_all())
+            .unwrap()
+            .cpukinds
+            .is_empty()
+    );
 }
 
 /// `LinuxCapacity` kinds get their capacity as efficiency (hwloc 3.0; the

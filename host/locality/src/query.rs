@@ -6,7 +6,7 @@ use wloc_core::object::Depth;
 use wloc_core::topology::TypeDepth;
 use wloc_core::{CpuSet, NodeSet, ObjId, ObjKind, ObjType, Topology};
 
-use crate::types::{depth_from_i32, osdev_code, parse_type, spec_depth, type_label, OsDevCode};
+use crate::types::{OsDevCode, depth_from_i32, osdev_code, parse_type, spec_depth, type_label};
 
 /// A level named by a type or a depth, as `-N`, `-I` and `-H` take it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -144,8 +144,8 @@ pub fn parse_type(s: &str) -> Option<TypeSpec> {
 /// Where objects of a parsed type live: a depth, nowhere, or several levels.
 pub fn spec_depth(topo: &Topology, spec: &TypeSpec) -> TypeDepth {
     let d = topo.type_depth(spec.obj_type);
-    if spec.obj_type == ObjType::Group && d == TypeDepth::Multiple {
-        if let Some(gd) = spec.group_depth {
+    if spec.obj_type == ObjType::Group && d == TypeDepth::Multiple
+        && let Some(gd) = spec.group_depth {
             for (l, level) in topo.normal_levels().iter().enumerate() {
                 if let Some(&first) = level.first() {
                     let o = topo.obj(first);
@@ -156,7 +156,6 @@ pub fn spec_depth(topo: &Topology, spec: &TypeSpec) -> TypeDepth {
             }
             return TypeDepth::Unknown;
         }
-    }
     d
 }
 

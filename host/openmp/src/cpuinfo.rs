@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use wloc_core::object::{group_kind, ObjAttr};
+use wloc_core::object::{ObjAttr, group_kind};
 use wloc_core::{CpuSet, ObjType, Object, Topology};
 
 use crate::error::CpuinfoError;

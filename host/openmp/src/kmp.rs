@@ -2,7 +2,7 @@
 
 use crate::error::{ParseError, ParseErrorKind, Setting};
 use crate::machine::HwType;
-use crate::proclist::{parse_kmp_proclist, ProcEntry};
+use crate::proclist::{ProcEntry, parse_kmp_proclist};
 
 /// The affinity types of `KMP_AFFINITY`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,7 +253,7 @@ impl KmpAffinity {
                             setting,
                             tok,
                             ParseErrorKind::UnknownKeyword,
-                        ))
+                        ));
                     }
                 }
                 continue;
@@ -279,7 +279,7 @@ impl KmpAffinity {
                             setting,
                             tok,
                             ParseErrorKind::UnknownKeyword,
-                        ))
+                        ));
                     }
                 },
             }

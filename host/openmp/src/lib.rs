@@ -26,10 +26,10 @@ mod places;
 mod plan;
 mod proclist;
 
-pub use cpuinfo::{flat_topology, parse_records, topology_from_cpuinfo, CpuinfoRecord};
+pub use cpuinfo::{CpuinfoRecord, flat_topology, parse_records, topology_from_cpuinfo};
 pub use error::{CpuinfoError, ParseError, ParseErrorKind, PlaceError, Setting};
 pub use kmp::{AffinityType, Granularity, KmpAffinity};
 pub use machine::{CoreType, HwThread, HwType, Machine, Method, Resolved};
-pub use places::{parse_places, PlacesSpec, ProcBind};
-pub use plan::{bind_places, mask_string, place, Placement, Policy, MAX_THREADS};
-pub use proclist::{parse_gomp, parse_kmp_proclist, ProcEntry, MAX_ENTRIES, MAX_PROC_ID};
+pub use places::{PlacesSpec, ProcBind, parse_places};
+pub use plan::{MAX_THREADS, Placement, Policy, bind_places, mask_string, place};
+pub use proclist::{MAX_ENTRIES, MAX_PROC_ID, ProcEntry, parse_gomp, parse_kmp_proclist};

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use wloc_core::object::{group_kind, Depth};
+use wloc_core::object::{Depth, group_kind};
 use wloc_core::{CpuSet, ObjId, ObjType, Topology};
 
 /// The kinds of levels of the topology map, from the outermost to the innermost.
@@ -334,13 +334,11 @@ impl Machine {
             layers.push((HwType::Numa, Source::Numa));
         }
         for (d, level) in levels.iter().enumerate().skip(1) {
-            if let Some(&first) = level.first() {
-                if let Some(t) = obj_type(topo.obj(first)) {
-                    if method.keeps(t) {
+            if let Some(&first) = level.first()
+                && let Some(t) = obj_type(topo.obj(first))
+                    && method.keeps(t) {
                         layers.push((t, Source::Depth(d)));
                     }
-                }
-            }
             if numa_parent_depth == Some(d) {
                 layers.push((HwType::Numa, Source::Numa));
             }
@@ -438,11 +436,9 @@ impl Machine {
             }
             // A PU standing for its own core is thread 0 of it.
             if matches!(layers.get(layers.len().wrapping_sub(2)), Some((HwType::Core, Source::Depth(d))) if *d == pu_depth)
-            {
-                if let Some(l) = labels.last_mut() {
+                && let Some(l) = labels.last_mut() {
                     *l = 0;
                 }
-            }
             let (core_type, efficiency) = match kinds.get(&os) {
                 Some(&(ct, e)) => (ct, Some(e)),
                 None => (None, None),

@@ -57,7 +57,7 @@ impl ProcBind {
                         setting,
                         tok,
                         ParseErrorKind::UnknownKeyword,
-                    ))
+                    ));
                 }
             };
             first.get_or_insert(b);

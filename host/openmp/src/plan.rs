@@ -464,8 +464,8 @@ pub fn place(
         Policy::Kmp(a) => a.warnings_text.clone(),
         _ => Vec::new(),
     };
-    if let Policy::Kmp(a) = policy {
-        if a.kind == AffinityType::Disabled {
+    if let Policy::Kmp(a) = policy
+        && a.kind == AffinityType::Disabled {
             let n = nthreads.unwrap_or(available.weight().unwrap_or(1) as usize);
             check_threads(n)?;
             return Ok(Placement {
@@ -475,7 +475,6 @@ pub fn place(
                 warnings,
             });
         }
-    }
     let m = Machine::new(topo, method, &available);
     let n = nthreads.unwrap_or(m.threads().len());
     check_threads(n)?;

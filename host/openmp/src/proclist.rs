@@ -145,7 +145,7 @@ pub fn parse_kmp_proclist(inner: &str) -> Result<Vec<ProcEntry>, ParseError> {
                     setting,
                     inner,
                     ParseErrorKind::Syntax("trailing comma"),
-                ))
+                ));
             }
             None if rest.is_empty() => {}
             None => {
@@ -153,7 +153,7 @@ pub fn parse_kmp_proclist(inner: &str) -> Result<Vec<ProcEntry>, ParseError> {
                     setting,
                     rest,
                     ParseErrorKind::Syntax("expected a comma"),
-                ))
+                ));
             }
         }
     }

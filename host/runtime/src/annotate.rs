@@ -29,8 +29,8 @@ use crate::bindings::types::{
 };
 use crate::builtin::Builtin;
 use crate::cache;
-use crate::convert::{init_key, InitKey};
-use crate::error::{invalid, RecordError, TopologyViewError};
+use crate::convert::{InitKey, init_key};
+use crate::error::{RecordError, TopologyViewError, invalid};
 use crate::options::RunOptions;
 use crate::runtime::{Loaded, Runtime};
 use crate::world::AnnotationWorld;

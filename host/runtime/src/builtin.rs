@@ -32,7 +32,7 @@ struct PageAligned<T: ?Sized>(T);
 /// The bytes, digest and precompiled code of the component `$file` built
 /// by `build.rs`.
 macro_rules! builtin {
-    ($name:expr, $file:literal, $roots:expr) => {{
+    ($name:expr_2021, $file:literal, $roots:expr_2021) => {{
         const CODE_LEN: usize =
             include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".cwasm")).len();
         static CODE: PageAligned<[u8; CODE_LEN]> = PageAligned(*include_bytes!(concat!(

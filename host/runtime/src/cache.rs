@@ -38,8 +38,8 @@ use std::sync::{Arc, Once, OnceLock};
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
-use wasmtime::component::Component;
 use wasmtime::Engine;
+use wasmtime::component::Component;
 
 use dir::CacheDir;
 
@@ -283,11 +283,10 @@ fn secret(dir: &CacheDir) -> Result<[u8; TAG_BYTES], CacheError> {
     // is used, as by every later process.
     let linked = dir.link_new(&tmp, SECRET_FILE);
     let _ = dir.remove(&tmp);
-    if let Err(e) = linked {
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
+    if let Err(e) = linked
+        && e.kind() != std::io::ErrorKind::AlreadyExists {
             return Err(CacheError::SecretUnwritable(e));
         }
-    }
     read(dir)?.ok_or(CacheError::SecretVanished)
 }
 

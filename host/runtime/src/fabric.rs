@@ -20,7 +20,7 @@ use crate::bindings::fabric::reader as v2;
 use crate::bindings::fabric_v1::exports::fabric as v1;
 use crate::builtin::Builtin;
 use crate::cache;
-use crate::error::{invalid, RecordError};
+use crate::error::{RecordError, invalid};
 use crate::options::RunOptions;
 use crate::runtime::{Loaded, Runtime};
 use crate::world::{FabricV1World, FabricWorld};
@@ -279,7 +279,8 @@ fn v2_links(
             if !ports_of.get(&e.node).is_some_and(|p| p.contains(&e.port)) {
                 return Err(invalid!(
                     "subnet {sn}: a cable ends at port {} of {:#018x}, which the subnet does not have",
-                    e.port, e.node
+                    e.port,
+                    e.node
                 ));
             }
             if !used.insert((e.node, e.port)) {
@@ -397,7 +398,7 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, RecordError> {
                     return Err(invalid!(
                         "node {}: kind {k:?} is none of switch, ca, router",
                         n.id
-                    ))
+                    ));
                 }
             };
             if n.ports > wloc_ib::MAX_PORT {
@@ -449,12 +450,11 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, RecordError> {
             let sp = w.and_then(|w| v1_speed(l.speed_gbps, w));
             for n in &mut nodes {
                 for (g, p) in [(a, l.src_port), (b, l.dst_port)] {
-                    if n.guid == g {
-                        if let Some(port) = n.ports.iter_mut().find(|x| x.number == p) {
+                    if n.guid == g
+                        && let Some(port) = n.ports.iter_mut().find(|x| x.number == p) {
                             port.width = w;
                             port.speed = sp;
                         }
-                    }
                 }
             }
             links.push(Link {
@@ -558,21 +558,27 @@ mod tests {
         assert!(e.contains("listed twice"), "{e}");
         let mut n = node(1, &[1]);
         n.ports[0].width = Some(3);
-        assert!(check_v2(subnet(vec![n], vec![]))
-            .unwrap_err()
-            .to_string()
-            .contains("width 3"));
+        assert!(
+            check_v2(subnet(vec![n], vec![]))
+                .unwrap_err()
+                .to_string()
+                .contains("width 3")
+        );
         let mut n = node(1, &[1]);
         n.description = "a\u{1b}[2J".into();
-        assert!(check_v2(subnet(vec![n], vec![]))
-            .unwrap_err()
-            .to_string()
-            .contains("control"));
+        assert!(
+            check_v2(subnet(vec![n], vec![]))
+                .unwrap_err()
+                .to_string()
+                .contains("control")
+        );
         let mut n = node(1, &[1]);
         n.ports[0].number = 300;
-        assert!(check_v2(subnet(vec![n], vec![]))
-            .unwrap_err()
-            .to_string()
-            .contains("out of range"));
+        assert!(
+            check_v2(subnet(vec![n], vec![]))
+                .unwrap_err()
+                .to_string()
+                .contains("out of range")
+        );
     }
 }

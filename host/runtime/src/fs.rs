@@ -296,7 +296,7 @@ impl FileAccess {
                     return Err(io::Error::new(
                         e.kind(),
                         format!("cannot open {}: {e}", h.path),
-                    ))
+                    ));
                 }
             }
         }
@@ -834,7 +834,7 @@ impl FileAccess {
                     let names = match self.list_dir_within(dir_path, budget) {
                         Ok(n) => n,
                         Err(FileError::Denied) if candidates.len() == 1 => {
-                            return Err(FileError::Denied)
+                            return Err(FileError::Denied);
                         }
                         Err(e @ (FileError::TooLarge | FileError::OverBudget(_))) => return Err(e),
                         Err(_) => continue,

@@ -68,13 +68,13 @@ pub mod annotate;
 mod discovery;
 pub mod fabric;
 
-pub use wloc_trust::{env, manifest, policy, signing};
 pub use wloc_trust::{ComponentError, ErrorKind, Limits};
+pub use wloc_trust::{env, manifest, policy, signing};
 
 pub use annotate::{LoadedAnnotator, Property};
 pub use bindings::types::Discovery;
 pub use cache::{CacheOutcome, CompiledCache};
-pub use discovery::{build_topology, LoadedComponent, RunOutput};
+pub use discovery::{LoadedComponent, RunOutput, build_topology};
 pub use error::{RecordError, TopologyViewError};
 pub use fabric::LoadedFabricReader;
 pub use fs::FileAccess;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use wloc_probe::CpuidSource;
-use wloc_trust::grant::{Grant, Narrow};
 use wloc_trust::Limits;
+use wloc_trust::grant::{Grant, Narrow};
 
 use crate::fs::FileAccess;
 

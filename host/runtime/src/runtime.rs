@@ -22,7 +22,7 @@ use crate::engine_config;
 use crate::imports;
 use crate::options::RunOptions;
 use crate::state::{HostState, HostTrap};
-use crate::ticker::{Ticker, TICK};
+use crate::ticker::{TICK, Ticker};
 use crate::world::World;
 
 /// A component ready to run in the world `W`: a

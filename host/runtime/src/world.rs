@@ -3,15 +3,15 @@
 //! [`crate::runtime`]: the bindings of their export, what the host links
 //! for bytes it trusts itself, and what the caller passes to a run.
 
-use wasmtime::component::InstancePre;
 use wasmtime::Store;
+use wasmtime::component::InstancePre;
 use wloc_trust::grant::{Admission, Interfaces};
 use wloc_trust::manifest::Kind;
 
-use crate::bindings::fabric::reader::Subnet;
 use crate::bindings::fabric::FabricReaderPre;
-use crate::bindings::fabric_v1::exports::fabric::Snapshot;
+use crate::bindings::fabric::reader::Subnet;
 use crate::bindings::fabric_v1::FabricReaderPre as FabricReaderV1Pre;
+use crate::bindings::fabric_v1::exports::fabric::Snapshot;
 use crate::bindings::types::{Annotations, Discovery};
 use crate::bindings::{AnnotationBackendPre, DiscoveryBackendPre};
 use crate::state::HostState;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use wloc_core::object::{OsDevTypes, PciAttr};
 use wloc_core::{ObjAttr, ObjType, Object, Topology, TypeFilter};
-use wloc_runtime::{builtin, FileAccess, Limits, LogTarget, RunOptions, Runtime};
+use wloc_runtime::{FileAccess, Limits, LogTarget, RunOptions, Runtime, builtin};
 
 struct Dir(PathBuf);
 
@@ -216,7 +216,7 @@ fn a_discovery_component_is_not_an_annotator() {
 
 #[test]
 fn invalid_annotations_leave_the_topology_unchanged() {
-    use wloc_runtime::annotate::{apply, Annotations, DynamicProperty};
+    use wloc_runtime::annotate::{Annotations, DynamicProperty, apply};
     use wloc_runtime::bindings::types::Info;
     let mut t = topology();
     let before = format!("{:?}", infos_of(&t, ObjType::Machine));
@@ -270,10 +270,12 @@ fn invalid_annotations_leave_the_topology_unchanged() {
         properties: vec![],
         ..nan
     };
-    assert!(apply(&esc, &mut t, &Limits::default())
-        .unwrap_err()
-        .to_string()
-        .contains("control character"));
+    assert!(
+        apply(&esc, &mut t, &Limits::default())
+            .unwrap_err()
+            .to_string()
+            .contains("control character")
+    );
     let misc = Annotations {
         infos: vec![],
         misc: vec![(root_gp, "Rack 12".into())],
@@ -285,7 +287,7 @@ fn invalid_annotations_leave_the_topology_unchanged() {
 
 #[test]
 fn device_link_matrices_may_mix_types_when_their_kind_says_so() {
-    use wloc_runtime::annotate::{apply, Annotations};
+    use wloc_runtime::annotate::{Annotations, apply};
     use wloc_runtime::bindings::types::Distances;
     let mut t = topology();
     let eth0 = t.objs_by_type(ObjType::OSDevice)[0];

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use wloc_runtime::{builtin, CacheOutcome, CompiledCache, Runtime};
+use wloc_runtime::{CacheOutcome, CompiledCache, Runtime, builtin};
 
 fn fresh_dir(name: &str) -> std::path::PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cache-{name}"));

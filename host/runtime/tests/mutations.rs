@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use wloc_runtime::bindings::types::{Bitmap, Discovery, ObjectAttr, ObjectType};
-use wloc_runtime::{build_topology, ErrorKind, Limits};
+use wloc_runtime::{ErrorKind, Limits, build_topology};
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);

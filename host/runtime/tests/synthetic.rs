@@ -87,7 +87,7 @@ fn large_machine_4096_pus() {
 /// again, from several runtimes at once, works, and each load runs.
 #[test]
 fn builtin_loads_repeatedly_from_several_runtimes() {
-    use wloc_runtime::{builtin, enforce, policy::Policy, CompiledCache, Limits, Runtime};
+    use wloc_runtime::{CompiledCache, Limits, Runtime, builtin, enforce, policy::Policy};
     let policy = Policy::parse("", "test").unwrap();
     let adm = enforce::admit_builtin(&policy, &builtin::SYNTHETIC, Limits::default()).unwrap();
     let policy = &policy;

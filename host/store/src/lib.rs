@@ -13,4 +13,4 @@ pub mod squeeze;
 pub mod store;
 pub mod topodiff;
 
-pub use store::{pack, pack_prepared, PackStats, Prepared, Store, StoreError};
+pub use store::{PackStats, Prepared, Store, StoreError, pack, pack_prepared};

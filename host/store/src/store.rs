@@ -668,11 +668,10 @@ fn best_diff<'a>(
         .filter(|&(s, _)| s > 0.2)
         .collect();
     cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    if let Some(&(_, r)) = cand.first() {
-        if let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit) {
+    if let Some(&(_, r)) = cand.first()
+        && let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit) {
             return Some((r, cost(&h), h));
         }
-    }
     let mut best: Option<(usize, usize, Diff)> = None;
     let new = p.all_lines();
     for &(_, r) in cand.iter().take(3) {
@@ -1436,11 +1435,10 @@ impl Store {
     }
 
     fn frame(&mut self, kind: Kind, i: usize) -> Result<std::rc::Rc<Vec<u8>>, StoreError> {
-        if let Some((c, data)) = &self.cache[kind as usize] {
-            if *c == i {
+        if let Some((c, data)) = &self.cache[kind as usize]
+            && *c == i {
                 return Ok(data.clone());
             }
-        }
         let group_dict = match kind {
             Kind::Block => match self.blocks[i].group_dict {
                 Some(g) => Some(self.frame(Kind::Group, g)?),
@@ -1602,11 +1600,12 @@ mod tests {
             assert_eq!(&s.get(name).unwrap(), text);
         }
         assert_eq!(s.get("n005").unwrap(), nodes[5].1);
-        assert!(s
-            .get("nope")
-            .unwrap_err()
-            .0
-            .contains("no topology named 'nope'"));
+        assert!(
+            s.get("nope")
+                .unwrap_err()
+                .0
+                .contains("no topology named 'nope'")
+        );
     }
 
     #[test]
@@ -1882,10 +1881,12 @@ mod tests {
     #[test]
     fn corrupt_stores_give_errors() {
         let (bytes, _) = pack(sample(), |_| {}).unwrap();
-        assert!(Store::from_bytes(b"hello".to_vec())
-            .unwrap_err()
-            .0
-            .contains("not a wloc topology store"));
+        assert!(
+            Store::from_bytes(b"hello".to_vec())
+                .unwrap_err()
+                .0
+                .contains("not a wloc topology store")
+        );
         let mut v = bytes.clone();
         v[8] = 7;
         assert!(Store::from_bytes(v).unwrap_err().0.contains("version 7"));

@@ -178,16 +178,17 @@ pub fn parse(text: &str) -> Result<RichDiff, String> {
     if version.trim() != VERSION.to_string() {
         return Err(err(
             0,
-            format!("version {version} of the wloc topology diff format is not supported (only {VERSION})"),
+            format!(
+                "version {version} of the wloc topology diff format is not supported (only {VERSION})"
+            ),
         ));
     }
     let mut diff = RichDiff::default();
-    if let Some((_, l)) = it.peek() {
-        if let Some(r) = l.strip_prefix("refname ") {
+    if let Some((_, l)) = it.peek()
+        && let Some(r) = l.strip_prefix("refname ") {
             diff.refname = Some(r.to_string());
             it.next();
         }
-    }
     let num = |n: usize, s: &str, what: &str| -> Result<usize, String> {
         // Digits only (`parse` would take a `+`).
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {

@@ -29,7 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, RenameFlags, CWD};
+use rustix::fs::{self as rfs, AtFlags, CWD, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
 /// Why a file was not written.  Each error names the file.
@@ -194,7 +194,7 @@ impl AtomicFile {
                 // choosing (another user's terminal, `/dev/kmsg`), so it is
                 // replaced like any other link.
                 FileType::Fifo | FileType::CharacterDevice if !link => {
-                    return Self::stream(path, None)
+                    return Self::stream(path, None);
                 }
                 FileType::Fifo | FileType::CharacterDevice => {
                     if let Some(folder) = trusted_link_folder(path) {
@@ -207,7 +207,7 @@ impl AtomicFile {
                 _ => {
                     return Err(err("it is not a regular file, FIFO or device")(
                         Errno::INVAL,
-                    ))
+                    ));
                 }
             },
             Err(Errno::NOENT) => {}
@@ -559,7 +559,7 @@ pub fn lock_beside(path: &Path) -> Result<Lock, WriteError> {
             Err(Errno::WOULDBLOCK) => {
                 return Err(err("another process has held its lock for a minute")(
                     Errno::WOULDBLOCK,
-                ))
+                ));
             }
             Err(e) => return Err(err("cannot lock")(e)),
         }
@@ -761,20 +761,24 @@ mod tests {
         let p = d.join("out.xml");
         std::os::unix::fs::symlink("/dev/null", &p).unwrap();
         write(&p, b"new").unwrap();
-        assert!(!std::fs::symlink_metadata(&p)
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        assert!(
+            !std::fs::symlink_metadata(&p)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         // In a folder only its owner writes, the link is followed.
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
         let q = d.join("null");
         std::os::unix::fs::symlink("/dev/null", &q).unwrap();
         write(&q, b"new").unwrap();
-        assert!(std::fs::symlink_metadata(&q)
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&q)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 
     #[test]
@@ -820,10 +824,12 @@ mod tests {
         std::fs::write(d.join("real"), b"old").unwrap();
         std::os::unix::fs::symlink("real", d.join("l")).unwrap();
         write(&d.join("l"), b"new").unwrap();
-        assert!(std::fs::symlink_metadata(d.join("l"))
-            .unwrap()
-            .file_type()
-            .is_file());
+        assert!(
+            std::fs::symlink_metadata(d.join("l"))
+                .unwrap()
+                .file_type()
+                .is_file()
+        );
         assert_eq!(std::fs::read(d.join("l")).unwrap(), b"new");
         assert_eq!(std::fs::read(d.join("real")).unwrap(), b"old");
     }

@@ -222,7 +222,7 @@ pub fn read_stream(mut r: impl Read, path: &Path, max: u64) -> Result<Vec<u8>, R
                 return Err(ReadError::Io {
                     path: path.to_path_buf(),
                     source,
-                })
+                });
             }
         };
         if n > limit - buf.len() {

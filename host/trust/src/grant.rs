@@ -18,9 +18,9 @@
 
 use crate::error::{ComponentError, ErrorKind};
 use crate::limits::Limits;
-use crate::manifest::{inspect, root_within, Capabilities, Inspection, Kind, Manifest};
-use crate::policy::{intersect, Decision, Policy, Subject};
-use crate::signing::{component_digest, digest_inspected, PublicKey, SignatureState};
+use crate::manifest::{Capabilities, Inspection, Kind, Manifest, inspect, root_within};
+use crate::policy::{Decision, Policy, Subject, intersect};
+use crate::signing::{PublicKey, SignatureState, component_digest, digest_inspected};
 use crate::text::sanitize;
 
 /// The WIT package of wloc's interfaces.
@@ -217,25 +217,25 @@ pub fn check_imports(
                 "files" => {
                     return Err(format!(
                         "it imports {shown}, but no file roots are granted (capability `files`)"
-                    ))
+                    ));
                 }
                 "cpuid" if grant.cpuid || requested.cpuid => ifaces.cpuid = true,
                 "cpuid" => {
                     return Err(format!(
                         "it imports {shown}, but CPUID is not granted (capability `cpuid`)"
-                    ))
+                    ));
                 }
                 "config" if !grant.config.is_empty() => ifaces.config = true,
                 "config" => {
                     return Err(format!(
                         "it imports {shown}, but no settings are granted (capability `config`)"
-                    ))
+                    ));
                 }
                 "topology" if kind == Kind::Annotation => ifaces.topology = true,
                 _ => {
                     return Err(format!(
                         "it imports {shown}, which a {kind} backend is never given"
-                    ))
+                    ));
                 }
             }
         } else if unversioned(imp).starts_with("wasi:sockets/") {
@@ -322,7 +322,7 @@ fn admit_with(
         SignatureState::Unsigned => None,
         SignatureState::Valid(k) => Some(*k),
         SignatureState::Invalid(why) => {
-            return Err(refused(name, &digest, format!("bad signature: {why}")))
+            return Err(refused(name, &digest, format!("bad signature: {why}")));
         }
     };
     let subject = Subject {

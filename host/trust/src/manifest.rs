@@ -364,7 +364,7 @@ fn for_each_payload(
             Chunk::Parsed { payload, consumed } => (payload, consumed),
             // `eof` is true: the parser has all the bytes there are.
             Chunk::NeedMoreData(_) => {
-                return Err("not a valid WebAssembly component: truncated".into())
+                return Err("not a valid WebAssembly component: truncated".into());
             }
         };
         data = &data[consumed..];
@@ -399,7 +399,7 @@ fn for_each_payload(
                     return Err(format!(
                         "not a valid WebAssembly component: a nested module or component ends at byte {offset}, \
                          before its declared end at byte {declared_end} (truncated?)"
-                    ))
+                    ));
                 }
                 Some((p, _)) => cur = p,
                 None => done = true,

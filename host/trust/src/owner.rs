@@ -176,13 +176,13 @@ pub fn open_trusted_file(path: &Path) -> Result<File, OpenError> {
             return Err(OpenError::Refused(format!(
                 "{} is a symbolic link",
                 shown.display()
-            )))
+            )));
         }
         _ => {
             return Err(OpenError::Refused(format!(
                 "{} is not a regular file",
                 shown.display()
-            )))
+            )));
         }
     }
     check_trusted(&st, &shown).map_err(OpenError::Refused)?;
@@ -209,7 +209,7 @@ pub fn open_trusted_file(path: &Path) -> Result<File, OpenError> {
             return Err(OpenError::Refused(format!(
                 "cannot open {}: {e}",
                 shown.display()
-            )))
+            )));
         }
     };
     // Reads of a regular file do not block; clear the flag all the same.

@@ -49,7 +49,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::limits::Limits;
-use crate::manifest::{check_root, root_within, Capabilities};
+use crate::manifest::{Capabilities, check_root, root_within};
 use crate::signing::PublicKey;
 
 /// The system policy file.
@@ -113,13 +113,12 @@ impl LimitSettings {
             ("max_read_mib", self.max_read_mib, 1, 64 << 10),
         ];
         for (name, v, lo, hi) in checks {
-            if let Some(v) = v {
-                if v < lo || v > hi {
+            if let Some(v) = v
+                && (v < lo || v > hi) {
                     return Err(format!(
                         "{what}: {name} = {v} is out of range ({lo} to {hi})"
                     ));
                 }
-            }
         }
         Ok(())
     }
@@ -381,19 +380,18 @@ impl Policy {
                 (None, Some(p)) => {
                     return Err(err(format!(
                         "{what}: publisher {p:?} is not a [[publisher]]"
-                    )))
+                    )));
                 }
                 _ => {
                     return Err(err(format!(
                         "{what}: give exactly one of `digest` and `publisher`"
-                    )))
+                    )));
                 }
             }
-            if let Some(n) = &a.name {
-                if !crate::manifest::valid_name(n) {
+            if let Some(n) = &a.name
+                && !crate::manifest::valid_name(n) {
                     return Err(err(format!("{what}: invalid component name {n:?}")));
                 }
-            }
             a.limits.check(&what).map_err(err)?;
             check_caps(&what, &a.files, &a.config).map_err(err)?;
         }
@@ -406,13 +404,12 @@ impl Policy {
             if let Some(x) = &d.digest {
                 d.digest = Some(parse_digest(x).map_err(|e| err(format!("{what}: {e}")))?);
             }
-            if let Some(p) = &d.publisher {
-                if !known(p) {
+            if let Some(p) = &d.publisher
+                && !known(p) {
                     return Err(err(format!(
                         "{what}: publisher {p:?} is not a [[publisher]]"
                     )));
                 }
-            }
         }
         Ok(Policy {
             path: None,
@@ -815,8 +812,14 @@ digest = "{D2}"
             ("[[allow]]\nfiles = []", "exactly one of"),
             ("[[allow]]\ndigest = \"abc\"", "64 hexadecimal"),
             ("[[allow]]\npublisher = \"nobody\"", "not a [[publisher]]"),
-            ("[[publisher]]\nname = \"a\"\nkey = \"ed25519:00\"", "64 hexadecimal"),
-            ("[[allow]]\ndigest = \"1111111111111111111111111111111111111111111111111111111111111111\"\nfiles = [\"../etc\"]", "absolute"),
+            (
+                "[[publisher]]\nname = \"a\"\nkey = \"ed25519:00\"",
+                "64 hexadecimal",
+            ),
+            (
+                "[[allow]]\ndigest = \"1111111111111111111111111111111111111111111111111111111111111111\"\nfiles = [\"../etc\"]",
+                "absolute",
+            ),
             ("[limits]\nmemory_mib = 0", "out of range"),
             ("[limits]\nsockets = true", "unknown field"),
             ("[[deny]]", "give a digest"),

@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 
 use crate::digest::{hex, sha256_hex};
 pub use crate::manifest::SIGNATURE_SECTION;
-use crate::manifest::{append_custom_section, inspect, Inspection};
+use crate::manifest::{Inspection, append_custom_section, inspect};
 
 const MAGIC: &[u8; 8] = b"WLOCSIG1";
 const CONTEXT: &[u8] = b"wloc:signature:v1\0";
@@ -238,7 +238,7 @@ pub fn verify_inspected(wasm: &[u8], found: &Inspection) -> Result<SignatureStat
 pub(crate) mod tests {
     use super::*;
     use crate::manifest::tests::{component_with_code, sample};
-    use crate::manifest::{embed, Manifest};
+    use crate::manifest::{Manifest, embed};
 
     fn component() -> Vec<u8> {
         let m = Manifest::parse("name = \"x\"\nversion = \"1\"\nkind = \"discovery\"").unwrap();
@@ -294,11 +294,7 @@ pub(crate) mod tests {
         (0..len)
             .map(|i| {
                 let b = ((v >> (7 * i)) & 0x7f) as u8;
-                if i + 1 < len {
-                    b | 0x80
-                } else {
-                    b
-                }
+                if i + 1 < len { b | 0x80 } else { b }
             })
             .collect()
     }
@@ -371,9 +367,11 @@ pub(crate) mod tests {
         assert_eq!(k.to_bytes(), k2.to_bytes());
         let p = public_key(&k);
         assert_eq!(PublicKey::parse(&p.to_string()).unwrap(), p);
-        assert!(PublicKey::parse("ed25519:abcd")
-            .unwrap_err()
-            .contains("64 hexadecimal"));
+        assert!(
+            PublicKey::parse("ed25519:abcd")
+                .unwrap_err()
+                .contains("64 hexadecimal")
+        );
         assert!(PublicKey::parse("rsa:00").unwrap_err().contains("ed25519:"));
         assert!(parse_secret_key("ed25519:00").is_err());
     }

@@ -922,13 +922,15 @@ mod tests {
             "invalid hwloc bitmap string \"0xg\" at byte 2: unexpected character 'g'"
         );
         let e = Bitmap::parse_list("99999999999999-").unwrap_err();
-        assert!(e
-            .to_string()
-            .contains("index too large (the maximum is 16777215)"));
+        assert!(
+            e.to_string()
+                .contains("index too large (the maximum is 16777215)")
+        );
         let e = Bitmap::parse_taskset("0xé").unwrap_err();
-        assert!(e
-            .to_string()
-            .starts_with("invalid taskset bitmap string \"0xé\" at byte 2"));
+        assert!(
+            e.to_string()
+                .starts_with("invalid taskset bitmap string \"0xé\" at byte 2")
+        );
         // Truncation keeps a char boundary.
         let long: String = core::iter::repeat_n('é', 100).collect();
         let e = Bitmap::parse(&long).unwrap_err();

@@ -68,7 +68,7 @@ impl Bitmap {
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, &w)| w ^ flip != 0)
+            .find(|&(_, &w)| w ^ flip != 0)
             .map(|(i, &w)| i as u64 * 64 + 63 - u64::from((w ^ flip).leading_zeros()))
     }
 

@@ -178,11 +178,7 @@ impl Bitmap {
 
     #[inline]
     fn fill_word(&self) -> u64 {
-        if self.infinite {
-            FULL
-        } else {
-            0
-        }
+        if self.infinite { FULL } else { 0 }
     }
 
     /// Drops trailing words equal to the fill value.

@@ -54,8 +54,8 @@ mod tests {
     #[cfg(feature = "serde")]
     #[test]
     fn serde_from_hwloc_string() {
-        use serde::de::value::{Error, StrDeserializer};
         use serde::Deserialize;
+        use serde::de::value::{Error, StrDeserializer};
         let d = StrDeserializer::<Error>::new("0xf...f,,0x00000001");
         assert_eq!(Bitmap::deserialize(d).unwrap(), list("0,64-"));
         let d = StrDeserializer::<Error>::new("0x00000003");

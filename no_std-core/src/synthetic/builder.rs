@@ -7,11 +7,11 @@ use alloc::vec::Vec;
 
 use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::{
-    group_kind, CacheAttr, CacheKind, GroupAttr, Info, NumaAttr, ObjAttr, ObjType, Object, PageType,
+    CacheAttr, CacheKind, GroupAttr, Info, NumaAttr, ObjAttr, ObjType, Object, PageType, group_kind,
 };
 use crate::topology::Topology;
 
-use super::{Attached, Description, SyntheticError, SyntheticErrorKind, CACHE_LINESIZE, PAGE_SIZE};
+use super::{Attached, CACHE_LINESIZE, Description, PAGE_SIZE, SyntheticError, SyntheticErrorKind};
 
 // Building
 // ---------------------------------------------------------------------------

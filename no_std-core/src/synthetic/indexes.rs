@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use crate::object::{ObjKind, ObjType};
 
 use super::parser::{c_number, decimal_u32, scan_type};
-use super::{token_at, Level, SyntheticError, SyntheticErrorKind, MAX_OS_INDEX};
+use super::{Level, MAX_OS_INDEX, SyntheticError, SyntheticErrorKind, token_at};
 
 /// Computes the OS index array of an `indexes=` value at `span` for a level
 /// (or the attached NUMA nodes when `level` is `None`) of `total` objects.
@@ -54,7 +54,7 @@ pub(super) fn resolve_indexes(
                             "OS index {} is above the maximum {MAX_OS_INDEX}",
                             token_at(text, start + p)
                         ),
-                    ))
+                    ));
                 }
             }
             if out.len() as u64 > total {

@@ -81,7 +81,7 @@ use core::fmt;
 
 use crate::object::{CacheKind, ObjType};
 
-pub use exporter::{export, ExportFlags};
+pub use exporter::{ExportFlags, export};
 pub use parser::parse;
 
 // ---------------------------------------------------------------------------

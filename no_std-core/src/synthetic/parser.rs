@@ -10,8 +10,8 @@ use crate::object::{CacheKind, ObjKind, ObjType};
 
 use super::indexes::resolve_indexes;
 use super::{
-    token_at, Attached, Description, Level, LevelOrigin, SyntheticError, SyntheticErrorKind,
-    DEFAULT_NUMA_MEMORY, MAX_LEVELS, MAX_OBJECTS, MAX_PUS,
+    Attached, DEFAULT_NUMA_MEMORY, Description, Level, LevelOrigin, MAX_LEVELS, MAX_OBJECTS,
+    MAX_PUS, SyntheticError, SyntheticErrorKind, token_at,
 };
 
 // Type names
@@ -309,7 +309,7 @@ fn parse_attrs(
                         "expected a space or `)` after an attribute, found {}",
                         token_at(text, p)
                     ),
-                ))
+                ));
             }
         }
     }
@@ -437,7 +437,7 @@ pub fn parse(desc: &str) -> Result<Description, SyntheticError> {
                             SyntheticErrorKind::UnknownType,
                             pos,
                             format!("unknown object type {}", token_at(desc, pos)),
-                        ))
+                        ));
                     }
                 },
             };
@@ -483,7 +483,7 @@ pub fn parse(desc: &str) -> Result<Description, SyntheticError> {
                     SyntheticErrorKind::ZeroArity,
                     pos,
                     format!("a level cannot have 0 objects ({})", token_at(desc, start)),
-                ))
+                ));
             }
             Some(a) => u32::try_from(a).ok(),
             None => None,
@@ -591,7 +591,7 @@ fn finish_levels(
                         sp.ty,
                         token_at(desc, last.position)
                     ),
-                ))
+                ));
             }
             _ => {}
         }

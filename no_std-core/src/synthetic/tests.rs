@@ -4,7 +4,7 @@ extern crate std;
 
 use super::*;
 use crate::bitmap::{CpuSet, NodeSet};
-use crate::object::{group_kind, CacheKind, ObjType, Object};
+use crate::object::{CacheKind, ObjType, Object, group_kind};
 use crate::topology::Topology;
 use crate::topology::TypeFilter;
 use alloc::string::ToString;
@@ -328,7 +328,9 @@ fn parse_guessed_types() {
     );
     assert_eq!(
         t("2 2 2 2 2 2 2 2 2"),
-        [Machine, Group, Package, NUMANode, L3Cache, L2Cache, L1Cache, L1ICache, Core, PU]
+        [
+            Machine, Group, Package, NUMANode, L3Cache, L2Cache, L1Cache, L1ICache, Core, PU
+        ]
     );
     // Attached NUMA nodes: no NUMA level is guessed.
     assert_eq!(t("2 [numa] 2 2"), [Machine, Package, Core, PU]);
@@ -408,9 +410,11 @@ fn parse_indexes() {
     }
     assert_eq!(kind("pu:4(indexes=osdev)"), K::DisallowedType);
     // 1*3:2*2 over 6 objects makes [0,1,5,3,1,2]: hwloc misses the duplicate.
-    assert!(err("pack:2 core:3 pu:1(indexes=1*3:2*2)")
-        .message()
-        .contains("twice"));
+    assert!(
+        err("pack:2 core:3 pu:1(indexes=1*3:2*2)")
+            .message()
+            .contains("twice")
+    );
     assert_eq!(err("pu:4(indexes=0,1,1,2)").position(), Some(13));
 }
 
@@ -882,11 +886,10 @@ proptest! {
 
     #[test]
     fn prop_parse_never_panics(s in "[ -~\n]{0,40}") {
-        if let Ok(d) = parse(&s) {
-            if d.object_count() < 2000 {
+        if let Ok(d) = parse(&s)
+            && d.object_count() < 2000 {
                 let _ = d.build(lstopo_topology()).map(|t| export(&t, ExportFlags::NONE));
             }
-        }
     }
 
     #[test]

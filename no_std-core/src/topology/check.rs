@@ -5,7 +5,7 @@
 use alloc::string::String;
 use core::cmp::Ordering;
 
-use super::{Topology, MAX_TREE_DEPTH};
+use super::{MAX_TREE_DEPTH, Topology};
 use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::*;
 
@@ -159,14 +159,13 @@ impl Topology {
                 }
                 for &ch in &o.children {
                     let co = self.obj(ch);
-                    if let Some(ccs) = &co.complete_cpuset {
-                        if !cc.includes(ccs) {
+                    if let Some(ccs) = &co.complete_cpuset
+                        && !cc.includes(ccs) {
                             return Err(format!(
                                 "{} is not inside its parent's cpuset",
                                 self.describe(ch)
                             ));
                         }
-                    }
                 }
             } else if o.cpuset.is_some() || o.nodeset.is_some() {
                 return Err(format!("{} carries sets", self.describe(id)));
@@ -196,11 +195,10 @@ impl Topology {
                 }
             }
         }
-        if let Some(last) = self.levels.last() {
-            if last.iter().any(|&id| self.obj(id).obj_type != ObjType::PU) {
+        if let Some(last) = self.levels.last()
+            && last.iter().any(|&id| self.obj(id).obj_type != ObjType::PU) {
                 return Err("the bottom level is not made of PUs".into());
             }
-        }
         let pus = self.objs_by_type(ObjType::PU);
         let mut all = CpuSet::new();
         for &p in &pus {

@@ -93,13 +93,13 @@ impl Topology {
     pub fn set_type_filter(&mut self, t: ObjType, f: TypeFilter) -> Result<(), FilterError> {
         let f = match (t, f) {
             (ObjType::Machine | ObjType::PU | ObjType::NUMANode, f) if f != TypeFilter::KeepAll => {
-                return Err(FilterError::AlwaysKept(t))
+                return Err(FilterError::AlwaysKept(t));
             }
             (ObjType::Group, TypeFilter::KeepAll) => {
-                return Err(FilterError::GroupOnlyForStructure)
+                return Err(FilterError::GroupOnlyForStructure);
             }
             (t, TypeFilter::KeepStructure) if matches!(t.kind(), ObjKind::Io | ObjKind::Misc) => {
-                return Err(FilterError::NoStructure(t))
+                return Err(FilterError::NoStructure(t));
             }
             (t, TypeFilter::KeepImportant) if !matches!(t.kind(), ObjKind::Io | ObjKind::Misc) => {
                 TypeFilter::KeepAll

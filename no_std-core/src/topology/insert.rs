@@ -6,7 +6,7 @@
 use core::cmp::Ordering;
 use thin_vec::ThinVec;
 
-use super::{SetCmp, Topology, TopologyError, TypeFilter, MAX_TREE_DEPTH};
+use super::{MAX_TREE_DEPTH, SetCmp, Topology, TopologyError, TypeFilter};
 use crate::bitmap::{CpuSet, NodeSet};
 use crate::object::*;
 
@@ -316,8 +316,8 @@ impl Topology {
         }
         let ins = res.id();
         let o = self.obj(ins);
-        if o.obj_type == ObjType::PU {
-            if let Some(os) = o.os_index {
+        if o.obj_type == ObjType::PU
+            && let Some(os) = o.os_index {
                 let allowed = o.cpuset.as_ref().is_some_and(|c| c.is_set(os));
                 let root = self.root;
                 let r = self.obj_mut(root);
@@ -326,7 +326,6 @@ impl Topology {
                 }
                 r.complete_cpuset.get_or_insert_with(CpuSet::new).set(os);
             }
-        }
         Ok(Some(res))
     }
 
@@ -545,7 +544,7 @@ impl Topology {
                     return Err(TopologyError::Intersection {
                         new: self.describe(new),
                         existing: self.describe(child),
-                    })
+                    });
                 }
                 SetCmp::Different => {
                     if put_at.is_none() && self.cmp_first(new, child) == Ordering::Less {
@@ -620,7 +619,7 @@ impl Topology {
         match &obj.complete_nodeset {
             None => obj.complete_nodeset = Some(nodeset.clone()),
             Some(c) if !c.includes(&nodeset) => {
-                return Err(InsertError::NodesetOutsideComplete(obj.obj_type).into())
+                return Err(InsertError::NodesetOutsideComplete(obj.obj_type).into());
             }
             _ => {}
         }
@@ -644,14 +643,13 @@ impl Topology {
         match res {
             Some(Inserted::New(i)) => {
                 let o = self.obj(i);
-                if o.obj_type == ObjType::NUMANode {
-                    if let Some(os) = o.os_index {
+                if o.obj_type == ObjType::NUMANode
+                    && let Some(os) = o.os_index {
                         let root = self.root;
                         let r = self.obj_mut(root);
                         r.nodeset.get_or_insert_with(NodeSet::new).set(os);
                         r.complete_nodeset.get_or_insert_with(NodeSet::new).set(os);
                     }
-                }
             }
             _ => self.objs[id] = None,
         }
@@ -669,12 +667,11 @@ impl Topology {
             loop {
                 let mut next = None;
                 for &c in &self.obj(parent).children {
-                    if let Some(cs) = self.obj(c).cpuset.as_ref() {
-                        if cs.includes(cpuset) && !cs.is_empty() {
+                    if let Some(cs) = self.obj(c).cpuset.as_ref()
+                        && cs.includes(cpuset) && !cs.is_empty() {
                             next = Some(c);
                             break;
                         }
-                    }
                 }
                 match next {
                     Some(c) if self.obj(c).cpuset.as_ref() == Some(cpuset) => {

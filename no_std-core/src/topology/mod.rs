@@ -28,7 +28,7 @@ mod remove;
 mod restrict;
 
 pub use check::CheckError;
-pub use filters::{osdev_is_important, pci_class_is_important, FilterError, TypeFilter};
+pub use filters::{FilterError, TypeFilter, osdev_is_important, pci_class_is_important};
 pub use insert::{InsertError, Inserted};
 pub use restrict::{RestrictError, RestrictFlags};
 
@@ -348,11 +348,10 @@ impl Topology {
             Some(Ordering::Greater) => SetCmp::Included,
             Some(Ordering::Less) => SetCmp::Contains,
             Some(Ordering::Equal) => {
-                if let (Some(g1), Some(g2)) = (oa.group(), ob.group()) {
-                    if g1.kind != g2.kind || g1.subkind != g2.subkind {
+                if let (Some(g1), Some(g2)) = (oa.group(), ob.group())
+                    && (g1.kind != g2.kind || g1.subkind != g2.subkind) {
                         return SetCmp::Different;
                     }
-                }
                 SetCmp::Equal
             }
         }

@@ -232,11 +232,10 @@ impl Topology {
             for n in self.objs_by_type(ObjType::NUMANode) {
                 let o = self.obj(n);
                 let cs = o.cpuset.clone().unwrap_or_default();
-                if cs.is_empty() || dropped.includes(&cs) {
-                    if let Some(os) = o.os_index {
+                if (cs.is_empty() || dropped.includes(&cs))
+                    && let Some(os) = o.os_index {
                         dropped_nodes.set(os);
                     }
-                }
             }
             if dropped_nodes.includes(&self.allowed_nodeset) {
                 return Err(RestrictError::NoNumaNodeLeft);
@@ -272,11 +271,10 @@ impl Topology {
                 let o = self.obj(pu);
                 let empty_cpus = o.cpuset.as_ref().is_none_or(|c| c.is_empty());
                 let gone = o.nodeset.as_ref().is_none_or(|n| dropped_nodes.includes(n));
-                if empty_cpus || gone {
-                    if let Some(os) = o.os_index {
+                if (empty_cpus || gone)
+                    && let Some(os) = o.os_index {
                         dropped.set(os);
                     }
-                }
             }
             if dropped.includes(&self.allowed_cpuset) {
                 return Err(RestrictError::NoPuLeft);
@@ -480,9 +478,10 @@ mod tests {
         assert_eq!(t.objs_by_type(ObjType::Package).len(), 1);
         assert_eq!(t.allowed_cpuset, cs(4, 7));
         let mut t = small_machine();
-        assert!(t
-            .restrict_by_nodeset(&NodeSet::from_index(5), false)
-            .is_err());
+        assert!(
+            t.restrict_by_nodeset(&NodeSet::from_index(5), false)
+                .is_err()
+        );
         assert_eq!(t.level(Depth::NumaNode).len(), 2);
     }
 

@@ -28,7 +28,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use wloc_core::object::{group_kind, CacheAttr, CacheKind, GroupAttr, Info, ObjAttr};
+use wloc_core::object::{CacheAttr, CacheKind, GroupAttr, Info, ObjAttr, group_kind};
 use wloc_core::{CpuSet, ObjType, Object, Topology, TopologyError};
 
 use super::madt::Madt;

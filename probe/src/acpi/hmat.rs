@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use super::sdt::{parse_table, walk_subtables, AcpiError, Checksum, Reader, SdtHeader, Signature};
+use super::sdt::{AcpiError, Checksum, Reader, SdtHeader, Signature, parse_table, walk_subtables};
 
 /// Offset of the first structure.
 const ENTRIES: usize = 40;

@@ -4,7 +4,7 @@
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
-use super::sdt::{parse_table, walk_subtables, AcpiError, Checksum, Reader, SdtHeader, Signature};
+use super::sdt::{AcpiError, Checksum, Reader, SdtHeader, Signature, parse_table, walk_subtables};
 
 /// Offset of the first interrupt controller structure.
 const ENTRIES: usize = 44;

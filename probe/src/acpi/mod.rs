@@ -25,23 +25,23 @@ mod slit;
 mod srat;
 mod tables;
 
-pub use arm::{arm_cpus, discover_arm, os_index_of_uid, ArmCpu};
+pub use arm::{ArmCpu, arm_cpus, discover_arm, os_index_of_uid};
 pub use hmat::{
     CacheAssociativity, CacheWritePolicy, Hmat, HmatCache, HmatDataType, HmatDomain, HmatLocality,
 };
-pub use madt::{Madt, MadtGicc, MadtProcessor, MPIDR_HWID_MASK};
+pub use madt::{MPIDR_HWID_MASK, Madt, MadtGicc, MadtProcessor};
 pub use numa::{
-    acpi_numa, AcpiDistances, AcpiMemAttr, AcpiMemCache, AcpiNode, AcpiNuma, MemAttrKind,
-    LOCAL_DISTANCE, MAX_NUMA_NODES, REMOTE_DISTANCE,
+    AcpiDistances, AcpiMemAttr, AcpiMemCache, AcpiNode, AcpiNuma, LOCAL_DISTANCE, MAX_NUMA_NODES,
+    MemAttrKind, REMOTE_DISTANCE, acpi_numa,
 };
 pub use pptt::{
-    cache_flags, node_flags, Pptt, PpttCache, PpttCacheType, PpttCpuCache, PpttProcessor,
-    MAX_CACHE_LEVEL,
+    MAX_CACHE_LEVEL, Pptt, PpttCache, PpttCacheType, PpttCpuCache, PpttProcessor, cache_flags,
+    node_flags,
 };
-pub use sdt::{parse_table, AcpiError, Checksum, SdtHeader, Signature, SDT_HEADER_LEN};
+pub use sdt::{AcpiError, Checksum, SDT_HEADER_LEN, SdtHeader, Signature, parse_table};
 pub use slit::Slit;
 pub use srat::{Srat, SratEntry};
-pub use tables::{AcpiTables, PhysicalMemory, Rsdp, MAX_TABLES, MAX_TABLE_LEN, MAX_TOTAL_LEN};
+pub use tables::{AcpiTables, MAX_TABLE_LEN, MAX_TABLES, MAX_TOTAL_LEN, PhysicalMemory, Rsdp};
 
 impl AcpiTables {
     /// Parses the MADT, SRAT, SLIT and HMAT present and interprets them

@@ -37,7 +37,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use wloc_core::distances::{kind, Distances};
+use wloc_core::distances::{Distances, kind};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
 use wloc_core::object::{CacheAttr, CacheKind, ObjAttr};
 use wloc_core::{CpuSet, NodeSet, ObjType, Object, Topology, TopologyError};
@@ -207,18 +207,10 @@ impl Access {
     fn update(&mut self, t: HmatDataType, v: u32) {
         let lat = t.is_latency();
         if t.covers_read() {
-            if lat {
-                self.rlat = v
-            } else {
-                self.rbw = v
-            }
+            if lat { self.rlat = v } else { self.rbw = v }
         }
         if t.covers_write() {
-            if lat {
-                self.wlat = v
-            } else {
-                self.wbw = v
-            }
+            if lat { self.wlat = v } else { self.wbw = v }
         }
     }
 
@@ -552,11 +544,9 @@ fn attached_initiators(
         if let Some(t) = index
             .node_of_domain(d.memory_domain)
             .filter(|&t| is_target(t))
-        {
-            if index.domain_to_os.contains_key(&d.initiator_domain) {
+            && index.domain_to_os.contains_key(&d.initiator_domain) {
                 attached.insert(t, d.initiator_domain);
             }
-        }
     }
     attached
 }
@@ -682,22 +672,20 @@ fn localities(
             if let Some(inits) = initiators_of.get(&i) {
                 registered = true;
                 for os in inits {
-                    if *os != nodes[i].os_index {
-                        if let Some(&j) = pos.get(os) {
+                    if *os != nodes[i].os_index
+                        && let Some(&j) = pos.get(os) {
                             let add = loc[j].clone();
                             loc[i].extend(add);
                         }
-                    }
                 }
             }
-            if cpuless && (!registered || !own_cpus(&loc[i])) {
-                if let Some(d) = distances {
+            if cpuless && (!registered || !own_cpus(&loc[i]))
+                && let Some(d) = distances {
                     for j in nearest_nodes(d, nodes.len(), i) {
                         let add = loc[j].clone();
                         loc[i].extend(add);
                     }
                 }
-            }
         }
     }
     loc

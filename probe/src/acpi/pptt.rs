@@ -13,7 +13,7 @@
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
-use super::sdt::{parse_table, walk_subtables, AcpiError, Checksum, Reader, SdtHeader, Signature};
+use super::sdt::{AcpiError, Checksum, Reader, SdtHeader, Signature, parse_table, walk_subtables};
 
 /// Offset of the first structure.
 const ENTRIES: usize = 36;
@@ -271,14 +271,13 @@ impl Pptt {
         // Every link points at the start of a structure of the right type.
         for p in &processors {
             let at = p.offset as usize;
-            if let Some(parent) = p.parent {
-                if !proc_at.contains_key(&parent) {
+            if let Some(parent) = p.parent
+                && !proc_at.contains_key(&parent) {
                     return Err(r.invalid(
                         at + 8,
                         "the parent is not a processor hierarchy node of the table",
                     ));
                 }
-            }
             for (i, res) in p.resources.iter().enumerate() {
                 if !starts.contains_key(res) {
                     return Err(r.invalid(
@@ -289,14 +288,13 @@ impl Pptt {
             }
         }
         for c in &caches {
-            if let Some(next) = c.next_level {
-                if !cache_at.contains_key(&next) {
+            if let Some(next) = c.next_level
+                && !cache_at.contains_key(&next) {
                     return Err(r.invalid(
                         c.offset as usize + 8,
                         "the next level of cache is not a cache structure of the table",
                     ));
                 }
-            }
         }
         let parents: BTreeSet<u32> = processors.iter().filter_map(|p| p.parent).collect();
         let mut pptt = Pptt {

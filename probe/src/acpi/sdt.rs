@@ -126,7 +126,10 @@ impl fmt::Display for AcpiError {
                 "ACPI {table}: {needed} bytes needed at offset {offset:#x} but the table has only {available}"
             ),
             AcpiError::BadSignature { expected, found } => {
-                write!(f, "ACPI table has signature {found:?}, expected {expected:?}")
+                write!(
+                    f,
+                    "ACPI table has signature {found:?}, expected {expected:?}"
+                )
             }
             AcpiError::BadLength {
                 table,
@@ -148,7 +151,10 @@ impl fmt::Display for AcpiError {
                 table,
                 offset,
                 reason,
-            } => write!(f, "ACPI {table}: invalid field at offset {offset:#x}: {reason}"),
+            } => write!(
+                f,
+                "ACPI {table}: invalid field at offset {offset:#x}: {reason}"
+            ),
             AcpiError::Memory {
                 table,
                 address,
@@ -328,14 +334,13 @@ pub fn parse_table(
     checksum: Checksum,
 ) -> Result<(SdtHeader, &[u8]), AcpiError> {
     let header = SdtHeader::parse(bytes)?;
-    if let Some(e) = expected {
-        if header.signature != e {
+    if let Some(e) = expected
+        && header.signature != e {
             return Err(AcpiError::BadSignature {
                 expected: e,
                 found: header.signature,
             });
         }
-    }
     let table = header.signature;
     let length = header.length as usize;
     if length < SDT_HEADER_LEN {

@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use super::sdt::{parse_table, AcpiError, Checksum, Reader, SdtHeader, Signature};
+use super::sdt::{AcpiError, Checksum, Reader, SdtHeader, Signature, parse_table};
 
 /// Offset of the matrix.
 const MATRIX: usize = 44;
@@ -67,11 +67,7 @@ impl Slit {
         (0..self.count).all(|i| {
             (0..self.count).all(|j| {
                 let d = self.matrix.get(i * self.count + j).copied().unwrap_or(0);
-                if i == j {
-                    d == 10
-                } else {
-                    d > 10
-                }
+                if i == j { d == 10 } else { d > 10 }
             })
         })
     }

@@ -6,7 +6,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::sdt::{
-    byte_sum, parse_table, AcpiError, Checksum, Reader, SdtHeader, Signature, SDT_HEADER_LEN,
+    AcpiError, Checksum, Reader, SDT_HEADER_LEN, SdtHeader, Signature, byte_sum, parse_table,
 };
 
 /// Largest table read through physical memory (the biggest real tables,

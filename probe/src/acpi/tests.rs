@@ -950,9 +950,11 @@ fn hmat_best_initiators_as_linux() {
     assert!(!attrs(&numa, 2).contains_key("ReadLatency"));
     // Values above 2³²-1 are dropped.
     let big = Hmat::parse(&hmat(&[hmat_lb(0, 4, 1 << 20, &[0], &[0], &[1 << 12])])).unwrap();
-    assert!(acpi_numa(None, Some(&s), None, Some(&big))
-        .memattrs
-        .is_empty());
+    assert!(
+        acpi_numa(None, Some(&s), None, Some(&big))
+            .memattrs
+            .is_empty()
+    );
 }
 
 #[test]

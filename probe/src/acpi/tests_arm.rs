@@ -5,7 +5,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::tests::{madt, slit, srat, table, ENABLED, W};
+use super::tests::{ENABLED, W, madt, slit, srat, table};
 use super::*;
 use crate::ProbeError;
 use wloc_core::object::CacheKind;
@@ -282,10 +282,11 @@ fn qemu_sockets_clusters_cores() {
     assert_eq!(cores[5], (Some(5), set(&[5])));
     assert_eq!(objs(&t, ObjType::PU).len(), 8);
     assert_eq!(t.check(), Ok(()));
-    assert!(t
-        .infos
-        .iter()
-        .any(|i| i.name == "Backend" && i.value == "ACPI"));
+    assert!(
+        t.infos
+            .iter()
+            .any(|i| i.name == "Backend" && i.value == "ACPI")
+    );
 }
 
 #[test]
@@ -637,11 +638,10 @@ fn arm_mutations_never_panic() {
             for v in [0u8, 1, 2, 3, 0x24, 0x7f, 0x80, 0xff] {
                 let mut x = t.clone();
                 x[i] = v;
-                if let Ok(p) = Pptt::parse_with(&x, Checksum::Ignore) {
-                    if let Ok(topo) = discover_arm(&madt, Some(&p), Some(0), keep_all()) {
+                if let Ok(p) = Pptt::parse_with(&x, Checksum::Ignore)
+                    && let Ok(topo) = discover_arm(&madt, Some(&p), Some(0), keep_all()) {
                         assert_eq!(topo.check(), Ok(()));
                     }
-                }
                 if let Ok(m2) = Madt::parse_with(&x, Checksum::Ignore) {
                     let _ = discover_arm(&m2, None, Some(0), keep_all());
                 }

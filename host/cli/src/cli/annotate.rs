@@ -13,11 +13,11 @@ use clap::Args;
 use wloc::tool_flags::parse_hwloc_flags;
 use wloc::topo_edit::{self, parse_c_u64};
 use wloc::xml::XmlVersion;
-use wloc_core::distances::{kind as dist_kind, Distances};
-use wloc_core::memattrs::{self, flags as ma_flags, Initiator, MemAttr};
+use wloc_core::distances::{Distances, kind as dist_kind};
+use wloc_core::memattrs::{self, Initiator, MemAttr, flags as ma_flags};
 use wloc_core::object::{Info, ObjAttr};
 use wloc_core::{CpuSet, ObjId, ObjType, Object, Topology};
-use wloc_locality::{resolve_word, Op, WordOptions};
+use wloc_locality::{Op, WordOptions, resolve_word};
 
 use wloc_core::TypeFilter;
 
@@ -193,7 +193,7 @@ fn plan(args: &[String], replace_infos: bool) -> super::Result<Plan> {
             None => {
                 return Err(
                     format!("missing the '--' that ends the list of locations\n{USAGE}").into(),
-                )
+                );
             }
         }
     } else {

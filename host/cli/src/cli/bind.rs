@@ -9,7 +9,7 @@ use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet
 use wloc_core::{CpuSet, NodeSet, ObjType, Topology, TypeFilter};
 use wloc_locality::CpusetFormat;
 
-use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
+use super::topology::{Load, LoadErrors, TopologyArgs, keep_all};
 
 /// Options of `wloc bind`, named as hwloc-bind's.  Options may also
 /// appear between locations: `--cpubind` and `--membind` choose what the
@@ -83,11 +83,10 @@ fn nodes_to_cpus(topo: &Topology, nodes: &NodeSet) -> CpuSet {
     let mut cpus = CpuSet::new();
     for id in topo.objs_by_type(ObjType::NUMANode) {
         let o = topo.obj(id);
-        if let (Some(cs), Some(os)) = (&o.cpuset, o.os_index) {
-            if nodes.is_set(os) {
+        if let (Some(cs), Some(os)) = (&o.cpuset, o.os_index)
+            && nodes.is_set(os) {
                 cpus |= cs;
             }
-        }
     }
     cpus
 }
@@ -208,7 +207,7 @@ impl Plan {
                 return Err(format!(
                     "unrecognized option '{o}' (options go before the command, or use -- before it)"
                 )
-                .into())
+                .into());
             }
         }
         Ok(1)
@@ -221,14 +220,12 @@ impl Plan {
             Mode::Mem => &self.mem_words,
         };
         // With --nodeset, bare set strings are NUMA node sets.
-        if self.use_nodeset {
-            if let [w] = words.as_slice() {
-                if let Ok(b) = w.parse::<wloc_core::Bitmap>() {
+        if self.use_nodeset
+            && let [w] = words.as_slice()
+                && let Ok(b) = w.parse::<wloc_core::Bitmap>() {
                     let nodes = NodeSet::from_bitmap(b);
                     return Ok((nodes_to_cpus(topo, &nodes), nodes));
                 }
-            }
-        }
         let opts = wloc_locality::EvalOptions {
             physical_input: self.physical,
         };

@@ -17,7 +17,7 @@ use wloc_locality::query::{self, LevelSpec};
 use wloc_locality::{CpusetFormat, WordOptions};
 
 use super::topology::{
-    keep_all, parse_input_format, InputArgs, Load, LoadErrors, RestrictFlags, TopologyArgs,
+    InputArgs, Load, LoadErrors, RestrictFlags, TopologyArgs, keep_all, parse_input_format,
 };
 
 /// Options of `wloc calc`, named as hwloc-calc's (see `wloc calc --help`).

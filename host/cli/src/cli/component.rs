@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use wloc_discovery::components::{installed, read_component, SYSTEM_DIR};
+use wloc_discovery::components::{SYSTEM_DIR, installed, read_component};
 use wloc_runtime::builtin;
 use wloc_runtime::enforce::{self, Examined};
 use wloc_runtime::manifest::{self, Capabilities, Manifest};
@@ -440,12 +440,12 @@ fn allow(
             match &ex.signature {
                 SignatureState::Valid(s) if *s == k => {}
                 SignatureState::Valid(s) => {
-                    return Err(format!("{} is signed by {s}, not by {k}", file.display()).into())
+                    return Err(format!("{} is signed by {s}, not by {k}", file.display()).into());
                 }
                 _ => {
                     return Err(
                         format!("{} is not signed; allow it by digest", file.display()).into(),
-                    )
+                    );
                 }
             }
             let entry = policy::allow_entry(&comment, None, Some(p), Some(&m.name), &grant);

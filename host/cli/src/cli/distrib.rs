@@ -8,8 +8,8 @@ use wloc::tool_flags::parse_set_format;
 use wloc_core::object::Depth;
 use wloc_core::topology::TypeDepth;
 use wloc_core::{Bitmap, TypeFilter};
-use wloc_locality::types::{parse_type, spec_depth};
 use wloc_locality::CpusetFormat;
+use wloc_locality::types::{parse_type, spec_depth};
 
 use super::topology::{Load, LoadErrors, RestrictFlags, TopologyArgs};
 

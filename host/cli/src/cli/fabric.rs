@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use wloc::fabric_input::{load, slurm_topology, FabricInput as Input};
-use wloc_fabric::{export, Fabric};
+use wloc::fabric_input::{FabricInput as Input, load, slurm_topology};
+use wloc_fabric::{Fabric, export};
 
 /// Options of `wloc fabric`.
 #[derive(Args, Debug)]

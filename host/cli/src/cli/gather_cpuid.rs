@@ -92,7 +92,7 @@ fn remove_stale_dump_files(dir: &std::path::Path, pus: usize) -> super::Result {
 pub fn run(a: &GatherCpuidArgs) -> super::Result {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        use wloc_discovery::cpuid_native::{gather_every_pu, CPUID_INFO};
+        use wloc_discovery::cpuid_native::{CPUID_INFO, gather_every_pu};
         if let Some(os) = a.only {
             return gather_only(a, os);
         }

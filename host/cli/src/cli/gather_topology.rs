@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use cap_std::fs::Dir;
 use clap::Args;
 use wloc_core::{Topology, TypeFilter};
-use wloc_discovery::input::Source;
 use wloc_discovery::Discovery;
+use wloc_discovery::input::Source;
 
-use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
+use super::topology::{Load, LoadErrors, TopologyArgs, keep_all};
 
 /// Options of `wloc gather-topology`.
 #[derive(Args, Debug)]
@@ -206,11 +206,10 @@ impl Recording {
             if !in_pci_tree(&target) {
                 self.save_dir(&target);
             }
-            if let Some(dev) = canonical_target(&target.join("device")) {
-                if !in_pci_tree(&dev) {
+            if let Some(dev) = canonical_target(&target.join("device"))
+                && !in_pci_tree(&dev) {
                     self.save_dir(&dev);
                 }
-            }
         }
     }
 
@@ -546,7 +545,7 @@ fn gather(a: &GatherTopologyArgs, say: &dyn Fn(&str)) -> Recording {
 fn gather_cpuid(r: &mut Recording, say: &dyn Fn(&str)) {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     {
-        use wloc_discovery::cpuid_native::{gather_pu, LinuxPuRunner, CPUID_INFO};
+        use wloc_discovery::cpuid_native::{CPUID_INFO, LinuxPuRunner, gather_pu};
         let Ok(runner) = LinuxPuRunner::new() else {
             say("Cannot read this thread's CPU affinity: CPUID not recorded.");
             return;
@@ -753,7 +752,7 @@ fn open_outputs_folder(dir: &Path) -> Result<std::os::fd::OwnedFd, String> {
                 return Err(format!(
                     "cannot use '{shown}': '{}' is not a folder",
                     Path::new(&part).display()
-                ))
+                ));
             }
         }
     }
@@ -1262,8 +1261,8 @@ mod tests {
         let other = ".other.4194999-0123456789abcdef";
         mk(other, 0o700, Some(other)); // another NAME
         mk(".rec.4194999-notours", 0o700, Some(".rec.4194999-notours")); // not a name wloc makes
-                                                                         // The user's own private folder renamed to the pattern by someone
-                                                                         // who may rename in this folder: no mark, kept.
+        // The user's own private folder renamed to the pattern by someone
+        // who may rename in this folder: no mark, kept.
         let renamed = ".rec.4194997-0123456789abcdef";
         mk(renamed, 0o700, None);
         // A mark naming another folder (ours, renamed): kept.

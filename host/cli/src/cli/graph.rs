@@ -13,13 +13,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use wloc_core::{Topology, TypeFilter};
-use wloc_discovery::annotations::{self, Annotators};
 use wloc_discovery::Discovery;
+use wloc_discovery::annotations::{self, Annotators};
 use wloc_graph::export::View;
 use wloc_graph::{TopoGraph, TypeSet, VertexKey, VertexProperty};
 use wloc_locality::WordOptions;
 
-use super::topology::{keep_all, InputArgs, Load, LoadErrors, TopologyArgs};
+use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs, keep_all};
 
 /// Options of `wloc graph`.
 #[derive(Args, Debug)]

@@ -11,7 +11,7 @@ use wloc_core::object::{BridgeUpstream, CacheKind, Depth};
 use wloc_core::topology::TypeDepth;
 use wloc_core::{ObjId, ObjKind, ObjType, Topology, TypeFilter};
 
-use super::topology::{keep_all, Load, LoadErrors, TopologyArgs};
+use super::topology::{Load, LoadErrors, TopologyArgs, keep_all};
 
 /// Options of `wloc info`, named as hwloc-info's.
 #[derive(Args, Debug)]
@@ -349,13 +349,12 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
             &format!("{:02x}", b.subordinate_bus),
         );
     }
-    if let Some(p) = o.pci() {
-        if o.obj_type == ObjType::PCIDevice {
+    if let Some(p) = o.pci()
+        && o.obj_type == ObjType::PCIDevice {
             for (k, v) in pci_attr_lines(p) {
                 line(k, &v);
             }
         }
-    }
     if o.obj_type == ObjType::OSDevice {
         line("attr osdev type", &full_type(topo, id));
     }
@@ -781,14 +780,18 @@ mod tests {
         assert_eq!(find_objects(&t, "pack:1.core:0", false).unwrap().len(), 1);
         assert_eq!(find_objects(&t, "pu:1:2", false).unwrap().len(), 2);
         assert_eq!(find_objects(&t, "pu:even", false).unwrap().len(), 4);
-        assert!(find_objects(&t, "core:9", false)
-            .unwrap_err()
-            .to_string()
-            .contains("core:9"));
-        assert!(find_objects(&t, "bogus:0", false)
-            .unwrap_err()
-            .to_string()
-            .contains("bogus"));
+        assert!(
+            find_objects(&t, "core:9", false)
+                .unwrap_err()
+                .to_string()
+                .contains("core:9")
+        );
+        assert!(
+            find_objects(&t, "bogus:0", false)
+                .unwrap_err()
+                .to_string()
+                .contains("bogus")
+        );
         assert!(find_objects(&t, "core:x", false).is_err());
         let d = describe(&t, find_objects(&t, "core:0", false).unwrap()[0], "");
         assert!(

@@ -11,7 +11,7 @@ use wloc_core::{ObjType, Topology, TypeFilter};
 use wloc_discovery::input;
 
 use super::ls_draw::Picture;
-use super::topology::{keep_all, Components, Load, LoadErrors, TopologyArgs};
+use super::topology::{Components, Load, LoadErrors, TopologyArgs, keep_all};
 
 /// Options of `wloc ls`, named as lstopo's.
 #[derive(Args, Debug)]
@@ -374,11 +374,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
     if hides_pus(a) && matches!(format, OutputFormat::Picture(_)) {
         return Err("hiding PUs (--no-smt, --ignore PU, --filter PU:none) is not implemented for pictures; the console listing hides them".into());
     }
-    if let Some(p) = &path {
-        if Path::new(p).exists() && !a.force {
+    if let Some(p) = &path
+        && Path::new(p).exists() && !a.force {
             return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
         }
-    }
     let mut topo = configured_topology(a)?;
     if let Some(r) = input::env_var("CPUKINDS_RANKING") {
         topo.cpukinds_ranking = wloc_core::cpukinds::Ranking::parse(&r)
@@ -499,10 +498,12 @@ mod tests {
     fn xml_version_options_follow_lstopo() {
         assert_eq!(parse_xml_version("2").unwrap(), XmlVersion::V2);
         assert_eq!(parse_xml_version("3.0").unwrap(), XmlVersion::V3);
-        assert!(parse_xml_version("1")
-            .unwrap_err()
-            .to_string()
-            .contains("1.x"));
+        assert!(
+            parse_xml_version("1")
+                .unwrap_err()
+                .to_string()
+                .contains("1.x")
+        );
         assert!(parse_xml_version("4").is_err());
         assert_eq!(
             xml_version(Some(XmlVersion::V3), 0).unwrap(),
@@ -514,10 +515,12 @@ mod tests {
         );
         assert_eq!(xml_version(None, 2).unwrap(), XmlVersion::V2);
         // lstopo 2.9's flag 1 is hwloc 1.x XML: refused, never silently v2.
-        assert!(xml_version(None, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("1.x"));
+        assert!(
+            xml_version(None, 1)
+                .unwrap_err()
+                .to_string()
+                .contains("1.x")
+        );
         assert!(xml_version(Some(XmlVersion::V3), 2).is_err());
         assert!(xml_version(None, 8).is_err());
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
-use super::{print_bytes, Cli, Result};
+use super::{Cli, Result, print_bytes};
 
 /// Arguments of `wloc completions`.
 #[derive(Args, Debug)]

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use clap::Args;
-use wloc::xml::{diff, XmlVersion};
+use wloc::xml::{XmlVersion, diff};
 use wloc_store::topodiff;
 
 use super::topology::load_xml;

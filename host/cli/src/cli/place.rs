@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 use wloc_core::{CpuSet, Topology};
-use wloc_discovery::input::{InputFormat, Source};
 use wloc_discovery::Discovery;
+use wloc_discovery::input::{InputFormat, Source};
 use wloc_openmp::{
-    flat_topology, parse_places, place, topology_from_cpuinfo, CpuinfoError, KmpAffinity, Method,
-    PlacesSpec, Policy, ProcBind,
+    CpuinfoError, KmpAffinity, Method, PlacesSpec, Policy, ProcBind, flat_topology, parse_places,
+    place, topology_from_cpuinfo,
 };
 
 use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs};
@@ -68,11 +68,7 @@ fn policy(a: &PlaceArgs) -> super::Result<Policy> {
         || a.omp_places.is_some()
         || a.omp_proc_bind.is_some();
     let get = |opt: &Option<String>, name: &str| -> Option<String> {
-        if from_options {
-            opt.clone()
-        } else {
-            env(name)
-        }
+        if from_options { opt.clone() } else { env(name) }
     };
     if let Some(k) = get(&a.kmp_affinity, "KMP_AFFINITY") {
         return Ok(Policy::Kmp(

@@ -155,11 +155,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &PsArgs) -> super::Result {
         None => Some(current_uid()),
         Some(u) => parse_uid(u)?,
     };
-    if let Some(p) = a.pid {
-        if p <= 0 {
+    if let Some(p) = a.pid
+        && p <= 0 {
             return Err(format!("invalid --pid {p}: process ids are positive").into());
         }
-    }
     // This machine (or the environment's input), with hwloc's default
     // filters, taken as this system.
     let args = TopologyArgs {
@@ -185,11 +184,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &PsArgs) -> super::Result {
         let Some(name) = process_name(pid, a.short_name) else {
             continue;
         };
-        if let Some(n) = &a.name {
-            if !name.contains(n.as_str()) {
+        if let Some(n) = &a.name
+            && !name.contains(n.as_str()) {
                 continue;
             }
-        }
         let mut threads = Vec::new();
         let mut bound_threads = 0;
         if a.threads {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use wloc::slurm;
 use wloc_core::{Topology, TypeFilter};
-use wloc_discovery::input::InputFormat;
 use wloc_discovery::Discovery;
+use wloc_discovery::input::InputFormat;
 
 use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs};
 

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use wloc_store::{pack_prepared, Prepared, Store};
+use wloc_store::{Prepared, Store, pack_prepared};
 
 use super::topology::load_xml;
 use wloc::folder::Folder;

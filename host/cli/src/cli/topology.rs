@@ -6,8 +6,8 @@
 use clap::Args;
 use wloc::tool_flags::{parse_restrict_flags, restrict_topology, split_restrict};
 use wloc_core::{Topology, TypeFilter};
-use wloc_discovery::input::{self, InputFormat, LoadError, Source};
 use wloc_discovery::Discovery;
+use wloc_discovery::input::{self, InputFormat, LoadError, Source};
 
 /// Where the topology comes from: `-i` and `--if`, else the environment
 /// (`WLOC_IMAGE`, then `WLOC_XMLFILE`, `HWLOC_SYNTHETIC`, ...), else this

@@ -18,9 +18,9 @@ use clap::Args;
 use wloc_core::{ObjId, Topology, TypeFilter};
 use wloc_discovery::annotations::{self, Annotators};
 use wloc_locality::WordOptions;
-use wloc_runtime::{builtin, Property};
+use wloc_runtime::{Property, builtin};
 
-use super::topology::{keep_all, InputArgs, Load, LoadErrors, TopologyArgs};
+use super::topology::{InputArgs, Load, LoadErrors, TopologyArgs, keep_all};
 
 /// Options of `wloc watch`.
 #[derive(Args, Debug)]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use wloc_core::object::{BridgeUpstream, ObjId, ObjType};
 
-use super::{full_busid, memory_size, pci_class_string, quoted_info, Renderer};
+use super::{Renderer, full_busid, memory_size, pci_class_string, quoted_info};
 
 impl Renderer<'_> {
     /// The attribute list of an object (`hwloc_obj_attr_snprintf` with a

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use wloc_core::distances::{kind as dist_kind, Distances};
+use wloc_core::distances::{Distances, kind as dist_kind};
 use wloc_core::object::ObjType;
 
-use super::{full_busid, signed_index, IndexMode, Renderer};
+use super::{IndexMode, Renderer, full_busid, signed_index};
 
 impl Renderer<'_> {
     /// Every distance matrix.

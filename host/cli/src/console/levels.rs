@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use wloc_core::object::{Depth, ObjType};
 
-use super::{type_name, weight, Renderer};
+use super::{Renderer, type_name, weight};
 
 impl Renderer<'_> {
     /// The level summary (`depth N: ... objects`).

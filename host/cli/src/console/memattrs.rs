@@ -6,7 +6,7 @@ use wloc_core::bitmap::CpuSet;
 use wloc_core::memattrs::{self, Initiator, MemAttr};
 use wloc_core::object::{Depth, ObjId};
 
-use super::{signed_index, type_name, weight, IndexMode, Renderer};
+use super::{IndexMode, Renderer, signed_index, type_name, weight};
 
 /// One value of a memory attribute for a target, with its initiator.
 type InitiatorValue<'m> = (Option<&'m Initiator>, u64);

@@ -35,9 +35,9 @@ mod tree;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use wloc_core::Topology;
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::object::{BridgeUpstream, Depth, ObjId, ObjType};
-use wloc_core::Topology;
 
 // hwloc's PCI class names live in the model, shared with the C library.
 pub use wloc_core::pci::class_string as pci_class_string;
@@ -181,11 +181,7 @@ fn full_busid(domain: u32, bus: u8, dev: u8, func: u8) -> String {
 
 /// hwloc's `(int)` view of an index: an unknown one prints as -1.
 fn signed_index(i: u32) -> i64 {
-    if i == u32::MAX {
-        -1
-    } else {
-        i64::from(i)
-    }
+    if i == u32::MAX { -1 } else { i64::from(i) }
 }
 
 /// Weight of a set as hwloc prints it: -1 when infinite.

@@ -1,8 +1,8 @@
 //! Hand-built listings, and a comparison with lstopo-no-graphics.
 
 use super::*;
-use wloc_core::object::{BridgeAttr, CacheAttr, NumaAttr, ObjAttr, Object, PciAttr};
 use wloc_core::TypeFilter;
+use wloc_core::object::{BridgeAttr, CacheAttr, NumaAttr, ObjAttr, Object, PciAttr};
 
 // ------------------------------------------------------------ hand-built
 
@@ -292,7 +292,7 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[(
 
 /// The end-to-end tests' package installer, so that this comparison runs
 /// on a fresh machine as they do rather than skipping quietly.
-#[path = "../../../tests/common/packages.rs"]
+#[path = "../../../../tests/common/packages.rs"]
 mod packages;
 
 /// Makes sure Debian's hwloc (the oracle) is installed: installs it when

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use wloc_core::object::{Depth, ObjId, ObjKind, ObjType};
 
-use super::{memory_size, pci_class_string, type_name, IndexMode, Renderer};
+use super::{IndexMode, Renderer, memory_size, pci_class_string, type_name};
 
 impl Renderer<'_> {
     /// lstopo's bus id of a PCI device, possibly a collapsed range.
@@ -81,11 +81,10 @@ impl Renderer<'_> {
                     let _ = write!(s, " {pidx}");
                 }
             }
-            if let Some(name) = &o.name {
-                if matches!(o.obj_type, ObjType::Misc | ObjType::Group) {
+            if let Some(name) = &o.name
+                && matches!(o.obj_type, ObjType::Misc | ObjType::Group) {
                     let _ = write!(s, " {name}");
                 }
-            }
             let phys = if mode == IndexMode::Default
                 && os != u32::MAX
                 && (v >= 2 || matches!(o.obj_type, ObjType::PU | ObjType::NUMANode))
@@ -117,13 +116,12 @@ impl Renderer<'_> {
             if v == 1 && id == t.root() && o.total_memory != 0 {
                 let _ = write!(s, " ({} total)", memory_size(o.total_memory, false));
             }
-            if let Some(name) = &o.name {
-                if (o.obj_type == ObjType::OSDevice || v >= 2)
+            if let Some(name) = &o.name
+                && (o.obj_type == ObjType::OSDevice || v >= 2)
                     && !matches!(o.obj_type, ObjType::Misc | ObjType::Group)
                 {
                     let _ = write!(s, " \"{name}\"");
                 }
-            }
         }
         if let Some(cs) = &o.cpuset {
             if self.cpuset_level == 1 {

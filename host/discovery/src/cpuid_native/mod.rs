@@ -29,7 +29,7 @@ pub use linux::LinuxPuRunner;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use linux::LiveProvider;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-pub use this_machine::{gather_every_pu, gather_one_pu, gather_this_machine, GatherError};
+pub use this_machine::{GatherError, gather_every_pu, gather_one_pu, gather_this_machine};
 
 /// The contents of the `hwloc-cpuid-info` file of an x86 dump.
 pub const CPUID_INFO: &str = "Architecture: x86\n";

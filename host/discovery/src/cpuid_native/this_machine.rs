@@ -1,7 +1,7 @@
 //! CPUID dumps of this machine, gathered by pinning the calling thread on
 //! each PU in turn.
 
-use super::{gather_pu, DumpProvider, LinuxPuRunner, CPUID_INFO};
+use super::{CPUID_INFO, DumpProvider, LinuxPuRunner, gather_pu};
 
 /// Why this machine's CPUID could not be gathered.
 #[derive(Debug, thiserror::Error)]

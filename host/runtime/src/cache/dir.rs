@@ -140,7 +140,7 @@ impl CacheDir {
                             return Err(CacheError::Resolve {
                                 path: parent.to_path_buf(),
                                 source: e,
-                            })
+                            });
                         }
                     }
                     existing.pop();
@@ -149,7 +149,7 @@ impl CacheDir {
                     return Err(CacheError::Resolve {
                         path: existing,
                         source: e,
-                    })
+                    });
                 }
             }
         };
@@ -331,7 +331,7 @@ fn open_or_create(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::{symlink, PermissionsExt};
+    use std::os::unix::fs::{PermissionsExt, symlink};
 
     /// A fresh folder under the system's temporary folder (root's, mode
     /// 1777: an acceptable parent).

@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 
 use wloc_core::{ObjType, Topology, TypeFilter};
 use wloc_runtime::{
-    builtin, CompiledCache, ComponentError, ErrorKind, LoadedComponent, LogTarget, RunOptions,
-    Runtime,
+    CompiledCache, ComponentError, ErrorKind, LoadedComponent, LogTarget, RunOptions, Runtime,
+    builtin,
 };
 
 pub const HOSTILE: &[u8] = include_bytes!(env!("WLOC_HOSTILE_WASM"));
