@@ -140,9 +140,10 @@ fn cross_build() -> PathBuf {
         .parent()
         .map(|o| o.join("wasm-target"));
     if std::env::var_os("WLOC_WASM_TARGET_DIR").is_none()
-        && let Some(w) = wasm.filter(|w| w.join("wasm32-wasip2/release").is_dir()) {
-            cmd.env("WLOC_WASM_TARGET_DIR", w);
-        }
+        && let Some(w) = wasm.filter(|w| w.join("wasm32-wasip2/release").is_dir())
+    {
+        cmd.env("WLOC_WASM_TARGET_DIR", w);
+    }
     let start = Instant::now();
     let o = cmd.output().expect("bash runs");
     assert!(

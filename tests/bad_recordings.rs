@@ -203,9 +203,10 @@ fn draw(rng: &mut Rng, tree: &[(PathBuf, bool)]) -> Mutation {
     let any = |rng: &mut Rng| -> PathBuf {
         let f = file(rng);
         if rng.below(3) == 0
-            && let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
-                return parent.to_path_buf();
-            }
+            && let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty())
+        {
+            return parent.to_path_buf();
+        }
         f
     };
     match rng.below(20) {

@@ -142,10 +142,11 @@ fn infos(xml: &str, prefix: &str) -> Vec<(String, String)> {
         let l = line.trim();
         if let Some(rest) = l.strip_prefix("<info name=\"")
             && let Some((name, rest)) = rest.split_once("\" value=\"")
-                && name.starts_with(prefix) {
-                    let value = rest.trim_end_matches("\"/>").to_string();
-                    out.push((name.to_string(), value));
-                }
+            && name.starts_with(prefix)
+        {
+            let value = rest.trim_end_matches("\"/>").to_string();
+            out.push((name.to_string(), value));
+        }
     }
     out
 }

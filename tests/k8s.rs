@@ -105,14 +105,16 @@ fn validate(v: &Value, schema: &Value, path: &str, errors: &mut Vec<String>) {
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
         assert_eq!(p, QUANTITY_PATTERN, "only the quantity pattern is handled");
         if let Some(text) = v.as_str()
-            && !is_quantity(text) {
-                errors.push(format!("{path}: {text:?} is not a quantity"));
-            }
+            && !is_quantity(text)
+        {
+            errors.push(format!("{path}: {text:?} is not a quantity"));
+        }
     }
     if let Some(e) = s.get("enum").and_then(Value::as_array)
-        && !e.contains(v) {
-            errors.push(format!("{path}: {v} not in enum {e:?}"));
-        }
+        && !e.contains(v)
+    {
+        errors.push(format!("{path}: {v} not in enum {e:?}"));
+    }
     if let Some(items) = s.get("items") {
         for (i, item) in v.as_array().into_iter().flatten().enumerate() {
             validate(item, items, &format!("{path}[{i}]"), errors);
@@ -376,9 +378,10 @@ fn nrt_objects_of_every_xml_case_follow_the_crd_schema() {
                 }
             }
             if let Some(costs) = z["costs"].as_array()
-                && costs.len() != zones.len() {
-                    errors.push(format!("{}: {} costs", z["name"], costs.len()));
-                }
+                && costs.len() != zones.len()
+            {
+                errors.push(format!("{}: {} costs", z["name"], costs.len()));
+            }
         }
         with_costs += usize::from(zones.iter().any(|z| z.get("costs").is_some()));
         multi_zone += usize::from(zones.len() > 1);

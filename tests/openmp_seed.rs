@@ -90,9 +90,10 @@ fn normalize(line: &str) -> String {
     }
     // "pid 41464 tid 41465 thread 1" -> "thread 1"
     if let Some(p) = l.find("pid ")
-        && let Some(t) = l[p..].find(" thread ") {
-            l = format!("{}{}", &l[..p], &l[p + t + 1..]);
-        }
+        && let Some(t) = l[p..].find(" thread ")
+    {
+        l = format!("{}{}", &l[..p], &l[p + t + 1..]);
+    }
     // A typo of the document.
     l.replace("sockects", "sockets")
 }
@@ -109,9 +110,10 @@ fn classify(line: &str) -> Line {
         return Line::Initial(parse_list(set));
     }
     if let Some(rest) = l.strip_prefix("KMP_AFFINITY: thread ")
-        && let Some((n, set)) = rest.split_once(" bound to OS proc set ") {
-            return Line::Bound(n.parse().unwrap(), set.to_string());
-        }
+        && let Some((n, set)) = rest.split_once(" bound to OS proc set ")
+    {
+        return Line::Bound(n.parse().unwrap(), set.to_string());
+    }
     Line::Text(l)
 }
 

@@ -50,10 +50,10 @@ pub fn wrapped_delta(prev: f64, cur: f64, max: Option<f64>) -> Option<f64> {
     if prev < 0.0 || cur < 0.0 {
         return None;
     }
-    if let Some(m) = max {
-        if prev > m || cur > m {
-            return None;
-        }
+    if let Some(m) = max
+        && (prev > m || cur > m)
+    {
+        return None;
     }
     if cur >= prev {
         Some(cur - prev)
@@ -157,10 +157,10 @@ pub fn node_meminfo(text: &str) -> NodeMemory {
             _ => {}
         }
     }
-    if m.used.is_none() {
-        if let (Some(t), Some(f)) = (m.total, m.free) {
-            m.used = t.checked_sub(f);
-        }
+    if m.used.is_none()
+        && let (Some(t), Some(f)) = (m.total, m.free)
+    {
+        m.used = t.checked_sub(f);
     }
     m
 }

@@ -331,21 +331,21 @@ fn hwmon(view: &View, props: &mut Vec<DynamicProperty>) {
             };
             let (_, quantity, unit, factor) = SENSORS[s.kind];
             let mut target = None;
-            if name == "coretemp" {
-                if let Some(l) = label {
-                    if let Some(p) = l.strip_prefix("Package id ") {
-                        target = p
-                            .trim()
-                            .parse::<u32>()
-                            .ok()
-                            .and_then(|p| view.packages.get(&p).copied());
-                    } else if let Some(c) = l.strip_prefix("Core ") {
-                        target = c
-                            .trim()
-                            .parse::<u32>()
-                            .ok()
-                            .and_then(|c| view.cores.get(&(package_gp, c)).copied());
-                    }
+            if name == "coretemp"
+                && let Some(l) = label
+            {
+                if let Some(p) = l.strip_prefix("Package id ") {
+                    target = p
+                        .trim()
+                        .parse::<u32>()
+                        .ok()
+                        .and_then(|p| view.packages.get(&p).copied());
+                } else if let Some(c) = l.strip_prefix("Core ") {
+                    target = c
+                        .trim()
+                        .parse::<u32>()
+                        .ok()
+                        .and_then(|c| view.cores.get(&(package_gp, c)).copied());
                 }
             }
             let prop_name = match target {
@@ -504,10 +504,10 @@ fn rapl(view: &View, prev: &Previous, props: &mut Vec<DynamicProperty>) {
             .map(|m| m as f64 * 1e-6);
         let energy_name = format!("energy.{prefix}.{full}");
         let joules = uj as f64 * 1e-6;
-        if let (Some(before), Some(dt)) = (prev.get(object, &energy_name), prev.elapsed) {
-            if let Some(d) = calc::wrapped_delta(before, joules, max) {
-                props.push(prop(object, format!("power.{prefix}.{full}"), d / dt, "W"));
-            }
+        if let (Some(before), Some(dt)) = (prev.get(object, &energy_name), prev.elapsed)
+            && let Some(d) = calc::wrapped_delta(before, joules, max)
+        {
+            props.push(prop(object, format!("power.{prefix}.{full}"), d / dt, "W"));
         }
         props.push(prop(object, energy_name, joules, "J"));
     }
@@ -539,10 +539,10 @@ fn proc_stat(view: &View, prev: &Previous, props: &mut Vec<DynamicProperty>) {
             prev.get(object, "cpu-time.busy"),
             prev.get(object, "cpu-time.idle"),
         );
-        if let (Some(b0), Some(i0)) = before {
-            if let Some(u) = calc::utilisation(b0, i0, busy, idle) {
-                props.push(prop(object, "utilisation".into(), u, "%"));
-            }
+        if let (Some(b0), Some(i0)) = before
+            && let Some(u) = calc::utilisation(b0, i0, busy, idle)
+        {
+            props.push(prop(object, "utilisation".into(), u, "%"));
         }
         props.push(prop(object, "cpu-time.busy".into(), busy, "s"));
         props.push(prop(object, "cpu-time.idle".into(), idle, "s"));

@@ -86,7 +86,7 @@ export!(Example);
 
 /// The component's manifest (see `manifest.toml`), carried inside the
 /// `.wasm` file as a custom section so that a signature covers it.
-#[link_section = "wloc:manifest"]
+#[unsafe(link_section = "wloc:manifest")]
 #[used]
 static MANIFEST: [u8; include_bytes!("../manifest.toml").len()] =
     *include_bytes!("../manifest.toml");

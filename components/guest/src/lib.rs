@@ -29,7 +29,7 @@ pub mod bindings {
 
 pub use bindings::wloc::backend::types::*;
 pub use bindings::wloc::backend::{config, cpuid, files, log};
-pub use bindings::{export, Guest};
+pub use bindings::{Guest, export};
 
 /// The host's CPUID answers (the `cpuid` import) as a `wloc-probe` source.
 pub struct HostCpuid {
@@ -246,7 +246,7 @@ pub fn discovery_from_topology(t: &Topology) -> Result<Discovery, String> {
 mod mem {
     /// # Safety
     /// As C's `memcmp`: both pointers readable for `n` bytes.
-    #[no_mangle]
+    #[unsafe(no_mangle)]
     pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
         let mut i = 0;
         while i + 8 <= n {
@@ -275,7 +275,7 @@ mod mem {
 
     /// # Safety
     /// As C's `bcmp`.
-    #[no_mangle]
+    #[unsafe(no_mangle)]
     pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
         // SAFETY: same contract.
         unsafe { memcmp(a, b, n) }

@@ -13,8 +13,8 @@
 
 use wloc_core::{Topology, TypeFilter};
 use wloc_guest::files::{self, FileError};
-use wloc_guest::{config, Discovery, HostCpuid};
-use wloc_linux::{setting, FsAccess, Options, MAX_FILE_SIZE};
+use wloc_guest::{Discovery, HostCpuid, config};
+use wloc_linux::{FsAccess, MAX_FILE_SIZE, Options, setting};
 
 /// Most paths asked in one host call (the host caps requests too).
 const BATCH: usize = 4096;

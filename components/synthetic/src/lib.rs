@@ -6,7 +6,7 @@
 //! parent, so the host rebuilds the tree without searching.
 
 use wloc_core::{Topology, TypeFilter};
-use wloc_guest::{config, Discovery};
+use wloc_guest::{Discovery, config};
 
 struct Synthetic;
 

@@ -9,9 +9,9 @@
 //! the host applies the user's filters when it rebuilds the tree.
 
 use wloc_core::{Topology, TypeFilter};
-use wloc_guest::{files, log, Discovery, HostCpuid};
-use wloc_probe::acpi::{AcpiTables, Checksum};
+use wloc_guest::{Discovery, HostCpuid, files, log};
 use wloc_probe::CpuidSource;
+use wloc_probe::acpi::{AcpiTables, Checksum};
 
 /// Where Linux shows the firmware's ACPI tables (readable by root only).
 const ACPI_DIR: &str = "/sys/firmware/acpi/tables";

@@ -241,26 +241,29 @@ fn collect(
             if real.is_dir() && name.starts_with("ibroutes-") {
                 for f in list(&real)? {
                     if let Lead::Inside(t) = lead(&base, &f, warned)
-                        && t.is_file() {
-                            fabric.push(inside(t));
-                        }
+                        && t.is_file()
+                    {
+                        fabric.push(inside(t));
+                    }
                 }
             } else if real.is_file() && name.ends_with(".txt") {
                 fabric.push(inside(real));
             }
         }
         if let Lead::Inside(hw) = lead(&base, &base.join("hwloc"), warned)
-            && hw.is_dir() {
-                for p in list(&hw)? {
-                    if p.extension().is_none_or(|e| e != "xml") {
-                        continue;
-                    }
-                    if let Lead::Inside(real) = lead(&base, &p, warned)
-                        && real.is_file() {
-                            xmls.push((p, real, Some(base.clone())));
-                        }
+            && hw.is_dir()
+        {
+            for p in list(&hw)? {
+                if p.extension().is_none_or(|e| e != "xml") {
+                    continue;
+                }
+                if let Lead::Inside(real) = lead(&base, &p, warned)
+                    && real.is_file()
+                {
+                    xmls.push((p, real, Some(base.clone())));
                 }
             }
+        }
     } else if d.is_file() {
         fabric.push(Found {
             path: named(d)?,

@@ -66,10 +66,9 @@ pub fn process_name(pid: i32, short: bool) -> Option<String> {
     if cmdline.is_empty() {
         return None;
     }
-    if short
-        && let Some(c) = comm(&format!("/proc/{pid}/comm")) {
-            return Some(c);
-        }
+    if short && let Some(c) = comm(&format!("/proc/{pid}/comm")) {
+        return Some(c);
+    }
     let head = &cmdline[..cmdline.len().min(63)];
     let end = head.iter().position(|&b| b == 0).unwrap_or(head.len());
     Some(String::from_utf8_lossy(&head[..end]).into_owned())

@@ -294,10 +294,9 @@ fn load_linux(
     if let Some(p) = &live {
         run.cpuid = Some(p.clone());
     }
-    if !this_system
-        && let Some(p) = recorded_cpuid(root) {
-            run.cpuid = Some(std::sync::Arc::new(p));
-        }
+    if !this_system && let Some(p) = recorded_cpuid(root) {
+        run.cpuid = Some(std::sync::Arc::new(p));
+    }
     let result = rt.discover(&c, &run, topo);
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     if let Some(p) = &live {

@@ -178,10 +178,11 @@ impl Grid {
 pub fn locale_is_utf8() -> bool {
     for var in ["LC_ALL", "LC_CTYPE", "LANG"] {
         if let Ok(v) = std::env::var(var)
-            && !v.is_empty() {
-                let v = v.to_ascii_lowercase();
-                return v.contains("utf-8") || v.contains("utf8");
-            }
+            && !v.is_empty()
+        {
+            let v = v.to_ascii_lowercase();
+            return v.contains("utf-8") || v.contains("utf8");
+        }
     }
     false
 }

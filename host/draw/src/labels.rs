@@ -94,9 +94,10 @@ pub(crate) fn obj_label(topo: &Topology, id: ObjId, opts: &DrawOptions) -> Strin
     let o = topo.obj(id);
     let t = o.obj_type;
     if let Some(name) = &o.name
-        && matches!(t, ObjType::Misc | ObjType::Group) {
-            return name.clone();
-        }
+        && matches!(t, ObjType::Misc | ObjType::Group)
+    {
+        return name.clone();
+    }
     if t == ObjType::OSDevice {
         let name = o.name.as_deref().unwrap_or("(null)");
         return format!("{} {}", type_name(o, false), name);

@@ -1229,9 +1229,10 @@ impl<'a> Layout<'a> {
             for (i, s) in all.iter().enumerate() {
                 self.push_text(black, g, offset, s, None, i as u32);
                 if Some(i) == date_line
-                    && let Some(Item::Text { is_date, .. }) = self.items.last_mut() {
-                        *is_date = true;
-                    }
+                    && let Some(Item::Text { is_date, .. }) = self.items.last_mut()
+                {
+                    *is_date = true;
+                }
                 offset += ls + fs;
             }
         }

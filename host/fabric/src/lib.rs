@@ -249,9 +249,10 @@ fn of_devices(t: &Topology) -> Vec<OfDevice> {
             }
             let prefix = groups[..4].join(":");
             if let Some(g) = parse_guid_groups(&groups[4..].join(":"))
-                && g != 0 {
-                    ports.push((n, prefix, g));
-                }
+                && g != 0
+            {
+                ports.push((n, prefix, g));
+            }
         }
         out.push(OfDevice {
             obj: id,
@@ -375,27 +376,29 @@ impl Fabric {
                     }
                 }
                 if found.is_none()
-                    && let Some(&(h, obj)) = by_node.get(&v.guid) {
-                        how = JoinedBy::NodeGuid;
-                        found = Some((h, Some(obj), v.ports.iter().map(|p| p.number).collect()));
-                    }
+                    && let Some(&(h, obj)) = by_node.get(&v.guid)
+                {
+                    how = JoinedBy::NodeGuid;
+                    found = Some((h, Some(obj), v.ports.iter().map(|p| p.number).collect()));
+                }
                 if found.is_none()
-                    && let Some(name) = host_of_description(&v.description) {
-                        how = JoinedBy::Description;
-                        let h = *by_name.entry(name.clone()).or_insert_with(|| {
-                            hosts.push(Host {
-                                name,
-                                topology: None,
-                                nics: Vec::new(),
-                            });
-                            hosts.len() - 1
+                    && let Some(name) = host_of_description(&v.description)
+                {
+                    how = JoinedBy::Description;
+                    let h = *by_name.entry(name.clone()).or_insert_with(|| {
+                        hosts.push(Host {
+                            name,
+                            topology: None,
+                            nics: Vec::new(),
                         });
-                        let dev = hosts[h]
-                            .topology
-                            .as_ref()
-                            .and_then(|t| device_named_by(t, &v.description));
-                        found = Some((h, dev, v.ports.iter().map(|p| p.number).collect()));
-                    }
+                        hosts.len() - 1
+                    });
+                    let dev = hosts[h]
+                        .topology
+                        .as_ref()
+                        .and_then(|t| device_named_by(t, &v.description));
+                    found = Some((h, dev, v.ports.iter().map(|p| p.number).collect()));
+                }
                 if let Some((h, osdev, ports)) = found {
                     g.graph[n].host = Some(h);
                     for port in ports {
@@ -584,10 +587,11 @@ impl Fabric {
             let dist = bfs(g, &starts, max);
             for (n, d) in dist {
                 if let Some(o) = g.graph[n].host
-                    && o != h {
-                        let e = best.entry(o).or_insert(d);
-                        *e = (*e).min(d);
-                    }
+                    && o != h
+                {
+                    let e = best.entry(o).or_insert(d);
+                    *e = (*e).min(d);
+                }
             }
         }
         let mut v: Vec<(u32, usize)> = best.into_iter().map(|(o, d)| (d, o)).collect();

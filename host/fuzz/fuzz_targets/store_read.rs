@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc_store::{squeeze, topodiff, Store};
+use wloc_store::{Store, squeeze, topodiff};
 
 const OLD: &str = "<topology version=\"3.0\">\n  <object type=\"Machine\" os_index=\"0\">\n    <info name=\"A\" value=\"1\"/>\n  </object>\n</topology>\n";
 

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wloc_core::{Topology, TypeFilter};
-use wloc_xml::{export, import_str, import_str_reference, import_str_with_warnings, XmlVersion};
+use wloc_xml::{XmlVersion, export, import_str, import_str_reference, import_str_with_warnings};
 
 fn keep_all() -> Topology {
     let mut t = Topology::new();

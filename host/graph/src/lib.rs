@@ -284,9 +284,10 @@ impl Vertex {
             return format!("guid={g:#018x}");
         }
         if self.obj_type() == Some(ObjType::PCIDevice)
-            && let Some(b) = &self.pci_busid {
-                return format!("pci={b}");
-            }
+            && let Some(b) = &self.pci_busid
+        {
+            return format!("pci={b}");
+        }
         format!("{}:{}", self.vertex_type, self.logical_index)
     }
 }

@@ -471,15 +471,16 @@ impl Builder {
         }
         for (x, y) in [(l.a, l.b), (l.b, l.a)] {
             if let Some(&(peer, first)) = self.ends.get(&x)
-                && peer != y {
-                    return err(
-                        line,
-                        format!(
-                            "port {} of {:#018x} is cabled to {:#018x} port {} here but to {:#018x} port {} on line {first}",
-                            x.port, x.node, y.node, y.port, peer.node, peer.port
-                        ),
-                    );
-                }
+                && peer != y
+            {
+                return err(
+                    line,
+                    format!(
+                        "port {} of {:#018x} is cabled to {:#018x} port {} here but to {:#018x} port {} on line {first}",
+                        x.port, x.node, y.node, y.port, peer.node, peer.port
+                    ),
+                );
+            }
         }
         if self.ends.contains_key(&l.a) {
             return Ok(());
@@ -889,9 +890,9 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
                 "routerguid",
             ]
             .contains(&key.trim())
-            {
-                continue;
-            }
+        {
+            continue;
+        }
         let (body, comment) = match l.find('#') {
             // A `#` inside the quoted node id would be unusual; the node
             // id has no `#`, descriptions are after it.
@@ -1021,9 +1022,11 @@ pub fn parse_topology_file(name: &str, text: &str) -> Result<Subnet, ParseError>
         // seen only from its peer gets the node's GUID.
         let n = &b.nodes[j];
         if let Some(old) = n.port(p.number)
-            && old.guid != p.guid && p.guid == g {
-                continue;
-            }
+            && old.guid != p.guid
+            && p.guid == g
+        {
+            continue;
+        }
         b.port(ln, j, p)?;
     }
     Ok(b.finish(name))
@@ -1166,15 +1169,16 @@ pub fn parse_ibroute_partial(text: &str) -> Result<(RouteTable, Option<ParseErro
         );
     };
     if let Some((ln, n)) = dumped
-        && n as usize != t.entries.len() {
-            return err(
-                ln,
-                format!(
-                    "the trailer says {n} LIDs but the table has {} (truncated?)",
-                    t.entries.len()
-                ),
-            );
-        }
+        && n as usize != t.entries.len()
+    {
+        return err(
+            ln,
+            format!(
+                "the trailer says {n} LIDs but the table has {} (truncated?)",
+                t.entries.len()
+            ),
+        );
+    }
     Ok((t, None))
 }
 
@@ -1231,9 +1235,11 @@ pub fn subnet_of_file(path: &str) -> String {
     }
     if let Some(s) = stem.strip_prefix("ibroute-") {
         if let Some((name, lid)) = s.rsplit_once('-')
-            && lid.chars().all(|c| c.is_ascii_digit()) && !name.is_empty() {
-                return name.to_string();
-            }
+            && lid.chars().all(|c| c.is_ascii_digit())
+            && !name.is_empty()
+        {
+            return name.to_string();
+        }
         return s.to_string();
     }
     stem.to_string()

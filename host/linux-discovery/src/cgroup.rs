@@ -83,13 +83,15 @@ impl Ctx<'_> {
             CgroupKind::Cpuset => format!("{mnt}{name}/{attr}"),
         };
         if let Some(b) = self.read(&file("cpus"))
-            && let Some(set) = parse::cpulist(&b) {
-                self.topo.allowed_cpuset = set;
-            }
+            && let Some(set) = parse::cpulist(&b)
+        {
+            self.topo.allowed_cpuset = set;
+        }
         if let Some(b) = self.read(&file("mems"))
-            && let Some(set) = parse::cpulist(&b) {
-                self.topo.allowed_nodeset = set;
-            }
+            && let Some(set) = parse::cpulist(&b)
+        {
+            self.topo.allowed_nodeset = set;
+        }
         Some(name)
     }
 }

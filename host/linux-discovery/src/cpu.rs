@@ -577,28 +577,30 @@ impl Ctx<'_> {
         };
         let bookset = &bookset & cpuset;
         if bookset.first() == Some(i)
-            && let Some(id) = self.read_int(&format!("{topo}/book_id")) {
-                let os = u32::try_from(id).ok();
-                let g = group(os, bookset, Some("Book"), group_kind::S390_BOOK, 0, false);
-                let _ = self.topo.insert_by_cpuset(g);
-            }
+            && let Some(id) = self.read_int(&format!("{topo}/book_id"))
+        {
+            let os = u32::try_from(id).ok();
+            let g = group(os, bookset, Some("Book"), group_kind::S390_BOOK, 0, false);
+            let _ = self.topo.insert_by_cpuset(g);
+        }
         let Some(drawerset) = self.read_cpumask(&format!("{topo}/drawer_siblings")) else {
             return;
         };
         let drawerset = &drawerset & cpuset;
         if drawerset.first() == Some(i)
-            && let Some(id) = self.read_int(&format!("{topo}/drawer_id")) {
-                let os = u32::try_from(id).ok();
-                let g = group(
-                    os,
-                    drawerset,
-                    Some("Drawer"),
-                    group_kind::S390_BOOK,
-                    1,
-                    false,
-                );
-                let _ = self.topo.insert_by_cpuset(g);
-            }
+            && let Some(id) = self.read_int(&format!("{topo}/drawer_id"))
+        {
+            let os = u32::try_from(id).ok();
+            let g = group(
+                os,
+                drawerset,
+                Some("Drawer"),
+                group_kind::S390_BOOK,
+                1,
+                false,
+            );
+            let _ = self.topo.insert_by_cpuset(g);
+        }
     }
 
     /// Caches of every CPU, as (first PU, cache object).

@@ -206,11 +206,12 @@ impl Ctx<'_> {
             }
             let mut base = 0;
             if use_cppc != 1
-                && let Some(v) = val(&res[3 * i + 1]) {
-                    base = v;
-                    p.base_freq = v;
-                    use_cppc = 0;
-                }
+                && let Some(v) = val(&res[3 * i + 1])
+            {
+                base = v;
+                p.base_freq = v;
+                use_cppc = 0;
+            }
             if use_cppc != 0 {
                 if i >= nominal_read {
                     // While trying, one file; once CPPC is in use, the rest

@@ -380,12 +380,13 @@ impl<'a> Ctx<'a> {
                 ("revision", "Revision"),
             ] {
                 if let Some(v) = self.read_line(&format!("/sys/bus/soc/devices/soc{i}/{file}"))
-                    && !v.is_empty() {
-                        self.global_infos.push(Info {
-                            name: format!("SoC{i}{suffix}"),
-                            value: truncate(&v, 63),
-                        });
-                    }
+                    && !v.is_empty()
+                {
+                    self.global_infos.push(Info {
+                        name: format!("SoC{i}{suffix}"),
+                        value: truncate(&v, 63),
+                    });
+                }
             }
         }
     }
@@ -425,20 +426,21 @@ impl<'a> Ctx<'a> {
         let old_filenames = self.check_sysfs_cpu_path();
         let (procs, global) = self.parse_cpuinfo();
         if self.arch == Arch::X86
-            && let Some(p0) = procs.first() {
-                let get = |n: &str| {
-                    p0.infos
-                        .iter()
-                        .find(|i| i.name == n)
-                        .map(|i| i.value.clone())
-                };
-                if get("CPUVendor").as_deref() == Some("AuthenticAMD") {
-                    let fam = get("CPUFamilyNumber").unwrap_or_default();
-                    if fam == "21" || fam == "22" {
-                        self.is_amd_with_cu = true;
-                    }
+            && let Some(p0) = procs.first()
+        {
+            let get = |n: &str| {
+                p0.infos
+                    .iter()
+                    .find(|i| i.name == n)
+                    .map(|i| i.value.clone())
+            };
+            if get("CPUVendor").as_deref() == Some("AuthenticAMD") {
+                let fam = get("CPUFamilyNumber").unwrap_or_default();
+                if fam == "21" || fam == "22" {
+                    self.is_amd_with_cu = true;
                 }
             }
+        }
         let cgroup_name = self.allowed_resources();
 
         self.topo.root_mut().infos.extend(global);
@@ -555,9 +557,10 @@ impl<'a> Ctx<'a> {
             let mut sizes = vec![self.pagesize];
             for n in self.list("/sys/kernel/mm/hugepages") {
                 if let Some(kb) = n.strip_prefix("hugepages-")
-                    && let Some((v, _)) = parse::strtoul(kb, 0) {
-                        sizes.push(v.saturating_mul(1024));
-                    }
+                    && let Some((v, _)) = parse::strtoul(kb, 0)
+                {
+                    sizes.push(v.saturating_mul(1024));
+                }
             }
             sizes.sort_unstable();
             sizes.dedup();

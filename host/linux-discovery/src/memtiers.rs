@@ -153,9 +153,10 @@ impl Ctx<'_> {
             if let Some(t) = tiers.iter().find(|t| t.nodeset.is_set(os)) {
                 let o = self.topo.obj_mut(n);
                 if (o.subtype.is_none() || force)
-                    && let Some(name) = kinds_name(t.kinds) {
-                        o.subtype = Some(name.to_string());
-                    }
+                    && let Some(name) = kinds_name(t.kinds)
+                {
+                    o.subtype = Some(name.to_string());
+                }
             }
         }
         self.topo.memtiers = tiers
@@ -291,9 +292,9 @@ impl Ctx<'_> {
             && let Some(t) = tiers
                 .iter_mut()
                 .find(|t| t.nodeset.is_set(0) && t.kinds == 0)
-            {
-                t.kinds = kinds::DRAM;
-            }
+        {
+            t.kinds = kinds::DRAM;
+        }
     }
 }
 

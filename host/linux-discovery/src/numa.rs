@@ -292,18 +292,19 @@ impl Ctx<'_> {
                 let fixed = use_initiators
                     && self.read_node_initiators(i, &mut nodes, &access)
                     && nodes[i].as_ref().is_some_and(|n| !n.cpuset.is_empty());
-                if !fixed && use_distances_for_cpuless
-                    && let Some(d) = &distances {
-                        fixup_cpuless_from_distances(i, nbnodes, &mut nodes, d);
-                    }
+                if !fixed
+                    && use_distances_for_cpuless
+                    && let Some(d) = &distances
+                {
+                    fixup_cpuless_from_distances(i, nbnodes, &mut nodes, d);
+                }
                 order.push(i);
             }
-            if need_memattrs
-                && let (Some(n), Some((dir, _))) = (&nodes[i], &access[i]) {
-                    for (name, v) in self.read_node_local_memattrs(dir) {
-                        pending_attrs.push((i, name, n.cpuset.clone(), v));
-                    }
+            if need_memattrs && let (Some(n), Some((dir, _))) = (&nodes[i], &access[i]) {
+                for (name, v) in self.read_node_local_memattrs(dir) {
+                    pending_attrs.push((i, name, n.cpuset.clone(), v));
                 }
+            }
         }
 
         // Memory-side caches of every node, all read (and given their gp
@@ -481,13 +482,15 @@ impl Ctx<'_> {
         }
         let mut parent = begin.to_string();
         if let Some(pos) = begin.find(name)
-            && pos > 0 && begin.as_bytes()[pos - 1] == b'/' {
-                let mut end = pos;
-                if end > 0 && begin.as_bytes()[end - 1] == b'/' {
-                    end -= 1;
-                }
-                parent = begin[..end].to_string();
+            && pos > 0
+            && begin.as_bytes()[pos - 1] == b'/'
+        {
+            let mut end = pos;
+            if end > 0 && begin.as_bytes()[end - 1] == b'/' {
+                end -= 1;
             }
+            parent = begin[..end].to_string();
+        }
         let daxtype = if parent.contains("ndbus") {
             if let Some(t) = osdev_types {
                 *t |= wloc_core::object::OsDevTypes::STORAGE;
@@ -499,9 +502,11 @@ impl Ctx<'_> {
         push_info(infos, "DAXType", daxtype);
         if let Some(r) = parent.find("/region")
             && let Some((region, used)) = parse::strtoul(&parent[r + 7..], 10)
-                && used > 0 && parent.as_bytes()[r + 7].is_ascii_digit() {
-                    self.annotate_cxl_dax(infos, region);
-                }
+            && used > 0
+            && parent.as_bytes()[r + 7].is_ascii_digit()
+        {
+            self.annotate_cxl_dax(infos, region);
+        }
         push_info(infos, "DAXParent", &parent);
     }
 
@@ -756,10 +761,12 @@ fn fixup_cpuless_from_distances(
     }
     let mut add = CpuSet::new();
     for j in 0..nbnodes {
-        if j != i && distances[i * nbnodes + j] == min
-            && let Some(n) = &nodes[j] {
-                add = &add | &n.cpuset;
-            }
+        if j != i
+            && distances[i * nbnodes + j] == min
+            && let Some(n) = &nodes[j]
+        {
+            add = &add | &n.cpuset;
+        }
     }
     if let Some(n) = nodes[i].as_mut() {
         n.cpuset = &n.cpuset | &add;

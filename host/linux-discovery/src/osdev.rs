@@ -362,9 +362,10 @@ impl Ctx<'_> {
                     .read_text(&format!("{path}/dev_port"))
                     .or_else(|| self.read_text(&format!("{path}/dev_id")));
                 if let Some(id) = id
-                    && let Some((port, _)) = parse::strtoul(&truncate(&id, 15), 0) {
-                        push(&mut infos, "Port", &(port.wrapping_add(1)).to_string());
-                    }
+                    && let Some((port, _)) = parse::strtoul(&truncate(&id, 15), 0)
+                {
+                    push(&mut infos, "Port", &(port.wrapping_add(1)).to_string());
+                }
             }
             if name.starts_with("hs") && self.fs.list(&format!("{path}/device/cxi")).is_some() {
                 subtype = Some("Slingshot".to_string());

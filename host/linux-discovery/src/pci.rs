@@ -60,13 +60,17 @@ fn compare(a: &PciNode, b: &PciNode) -> BusCmp {
         };
     }
     if let Some((_, sec, sub)) = a.down
-        && b.bus >= sec && b.bus <= sub {
-            return BusCmp::Superset;
-        }
+        && b.bus >= sec
+        && b.bus <= sub
+    {
+        return BusCmp::Superset;
+    }
     if let Some((_, sec, sub)) = b.down
-        && a.bus >= sec && a.bus <= sub {
-            return BusCmp::Included;
-        }
+        && a.bus >= sec
+        && a.bus <= sub
+    {
+        return BusCmp::Included;
+    }
     match (a.bus, a.dev, a.func).cmp(&(b.bus, b.dev, b.func)) {
         std::cmp::Ordering::Less => BusCmp::Lower,
         std::cmp::Ordering::Greater => BusCmp::Higher,
@@ -506,9 +510,10 @@ impl Ctx<'_> {
             let hb = out.last_mut().expect("a host bridge was just pushed");
             if let Some((_, _, sub)) = child.down
                 && let Some(d) = hb.down.as_mut()
-                    && sub > d.2 {
-                        d.2 = sub;
-                    }
+                && sub > d.2
+            {
+                d.2 = sub;
+            }
             hb.children.push(child);
         }
         for hb in &mut out {
@@ -528,10 +533,9 @@ impl Ctx<'_> {
         func: u8,
         quirk: bool,
     ) -> Option<CpuSet> {
-        if quirk
-            && let Some(s) = cray_ex235a_quirk(domain, bus) {
-                return Some(s);
-            }
+        if quirk && let Some(s) = cray_ex235a_quirk(domain, bus) {
+            return Some(s);
+        }
         let s = self.read_cpumask(&format!(
             "{PCI}/{domain:04x}:{bus:02x}:{dev:02x}.{func:01x}/local_cpus"
         ))?;
@@ -658,12 +662,12 @@ impl Ctx<'_> {
             for r in os_ranges {
                 if let Some(last) = merged.last_mut()
                     && last.domain == r.domain
-                        && last.cpuset == r.cpuset
-                        && (r.min == last.max || r.min == last.max + 1)
-                    {
-                        last.max = last.max.max(r.max);
-                        continue;
-                    }
+                    && last.cpuset == r.cpuset
+                    && (r.min == last.max || r.min == last.max + 1)
+                {
+                    last.max = last.max.max(r.max);
+                    continue;
+                }
                 merged.push(r);
             }
             for r in merge_forced(merged, &self.pci_forced) {
@@ -677,12 +681,12 @@ impl Ctx<'_> {
                 let parent = self.range_parent(&r);
                 if let Some(last) = localities.last_mut()
                     && last.parent == parent
-                        && last.domain == r.domain
-                        && (r.min == last.bus_max as u32 || r.min == last.bus_max as u32 + 1)
-                    {
-                        last.bus_max = r.max.min(255) as u8;
-                        continue;
-                    }
+                    && last.domain == r.domain
+                    && (r.min == last.bus_max as u32 || r.min == last.bus_max as u32 + 1)
+                {
+                    last.bus_max = r.max.min(255) as u8;
+                    continue;
+                }
                 localities.push(self.range_locality(&r, parent));
             }
         }
@@ -769,13 +773,19 @@ impl Ctx<'_> {
                     return parent;
                 }
                 if let Some(b) = o.bridge()
-                    && b.domain == domain && b.secondary_bus <= bus && b.subordinate_bus >= bus {
-                        return self.pci_find_below(c, domain, bus, dev, func, depth + 1);
-                    }
-            } else if let Some(b) = o.bridge()
-                && b.domain == domain && b.secondary_bus <= bus && b.subordinate_bus >= bus {
+                    && b.domain == domain
+                    && b.secondary_bus <= bus
+                    && b.subordinate_bus >= bus
+                {
                     return self.pci_find_below(c, domain, bus, dev, func, depth + 1);
                 }
+            } else if let Some(b) = o.bridge()
+                && b.domain == domain
+                && b.secondary_bus <= bus
+                && b.subordinate_bus >= bus
+            {
+                return self.pci_find_below(c, domain, bus, dev, func, depth + 1);
+            }
         }
         parent
     }

@@ -255,9 +255,10 @@ pub fn cpuset_to_nodeset(topo: &Topology, cpuset: &CpuSet) -> NodeSet {
     for id in topo.level(Depth::NumaNode) {
         let o = topo.obj(*id);
         if o.cpuset.as_ref().is_some_and(|c| c.intersects(cpuset))
-            && let Some(os) = o.os_index {
-                n.set(os);
-            }
+            && let Some(os) = o.os_index
+        {
+            n.set(os);
+        }
     }
     n
 }
@@ -269,9 +270,10 @@ pub fn cpuset_from_nodeset(topo: &Topology, nodeset: &NodeSet) -> CpuSet {
     for id in topo.level(Depth::NumaNode) {
         let o = topo.obj(*id);
         if o.os_index.is_some_and(|os| nodeset.is_set(os))
-            && let Some(cs) = &o.cpuset {
-                c.or_assign(cs);
-            }
+            && let Some(cs) = &o.cpuset
+        {
+            c.or_assign(cs);
+        }
     }
     c
 }

@@ -144,18 +144,20 @@ pub fn parse_type(s: &str) -> Option<TypeSpec> {
 /// Where objects of a parsed type live: a depth, nowhere, or several levels.
 pub fn spec_depth(topo: &Topology, spec: &TypeSpec) -> TypeDepth {
     let d = topo.type_depth(spec.obj_type);
-    if spec.obj_type == ObjType::Group && d == TypeDepth::Multiple
-        && let Some(gd) = spec.group_depth {
-            for (l, level) in topo.normal_levels().iter().enumerate() {
-                if let Some(&first) = level.first() {
-                    let o = topo.obj(first);
-                    if o.obj_type == ObjType::Group && o.group().is_some_and(|g| g.depth == gd) {
-                        return TypeDepth::Depth(Depth::Normal(l as u32));
-                    }
+    if spec.obj_type == ObjType::Group
+        && d == TypeDepth::Multiple
+        && let Some(gd) = spec.group_depth
+    {
+        for (l, level) in topo.normal_levels().iter().enumerate() {
+            if let Some(&first) = level.first() {
+                let o = topo.obj(first);
+                if o.obj_type == ObjType::Group && o.group().is_some_and(|g| g.depth == gd) {
+                    return TypeDepth::Depth(Depth::Normal(l as u32));
                 }
             }
-            return TypeDepth::Unknown;
         }
+        return TypeDepth::Unknown;
+    }
     d
 }
 

@@ -336,9 +336,10 @@ impl Machine {
         for (d, level) in levels.iter().enumerate().skip(1) {
             if let Some(&first) = level.first()
                 && let Some(t) = obj_type(topo.obj(first))
-                    && method.keeps(t) {
-                        layers.push((t, Source::Depth(d)));
-                    }
+                && method.keeps(t)
+            {
+                layers.push((t, Source::Depth(d)));
+            }
             if numa_parent_depth == Some(d) {
                 layers.push((HwType::Numa, Source::Numa));
             }
@@ -436,9 +437,10 @@ impl Machine {
             }
             // A PU standing for its own core is thread 0 of it.
             if matches!(layers.get(layers.len().wrapping_sub(2)), Some((HwType::Core, Source::Depth(d))) if *d == pu_depth)
-                && let Some(l) = labels.last_mut() {
-                    *l = 0;
-                }
+                && let Some(l) = labels.last_mut()
+            {
+                *l = 0;
+            }
             let (core_type, efficiency) = match kinds.get(&os) {
                 Some(&(ct, e)) => (ct, Some(e)),
                 None => (None, None),

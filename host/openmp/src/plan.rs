@@ -465,16 +465,17 @@ pub fn place(
         _ => Vec::new(),
     };
     if let Policy::Kmp(a) = policy
-        && a.kind == AffinityType::Disabled {
-            let n = nthreads.unwrap_or(available.weight().unwrap_or(1) as usize);
-            check_threads(n)?;
-            return Ok(Placement {
-                threads: vec![initial & &all; n],
-                bound: false,
-                report: Vec::new(),
-                warnings,
-            });
-        }
+        && a.kind == AffinityType::Disabled
+    {
+        let n = nthreads.unwrap_or(available.weight().unwrap_or(1) as usize);
+        check_threads(n)?;
+        return Ok(Placement {
+            threads: vec![initial & &all; n],
+            bound: false,
+            report: Vec::new(),
+            warnings,
+        });
+    }
     let m = Machine::new(topo, method, &available);
     let n = nthreads.unwrap_or(m.threads().len());
     check_threads(n)?;

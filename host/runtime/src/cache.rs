@@ -284,9 +284,10 @@ fn secret(dir: &CacheDir) -> Result<[u8; TAG_BYTES], CacheError> {
     let linked = dir.link_new(&tmp, SECRET_FILE);
     let _ = dir.remove(&tmp);
     if let Err(e) = linked
-        && e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(CacheError::SecretUnwritable(e));
-        }
+        && e.kind() != std::io::ErrorKind::AlreadyExists
+    {
+        return Err(CacheError::SecretUnwritable(e));
+    }
     read(dir)?.ok_or(CacheError::SecretVanished)
 }
 

@@ -838,15 +838,17 @@ fn insert_objects(
         let sets = object_sets(&what, o, t, ck)?;
         let parent_id = parent_slot(&what, d, topo, t, &sets, parent)?;
         let mut obj = described_object(&what, o, t, ck)?;
-        if parent_id.is_none() && t == ObjType::Group
-            && let Some(set) = sets.full_cpuset() {
-                let key = set.words().to_vec();
-                if let Some(&first) = groups.get(&key) {
-                    placed.push(placed[first]);
-                    continue;
-                }
-                groups.insert(key, i);
+        if parent_id.is_none()
+            && t == ObjType::Group
+            && let Some(set) = sets.full_cpuset()
+        {
+            let key = set.words().to_vec();
+            if let Some(&first) = groups.get(&key) {
+                placed.push(placed[first]);
+                continue;
             }
+            groups.insert(key, i);
+        }
         obj.cpuset = sets.cpuset;
         obj.complete_cpuset = sets.complete_cpuset;
         obj.nodeset = sets.nodeset;
@@ -927,13 +929,15 @@ fn object_sets(what: &Described, o: &WitObject, t: ObjType, ck: &Checker) -> Res
         }
         ObjKind::Normal | ObjKind::Memory => {
             if let (Some(c), Some(cc)) = (&cpuset, &ccpuset)
-                && !cc.includes(c) {
-                    return Err(invalid!("{what}: cpuset is not inside complete cpuset"));
-                }
+                && !cc.includes(c)
+            {
+                return Err(invalid!("{what}: cpuset is not inside complete cpuset"));
+            }
             if let (Some(n), Some(cn)) = (&nodeset, &cnodeset)
-                && !cn.includes(n) {
-                    return Err(invalid!("{what}: nodeset is not inside complete nodeset"));
-                }
+                && !cn.includes(n)
+            {
+                return Err(invalid!("{what}: nodeset is not inside complete nodeset"));
+            }
         }
     }
     let sets = Sets {
@@ -1021,12 +1025,12 @@ fn parent_slot(
                 if let (Some(mine), Some(theirs)) = (
                     full_cpuset,
                     p.complete_cpuset.as_ref().or(p.cpuset.as_ref()),
-                )
-                    && !theirs.includes(mine) {
-                        return Err(invalid!(
-                            "{what}: cpuset {mine} is not inside its parent's {theirs}"
-                        ));
-                    }
+                ) && !theirs.includes(mine)
+                {
+                    return Err(invalid!(
+                        "{what}: cpuset {mine} is not inside its parent's {theirs}"
+                    ));
+                }
             }
             Some(pid)
         }
@@ -1194,12 +1198,13 @@ fn apply_memattrs(
         if let Some((_, pf)) = wloc_core::memattrs::PREDEFINED
             .iter()
             .find(|(n, _)| *n == m.name)
-            && *pf != m.flags {
-                return Err(invalid!(
-                    "{what} has flags {:#x}, hwloc defines {pf:#x}",
-                    m.flags
-                ));
-            }
+            && *pf != m.flags
+        {
+            return Err(invalid!(
+                "{what} has flags {:#x}, hwloc defines {pf:#x}",
+                m.flags
+            ));
+        }
         let slot = match topo.memattrs.iter().position(|x| x.name == m.name) {
             Some(i) if topo.memattrs[i].flags == m.flags => i,
             Some(_) => return Err(invalid!("{what} exists already with other flags")),

@@ -451,10 +451,11 @@ fn check_v1(snaps: Vec<v1::Snapshot>) -> Result<Vec<Subnet>, RecordError> {
             for n in &mut nodes {
                 for (g, p) in [(a, l.src_port), (b, l.dst_port)] {
                     if n.guid == g
-                        && let Some(port) = n.ports.iter_mut().find(|x| x.number == p) {
-                            port.width = w;
-                            port.speed = sp;
-                        }
+                        && let Some(port) = n.ports.iter_mut().find(|x| x.number == p)
+                    {
+                        port.width = w;
+                        port.speed = sp;
+                    }
                 }
             }
             links.push(Link {

@@ -178,11 +178,13 @@ pub fn diff<L: AsRef<[u8]> + Clone + Eq>(old: &[L], new: &[L], max_work: u64) ->
         n += nl;
         // Adjacent operations (a delete then an insert) make one hunk.
         if let Some(h) = hunks.last_mut()
-            && h.old_start + h.old.len() == o0 && h.new_start + h.new.len() == n0 {
-                h.old.extend_from_slice(&old[o0..o0 + ol]);
-                h.new.extend_from_slice(&new[n0..n0 + nl]);
-                continue;
-            }
+            && h.old_start + h.old.len() == o0
+            && h.new_start + h.new.len() == n0
+        {
+            h.old.extend_from_slice(&old[o0..o0 + ol]);
+            h.new.extend_from_slice(&new[n0..n0 + nl]);
+            continue;
+        }
         hunks.push(Hunk {
             old_start: o0,
             new_start: n0,

@@ -669,9 +669,10 @@ fn best_diff<'a>(
         .collect();
     cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     if let Some(&(_, r)) = cand.first()
-        && let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit) {
-            return Some((r, cost(&h), h));
-        }
+        && let Some(h) = positional_diff(&nodes[refs[r]].1, p, limit)
+    {
+        return Some((r, cost(&h), h));
+    }
     let mut best: Option<(usize, usize, Diff)> = None;
     let new = p.all_lines();
     for &(_, r) in cand.iter().take(3) {
@@ -1436,9 +1437,10 @@ impl Store {
 
     fn frame(&mut self, kind: Kind, i: usize) -> Result<std::rc::Rc<Vec<u8>>, StoreError> {
         if let Some((c, data)) = &self.cache[kind as usize]
-            && *c == i {
-                return Ok(data.clone());
-            }
+            && *c == i
+        {
+            return Ok(data.clone());
+        }
         let group_dict = match kind {
             Kind::Block => match self.blocks[i].group_dict {
                 Some(g) => Some(self.frame(Kind::Group, g)?),

@@ -185,10 +185,11 @@ pub fn parse(text: &str) -> Result<RichDiff, String> {
     }
     let mut diff = RichDiff::default();
     if let Some((_, l)) = it.peek()
-        && let Some(r) = l.strip_prefix("refname ") {
-            diff.refname = Some(r.to_string());
-            it.next();
-        }
+        && let Some(r) = l.strip_prefix("refname ")
+    {
+        diff.refname = Some(r.to_string());
+        it.next();
+    }
     let num = |n: usize, s: &str, what: &str| -> Result<usize, String> {
         // Digits only (`parse` would take a `+`).
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {

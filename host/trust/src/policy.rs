@@ -114,11 +114,12 @@ impl LimitSettings {
         ];
         for (name, v, lo, hi) in checks {
             if let Some(v) = v
-                && (v < lo || v > hi) {
-                    return Err(format!(
-                        "{what}: {name} = {v} is out of range ({lo} to {hi})"
-                    ));
-                }
+                && (v < lo || v > hi)
+            {
+                return Err(format!(
+                    "{what}: {name} = {v} is out of range ({lo} to {hi})"
+                ));
+            }
         }
         Ok(())
     }
@@ -389,9 +390,10 @@ impl Policy {
                 }
             }
             if let Some(n) = &a.name
-                && !crate::manifest::valid_name(n) {
-                    return Err(err(format!("{what}: invalid component name {n:?}")));
-                }
+                && !crate::manifest::valid_name(n)
+            {
+                return Err(err(format!("{what}: invalid component name {n:?}")));
+            }
             a.limits.check(&what).map_err(err)?;
             check_caps(&what, &a.files, &a.config).map_err(err)?;
         }
@@ -405,11 +407,12 @@ impl Policy {
                 d.digest = Some(parse_digest(x).map_err(|e| err(format!("{what}: {e}")))?);
             }
             if let Some(p) = &d.publisher
-                && !known(p) {
-                    return Err(err(format!(
-                        "{what}: publisher {p:?} is not a [[publisher]]"
-                    )));
-                }
+                && !known(p)
+            {
+                return Err(err(format!(
+                    "{what}: publisher {p:?} is not a [[publisher]]"
+                )));
+            }
         }
         Ok(Policy {
             path: None,

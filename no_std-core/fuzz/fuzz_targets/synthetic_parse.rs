@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc_core::object::ObjType;
-use wloc_core::synthetic::{export, parse, ExportFlags};
-use wloc_core::topology::TypeFilter;
 use wloc_core::Topology;
+use wloc_core::object::ObjType;
+use wloc_core::synthetic::{ExportFlags, export, parse};
+use wloc_core::topology::TypeFilter;
 
 /// lstopo's filters: keep everything but I/O and Misc.
 fn topology() -> Topology {

@@ -131,13 +131,15 @@ fn export_attrs(topo: &Topology, flags: ExportFlags, id: ObjId, out: &mut String
     let o = topo.obj(id);
     let mut parts: Vec<String> = Vec::new();
     if let (true, Some(c)) = (o.obj_type.is_cache(), o.cache())
-        && c.size != 0 {
-            parts.push(format!("size={}", c.size));
-        }
+        && c.size != 0
+    {
+        parts.push(format!("size={}", c.size));
+    }
     if let Some(n) = o.numa()
-        && n.local_memory != 0 {
-            parts.push(format!("memory={}", n.local_memory));
-        }
+        && n.local_memory != 0
+    {
+        parts.push(format!("memory={}", n.local_memory));
+    }
     if o.obj_type == ObjType::NUMANode && !flags.contains(ExportFlags::V1) {
         let mut size: u64 = 0;
         let mut cur = o.parent();

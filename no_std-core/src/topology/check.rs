@@ -160,12 +160,13 @@ impl Topology {
                 for &ch in &o.children {
                     let co = self.obj(ch);
                     if let Some(ccs) = &co.complete_cpuset
-                        && !cc.includes(ccs) {
-                            return Err(format!(
-                                "{} is not inside its parent's cpuset",
-                                self.describe(ch)
-                            ));
-                        }
+                        && !cc.includes(ccs)
+                    {
+                        return Err(format!(
+                            "{} is not inside its parent's cpuset",
+                            self.describe(ch)
+                        ));
+                    }
                 }
             } else if o.cpuset.is_some() || o.nodeset.is_some() {
                 return Err(format!("{} carries sets", self.describe(id)));
@@ -196,9 +197,10 @@ impl Topology {
             }
         }
         if let Some(last) = self.levels.last()
-            && last.iter().any(|&id| self.obj(id).obj_type != ObjType::PU) {
-                return Err("the bottom level is not made of PUs".into());
-            }
+            && last.iter().any(|&id| self.obj(id).obj_type != ObjType::PU)
+        {
+            return Err("the bottom level is not made of PUs".into());
+        }
         let pus = self.objs_by_type(ObjType::PU);
         let mut all = CpuSet::new();
         for &p in &pus {

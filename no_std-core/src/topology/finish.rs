@@ -258,13 +258,15 @@ impl Topology {
         // Usually nothing is disallowed: a read-only inclusion test avoids
         // rewriting (and renormalising) every set.
         if let Some(c) = &mut o.cpuset
-            && !c.is_included_in(ac) {
-                c.and_assign(ac);
-            }
+            && !c.is_included_in(ac)
+        {
+            c.and_assign(ac);
+        }
         if let Some(n) = &mut o.nodeset
-            && !n.is_included_in(an) {
-                n.and_assign(an);
-            }
+            && !n.is_included_in(an)
+        {
+            n.and_assign(an);
+        }
         let n = o.children.len() + o.memory_children.len();
         for i in 0..n {
             self.remove_unused_sets(self.normal_or_memory_child(id, i), ac, an);

@@ -317,15 +317,16 @@ impl Topology {
         let ins = res.id();
         let o = self.obj(ins);
         if o.obj_type == ObjType::PU
-            && let Some(os) = o.os_index {
-                let allowed = o.cpuset.as_ref().is_some_and(|c| c.is_set(os));
-                let root = self.root;
-                let r = self.obj_mut(root);
-                if allowed {
-                    r.cpuset.get_or_insert_with(CpuSet::new).set(os);
-                }
-                r.complete_cpuset.get_or_insert_with(CpuSet::new).set(os);
+            && let Some(os) = o.os_index
+        {
+            let allowed = o.cpuset.as_ref().is_some_and(|c| c.is_set(os));
+            let root = self.root;
+            let r = self.obj_mut(root);
+            if allowed {
+                r.cpuset.get_or_insert_with(CpuSet::new).set(os);
             }
+            r.complete_cpuset.get_or_insert_with(CpuSet::new).set(os);
+        }
         Ok(Some(res))
     }
 
@@ -644,12 +645,13 @@ impl Topology {
             Some(Inserted::New(i)) => {
                 let o = self.obj(i);
                 if o.obj_type == ObjType::NUMANode
-                    && let Some(os) = o.os_index {
-                        let root = self.root;
-                        let r = self.obj_mut(root);
-                        r.nodeset.get_or_insert_with(NodeSet::new).set(os);
-                        r.complete_nodeset.get_or_insert_with(NodeSet::new).set(os);
-                    }
+                    && let Some(os) = o.os_index
+                {
+                    let root = self.root;
+                    let r = self.obj_mut(root);
+                    r.nodeset.get_or_insert_with(NodeSet::new).set(os);
+                    r.complete_nodeset.get_or_insert_with(NodeSet::new).set(os);
+                }
             }
             _ => self.objs[id] = None,
         }
@@ -668,10 +670,12 @@ impl Topology {
                 let mut next = None;
                 for &c in &self.obj(parent).children {
                     if let Some(cs) = self.obj(c).cpuset.as_ref()
-                        && cs.includes(cpuset) && !cs.is_empty() {
-                            next = Some(c);
-                            break;
-                        }
+                        && cs.includes(cpuset)
+                        && !cs.is_empty()
+                    {
+                        next = Some(c);
+                        break;
+                    }
                 }
                 match next {
                     Some(c) if self.obj(c).cpuset.as_ref() == Some(cpuset) => {

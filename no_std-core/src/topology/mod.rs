@@ -349,9 +349,10 @@ impl Topology {
             Some(Ordering::Less) => SetCmp::Contains,
             Some(Ordering::Equal) => {
                 if let (Some(g1), Some(g2)) = (oa.group(), ob.group())
-                    && (g1.kind != g2.kind || g1.subkind != g2.subkind) {
-                        return SetCmp::Different;
-                    }
+                    && (g1.kind != g2.kind || g1.subkind != g2.subkind)
+                {
+                    return SetCmp::Different;
+                }
                 SetCmp::Equal
             }
         }

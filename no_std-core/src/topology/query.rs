@@ -206,9 +206,10 @@ impl Topology {
             }
             let o = self.obj(id);
             if o.cpuset.as_ref().is_some_and(|c| c.intersects(cpuset))
-                && let Some(os) = o.os_index {
-                    n.set(os);
-                }
+                && let Some(os) = o.os_index
+            {
+                n.set(os);
+            }
         }
         n
     }

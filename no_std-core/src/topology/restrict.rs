@@ -233,9 +233,10 @@ impl Topology {
                 let o = self.obj(n);
                 let cs = o.cpuset.clone().unwrap_or_default();
                 if (cs.is_empty() || dropped.includes(&cs))
-                    && let Some(os) = o.os_index {
-                        dropped_nodes.set(os);
-                    }
+                    && let Some(os) = o.os_index
+                {
+                    dropped_nodes.set(os);
+                }
             }
             if dropped_nodes.includes(&self.allowed_nodeset) {
                 return Err(RestrictError::NoNumaNodeLeft);
@@ -272,9 +273,10 @@ impl Topology {
                 let empty_cpus = o.cpuset.as_ref().is_none_or(|c| c.is_empty());
                 let gone = o.nodeset.as_ref().is_none_or(|n| dropped_nodes.includes(n));
                 if (empty_cpus || gone)
-                    && let Some(os) = o.os_index {
-                        dropped.set(os);
-                    }
+                    && let Some(os) = o.os_index
+                {
+                    dropped.set(os);
+                }
             }
             if dropped.includes(&self.allowed_cpuset) {
                 return Err(RestrictError::NoPuLeft);

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc_probe::acpi::{acpi_numa, Checksum, Hmat, Srat};
+use wloc_probe::acpi::{Checksum, Hmat, Srat, acpi_numa};
 
 fn srat() -> Vec<u8> {
     let mut t = b"SRAT\0\0\0\0\x03\0FUZZ  FUZZTABL\x01\0\0\0FUZZ\x01\0\0\0".to_vec();

@@ -20,9 +20,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(ids.len(), dedup.len());
             for (i, g) in m.giccs.iter().enumerate() {
                 assert_eq!(g.mpidr & !wloc_probe::acpi::MPIDR_HWID_MASK, 0);
-                assert!(!m.giccs[..i]
-                    .iter()
-                    .any(|h| h.mpidr == g.mpidr || h.uid == g.uid));
+                assert!(
+                    !m.giccs[..i]
+                        .iter()
+                        .any(|h| h.mpidr == g.mpidr || h.uid == g.uid)
+                );
             }
         }
         Err(e) => {

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wloc_core::{Topology, TypeFilter};
-use wloc_probe::acpi::{discover_arm, Checksum, Madt, Pptt};
+use wloc_probe::acpi::{Checksum, Madt, Pptt, discover_arm};
 
 /// A MADT with eight enabled GICC structures, UIDs 0-7, MPIDRs 0-7.
 fn madt() -> Madt {

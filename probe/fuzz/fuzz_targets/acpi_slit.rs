@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc_probe::acpi::{acpi_numa, Checksum, Slit, Srat};
+use wloc_probe::acpi::{Checksum, Slit, Srat, acpi_numa};
 
 /// Four domains 0 to 3 with two CPUs and memory each, but domain 3
 /// memory only.

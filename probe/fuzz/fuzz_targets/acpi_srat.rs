@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wloc_probe::acpi::{acpi_numa, Checksum, Srat};
+use wloc_probe::acpi::{Checksum, Srat, acpi_numa};
 
 fuzz_target!(|data: &[u8]| {
     let t = acpi_common::table(b"SRAT", data);

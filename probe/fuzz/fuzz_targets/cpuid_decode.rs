@@ -6,7 +6,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use wloc_core::{Topology, TypeFilter};
-use wloc_probe::{discover, CpuidSource};
+use wloc_probe::{CpuidSource, discover};
 
 /// Leaves the decoder reads.
 const LEAVES: [u32; 16] = [

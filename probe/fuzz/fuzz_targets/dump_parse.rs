@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wloc_core::Topology;
-use wloc_probe::{discover, CpuidSource, DumpSource};
+use wloc_probe::{CpuidSource, DumpSource, discover};
 
 fuzz_target!(|data: &[u8]| {
     // Byte 0 picks the layout; 0xff bytes separate files.

@@ -73,7 +73,7 @@ core::arch::global_asm!(
     options(att_syntax)
 );
 
-extern "C" {
+unsafe extern "C" {
     static wloc_ap_trampoline: u8;
     static wloc_ap_trampoline_end: u8;
 }
@@ -248,13 +248,15 @@ impl CpuRunner for ApRunner {
 /// # Safety
 /// `low` is the ICR low register of the local xAPIC.
 unsafe fn wait_idle(low: *mut u32) -> Result<(), String> {
-    for _ in 0..1_000_000 {
-        if low.read_volatile() & ICR_PENDING == 0 {
-            return Ok(());
+    unsafe {
+        for _ in 0..1_000_000 {
+            if low.read_volatile() & ICR_PENDING == 0 {
+                return Ok(());
+            }
+            core::hint::spin_loop();
         }
-        core::hint::spin_loop();
+        Err(String::from("the local APIC did not send an IPI"))
     }
-    Err(String::from("the local APIC did not send an IPI"))
 }
 
 /// About `n` microseconds on PC hardware: writes to the unused POST port

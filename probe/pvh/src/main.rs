@@ -33,7 +33,7 @@ use core::fmt::Write;
 use linked_list_allocator::LockedHeap;
 use uart_16550::{Config, Uart16550Tty};
 use wloc_probe::acpi::{AcpiTables, Checksum, Madt, PhysicalMemory, Signature};
-use wloc_probe::firmware::{self, apic_id_here, Cpu, CpuidCollector};
+use wloc_probe::firmware::{self, Cpu, CpuidCollector, apic_id_here};
 use x86_64::instructions::port::Port;
 
 use start_info::StartInfo;
@@ -62,7 +62,7 @@ struct HeapSpace([u8; HEAP_BYTES]);
 static mut HEAP_SPACE: HeapSpace = HeapSpace([0; HEAP_BYTES]);
 
 /// Called by `boot` in long mode with the start info's physical address.
-#[no_mangle]
+#[unsafe(no_mangle)]
 extern "C" fn pvh_main(start_info: u32) -> ! {
     // SAFETY: called once, before any allocation; the space is ours.
     unsafe {

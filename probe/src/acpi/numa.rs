@@ -544,9 +544,10 @@ fn attached_initiators(
         if let Some(t) = index
             .node_of_domain(d.memory_domain)
             .filter(|&t| is_target(t))
-            && index.domain_to_os.contains_key(&d.initiator_domain) {
-                attached.insert(t, d.initiator_domain);
-            }
+            && index.domain_to_os.contains_key(&d.initiator_domain)
+        {
+            attached.insert(t, d.initiator_domain);
+        }
     }
     attached
 }
@@ -673,19 +674,22 @@ fn localities(
                 registered = true;
                 for os in inits {
                     if *os != nodes[i].os_index
-                        && let Some(&j) = pos.get(os) {
-                            let add = loc[j].clone();
-                            loc[i].extend(add);
-                        }
-                }
-            }
-            if cpuless && (!registered || !own_cpus(&loc[i]))
-                && let Some(d) = distances {
-                    for j in nearest_nodes(d, nodes.len(), i) {
+                        && let Some(&j) = pos.get(os)
+                    {
                         let add = loc[j].clone();
                         loc[i].extend(add);
                     }
                 }
+            }
+            if cpuless
+                && (!registered || !own_cpus(&loc[i]))
+                && let Some(d) = distances
+            {
+                for j in nearest_nodes(d, nodes.len(), i) {
+                    let add = loc[j].clone();
+                    loc[i].extend(add);
+                }
+            }
         }
     }
     loc

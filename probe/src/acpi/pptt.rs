@@ -272,12 +272,13 @@ impl Pptt {
         for p in &processors {
             let at = p.offset as usize;
             if let Some(parent) = p.parent
-                && !proc_at.contains_key(&parent) {
-                    return Err(r.invalid(
-                        at + 8,
-                        "the parent is not a processor hierarchy node of the table",
-                    ));
-                }
+                && !proc_at.contains_key(&parent)
+            {
+                return Err(r.invalid(
+                    at + 8,
+                    "the parent is not a processor hierarchy node of the table",
+                ));
+            }
             for (i, res) in p.resources.iter().enumerate() {
                 if !starts.contains_key(res) {
                     return Err(r.invalid(
@@ -289,12 +290,13 @@ impl Pptt {
         }
         for c in &caches {
             if let Some(next) = c.next_level
-                && !cache_at.contains_key(&next) {
-                    return Err(r.invalid(
-                        c.offset as usize + 8,
-                        "the next level of cache is not a cache structure of the table",
-                    ));
-                }
+                && !cache_at.contains_key(&next)
+            {
+                return Err(r.invalid(
+                    c.offset as usize + 8,
+                    "the next level of cache is not a cache structure of the table",
+                ));
+            }
         }
         let parents: BTreeSet<u32> = processors.iter().filter_map(|p| p.parent).collect();
         let mut pptt = Pptt {

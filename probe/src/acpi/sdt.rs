@@ -335,12 +335,13 @@ pub fn parse_table(
 ) -> Result<(SdtHeader, &[u8]), AcpiError> {
     let header = SdtHeader::parse(bytes)?;
     if let Some(e) = expected
-        && header.signature != e {
-            return Err(AcpiError::BadSignature {
-                expected: e,
-                found: header.signature,
-            });
-        }
+        && header.signature != e
+    {
+        return Err(AcpiError::BadSignature {
+            expected: e,
+            found: header.signature,
+        });
+    }
     let table = header.signature;
     let length = header.length as usize;
     if length < SDT_HEADER_LEN {

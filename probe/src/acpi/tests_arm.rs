@@ -639,9 +639,10 @@ fn arm_mutations_never_panic() {
                 let mut x = t.clone();
                 x[i] = v;
                 if let Ok(p) = Pptt::parse_with(&x, Checksum::Ignore)
-                    && let Ok(topo) = discover_arm(&madt, Some(&p), Some(0), keep_all()) {
-                        assert_eq!(topo.check(), Ok(()));
-                    }
+                    && let Ok(topo) = discover_arm(&madt, Some(&p), Some(0), keep_all())
+                {
+                    assert_eq!(topo.check(), Ok(()));
+                }
                 if let Ok(m2) = Madt::parse_with(&x, Checksum::Ignore) {
                     let _ = discover_arm(&m2, None, Some(0), keep_all());
                 }

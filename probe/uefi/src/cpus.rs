@@ -12,7 +12,7 @@ use core::time::Duration;
 use uefi::boot::{self, ScopedProtocol};
 use uefi::proto::pi::mp::MpServices;
 use wloc_probe::acpi::Madt;
-use wloc_probe::firmware::{apic_id_here, Cpu, CpuRunner, CpuidCollector};
+use wloc_probe::firmware::{Cpu, CpuRunner, CpuidCollector, apic_id_here};
 
 /// How long one AP may take to answer its queries.
 const AP_TIMEOUT: Duration = Duration::from_secs(10);

@@ -126,7 +126,7 @@ fn run(out: &mut SerialOut) -> Result<(), String> {
 /// Probes the machine and prints its topology.
 #[cfg(target_arch = "aarch64")]
 fn run(out: &mut SerialOut) -> Result<(), String> {
-    use wloc_probe::acpi::{arm_cpus, discover_arm, os_index_of_uid, Pptt};
+    use wloc_probe::acpi::{Pptt, arm_cpus, discover_arm, os_index_of_uid};
     let tables = acpi_tables()?.ok_or_else(|| {
         String::from("the firmware publishes no ACPI tables (a device tree alone is not read)")
     })?;

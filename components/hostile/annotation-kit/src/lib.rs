@@ -16,7 +16,7 @@ pub mod bindings {
 
 pub use bindings::wloc::backend::types::*;
 pub use bindings::wloc::backend::{config, files, log, topology};
-pub use bindings::{export, Guest};
+pub use bindings::{Guest, export};
 
 /// Exports a function `fn() -> Result<Annotations, String>` (the attack)
 /// as the component's `annotate`.

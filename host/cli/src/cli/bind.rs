@@ -84,9 +84,10 @@ fn nodes_to_cpus(topo: &Topology, nodes: &NodeSet) -> CpuSet {
     for id in topo.objs_by_type(ObjType::NUMANode) {
         let o = topo.obj(id);
         if let (Some(cs), Some(os)) = (&o.cpuset, o.os_index)
-            && nodes.is_set(os) {
-                cpus |= cs;
-            }
+            && nodes.is_set(os)
+        {
+            cpus |= cs;
+        }
     }
     cpus
 }
@@ -222,10 +223,11 @@ impl Plan {
         // With --nodeset, bare set strings are NUMA node sets.
         if self.use_nodeset
             && let [w] = words.as_slice()
-                && let Ok(b) = w.parse::<wloc_core::Bitmap>() {
-                    let nodes = NodeSet::from_bitmap(b);
-                    return Ok((nodes_to_cpus(topo, &nodes), nodes));
-                }
+            && let Ok(b) = w.parse::<wloc_core::Bitmap>()
+        {
+            let nodes = NodeSet::from_bitmap(b);
+            return Ok((nodes_to_cpus(topo, &nodes), nodes));
+        }
         let opts = wloc_locality::EvalOptions {
             physical_input: self.physical,
         };

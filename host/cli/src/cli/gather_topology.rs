@@ -207,9 +207,10 @@ impl Recording {
                 self.save_dir(&target);
             }
             if let Some(dev) = canonical_target(&target.join("device"))
-                && !in_pci_tree(&dev) {
-                    self.save_dir(&dev);
-                }
+                && !in_pci_tree(&dev)
+            {
+                self.save_dir(&dev);
+            }
         }
     }
 

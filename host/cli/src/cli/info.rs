@@ -350,11 +350,12 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         );
     }
     if let Some(p) = o.pci()
-        && o.obj_type == ObjType::PCIDevice {
-            for (k, v) in pci_attr_lines(p) {
-                line(k, &v);
-            }
+        && o.obj_type == ObjType::PCIDevice
+    {
+        for (k, v) in pci_attr_lines(p) {
+            line(k, &v);
         }
+    }
     if o.obj_type == ObjType::OSDevice {
         line("attr osdev type", &full_type(topo, id));
     }

@@ -375,9 +375,11 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
         return Err("hiding PUs (--no-smt, --ignore PU, --filter PU:none) is not implemented for pictures; the console listing hides them".into());
     }
     if let Some(p) = &path
-        && Path::new(p).exists() && !a.force {
-            return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
-        }
+        && Path::new(p).exists()
+        && !a.force
+    {
+        return Err(format!("output file '{p}' exists; use -f to overwrite it").into());
+    }
     let mut topo = configured_topology(a)?;
     if let Some(r) = input::env_var("CPUKINDS_RANKING") {
         topo.cpukinds_ranking = wloc_core::cpukinds::Ranking::parse(&r)

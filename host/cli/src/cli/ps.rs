@@ -156,9 +156,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &PsArgs) -> super::Result {
         Some(u) => parse_uid(u)?,
     };
     if let Some(p) = a.pid
-        && p <= 0 {
-            return Err(format!("invalid --pid {p}: process ids are positive").into());
-        }
+        && p <= 0
+    {
+        return Err(format!("invalid --pid {p}: process ids are positive").into());
+    }
     // This machine (or the environment's input), with hwloc's default
     // filters, taken as this system.
     let args = TopologyArgs {
@@ -185,9 +186,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &PsArgs) -> super::Result {
             continue;
         };
         if let Some(n) = &a.name
-            && !name.contains(n.as_str()) {
-                continue;
-            }
+            && !name.contains(n.as_str())
+        {
+            continue;
+        }
         let mut threads = Vec::new();
         let mut bound_threads = 0;
         if a.threads {

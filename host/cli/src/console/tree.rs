@@ -82,9 +82,10 @@ impl Renderer<'_> {
                 }
             }
             if let Some(name) = &o.name
-                && matches!(o.obj_type, ObjType::Misc | ObjType::Group) {
-                    let _ = write!(s, " {name}");
-                }
+                && matches!(o.obj_type, ObjType::Misc | ObjType::Group)
+            {
+                let _ = write!(s, " {name}");
+            }
             let phys = if mode == IndexMode::Default
                 && os != u32::MAX
                 && (v >= 2 || matches!(o.obj_type, ObjType::PU | ObjType::NUMANode))
@@ -118,10 +119,10 @@ impl Renderer<'_> {
             }
             if let Some(name) = &o.name
                 && (o.obj_type == ObjType::OSDevice || v >= 2)
-                    && !matches!(o.obj_type, ObjType::Misc | ObjType::Group)
-                {
-                    let _ = write!(s, " \"{name}\"");
-                }
+                && !matches!(o.obj_type, ObjType::Misc | ObjType::Group)
+            {
+                let _ = write!(s, " \"{name}\"");
+            }
         }
         if let Some(cs) = &o.cpuset {
             if self.cpuset_level == 1 {

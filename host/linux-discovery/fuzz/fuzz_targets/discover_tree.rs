@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use wloc_core::{Topology, TypeFilter};
-use wloc_linux::{discover, MemFs, Options};
+use wloc_linux::{MemFs, Options, discover};
 
 const CPU: &str = "/sys/devices/system/cpu";
 const NODE: &str = "/sys/devices/system/node";
