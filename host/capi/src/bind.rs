@@ -19,10 +19,11 @@
 //! calling thread's, as in hwloc.
 //!
 //! Per-thread calls go through [`wloc_bind::Binder`]; what it has no
-//! call for (a `pthread_t`, hwloc's walk over a process's threads, the
-//! memory allocator) uses libc directly.
+//! call for (a `pthread_t`, anonymous pages) through [`wloc_bind::raw`]:
+//! the library makes no system call of its own. hwloc's walk over a
+//! process's threads and its heap fallback (`posix_memalign`) stay here.
 
-use std::os::raw::{c_int, c_ulong, c_void};
+use std::os::raw::{c_int, c_void};
 
 use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet};
 use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
@@ -496,77 +497,24 @@ pub unsafe extern "C" fn hwloc_get_proc_cpubind(
     })
 }
 
-/// A kernel CPU mask (words of `unsigned long`) of at least `bits` bits.
-fn cpu_mask(set: &CpuSet, bits: usize) -> Vec<c_ulong> {
-    let word = c_ulong::BITS as usize;
-    let last = set.last().map_or(0, |l| l as usize + 1);
-    let mut words = vec![0 as c_ulong; last.max(bits).div_ceil(word).max(1)];
-    for i in set.iter() {
-        let i = i as usize;
-        words[i / word] |= 1 << (i % word);
-    }
-    words
+/// The `errno` of a failed system call.
+fn os_errno(e: &std::io::Error) -> c_int {
+    e.raw_os_error().unwrap_or(libc::EINVAL)
 }
 
-/// The set held in a kernel CPU mask.
-fn from_cpu_mask(words: &[c_ulong]) -> CpuSet {
-    let word = c_ulong::BITS as usize;
-    let mut set = CpuSet::new();
-    for (w, &v) in words.iter().enumerate() {
-        for bit in 0..word {
-            if v & (1 << bit) != 0 {
-                set.set((w * word + bit) as u32);
-            }
-        }
-    }
-    set
-}
-
-/// Binds a `pthread_t` of this process with `pthread_setaffinity_np`.
+/// Binds a `pthread_t` of this process.
 fn set_pthread_binding(thread: libc::pthread_t, set: &CpuSet) -> Res<()> {
-    let mask = cpu_mask(set, 0);
-    // SAFETY: the mask holds size_of_val(mask) bytes; the thread handle is
-    // the caller's (hwloc's contract: a live thread of this process).
-    let r = unsafe {
-        libc::pthread_setaffinity_np(
-            thread,
-            std::mem::size_of_val(mask.as_slice()),
-            mask.as_ptr() as *const libc::cpu_set_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(r)
-    }
+    wloc_bind::raw::set_pthread_affinity(thread, set).map_err(|e| os_errno(&e))
 }
 
-/// The binding of a `pthread_t` of this process, with a mask grown until
-/// it holds the kernel's.
+/// The binding of a `pthread_t` of this process.
 fn pthread_binding(thread: libc::pthread_t) -> Res<CpuSet> {
-    let mut bits = 1024usize;
-    loop {
-        let mut mask = cpu_mask(&CpuSet::new(), bits);
-        // SAFETY: the kernel writes at most size_of_val(mask) bytes.
-        let r = unsafe {
-            libc::pthread_getaffinity_np(
-                thread,
-                std::mem::size_of_val(mask.as_slice()),
-                mask.as_mut_ptr() as *mut libc::cpu_set_t,
-            )
-        };
-        match r {
-            0 => return Ok(from_cpu_mask(&mask)),
-            libc::EINVAL if bits < 1 << 20 => bits *= 2,
-            e => return Err(e),
-        }
-    }
+    wloc_bind::raw::pthread_affinity(thread).map_err(|e| os_errno(&e))
 }
 
 /// Whether `thread` is the calling thread.
 fn is_self(thread: libc::pthread_t) -> bool {
-    // SAFETY: pthread_self and pthread_equal have no preconditions.
-    unsafe { libc::pthread_equal(thread, libc::pthread_self()) != 0 }
+    wloc_bind::raw::is_calling_thread(thread)
 }
 
 /// `hwloc_set_thread_cpubind`.
@@ -997,29 +945,18 @@ pub unsafe extern "C" fn hwloc_get_area_memlocation(
 /// `free`). NULL with `errno` on failure.
 fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
     if t.model.is_thissystem {
-        // SAFETY: a fresh private anonymous mapping touches no memory.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            std::ptr::null_mut()
-        } else {
-            p
+        match wloc_bind::raw::map_anonymous(len) {
+            Ok(p) => p.as_ptr().cast(),
+            Err(e) => {
+                set_errno(os_errno(&e));
+                std::ptr::null_mut()
+            }
         }
     } else {
         let mut p = std::ptr::null_mut();
-        // SAFETY: sysconf has no preconditions; posix_memalign writes p.
-        let r = unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE).max(64) as usize;
-            libc::posix_memalign(&mut p, page, len)
-        };
+        let page = wloc_bind::raw::page_size().max(64);
+        // SAFETY: posix_memalign writes p; page is a power of two.
+        let r = unsafe { libc::posix_memalign(&mut p, page, len) };
         // hwloc stores posix_memalign's result in errno, 0 included.
         set_errno(r);
         if r != 0 {
@@ -1087,8 +1024,8 @@ fn alloc_membind_nodes(
     // SAFETY: p..p+len was just mapped.
     if let Err(e) = unsafe { bind_area(&t.model, p, len, &nodes, pol, flags) } {
         if strict {
-            // SAFETY: the mapping made above.
-            unsafe { libc::munmap(p, len) };
+            // SAFETY: the mapping made above, not handed out.
+            let _ = unsafe { wloc_bind::raw::unmap(p.cast(), len) };
             set_errno(e);
             return std::ptr::null_mut();
         }
@@ -1157,7 +1094,10 @@ pub unsafe extern "C" fn hwloc_free(
                 return 0;
             }
             // SAFETY: the caller frees what hwloc_alloc* mapped, whole.
-            unsafe { libc::munmap(addr, len) }
+            match unsafe { wloc_bind::raw::unmap(addr.cast(), len) } {
+                Ok(()) => 0,
+                Err(e) => fail(os_errno(&e)),
+            }
         } else {
             // SAFETY: memory from posix_memalign in alloc_for (or NULL).
             unsafe { libc::free(addr) };

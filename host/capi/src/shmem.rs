@@ -58,13 +58,7 @@ type Res<T> = Result<T, c_int>;
 
 /// The system's page size.
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
-    }
+    wloc_bind::raw::page_size() as u64
 }
 
 /// Checks the arguments hwloc requires page-aligned.

@@ -1811,9 +1811,7 @@ fn hwloc2_x86_cache_infos(m: &mut Topology) {
 
 /// The number of online processors (hwloc's fallback discovery).
 fn online_pus() -> usize {
-    // SAFETY: sysconf has no memory effects.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1)
+    wloc_bind::raw::online_cpus()
 }
 
 /// `hwloc_topology_load`.
