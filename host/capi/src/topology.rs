@@ -1483,7 +1483,7 @@ impl hwloc_topology {
         let imported = matches!(source, Source::Input(Input::Xml(_)) | Source::XmlBuffer(_))
             || (matches!(source, Source::Input(Input::Image(_))) && !launcher_image);
         if launcher_image {
-            hwloc2_x86_cache_infos(&mut m);
+            wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
         }
         if !imported {
             hwloc2_pci_domains(&mut m);
@@ -1534,7 +1534,7 @@ impl hwloc_topology {
             }
             Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default => {
                 let mut m = discovered(Target::ThisSystem, &base)?;
-                hwloc2_x86_cache_infos(&mut m);
+                wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
                 m
             }
         })
@@ -1617,102 +1617,26 @@ pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_t
     Box::into_raw(t)
 }
 
-/// The root's infos as hwloc 2.9 shows them: the root's own, then the
-/// topology's, all on the root object (where `hwloc_obj_add_info`
-/// appends after them). For a topology wloc discovered (or a launcher's
-/// image of it), hwloc 3's forms become hwloc 2's: the `Backend` infos
-/// before the operating system's ones, no page-size infos, block sizes
-/// without their unit, and the `hwlocVersion` and `ProcessName` infos
-/// hwloc adds when it discovers. What was imported stays as written.
+/// The root's infos as hwloc 2.9 shows them ([`wloc_xml::hwloc2::present`]);
+/// for a topology wloc discovered (or a launcher's image of it), with the
+/// `hwlocVersion` and `ProcessName` infos hwloc adds when it discovers
+/// (none with `HWLOC_DONT_ADD_VERSION_INFO`, any value, as in hwloc).
 /// `hwlocVersion` is the API version this library implements (README).
 fn hwloc2_infos(m: &mut Topology, discovered: bool) {
-    let root = m.root();
-    let topo_infos = std::mem::take(&mut m.infos);
-    let mut infos = std::mem::take(&mut m.obj_mut(root).infos);
-    // The root's own infos (DMI, platform) come before the topology's.
-    let own = infos.len();
-    infos.extend(topo_infos);
-    if discovered {
-        // hwloc 2's Linux backend names itself before the cgroup and the
-        // operating system; hwloc 3 has no page-size infos in version 2.
-        const AFTER_BACKEND: [&str; 6] = [
-            "LinuxCgroup",
-            "OSName",
-            "OSRelease",
-            "OSVersion",
-            "HostName",
-            "Architecture",
-        ];
-        let own_kept = infos[..own]
-            .iter()
-            .filter(|i| !matches!(i.name.as_str(), "Backend" | "PageSizeNr" | "PageSizes"))
-            .count();
-        infos.retain(|i| i.name != "PageSizeNr" && i.name != "PageSizes");
-        let (backend, mut rest): (Vec<_>, Vec<_>) =
-            infos.into_iter().partition(|i| i.name == "Backend");
-        let at = rest
-            .iter()
-            .position(|i| AFTER_BACKEND.contains(&i.name.as_str()))
-            .unwrap_or(rest.len())
-            .min(own_kept);
-        rest.splice(at..at, backend);
-        infos = rest;
-        let has = |n: &str| infos.iter().any(|i| i.name == n);
-        let mut add = Vec::new();
-        // HWLOC_DONT_ADD_VERSION_INFO (any value): neither info, as in hwloc.
-        let dont_add = wloc_trust::env::var_os("HWLOC_DONT_ADD_VERSION_INFO").is_some();
-        if !has("hwlocVersion") && !dont_add {
-            add.push(("hwlocVersion", Some("2.9.0".to_string())));
-        }
-        if !has("ProcessName") && !dont_add {
-            add.push(("ProcessName", process_name()));
-        }
-        for (name, value) in add {
-            if let Some(value) = value {
-                infos.push(wloc_core::object::Info {
-                    name: name.into(),
-                    value,
-                });
-            }
-        }
-        // hwloc 2 gives Linux capacity kinds their rank among the
-        // capacities as forced efficiency; hwloc 3 the capacity itself.
-        let capacity = |k: &wloc_core::cpukinds::CpuKind| {
-            k.infos
-                .iter()
-                .find(|i| i.name == "LinuxCapacity")
-                .and_then(|i| i.value.parse::<u64>().ok())
-        };
-        let mut capacities: Vec<u64> = m.cpukinds.iter().filter_map(capacity).collect();
-        capacities.sort_unstable();
-        capacities.dedup();
-        for k in &mut m.cpukinds {
-            if let (Some(c), Some(_)) = (capacity(k), k.forced_efficiency) {
-                k.forced_efficiency = capacities.binary_search(&c).ok().map(|r| r as i32);
-            }
-        }
-        // hwloc 3 writes block devices' sizes with their unit; hwloc 2
-        // writes the number of KiB alone.  hwloc 3 describes memory
-        // modules further (form factor, type, size, rank); hwloc 2 does not.
-        for id in m.iter_dfs() {
-            let o = m.obj_mut(id);
-            if o.obj_type == ObjType::Misc && o.subtype.as_deref() == Some("MemoryModule") {
-                o.infos.retain(|i| {
-                    !matches!(i.name.as_str(), "FormFactor" | "Type" | "Size" | "Rank")
-                });
-                continue;
-            }
-            if o.obj_type != ObjType::OSDevice {
-                continue;
-            }
-            for i in o.infos.iter_mut().filter(|i| i.name == "Size") {
-                if let Some(kib) = i.value.strip_suffix("KiB") {
-                    i.value = kib.to_string();
-                }
-            }
+    let mut added = Vec::new();
+    if discovered && wloc_trust::env::var_os("HWLOC_DONT_ADD_VERSION_INFO").is_none() {
+        added.push(wloc_core::object::Info {
+            name: "hwlocVersion".into(),
+            value: "2.9.0".into(),
+        });
+        if let Some(value) = process_name() {
+            added.push(wloc_core::object::Info {
+                name: "ProcessName".into(),
+                value,
+            });
         }
     }
-    m.obj_mut(root).infos = infos;
+    wloc_xml::hwloc2::present(m, discovered, added);
 }
 
 /// hwloc 2's ABI holds 16-bit PCI domains (Debian's libhwloc is built
@@ -1784,29 +1708,6 @@ fn discovered(target: Target, base: &Topology) -> Result<Topology, LoadFailure> 
         verbose(&format!("annotation skipped: {w}"));
     }
     Ok(m)
-}
-
-/// On x86, hwloc 2.9's x86 backend gives every CPU cache of this machine
-/// an `Inclusive` info (hwloc 3 keeps it as an attribute, as wloc does).
-fn hwloc2_x86_cache_infos(m: &mut Topology) {
-    let x86 = m.obj(m.root()).infos.iter().chain(&m.infos).any(|i| {
-        i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386")
-    });
-    if !x86 {
-        return;
-    }
-    for id in m.iter_dfs() {
-        let o = m.obj_mut(id);
-        if !o.obj_type.is_cache() || o.info("Inclusive").is_some() {
-            continue;
-        }
-        let Some(c) = o.cache() else { continue };
-        let v = if c.inclusive { "1" } else { "0" };
-        o.infos.push(wloc_core::object::Info {
-            name: "Inclusive".into(),
-            value: v.into(),
-        });
-    }
 }
 
 /// The number of online processors (hwloc's fallback discovery).
