@@ -28,12 +28,13 @@ use std::os::raw::{c_int, c_void};
 use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet};
 use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
 
+use crate::ffi::{fail, set_errno};
+use crate::handle::Handle;
 use crate::topology::{hwloc_topology, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING};
 use crate::types::{
     hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_cpubind_support,
     hwloc_topology_membind_support, hwloc_topology_t,
 };
-use crate::{fail, guard, set_errno};
 
 /// `HWLOC_CPUBIND_PROCESS`.
 const CPUBIND_PROCESS: c_int = 1 << 0;
@@ -76,6 +77,12 @@ fn errno_of(e: &BindError) -> c_int {
         BindError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EINVAL),
         _ => libc::EINVAL,
     }
+}
+
+/// A binding entry's body on the loaded topology (`EINVAL` without one):
+/// 0, or -1 with `errno`.
+fn on_loaded(h: Handle<'_>, body: impl FnOnce(&hwloc_topology) -> Res<()>) -> c_int {
+    status(h.loaded_or_einval().and_then(body))
 }
 
 /// 0, or -1 with `errno`.
@@ -437,12 +444,10 @@ pub unsafe extern "C" fn hwloc_set_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| set_cpubind_impl(t, set, flags, |t| this_target(t, flags))),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            set_cpubind_impl(t, set, flags, |t| this_target(t, flags))
+        })
     })
 }
 
@@ -453,12 +458,10 @@ pub unsafe extern "C" fn hwloc_get_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)
+        })
     })
 }
 
@@ -470,12 +473,10 @@ pub unsafe extern "C" fn hwloc_set_proc_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))
+        })
     })
 }
 
@@ -487,13 +488,10 @@ pub unsafe extern "C" fn hwloc_get_proc_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
+        })
     })
 }
 
@@ -525,28 +523,25 @@ pub unsafe extern "C" fn hwloc_set_thread_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !CPUBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                // SAFETY: a C bitmap argument.
-                let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
-                if !t.model.is_thissystem {
-                    return Ok(());
-                }
-                if t.pid != 0 {
-                    return Err(libc::ENOSYS);
-                }
-                if is_self(thread) {
-                    set_cpubind_on(&t.model, Who::Thread(0), &set)
-                } else {
-                    set_pthread_binding(thread, &set)
-                }
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            if flags & !CPUBIND_ALLFLAGS != 0 {
+                return Err(libc::EINVAL);
+            }
+            // SAFETY: a C bitmap argument.
+            let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
+            if !t.model.is_thissystem {
+                return Ok(());
+            }
+            if t.pid != 0 {
+                return Err(libc::ENOSYS);
+            }
+            if is_self(thread) {
+                set_cpubind_on(&t.model, Who::Thread(0), &set)
+            } else {
+                set_pthread_binding(thread, &set)
+            }
+        })
     })
 }
 
@@ -558,26 +553,23 @@ pub unsafe extern "C" fn hwloc_get_thread_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !CPUBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let r = if !t.model.is_thissystem {
-                    t.model.complete_cpuset().clone()
-                } else if t.pid != 0 {
-                    return Err(libc::ENOSYS);
-                } else if is_self(thread) {
-                    get_cpubind_on(&t.model, Who::Thread(0), flags)?
-                } else {
-                    pthread_binding(thread)?
-                };
-                // SAFETY: a C bitmap argument.
-                unsafe { put_bits(set, r.bitmap().clone()) }
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            if flags & !CPUBIND_ALLFLAGS != 0 {
+                return Err(libc::EINVAL);
+            }
+            let r = if !t.model.is_thissystem {
+                t.model.complete_cpuset().clone()
+            } else if t.pid != 0 {
+                return Err(libc::ENOSYS);
+            } else if is_self(thread) {
+                get_cpubind_on(&t.model, Who::Thread(0), flags)?
+            } else {
+                pthread_binding(thread)?
+            };
+            // SAFETY: a C bitmap argument.
+            unsafe { put_bits(set, r.bitmap().clone()) }
+        })
     })
 }
 
@@ -588,12 +580,10 @@ pub unsafe extern "C" fn hwloc_get_last_cpu_location(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)
+        })
     })
 }
 
@@ -605,13 +595,10 @@ pub unsafe extern "C" fn hwloc_get_proc_last_cpu_location(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
+        })
     })
 }
 
@@ -681,23 +668,20 @@ pub unsafe extern "C" fn hwloc_set_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                let (nodes, pol) = mem_request(t, set, policy, flags)?;
-                if !t.model.is_thissystem {
-                    return Ok(());
-                }
-                if flags & MEMBIND_PROCESS != 0 {
-                    return Err(libc::ENOSYS);
-                }
-                check_linux_policy(&t.model, pol, &nodes)?;
-                Binder::new(&t.model)
-                    .bind_memory(&nodes, pol, mem_flags(flags))
-                    .map_err(|e| errno_of(&e))
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            let (nodes, pol) = mem_request(t, set, policy, flags)?;
+            if !t.model.is_thissystem {
+                return Ok(());
+            }
+            if flags & MEMBIND_PROCESS != 0 {
+                return Err(libc::ENOSYS);
+            }
+            check_linux_policy(&t.model, pol, &nodes)?;
+            Binder::new(&t.model)
+                .bind_memory(&nodes, pol, mem_flags(flags))
+                .map_err(|e| errno_of(&e))
+        })
     })
 }
 
@@ -709,24 +693,21 @@ pub unsafe extern "C" fn hwloc_get_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let r = if !t.model.is_thissystem {
-                    (t.model.complete_nodeset().clone(), POLICY_MIXED)
-                } else if flags & MEMBIND_PROCESS != 0 {
-                    return Err(libc::ENOSYS);
-                } else {
-                    thread_membind(&t.model, flags)?
-                };
-                // SAFETY: the caller's set and policy.
-                unsafe { put_membind(&t.model, set, policy, flags, r) }
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            if flags & !MEMBIND_ALLFLAGS != 0 {
+                return Err(libc::EINVAL);
+            }
+            let r = if !t.model.is_thissystem {
+                (t.model.complete_nodeset().clone(), POLICY_MIXED)
+            } else if flags & MEMBIND_PROCESS != 0 {
+                return Err(libc::ENOSYS);
+            } else {
+                thread_membind(&t.model, flags)?
+            };
+            // SAFETY: the caller's set and policy.
+            unsafe { put_membind(&t.model, set, policy, flags, r) }
+        })
     })
 }
 
@@ -740,18 +721,15 @@ pub unsafe extern "C" fn hwloc_set_proc_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                mem_request(t, set, policy, flags)?;
-                if t.model.is_thissystem {
-                    Err(libc::ENOSYS)
-                } else {
-                    Ok(())
-                }
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            mem_request(t, set, policy, flags)?;
+            if t.model.is_thissystem {
+                Err(libc::ENOSYS)
+            } else {
+                Ok(())
+            }
+        })
     })
 }
 
@@ -765,21 +743,18 @@ pub unsafe extern "C" fn hwloc_get_proc_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                if t.model.is_thissystem {
-                    return Err(libc::ENOSYS);
-                }
-                let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
-                // SAFETY: the caller's set and policy.
-                unsafe { put_membind(&t.model, set, policy, flags, r) }
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            if flags & !MEMBIND_ALLFLAGS != 0 {
+                return Err(libc::EINVAL);
+            }
+            if t.model.is_thissystem {
+                return Err(libc::ENOSYS);
+            }
+            let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
+            // SAFETY: the caller's set and policy.
+            unsafe { put_membind(&t.model, set, policy, flags, r) }
+        })
     })
 }
 
@@ -829,31 +804,28 @@ pub unsafe extern "C" fn hwloc_set_area_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                // SAFETY: a C bitmap argument.
-                let bits = unsafe { bits_of(set) }?;
-                if flags & MEMBIND_BYNODESET == 0 {
-                    fix_membind_cpuset(&t.model, bits)?;
-                }
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let pol = policy_from_c(policy)?;
-                // An empty area is fine before its set is checked, as in hwloc.
-                if len == 0 {
-                    return Ok(());
-                }
-                let nodes = nodes_of(&t.model, bits, flags)?;
-                if !t.model.is_thissystem {
-                    return Ok(());
-                }
-                // SAFETY: hwloc's contract on the area.
-                unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
-            }),
-        )
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            // SAFETY: a C bitmap argument.
+            let bits = unsafe { bits_of(set) }?;
+            if flags & MEMBIND_BYNODESET == 0 {
+                fix_membind_cpuset(&t.model, bits)?;
+            }
+            if flags & !MEMBIND_ALLFLAGS != 0 {
+                return Err(libc::EINVAL);
+            }
+            let pol = policy_from_c(policy)?;
+            // An empty area is fine before its set is checked, as in hwloc.
+            if len == 0 {
+                return Ok(());
+            }
+            let nodes = nodes_of(&t.model, bits, flags)?;
+            if !t.model.is_thissystem {
+                return Ok(());
+            }
+            // SAFETY: hwloc's contract on the area.
+            unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
+        })
     })
 }
 
@@ -869,33 +841,30 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
-                    return Err(libc::EINVAL);
-                }
-                let m = &t.model;
-                let r = if !m.is_thissystem {
-                    (m.complete_nodeset().clone(), POLICY_MIXED)
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
+                return Err(libc::EINVAL);
+            }
+            let m = &t.model;
+            let r = if !m.is_thissystem {
+                (m.complete_nodeset().clone(), POLICY_MIXED)
+            } else {
+                // SAFETY: hwloc's contract on the area.
+                let bytes = unsafe { area(addr, len) }?;
+                let (nodes, pol) = Binder::new(m)
+                    .area_memory_binding(bytes, MemBindFlags::empty())
+                    .map_err(|e| errno_of(&e))?;
+                let nodes = if pol == MemPolicy::FirstTouch {
+                    m.nodeset().clone()
                 } else {
-                    // SAFETY: hwloc's contract on the area.
-                    let bytes = unsafe { area(addr, len) }?;
-                    let (nodes, pol) = Binder::new(m)
-                        .area_memory_binding(bytes, MemBindFlags::empty())
-                        .map_err(|e| errno_of(&e))?;
-                    let nodes = if pol == MemPolicy::FirstTouch {
-                        m.nodeset().clone()
-                    } else {
-                        nodes
-                    };
-                    (nodes, policy_to_c(pol)?)
+                    nodes
                 };
-                // SAFETY: the caller's set and policy.
-                unsafe { put_membind(m, set, policy, flags, r) }
-            }),
-        )
+                (nodes, policy_to_c(pol)?)
+            };
+            // SAFETY: the caller's set and policy.
+            unsafe { put_membind(m, set, policy, flags, r) }
+        })
     })
 }
 
@@ -909,34 +878,31 @@ pub unsafe extern "C" fn hwloc_get_area_memlocation(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
+    entry!(topology, -1, |h| {
+        on_loaded(h, |t| {
+            if flags & !MEMBIND_ALLFLAGS != 0 {
+                return Err(libc::EINVAL);
+            }
+            let m = &t.model;
+            let nodes = if len == 0 {
+                // hwloc leaves a node set alone; a cpuset is converted
+                // from no node, hence emptied.
+                if flags & MEMBIND_BYNODESET != 0 {
+                    return Ok(());
                 }
-                let m = &t.model;
-                let nodes = if len == 0 {
-                    // hwloc leaves a node set alone; a cpuset is converted
-                    // from no node, hence emptied.
-                    if flags & MEMBIND_BYNODESET != 0 {
-                        return Ok(());
-                    }
-                    NodeSet::new()
-                } else if !m.is_thissystem {
-                    m.complete_nodeset().clone()
-                } else {
-                    // SAFETY: hwloc's contract on the area.
-                    let bytes = unsafe { area(addr, len) }?;
-                    Binder::new(m)
-                        .area_memory_location(bytes, MemBindFlags::empty())
-                        .map_err(|e| errno_of(&e))?
-                };
-                // SAFETY: a C bitmap argument.
-                unsafe { put_bits(set, mem_result(m, nodes, flags)) }
-            }),
-        )
+                NodeSet::new()
+            } else if !m.is_thissystem {
+                m.complete_nodeset().clone()
+            } else {
+                // SAFETY: hwloc's contract on the area.
+                let bytes = unsafe { area(addr, len) }?;
+                Binder::new(m)
+                    .area_memory_location(bytes, MemBindFlags::empty())
+                    .map_err(|e| errno_of(&e))?
+            };
+            // SAFETY: a C bitmap argument.
+            unsafe { put_bits(set, mem_result(m, nodes, flags)) }
+        })
     })
 }
 
@@ -969,9 +935,8 @@ fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
 /// `hwloc_alloc`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_alloc(topology: hwloc_topology_t, len: usize) -> *mut c_void {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        match unsafe { crate::topology::loaded_or_einval(topology) } {
+    entry!(topology, std::ptr::null_mut(), |h| {
+        match h.loaded_or_einval() {
             Ok(t) => alloc_for(t, len),
             Err(e) => {
                 set_errno(e);
@@ -1044,9 +1009,8 @@ pub unsafe extern "C" fn hwloc_alloc_membind(
     policy: c_int,
     flags: c_int,
 ) -> *mut c_void {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
+    entry!(topology, std::ptr::null_mut(), |h| {
+        let t = match h.loaded_or_einval() {
             Ok(t) => t,
             Err(e) => {
                 set_errno(e);
@@ -1083,9 +1047,8 @@ pub unsafe extern "C" fn hwloc_free(
     addr: *mut c_void,
     len: usize,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
+    entry!(topology, -1, |h| {
+        let t = match h.loaded_or_einval() {
             Ok(t) => t,
             Err(e) => return fail(e),
         };

@@ -23,9 +23,9 @@ use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 use wloc_core::bitmap::{AllocError, SetOp};
 use wloc_core::{Bitmap, ObjType};
 
-use crate::topology::{hwloc_topology, loaded};
+use crate::ffi::{c_str, c_strdup, fail, guard, set_errno, snprintf_out};
+use crate::topology::hwloc_topology;
 use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_t};
-use crate::{c_str, c_strdup, fail, guard, set_errno, snprintf_out};
 
 // hwloc's words are `unsigned long`; wloc's are u64: they must match.
 const _: () = assert!(std::mem::size_of::<c_ulong>() == 8);
@@ -668,9 +668,9 @@ pub unsafe extern "C" fn hwloc_bitmap_singlify_per_core(
     cpuset: hwloc_bitmap_t,
     which: c_uint,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         // SAFETY: the caller passes NULL or a live topology.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+        let Some(t) = h.loaded() else {
             return fail(libc::EINVAL);
         };
         // SAFETY: the caller passes NULL or a live bitmap (never one of

@@ -12,9 +12,8 @@ use wloc_core::object::Info;
 use wloc_core::{Bitmap, CpuSet, Topology};
 
 use crate::bitmap::hwloc_bitmap_s;
-use crate::topology::{loaded, loaded_mut};
+use crate::ffi::{c_str, fail};
 use crate::types::*;
-use crate::{c_str, fail, guard};
 
 /// One kind's infos as C sees them: the array points into the strings.
 struct KindInfos {
@@ -121,16 +120,15 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_nr(
     topology: hwloc_topology_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if flags != 0 {
-            return fail(libc::EINVAL);
+    entry!(
+        topology,
+        loaded | t | {
+            if flags != 0 {
+                return fail(libc::EINVAL);
+            }
+            c_int::try_from(t.model.cpukinds.len()).unwrap_or(c_int::MAX)
         }
-        c_int::try_from(t.model.cpukinds.len()).unwrap_or(c_int::MAX)
-    })
+    )
 }
 
 /// The model set of a C bitmap (`None` for NULL).
@@ -146,27 +144,26 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_by_cpuset(
     cpuset: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if flags != 0 {
-            return fail(libc::EINVAL);
-        }
-        let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
-            return fail(libc::EINVAL);
-        };
-        for (i, k) in t.model.cpukinds.iter().enumerate() {
-            if set.is_included_in(&k.cpuset) {
-                return i as c_int;
+    entry!(
+        topology,
+        loaded | t | {
+            if flags != 0 {
+                return fail(libc::EINVAL);
             }
-            if set.intersects(&k.cpuset) {
-                return fail(libc::EXDEV);
+            let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
+                return fail(libc::EINVAL);
+            };
+            for (i, k) in t.model.cpukinds.iter().enumerate() {
+                if set.is_included_in(&k.cpuset) {
+                    return i as c_int;
+                }
+                if set.intersects(&k.cpuset) {
+                    return fail(libc::EXDEV);
+                }
             }
+            fail(libc::ENOENT)
         }
-        fail(libc::ENOENT)
-    })
+    )
 }
 
 /// `hwloc_cpukinds_get_info`: the infos array stays valid until the
@@ -181,33 +178,32 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_info(
     infosp: *mut *mut hwloc_info_s,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if flags != 0 {
-            return fail(libc::EINVAL);
+    entry!(
+        topology,
+        loaded | t | {
+            if flags != 0 {
+                return fail(libc::EINVAL);
+            }
+            let Some(k) = t.model.cpukinds.get(kind_index as usize) else {
+                return fail(libc::ENOENT);
+            };
+            // SAFETY: each output is NULL or a place the caller gives.
+            unsafe {
+                if let Some(c) = cpuset.as_mut() {
+                    c.bits = k.cpuset.bitmap().clone();
+                }
+                if let Some(e) = efficiencyp.as_mut() {
+                    *e = k.efficiency;
+                }
+                if !nr_infosp.is_null() && !infosp.is_null() {
+                    let (n, p) = t.kept.kind_infos(kind_index as usize, &k.infos);
+                    *nr_infosp = n;
+                    *infosp = p;
+                }
+            }
+            0
         }
-        let Some(k) = t.model.cpukinds.get(kind_index as usize) else {
-            return fail(libc::ENOENT);
-        };
-        // SAFETY: each output is NULL or a place the caller gives.
-        unsafe {
-            if let Some(c) = cpuset.as_mut() {
-                c.bits = k.cpuset.bitmap().clone();
-            }
-            if let Some(e) = efficiencyp.as_mut() {
-                *e = k.efficiency;
-            }
-            if !nr_infosp.is_null() && !infosp.is_null() {
-                let (n, p) = t.kept.kind_infos(kind_index as usize, &k.infos);
-                *nr_infosp = n;
-                *infosp = p;
-            }
-        }
-        0
-    })
+    )
 }
 
 /// The machine's architecture, which decides how kinds are ranked.
@@ -260,29 +256,28 @@ pub unsafe extern "C" fn hwloc_cpukinds_register(
     infos: *mut hwloc_info_s,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if flags != 0 {
-            return fail(libc::EINVAL);
+    entry!(
+        topology,
+        loaded_mut | t | {
+            if flags != 0 {
+                return fail(libc::EINVAL);
+            }
+            let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
+                return fail(libc::EINVAL);
+            };
+            // SAFETY: the caller's array of nr_infos entries.
+            let Some(infos) = (unsafe { read_infos(nr_infos, infos) }) else {
+                return fail(libc::EINVAL);
+            };
+            let forced = (forced_efficiency >= 0).then_some(forced_efficiency);
+            let m = &mut t.model;
+            let mut kinds: Vec<CpuKind> = std::mem::take(&mut m.cpukinds);
+            cpukinds::register(&mut kinds, &set, forced, &infos);
+            cpukinds::rank(&mut kinds, m.cpukinds_ranking, architecture(m).as_deref());
+            m.cpukinds = kinds;
+            0
         }
-        let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
-            return fail(libc::EINVAL);
-        };
-        // SAFETY: the caller's array of nr_infos entries.
-        let Some(infos) = (unsafe { read_infos(nr_infos, infos) }) else {
-            return fail(libc::EINVAL);
-        };
-        let forced = (forced_efficiency >= 0).then_some(forced_efficiency);
-        let m = &mut t.model;
-        let mut kinds: Vec<CpuKind> = std::mem::take(&mut m.cpukinds);
-        cpukinds::register(&mut kinds, &set, forced, &infos);
-        cpukinds::rank(&mut kinds, m.cpukinds_ranking, architecture(m).as_deref());
-        m.cpukinds = kinds;
-        0
-    })
+    )
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@ use wloc_core::object::{group_kind, GroupAttr};
 use wloc_core::topology::TypeFilter;
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjType, Object, Topology};
 
-use crate::topology::{hwloc_topology, loaded, loaded_mut, type_from_c};
+use crate::ffi::{c_str, fail, guard, set_errno};
+use crate::topology::{hwloc_topology, type_from_c};
 use crate::types::*;
-use crate::{c_str, fail, guard, set_errno};
 
 const KIND_FROM_ALL: u64 = kind::FROM_OS | kind::FROM_USER;
 const KIND_MEANS_ALL: u64 = kind::MEANS_LATENCY | kind::MEANS_BANDWIDTH;
@@ -204,19 +204,18 @@ pub unsafe extern "C" fn hwloc_distances_get(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        let q = Query {
-            name: None,
-            ty: TypeSel::Any,
-            kind: kind as u64,
-        };
-        // SAFETY: the caller's arrays, as hwloc documents them.
-        unsafe { get(t, q, nrp, distancesp, flags) }
-    })
+    entry!(
+        topology,
+        loaded | t | {
+            let q = Query {
+                name: None,
+                ty: TypeSel::Any,
+                kind: kind as u64,
+            };
+            // SAFETY: the caller's arrays, as hwloc documents them.
+            unsafe { get(t, q, nrp, distancesp, flags) }
+        }
+    )
 }
 
 /// The type of the objects at hwloc depth `depth` (`None` if no such level).
@@ -234,25 +233,24 @@ pub unsafe extern "C" fn hwloc_distances_get_by_depth(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if flags != 0 {
-            return fail(libc::EINVAL);
+    entry!(
+        topology,
+        loaded | t | {
+            if flags != 0 {
+                return fail(libc::EINVAL);
+            }
+            let Some(ty) = depth_type(&t.model, depth) else {
+                return fail(libc::EINVAL);
+            };
+            let q = Query {
+                name: None,
+                ty: TypeSel::Is(ty),
+                kind: kind as u64,
+            };
+            // SAFETY: the caller's arrays, as hwloc documents them.
+            unsafe { get(t, q, nrp, distancesp, flags) }
         }
-        let Some(ty) = depth_type(&t.model, depth) else {
-            return fail(libc::EINVAL);
-        };
-        let q = Query {
-            name: None,
-            ty: TypeSel::Is(ty),
-            kind: kind as u64,
-        };
-        // SAFETY: the caller's arrays, as hwloc documents them.
-        unsafe { get(t, q, nrp, distancesp, flags) }
-    })
+    )
 }
 
 /// `hwloc_distances_get_by_type`.
@@ -265,19 +263,18 @@ pub unsafe extern "C" fn hwloc_distances_get_by_type(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        let q = Query {
-            name: None,
-            ty: type_from_c(type_).map_or(TypeSel::Never, TypeSel::Is),
-            kind: kind as u64,
-        };
-        // SAFETY: the caller's arrays, as hwloc documents them.
-        unsafe { get(t, q, nrp, distancesp, flags) }
-    })
+    entry!(
+        topology,
+        loaded | t | {
+            let q = Query {
+                name: None,
+                ty: type_from_c(type_).map_or(TypeSel::Never, TypeSel::Is),
+                kind: kind as u64,
+            };
+            // SAFETY: the caller's arrays, as hwloc documents them.
+            unsafe { get(t, q, nrp, distancesp, flags) }
+        }
+    )
 }
 
 /// `hwloc_distances_get_by_name`.
@@ -289,21 +286,20 @@ pub unsafe extern "C" fn hwloc_distances_get_by_name(
     distancesp: *mut *mut hwloc_distances_s,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        // SAFETY: a NUL-terminated name or NULL (every matrix then).
-        let name = unsafe { c_str(name) };
-        let q = Query {
-            name: name.as_deref(),
-            ty: TypeSel::Any,
-            kind: KIND_ALL,
-        };
-        // SAFETY: the caller's arrays, as hwloc documents them.
-        unsafe { get(t, q, nrp, distancesp, flags) }
-    })
+    entry!(
+        topology,
+        loaded | t | {
+            // SAFETY: a NUL-terminated name or NULL (every matrix then).
+            let name = unsafe { c_str(name) };
+            let q = Query {
+                name: name.as_deref(),
+                ty: TypeSel::Any,
+                kind: KIND_ALL,
+            };
+            // SAFETY: the caller's arrays, as hwloc documents them.
+            unsafe { get(t, q, nrp, distancesp, flags) }
+        }
+    )
 }
 
 /// `hwloc_distances_get_name`: the matrix's name, valid as long as the
@@ -313,9 +309,8 @@ pub unsafe extern "C" fn hwloc_distances_get_name(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
 ) -> *const c_char {
-    guard(null(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, null(), |h| {
+        let Some(t) = h.loaded() else {
             return null();
         };
         // SAFETY: a matrix from hwloc_distances_get*.
@@ -353,21 +348,20 @@ pub unsafe extern "C" fn hwloc_distances_release_remove(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded_mut() else {
             return fail(libc::EINVAL);
         };
         // SAFETY: a matrix from hwloc_distances_get*.
-        let Some(h) = (unsafe { handed(distances) }) else {
+        let Some(d) = (unsafe { handed(distances) }) else {
             return fail(libc::EINVAL);
         };
-        let Some(i) = h.origin.find(&t.model) else {
+        let Some(i) = d.origin.find(&t.model) else {
             return fail(libc::EINVAL);
         };
         t.model.distances.remove(i);
         // SAFETY: as above; the copy is not used after.
-        unsafe { hwloc_distances_release(topology, distances) };
+        unsafe { hwloc_distances_release(h.raw(), distances) };
         0
     })
 }
@@ -375,14 +369,13 @@ pub unsafe extern "C" fn hwloc_distances_release_remove(
 /// `hwloc_distances_remove`: every matrix.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_distances_remove(topology: hwloc_topology_t) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        t.model.distances.clear();
-        0
-    })
+    entry!(
+        topology,
+        loaded_mut | t | {
+            t.model.distances.clear();
+            0
+        }
+    )
 }
 
 /// `hwloc_distances_remove_by_depth`: the matrices whose objects are all
@@ -392,24 +385,23 @@ pub unsafe extern "C" fn hwloc_distances_remove_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        let Some(ty) = depth_type(&t.model, depth) else {
-            return fail(libc::EINVAL);
-        };
-        let m = &mut t.model;
-        let keep: Vec<bool> = m
-            .distances
-            .iter()
-            .map(|d| unique_type(m, &d.objs) != Some(ty))
-            .collect();
-        let mut k = keep.into_iter();
-        m.distances.retain(|_| k.next().unwrap_or(true));
-        0
-    })
+    entry!(
+        topology,
+        loaded_mut | t | {
+            let Some(ty) = depth_type(&t.model, depth) else {
+                return fail(libc::EINVAL);
+            };
+            let m = &mut t.model;
+            let keep: Vec<bool> = m
+                .distances
+                .iter()
+                .map(|d| unique_type(m, &d.objs) != Some(ty))
+                .collect();
+            let mut k = keep.into_iter();
+            m.distances.retain(|_| k.next().unwrap_or(true));
+            0
+        }
+    )
 }
 
 // ------------------------------------------------------------ transform
@@ -575,9 +567,8 @@ pub unsafe extern "C" fn hwloc_distances_transform(
     transform_attr: *mut c_void,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded() else {
             return fail(libc::EINVAL);
         };
         if flags != 0 || !transform_attr.is_null() {
@@ -623,9 +614,8 @@ pub unsafe extern "C" fn hwloc_distances_add_create(
     kind: c_ulong,
     flags: c_ulong,
 ) -> *mut c_void {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        if unsafe { loaded(topology) }.is_none() {
+    entry!(topology, null_mut(), |h| {
+        if h.loaded().is_none() {
             set_errno(libc::EINVAL);
             return null_mut();
         }
@@ -694,9 +684,8 @@ pub unsafe extern "C" fn hwloc_distances_add_values(
     values: *mut u64,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let (Some(t), false) = (unsafe { loaded(topology) }, handle.is_null()) else {
+    entry!(topology, -1, |h| {
+        let (Some(t), false) = (h.loaded(), handle.is_null()) else {
             cancel(handle);
             return fail(libc::EINVAL);
         };
@@ -731,9 +720,8 @@ pub unsafe extern "C" fn hwloc_distances_add_commit(
     handle: *mut c_void,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let (Some(t), false) = (unsafe { loaded_mut(topology) }, handle.is_null()) else {
+    entry!(topology, -1, |h| {
+        let (Some(t), false) = (h.loaded_mut(), handle.is_null()) else {
             cancel(handle);
             return fail(libc::EINVAL);
         };
@@ -792,7 +780,7 @@ pub unsafe extern "C" fn hwloc_distances_add(
 /// Whether hwloc would group (`topology->grouping`): Groups are kept and
 /// `HWLOC_GROUPING` does not say 0.
 fn grouping_enabled(m: &Topology) -> bool {
-    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| crate::atoi(&v) == 0);
+    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| crate::ffi::atoi(&v) == 0);
     m.type_filter(ObjType::Group) != TypeFilter::KeepNone && !env_off
 }
 
@@ -1011,7 +999,7 @@ fn insert_group(m: &mut Topology, s: &Sets, subkind: u32) -> bool {
 mod tests {
     use super::*;
     use crate::test_support::{objs_of, synthetic};
-    use crate::topology::hwloc_topology_destroy;
+    use crate::topology::{hwloc_topology_destroy, loaded};
     use std::ffi::{CStr, CString};
 
     fn add(

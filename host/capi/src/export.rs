@@ -6,9 +6,9 @@ use std::os::raw::{c_char, c_int, c_ulong, c_void};
 use base64::Engine;
 use wloc_core::{Topology, UserData};
 
-use crate::topology::{hwloc_topology, loaded, loaded_mut};
+use crate::ffi::{c_str, c_strdup, fail, guard};
+use crate::topology::hwloc_topology;
 use crate::types::*;
-use crate::{c_str, c_strdup, fail, guard};
 
 /// `HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1`.
 const XML_FLAG_V1: c_ulong = 1;
@@ -38,7 +38,7 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
     }
     // HWLOC_XML_EXPORT_SUPPORT=0: no support elements, as in hwloc.
     let no_support =
-        wloc_trust::env::var("HWLOC_XML_EXPORT_SUPPORT").is_some_and(|v| crate::atoi(&v) == 0);
+        wloc_trust::env::var("HWLOC_XML_EXPORT_SUPPORT").is_some_and(|v| crate::ffi::atoi(&v) == 0);
     let export = if no_support {
         wloc_xml::export_hwloc2_without_support
     } else {
@@ -72,15 +72,15 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
     xmlpath: *const c_char,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract; a NUL-terminated path or NULL.
-        let path = unsafe { crate::c_path(xmlpath) };
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated path or NULL.
+        let path = unsafe { crate::ffi::c_path(xmlpath) };
         // SAFETY: as above.
-        let (Some(t), Some(path)) = (unsafe { loaded_mut(topology) }, path) else {
+        let (Some(t), Some(path)) = (h.loaded_mut(), path) else {
             return fail(libc::EINVAL);
         };
         let t = &*t;
-        let doc = match xml_of(topology, t, flags) {
+        let doc = match xml_of(h.raw(), t, flags) {
             Ok(d) => d,
             Err(e) => return fail(e),
         };
@@ -113,16 +113,15 @@ pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
     buflen: *mut c_int,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded_mut() else {
             return fail(libc::EINVAL);
         };
         let t = &*t;
         if xmlbuffer.is_null() || buflen.is_null() {
             return fail(libc::EINVAL);
         }
-        let doc = match xml_of(topology, t, flags) {
+        let doc = match xml_of(h.raw(), t, flags) {
             Ok(d) => d,
             Err(e) => return fail(e),
         };
@@ -286,18 +285,17 @@ pub unsafe extern "C" fn hwloc_topology_export_synthetic(
     buflen: usize,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags) else {
-            return fail(libc::EINVAL);
-        };
-        match wloc_core::synthetic::export(&t.model, f) {
-            // SAFETY: the caller's buffer holds buflen bytes.
-            Ok(s) => unsafe { crate::snprintf_out(buffer, buflen, &s) },
-            Err(_) => fail(libc::EINVAL),
+    entry!(
+        topology,
+        loaded | t | {
+            let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags) else {
+                return fail(libc::EINVAL);
+            };
+            match wloc_core::synthetic::export(&t.model, f) {
+                // SAFETY: the caller's buffer holds buflen bytes.
+                Ok(s) => unsafe { crate::ffi::snprintf_out(buffer, buflen, &s) },
+                Err(_) => fail(libc::EINVAL),
+            }
         }
-    })
+    )
 }

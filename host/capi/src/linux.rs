@@ -7,9 +7,8 @@ use std::path::Path;
 
 use wloc_core::{Bitmap, CpuSet};
 
-use crate::topology::loaded;
+use crate::ffi::{c_str, fail, guard};
 use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_t};
-use crate::{c_str, fail, guard};
 
 /// The kernel's `errno` of a failed call, as the C functions return it.
 fn os_errno(e: &std::io::Error) -> c_int {
@@ -50,7 +49,7 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_cpubind(
     tid: libc::pid_t,
     set: hwloc_bitmap_t,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         // SAFETY: the caller passes NULL or a live bitmap.
         let Some(out) = (unsafe { set.as_mut() }) else {
             return fail(libc::EINVAL);
@@ -60,7 +59,7 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_cpubind(
             Err(e) => return fail(os_errno(&e)),
         };
         // SAFETY: the caller passes NULL or a live topology.
-        let last = unsafe { loaded(topology) }.and_then(|t| t.model.complete_cpuset().last());
+        let last = h.loaded().and_then(|t| t.model.complete_cpuset().last());
         if let Some(last) = last {
             bits.unset_range(last.saturating_add(1), None);
         }

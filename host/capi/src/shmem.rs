@@ -39,12 +39,12 @@ use std::os::raw::{c_int, c_ulong, c_void};
 use wloc_core::topology::TypeFilter;
 use wloc_core::{ObjType, Topology};
 
+use crate::ffi::{fail, guard};
 use crate::topology::{hwloc_topology, new_loaded, Source};
 use crate::types::{
     hwloc_topology_cpubind_support, hwloc_topology_discovery_support,
     hwloc_topology_membind_support, hwloc_topology_misc_support, hwloc_topology_t,
 };
-use crate::{fail, guard};
 
 /// `HWLOC_SHMEM_HEADER_VERSION`.
 const HEADER_VERSION: u32 = 1;
@@ -247,12 +247,11 @@ pub unsafe extern "C" fn hwloc_shmem_topology_get_length(
     lengthp: *mut usize,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         if flags != 0 || lengthp.is_null() {
             return fail(libc::EINVAL);
         }
-        // SAFETY: hwloc's handle contract.
-        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
+        let t = match h.loaded_or_einval() {
             Ok(t) => t,
             Err(e) => return fail(e),
         };
@@ -371,12 +370,12 @@ pub unsafe extern "C" fn hwloc_shmem_topology_write(
     length: usize,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
-        // SAFETY: hwloc's handle contract.
-        let r = unsafe { crate::topology::loaded_or_einval(topology) }
+        let r = h
+            .loaded_or_einval()
             .and_then(|t| write_impl(t, fd, fileoffset, mmap_address, length));
         match r {
             Ok(()) => 0,

@@ -22,8 +22,9 @@ use wloc_input::discover::Target;
 use wloc_input::Source as Input;
 
 use crate::bitmap::hwloc_bitmap_s;
+use crate::ffi::{c_str, c_strdup, fail, guard, set_errno};
+use crate::handle::Handle;
 use crate::types::*;
-use crate::{c_str, c_strdup, fail, guard, set_errno};
 
 /// `HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED`.
 pub const FLAG_INCLUDE_DISALLOWED: u64 = 1 << 0;
@@ -897,59 +898,25 @@ fn membind_field<'a>(m: &'a mut hwloc_topology_membind_support, f: &str) -> Opti
     })
 }
 
-/// The topology behind a C handle, or `None` for NULL.
+/// [`Handle::get_mut`], for what has a handle outside an entry's
+/// prologue (tests).
 ///
 /// # Safety
-/// `t` is NULL or a handle from `hwloc_topology_init`/`dup`/`adopt` not yet
-/// destroyed.
-pub(crate) unsafe fn topo<'a>(t: hwloc_topology_t) -> Option<&'a hwloc_topology> {
-    // SAFETY: see above.
-    unsafe { t.as_ref() }
-}
-
-/// The topology behind a C handle, mutably.
-///
-/// # Safety
-/// As [`topo`]; hwloc's thread-safety rules make the caller the only user.
+/// As [`Handle::new`].
+#[cfg(test)]
 pub(crate) unsafe fn topo_mut<'a>(t: hwloc_topology_t) -> Option<&'a mut hwloc_topology> {
     // SAFETY: see above.
-    unsafe { t.as_mut() }
+    unsafe { Handle::new(t) }.get_mut()
 }
 
-/// The loaded topology behind a handle (`None` for NULL or not loaded).
+/// [`Handle::loaded`], for what has a handle outside an entry's
+/// prologue (tests).
 ///
 /// # Safety
-/// As [`topo`].
+/// As [`Handle::new`].
 pub(crate) unsafe fn loaded<'a>(t: hwloc_topology_t) -> Option<&'a hwloc_topology> {
     // SAFETY: see above.
-    unsafe { topo(t) }.filter(|t| t.loaded)
-}
-
-/// The loaded topology behind a handle, or `EINVAL` (for the entries
-/// that return hwloc's error through a `Result`).
-///
-/// # Safety
-/// As [`topo`].
-pub(crate) unsafe fn loaded_or_einval<'a>(
-    t: hwloc_topology_t,
-) -> Result<&'a hwloc_topology, c_int> {
-    // SAFETY: see above.
-    unsafe { loaded(t) }.ok_or(libc::EINVAL)
-}
-
-/// The loaded topology behind a handle, mutably.
-///
-/// # Safety
-/// As [`topo_mut`].
-///
-/// What the program changed in place in the C objects is taken into the
-/// model first ([`hwloc_topology::pull_from_c`]), before the caller changes
-/// the model and mirrors it back.
-pub(crate) unsafe fn loaded_mut<'a>(t: hwloc_topology_t) -> Option<&'a mut hwloc_topology> {
-    // SAFETY: see above.
-    let t = unsafe { topo_mut(t) }.filter(|t| t.loaded)?;
-    t.pull_from_c();
-    Some(t)
+    unsafe { Handle::new(t) }.loaded()
 }
 
 /// `hwloc_topology_init`.
@@ -995,9 +962,8 @@ pub unsafe extern "C" fn hwloc_topology_set_flags(
     topology: hwloc_topology_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { topo_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.get_mut() else {
             return fail(libc::EINVAL);
         };
         if t.loaded {
@@ -1017,38 +983,33 @@ pub unsafe extern "C" fn hwloc_topology_set_flags(
 /// `hwloc_topology_get_flags`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_flags(topology: hwloc_topology_t) -> c_ulong {
-    guard(0, || {
-        // SAFETY: hwloc's handle contract.
-        unsafe { topo(topology) }.map_or(0, |t| t.flags as c_ulong)
+    entry!(topology, 0, |h| {
+        h.get().map_or(0, |t| t.flags as c_ulong)
     })
 }
 
 /// `hwloc_topology_is_thissystem`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_is_thissystem(topology: hwloc_topology_t) -> c_int {
-    guard(0, || {
-        // SAFETY: hwloc's handle contract.
-        unsafe { topo(topology) }.map_or(0, |t| c_int::from(t.model.is_thissystem))
+    entry!(topology, 0, |h| {
+        h.get().map_or(0, |t| c_int::from(t.model.is_thissystem))
     })
 }
 
-fn set_source(topology: hwloc_topology_t, s: Option<Source>) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { topo_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if t.loaded {
-            return fail(libc::EBUSY);
+fn set_source(h: Handle<'_>, s: Option<Source>) -> c_int {
+    let Some(t) = h.get_mut() else {
+        return fail(libc::EINVAL);
+    };
+    if t.loaded {
+        return fail(libc::EBUSY);
+    }
+    match s {
+        Some(s) => {
+            t.source = s;
+            0
         }
-        match s {
-            Some(s) => {
-                t.source = s;
-                0
-            }
-            None => fail(libc::EINVAL),
-        }
-    })
+        None => fail(libc::EINVAL),
+    }
 }
 
 /// `hwloc_topology_set_xml`.
@@ -1057,9 +1018,11 @@ pub unsafe extern "C" fn hwloc_topology_set_xml(
     topology: hwloc_topology_t,
     xmlpath: *const c_char,
 ) -> c_int {
-    // SAFETY: a NUL-terminated path or NULL.
-    let p = unsafe { crate::c_path(xmlpath) }.map(|p| Source::Input(Input::Xml(p)));
-    set_source(topology, p)
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated path or NULL.
+        let p = unsafe { crate::ffi::c_path(xmlpath) }.map(|p| Source::Input(Input::Xml(p)));
+        set_source(h, p)
+    })
 }
 
 /// `hwloc_topology_set_xmlbuffer`.
@@ -1069,22 +1032,24 @@ pub unsafe extern "C" fn hwloc_topology_set_xmlbuffer(
     buffer: *const c_char,
     size: c_int,
 ) -> c_int {
-    let s = guard(Err(libc::EINVAL), || {
-        if buffer.is_null() || size <= 0 {
-            return Err(libc::EINVAL);
+    entry!(topology, -1, |h| {
+        let s = guard(Err(libc::EINVAL), || {
+            if buffer.is_null() || size <= 0 {
+                return Err(libc::EINVAL);
+            }
+            // SAFETY: the caller's buffer holds size bytes (the terminator
+            // included, as hwloc's export gives it).
+            let bytes = unsafe { std::slice::from_raw_parts(buffer as *const u8, size as usize) };
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            crate::ffi::try_text(&bytes[..end])
+                .map(Source::XmlBuffer)
+                .map_err(|_| libc::ENOMEM)
+        });
+        match s {
+            Ok(s) => set_source(h, Some(s)),
+            Err(e) => fail(e),
         }
-        // SAFETY: the caller's buffer holds size bytes (the terminator
-        // included, as hwloc's export gives it).
-        let bytes = unsafe { std::slice::from_raw_parts(buffer as *const u8, size as usize) };
-        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        crate::try_text(&bytes[..end])
-            .map(Source::XmlBuffer)
-            .map_err(|_| libc::ENOMEM)
-    });
-    match s {
-        Ok(s) => set_source(topology, Some(s)),
-        Err(e) => fail(e),
-    }
+    })
 }
 
 /// `hwloc_topology_set_synthetic`.
@@ -1093,15 +1058,17 @@ pub unsafe extern "C" fn hwloc_topology_set_synthetic(
     topology: hwloc_topology_t,
     description: *const c_char,
 ) -> c_int {
-    // SAFETY: a NUL-terminated string or NULL.
-    let d = unsafe { c_str(description) }.map(|d| d.into_owned());
-    // hwloc checks the description when it is given.
-    if let Some(desc) = &d {
-        if wloc_core::synthetic::parse(desc).is_err() {
-            return fail(libc::EINVAL);
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated string or NULL.
+        let d = unsafe { c_str(description) }.map(|d| d.into_owned());
+        // hwloc checks the description when it is given.
+        if let Some(desc) = &d {
+            if wloc_core::synthetic::parse(desc).is_err() {
+                return fail(libc::EINVAL);
+            }
         }
-    }
-    set_source(topology, d.map(|d| Source::Input(Input::Synthetic(d))))
+        set_source(h, d.map(|d| Source::Input(Input::Synthetic(d))))
+    })
 }
 
 /// `hwloc_topology_set_fsroot`.
@@ -1110,15 +1077,17 @@ pub unsafe extern "C" fn hwloc_topology_set_fsroot(
     topology: hwloc_topology_t,
     fsroot_path: *const c_char,
 ) -> c_int {
-    // SAFETY: a NUL-terminated path or NULL.
-    let p = unsafe { crate::c_path(fsroot_path) }.map(|p| {
-        if p.as_os_str() == "/" {
-            Source::THIS_SYSTEM
-        } else {
-            Source::Input(Input::Fsroot(p))
-        }
-    });
-    set_source(topology, p)
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated path or NULL.
+        let p = unsafe { crate::ffi::c_path(fsroot_path) }.map(|p| {
+            if p.as_os_str() == "/" {
+                Source::THIS_SYSTEM
+            } else {
+                Source::Input(Input::Fsroot(p))
+            }
+        });
+        set_source(h, p)
+    })
 }
 
 /// `hwloc_topology_set_pid`.
@@ -1127,9 +1096,8 @@ pub unsafe extern "C" fn hwloc_topology_set_pid(
     topology: hwloc_topology_t,
     pid: libc::pid_t,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { topo_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.get_mut() else {
             return fail(libc::EINVAL);
         };
         if t.loaded {
@@ -1174,9 +1142,8 @@ pub unsafe extern "C" fn hwloc_topology_set_components(
     flags: c_ulong,
     name: *const c_char,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { topo_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.get_mut() else {
             return fail(libc::EINVAL);
         };
         if t.loaded {
@@ -1227,27 +1194,24 @@ pub(crate) fn type_from_c(t: hwloc_obj_type_t) -> Option<ObjType> {
 }
 
 fn with_filters(
-    topology: hwloc_topology_t,
+    h: Handle<'_>,
     f: c_int,
     apply: impl FnOnce(&mut Topology, TypeFilter) -> bool,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { topo_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        if t.loaded {
-            return fail(libc::EBUSY);
-        }
-        let Some(f) = filter_from_c(f) else {
-            return fail(libc::EINVAL);
-        };
-        if apply(&mut t.model, f) {
-            0
-        } else {
-            fail(libc::EINVAL)
-        }
-    })
+    let Some(t) = h.get_mut() else {
+        return fail(libc::EINVAL);
+    };
+    if t.loaded {
+        return fail(libc::EBUSY);
+    }
+    let Some(f) = filter_from_c(f) else {
+        return fail(libc::EINVAL);
+    };
+    if apply(&mut t.model, f) {
+        0
+    } else {
+        fail(libc::EINVAL)
+    }
 }
 
 /// `hwloc_topology_set_type_filter`.
@@ -1257,8 +1221,10 @@ pub unsafe extern "C" fn hwloc_topology_set_type_filter(
     type_: hwloc_obj_type_t,
     filter: c_int,
 ) -> c_int {
-    with_filters(topology, filter, |m, f| {
-        type_from_c(type_).is_some_and(|t| m.set_type_filter(t, f).is_ok())
+    entry!(topology, -1, |h| {
+        with_filters(h, filter, |m, f| {
+            type_from_c(type_).is_some_and(|t| m.set_type_filter(t, f).is_ok())
+        })
     })
 }
 
@@ -1269,9 +1235,8 @@ pub unsafe extern "C" fn hwloc_topology_get_type_filter(
     type_: hwloc_obj_type_t,
     filter: *mut c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let (Some(t), Some(ty)) = (unsafe { topo(topology) }, type_from_c(type_)) else {
+    entry!(topology, -1, |h| {
+        let (Some(t), Some(ty)) = (h.get(), type_from_c(type_)) else {
             return fail(libc::EINVAL);
         };
         if filter.is_null() {
@@ -1289,9 +1254,11 @@ pub unsafe extern "C" fn hwloc_topology_set_all_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
 ) -> c_int {
-    with_filters(topology, filter, |m, f| {
-        m.set_all_types_filter(f);
-        true
+    entry!(topology, -1, |h| {
+        with_filters(h, filter, |m, f| {
+            m.set_all_types_filter(f);
+            true
+        })
     })
 }
 
@@ -1301,9 +1268,11 @@ pub unsafe extern "C" fn hwloc_topology_set_cache_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
 ) -> c_int {
-    with_filters(topology, filter, |m, f| {
-        m.set_cache_types_filter(f);
-        true
+    entry!(topology, -1, |h| {
+        with_filters(h, filter, |m, f| {
+            m.set_cache_types_filter(f);
+            true
+        })
     })
 }
 
@@ -1313,9 +1282,11 @@ pub unsafe extern "C" fn hwloc_topology_set_icache_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
 ) -> c_int {
-    with_filters(topology, filter, |m, f| {
-        m.set_icache_types_filter(f);
-        true
+    entry!(topology, -1, |h| {
+        with_filters(h, filter, |m, f| {
+            m.set_icache_types_filter(f);
+            true
+        })
     })
 }
 
@@ -1325,9 +1296,11 @@ pub unsafe extern "C" fn hwloc_topology_set_io_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
 ) -> c_int {
-    with_filters(topology, filter, |m, f| {
-        m.set_io_types_filter(f);
-        true
+    entry!(topology, -1, |h| {
+        with_filters(h, filter, |m, f| {
+            m.set_io_types_filter(f);
+            true
+        })
     })
 }
 
@@ -1337,17 +1310,19 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata(
     topology: hwloc_topology_t,
     userdata: *const c_void,
 ) {
-    // SAFETY: hwloc's handle contract.
-    if let Some(t) = unsafe { topo_mut(topology) } {
-        t.userdata = userdata as *mut c_void;
-    }
+    entry!(topology, (), |h| {
+        if let Some(t) = h.get_mut() {
+            t.userdata = userdata as *mut c_void;
+        }
+    })
 }
 
 /// `hwloc_topology_get_userdata`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_userdata(topology: hwloc_topology_t) -> *mut c_void {
-    // SAFETY: hwloc's handle contract.
-    unsafe { topo(topology) }.map_or(null_mut(), |t| t.userdata)
+    entry!(topology, std::ptr::null_mut(), |h| {
+        h.get().map_or(null_mut(), |t| t.userdata)
+    })
 }
 
 /// `hwloc_topology_get_support`.
@@ -1355,8 +1330,9 @@ pub unsafe extern "C" fn hwloc_topology_get_userdata(topology: hwloc_topology_t)
 pub unsafe extern "C" fn hwloc_topology_get_support(
     topology: hwloc_topology_t,
 ) -> *const hwloc_topology_support {
-    // SAFETY: hwloc's handle contract.
-    unsafe { topo(topology) }.map_or(std::ptr::null(), |t| &t.support as *const _)
+    entry!(topology, std::ptr::null(), |h| {
+        h.get().map_or(std::ptr::null(), |t| &t.support as *const _)
+    })
 }
 
 /// Where the environment sends a load whose source was not chosen, in
@@ -1718,9 +1694,8 @@ fn online_pus() -> usize {
 /// `hwloc_topology_load`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_load(topology: hwloc_topology_t) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { topo_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.get_mut() else {
             return fail(libc::EINVAL);
         };
         if t.loaded {
@@ -1740,14 +1715,15 @@ pub unsafe extern "C" fn hwloc_topology_load(topology: hwloc_topology_t) -> c_in
 /// topology breaks an invariant.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_check(topology: hwloc_topology_t) {
-    // SAFETY: hwloc's handle contract.
-    let Some(t) = (unsafe { loaded(topology) }) else {
-        return;
-    };
-    if let Err(e) = t.model.check_hwloc() {
-        eprintln!("wloc: topology check failed: {}", e.message());
-        std::process::abort();
-    }
+    entry!(topology, (), |h| {
+        let Some(t) = h.loaded() else {
+            return;
+        };
+        if let Err(e) = t.model.check_hwloc() {
+            eprintln!("wloc: h.raw() check failed: {}", e.message());
+            std::process::abort();
+        }
+    })
 }
 
 /// `hwloc_topology_dup`: a copy with the same objects, userdata pointers
@@ -1757,9 +1733,8 @@ pub unsafe extern "C" fn hwloc_topology_dup(
     newtopology: *mut hwloc_topology_t,
     oldtopology: hwloc_topology_t,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(old) = (unsafe { loaded_mut(oldtopology) }) else {
+    entry!(oldtopology, -1, |h| {
+        let Some(old) = h.loaded_mut() else {
             return fail(libc::EINVAL);
         };
         let old = &*old;
@@ -1791,17 +1766,18 @@ pub unsafe extern "C" fn hwloc_topology_dup(
 /// `hwloc_topology_refresh`: the mirror is always current, nothing to do.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_refresh(topology: hwloc_topology_t) -> c_int {
-    // SAFETY: hwloc's handle contract.
-    if unsafe { topo(topology) }.is_none() {
-        return fail(libc::EINVAL);
-    }
-    0
+    entry!(topology, -1, |h| {
+        if h.get().is_none() {
+            return fail(libc::EINVAL);
+        }
+        0
+    })
 }
 
 /// The topology-wide sets, in the order of `hwloc_topology::sets`.
-fn topo_set(topology: hwloc_topology_t, i: usize) -> hwloc_const_bitmap_t {
-    // SAFETY: hwloc's handle contract.
-    unsafe { loaded(topology) }.map_or(std::ptr::null(), |t| t.sets[i] as *const hwloc_bitmap_s)
+fn topo_set(h: Handle<'_>, i: usize) -> hwloc_const_bitmap_t {
+    h.loaded()
+        .map_or(std::ptr::null(), |t| t.sets[i] as *const hwloc_bitmap_s)
 }
 
 /// `hwloc_topology_get_complete_cpuset`.
@@ -1809,42 +1785,42 @@ fn topo_set(topology: hwloc_topology_t, i: usize) -> hwloc_const_bitmap_t {
 pub unsafe extern "C" fn hwloc_topology_get_complete_cpuset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
-    topo_set(topology, 0)
+    entry!(topology, std::ptr::null(), |h| topo_set(h, 0))
 }
 /// `hwloc_topology_get_topology_cpuset`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_topology_cpuset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
-    topo_set(topology, 1)
+    entry!(topology, std::ptr::null(), |h| topo_set(h, 1))
 }
 /// `hwloc_topology_get_allowed_cpuset`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_allowed_cpuset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
-    topo_set(topology, 2)
+    entry!(topology, std::ptr::null(), |h| topo_set(h, 2))
 }
 /// `hwloc_topology_get_complete_nodeset`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_complete_nodeset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
-    topo_set(topology, 3)
+    entry!(topology, std::ptr::null(), |h| topo_set(h, 3))
 }
 /// `hwloc_topology_get_topology_nodeset`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_topology_nodeset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
-    topo_set(topology, 4)
+    entry!(topology, std::ptr::null(), |h| topo_set(h, 4))
 }
 /// `hwloc_topology_get_allowed_nodeset`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_allowed_nodeset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
-    topo_set(topology, 5)
+    entry!(topology, std::ptr::null(), |h| topo_set(h, 5))
 }
 
 /// `hwloc_topology_restrict`.
@@ -1854,28 +1830,27 @@ pub unsafe extern "C" fn hwloc_topology_restrict(
     set: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        // SAFETY: a bitmap from hwloc_bitmap_alloc or an object's.
-        let Some(set) = (unsafe { set.as_ref() }) else {
-            return fail(libc::EINVAL);
-        };
-        let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags) else {
-            return fail(libc::EINVAL);
-        };
-        let mut m = t.model.clone();
-        match m.restrict_with_flags(&set.bits, f) {
-            Ok(()) => {
-                t.model = m;
-                t.sync();
-                0
+    entry!(
+        topology,
+        loaded_mut | t | {
+            // SAFETY: a bitmap from hwloc_bitmap_alloc or an object's.
+            let Some(set) = (unsafe { set.as_ref() }) else {
+                return fail(libc::EINVAL);
+            };
+            let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags) else {
+                return fail(libc::EINVAL);
+            };
+            let mut m = t.model.clone();
+            match m.restrict_with_flags(&set.bits, f) {
+                Ok(()) => {
+                    t.model = m;
+                    t.sync();
+                    0
+                }
+                Err(_) => fail(libc::EINVAL),
             }
-            Err(_) => fail(libc::EINVAL),
         }
-    })
+    )
 }
 
 /// `hwloc_topology_allow`.
@@ -1886,63 +1861,62 @@ pub unsafe extern "C" fn hwloc_topology_allow(
     nodeset: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        // As hwloc: EINVAL without HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED.
-        if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
-            return fail(libc::EINVAL);
-        }
-        // As hwloc: ALL and LOCAL_RESTRICTIONS take no set.
-        if matches!(flags, 1 | 2) && (!cpuset.is_null() || !nodeset.is_null()) {
-            return fail(libc::EINVAL);
-        }
-        let m = &mut t.model;
-        let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
-        match flags {
-            1 => {
-                m.allowed_cpuset = cc;
-                m.allowed_nodeset = cn;
+    entry!(
+        topology,
+        loaded_mut | t | {
+            // As hwloc: EINVAL without HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED.
+            if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
+                return fail(libc::EINVAL);
             }
-            2 => {
-                if !m.is_thissystem {
-                    return fail(libc::EINVAL);
-                }
-                match wloc_bind::thread_affinity() {
-                    Ok(c) => m.allowed_cpuset = &c & &cc,
-                    Err(_) => return fail(libc::EINVAL),
-                }
+            // As hwloc: ALL and LOCAL_RESTRICTIONS take no set.
+            if matches!(flags, 1 | 2) && (!cpuset.is_null() || !nodeset.is_null()) {
+                return fail(libc::EINVAL);
             }
-            4 => {
-                // SAFETY: bitmaps from hwloc_bitmap_alloc or NULL.
-                let (c, n) = unsafe { (cpuset.as_ref(), nodeset.as_ref()) };
-                if c.is_none() && n.is_none() {
-                    return fail(libc::EINVAL);
+            let m = &mut t.model;
+            let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
+            match flags {
+                1 => {
+                    m.allowed_cpuset = cc;
+                    m.allowed_nodeset = cn;
                 }
-                if let Some(c) = c {
-                    let c = wloc_core::CpuSet::from_bitmap(c.bits.clone());
-                    let c = &c & &cc;
-                    if c.is_empty() {
+                2 => {
+                    if !m.is_thissystem {
                         return fail(libc::EINVAL);
                     }
-                    m.allowed_cpuset = c;
+                    match wloc_bind::thread_affinity() {
+                        Ok(c) => m.allowed_cpuset = &c & &cc,
+                        Err(_) => return fail(libc::EINVAL),
+                    }
                 }
-                if let Some(n) = n {
-                    let n = wloc_core::NodeSet::from_bitmap(n.bits.clone());
-                    let n = &n & &cn;
-                    if n.is_empty() {
+                4 => {
+                    // SAFETY: bitmaps from hwloc_bitmap_alloc or NULL.
+                    let (c, n) = unsafe { (cpuset.as_ref(), nodeset.as_ref()) };
+                    if c.is_none() && n.is_none() {
                         return fail(libc::EINVAL);
                     }
-                    m.allowed_nodeset = n;
+                    if let Some(c) = c {
+                        let c = wloc_core::CpuSet::from_bitmap(c.bits.clone());
+                        let c = &c & &cc;
+                        if c.is_empty() {
+                            return fail(libc::EINVAL);
+                        }
+                        m.allowed_cpuset = c;
+                    }
+                    if let Some(n) = n {
+                        let n = wloc_core::NodeSet::from_bitmap(n.bits.clone());
+                        let n = &n & &cn;
+                        if n.is_empty() {
+                            return fail(libc::EINVAL);
+                        }
+                        m.allowed_nodeset = n;
+                    }
                 }
+                _ => return fail(libc::EINVAL),
             }
-            _ => return fail(libc::EINVAL),
+            t.sync();
+            0
         }
-        t.sync();
-        0
-    })
+    )
 }
 
 /// Completes the model after an object was added to a loaded topology,
@@ -1966,9 +1940,8 @@ pub unsafe extern "C" fn hwloc_topology_insert_misc_object(
     parent: hwloc_obj_t,
     name: *const c_char,
 ) -> hwloc_obj_t {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, null_mut(), |h| {
+        let Some(t) = h.loaded_mut() else {
             set_errno(libc::EINVAL);
             return null_mut();
         };
@@ -2006,9 +1979,8 @@ pub unsafe extern "C" fn hwloc_topology_insert_misc_object(
 pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
     topology: hwloc_topology_t,
 ) -> hwloc_obj_t {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, null_mut(), |h| {
+        let Some(t) = h.loaded_mut() else {
             set_errno(libc::EINVAL);
             return null_mut();
         };
@@ -2063,9 +2035,8 @@ pub unsafe extern "C" fn hwloc_topology_insert_group_object(
     topology: hwloc_topology_t,
     group: hwloc_obj_t,
 ) -> hwloc_obj_t {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, null_mut(), |h| {
+        let Some(t) = h.loaded_mut() else {
             set_errno(libc::EINVAL);
             return null_mut();
         };
@@ -2104,19 +2075,18 @@ pub unsafe extern "C" fn hwloc_topology_free_group_object(
     topology: hwloc_topology_t,
     group: hwloc_obj_t,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
-        // Only a Group this topology handed out and still holds: anything
-        // else is refused, never freed.
-        let Some(pos) = t.pending.iter().position(|n| std::ptr::eq(&n.obj, group)) else {
-            return fail(libc::EINVAL);
-        };
-        drop(t.pending.swap_remove(pos));
-        0
-    })
+    entry!(
+        topology,
+        loaded_mut | t | {
+            // Only a Group this topology handed out and still holds: anything
+            // else is refused, never freed.
+            let Some(pos) = t.pending.iter().position(|n| std::ptr::eq(&n.obj, group)) else {
+                return fail(libc::EINVAL);
+            };
+            drop(t.pending.swap_remove(pos));
+            0
+        }
+    )
 }
 
 /// `hwloc_obj_set_subtype` (hwloc 2.11): replaces the object's subtype
@@ -2311,10 +2281,11 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata_export_callback(
     topology: hwloc_topology_t,
     export_cb: Option<ExportCallback>,
 ) {
-    // SAFETY: hwloc's handle contract.
-    if let Some(t) = unsafe { topo_mut(topology) } {
-        t.export_cb = export_cb;
-    }
+    entry!(topology, (), |h| {
+        if let Some(t) = h.get_mut() {
+            t.export_cb = export_cb;
+        }
+    })
 }
 
 /// `hwloc_topology_set_userdata_import_callback`.
@@ -2323,10 +2294,11 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata_import_callback(
     topology: hwloc_topology_t,
     import_cb: Option<ImportCallback>,
 ) {
-    // SAFETY: hwloc's handle contract.
-    if let Some(t) = unsafe { topo_mut(topology) } {
-        t.import_cb = import_cb;
-    }
+    entry!(topology, (), |h| {
+        if let Some(t) = h.get_mut() {
+            t.import_cb = import_cb;
+        }
+    })
 }
 
 /// The loaded model behind a handle (for tests and the property checks).
