@@ -29,12 +29,10 @@ use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet
 use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
 
 use crate::ffi::{fail, set_errno};
+use crate::handle::hwloc_topology_t;
 use crate::handle::Handle;
-use crate::topology::{hwloc_topology, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING};
-use crate::types::{
-    hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_cpubind_support,
-    hwloc_topology_membind_support, hwloc_topology_t,
-};
+use crate::handle::{hwloc_topology, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING};
+use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 /// `HWLOC_CPUBIND_PROCESS`.
 const CPUBIND_PROCESS: c_int = 1 << 0;
@@ -1069,49 +1067,6 @@ pub unsafe extern "C" fn hwloc_free(
     })
 }
 
-/// Fills the binding support of a topology of this system, as hwloc 2.9
-/// reports it on Linux (statically, as hwloc does): all CPU binding and
-/// last-location queries; memory policies of threads and areas (not of
-/// processes), bound allocation, first-touch, bind, interleave,
-/// migration and page location; no next-touch.
-pub(crate) fn fill_support(
-    cpu: &mut hwloc_topology_cpubind_support,
-    mem: &mut hwloc_topology_membind_support,
-) {
-    *cpu = hwloc_topology_cpubind_support {
-        set_thisproc_cpubind: 1,
-        get_thisproc_cpubind: 1,
-        set_proc_cpubind: 1,
-        get_proc_cpubind: 1,
-        set_thisthread_cpubind: 1,
-        get_thisthread_cpubind: 1,
-        set_thread_cpubind: 1,
-        get_thread_cpubind: 1,
-        get_thisproc_last_cpu_location: 1,
-        get_proc_last_cpu_location: 1,
-        get_thisthread_last_cpu_location: 1,
-    };
-    *mem = hwloc_topology_membind_support {
-        set_thisproc_membind: 0,
-        get_thisproc_membind: 0,
-        set_proc_membind: 0,
-        get_proc_membind: 0,
-        set_thisthread_membind: 1,
-        get_thisthread_membind: 1,
-        set_area_membind: 1,
-        get_area_membind: 1,
-        alloc_membind: 1,
-        firsttouch_membind: 1,
-        bind_membind: 1,
-        interleave_membind: 1,
-        nexttouch_membind: 0,
-        migrate_membind: 1,
-        get_area_memlocation: 1,
-        // As hwloc 2.14: when the kernel has the policy's sysfs folder.
-        weighted_interleave_membind: u8::from(wloc_bind::kernel_has_weighted_interleave()),
-    };
-}
-
 /// `HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING` / `..._MEMBINDING`:
 /// restricts the freshly loaded model of this system to the CPU binding of
 /// the topology's process and to the calling thread's memory binding, as
@@ -1149,7 +1104,10 @@ pub(crate) fn restrict_to_binding(t: &mut hwloc_topology) {
 mod tests {
     use super::*;
     use crate::bitmap::{free_raw, new_raw};
-    use crate::topology::{hwloc_topology_destroy, new_loaded, topo_mut, Source};
+    use crate::handle::topo_mut;
+    use crate::load::new_loaded;
+    use crate::source::Source;
+    use crate::topology::hwloc_topology_destroy;
 
     fn errno() -> c_int {
         // SAFETY: the calling thread's errno slot.
@@ -1492,22 +1450,6 @@ mod tests {
             free_raw(out);
             hwloc_topology_destroy(t);
         }
-    }
-
-    #[test]
-    fn support_is_hwloc_29_on_linux() {
-        let mut c = hwloc_topology_cpubind_support::default();
-        let mut m = hwloc_topology_membind_support::default();
-        fill_support(&mut c, &mut m);
-        assert_eq!(c.set_thread_cpubind + c.get_thisthread_last_cpu_location, 2);
-        assert_eq!(
-            m.set_thisproc_membind + m.get_proc_membind + m.nexttouch_membind,
-            0
-        );
-        assert_eq!(
-            m.set_area_membind + m.get_area_memlocation + m.migrate_membind,
-            3
-        );
     }
 
     #[test]

@@ -24,8 +24,9 @@ use wloc_core::bitmap::{AllocError, SetOp};
 use wloc_core::{Bitmap, ObjType};
 
 use crate::ffi::{c_str, c_strdup, fail, guard, set_errno, snprintf_out};
-use crate::topology::hwloc_topology;
-use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_t};
+use crate::handle::hwloc_topology;
+use crate::handle::hwloc_topology_t;
+use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 // hwloc's words are `unsigned long`; wloc's are u64: they must match.
 const _: () = assert!(std::mem::size_of::<c_ulong>() == 8);
@@ -34,24 +35,8 @@ const _: () = assert!(std::mem::size_of::<c_ulong>() == 8);
 /// or above it names no addressable index.
 const MAX_WORDS: c_uint = 1 << 26;
 
-/// `struct hwloc_bitmap_s`: opaque to C.
-#[derive(Clone, Debug, Default)]
-pub struct hwloc_bitmap_s {
-    pub(crate) bits: Bitmap,
-}
-
-/// A new C bitmap holding `bits`.
-pub(crate) fn new_raw(bits: Bitmap) -> *mut hwloc_bitmap_s {
-    Box::into_raw(Box::new(hwloc_bitmap_s { bits }))
-}
-
-/// Frees a C bitmap from [`new_raw`] (NULL is fine).
-pub(crate) fn free_raw(b: *mut hwloc_bitmap_s) {
-    if !b.is_null() {
-        // SAFETY: every C bitmap is a Box from new_raw.
-        drop(unsafe { Box::from_raw(b) });
-    }
-}
+pub use crate::types::hwloc_bitmap_s;
+pub(crate) use crate::types::{free_raw, new_raw};
 
 /// The set behind a C bitmap, `None` for NULL.
 ///

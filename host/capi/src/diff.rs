@@ -11,6 +11,7 @@ use wloc_core::{ObjId, Topology};
 use wloc_xml::diff::{AttrChange, Change, Computed};
 
 use crate::ffi::{c_str, c_strdup, fail, guard};
+use crate::handle::hwloc_topology_t;
 use crate::handle::Handle;
 use crate::types::*;
 
@@ -521,8 +522,9 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xmlbuffer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::loaded;
     use crate::test_support::synthetic;
-    use crate::topology::{hwloc_topology_destroy, hwloc_topology_dup, loaded};
+    use crate::topology::{hwloc_topology_destroy, hwloc_topology_dup};
     use std::ffi::{CStr, CString};
     use wloc_core::ObjType;
 

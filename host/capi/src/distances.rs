@@ -19,7 +19,9 @@ use wloc_core::topology::TypeFilter;
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjType, Object, Topology};
 
 use crate::ffi::{c_str, fail, guard, set_errno};
-use crate::topology::{hwloc_topology, type_from_c};
+use crate::handle::hwloc_topology;
+use crate::handle::hwloc_topology_t;
+use crate::mirror::type_from_c;
 use crate::types::*;
 
 const KIND_FROM_ALL: u64 = kind::FROM_OS | kind::FROM_USER;
@@ -99,7 +101,7 @@ fn hand_out(t: &hwloc_topology, index: usize) -> *mut hwloc_distances_s {
     // Written again where it lives, padding zeroed as hwloc's calloc.
     let (nbobjs, kind) = (h.public.nbobjs, h.public.kind);
     // SAFETY: plain C data, all-zero valid.
-    unsafe { crate::topology::zero_in_place(&mut h.public) };
+    unsafe { crate::mirror::zero_in_place(&mut h.public) };
     h.public.nbobjs = nbobjs;
     h.public.kind = kind;
     h.public.objs = h.objs.as_mut_ptr();
@@ -762,17 +764,19 @@ pub unsafe extern "C" fn hwloc_distances_add(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    // SAFETY: hwloc's contracts, passed on.
-    unsafe {
-        let h = hwloc_distances_add_create(topology, null(), kind, 0);
-        if h.is_null() {
-            return -1;
+    entry!(topology, -1, |h| {
+        // SAFETY: hwloc's contracts, passed on.
+        unsafe {
+            let d = hwloc_distances_add_create(h.raw(), null(), kind, 0);
+            if d.is_null() {
+                return -1;
+            }
+            if hwloc_distances_add_values(h.raw(), d, nbobjs, objs, values, 0) < 0 {
+                return -1;
+            }
+            hwloc_distances_add_commit(h.raw(), d, flags)
         }
-        if hwloc_distances_add_values(topology, h, nbobjs, objs, values, 0) < 0 {
-            return -1;
-        }
-        hwloc_distances_add_commit(topology, h, flags)
-    }
+    })
 }
 
 // ------------------------------------------------------------ grouping
@@ -998,8 +1002,9 @@ fn insert_group(m: &mut Topology, s: &Sets, subkind: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::loaded;
     use crate::test_support::{objs_of, synthetic};
-    use crate::topology::{hwloc_topology_destroy, loaded};
+    use crate::topology::hwloc_topology_destroy;
     use std::ffi::{CStr, CString};
 
     fn add(

@@ -7,7 +7,8 @@ use base64::Engine;
 use wloc_core::{Topology, UserData};
 
 use crate::ffi::{c_str, c_strdup, fail, guard};
-use crate::topology::hwloc_topology;
+use crate::handle::hwloc_topology;
+use crate::handle::hwloc_topology_t;
 use crate::types::*;
 
 /// `HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1`.
@@ -144,8 +145,10 @@ pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
 /// `hwloc_free_xmlbuffer`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_free_xmlbuffer(_topology: hwloc_topology_t, xmlbuffer: *mut c_char) {
-    // SAFETY: a buffer from hwloc_topology_export_xmlbuffer (malloc'ed) or NULL.
-    unsafe { libc::free(xmlbuffer as *mut c_void) }
+    guard((), || {
+        // SAFETY: a buffer from hwloc_topology_export_xmlbuffer (malloc'ed) or NULL.
+        unsafe { libc::free(xmlbuffer as *mut c_void) }
+    })
 }
 
 /// Whether hwloc accepts `bytes` as userdata text outside base64: printable
@@ -259,7 +262,9 @@ pub unsafe extern "C" fn hwloc_export_obj_userdata(
     buffer: *const c_void,
     length: usize,
 ) -> c_int {
-    export_userdata(reserved, topology, obj, name, buffer, length, false)
+    entry!(topology, -1, |h| {
+        export_userdata(reserved, h.raw(), obj, name, buffer, length, false)
+    })
 }
 
 /// `hwloc_export_obj_userdata_base64`.
@@ -272,7 +277,9 @@ pub unsafe extern "C" fn hwloc_export_obj_userdata_base64(
     buffer: *const c_void,
     length: usize,
 ) -> c_int {
-    export_userdata(reserved, topology, obj, name, buffer, length, true)
+    entry!(topology, -1, |h| {
+        export_userdata(reserved, h.raw(), obj, name, buffer, length, true)
+    })
 }
 
 /// `hwloc_topology_export_synthetic`: the description in the caller's

@@ -1,50 +1,9 @@
 //! The C boundary's low-level helpers, used by every other module and
 //! using none: the entry-point guard (no panic unwinds into C), `errno`,
-//! C strings and buffers. The entry prologue of the functions that take a
-//! topology, [`entry!`], with the one safety argument for their handle.
+//! C strings and buffers, diagnostics.
 
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
-
-/// The prologue every exported function taking a topology shares: the
-/// [`guard`] (a panic becomes `$on_panic` with `errno` = `EINVAL`), then
-/// the handle as a [`Handle`](crate::handle::Handle) whose
-/// methods give the topology behind it (`h.loaded()`, ...).
-///
-/// `entry!(topology, loaded |t| body)` (and `loaded_mut`) gives the
-/// loaded topology, or returns -1 with `errno` = `EINVAL` for NULL or an
-/// unloaded one, hwloc's usual failure.
-///
-/// Only for the body of an exported `unsafe extern "C"` function whose
-/// topology argument is hwloc's (see the safety argument below).
-macro_rules! entry {
-    ($topology:expr, loaded |$t:ident| $body:expr) => {
-        $crate::ffi::entry!($topology, -1, |h| match h.loaded() {
-            Some($t) => $body,
-            None => $crate::ffi::fail(libc::EINVAL),
-        })
-    };
-    ($topology:expr, loaded_mut |$t:ident| $body:expr) => {
-        $crate::ffi::entry!($topology, -1, |h| match h.loaded_mut() {
-            Some($t) => $body,
-            None => $crate::ffi::fail(libc::EINVAL),
-        })
-    };
-    ($topology:expr, $on_panic:expr, |$h:ident| $body:expr) => {
-        $crate::ffi::guard($on_panic, || {
-            // SAFETY: hwloc's handle contract, which every entry point's
-            // C caller accepts (hwloc.h): the topology argument is NULL
-            // or a handle from hwloc_topology_init/dup (or an adopted
-            // shared-memory one) not yet destroyed, and no other thread
-            // calls a function changing it meanwhile (hwloc's thread
-            // safety rules). The handle lives for this call only.
-            #[allow(unused_unsafe)]
-            let $h = unsafe { $crate::handle::Handle::new($topology) };
-            $body
-        })
-    };
-}
-pub(crate) use entry;
 
 /// Sets the calling thread's `errno`.
 pub(crate) fn set_errno(e: c_int) {
@@ -163,5 +122,13 @@ pub(crate) fn atoi(s: &str) -> i64 {
         -v
     } else {
         v
+    }
+}
+
+/// Prints a diagnostic when `WLOC_CAPI_VERBOSE` is set (never in a
+/// privileged process): the library is otherwise silent, as libhwloc.
+pub(crate) fn verbose(msg: &str) {
+    if wloc_trust::env::var_os("WLOC_CAPI_VERBOSE").is_some() {
+        eprintln!("wloc: {msg}");
     }
 }

@@ -24,8 +24,9 @@
 // documented ones, written once in hwloc's headers.
 #![allow(clippy::missing_safety_doc)]
 
-#[macro_use]
 mod ffi;
+#[macro_use]
+pub(crate) mod handle;
 pub mod bind;
 pub mod bitmap;
 pub mod cpukinds;
@@ -33,11 +34,16 @@ pub mod diff;
 mod discover;
 pub mod distances;
 pub mod export;
-pub(crate) mod handle;
+mod hwloc2;
+mod kept;
 pub mod linux;
+mod load;
 pub mod memattrs;
+mod mirror;
 pub mod objects;
 pub mod shmem;
+mod source;
+mod support;
 pub mod topology;
 pub mod types;
 

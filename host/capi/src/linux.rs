@@ -8,7 +8,8 @@ use std::path::Path;
 use wloc_core::{Bitmap, CpuSet};
 
 use crate::ffi::{c_str, fail, guard};
-use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_t};
+use crate::handle::hwloc_topology_t;
+use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 /// The kernel's `errno` of a failed call, as the C functions return it.
 fn os_errno(e: &std::io::Error) -> c_int {

@@ -17,7 +17,8 @@ use wloc_core::object::Depth;
 use wloc_core::{CpuSet, ObjId, ObjType, Topology};
 
 use crate::ffi::{c_str, fail};
-use crate::topology::hwloc_topology;
+use crate::handle::hwloc_topology;
+use crate::handle::hwloc_topology_t;
 use crate::types::*;
 
 /// `hwloc_memattr_id_t`.

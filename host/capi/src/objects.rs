@@ -13,8 +13,9 @@ use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
 
 use crate::ffi::{c_str, fail, guard, set_errno, snprintf_out};
+use crate::handle::hwloc_topology_t;
 use crate::handle::Handle;
-use crate::topology::{type_from_c, Node};
+use crate::mirror::{type_from_c, Node};
 use crate::types::*;
 
 /// `HWLOC_TYPE_DEPTH_UNKNOWN`.
@@ -183,9 +184,11 @@ fn type_names() -> &'static [CString] {
 /// `hwloc_obj_type_string`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_string(type_: hwloc_obj_type_t) -> *const c_char {
-    let names = type_names();
-    let i = type_from_c(type_).map_or(names.len() - 1, |t| t.index());
-    names[i].as_ptr()
+    guard(std::ptr::null(), || {
+        let names = type_names();
+        let i = type_from_c(type_).map_or(names.len() - 1, |t| t.index());
+        names[i].as_ptr()
+    })
 }
 
 fn kind_is(type_: hwloc_obj_type_t, f: impl Fn(ObjType) -> bool) -> c_int {
@@ -195,32 +198,32 @@ fn kind_is(type_: hwloc_obj_type_t, f: impl Fn(ObjType) -> bool) -> c_int {
 /// `hwloc_obj_type_is_normal`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_normal(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, |t| t.kind() == ObjKind::Normal)
+    guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Normal))
 }
 /// `hwloc_obj_type_is_io`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_io(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, |t| t.kind() == ObjKind::Io)
+    guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Io))
 }
 /// `hwloc_obj_type_is_memory`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_memory(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, |t| t.kind() == ObjKind::Memory)
+    guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Memory))
 }
 /// `hwloc_obj_type_is_cache`: CPU caches, data, unified or instruction.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_cache(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, ObjType::is_cache)
+    guard(0, || kind_is(type_, ObjType::is_cache))
 }
 /// `hwloc_obj_type_is_dcache`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_dcache(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, ObjType::is_dcache)
+    guard(0, || kind_is(type_, ObjType::is_dcache))
 }
 /// `hwloc_obj_type_is_icache`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_icache(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, ObjType::is_icache)
+    guard(0, || kind_is(type_, ObjType::is_icache))
 }
 
 /// `hwloc_compare_types`: negative when `type1` contains `type2`'s
@@ -228,15 +231,17 @@ pub extern "C" fn hwloc_obj_type_is_icache(type_: hwloc_obj_type_t) -> c_int {
 /// cannot be compared.
 #[no_mangle]
 pub extern "C" fn hwloc_compare_types(type1: hwloc_obj_type_t, type2: hwloc_obj_type_t) -> c_int {
-    let (Some(a), Some(b)) = (type_from_c(type1), type_from_c(type2)) else {
-        return TYPE_UNORDERED;
-    };
-    match a.compare(b) {
-        Some(std::cmp::Ordering::Less) => -1,
-        Some(std::cmp::Ordering::Equal) => 0,
-        Some(std::cmp::Ordering::Greater) => 1,
-        None => TYPE_UNORDERED,
-    }
+    guard(TYPE_UNORDERED, || {
+        let (Some(a), Some(b)) = (type_from_c(type1), type_from_c(type2)) else {
+            return TYPE_UNORDERED;
+        };
+        match a.compare(b) {
+            Some(std::cmp::Ordering::Less) => -1,
+            Some(std::cmp::Ordering::Equal) => 0,
+            Some(std::cmp::Ordering::Greater) => 1,
+            None => TYPE_UNORDERED,
+        }
+    })
 }
 
 /// What `hwloc_type_sscanf` reads besides the type: the attributes it
@@ -582,7 +587,7 @@ pub unsafe extern "C" fn hwloc_obj_attr_snprintf(
 
 /// `hwloc_obj_add_info`: appends a name/value pair, even when the name is
 /// there already, as hwloc does: to the object's C array, which is what
-/// the model takes in at its next use ([`crate::topology::hwloc_topology::pull_from_c`]),
+/// the model takes in at its next use ([`crate::handle::hwloc_topology::pull_from_c`]),
 /// in constant time (amortised). An object the library did not allocate is
 /// refused with `EINVAL`.
 #[no_mangle]
@@ -811,18 +816,20 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
 /// `hwloc_pci_class_string`.
 #[no_mangle]
 pub extern "C" fn hwloc_pci_class_string(class_id: u16) -> *const c_char {
-    static NAMES: OnceLock<
-        std::sync::Mutex<std::collections::HashMap<&'static str, &'static std::ffi::CStr>>,
-    > = OnceLock::new();
-    let name = pci_class(class_id);
-    let map = NAMES.get_or_init(Default::default);
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    map.entry(name)
-        .or_insert_with(|| {
-            // The names are a fixed static table: each is leaked once.
-            Box::leak(CString::new(name).unwrap_or_default().into_boxed_c_str())
-        })
-        .as_ptr()
+    guard(std::ptr::null(), || {
+        static NAMES: OnceLock<
+            std::sync::Mutex<std::collections::HashMap<&'static str, &'static std::ffi::CStr>>,
+        > = OnceLock::new();
+        let name = pci_class(class_id);
+        let map = NAMES.get_or_init(Default::default);
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(name)
+            .or_insert_with(|| {
+                // The names are a fixed static table: each is leaked once.
+                Box::leak(CString::new(name).unwrap_or_default().into_boxed_c_str())
+            })
+            .as_ptr()
+    })
 }
 
 /// `hwloc_topology_reconnect`: levels are always connected here.
@@ -843,7 +850,9 @@ pub unsafe extern "C" fn hwloc_topology_reconnect(
 /// (`HWLOC_HIDE_ERRORS`); wloc's library prints none unless asked.
 #[no_mangle]
 pub extern "C" fn hwloc_hide_errors() -> c_int {
-    wloc_trust::env::var("HWLOC_HIDE_ERRORS")
-        .and_then(|v| v.parse::<c_int>().ok())
-        .unwrap_or(1)
+    guard(1, || {
+        wloc_trust::env::var("HWLOC_HIDE_ERRORS")
+            .and_then(|v| v.parse::<c_int>().ok())
+            .unwrap_or(1)
+    })
 }

@@ -40,10 +40,13 @@ use wloc_core::topology::TypeFilter;
 use wloc_core::{ObjType, Topology};
 
 use crate::ffi::{fail, guard};
-use crate::topology::{hwloc_topology, new_loaded, Source};
+use crate::handle::hwloc_topology;
+use crate::handle::hwloc_topology_t;
+use crate::load::new_loaded;
+use crate::source::Source;
 use crate::types::{
     hwloc_topology_cpubind_support, hwloc_topology_discovery_support,
-    hwloc_topology_membind_support, hwloc_topology_misc_support, hwloc_topology_t,
+    hwloc_topology_membind_support, hwloc_topology_misc_support,
 };
 
 /// `HWLOC_SHMEM_HEADER_VERSION`.
@@ -193,7 +196,7 @@ impl Extras {
         };
         // Only the flags hwloc defines: a damaged or forged file cannot
         // set others.
-        let flags = u64_of(&mut b)? & crate::topology::ALL_FLAGS;
+        let flags = u64_of(&mut b)? & crate::handle::ALL_FLAGS;
         let userdata = u64_of(&mut b)?;
         let support = take(&mut b, SUPPORT_LEN)?.try_into().ok()?;
         let nfilters = *take(&mut b, 1)?.first()? as usize;
@@ -501,8 +504,9 @@ pub unsafe extern "C" fn hwloc_shmem_topology_adopt(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::topo_mut;
     use crate::test_support::synthetic;
-    use crate::topology::{hwloc_topology_destroy, topo_mut};
+    use crate::topology::hwloc_topology_destroy;
     use std::os::fd::AsRawFd;
 
     fn errno() -> c_int {
