@@ -13,11 +13,14 @@
 //! Every exported function catches Rust panics and returns hwloc's error
 //! value (with `errno` set to `EINVAL`) instead of unwinding into C.
 //!
-//! Layout: [`types`] holds the public C structures, `ffi` the helpers of
-//! the C boundary (the entry guard, `errno`, C strings), `handle` the
-//! entry prologue's topology handle, [`topology`] the opaque `struct
-//! hwloc_topology` and the C mirror of the model's objects; one module
-//! per header area implements its functions.
+//! Layout, from the leaves up (no module imports one above it; the FFI
+//! check program, `host/ffi-check`, enforces it in CI): `ffi` (the entry
+//! guard, `errno`, C strings), [`types`] (the public C structures),
+//! `source` (where a load reads from), `kept`, `mirror` (the C objects),
+//! `support`, `handle` (the opaque `struct hwloc_topology` and the entry
+//! prologue, `entry!`), [`bind`], `hwloc2` (hwloc 2's presentation),
+//! `load`, then one module per header area; [`topology`] holds the
+//! topology's configuration entries and re-exports the public items.
 
 #![allow(non_camel_case_types)]
 // Every entry point takes raw pointers from C; their contracts are hwloc's
