@@ -26,12 +26,13 @@
 use std::os::raw::{c_int, c_void};
 
 use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet};
+use wloc_core::bitmap::{Set, SetKind};
 use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
 
 use crate::ffi::{fail, set_errno};
-use crate::handle::hwloc_topology_t;
-use crate::handle::Handle;
-use crate::handle::{hwloc_topology, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING};
+use crate::handle::{
+    hwloc_topology, hwloc_topology_t, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING,
+};
 use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 /// `HWLOC_CPUBIND_PROCESS`.
@@ -77,20 +78,6 @@ fn errno_of(e: &BindError) -> c_int {
     }
 }
 
-/// A binding entry's body on the loaded topology (`EINVAL` without one):
-/// 0, or -1 with `errno`.
-fn on_loaded(h: Handle<'_>, body: impl FnOnce(&hwloc_topology) -> Res<()>) -> c_int {
-    status(h.loaded_or_einval().and_then(body))
-}
-
-/// 0, or -1 with `errno`.
-fn status(r: Res<()>) -> c_int {
-    match r {
-        Ok(()) => 0,
-        Err(e) => fail(e),
-    }
-}
-
 /// The bits of a C bitmap argument.
 ///
 /// # Safety
@@ -111,39 +98,35 @@ unsafe fn put_bits(set: hwloc_bitmap_t, bits: Bitmap) -> Res<()> {
     Ok(())
 }
 
-/// Checks a CPU set as hwloc's `hwloc_fix_cpubind`: not empty, inside the
-/// complete cpuset; a set covering the topology means every PU.
-fn fix_cpubind(m: &Topology, set: &Bitmap) -> Res<CpuSet> {
-    let set = CpuSet::from_bitmap(set.clone());
-    if set.is_empty() || !set.is_included_in(m.complete_cpuset()) {
+/// Checks a set as hwloc's `hwloc_fix_cpubind` and `hwloc_fix_membind`
+/// do: not empty, inside the complete set; a set covering the
+/// topology's means all of the complete one.
+fn fix_set<K: SetKind>(set: &Bitmap, topo: &Set<K>, complete: &Set<K>) -> Res<Set<K>> {
+    let set = Set::from_bitmap(set.clone());
+    if set.is_empty() || !set.is_included_in(complete) {
         return Err(libc::EINVAL);
     }
-    if set.includes(m.cpuset()) {
-        return Ok(m.complete_cpuset().clone());
+    if set.includes(topo) {
+        return Ok(complete.clone());
     }
     Ok(set)
 }
 
+/// Checks a CPU set as hwloc's `hwloc_fix_cpubind`.
+fn fix_cpubind(m: &Topology, set: &Bitmap) -> Res<CpuSet> {
+    fix_set(set, m.cpuset(), m.complete_cpuset())
+}
+
 /// Checks a NUMA node set as hwloc's `hwloc_fix_membind`.
 fn fix_membind(m: &Topology, set: &Bitmap) -> Res<NodeSet> {
-    let set = NodeSet::from_bitmap(set.clone());
-    if set.is_empty() || !set.is_included_in(m.complete_nodeset()) {
-        return Err(libc::EINVAL);
-    }
-    if set.includes(m.nodeset()) {
-        return Ok(m.complete_nodeset().clone());
-    }
-    Ok(set)
+    fix_set(set, m.nodeset(), m.complete_nodeset())
 }
 
 /// The nodes a CPU set designates for memory binding, as hwloc's
 /// `hwloc_fix_membind_cpuset`: the nodes near its PUs (all nodes for a
 /// set covering the topology).
 fn fix_membind_cpuset(m: &Topology, set: &Bitmap) -> Res<NodeSet> {
-    let set = CpuSet::from_bitmap(set.clone());
-    if set.is_empty() || !set.is_included_in(m.complete_cpuset()) {
-        return Err(libc::EINVAL);
-    }
+    let set = fix_cpubind(m, set)?;
     if set.includes(m.cpuset()) {
         return Ok(m.complete_nodeset().clone());
     }
@@ -442,10 +425,8 @@ pub unsafe extern "C" fn hwloc_set_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            set_cpubind_impl(t, set, flags, |t| this_target(t, flags))
-        })
+    entry!(topology, |t: Status| {
+        set_cpubind_impl(t, set, flags, |t| this_target(t, flags))
     })
 }
 
@@ -456,10 +437,8 @@ pub unsafe extern "C" fn hwloc_get_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)
-        })
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)
     })
 }
 
@@ -471,10 +450,8 @@ pub unsafe extern "C" fn hwloc_set_proc_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))
-        })
+    entry!(topology, |t: Status| {
+        set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))
     })
 }
 
@@ -486,10 +463,8 @@ pub unsafe extern "C" fn hwloc_get_proc_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
-        })
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
     })
 }
 
@@ -521,25 +496,23 @@ pub unsafe extern "C" fn hwloc_set_thread_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            if flags & !CPUBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            // SAFETY: a C bitmap argument.
-            let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
-            if !t.model.is_thissystem {
-                return Ok(());
-            }
-            if t.pid != 0 {
-                return Err(libc::ENOSYS);
-            }
-            if is_self(thread) {
-                set_cpubind_on(&t.model, Who::Thread(0), &set)
-            } else {
-                set_pthread_binding(thread, &set)
-            }
-        })
+    entry!(topology, |t: Status| {
+        if flags & !CPUBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: a C bitmap argument.
+        let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
+        if !t.model.is_thissystem {
+            return Ok(());
+        }
+        if t.pid != 0 {
+            return Err(libc::ENOSYS);
+        }
+        if is_self(thread) {
+            set_cpubind_on(&t.model, Who::Thread(0), &set)
+        } else {
+            set_pthread_binding(thread, &set)
+        }
     })
 }
 
@@ -551,23 +524,21 @@ pub unsafe extern "C" fn hwloc_get_thread_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            if flags & !CPUBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let r = if !t.model.is_thissystem {
-                t.model.complete_cpuset().clone()
-            } else if t.pid != 0 {
-                return Err(libc::ENOSYS);
-            } else if is_self(thread) {
-                get_cpubind_on(&t.model, Who::Thread(0), flags)?
-            } else {
-                pthread_binding(thread)?
-            };
-            // SAFETY: a C bitmap argument.
-            unsafe { put_bits(set, r.bitmap().clone()) }
-        })
+    entry!(topology, |t: Status| {
+        if flags & !CPUBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let r = if !t.model.is_thissystem {
+            t.model.complete_cpuset().clone()
+        } else if t.pid != 0 {
+            return Err(libc::ENOSYS);
+        } else if is_self(thread) {
+            get_cpubind_on(&t.model, Who::Thread(0), flags)?
+        } else {
+            pthread_binding(thread)?
+        };
+        // SAFETY: a C bitmap argument.
+        unsafe { put_bits(set, r.bitmap().clone()) }
     })
 }
 
@@ -578,10 +549,8 @@ pub unsafe extern "C" fn hwloc_get_last_cpu_location(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)
-        })
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)
     })
 }
 
@@ -593,10 +562,8 @@ pub unsafe extern "C" fn hwloc_get_proc_last_cpu_location(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
-        })
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
     })
 }
 
@@ -666,20 +633,18 @@ pub unsafe extern "C" fn hwloc_set_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            let (nodes, pol) = mem_request(t, set, policy, flags)?;
-            if !t.model.is_thissystem {
-                return Ok(());
-            }
-            if flags & MEMBIND_PROCESS != 0 {
-                return Err(libc::ENOSYS);
-            }
-            check_linux_policy(&t.model, pol, &nodes)?;
-            Binder::new(&t.model)
-                .bind_memory(&nodes, pol, mem_flags(flags))
-                .map_err(|e| errno_of(&e))
-        })
+    entry!(topology, |t: Status| {
+        let (nodes, pol) = mem_request(t, set, policy, flags)?;
+        if !t.model.is_thissystem {
+            return Ok(());
+        }
+        if flags & MEMBIND_PROCESS != 0 {
+            return Err(libc::ENOSYS);
+        }
+        check_linux_policy(&t.model, pol, &nodes)?;
+        Binder::new(&t.model)
+            .bind_memory(&nodes, pol, mem_flags(flags))
+            .map_err(|e| errno_of(&e))
     })
 }
 
@@ -691,21 +656,19 @@ pub unsafe extern "C" fn hwloc_get_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let r = if !t.model.is_thissystem {
-                (t.model.complete_nodeset().clone(), POLICY_MIXED)
-            } else if flags & MEMBIND_PROCESS != 0 {
-                return Err(libc::ENOSYS);
-            } else {
-                thread_membind(&t.model, flags)?
-            };
-            // SAFETY: the caller's set and policy.
-            unsafe { put_membind(&t.model, set, policy, flags, r) }
-        })
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let r = if !t.model.is_thissystem {
+            (t.model.complete_nodeset().clone(), POLICY_MIXED)
+        } else if flags & MEMBIND_PROCESS != 0 {
+            return Err(libc::ENOSYS);
+        } else {
+            thread_membind(&t.model, flags)?
+        };
+        // SAFETY: the caller's set and policy.
+        unsafe { put_membind(&t.model, set, policy, flags, r) }
     })
 }
 
@@ -719,15 +682,13 @@ pub unsafe extern "C" fn hwloc_set_proc_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            mem_request(t, set, policy, flags)?;
-            if t.model.is_thissystem {
-                Err(libc::ENOSYS)
-            } else {
-                Ok(())
-            }
-        })
+    entry!(topology, |t: Status| {
+        mem_request(t, set, policy, flags)?;
+        if t.model.is_thissystem {
+            Err(libc::ENOSYS)
+        } else {
+            Ok(())
+        }
     })
 }
 
@@ -741,18 +702,16 @@ pub unsafe extern "C" fn hwloc_get_proc_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            if t.model.is_thissystem {
-                return Err(libc::ENOSYS);
-            }
-            let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
-            // SAFETY: the caller's set and policy.
-            unsafe { put_membind(&t.model, set, policy, flags, r) }
-        })
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        if t.model.is_thissystem {
+            return Err(libc::ENOSYS);
+        }
+        let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
+        // SAFETY: the caller's set and policy.
+        unsafe { put_membind(&t.model, set, policy, flags, r) }
     })
 }
 
@@ -802,28 +761,26 @@ pub unsafe extern "C" fn hwloc_set_area_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            // SAFETY: a C bitmap argument.
-            let bits = unsafe { bits_of(set) }?;
-            if flags & MEMBIND_BYNODESET == 0 {
-                fix_membind_cpuset(&t.model, bits)?;
-            }
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
-            }
-            let pol = policy_from_c(policy)?;
-            // An empty area is fine before its set is checked, as in hwloc.
-            if len == 0 {
-                return Ok(());
-            }
-            let nodes = nodes_of(&t.model, bits, flags)?;
-            if !t.model.is_thissystem {
-                return Ok(());
-            }
-            // SAFETY: hwloc's contract on the area.
-            unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
-        })
+    entry!(topology, |t: Status| {
+        // SAFETY: a C bitmap argument.
+        let bits = unsafe { bits_of(set) }?;
+        if flags & MEMBIND_BYNODESET == 0 {
+            fix_membind_cpuset(&t.model, bits)?;
+        }
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let pol = policy_from_c(policy)?;
+        // An empty area is fine before its set is checked, as in hwloc.
+        if len == 0 {
+            return Ok(());
+        }
+        let nodes = nodes_of(&t.model, bits, flags)?;
+        if !t.model.is_thissystem {
+            return Ok(());
+        }
+        // SAFETY: hwloc's contract on the area.
+        unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
     })
 }
 
@@ -839,30 +796,28 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
-                return Err(libc::EINVAL);
-            }
-            let m = &t.model;
-            let r = if !m.is_thissystem {
-                (m.complete_nodeset().clone(), POLICY_MIXED)
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
+            return Err(libc::EINVAL);
+        }
+        let m = &t.model;
+        let r = if !m.is_thissystem {
+            (m.complete_nodeset().clone(), POLICY_MIXED)
+        } else {
+            // SAFETY: hwloc's contract on the area.
+            let bytes = unsafe { area(addr, len) }?;
+            let (nodes, pol) = Binder::new(m)
+                .area_memory_binding(bytes, MemBindFlags::empty())
+                .map_err(|e| errno_of(&e))?;
+            let nodes = if pol == MemPolicy::FirstTouch {
+                m.nodeset().clone()
             } else {
-                // SAFETY: hwloc's contract on the area.
-                let bytes = unsafe { area(addr, len) }?;
-                let (nodes, pol) = Binder::new(m)
-                    .area_memory_binding(bytes, MemBindFlags::empty())
-                    .map_err(|e| errno_of(&e))?;
-                let nodes = if pol == MemPolicy::FirstTouch {
-                    m.nodeset().clone()
-                } else {
-                    nodes
-                };
-                (nodes, policy_to_c(pol)?)
+                nodes
             };
-            // SAFETY: the caller's set and policy.
-            unsafe { put_membind(m, set, policy, flags, r) }
-        })
+            (nodes, policy_to_c(pol)?)
+        };
+        // SAFETY: the caller's set and policy.
+        unsafe { put_membind(m, set, policy, flags, r) }
     })
 }
 
@@ -876,31 +831,29 @@ pub unsafe extern "C" fn hwloc_get_area_memlocation(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    entry!(topology, -1, |h| {
-        on_loaded(h, |t| {
-            if flags & !MEMBIND_ALLFLAGS != 0 {
-                return Err(libc::EINVAL);
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let m = &t.model;
+        let nodes = if len == 0 {
+            // hwloc leaves a node set alone; a cpuset is converted
+            // from no node, hence emptied.
+            if flags & MEMBIND_BYNODESET != 0 {
+                return Ok(());
             }
-            let m = &t.model;
-            let nodes = if len == 0 {
-                // hwloc leaves a node set alone; a cpuset is converted
-                // from no node, hence emptied.
-                if flags & MEMBIND_BYNODESET != 0 {
-                    return Ok(());
-                }
-                NodeSet::new()
-            } else if !m.is_thissystem {
-                m.complete_nodeset().clone()
-            } else {
-                // SAFETY: hwloc's contract on the area.
-                let bytes = unsafe { area(addr, len) }?;
-                Binder::new(m)
-                    .area_memory_location(bytes, MemBindFlags::empty())
-                    .map_err(|e| errno_of(&e))?
-            };
-            // SAFETY: a C bitmap argument.
-            unsafe { put_bits(set, mem_result(m, nodes, flags)) }
-        })
+            NodeSet::new()
+        } else if !m.is_thissystem {
+            m.complete_nodeset().clone()
+        } else {
+            // SAFETY: hwloc's contract on the area.
+            let bytes = unsafe { area(addr, len) }?;
+            Binder::new(m)
+                .area_memory_location(bytes, MemBindFlags::empty())
+                .map_err(|e| errno_of(&e))?
+        };
+        // SAFETY: a C bitmap argument.
+        unsafe { put_bits(set, mem_result(m, nodes, flags)) }
     })
 }
 

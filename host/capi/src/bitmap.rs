@@ -24,8 +24,7 @@ use wloc_core::bitmap::{AllocError, SetOp};
 use wloc_core::{Bitmap, ObjType};
 
 use crate::ffi::{c_str, c_strdup, fail, guard, set_errno, snprintf_out};
-use crate::handle::hwloc_topology;
-use crate::handle::hwloc_topology_t;
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 // hwloc's words are `unsigned long`; wloc's are u64: they must match.

@@ -24,15 +24,12 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_nr(
     topology: hwloc_topology_t,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            if flags != 0 {
-                return fail(libc::EINVAL);
-            }
-            c_int::try_from(t.model.cpukinds.len()).unwrap_or(c_int::MAX)
+    entry!(topology, |t: Loaded| {
+        if flags != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        c_int::try_from(t.model.cpukinds.len()).unwrap_or(c_int::MAX)
+    })
 }
 
 /// The model set of a C bitmap (`None` for NULL).
@@ -48,26 +45,23 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_by_cpuset(
     cpuset: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            if flags != 0 {
-                return fail(libc::EINVAL);
-            }
-            let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
-                return fail(libc::EINVAL);
-            };
-            for (i, k) in t.model.cpukinds.iter().enumerate() {
-                if set.is_included_in(&k.cpuset) {
-                    return i as c_int;
-                }
-                if set.intersects(&k.cpuset) {
-                    return fail(libc::EXDEV);
-                }
-            }
-            fail(libc::ENOENT)
+    entry!(topology, |t: Loaded| {
+        if flags != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
+            return fail(libc::EINVAL);
+        };
+        for (i, k) in t.model.cpukinds.iter().enumerate() {
+            if set.is_included_in(&k.cpuset) {
+                return i as c_int;
+            }
+            if set.intersects(&k.cpuset) {
+                return fail(libc::EXDEV);
+            }
+        }
+        fail(libc::ENOENT)
+    })
 }
 
 /// `hwloc_cpukinds_get_info`: the infos array stays valid until the
@@ -82,32 +76,29 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_info(
     infosp: *mut *mut hwloc_info_s,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            if flags != 0 {
-                return fail(libc::EINVAL);
-            }
-            let Some(k) = t.model.cpukinds.get(kind_index as usize) else {
-                return fail(libc::ENOENT);
-            };
-            // SAFETY: each output is NULL or a place the caller gives.
-            unsafe {
-                if let Some(c) = cpuset.as_mut() {
-                    c.bits = k.cpuset.bitmap().clone();
-                }
-                if let Some(e) = efficiencyp.as_mut() {
-                    *e = k.efficiency;
-                }
-                if !nr_infosp.is_null() && !infosp.is_null() {
-                    let (n, p) = t.kept.kind_infos(kind_index as usize, &k.infos);
-                    *nr_infosp = n;
-                    *infosp = p;
-                }
-            }
-            0
+    entry!(topology, |t: Loaded| {
+        if flags != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        let Some(k) = t.model.cpukinds.get(kind_index as usize) else {
+            return fail(libc::ENOENT);
+        };
+        // SAFETY: each output is NULL or a place the caller gives.
+        unsafe {
+            if let Some(c) = cpuset.as_mut() {
+                c.bits = k.cpuset.bitmap().clone();
+            }
+            if let Some(e) = efficiencyp.as_mut() {
+                *e = k.efficiency;
+            }
+            if !nr_infosp.is_null() && !infosp.is_null() {
+                let (n, p) = t.kept.kind_infos(kind_index as usize, &k.infos);
+                *nr_infosp = n;
+                *infosp = p;
+            }
+        }
+        0
+    })
 }
 
 /// The machine's architecture, which decides how kinds are ranked.
@@ -160,28 +151,25 @@ pub unsafe extern "C" fn hwloc_cpukinds_register(
     infos: *mut hwloc_info_s,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            if flags != 0 {
-                return fail(libc::EINVAL);
-            }
-            let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
-                return fail(libc::EINVAL);
-            };
-            // SAFETY: the caller's array of nr_infos entries.
-            let Some(infos) = (unsafe { read_infos(nr_infos, infos) }) else {
-                return fail(libc::EINVAL);
-            };
-            let forced = (forced_efficiency >= 0).then_some(forced_efficiency);
-            let m = &mut t.model;
-            let mut kinds: Vec<CpuKind> = std::mem::take(&mut m.cpukinds);
-            cpukinds::register(&mut kinds, &set, forced, &infos);
-            cpukinds::rank(&mut kinds, m.cpukinds_ranking, architecture(m).as_deref());
-            m.cpukinds = kinds;
-            0
+    entry!(topology, |t: LoadedMut| {
+        if flags != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        let Some(set) = cpuset_of(cpuset).filter(|s| !s.is_empty()) else {
+            return fail(libc::EINVAL);
+        };
+        // SAFETY: the caller's array of nr_infos entries.
+        let Some(infos) = (unsafe { read_infos(nr_infos, infos) }) else {
+            return fail(libc::EINVAL);
+        };
+        let forced = (forced_efficiency >= 0).then_some(forced_efficiency);
+        let m = &mut t.model;
+        let mut kinds: Vec<CpuKind> = std::mem::take(&mut m.cpukinds);
+        cpukinds::register(&mut kinds, &set, forced, &infos);
+        cpukinds::rank(&mut kinds, m.cpukinds_ranking, architecture(m).as_deref());
+        m.cpukinds = kinds;
+        0
+    })
 }
 
 #[cfg(test)]

@@ -11,8 +11,7 @@ use wloc_core::{ObjId, Topology};
 use wloc_xml::diff::{AttrChange, Change, Computed};
 
 use crate::ffi::{c_str, c_strdup, fail, guard};
-use crate::handle::hwloc_topology_t;
-use crate::handle::Handle;
+use crate::handle::{hwloc_topology_t, Handle};
 use crate::types::*;
 
 /// `HWLOC_TOPOLOGY_DIFF_OBJ_ATTR`.
@@ -293,27 +292,24 @@ pub unsafe extern "C" fn hwloc_topology_diff_apply(
     diff: hwloc_topology_diff_t,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            if flags & !DIFF_APPLY_REVERSE != 0 {
-                return fail(libc::EINVAL);
-            }
-            // SAFETY: a list from hwloc_topology_diff_build/load.
-            let (changes, stop) = unsafe { from_c(diff) };
-            let mut m = t.model.clone();
-            let reverse = flags & DIFF_APPLY_REVERSE != 0;
-            if let Err(e) = wloc_xml::diff::apply(&mut m, &changes, reverse) {
-                return fail_at(e.hunk);
-            }
-            if let Some(at) = stop {
-                return fail_at(at + 1);
-            }
-            t.model = m;
-            t.sync();
-            0
+    entry!(topology, |t: LoadedMut| {
+        if flags & !DIFF_APPLY_REVERSE != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        // SAFETY: a list from hwloc_topology_diff_build/load.
+        let (changes, stop) = unsafe { from_c(diff) };
+        let mut m = t.model.clone();
+        let reverse = flags & DIFF_APPLY_REVERSE != 0;
+        if let Err(e) = wloc_xml::diff::apply(&mut m, &changes, reverse) {
+            return fail_at(e.hunk);
+        }
+        if let Some(at) = stop {
+            return fail_at(at + 1);
+        }
+        t.model = m;
+        t.sync();
+        0
+    })
 }
 
 /// hwloc's `-N` for the N-th entry (from 1), with `errno` = `EINVAL`.

@@ -19,8 +19,7 @@ use wloc_core::topology::TypeFilter;
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjType, Object, Topology};
 
 use crate::ffi::{c_str, fail, guard, set_errno};
-use crate::handle::hwloc_topology;
-use crate::handle::hwloc_topology_t;
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::mirror::type_from_c;
 use crate::types::*;
 
@@ -206,18 +205,15 @@ pub unsafe extern "C" fn hwloc_distances_get(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let q = Query {
-                name: None,
-                ty: TypeSel::Any,
-                kind: kind as u64,
-            };
-            // SAFETY: the caller's arrays, as hwloc documents them.
-            unsafe { get(t, q, nrp, distancesp, flags) }
-        }
-    )
+    entry!(topology, |t: Loaded| {
+        let q = Query {
+            name: None,
+            ty: TypeSel::Any,
+            kind: kind as u64,
+        };
+        // SAFETY: the caller's arrays, as hwloc documents them.
+        unsafe { get(t, q, nrp, distancesp, flags) }
+    })
 }
 
 /// The type of the objects at hwloc depth `depth` (`None` if no such level).
@@ -235,24 +231,21 @@ pub unsafe extern "C" fn hwloc_distances_get_by_depth(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            if flags != 0 {
-                return fail(libc::EINVAL);
-            }
-            let Some(ty) = depth_type(&t.model, depth) else {
-                return fail(libc::EINVAL);
-            };
-            let q = Query {
-                name: None,
-                ty: TypeSel::Is(ty),
-                kind: kind as u64,
-            };
-            // SAFETY: the caller's arrays, as hwloc documents them.
-            unsafe { get(t, q, nrp, distancesp, flags) }
+    entry!(topology, |t: Loaded| {
+        if flags != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        let Some(ty) = depth_type(&t.model, depth) else {
+            return fail(libc::EINVAL);
+        };
+        let q = Query {
+            name: None,
+            ty: TypeSel::Is(ty),
+            kind: kind as u64,
+        };
+        // SAFETY: the caller's arrays, as hwloc documents them.
+        unsafe { get(t, q, nrp, distancesp, flags) }
+    })
 }
 
 /// `hwloc_distances_get_by_type`.
@@ -265,18 +258,15 @@ pub unsafe extern "C" fn hwloc_distances_get_by_type(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let q = Query {
-                name: None,
-                ty: type_from_c(type_).map_or(TypeSel::Never, TypeSel::Is),
-                kind: kind as u64,
-            };
-            // SAFETY: the caller's arrays, as hwloc documents them.
-            unsafe { get(t, q, nrp, distancesp, flags) }
-        }
-    )
+    entry!(topology, |t: Loaded| {
+        let q = Query {
+            name: None,
+            ty: type_from_c(type_).map_or(TypeSel::Never, TypeSel::Is),
+            kind: kind as u64,
+        };
+        // SAFETY: the caller's arrays, as hwloc documents them.
+        unsafe { get(t, q, nrp, distancesp, flags) }
+    })
 }
 
 /// `hwloc_distances_get_by_name`.
@@ -288,20 +278,17 @@ pub unsafe extern "C" fn hwloc_distances_get_by_name(
     distancesp: *mut *mut hwloc_distances_s,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            // SAFETY: a NUL-terminated name or NULL (every matrix then).
-            let name = unsafe { c_str(name) };
-            let q = Query {
-                name: name.as_deref(),
-                ty: TypeSel::Any,
-                kind: KIND_ALL,
-            };
-            // SAFETY: the caller's arrays, as hwloc documents them.
-            unsafe { get(t, q, nrp, distancesp, flags) }
-        }
-    )
+    entry!(topology, |t: Loaded| {
+        // SAFETY: a NUL-terminated name or NULL (every matrix then).
+        let name = unsafe { c_str(name) };
+        let q = Query {
+            name: name.as_deref(),
+            ty: TypeSel::Any,
+            kind: KIND_ALL,
+        };
+        // SAFETY: the caller's arrays, as hwloc documents them.
+        unsafe { get(t, q, nrp, distancesp, flags) }
+    })
 }
 
 /// `hwloc_distances_get_name`: the matrix's name, valid as long as the
@@ -371,13 +358,10 @@ pub unsafe extern "C" fn hwloc_distances_release_remove(
 /// `hwloc_distances_remove`: every matrix.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_distances_remove(topology: hwloc_topology_t) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            t.model.distances.clear();
-            0
-        }
-    )
+    entry!(topology, |t: LoadedMut| {
+        t.model.distances.clear();
+        0
+    })
 }
 
 /// `hwloc_distances_remove_by_depth`: the matrices whose objects are all
@@ -387,23 +371,20 @@ pub unsafe extern "C" fn hwloc_distances_remove_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            let Some(ty) = depth_type(&t.model, depth) else {
-                return fail(libc::EINVAL);
-            };
-            let m = &mut t.model;
-            let keep: Vec<bool> = m
-                .distances
-                .iter()
-                .map(|d| unique_type(m, &d.objs) != Some(ty))
-                .collect();
-            let mut k = keep.into_iter();
-            m.distances.retain(|_| k.next().unwrap_or(true));
-            0
-        }
-    )
+    entry!(topology, |t: LoadedMut| {
+        let Some(ty) = depth_type(&t.model, depth) else {
+            return fail(libc::EINVAL);
+        };
+        let m = &mut t.model;
+        let keep: Vec<bool> = m
+            .distances
+            .iter()
+            .map(|d| unique_type(m, &d.objs) != Some(ty))
+            .collect();
+        let mut k = keep.into_iter();
+        m.distances.retain(|_| k.next().unwrap_or(true));
+        0
+    })
 }
 
 // ------------------------------------------------------------ transform

@@ -7,8 +7,7 @@ use base64::Engine;
 use wloc_core::{Topology, UserData};
 
 use crate::ffi::{c_str, c_strdup, fail, guard};
-use crate::handle::hwloc_topology;
-use crate::handle::hwloc_topology_t;
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::types::*;
 
 /// `HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1`.
@@ -292,17 +291,14 @@ pub unsafe extern "C" fn hwloc_topology_export_synthetic(
     buflen: usize,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags) else {
-                return fail(libc::EINVAL);
-            };
-            match wloc_core::synthetic::export(&t.model, f) {
-                // SAFETY: the caller's buffer holds buflen bytes.
-                Ok(s) => unsafe { crate::ffi::snprintf_out(buffer, buflen, &s) },
-                Err(_) => fail(libc::EINVAL),
-            }
+    entry!(topology, |t: Loaded| {
+        let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags) else {
+            return fail(libc::EINVAL);
+        };
+        match wloc_core::synthetic::export(&t.model, f) {
+            // SAFETY: the caller's buffer holds buflen bytes.
+            Ok(s) => unsafe { crate::ffi::snprintf_out(buffer, buflen, &s) },
+            Err(_) => fail(libc::EINVAL),
         }
-    )
+    })
 }

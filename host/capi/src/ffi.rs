@@ -29,6 +29,14 @@ pub(crate) fn fail(e: c_int) -> c_int {
     -1
 }
 
+/// 0, or -1 with `errno` (hwloc's usual result from a `Result`).
+pub(crate) fn status(r: Result<(), c_int>) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => fail(e),
+    }
+}
+
 /// A C string argument as UTF-8 (lossy), or `None` for NULL.
 ///
 /// # Safety

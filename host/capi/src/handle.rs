@@ -26,24 +26,31 @@ pub type hwloc_topology_t = *mut hwloc_topology;
 /// the handle as a [`Handle`](Handle) whose
 /// methods give the topology behind it (`h.loaded()`, ...).
 ///
-/// `entry!(topology, loaded |t| body)` (and `loaded_mut`) gives the
+/// `entry!(topology, |t: Loaded| body)` (and `LoadedMut`) gives the
 /// loaded topology, or returns -1 with `errno` = `EINVAL` for NULL or an
-/// unloaded one, hwloc's usual failure.
+/// unloaded one, hwloc's usual failure; with `|t: Status|` the body
+/// returns `Result<(), errno>`, made 0 or -1 with `errno` ([`status`](crate::ffi::status)).
 ///
 /// Only for the body of an exported `unsafe extern "C"` function whose
 /// topology argument is hwloc's (see the safety argument below).
 macro_rules! entry {
-    ($topology:expr, loaded |$t:ident| $body:expr) => {
+    ($topology:expr, |$t:ident: Loaded| $body:expr) => {
         $crate::handle::entry!($topology, -1, |h| match h.loaded() {
             Some($t) => $body,
             None => $crate::ffi::fail(libc::EINVAL),
         })
     };
-    ($topology:expr, loaded_mut |$t:ident| $body:expr) => {
+    ($topology:expr, |$t:ident: LoadedMut| $body:expr) => {
         $crate::handle::entry!($topology, -1, |h| match h.loaded_mut() {
             Some($t) => $body,
             None => $crate::ffi::fail(libc::EINVAL),
         })
+    };
+    ($topology:expr, |$t:ident: Status| $body:expr) => {
+        $crate::handle::entry!($topology, -1, |h| $crate::ffi::status(
+            h.loaded_or_einval()
+                .and_then(|$t: &$crate::handle::hwloc_topology| $body)
+        ))
     };
     ($topology:expr, $on_panic:expr, |$h:ident| $body:expr) => {
         $crate::ffi::guard($on_panic, || {

@@ -17,8 +17,7 @@ use wloc_core::object::Depth;
 use wloc_core::{CpuSet, ObjId, ObjType, Topology};
 
 use crate::ffi::{c_str, fail};
-use crate::handle::hwloc_topology;
-use crate::handle::hwloc_topology_t;
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::types::*;
 
 /// `hwloc_memattr_id_t`.
@@ -263,17 +262,14 @@ pub unsafe extern "C" fn hwloc_memattr_get_name(
     id: hwloc_memattr_id_t,
     name: *mut *const c_char,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let Some(a) = attr(&t.model, id).filter(|_| !name.is_null()) else {
-                return fail(libc::EINVAL);
-            };
-            // SAFETY: checked non-NULL.
-            unsafe { *name = t.kept.string(&a.name) };
-            0
-        }
-    )
+    entry!(topology, |t: Loaded| {
+        let Some(a) = attr(&t.model, id).filter(|_| !name.is_null()) else {
+            return fail(libc::EINVAL);
+        };
+        // SAFETY: checked non-NULL.
+        unsafe { *name = t.kept.string(&a.name) };
+        0
+    })
 }
 
 /// `hwloc_memattr_get_flags`.
@@ -283,17 +279,14 @@ pub unsafe extern "C" fn hwloc_memattr_get_flags(
     id: hwloc_memattr_id_t,
     flagsp: *mut c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let Some(a) = attr(&t.model, id).filter(|_| !flagsp.is_null()) else {
-                return fail(libc::EINVAL);
-            };
-            // SAFETY: checked non-NULL.
-            unsafe { *flagsp = a.flags as c_ulong };
-            0
-        }
-    )
+    entry!(topology, |t: Loaded| {
+        let Some(a) = attr(&t.model, id).filter(|_| !flagsp.is_null()) else {
+            return fail(libc::EINVAL);
+        };
+        // SAFETY: checked non-NULL.
+        unsafe { *flagsp = a.flags as c_ulong };
+        0
+    })
 }
 
 /// `hwloc_memattr_register`: a custom attribute, with exactly one of the
@@ -337,42 +330,39 @@ pub unsafe extern "C" fn hwloc_memattr_get_value(
     flags_: c_ulong,
     value: *mut u64,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let m = &t.model;
-            let (Some(a), Some(tg)) = (attr(m, id), t.id_of(target_node)) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ != 0 || value.is_null() {
-                return fail(libc::EINVAL);
-            }
-            let v = if a.is_convenience() {
-                convenience_value(m, a.id, tg)
-            } else {
-                let all = targets(m, &a);
-                let target = all.iter().find(|x| x.obj == tg);
-                if a.needs_initiator() {
-                    // SAFETY: the caller's location or NULL.
-                    let init = unsafe { initiator(t, initiator_) };
-                    match (target, init) {
-                        (Some(x), Ok(Some(q))) => x.find(&q).map(|(_, v)| *v),
-                        _ => None,
-                    }
-                } else {
-                    target.map(|x| x.value)
-                }
-            };
-            match v {
-                Some(v) => {
-                    // SAFETY: checked non-NULL.
-                    unsafe { *value = v };
-                    0
-                }
-                None => fail(libc::EINVAL),
-            }
+    entry!(topology, |t: Loaded| {
+        let m = &t.model;
+        let (Some(a), Some(tg)) = (attr(m, id), t.id_of(target_node)) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 || value.is_null() {
+            return fail(libc::EINVAL);
         }
-    )
+        let v = if a.is_convenience() {
+            convenience_value(m, a.id, tg)
+        } else {
+            let all = targets(m, &a);
+            let target = all.iter().find(|x| x.obj == tg);
+            if a.needs_initiator() {
+                // SAFETY: the caller's location or NULL.
+                let init = unsafe { initiator(t, initiator_) };
+                match (target, init) {
+                    (Some(x), Ok(Some(q))) => x.find(&q).map(|(_, v)| *v),
+                    _ => None,
+                }
+            } else {
+                target.map(|x| x.value)
+            }
+        };
+        match v {
+            Some(v) => {
+                // SAFETY: checked non-NULL.
+                unsafe { *value = v };
+                0
+            }
+            None => fail(libc::EINVAL),
+        }
+    })
 }
 
 /// Sets `value` on the model as hwloc does: the initiator that matches
@@ -415,26 +405,23 @@ pub unsafe extern "C" fn hwloc_memattr_set_value(
     flags_: c_ulong,
     value: u64,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            let (Some(a), Some(tg)) = (attr(&t.model, id), t.id_of(target_node)) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ != 0 || a.is_convenience() {
-                return fail(libc::EINVAL);
-            }
-            // SAFETY: the caller's location or NULL.
-            let Ok(init) = (unsafe { initiator(t, initiator_) }) else {
-                return fail(libc::EINVAL);
-            };
-            if a.needs_initiator() && init.is_none() {
-                return fail(libc::EINVAL);
-            }
-            set_value(&mut t.model, &a, tg, init, value);
-            0
+    entry!(topology, |t: LoadedMut| {
+        let (Some(a), Some(tg)) = (attr(&t.model, id), t.id_of(target_node)) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 || a.is_convenience() {
+            return fail(libc::EINVAL);
         }
-    )
+        // SAFETY: the caller's location or NULL.
+        let Ok(init) = (unsafe { initiator(t, initiator_) }) else {
+            return fail(libc::EINVAL);
+        };
+        if a.needs_initiator() && init.is_none() {
+            return fail(libc::EINVAL);
+        }
+        set_value(&mut t.model, &a, tg, init, value);
+        0
+    })
 }
 
 /// Keeps the first best of the values seen.
@@ -456,52 +443,49 @@ pub unsafe extern "C" fn hwloc_memattr_get_best_target(
     best: *mut hwloc_obj_t,
     value: *mut u64,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let m = &t.model;
-            let Some(a) = attr(m, id) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ != 0 || best.is_null() {
-                return fail(libc::EINVAL);
-            }
-            let candidates: Vec<(ObjId, u64)> = if a.is_convenience() {
-                m.level(Depth::NumaNode)
-                    .iter()
-                    .map(|&n| (n, convenience_value(m, a.id, n).unwrap_or(0)))
-                    .collect()
-            } else if a.needs_initiator() {
-                // SAFETY: the caller's location or NULL.
-                match unsafe { initiator(t, initiator_) } {
-                    Ok(Some(q)) => targets(m, &a)
-                        .iter()
-                        .filter_map(|x| x.find(&q).map(|(_, v)| (x.obj, *v)))
-                        .collect(),
-                    _ => Vec::new(),
-                }
-            } else {
-                targets(m, &a).iter().map(|x| (x.obj, x.value)).collect()
-            };
-            let mut found: Option<(ObjId, u64)> = None;
-            for (o, v) in candidates {
-                if better(a.higher_first(), v, found.map(|f| f.1)) {
-                    found = Some((o, v));
-                }
-            }
-            let Some((o, v)) = found else {
-                return fail(libc::ENOENT);
-            };
-            // SAFETY: best checked non-NULL; value NULL or a place.
-            unsafe {
-                *best = t.ptr_of(o);
-                if let Some(p) = value.as_mut() {
-                    *p = v;
-                }
-            }
-            0
+    entry!(topology, |t: Loaded| {
+        let m = &t.model;
+        let Some(a) = attr(m, id) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 || best.is_null() {
+            return fail(libc::EINVAL);
         }
-    )
+        let candidates: Vec<(ObjId, u64)> = if a.is_convenience() {
+            m.level(Depth::NumaNode)
+                .iter()
+                .map(|&n| (n, convenience_value(m, a.id, n).unwrap_or(0)))
+                .collect()
+        } else if a.needs_initiator() {
+            // SAFETY: the caller's location or NULL.
+            match unsafe { initiator(t, initiator_) } {
+                Ok(Some(q)) => targets(m, &a)
+                    .iter()
+                    .filter_map(|x| x.find(&q).map(|(_, v)| (x.obj, *v)))
+                    .collect(),
+                _ => Vec::new(),
+            }
+        } else {
+            targets(m, &a).iter().map(|x| (x.obj, x.value)).collect()
+        };
+        let mut found: Option<(ObjId, u64)> = None;
+        for (o, v) in candidates {
+            if better(a.higher_first(), v, found.map(|f| f.1)) {
+                found = Some((o, v));
+            }
+        }
+        let Some((o, v)) = found else {
+            return fail(libc::ENOENT);
+        };
+        // SAFETY: best checked non-NULL; value NULL or a place.
+        unsafe {
+            *best = t.ptr_of(o);
+            if let Some(p) = value.as_mut() {
+                *p = v;
+            }
+        }
+        0
+    })
 }
 
 /// Writes an initiator as a C location (cpusets kept by the topology).
@@ -532,39 +516,36 @@ pub unsafe extern "C" fn hwloc_memattr_get_best_initiator(
     best: *mut hwloc_location,
     value: *mut u64,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let m = &t.model;
-            let (Some(a), Some(tg)) = (attr(m, id), t.id_of(target_node)) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ != 0 || best.is_null() || !a.needs_initiator() {
-                return fail(libc::EINVAL);
-            }
-            let all = targets(m, &a);
-            let Some(target) = all.iter().find(|x| x.obj == tg) else {
-                return fail(libc::EINVAL);
-            };
-            let mut found: Option<&(Initiator, u64)> = None;
-            for i in &target.initiators {
-                if better(a.higher_first(), i.1, found.map(|f| f.1)) {
-                    found = Some(i);
-                }
-            }
-            let Some((init, v)) = found else {
-                return fail(libc::ENOENT);
-            };
-            // SAFETY: best checked non-NULL; value NULL or a place.
-            unsafe {
-                *best = to_location(t, init);
-                if let Some(p) = value.as_mut() {
-                    *p = *v;
-                }
-            }
-            0
+    entry!(topology, |t: Loaded| {
+        let m = &t.model;
+        let (Some(a), Some(tg)) = (attr(m, id), t.id_of(target_node)) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 || best.is_null() || !a.needs_initiator() {
+            return fail(libc::EINVAL);
         }
-    )
+        let all = targets(m, &a);
+        let Some(target) = all.iter().find(|x| x.obj == tg) else {
+            return fail(libc::EINVAL);
+        };
+        let mut found: Option<&(Initiator, u64)> = None;
+        for i in &target.initiators {
+            if better(a.higher_first(), i.1, found.map(|f| f.1)) {
+                found = Some(i);
+            }
+        }
+        let Some((init, v)) = found else {
+            return fail(libc::ENOENT);
+        };
+        // SAFETY: best checked non-NULL; value NULL or a place.
+        unsafe {
+            *best = to_location(t, init);
+            if let Some(p) = value.as_mut() {
+                *p = *v;
+            }
+        }
+        0
+    })
 }
 
 /// Checks hwloc's array arguments: `nrp` given, an array when `*nrp > 0`.
@@ -588,51 +569,48 @@ pub unsafe extern "C" fn hwloc_memattr_get_targets(
     targets_: *mut hwloc_obj_t,
     values: *mut u64,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let m = &t.model;
-            // SAFETY: the caller's count.
-            let (Some(a), Some(max)) = (attr(m, id), unsafe { capacity(nrp, targets_) }) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ != 0 {
-                return fail(libc::EINVAL);
-            }
-            let found: Vec<(ObjId, u64)> = if a.is_convenience() {
-                m.level(Depth::NumaNode)
-                    .iter()
-                    .map(|&n| (n, convenience_value(m, a.id, n).unwrap_or(0)))
-                    .collect()
-            } else if a.needs_initiator() {
-                // SAFETY: the caller's location or NULL.
-                let q = unsafe { initiator(t, initiator_) };
-                targets(m, &a)
-                    .iter()
-                    .filter_map(|x| match &q {
-                        // No initiator: every target, value 0 as in hwloc.
-                        Ok(None) => Some((x.obj, 0)),
-                        Ok(Some(q)) => x.find(q).map(|(_, v)| (x.obj, *v)),
-                        Err(()) => None,
-                    })
-                    .collect()
-            } else {
-                targets(m, &a).iter().map(|x| (x.obj, x.value)).collect()
-            };
-            for (i, (o, v)) in found.iter().take(max).enumerate() {
-                // SAFETY: the caller's arrays hold max entries (values may be NULL).
-                unsafe {
-                    *targets_.add(i) = t.ptr_of(*o);
-                    if !values.is_null() {
-                        *values.add(i) = *v;
-                    }
+    entry!(topology, |t: Loaded| {
+        let m = &t.model;
+        // SAFETY: the caller's count.
+        let (Some(a), Some(max)) = (attr(m, id), unsafe { capacity(nrp, targets_) }) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 {
+            return fail(libc::EINVAL);
+        }
+        let found: Vec<(ObjId, u64)> = if a.is_convenience() {
+            m.level(Depth::NumaNode)
+                .iter()
+                .map(|&n| (n, convenience_value(m, a.id, n).unwrap_or(0)))
+                .collect()
+        } else if a.needs_initiator() {
+            // SAFETY: the caller's location or NULL.
+            let q = unsafe { initiator(t, initiator_) };
+            targets(m, &a)
+                .iter()
+                .filter_map(|x| match &q {
+                    // No initiator: every target, value 0 as in hwloc.
+                    Ok(None) => Some((x.obj, 0)),
+                    Ok(Some(q)) => x.find(q).map(|(_, v)| (x.obj, *v)),
+                    Err(()) => None,
+                })
+                .collect()
+        } else {
+            targets(m, &a).iter().map(|x| (x.obj, x.value)).collect()
+        };
+        for (i, (o, v)) in found.iter().take(max).enumerate() {
+            // SAFETY: the caller's arrays hold max entries (values may be NULL).
+            unsafe {
+                *targets_.add(i) = t.ptr_of(*o);
+                if !values.is_null() {
+                    *values.add(i) = *v;
                 }
             }
-            // SAFETY: checked non-NULL by capacity.
-            unsafe { *nrp = found.len() as c_uint };
-            0
         }
-    )
+        // SAFETY: checked non-NULL by capacity.
+        unsafe { *nrp = found.len() as c_uint };
+        0
+    })
 }
 
 /// `hwloc_memattr_get_initiators`: cpusets returned stay valid as long
@@ -647,43 +625,40 @@ pub unsafe extern "C" fn hwloc_memattr_get_initiators(
     initiators: *mut hwloc_location,
     values: *mut u64,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let m = &t.model;
-            if flags_ != 0 || target_node.is_null() {
-                return fail(libc::EINVAL);
-            }
-            // SAFETY: the caller's count.
-            let (Some(a), Some(max)) = (attr(m, id), unsafe { capacity(nrp, initiators) }) else {
-                return fail(libc::EINVAL);
-            };
-            if !a.needs_initiator() {
-                // SAFETY: checked non-NULL by capacity.
-                unsafe { *nrp = 0 };
-                return 0;
-            }
-            let all = targets(m, &a);
-            let Some(target) = t
-                .id_of(target_node)
-                .and_then(|tg| all.iter().find(|x| x.obj == tg))
-            else {
-                return fail(libc::EINVAL);
-            };
-            for (i, (init, v)) in target.initiators.iter().take(max).enumerate() {
-                // SAFETY: the caller's arrays hold max entries (values may be NULL).
-                unsafe {
-                    *initiators.add(i) = to_location(t, init);
-                    if !values.is_null() {
-                        *values.add(i) = *v;
-                    }
+    entry!(topology, |t: Loaded| {
+        let m = &t.model;
+        if flags_ != 0 || target_node.is_null() {
+            return fail(libc::EINVAL);
+        }
+        // SAFETY: the caller's count.
+        let (Some(a), Some(max)) = (attr(m, id), unsafe { capacity(nrp, initiators) }) else {
+            return fail(libc::EINVAL);
+        };
+        if !a.needs_initiator() {
+            // SAFETY: checked non-NULL by capacity.
+            unsafe { *nrp = 0 };
+            return 0;
+        }
+        let all = targets(m, &a);
+        let Some(target) = t
+            .id_of(target_node)
+            .and_then(|tg| all.iter().find(|x| x.obj == tg))
+        else {
+            return fail(libc::EINVAL);
+        };
+        for (i, (init, v)) in target.initiators.iter().take(max).enumerate() {
+            // SAFETY: the caller's arrays hold max entries (values may be NULL).
+            unsafe {
+                *initiators.add(i) = to_location(t, init);
+                if !values.is_null() {
+                    *values.add(i) = *v;
                 }
             }
-            // SAFETY: checked non-NULL by capacity.
-            unsafe { *nrp = target.initiators.len() as c_uint };
-            0
         }
-    )
+        // SAFETY: checked non-NULL by capacity.
+        unsafe { *nrp = target.initiators.len() as c_uint };
+        0
+    })
 }
 
 /// The cpuset of a location for `hwloc_get_local_numanode_objs`: an
@@ -723,55 +698,51 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
     nodes: *mut hwloc_obj_t,
     flags_: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            let known = LOCAL_NUMANODE_FLAG_LARGER_LOCALITY
-                | LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY
-                | LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY
-                | LOCAL_NUMANODE_FLAG_ALL;
-            // SAFETY: the caller's count.
-            let Some(max) = (unsafe { capacity(nrp, nodes) }) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ & !known != 0 {
-                return fail(libc::EINVAL);
-            }
-            let all = flags_ & LOCAL_NUMANODE_FLAG_ALL != 0;
-            // SAFETY: NULL or the caller's location.
-            let set = match unsafe { location.as_ref() } {
-                None if all => CpuSet::new(),
-                None => return fail(libc::EINVAL),
-                // SAFETY: a valid location.
-                Some(l) => match unsafe { location_cpuset(t, l) } {
-                    Some(s) => s,
-                    None => return fail(libc::EINVAL),
-                },
-            };
-            let m = &t.model;
-            let local = |n: &ObjId| {
-                let c = m.obj(*n).cpuset.clone().unwrap_or_default();
-                all || (flags_ & LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY != 0 && c.intersects(&set))
-                    || (flags_ & LOCAL_NUMANODE_FLAG_LARGER_LOCALITY != 0 && set.is_included_in(&c))
-                    || (flags_ & LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY != 0
-                        && c.is_included_in(&set))
-                    || c == set
-            };
-            let found: Vec<ObjId> = m
-                .level(Depth::NumaNode)
-                .iter()
-                .copied()
-                .filter(local)
-                .collect();
-            for (i, n) in found.iter().take(max).enumerate() {
-                // SAFETY: the caller's array holds max entries.
-                unsafe { *nodes.add(i) = t.ptr_of(*n) };
-            }
-            // SAFETY: checked non-NULL by capacity.
-            unsafe { *nrp = found.len() as c_uint };
-            0
+    entry!(topology, |t: Loaded| {
+        let known = LOCAL_NUMANODE_FLAG_LARGER_LOCALITY
+            | LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY
+            | LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY
+            | LOCAL_NUMANODE_FLAG_ALL;
+        // SAFETY: the caller's count.
+        let Some(max) = (unsafe { capacity(nrp, nodes) }) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ & !known != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        let all = flags_ & LOCAL_NUMANODE_FLAG_ALL != 0;
+        // SAFETY: NULL or the caller's location.
+        let set = match unsafe { location.as_ref() } {
+            None if all => CpuSet::new(),
+            None => return fail(libc::EINVAL),
+            // SAFETY: a valid location.
+            Some(l) => match unsafe { location_cpuset(t, l) } {
+                Some(s) => s,
+                None => return fail(libc::EINVAL),
+            },
+        };
+        let m = &t.model;
+        let local = |n: &ObjId| {
+            let c = m.obj(*n).cpuset.clone().unwrap_or_default();
+            all || (flags_ & LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY != 0 && c.intersects(&set))
+                || (flags_ & LOCAL_NUMANODE_FLAG_LARGER_LOCALITY != 0 && set.is_included_in(&c))
+                || (flags_ & LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY != 0 && c.is_included_in(&set))
+                || c == set
+        };
+        let found: Vec<ObjId> = m
+            .level(Depth::NumaNode)
+            .iter()
+            .copied()
+            .filter(local)
+            .collect();
+        for (i, n) in found.iter().take(max).enumerate() {
+            // SAFETY: the caller's array holds max entries.
+            unsafe { *nodes.add(i) = t.ptr_of(*n) };
+        }
+        // SAFETY: checked non-NULL by capacity.
+        unsafe { *nrp = found.len() as c_uint };
+        0
+    })
 }
 
 /// `hwloc_topology_get_default_nodeset` (hwloc 2.12): the NUMA nodes
@@ -786,57 +757,53 @@ pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
     nodeset: hwloc_bitmap_t,
     flags_: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded | t | {
-            // SAFETY: NULL or a bitmap of the caller's.
-            let Some(out) = (unsafe { nodeset.as_mut() }) else {
-                return fail(libc::EINVAL);
-            };
-            if flags_ != 0 {
-                return fail(libc::EINVAL);
-            }
-            let m = &t.model;
-            let mut nodes: Vec<ObjId> = m.level(Depth::NumaNode).to_vec();
-            nodes.sort_by_key(|n| m.obj(*n).os_index);
-            let Some((&first, rest)) = nodes.split_first() else {
-                out.bits = wloc_core::Bitmap::new();
-                return 0;
-            };
-            let cpuset = |n: ObjId| m.obj(n).cpuset.clone().unwrap_or_default();
-            let mut remaining = m.cpuset().clone();
-            let mut chosen = wloc_core::NodeSet::new();
-            let mut take = |n: ObjId, remaining: &mut CpuSet| {
-                if let Some(i) = m.obj(n).os_index {
-                    chosen.set(i);
-                }
-                *remaining = &*remaining - &cpuset(n);
-            };
-            take(first, &mut remaining);
-            let first_subtype = m.obj(first).subtype.as_deref();
-            for &n in rest {
-                if remaining.is_empty() {
-                    break;
-                }
-                if m.obj(n).subtype.as_deref() == first_subtype
-                    && cpuset(n).is_included_in(&remaining)
-                {
-                    take(n, &mut remaining);
-                }
-            }
-            for &n in rest {
-                if remaining.is_empty() {
-                    break;
-                }
-                let c = cpuset(n);
-                if !c.is_empty() && c.is_included_in(&remaining) {
-                    take(n, &mut remaining);
-                }
-            }
-            out.bits = chosen.into_bitmap();
-            0
+    entry!(topology, |t: Loaded| {
+        // SAFETY: NULL or a bitmap of the caller's.
+        let Some(out) = (unsafe { nodeset.as_mut() }) else {
+            return fail(libc::EINVAL);
+        };
+        if flags_ != 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        let m = &t.model;
+        let mut nodes: Vec<ObjId> = m.level(Depth::NumaNode).to_vec();
+        nodes.sort_by_key(|n| m.obj(*n).os_index);
+        let Some((&first, rest)) = nodes.split_first() else {
+            out.bits = wloc_core::Bitmap::new();
+            return 0;
+        };
+        let cpuset = |n: ObjId| m.obj(n).cpuset.clone().unwrap_or_default();
+        let mut remaining = m.cpuset().clone();
+        let mut chosen = wloc_core::NodeSet::new();
+        let mut take = |n: ObjId, remaining: &mut CpuSet| {
+            if let Some(i) = m.obj(n).os_index {
+                chosen.set(i);
+            }
+            *remaining = &*remaining - &cpuset(n);
+        };
+        take(first, &mut remaining);
+        let first_subtype = m.obj(first).subtype.as_deref();
+        for &n in rest {
+            if remaining.is_empty() {
+                break;
+            }
+            if m.obj(n).subtype.as_deref() == first_subtype && cpuset(n).is_included_in(&remaining)
+            {
+                take(n, &mut remaining);
+            }
+        }
+        for &n in rest {
+            if remaining.is_empty() {
+                break;
+            }
+            let c = cpuset(n);
+            if !c.is_empty() && c.is_included_in(&remaining) {
+                take(n, &mut remaining);
+            }
+        }
+        out.bits = chosen.into_bitmap();
+        0
+    })
 }
 
 #[cfg(test)]

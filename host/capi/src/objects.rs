@@ -13,8 +13,7 @@ use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
 
 use crate::ffi::{c_str, fail, guard, set_errno, snprintf_out};
-use crate::handle::hwloc_topology_t;
-use crate::handle::Handle;
+use crate::handle::{hwloc_topology_t, Handle};
 use crate::mirror::{type_from_c, Node};
 use crate::types::*;
 

@@ -40,8 +40,7 @@ use wloc_core::topology::TypeFilter;
 use wloc_core::{ObjType, Topology};
 
 use crate::ffi::{fail, guard};
-use crate::handle::hwloc_topology;
-use crate::handle::hwloc_topology_t;
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::load::new_loaded;
 use crate::source::Source;
 use crate::types::{

@@ -6,8 +6,7 @@ use std::ptr::null_mut;
 
 use wloc_core::ObjType;
 
-use crate::handle::hwloc_topology_t;
-use crate::handle::loaded;
+use crate::handle::{hwloc_topology_t, loaded};
 use crate::load::hwloc_topology_load;
 use crate::topology::{hwloc_topology_init, hwloc_topology_set_synthetic};
 use crate::types::hwloc_obj_t;

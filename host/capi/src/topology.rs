@@ -13,11 +13,9 @@ use wloc_core::{ObjAttr, ObjId, ObjType, Object, Topology};
 use wloc_input::Source as Input;
 
 use crate::ffi::{c_str, fail, guard, set_errno};
-use crate::handle::Handle;
-use crate::types::hwloc_bitmap_s;
+use crate::handle::*;
 use crate::types::*;
 
-use crate::handle::*;
 pub use crate::handle::{
     hwloc_topology, hwloc_topology_t, FLAG_DONT_CHANGE_BINDING, FLAG_IMPORT_SUPPORT,
     FLAG_INCLUDE_DISALLOWED, FLAG_IS_THISSYSTEM, FLAG_NO_CPUKINDS, FLAG_NO_DISTANCES,
@@ -529,27 +527,24 @@ pub unsafe extern "C" fn hwloc_topology_restrict(
     set: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            // SAFETY: a bitmap from hwloc_bitmap_alloc or an object's.
-            let Some(set) = (unsafe { set.as_ref() }) else {
-                return fail(libc::EINVAL);
-            };
-            let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags) else {
-                return fail(libc::EINVAL);
-            };
-            let mut m = t.model.clone();
-            match m.restrict_with_flags(&set.bits, f) {
-                Ok(()) => {
-                    t.model = m;
-                    t.sync();
-                    0
-                }
-                Err(_) => fail(libc::EINVAL),
+    entry!(topology, |t: LoadedMut| {
+        // SAFETY: a bitmap from hwloc_bitmap_alloc or an object's.
+        let Some(set) = (unsafe { set.as_ref() }) else {
+            return fail(libc::EINVAL);
+        };
+        let Some(f) = wloc_core::topology::RestrictFlags::from_bits(flags) else {
+            return fail(libc::EINVAL);
+        };
+        let mut m = t.model.clone();
+        match m.restrict_with_flags(&set.bits, f) {
+            Ok(()) => {
+                t.model = m;
+                t.sync();
+                0
             }
+            Err(_) => fail(libc::EINVAL),
         }
-    )
+    })
 }
 
 /// `hwloc_topology_allow`.
@@ -560,62 +555,59 @@ pub unsafe extern "C" fn hwloc_topology_allow(
     nodeset: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            // As hwloc: EINVAL without HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED.
-            if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
-                return fail(libc::EINVAL);
-            }
-            // As hwloc: ALL and LOCAL_RESTRICTIONS take no set.
-            if matches!(flags, 1 | 2) && (!cpuset.is_null() || !nodeset.is_null()) {
-                return fail(libc::EINVAL);
-            }
-            let m = &mut t.model;
-            let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
-            match flags {
-                1 => {
-                    m.allowed_cpuset = cc;
-                    m.allowed_nodeset = cn;
-                }
-                2 => {
-                    if !m.is_thissystem {
-                        return fail(libc::EINVAL);
-                    }
-                    match wloc_bind::thread_affinity() {
-                        Ok(c) => m.allowed_cpuset = &c & &cc,
-                        Err(_) => return fail(libc::EINVAL),
-                    }
-                }
-                4 => {
-                    // SAFETY: bitmaps from hwloc_bitmap_alloc or NULL.
-                    let (c, n) = unsafe { (cpuset.as_ref(), nodeset.as_ref()) };
-                    if c.is_none() && n.is_none() {
-                        return fail(libc::EINVAL);
-                    }
-                    if let Some(c) = c {
-                        let c = wloc_core::CpuSet::from_bitmap(c.bits.clone());
-                        let c = &c & &cc;
-                        if c.is_empty() {
-                            return fail(libc::EINVAL);
-                        }
-                        m.allowed_cpuset = c;
-                    }
-                    if let Some(n) = n {
-                        let n = wloc_core::NodeSet::from_bitmap(n.bits.clone());
-                        let n = &n & &cn;
-                        if n.is_empty() {
-                            return fail(libc::EINVAL);
-                        }
-                        m.allowed_nodeset = n;
-                    }
-                }
-                _ => return fail(libc::EINVAL),
-            }
-            t.sync();
-            0
+    entry!(topology, |t: LoadedMut| {
+        // As hwloc: EINVAL without HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED.
+        if t.flags & FLAG_INCLUDE_DISALLOWED == 0 {
+            return fail(libc::EINVAL);
         }
-    )
+        // As hwloc: ALL and LOCAL_RESTRICTIONS take no set.
+        if matches!(flags, 1 | 2) && (!cpuset.is_null() || !nodeset.is_null()) {
+            return fail(libc::EINVAL);
+        }
+        let m = &mut t.model;
+        let (cc, cn) = (m.complete_cpuset().clone(), m.complete_nodeset().clone());
+        match flags {
+            1 => {
+                m.allowed_cpuset = cc;
+                m.allowed_nodeset = cn;
+            }
+            2 => {
+                if !m.is_thissystem {
+                    return fail(libc::EINVAL);
+                }
+                match wloc_bind::thread_affinity() {
+                    Ok(c) => m.allowed_cpuset = &c & &cc,
+                    Err(_) => return fail(libc::EINVAL),
+                }
+            }
+            4 => {
+                // SAFETY: bitmaps from hwloc_bitmap_alloc or NULL.
+                let (c, n) = unsafe { (cpuset.as_ref(), nodeset.as_ref()) };
+                if c.is_none() && n.is_none() {
+                    return fail(libc::EINVAL);
+                }
+                if let Some(c) = c {
+                    let c = wloc_core::CpuSet::from_bitmap(c.bits.clone());
+                    let c = &c & &cc;
+                    if c.is_empty() {
+                        return fail(libc::EINVAL);
+                    }
+                    m.allowed_cpuset = c;
+                }
+                if let Some(n) = n {
+                    let n = wloc_core::NodeSet::from_bitmap(n.bits.clone());
+                    let n = &n & &cn;
+                    if n.is_empty() {
+                        return fail(libc::EINVAL);
+                    }
+                    m.allowed_nodeset = n;
+                }
+            }
+            _ => return fail(libc::EINVAL),
+        }
+        t.sync();
+        0
+    })
 }
 
 /// Completes the model after an object was added to a loaded topology,
@@ -774,18 +766,15 @@ pub unsafe extern "C" fn hwloc_topology_free_group_object(
     topology: hwloc_topology_t,
     group: hwloc_obj_t,
 ) -> c_int {
-    entry!(
-        topology,
-        loaded_mut | t | {
-            // Only a Group this topology handed out and still holds: anything
-            // else is refused, never freed.
-            let Some(pos) = t.pending.iter().position(|n| std::ptr::eq(&n.obj, group)) else {
-                return fail(libc::EINVAL);
-            };
-            drop(t.pending.swap_remove(pos));
-            0
-        }
-    )
+    entry!(topology, |t: LoadedMut| {
+        // Only a Group this topology handed out and still holds: anything
+        // else is refused, never freed.
+        let Some(pos) = t.pending.iter().position(|n| std::ptr::eq(&n.obj, group)) else {
+            return fail(libc::EINVAL);
+        };
+        drop(t.pending.swap_remove(pos));
+        0
+    })
 }
 
 /// `hwloc_obj_set_subtype` (hwloc 2.11): replaces the object's subtype
