@@ -22,9 +22,9 @@ use crate::types::*;
 pub type hwloc_topology_t = *mut hwloc_topology;
 
 /// The prologue every exported function taking a topology shares: the
-/// [`guard`] (a panic becomes `$on_panic` with `errno` = `EINVAL`), then
-/// the handle as a [`Handle`](Handle) whose
-/// methods give the topology behind it (`h.loaded()`, ...).
+/// [`guard`](crate::ffi::guard) (a panic becomes `$on_panic` with `errno`
+/// = `EINVAL`), then the handle as a [`Handle`] whose methods give the
+/// topology behind it (`h.loaded()`, ...).
 ///
 /// `entry!(topology, |t: Loaded| body)` (and `LoadedMut`) gives the
 /// loaded topology, or returns -1 with `errno` = `EINVAL` for NULL or an
@@ -60,6 +60,8 @@ macro_rules! entry {
             // shared-memory one) not yet destroyed, and no other thread
             // calls a function changing it meanwhile (hwloc's thread
             // safety rules). The handle lives for this call only.
+            // (Entry points are `unsafe fn`s: rustc may find the block
+            // redundant; it is where this argument is made.)
             #[allow(unused_unsafe)]
             let $h = unsafe { $crate::handle::Handle::new($topology) };
             $body
@@ -69,12 +71,12 @@ macro_rules! entry {
 pub(crate) use entry;
 
 /// A topology handle as an entry point received it from C, made only by
-/// [`entry!`](crate::ffi::entry) (whose safety argument covers it): its
+/// [`entry!`] (whose safety argument covers it): its
 /// methods give the topology behind it, or `None` for NULL.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Handle<'a> {
-    pub(crate) ptr: hwloc_topology_t,
-    pub(crate) _call: std::marker::PhantomData<&'a mut hwloc_topology>,
+    ptr: hwloc_topology_t,
+    _call: std::marker::PhantomData<&'a mut hwloc_topology>,
 }
 
 impl<'a> Handle<'a> {
