@@ -28,6 +28,7 @@
 mod cpu;
 mod error;
 mod mem;
+pub mod raw;
 mod support;
 mod sys;
 mod thread;

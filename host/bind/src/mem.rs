@@ -171,10 +171,9 @@ impl BoundMemory {
 
 impl Drop for BoundMemory {
     fn drop(&mut self) {
-        // SAFETY: the range was mapped by mmap with this length.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.len);
-        }
+        // SAFETY: the range was mapped by map_anonymous with this length
+        // and is no longer used. Unmapping a whole mapping cannot fail.
+        let _ = unsafe { crate::raw::unmap(self.ptr.as_ptr(), self.len) };
     }
 }
 
@@ -532,22 +531,9 @@ impl Binder<'_> {
                 source: io::Error::new(io::ErrorKind::InvalidInput, "the length is zero"),
             });
         }
-        // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(BindError::from_os(op, io::Error::last_os_error(), None));
-        }
+        let ptr = crate::raw::map_anonymous(len).map_err(|e| BindError::from_os(&op, e, None))?;
         let mut mem = BoundMemory {
-            ptr: NonNull::new(ptr.cast()).expect("mmap never returns null on success"),
+            ptr,
             len,
             bound: false,
         };

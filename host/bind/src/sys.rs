@@ -28,9 +28,8 @@ pub(crate) const MPOL_MF_MOVE: c_ulong = 2;
 
 const WORD_BITS: usize = c_ulong::BITS as usize;
 
-/// Largest mask size tried when the kernel asks for a bigger buffer
-/// (bits), far above any real machine.
-const MAX_MASK_BITS: usize = 1 << 20;
+/// Largest mask size tried when the kernel asks for a bigger buffer.
+use crate::raw::MAX_CPU_MASK_BITS as MAX_MASK_BITS;
 
 /// The words of a finite set as the kernel lays out bit masks (arrays of
 /// `unsigned long`, bit `i` in word `i / BITS`).  At least `min_bits`

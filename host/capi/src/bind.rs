@@ -19,20 +19,21 @@
 //! calling thread's, as in hwloc.
 //!
 //! Per-thread calls go through [`wloc_bind::Binder`]; what it has no
-//! call for (a `pthread_t`, hwloc's walk over a process's threads, the
-//! memory allocator) uses libc directly.
+//! call for (a `pthread_t`, anonymous pages) through [`wloc_bind::raw`]:
+//! the library makes no system call of its own. hwloc's walk over a
+//! process's threads and its heap fallback (`posix_memalign`) stay here.
 
-use std::os::raw::{c_int, c_ulong, c_void};
+use std::os::raw::{c_int, c_void};
 
 use wloc_bind::{BindError, Binder, CpuBindFlags, MemBindFlags, MemPolicy, MemSet};
+use wloc_core::bitmap::{Set, SetKind};
 use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
 
-use crate::topology::{hwloc_topology, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING};
-use crate::types::{
-    hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_cpubind_support,
-    hwloc_topology_membind_support, hwloc_topology_t,
+use crate::ffi::{fail, set_errno};
+use crate::handle::{
+    hwloc_topology, hwloc_topology_t, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING,
 };
-use crate::{fail, guard, set_errno};
+use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 /// `HWLOC_CPUBIND_PROCESS`.
 const CPUBIND_PROCESS: c_int = 1 << 0;
@@ -77,14 +78,6 @@ fn errno_of(e: &BindError) -> c_int {
     }
 }
 
-/// 0, or -1 with `errno`.
-fn status(r: Res<()>) -> c_int {
-    match r {
-        Ok(()) => 0,
-        Err(e) => fail(e),
-    }
-}
-
 /// The bits of a C bitmap argument.
 ///
 /// # Safety
@@ -105,39 +98,35 @@ unsafe fn put_bits(set: hwloc_bitmap_t, bits: Bitmap) -> Res<()> {
     Ok(())
 }
 
-/// Checks a CPU set as hwloc's `hwloc_fix_cpubind`: not empty, inside the
-/// complete cpuset; a set covering the topology means every PU.
-fn fix_cpubind(m: &Topology, set: &Bitmap) -> Res<CpuSet> {
-    let set = CpuSet::from_bitmap(set.clone());
-    if set.is_empty() || !set.is_included_in(m.complete_cpuset()) {
+/// Checks a set as hwloc's `hwloc_fix_cpubind` and `hwloc_fix_membind`
+/// do: not empty, inside the complete set; a set covering the
+/// topology's means all of the complete one.
+fn fix_set<K: SetKind>(set: &Bitmap, topo: &Set<K>, complete: &Set<K>) -> Res<Set<K>> {
+    let set = Set::from_bitmap(set.clone());
+    if set.is_empty() || !set.is_included_in(complete) {
         return Err(libc::EINVAL);
     }
-    if set.includes(m.cpuset()) {
-        return Ok(m.complete_cpuset().clone());
+    if set.includes(topo) {
+        return Ok(complete.clone());
     }
     Ok(set)
 }
 
+/// Checks a CPU set as hwloc's `hwloc_fix_cpubind`.
+fn fix_cpubind(m: &Topology, set: &Bitmap) -> Res<CpuSet> {
+    fix_set(set, m.cpuset(), m.complete_cpuset())
+}
+
 /// Checks a NUMA node set as hwloc's `hwloc_fix_membind`.
 fn fix_membind(m: &Topology, set: &Bitmap) -> Res<NodeSet> {
-    let set = NodeSet::from_bitmap(set.clone());
-    if set.is_empty() || !set.is_included_in(m.complete_nodeset()) {
-        return Err(libc::EINVAL);
-    }
-    if set.includes(m.nodeset()) {
-        return Ok(m.complete_nodeset().clone());
-    }
-    Ok(set)
+    fix_set(set, m.nodeset(), m.complete_nodeset())
 }
 
 /// The nodes a CPU set designates for memory binding, as hwloc's
 /// `hwloc_fix_membind_cpuset`: the nodes near its PUs (all nodes for a
 /// set covering the topology).
 fn fix_membind_cpuset(m: &Topology, set: &Bitmap) -> Res<NodeSet> {
-    let set = CpuSet::from_bitmap(set.clone());
-    if set.is_empty() || !set.is_included_in(m.complete_cpuset()) {
-        return Err(libc::EINVAL);
-    }
+    let set = fix_cpubind(m, set)?;
     if set.includes(m.cpuset()) {
         return Ok(m.complete_nodeset().clone());
     }
@@ -436,12 +425,8 @@ pub unsafe extern "C" fn hwloc_set_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| set_cpubind_impl(t, set, flags, |t| this_target(t, flags))),
-        )
+    entry!(topology, |t: Status| {
+        set_cpubind_impl(t, set, flags, |t| this_target(t, flags))
     })
 }
 
@@ -452,12 +437,8 @@ pub unsafe extern "C" fn hwloc_get_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)),
-        )
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| this_target(t, flags), false)
     })
 }
 
@@ -469,12 +450,8 @@ pub unsafe extern "C" fn hwloc_set_proc_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))),
-        )
+    entry!(topology, |t: Status| {
+        set_cpubind_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)))
     })
 }
 
@@ -486,87 +463,29 @@ pub unsafe extern "C" fn hwloc_get_proc_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
-            }),
-        )
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), false)
     })
 }
 
-/// A kernel CPU mask (words of `unsigned long`) of at least `bits` bits.
-fn cpu_mask(set: &CpuSet, bits: usize) -> Vec<c_ulong> {
-    let word = c_ulong::BITS as usize;
-    let last = set.last().map_or(0, |l| l as usize + 1);
-    let mut words = vec![0 as c_ulong; last.max(bits).div_ceil(word).max(1)];
-    for i in set.iter() {
-        let i = i as usize;
-        words[i / word] |= 1 << (i % word);
-    }
-    words
+/// The `errno` of a failed system call.
+fn os_errno(e: &std::io::Error) -> c_int {
+    e.raw_os_error().unwrap_or(libc::EINVAL)
 }
 
-/// The set held in a kernel CPU mask.
-fn from_cpu_mask(words: &[c_ulong]) -> CpuSet {
-    let word = c_ulong::BITS as usize;
-    let mut set = CpuSet::new();
-    for (w, &v) in words.iter().enumerate() {
-        for bit in 0..word {
-            if v & (1 << bit) != 0 {
-                set.set((w * word + bit) as u32);
-            }
-        }
-    }
-    set
-}
-
-/// Binds a `pthread_t` of this process with `pthread_setaffinity_np`.
+/// Binds a `pthread_t` of this process.
 fn set_pthread_binding(thread: libc::pthread_t, set: &CpuSet) -> Res<()> {
-    let mask = cpu_mask(set, 0);
-    // SAFETY: the mask holds size_of_val(mask) bytes; the thread handle is
-    // the caller's (hwloc's contract: a live thread of this process).
-    let r = unsafe {
-        libc::pthread_setaffinity_np(
-            thread,
-            std::mem::size_of_val(mask.as_slice()),
-            mask.as_ptr() as *const libc::cpu_set_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(r)
-    }
+    wloc_bind::raw::set_pthread_affinity(thread, set).map_err(|e| os_errno(&e))
 }
 
-/// The binding of a `pthread_t` of this process, with a mask grown until
-/// it holds the kernel's.
+/// The binding of a `pthread_t` of this process.
 fn pthread_binding(thread: libc::pthread_t) -> Res<CpuSet> {
-    let mut bits = 1024usize;
-    loop {
-        let mut mask = cpu_mask(&CpuSet::new(), bits);
-        // SAFETY: the kernel writes at most size_of_val(mask) bytes.
-        let r = unsafe {
-            libc::pthread_getaffinity_np(
-                thread,
-                std::mem::size_of_val(mask.as_slice()),
-                mask.as_mut_ptr() as *mut libc::cpu_set_t,
-            )
-        };
-        match r {
-            0 => return Ok(from_cpu_mask(&mask)),
-            libc::EINVAL if bits < 1 << 20 => bits *= 2,
-            e => return Err(e),
-        }
-    }
+    wloc_bind::raw::pthread_affinity(thread).map_err(|e| os_errno(&e))
 }
 
 /// Whether `thread` is the calling thread.
 fn is_self(thread: libc::pthread_t) -> bool {
-    // SAFETY: pthread_self and pthread_equal have no preconditions.
-    unsafe { libc::pthread_equal(thread, libc::pthread_self()) != 0 }
+    wloc_bind::raw::is_calling_thread(thread)
 }
 
 /// `hwloc_set_thread_cpubind`.
@@ -577,28 +496,23 @@ pub unsafe extern "C" fn hwloc_set_thread_cpubind(
     set: hwloc_const_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !CPUBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                // SAFETY: a C bitmap argument.
-                let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
-                if !t.model.is_thissystem {
-                    return Ok(());
-                }
-                if t.pid != 0 {
-                    return Err(libc::ENOSYS);
-                }
-                if is_self(thread) {
-                    set_cpubind_on(&t.model, Who::Thread(0), &set)
-                } else {
-                    set_pthread_binding(thread, &set)
-                }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        if flags & !CPUBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        // SAFETY: a C bitmap argument.
+        let set = fix_cpubind(&t.model, unsafe { bits_of(set) }?)?;
+        if !t.model.is_thissystem {
+            return Ok(());
+        }
+        if t.pid != 0 {
+            return Err(libc::ENOSYS);
+        }
+        if is_self(thread) {
+            set_cpubind_on(&t.model, Who::Thread(0), &set)
+        } else {
+            set_pthread_binding(thread, &set)
+        }
     })
 }
 
@@ -610,26 +524,21 @@ pub unsafe extern "C" fn hwloc_get_thread_cpubind(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !CPUBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let r = if !t.model.is_thissystem {
-                    t.model.complete_cpuset().clone()
-                } else if t.pid != 0 {
-                    return Err(libc::ENOSYS);
-                } else if is_self(thread) {
-                    get_cpubind_on(&t.model, Who::Thread(0), flags)?
-                } else {
-                    pthread_binding(thread)?
-                };
-                // SAFETY: a C bitmap argument.
-                unsafe { put_bits(set, r.bitmap().clone()) }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        if flags & !CPUBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let r = if !t.model.is_thissystem {
+            t.model.complete_cpuset().clone()
+        } else if t.pid != 0 {
+            return Err(libc::ENOSYS);
+        } else if is_self(thread) {
+            get_cpubind_on(&t.model, Who::Thread(0), flags)?
+        } else {
+            pthread_binding(thread)?
+        };
+        // SAFETY: a C bitmap argument.
+        unsafe { put_bits(set, r.bitmap().clone()) }
     })
 }
 
@@ -640,12 +549,8 @@ pub unsafe extern "C" fn hwloc_get_last_cpu_location(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }
-                .and_then(|t| get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)),
-        )
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| this_target(t, flags), true)
     })
 }
 
@@ -657,13 +562,8 @@ pub unsafe extern "C" fn hwloc_get_proc_last_cpu_location(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
-            }),
-        )
+    entry!(topology, |t: Status| {
+        get_cpu_impl(t, set, flags, |t| Ok(proc_target(t, pid, flags)), true)
     })
 }
 
@@ -733,23 +633,18 @@ pub unsafe extern "C" fn hwloc_set_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                let (nodes, pol) = mem_request(t, set, policy, flags)?;
-                if !t.model.is_thissystem {
-                    return Ok(());
-                }
-                if flags & MEMBIND_PROCESS != 0 {
-                    return Err(libc::ENOSYS);
-                }
-                check_linux_policy(&t.model, pol, &nodes)?;
-                Binder::new(&t.model)
-                    .bind_memory(&nodes, pol, mem_flags(flags))
-                    .map_err(|e| errno_of(&e))
-            }),
-        )
+    entry!(topology, |t: Status| {
+        let (nodes, pol) = mem_request(t, set, policy, flags)?;
+        if !t.model.is_thissystem {
+            return Ok(());
+        }
+        if flags & MEMBIND_PROCESS != 0 {
+            return Err(libc::ENOSYS);
+        }
+        check_linux_policy(&t.model, pol, &nodes)?;
+        Binder::new(&t.model)
+            .bind_memory(&nodes, pol, mem_flags(flags))
+            .map_err(|e| errno_of(&e))
     })
 }
 
@@ -761,24 +656,19 @@ pub unsafe extern "C" fn hwloc_get_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let r = if !t.model.is_thissystem {
-                    (t.model.complete_nodeset().clone(), POLICY_MIXED)
-                } else if flags & MEMBIND_PROCESS != 0 {
-                    return Err(libc::ENOSYS);
-                } else {
-                    thread_membind(&t.model, flags)?
-                };
-                // SAFETY: the caller's set and policy.
-                unsafe { put_membind(&t.model, set, policy, flags, r) }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let r = if !t.model.is_thissystem {
+            (t.model.complete_nodeset().clone(), POLICY_MIXED)
+        } else if flags & MEMBIND_PROCESS != 0 {
+            return Err(libc::ENOSYS);
+        } else {
+            thread_membind(&t.model, flags)?
+        };
+        // SAFETY: the caller's set and policy.
+        unsafe { put_membind(&t.model, set, policy, flags, r) }
     })
 }
 
@@ -792,18 +682,13 @@ pub unsafe extern "C" fn hwloc_set_proc_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                mem_request(t, set, policy, flags)?;
-                if t.model.is_thissystem {
-                    Err(libc::ENOSYS)
-                } else {
-                    Ok(())
-                }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        mem_request(t, set, policy, flags)?;
+        if t.model.is_thissystem {
+            Err(libc::ENOSYS)
+        } else {
+            Ok(())
+        }
     })
 }
 
@@ -817,21 +702,16 @@ pub unsafe extern "C" fn hwloc_get_proc_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                if t.model.is_thissystem {
-                    return Err(libc::ENOSYS);
-                }
-                let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
-                // SAFETY: the caller's set and policy.
-                unsafe { put_membind(&t.model, set, policy, flags, r) }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        if t.model.is_thissystem {
+            return Err(libc::ENOSYS);
+        }
+        let r = (t.model.complete_nodeset().clone(), POLICY_MIXED);
+        // SAFETY: the caller's set and policy.
+        unsafe { put_membind(&t.model, set, policy, flags, r) }
     })
 }
 
@@ -881,31 +761,26 @@ pub unsafe extern "C" fn hwloc_set_area_membind(
     policy: c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                // SAFETY: a C bitmap argument.
-                let bits = unsafe { bits_of(set) }?;
-                if flags & MEMBIND_BYNODESET == 0 {
-                    fix_membind_cpuset(&t.model, bits)?;
-                }
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let pol = policy_from_c(policy)?;
-                // An empty area is fine before its set is checked, as in hwloc.
-                if len == 0 {
-                    return Ok(());
-                }
-                let nodes = nodes_of(&t.model, bits, flags)?;
-                if !t.model.is_thissystem {
-                    return Ok(());
-                }
-                // SAFETY: hwloc's contract on the area.
-                unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        // SAFETY: a C bitmap argument.
+        let bits = unsafe { bits_of(set) }?;
+        if flags & MEMBIND_BYNODESET == 0 {
+            fix_membind_cpuset(&t.model, bits)?;
+        }
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let pol = policy_from_c(policy)?;
+        // An empty area is fine before its set is checked, as in hwloc.
+        if len == 0 {
+            return Ok(());
+        }
+        let nodes = nodes_of(&t.model, bits, flags)?;
+        if !t.model.is_thissystem {
+            return Ok(());
+        }
+        // SAFETY: hwloc's contract on the area.
+        unsafe { bind_area(&t.model, addr, len, &nodes, pol, flags) }
     })
 }
 
@@ -921,33 +796,28 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
     policy: *mut c_int,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
-                    return Err(libc::EINVAL);
-                }
-                let m = &t.model;
-                let r = if !m.is_thissystem {
-                    (m.complete_nodeset().clone(), POLICY_MIXED)
-                } else {
-                    // SAFETY: hwloc's contract on the area.
-                    let bytes = unsafe { area(addr, len) }?;
-                    let (nodes, pol) = Binder::new(m)
-                        .area_memory_binding(bytes, MemBindFlags::empty())
-                        .map_err(|e| errno_of(&e))?;
-                    let nodes = if pol == MemPolicy::FirstTouch {
-                        m.nodeset().clone()
-                    } else {
-                        nodes
-                    };
-                    (nodes, policy_to_c(pol)?)
-                };
-                // SAFETY: the caller's set and policy.
-                unsafe { put_membind(m, set, policy, flags, r) }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 || len == 0 {
+            return Err(libc::EINVAL);
+        }
+        let m = &t.model;
+        let r = if !m.is_thissystem {
+            (m.complete_nodeset().clone(), POLICY_MIXED)
+        } else {
+            // SAFETY: hwloc's contract on the area.
+            let bytes = unsafe { area(addr, len) }?;
+            let (nodes, pol) = Binder::new(m)
+                .area_memory_binding(bytes, MemBindFlags::empty())
+                .map_err(|e| errno_of(&e))?;
+            let nodes = if pol == MemPolicy::FirstTouch {
+                m.nodeset().clone()
+            } else {
+                nodes
+            };
+            (nodes, policy_to_c(pol)?)
+        };
+        // SAFETY: the caller's set and policy.
+        unsafe { put_membind(m, set, policy, flags, r) }
     })
 }
 
@@ -961,34 +831,29 @@ pub unsafe extern "C" fn hwloc_get_area_memlocation(
     set: hwloc_bitmap_t,
     flags: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        status(
-            unsafe { crate::topology::loaded_or_einval(topology) }.and_then(|t| {
-                if flags & !MEMBIND_ALLFLAGS != 0 {
-                    return Err(libc::EINVAL);
-                }
-                let m = &t.model;
-                let nodes = if len == 0 {
-                    // hwloc leaves a node set alone; a cpuset is converted
-                    // from no node, hence emptied.
-                    if flags & MEMBIND_BYNODESET != 0 {
-                        return Ok(());
-                    }
-                    NodeSet::new()
-                } else if !m.is_thissystem {
-                    m.complete_nodeset().clone()
-                } else {
-                    // SAFETY: hwloc's contract on the area.
-                    let bytes = unsafe { area(addr, len) }?;
-                    Binder::new(m)
-                        .area_memory_location(bytes, MemBindFlags::empty())
-                        .map_err(|e| errno_of(&e))?
-                };
-                // SAFETY: a C bitmap argument.
-                unsafe { put_bits(set, mem_result(m, nodes, flags)) }
-            }),
-        )
+    entry!(topology, |t: Status| {
+        if flags & !MEMBIND_ALLFLAGS != 0 {
+            return Err(libc::EINVAL);
+        }
+        let m = &t.model;
+        let nodes = if len == 0 {
+            // hwloc leaves a node set alone; a cpuset is converted
+            // from no node, hence emptied.
+            if flags & MEMBIND_BYNODESET != 0 {
+                return Ok(());
+            }
+            NodeSet::new()
+        } else if !m.is_thissystem {
+            m.complete_nodeset().clone()
+        } else {
+            // SAFETY: hwloc's contract on the area.
+            let bytes = unsafe { area(addr, len) }?;
+            Binder::new(m)
+                .area_memory_location(bytes, MemBindFlags::empty())
+                .map_err(|e| errno_of(&e))?
+        };
+        // SAFETY: a C bitmap argument.
+        unsafe { put_bits(set, mem_result(m, nodes, flags)) }
     })
 }
 
@@ -997,29 +862,18 @@ pub unsafe extern "C" fn hwloc_get_area_memlocation(
 /// `free`). NULL with `errno` on failure.
 fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
     if t.model.is_thissystem {
-        // SAFETY: a fresh private anonymous mapping touches no memory.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            std::ptr::null_mut()
-        } else {
-            p
+        match wloc_bind::raw::map_anonymous(len) {
+            Ok(p) => p.as_ptr().cast(),
+            Err(e) => {
+                set_errno(os_errno(&e));
+                std::ptr::null_mut()
+            }
         }
     } else {
         let mut p = std::ptr::null_mut();
-        // SAFETY: sysconf has no preconditions; posix_memalign writes p.
-        let r = unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE).max(64) as usize;
-            libc::posix_memalign(&mut p, page, len)
-        };
+        let page = wloc_bind::raw::page_size().max(64);
+        // SAFETY: posix_memalign writes p; page is a power of two.
+        let r = unsafe { libc::posix_memalign(&mut p, page, len) };
         // hwloc stores posix_memalign's result in errno, 0 included.
         set_errno(r);
         if r != 0 {
@@ -1032,9 +886,8 @@ fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
 /// `hwloc_alloc`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_alloc(topology: hwloc_topology_t, len: usize) -> *mut c_void {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        match unsafe { crate::topology::loaded_or_einval(topology) } {
+    entry!(topology, std::ptr::null_mut(), |h| {
+        match h.loaded_or_einval() {
             Ok(t) => alloc_for(t, len),
             Err(e) => {
                 set_errno(e);
@@ -1087,8 +940,8 @@ fn alloc_membind_nodes(
     // SAFETY: p..p+len was just mapped.
     if let Err(e) = unsafe { bind_area(&t.model, p, len, &nodes, pol, flags) } {
         if strict {
-            // SAFETY: the mapping made above.
-            unsafe { libc::munmap(p, len) };
+            // SAFETY: the mapping made above, not handed out.
+            let _ = unsafe { wloc_bind::raw::unmap(p.cast(), len) };
             set_errno(e);
             return std::ptr::null_mut();
         }
@@ -1107,9 +960,8 @@ pub unsafe extern "C" fn hwloc_alloc_membind(
     policy: c_int,
     flags: c_int,
 ) -> *mut c_void {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
+    entry!(topology, std::ptr::null_mut(), |h| {
+        let t = match h.loaded_or_einval() {
             Ok(t) => t,
             Err(e) => {
                 set_errno(e);
@@ -1146,9 +998,8 @@ pub unsafe extern "C" fn hwloc_free(
     addr: *mut c_void,
     len: usize,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
+    entry!(topology, -1, |h| {
+        let t = match h.loaded_or_einval() {
             Ok(t) => t,
             Err(e) => return fail(e),
         };
@@ -1157,56 +1008,16 @@ pub unsafe extern "C" fn hwloc_free(
                 return 0;
             }
             // SAFETY: the caller frees what hwloc_alloc* mapped, whole.
-            unsafe { libc::munmap(addr, len) }
+            match unsafe { wloc_bind::raw::unmap(addr.cast(), len) } {
+                Ok(()) => 0,
+                Err(e) => fail(os_errno(&e)),
+            }
         } else {
             // SAFETY: memory from posix_memalign in alloc_for (or NULL).
             unsafe { libc::free(addr) };
             0
         }
     })
-}
-
-/// Fills the binding support of a topology of this system, as hwloc 2.9
-/// reports it on Linux (statically, as hwloc does): all CPU binding and
-/// last-location queries; memory policies of threads and areas (not of
-/// processes), bound allocation, first-touch, bind, interleave,
-/// migration and page location; no next-touch.
-pub(crate) fn fill_support(
-    cpu: &mut hwloc_topology_cpubind_support,
-    mem: &mut hwloc_topology_membind_support,
-) {
-    *cpu = hwloc_topology_cpubind_support {
-        set_thisproc_cpubind: 1,
-        get_thisproc_cpubind: 1,
-        set_proc_cpubind: 1,
-        get_proc_cpubind: 1,
-        set_thisthread_cpubind: 1,
-        get_thisthread_cpubind: 1,
-        set_thread_cpubind: 1,
-        get_thread_cpubind: 1,
-        get_thisproc_last_cpu_location: 1,
-        get_proc_last_cpu_location: 1,
-        get_thisthread_last_cpu_location: 1,
-    };
-    *mem = hwloc_topology_membind_support {
-        set_thisproc_membind: 0,
-        get_thisproc_membind: 0,
-        set_proc_membind: 0,
-        get_proc_membind: 0,
-        set_thisthread_membind: 1,
-        get_thisthread_membind: 1,
-        set_area_membind: 1,
-        get_area_membind: 1,
-        alloc_membind: 1,
-        firsttouch_membind: 1,
-        bind_membind: 1,
-        interleave_membind: 1,
-        nexttouch_membind: 0,
-        migrate_membind: 1,
-        get_area_memlocation: 1,
-        // As hwloc 2.14: when the kernel has the policy's sysfs folder.
-        weighted_interleave_membind: u8::from(wloc_bind::kernel_has_weighted_interleave()),
-    };
 }
 
 /// `HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING` / `..._MEMBINDING`:
@@ -1246,7 +1057,10 @@ pub(crate) fn restrict_to_binding(t: &mut hwloc_topology) {
 mod tests {
     use super::*;
     use crate::bitmap::{free_raw, new_raw};
-    use crate::topology::{hwloc_topology_destroy, new_loaded, topo_mut, Source};
+    use crate::handle::topo_mut;
+    use crate::load::new_loaded;
+    use crate::source::Source;
+    use crate::topology::hwloc_topology_destroy;
 
     fn errno() -> c_int {
         // SAFETY: the calling thread's errno slot.
@@ -1589,22 +1403,6 @@ mod tests {
             free_raw(out);
             hwloc_topology_destroy(t);
         }
-    }
-
-    #[test]
-    fn support_is_hwloc_29_on_linux() {
-        let mut c = hwloc_topology_cpubind_support::default();
-        let mut m = hwloc_topology_membind_support::default();
-        fill_support(&mut c, &mut m);
-        assert_eq!(c.set_thread_cpubind + c.get_thisthread_last_cpu_location, 2);
-        assert_eq!(
-            m.set_thisproc_membind + m.get_proc_membind + m.nexttouch_membind,
-            0
-        );
-        assert_eq!(
-            m.set_area_membind + m.get_area_memlocation + m.migrate_membind,
-            3
-        );
     }
 
     #[test]

@@ -23,9 +23,9 @@ use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 use wloc_core::bitmap::{AllocError, SetOp};
 use wloc_core::{Bitmap, ObjType};
 
-use crate::topology::{hwloc_topology, loaded};
-use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_t};
-use crate::{c_str, c_strdup, fail, guard, set_errno, snprintf_out};
+use crate::ffi::{c_str, c_strdup, fail, guard, set_errno, snprintf_out};
+use crate::handle::{hwloc_topology, hwloc_topology_t};
+use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
 // hwloc's words are `unsigned long`; wloc's are u64: they must match.
 const _: () = assert!(std::mem::size_of::<c_ulong>() == 8);
@@ -34,24 +34,8 @@ const _: () = assert!(std::mem::size_of::<c_ulong>() == 8);
 /// or above it names no addressable index.
 const MAX_WORDS: c_uint = 1 << 26;
 
-/// `struct hwloc_bitmap_s`: opaque to C.
-#[derive(Clone, Debug, Default)]
-pub struct hwloc_bitmap_s {
-    pub(crate) bits: Bitmap,
-}
-
-/// A new C bitmap holding `bits`.
-pub(crate) fn new_raw(bits: Bitmap) -> *mut hwloc_bitmap_s {
-    Box::into_raw(Box::new(hwloc_bitmap_s { bits }))
-}
-
-/// Frees a C bitmap from [`new_raw`] (NULL is fine).
-pub(crate) fn free_raw(b: *mut hwloc_bitmap_s) {
-    if !b.is_null() {
-        // SAFETY: every C bitmap is a Box from new_raw.
-        drop(unsafe { Box::from_raw(b) });
-    }
-}
+pub use crate::types::hwloc_bitmap_s;
+pub(crate) use crate::types::{free_raw, new_raw};
 
 /// The set behind a C bitmap, `None` for NULL.
 ///
@@ -668,9 +652,9 @@ pub unsafe extern "C" fn hwloc_bitmap_singlify_per_core(
     cpuset: hwloc_bitmap_t,
     which: c_uint,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         // SAFETY: the caller passes NULL or a live topology.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+        let Some(t) = h.loaded() else {
             return fail(libc::EINVAL);
         };
         // SAFETY: the caller passes NULL or a live bitmap (never one of

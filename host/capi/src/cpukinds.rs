@@ -1,113 +1,16 @@
 //! `hwloc/cpukinds.h`: kinds of CPU cores, over the model's
-//! [`CpuKind`]s; and [`Kept`], the C copies (strings, bitmaps, info
-//! arrays) that hwloc hands out as pointers into the topology.
+//! [`CpuKind`]s.
 
-use std::collections::HashMap;
-use std::ffi::CString;
-use std::os::raw::{c_char, c_int, c_uint, c_ulong};
-use std::sync::Mutex;
+use std::os::raw::{c_int, c_uint, c_ulong};
 
 use wloc_core::cpukinds::{self, CpuKind};
 use wloc_core::object::Info;
-use wloc_core::{Bitmap, CpuSet, Topology};
+use wloc_core::{CpuSet, Topology};
 
-use crate::bitmap::hwloc_bitmap_s;
-use crate::topology::{loaded, loaded_mut};
+use crate::ffi::{c_str, fail};
+use crate::handle::hwloc_topology_t;
+use crate::kept::Kept;
 use crate::types::*;
-use crate::{c_str, fail, guard};
-
-/// One kind's infos as C sees them: the array points into the strings.
-struct KindInfos {
-    model: Vec<Info>,
-    _strings: Vec<(CString, CString)>,
-    array: Vec<hwloc_info_s>,
-}
-
-impl KindInfos {
-    fn new(model: &[Info]) -> KindInfos {
-        let strings: Vec<(CString, CString)> = model
-            .iter()
-            .map(|i| (cstring(&i.name), cstring(&i.value)))
-            .collect();
-        let array = strings
-            .iter()
-            .map(|(n, v)| hwloc_info_s {
-                name: n.as_ptr() as *mut c_char,
-                value: v.as_ptr() as *mut c_char,
-            })
-            .collect();
-        KindInfos {
-            model: model.to_vec(),
-            _strings: strings,
-            array,
-        }
-    }
-}
-
-/// A C string of `s` (NUL bytes dropped).
-fn cstring(s: &str) -> CString {
-    CString::new(s.replace('\0', "")).unwrap_or_default()
-}
-
-#[derive(Default)]
-struct KeptInner {
-    strings: HashMap<String, CString>,
-    /// Boxed: C keeps their addresses while the list grows.
-    #[allow(clippy::vec_box)]
-    bitmaps: Vec<Box<hwloc_bitmap_s>>,
-    kinds: HashMap<usize, KindInfos>,
-}
-
-/// What the topology hands out by pointer and keeps alive: names
-/// (`hwloc_memattr_get_name`, `hwloc_distances_get_name`), initiator
-/// cpusets (`hwloc_memattr_get_initiators`) and the infos of CPU kinds
-/// (`hwloc_cpukinds_get_info`). Freed with the topology. A Mutex keeps
-/// concurrent readers (hwloc allows them) safe.
-#[derive(Default)]
-pub(crate) struct Kept(Mutex<KeptInner>);
-
-impl Kept {
-    fn inner(&self) -> std::sync::MutexGuard<'_, KeptInner> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A C copy of `s`, valid as long as the topology.
-    pub(crate) fn string(&self, s: &str) -> *const c_char {
-        let mut k = self.inner();
-        k.strings
-            .entry(s.to_owned())
-            .or_insert_with(|| cstring(s))
-            .as_ptr()
-    }
-
-    /// A C bitmap equal to `b`, valid as long as the topology.
-    pub(crate) fn bitmap(&self, b: &Bitmap) -> *mut hwloc_bitmap_s {
-        let mut k = self.inner();
-        if let Some(x) = k.bitmaps.iter_mut().find(|x| x.bits == *b) {
-            return &mut **x;
-        }
-        let mut x = Box::new(hwloc_bitmap_s { bits: b.clone() });
-        let p: *mut hwloc_bitmap_s = &mut *x;
-        k.bitmaps.push(x);
-        p
-    }
-
-    /// The C array of kind `idx`'s infos, rebuilt only when they changed
-    /// (hwloc's stays valid until the kinds change).
-    fn kind_infos(&self, idx: usize, infos: &[Info]) -> (c_uint, *mut hwloc_info_s) {
-        let mut k = self.inner();
-        let e = k.kinds.entry(idx).or_insert_with(|| KindInfos::new(infos));
-        if e.model != infos {
-            *e = KindInfos::new(infos);
-        }
-        let p = if e.array.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            e.array.as_mut_ptr()
-        };
-        (e.array.len() as c_uint, p)
-    }
-}
 
 // SAFETY: the raw pointers inside only point into the owned CStrings
 // and are only handed out, never dereferenced here.
@@ -121,11 +24,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_nr(
     topology: hwloc_topology_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
@@ -146,11 +45,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_by_cpuset(
     cpuset: hwloc_const_bitmap_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
@@ -181,11 +76,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_info(
     infosp: *mut *mut hwloc_info_s,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
@@ -260,11 +151,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_register(
     infos: *mut hwloc_info_s,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: LoadedMut| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
@@ -288,10 +175,13 @@ pub unsafe extern "C" fn hwloc_cpukinds_register(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kept::cstring;
     use crate::test_support::synthetic;
     use crate::topology::hwloc_topology_destroy;
     use std::ffi::CStr;
+    use std::os::raw::c_char;
     use std::ptr::null_mut;
+    use wloc_core::Bitmap;
 
     fn set(first: u32, last: u32) -> hwloc_bitmap_s {
         hwloc_bitmap_s {

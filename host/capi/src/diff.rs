@@ -10,9 +10,9 @@ use std::ptr::null_mut;
 use wloc_core::{ObjId, Topology};
 use wloc_xml::diff::{AttrChange, Change, Computed};
 
-use crate::topology::{loaded, loaded_mut};
+use crate::ffi::{c_str, c_strdup, fail, guard};
+use crate::handle::{hwloc_topology_t, Handle};
 use crate::types::*;
-use crate::{c_str, c_strdup, fail, guard};
 
 /// `HWLOC_TOPOLOGY_DIFF_OBJ_ATTR`.
 pub const DIFF_OBJ_ATTR: c_int = 0;
@@ -259,17 +259,15 @@ pub unsafe extern "C" fn hwloc_topology_diff_build(
     flags: c_ulong,
     diff: *mut hwloc_topology_diff_t,
 ) -> c_int {
-    guard(-1, || {
-        for h in [topology, newtopology] {
-            // loaded_mut takes the program's in-place edits into the model.
-            // SAFETY: hwloc's handle contract; one handle at a time.
-            if unsafe { loaded_mut(h) }.is_none() {
-                return fail(libc::EINVAL);
-            }
+    entry!(topology, -1, |h| {
+        // SAFETY: the second handle is under the same contract as the
+        // first (entry!'s); each is used in turn.
+        let new_h = unsafe { Handle::new(newtopology) };
+        // loaded_mut takes the program's in-place edits into the model.
+        if h.loaded_mut().is_none() || new_h.loaded_mut().is_none() {
+            return fail(libc::EINVAL);
         }
-        // SAFETY: as above, both loaded.
-        let (Some(old), Some(new)) = (unsafe { loaded(topology) }, unsafe { loaded(newtopology) })
-        else {
+        let (Some(old), Some(new)) = (h.loaded(), new_h.loaded()) else {
             return fail(libc::EINVAL);
         };
         if flags != 0 || diff.is_null() {
@@ -294,11 +292,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_apply(
     diff: hwloc_topology_diff_t,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: LoadedMut| {
         if flags & !DIFF_APPLY_REVERSE != 0 {
             return fail(libc::EINVAL);
         }
@@ -320,7 +314,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_apply(
 
 /// hwloc's `-N` for the N-th entry (from 1), with `errno` = `EINVAL`.
 fn fail_at(n: usize) -> c_int {
-    crate::set_errno(libc::EINVAL);
+    crate::ffi::set_errno(libc::EINVAL);
     -c_int::try_from(n).unwrap_or(c_int::MAX)
 }
 
@@ -386,7 +380,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_load_xml(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: a NUL-terminated path or NULL.
-        let Some(path) = (unsafe { crate::c_path(xmlpath) }) else {
+        let Some(path) = (unsafe { crate::ffi::c_path(xmlpath) }) else {
             return fail(libc::EINVAL);
         };
         if diff.is_null() {
@@ -428,7 +422,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_load_xmlbuffer(
         // SAFETY: the caller's buffer holds buflen bytes.
         let bytes = unsafe { std::slice::from_raw_parts(xmlbuffer as *const u8, len) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(len);
-        let Ok(text) = crate::try_text(&bytes[..end]) else {
+        let Ok(text) = crate::ffi::try_text(&bytes[..end]) else {
             return fail(libc::ENOMEM);
         };
         // SAFETY: places checked or given by the caller.
@@ -466,7 +460,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xml(
 ) -> c_int {
     guard(-1, || {
         // SAFETY: a NUL-terminated path or NULL.
-        let Some(path) = (unsafe { crate::c_path(xmlpath) }) else {
+        let Some(path) = (unsafe { crate::ffi::c_path(xmlpath) }) else {
             return fail(libc::EINVAL);
         };
         // SAFETY: the caller's list and refname.
@@ -524,6 +518,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xmlbuffer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::loaded;
     use crate::test_support::synthetic;
     use crate::topology::{hwloc_topology_destroy, hwloc_topology_dup};
     use std::ffi::{CStr, CString};

@@ -18,9 +18,10 @@ use wloc_core::object::{group_kind, GroupAttr};
 use wloc_core::topology::TypeFilter;
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjType, Object, Topology};
 
-use crate::topology::{hwloc_topology, loaded, loaded_mut, type_from_c};
+use crate::ffi::{c_str, fail, guard, set_errno};
+use crate::handle::{hwloc_topology, hwloc_topology_t};
+use crate::mirror::type_from_c;
 use crate::types::*;
-use crate::{c_str, fail, guard, set_errno};
 
 const KIND_FROM_ALL: u64 = kind::FROM_OS | kind::FROM_USER;
 const KIND_MEANS_ALL: u64 = kind::MEANS_LATENCY | kind::MEANS_BANDWIDTH;
@@ -99,7 +100,7 @@ fn hand_out(t: &hwloc_topology, index: usize) -> *mut hwloc_distances_s {
     // Written again where it lives, padding zeroed as hwloc's calloc.
     let (nbobjs, kind) = (h.public.nbobjs, h.public.kind);
     // SAFETY: plain C data, all-zero valid.
-    unsafe { crate::topology::zero_in_place(&mut h.public) };
+    unsafe { crate::mirror::zero_in_place(&mut h.public) };
     h.public.nbobjs = nbobjs;
     h.public.kind = kind;
     h.public.objs = h.objs.as_mut_ptr();
@@ -204,11 +205,7 @@ pub unsafe extern "C" fn hwloc_distances_get(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let q = Query {
             name: None,
             ty: TypeSel::Any,
@@ -234,11 +231,7 @@ pub unsafe extern "C" fn hwloc_distances_get_by_depth(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
@@ -265,11 +258,7 @@ pub unsafe extern "C" fn hwloc_distances_get_by_type(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let q = Query {
             name: None,
             ty: type_from_c(type_).map_or(TypeSel::Never, TypeSel::Is),
@@ -289,11 +278,7 @@ pub unsafe extern "C" fn hwloc_distances_get_by_name(
     distancesp: *mut *mut hwloc_distances_s,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         // SAFETY: a NUL-terminated name or NULL (every matrix then).
         let name = unsafe { c_str(name) };
         let q = Query {
@@ -313,9 +298,8 @@ pub unsafe extern "C" fn hwloc_distances_get_name(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
 ) -> *const c_char {
-    guard(null(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, null(), |h| {
+        let Some(t) = h.loaded() else {
             return null();
         };
         // SAFETY: a matrix from hwloc_distances_get*.
@@ -353,21 +337,20 @@ pub unsafe extern "C" fn hwloc_distances_release_remove(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded_mut() else {
             return fail(libc::EINVAL);
         };
         // SAFETY: a matrix from hwloc_distances_get*.
-        let Some(h) = (unsafe { handed(distances) }) else {
+        let Some(d) = (unsafe { handed(distances) }) else {
             return fail(libc::EINVAL);
         };
-        let Some(i) = h.origin.find(&t.model) else {
+        let Some(i) = d.origin.find(&t.model) else {
             return fail(libc::EINVAL);
         };
         t.model.distances.remove(i);
         // SAFETY: as above; the copy is not used after.
-        unsafe { hwloc_distances_release(topology, distances) };
+        unsafe { hwloc_distances_release(h.raw(), distances) };
         0
     })
 }
@@ -375,11 +358,7 @@ pub unsafe extern "C" fn hwloc_distances_release_remove(
 /// `hwloc_distances_remove`: every matrix.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_distances_remove(topology: hwloc_topology_t) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: LoadedMut| {
         t.model.distances.clear();
         0
     })
@@ -392,11 +371,7 @@ pub unsafe extern "C" fn hwloc_distances_remove_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: LoadedMut| {
         let Some(ty) = depth_type(&t.model, depth) else {
             return fail(libc::EINVAL);
         };
@@ -575,9 +550,8 @@ pub unsafe extern "C" fn hwloc_distances_transform(
     transform_attr: *mut c_void,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded() else {
             return fail(libc::EINVAL);
         };
         if flags != 0 || !transform_attr.is_null() {
@@ -623,9 +597,8 @@ pub unsafe extern "C" fn hwloc_distances_add_create(
     kind: c_ulong,
     flags: c_ulong,
 ) -> *mut c_void {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        if unsafe { loaded(topology) }.is_none() {
+    entry!(topology, null_mut(), |h| {
+        if h.loaded().is_none() {
             set_errno(libc::EINVAL);
             return null_mut();
         }
@@ -694,9 +667,8 @@ pub unsafe extern "C" fn hwloc_distances_add_values(
     values: *mut u64,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let (Some(t), false) = (unsafe { loaded(topology) }, handle.is_null()) else {
+    entry!(topology, -1, |h| {
+        let (Some(t), false) = (h.loaded(), handle.is_null()) else {
             cancel(handle);
             return fail(libc::EINVAL);
         };
@@ -731,9 +703,8 @@ pub unsafe extern "C" fn hwloc_distances_add_commit(
     handle: *mut c_void,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let (Some(t), false) = (unsafe { loaded_mut(topology) }, handle.is_null()) else {
+    entry!(topology, -1, |h| {
+        let (Some(t), false) = (h.loaded_mut(), handle.is_null()) else {
             cancel(handle);
             return fail(libc::EINVAL);
         };
@@ -774,17 +745,19 @@ pub unsafe extern "C" fn hwloc_distances_add(
     kind: c_ulong,
     flags: c_ulong,
 ) -> c_int {
-    // SAFETY: hwloc's contracts, passed on.
-    unsafe {
-        let h = hwloc_distances_add_create(topology, null(), kind, 0);
-        if h.is_null() {
-            return -1;
+    entry!(topology, -1, |h| {
+        // SAFETY: hwloc's contracts, passed on.
+        unsafe {
+            let d = hwloc_distances_add_create(h.raw(), null(), kind, 0);
+            if d.is_null() {
+                return -1;
+            }
+            if hwloc_distances_add_values(h.raw(), d, nbobjs, objs, values, 0) < 0 {
+                return -1;
+            }
+            hwloc_distances_add_commit(h.raw(), d, flags)
         }
-        if hwloc_distances_add_values(topology, h, nbobjs, objs, values, 0) < 0 {
-            return -1;
-        }
-        hwloc_distances_add_commit(topology, h, flags)
-    }
+    })
 }
 
 // ------------------------------------------------------------ grouping
@@ -792,7 +765,7 @@ pub unsafe extern "C" fn hwloc_distances_add(
 /// Whether hwloc would group (`topology->grouping`): Groups are kept and
 /// `HWLOC_GROUPING` does not say 0.
 fn grouping_enabled(m: &Topology) -> bool {
-    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| crate::atoi(&v) == 0);
+    let env_off = wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| crate::ffi::atoi(&v) == 0);
     m.type_filter(ObjType::Group) != TypeFilter::KeepNone && !env_off
 }
 
@@ -1010,6 +983,7 @@ fn insert_group(m: &mut Topology, s: &Sets, subkind: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::loaded;
     use crate::test_support::{objs_of, synthetic};
     use crate::topology::hwloc_topology_destroy;
     use std::ffi::{CStr, CString};

@@ -6,9 +6,9 @@ use std::os::raw::{c_char, c_int, c_ulong, c_void};
 use base64::Engine;
 use wloc_core::{Topology, UserData};
 
-use crate::topology::{hwloc_topology, loaded, loaded_mut};
+use crate::ffi::{c_str, c_strdup, fail, guard};
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::types::*;
-use crate::{c_str, c_strdup, fail, guard};
 
 /// `HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1`.
 const XML_FLAG_V1: c_ulong = 1;
@@ -38,7 +38,7 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
     }
     // HWLOC_XML_EXPORT_SUPPORT=0: no support elements, as in hwloc.
     let no_support =
-        wloc_trust::env::var("HWLOC_XML_EXPORT_SUPPORT").is_some_and(|v| crate::atoi(&v) == 0);
+        wloc_trust::env::var("HWLOC_XML_EXPORT_SUPPORT").is_some_and(|v| crate::ffi::atoi(&v) == 0);
     let export = if no_support {
         wloc_xml::export_hwloc2_without_support
     } else {
@@ -72,15 +72,15 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
     xmlpath: *const c_char,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract; a NUL-terminated path or NULL.
-        let path = unsafe { crate::c_path(xmlpath) };
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated path or NULL.
+        let path = unsafe { crate::ffi::c_path(xmlpath) };
         // SAFETY: as above.
-        let (Some(t), Some(path)) = (unsafe { loaded_mut(topology) }, path) else {
+        let (Some(t), Some(path)) = (h.loaded_mut(), path) else {
             return fail(libc::EINVAL);
         };
         let t = &*t;
-        let doc = match xml_of(topology, t, flags) {
+        let doc = match xml_of(h.raw(), t, flags) {
             Ok(d) => d,
             Err(e) => return fail(e),
         };
@@ -113,16 +113,15 @@ pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
     buflen: *mut c_int,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded_mut() else {
             return fail(libc::EINVAL);
         };
         let t = &*t;
         if xmlbuffer.is_null() || buflen.is_null() {
             return fail(libc::EINVAL);
         }
-        let doc = match xml_of(topology, t, flags) {
+        let doc = match xml_of(h.raw(), t, flags) {
             Ok(d) => d,
             Err(e) => return fail(e),
         };
@@ -145,8 +144,10 @@ pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
 /// `hwloc_free_xmlbuffer`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_free_xmlbuffer(_topology: hwloc_topology_t, xmlbuffer: *mut c_char) {
-    // SAFETY: a buffer from hwloc_topology_export_xmlbuffer (malloc'ed) or NULL.
-    unsafe { libc::free(xmlbuffer as *mut c_void) }
+    guard((), || {
+        // SAFETY: a buffer from hwloc_topology_export_xmlbuffer (malloc'ed) or NULL.
+        unsafe { libc::free(xmlbuffer as *mut c_void) }
+    })
 }
 
 /// Whether hwloc accepts `bytes` as userdata text outside base64: printable
@@ -260,7 +261,9 @@ pub unsafe extern "C" fn hwloc_export_obj_userdata(
     buffer: *const c_void,
     length: usize,
 ) -> c_int {
-    export_userdata(reserved, topology, obj, name, buffer, length, false)
+    entry!(topology, -1, |h| {
+        export_userdata(reserved, h.raw(), obj, name, buffer, length, false)
+    })
 }
 
 /// `hwloc_export_obj_userdata_base64`.
@@ -273,7 +276,9 @@ pub unsafe extern "C" fn hwloc_export_obj_userdata_base64(
     buffer: *const c_void,
     length: usize,
 ) -> c_int {
-    export_userdata(reserved, topology, obj, name, buffer, length, true)
+    entry!(topology, -1, |h| {
+        export_userdata(reserved, h.raw(), obj, name, buffer, length, true)
+    })
 }
 
 /// `hwloc_topology_export_synthetic`: the description in the caller's
@@ -286,17 +291,13 @@ pub unsafe extern "C" fn hwloc_topology_export_synthetic(
     buflen: usize,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let Some(f) = wloc_core::synthetic::ExportFlags::from_bits(flags) else {
             return fail(libc::EINVAL);
         };
         match wloc_core::synthetic::export(&t.model, f) {
             // SAFETY: the caller's buffer holds buflen bytes.
-            Ok(s) => unsafe { crate::snprintf_out(buffer, buflen, &s) },
+            Ok(s) => unsafe { crate::ffi::snprintf_out(buffer, buflen, &s) },
             Err(_) => fail(libc::EINVAL),
         }
     })

@@ -1,73 +1,19 @@
 //! `hwloc/linux.h`: thread binding by Linux thread id, the last CPU of a
-//! thread, and kernel cpumask files, done natively with the system calls
-//! and `/proc`/`/sys` files hwloc itself uses.
+//! thread (through `wloc-bind`'s system calls, as hwloc's own calls), and
+//! kernel cpumask files.
 
-use std::os::raw::{c_char, c_int, c_long, c_ulong};
+use std::os::raw::{c_char, c_int};
 use std::path::Path;
 
-use wloc_core::Bitmap;
+use wloc_core::{Bitmap, CpuSet};
 
-use crate::topology::loaded;
-use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t, hwloc_topology_t};
-use crate::{c_str, fail, guard};
+use crate::ffi::{c_str, fail, guard};
+use crate::handle::hwloc_topology_t;
+use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
-/// Bits in a kernel mask word (`unsigned long`).
-const WORD_BITS: usize = c_ulong::BITS as usize;
-
-/// First mask size tried with `sched_getaffinity` (bits, glibc's
-/// `cpu_set_t`), doubled while the kernel says it is too small.
-const FIRST_MASK_BITS: usize = 1024;
-
-/// Largest mask size tried (bits), far above any real machine.
-const MAX_MASK_BITS: usize = 1 << 22;
-
-/// `-1` from a raw system call as the C functions return it (`errno` is
-/// already set by `syscall`).
-fn syscall_result(ret: c_long) -> Result<c_long, c_int> {
-    if ret < 0 {
-        Err(std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EINVAL))
-    } else {
-        Ok(ret)
-    }
-}
-
-/// A finite, non-empty set as a kernel CPU mask reaching its last index.
-fn to_kernel_mask(set: &Bitmap) -> Option<Vec<c_ulong>> {
-    let last = set.last()? as usize;
-    let mut words = vec![0 as c_ulong; (last + 1).div_ceil(WORD_BITS)];
-    for (i, w) in words.iter_mut().enumerate() {
-        *w = set.word(i);
-    }
-    Some(words)
-}
-
-/// The affinity mask of thread `tid` (0: the calling thread), in a buffer
-/// as large as the kernel's CPU mask.
-fn get_affinity(tid: libc::pid_t) -> Result<Vec<c_ulong>, c_int> {
-    let mut bits = FIRST_MASK_BITS;
-    loop {
-        let mut words = vec![0 as c_ulong; bits / WORD_BITS];
-        // SAFETY: the kernel writes at most bits / 8 bytes, the buffer size.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_sched_getaffinity,
-                tid,
-                bits / 8,
-                words.as_mut_ptr(),
-            )
-        };
-        match syscall_result(ret) {
-            Ok(n) => {
-                words.truncate((n as usize).div_ceil(std::mem::size_of::<c_ulong>()));
-                return Ok(words);
-            }
-            // EINVAL: the buffer is smaller than the kernel's CPU mask.
-            Err(libc::EINVAL) if bits < MAX_MASK_BITS => bits *= 2,
-            Err(e) => return Err(e),
-        }
-    }
+/// The kernel's `errno` of a failed call, as the C functions return it.
+fn os_errno(e: &std::io::Error) -> c_int {
+    e.raw_os_error().unwrap_or(libc::EINVAL)
 }
 
 /// `hwloc_linux_set_tid_cpubind`: `sched_setaffinity` on thread `tid`
@@ -84,21 +30,13 @@ pub unsafe extern "C" fn hwloc_linux_set_tid_cpubind(
         let Some(set) = (unsafe { set.as_ref() }) else {
             return fail(libc::EINVAL);
         };
-        let Some(mask) = to_kernel_mask(&set.bits) else {
+        // hwloc refuses an empty or infinite set before any call.
+        if set.bits.last().is_none() {
             return fail(libc::EINVAL);
-        };
-        // SAFETY: the kernel reads size_of_val(mask) bytes from the mask.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_sched_setaffinity,
-                tid,
-                std::mem::size_of_val(mask.as_slice()),
-                mask.as_ptr(),
-            )
-        };
-        match syscall_result(ret) {
-            Ok(_) => 0,
-            Err(e) => fail(e),
+        }
+        match wloc_bind::raw::set_thread_affinity_of(tid, &CpuSet::from_bitmap(set.bits.clone())) {
+            Ok(()) => 0,
+            Err(e) => fail(os_errno(&e)),
         }
     })
 }
@@ -112,45 +50,23 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_cpubind(
     tid: libc::pid_t,
     set: hwloc_bitmap_t,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         // SAFETY: the caller passes NULL or a live bitmap.
         let Some(out) = (unsafe { set.as_mut() }) else {
             return fail(libc::EINVAL);
         };
-        let words = match get_affinity(tid) {
-            Ok(w) => w,
-            Err(e) => return fail(e),
+        let mut bits = match wloc_bind::raw::thread_affinity_of(tid) {
+            Ok(s) => s.bitmap().clone(),
+            Err(e) => return fail(os_errno(&e)),
         };
-        let mut bits = Bitmap::from_words(&words);
         // SAFETY: the caller passes NULL or a live topology.
-        let last = unsafe { loaded(topology) }.and_then(|t| t.model.complete_cpuset().last());
+        let last = h.loaded().and_then(|t| t.model.complete_cpuset().last());
         if let Some(last) = last {
             bits.unset_range(last.saturating_add(1), None);
         }
         out.bits = bits;
         0
     })
-}
-
-/// Field 39 (`processor`) of a `/proc/.../stat` line. The command name
-/// (field 2) may hold spaces and parentheses, so fields are counted from
-/// the last `)`, after which field 3 starts.
-fn stat_processor(text: &str) -> Option<u32> {
-    let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(39 - 3)?.parse().ok()
-}
-
-/// The CPU thread `tid` last ran on, from its stat file.
-fn last_cpu(tid: libc::pid_t) -> Option<u32> {
-    // A thread of this process is under /proc/self/task; /proc/TID works
-    // for threads of any process.
-    [
-        format!("/proc/self/task/{tid}/stat"),
-        format!("/proc/{tid}/stat"),
-    ]
-    .iter()
-    .find_map(|p| std::fs::read_to_string(p).ok())
-    .and_then(|text| stat_processor(&text))
 }
 
 /// `hwloc_linux_get_tid_last_cpu_location`: the PU thread `tid` (0: the
@@ -167,12 +83,11 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_last_cpu_location(
             return fail(libc::EINVAL);
         };
         let tid = if tid == 0 {
-            // SAFETY: gettid has no preconditions.
-            unsafe { libc::gettid() }
+            wloc_bind::raw::current_tid()
         } else {
             tid
         };
-        match last_cpu(tid) {
+        match wloc_bind::raw::thread_last_cpu(tid) {
             Some(cpu) => {
                 out.bits = Bitmap::from_index(cpu);
                 0
@@ -284,16 +199,6 @@ mod tests {
     }
 
     #[test]
-    fn stat_field_39_is_found_after_the_command_name() {
-        let mut fields: Vec<String> = (3..=52).map(|i| i.to_string()).collect();
-        fields[39 - 3] = "7".into();
-        let line = format!("123 (a) b (c) {}\n", fields.join(" "));
-        assert_eq!(stat_processor(&line), Some(7));
-        assert_eq!(stat_processor("123 (x) S 1 2"), None);
-        assert_eq!(stat_processor("no parenthesis"), None);
-    }
-
-    #[test]
     fn read_path_as_cpumask_reads_a_file_and_reports_errors() {
         let dir = std::env::temp_dir().join(format!("wloc-capi-linux-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -336,7 +241,10 @@ mod tests {
                 let one = list(&first.to_string());
                 assert_eq!(hwloc_linux_set_tid_cpubind(null, 0, one), 0);
                 let again = list("");
-                assert_eq!(hwloc_linux_get_tid_cpubind(null, libc::gettid(), again), 0);
+                assert_eq!(
+                    hwloc_linux_get_tid_cpubind(null, wloc_bind::raw::current_tid(), again),
+                    0
+                );
                 assert_eq!((*again).bits, (*one).bits);
                 // The thread now runs on that PU only.
                 assert_eq!(hwloc_linux_get_tid_last_cpu_location(null, 0, again), 0);

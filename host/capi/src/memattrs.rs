@@ -16,9 +16,9 @@ use wloc_core::memattrs::{flags, Initiator, MemAttr, MemAttrValue, PREDEFINED};
 use wloc_core::object::Depth;
 use wloc_core::{CpuSet, ObjId, ObjType, Topology};
 
-use crate::topology::{hwloc_topology, loaded, loaded_mut};
+use crate::ffi::{c_str, fail};
+use crate::handle::{hwloc_topology, hwloc_topology_t};
 use crate::types::*;
-use crate::{c_str, fail, guard};
 
 /// `hwloc_memattr_id_t`.
 pub type hwloc_memattr_id_t = c_uint;
@@ -236,9 +236,9 @@ pub unsafe extern "C" fn hwloc_memattr_get_by_name(
     name: *const c_char,
     id: *mut hwloc_memattr_id_t,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract; a NUL-terminated name.
-        let (Some(t), Some(name)) = (unsafe { loaded(topology) }, unsafe { c_str(name) }) else {
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated name.
+        let (Some(t), Some(name)) = (h.loaded(), unsafe { c_str(name) }) else {
             return fail(libc::EINVAL);
         };
         if id.is_null() {
@@ -262,11 +262,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_name(
     id: hwloc_memattr_id_t,
     name: *mut *const c_char,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let Some(a) = attr(&t.model, id).filter(|_| !name.is_null()) else {
             return fail(libc::EINVAL);
         };
@@ -283,11 +279,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_flags(
     id: hwloc_memattr_id_t,
     flagsp: *mut c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let Some(a) = attr(&t.model, id).filter(|_| !flagsp.is_null()) else {
             return fail(libc::EINVAL);
         };
@@ -306,10 +298,9 @@ pub unsafe extern "C" fn hwloc_memattr_register(
     flags_: c_ulong,
     id: *mut hwloc_memattr_id_t,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract; a NUL-terminated name.
-        let (Some(t), Some(name)) = (unsafe { loaded_mut(topology) }, unsafe { c_str(name) })
-        else {
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated name.
+        let (Some(t), Some(name)) = (h.loaded_mut(), unsafe { c_str(name) }) else {
             return fail(libc::EINVAL);
         };
         let f = flags_ as u64;
@@ -339,11 +330,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_value(
     flags_: c_ulong,
     value: *mut u64,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let m = &t.model;
         let (Some(a), Some(tg)) = (attr(m, id), t.id_of(target_node)) else {
             return fail(libc::EINVAL);
@@ -418,11 +405,7 @@ pub unsafe extern "C" fn hwloc_memattr_set_value(
     flags_: c_ulong,
     value: u64,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded_mut(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: LoadedMut| {
         let (Some(a), Some(tg)) = (attr(&t.model, id), t.id_of(target_node)) else {
             return fail(libc::EINVAL);
         };
@@ -460,11 +443,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_best_target(
     best: *mut hwloc_obj_t,
     value: *mut u64,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let m = &t.model;
         let Some(a) = attr(m, id) else {
             return fail(libc::EINVAL);
@@ -537,11 +516,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_best_initiator(
     best: *mut hwloc_location,
     value: *mut u64,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let m = &t.model;
         let (Some(a), Some(tg)) = (attr(m, id), t.id_of(target_node)) else {
             return fail(libc::EINVAL);
@@ -594,11 +569,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_targets(
     targets_: *mut hwloc_obj_t,
     values: *mut u64,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let m = &t.model;
         // SAFETY: the caller's count.
         let (Some(a), Some(max)) = (attr(m, id), unsafe { capacity(nrp, targets_) }) else {
@@ -654,11 +625,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_initiators(
     initiators: *mut hwloc_location,
     values: *mut u64,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let m = &t.model;
         if flags_ != 0 || target_node.is_null() {
             return fail(libc::EINVAL);
@@ -731,11 +698,7 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
     nodes: *mut hwloc_obj_t,
     flags_: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         let known = LOCAL_NUMANODE_FLAG_LARGER_LOCALITY
             | LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY
             | LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY
@@ -794,11 +757,7 @@ pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
     nodeset: hwloc_bitmap_t,
     flags_: c_ulong,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            return fail(libc::EINVAL);
-        };
+    entry!(topology, |t: Loaded| {
         // SAFETY: NULL or a bitmap of the caller's.
         let Some(out) = (unsafe { nodeset.as_mut() }) else {
             return fail(libc::EINVAL);

@@ -12,9 +12,10 @@ use wloc_core::topology::TypeDepth;
 use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
 
-use crate::topology::{loaded, loaded_mut, type_from_c, Node};
+use crate::ffi::{c_str, fail, guard, set_errno, snprintf_out};
+use crate::handle::{hwloc_topology_t, Handle};
+use crate::mirror::{type_from_c, Node};
 use crate::types::*;
-use crate::{c_str, fail, guard, set_errno, snprintf_out};
 
 /// `HWLOC_TYPE_DEPTH_UNKNOWN`.
 const DEPTH_UNKNOWN: c_int = -1;
@@ -34,14 +35,12 @@ fn type_depth_to_c(d: TypeDepth) -> c_int {
 /// `hwloc_topology_get_depth`.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_topology_get_depth(topology: hwloc_topology_t) -> c_int {
-    guard(0, || {
-        // SAFETY: hwloc's handle contract.
-        match unsafe { loaded(topology) } {
+    entry!(topology, 0, |h| {
+        match h.loaded() {
             Some(t) => t.model.depth() as c_int,
             // Before a load (or after a failed one) hwloc's topology is its
             // root Machine alone: one level.
-            // SAFETY: hwloc's handle contract.
-            None => unsafe { crate::topology::topo(topology) }.map_or(0, |_| 1),
+            None => h.get().map_or(0, |_| 1),
         }
     })
 }
@@ -49,12 +48,8 @@ pub unsafe extern "C" fn hwloc_topology_get_depth(topology: hwloc_topology_t) ->
 /// The root Machine an unloaded topology shows at depth 0, as hwloc's
 /// does before a load and after a failed one (programs free their
 /// userdata from `hwloc_get_root_obj` on their error paths).
-///
-/// # Safety
-/// hwloc's handle contract.
-unsafe fn unloaded_root(topology: hwloc_topology_t, depth: c_int, idx: c_uint) -> hwloc_obj_t {
-    // SAFETY: see above.
-    match unsafe { crate::topology::topo(topology) } {
+fn unloaded_root(h: Handle<'_>, depth: c_int, idx: c_uint) -> hwloc_obj_t {
+    match h.get() {
         Some(t) if depth == 0 && idx == 0 => t.ptr_of(t.model.root()),
         _ => null_mut(),
     }
@@ -66,9 +61,8 @@ pub unsafe extern "C" fn hwloc_get_type_depth(
     topology: hwloc_topology_t,
     type_: hwloc_obj_type_t,
 ) -> c_int {
-    guard(DEPTH_UNKNOWN, || {
-        // SAFETY: hwloc's handle contract.
-        let (Some(t), Some(ty)) = (unsafe { loaded(topology) }, type_from_c(type_)) else {
+    entry!(topology, DEPTH_UNKNOWN, |h| {
+        let (Some(t), Some(ty)) = (h.loaded(), type_from_c(type_)) else {
             return DEPTH_UNKNOWN;
         };
         type_depth_to_c(t.model.type_depth(ty))
@@ -79,9 +73,8 @@ pub unsafe extern "C" fn hwloc_get_type_depth(
 /// NUMA nodes, or `HWLOC_TYPE_DEPTH_MULTIPLE` when they differ.
 #[no_mangle]
 pub unsafe extern "C" fn hwloc_get_memory_parents_depth(topology: hwloc_topology_t) -> c_int {
-    guard(DEPTH_UNKNOWN, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, DEPTH_UNKNOWN, |h| {
+        let Some(t) = h.loaded() else {
             return DEPTH_UNKNOWN;
         };
         let m = &t.model;
@@ -122,9 +115,8 @@ pub unsafe extern "C" fn hwloc_get_depth_type(
     topology: hwloc_topology_t,
     depth: c_int,
 ) -> hwloc_obj_type_t {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.loaded() else {
             return -1;
         };
         let special = match depth {
@@ -151,11 +143,9 @@ pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
 ) -> c_uint {
-    guard(0, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            // SAFETY: hwloc's handle contract.
-            return c_uint::from(!unsafe { unloaded_root(topology, depth, 0) }.is_null());
+    entry!(topology, 0, |h| {
+        let Some(t) = h.loaded() else {
+            return c_uint::from(!unloaded_root(h, depth, 0).is_null());
         };
         depth_from_c(&t.model, depth).map_or(0, |d| t.model.level(d).len() as c_uint)
     })
@@ -168,11 +158,9 @@ pub unsafe extern "C" fn hwloc_get_obj_by_depth(
     depth: c_int,
     idx: c_uint,
 ) -> hwloc_obj_t {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
-            // SAFETY: hwloc's handle contract.
-            return unsafe { unloaded_root(topology, depth, idx) };
+    entry!(topology, null_mut(), |h| {
+        let Some(t) = h.loaded() else {
+            return unloaded_root(h, depth, idx);
         };
         depth_from_c(&t.model, depth)
             .and_then(|d| t.model.level(d).get(idx as usize).copied())
@@ -195,9 +183,11 @@ fn type_names() -> &'static [CString] {
 /// `hwloc_obj_type_string`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_string(type_: hwloc_obj_type_t) -> *const c_char {
-    let names = type_names();
-    let i = type_from_c(type_).map_or(names.len() - 1, |t| t.index());
-    names[i].as_ptr()
+    guard(std::ptr::null(), || {
+        let names = type_names();
+        let i = type_from_c(type_).map_or(names.len() - 1, |t| t.index());
+        names[i].as_ptr()
+    })
 }
 
 fn kind_is(type_: hwloc_obj_type_t, f: impl Fn(ObjType) -> bool) -> c_int {
@@ -207,32 +197,32 @@ fn kind_is(type_: hwloc_obj_type_t, f: impl Fn(ObjType) -> bool) -> c_int {
 /// `hwloc_obj_type_is_normal`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_normal(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, |t| t.kind() == ObjKind::Normal)
+    guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Normal))
 }
 /// `hwloc_obj_type_is_io`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_io(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, |t| t.kind() == ObjKind::Io)
+    guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Io))
 }
 /// `hwloc_obj_type_is_memory`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_memory(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, |t| t.kind() == ObjKind::Memory)
+    guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Memory))
 }
 /// `hwloc_obj_type_is_cache`: CPU caches, data, unified or instruction.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_cache(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, ObjType::is_cache)
+    guard(0, || kind_is(type_, ObjType::is_cache))
 }
 /// `hwloc_obj_type_is_dcache`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_dcache(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, ObjType::is_dcache)
+    guard(0, || kind_is(type_, ObjType::is_dcache))
 }
 /// `hwloc_obj_type_is_icache`.
 #[no_mangle]
 pub extern "C" fn hwloc_obj_type_is_icache(type_: hwloc_obj_type_t) -> c_int {
-    kind_is(type_, ObjType::is_icache)
+    guard(0, || kind_is(type_, ObjType::is_icache))
 }
 
 /// `hwloc_compare_types`: negative when `type1` contains `type2`'s
@@ -240,15 +230,17 @@ pub extern "C" fn hwloc_obj_type_is_icache(type_: hwloc_obj_type_t) -> c_int {
 /// cannot be compared.
 #[no_mangle]
 pub extern "C" fn hwloc_compare_types(type1: hwloc_obj_type_t, type2: hwloc_obj_type_t) -> c_int {
-    let (Some(a), Some(b)) = (type_from_c(type1), type_from_c(type2)) else {
-        return TYPE_UNORDERED;
-    };
-    match a.compare(b) {
-        Some(std::cmp::Ordering::Less) => -1,
-        Some(std::cmp::Ordering::Equal) => 0,
-        Some(std::cmp::Ordering::Greater) => 1,
-        None => TYPE_UNORDERED,
-    }
+    guard(TYPE_UNORDERED, || {
+        let (Some(a), Some(b)) = (type_from_c(type1), type_from_c(type2)) else {
+            return TYPE_UNORDERED;
+        };
+        match a.compare(b) {
+            Some(std::cmp::Ordering::Less) => -1,
+            Some(std::cmp::Ordering::Equal) => 0,
+            Some(std::cmp::Ordering::Greater) => 1,
+            None => TYPE_UNORDERED,
+        }
+    })
 }
 
 /// What `hwloc_type_sscanf` reads besides the type: the attributes it
@@ -352,9 +344,9 @@ pub unsafe extern "C" fn hwloc_type_sscanf_as_depth(
     topology: hwloc_topology_t,
     depthp: *mut c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: a NUL-terminated string or NULL; hwloc's handle contract.
-        let (Some(s), Some(t)) = (unsafe { c_str(string) }, unsafe { loaded(topology) }) else {
+    entry!(topology, -1, |h| {
+        // SAFETY: a NUL-terminated string or NULL.
+        let (Some(s), Some(t)) = (unsafe { c_str(string) }, h.loaded()) else {
             return fail(libc::EINVAL);
         };
         let Some(p) = parse_type(&s) else {
@@ -594,7 +586,7 @@ pub unsafe extern "C" fn hwloc_obj_attr_snprintf(
 
 /// `hwloc_obj_add_info`: appends a name/value pair, even when the name is
 /// there already, as hwloc does: to the object's C array, which is what
-/// the model takes in at its next use ([`crate::topology::hwloc_topology::pull_from_c`]),
+/// the model takes in at its next use ([`crate::handle::hwloc_topology::pull_from_c`]),
 /// in constant time (amortised). An object the library did not allocate is
 /// refused with `EINVAL`.
 #[no_mangle]
@@ -629,9 +621,8 @@ pub unsafe extern "C" fn hwloc_get_closest_objs(
     objs: *mut hwloc_obj_t,
     max: c_uint,
 ) -> c_uint {
-    guard(0, || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, 0, |h| {
+        let Some(t) = h.loaded() else {
             return 0;
         };
         let Some(sid) = t.id_of(src) else { return 0 };
@@ -680,9 +671,9 @@ pub unsafe extern "C" fn hwloc_get_largest_objs_inside_cpuset(
     objs: *mut hwloc_obj_t,
     max: c_int,
 ) -> c_int {
-    guard(-1, || {
-        // SAFETY: hwloc's handle contract; a bitmap from hwloc_bitmap_alloc.
-        let (Some(t), Some(set)) = (unsafe { loaded(topology) }, unsafe { set.as_ref() }) else {
+    entry!(topology, -1, |h| {
+        // SAFETY: a bitmap from hwloc_bitmap_alloc.
+        let (Some(t), Some(set)) = (h.loaded(), unsafe { set.as_ref() }) else {
             return fail(libc::EINVAL);
         };
         let m = &t.model;
@@ -752,9 +743,8 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
     nameprefix: *const c_char,
     flags: c_ulong,
 ) -> hwloc_obj_t {
-    guard(null_mut(), || {
-        // SAFETY: hwloc's handle contract.
-        let Some(t) = (unsafe { loaded(topology) }) else {
+    entry!(topology, null_mut(), |h| {
+        let Some(t) = h.loaded() else {
             set_errno(libc::EINVAL);
             return null_mut();
         };
@@ -825,18 +815,20 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
 /// `hwloc_pci_class_string`.
 #[no_mangle]
 pub extern "C" fn hwloc_pci_class_string(class_id: u16) -> *const c_char {
-    static NAMES: OnceLock<
-        std::sync::Mutex<std::collections::HashMap<&'static str, &'static std::ffi::CStr>>,
-    > = OnceLock::new();
-    let name = pci_class(class_id);
-    let map = NAMES.get_or_init(Default::default);
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    map.entry(name)
-        .or_insert_with(|| {
-            // The names are a fixed static table: each is leaked once.
-            Box::leak(CString::new(name).unwrap_or_default().into_boxed_c_str())
-        })
-        .as_ptr()
+    guard(std::ptr::null(), || {
+        static NAMES: OnceLock<
+            std::sync::Mutex<std::collections::HashMap<&'static str, &'static std::ffi::CStr>>,
+        > = OnceLock::new();
+        let name = pci_class(class_id);
+        let map = NAMES.get_or_init(Default::default);
+        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(name)
+            .or_insert_with(|| {
+                // The names are a fixed static table: each is leaked once.
+                Box::leak(CString::new(name).unwrap_or_default().into_boxed_c_str())
+            })
+            .as_ptr()
+    })
 }
 
 /// `hwloc_topology_reconnect`: levels are always connected here.
@@ -845,18 +837,21 @@ pub unsafe extern "C" fn hwloc_topology_reconnect(
     topology: hwloc_topology_t,
     flags: c_ulong,
 ) -> c_int {
-    // SAFETY: hwloc's handle contract.
-    if flags != 0 || unsafe { loaded_mut(topology) }.is_none() {
-        return fail(libc::EINVAL);
-    }
-    0
+    entry!(topology, -1, |h| {
+        if flags != 0 || h.loaded_mut().is_none() {
+            return fail(libc::EINVAL);
+        }
+        0
+    })
 }
 
 /// `hwloc_hide_errors`: whether hwloc's error messages are hidden
 /// (`HWLOC_HIDE_ERRORS`); wloc's library prints none unless asked.
 #[no_mangle]
 pub extern "C" fn hwloc_hide_errors() -> c_int {
-    wloc_trust::env::var("HWLOC_HIDE_ERRORS")
-        .and_then(|v| v.parse::<c_int>().ok())
-        .unwrap_or(1)
+    guard(1, || {
+        wloc_trust::env::var("HWLOC_HIDE_ERRORS")
+            .and_then(|v| v.parse::<c_int>().ok())
+            .unwrap_or(1)
+    })
 }

@@ -39,12 +39,14 @@ use std::os::raw::{c_int, c_ulong, c_void};
 use wloc_core::topology::TypeFilter;
 use wloc_core::{ObjType, Topology};
 
-use crate::topology::{hwloc_topology, new_loaded, Source};
+use crate::ffi::{fail, guard};
+use crate::handle::{hwloc_topology, hwloc_topology_t};
+use crate::load::new_loaded;
+use crate::source::Source;
 use crate::types::{
     hwloc_topology_cpubind_support, hwloc_topology_discovery_support,
-    hwloc_topology_membind_support, hwloc_topology_misc_support, hwloc_topology_t,
+    hwloc_topology_membind_support, hwloc_topology_misc_support,
 };
-use crate::{fail, guard};
 
 /// `HWLOC_SHMEM_HEADER_VERSION`.
 const HEADER_VERSION: u32 = 1;
@@ -58,13 +60,7 @@ type Res<T> = Result<T, c_int>;
 
 /// The system's page size.
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
-    }
+    wloc_bind::raw::page_size() as u64
 }
 
 /// Checks the arguments hwloc requires page-aligned.
@@ -199,7 +195,7 @@ impl Extras {
         };
         // Only the flags hwloc defines: a damaged or forged file cannot
         // set others.
-        let flags = u64_of(&mut b)? & crate::topology::ALL_FLAGS;
+        let flags = u64_of(&mut b)? & crate::handle::ALL_FLAGS;
         let userdata = u64_of(&mut b)?;
         let support = take(&mut b, SUPPORT_LEN)?.try_into().ok()?;
         let nfilters = *take(&mut b, 1)?.first()? as usize;
@@ -253,12 +249,11 @@ pub unsafe extern "C" fn hwloc_shmem_topology_get_length(
     lengthp: *mut usize,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         if flags != 0 || lengthp.is_null() {
             return fail(libc::EINVAL);
         }
-        // SAFETY: hwloc's handle contract.
-        let t = match unsafe { crate::topology::loaded_or_einval(topology) } {
+        let t = match h.loaded_or_einval() {
             Ok(t) => t,
             Err(e) => return fail(e),
         };
@@ -377,12 +372,12 @@ pub unsafe extern "C" fn hwloc_shmem_topology_write(
     length: usize,
     flags: c_ulong,
 ) -> c_int {
-    guard(-1, || {
+    entry!(topology, -1, |h| {
         if flags != 0 {
             return fail(libc::EINVAL);
         }
-        // SAFETY: hwloc's handle contract.
-        let r = unsafe { crate::topology::loaded_or_einval(topology) }
+        let r = h
+            .loaded_or_einval()
             .and_then(|t| write_impl(t, fd, fileoffset, mmap_address, length));
         match r {
             Ok(()) => 0,
@@ -508,8 +503,9 @@ pub unsafe extern "C" fn hwloc_shmem_topology_adopt(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::topo_mut;
     use crate::test_support::synthetic;
-    use crate::topology::{hwloc_topology_destroy, topo_mut};
+    use crate::topology::hwloc_topology_destroy;
     use std::os::fd::AsRawFd;
 
     fn errno() -> c_int {

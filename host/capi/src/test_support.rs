@@ -6,10 +6,10 @@ use std::ptr::null_mut;
 
 use wloc_core::ObjType;
 
-use crate::topology::{
-    hwloc_topology_init, hwloc_topology_load, hwloc_topology_set_synthetic, loaded,
-};
-use crate::types::{hwloc_obj_t, hwloc_topology_t};
+use crate::handle::{hwloc_topology_t, loaded};
+use crate::load::hwloc_topology_load;
+use crate::topology::{hwloc_topology_init, hwloc_topology_set_synthetic};
+use crate::types::hwloc_obj_t;
 
 /// A topology loaded from a synthetic description (destroy it with
 /// `hwloc_topology_destroy`).

@@ -6,7 +6,7 @@
 
 use std::os::raw::{c_char, c_float, c_int, c_uchar, c_uint, c_ulong, c_ushort, c_void};
 
-use crate::bitmap::hwloc_bitmap_s;
+use wloc_core::Bitmap;
 
 /// `hwloc_obj_type_t` (a C enum: an `int`).
 pub type hwloc_obj_type_t = c_int;
@@ -16,8 +16,25 @@ pub type hwloc_bitmap_t = *mut hwloc_bitmap_s;
 pub type hwloc_const_bitmap_t = *const hwloc_bitmap_s;
 /// `hwloc_obj_t`.
 pub type hwloc_obj_t = *mut hwloc_obj;
-/// `hwloc_topology_t`.
-pub type hwloc_topology_t = *mut crate::topology::hwloc_topology;
+
+/// `struct hwloc_bitmap_s`: opaque to C.
+#[derive(Clone, Debug, Default)]
+pub struct hwloc_bitmap_s {
+    pub(crate) bits: Bitmap,
+}
+
+/// A new C bitmap holding `bits`.
+pub(crate) fn new_raw(bits: Bitmap) -> *mut hwloc_bitmap_s {
+    Box::into_raw(Box::new(hwloc_bitmap_s { bits }))
+}
+
+/// Frees a C bitmap from [`new_raw`] (NULL is fine).
+pub(crate) fn free_raw(b: *mut hwloc_bitmap_s) {
+    if !b.is_null() {
+        // SAFETY: every C bitmap is a Box from new_raw.
+        drop(unsafe { Box::from_raw(b) });
+    }
+}
 
 /// `HWLOC_UNKNOWN_INDEX`.
 pub const HWLOC_UNKNOWN_INDEX: c_uint = c_uint::MAX;

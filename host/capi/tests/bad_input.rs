@@ -10,7 +10,6 @@ use std::ptr::{null, null_mut};
 use hwloc::bitmap::*;
 use hwloc::objects::*;
 use hwloc::topology::*;
-use hwloc::types::*;
 
 fn errno() -> c_int {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)

@@ -34,7 +34,8 @@ use roxmltree::{Document, Node, ParsingOptions};
 use wloc_core::object::{Depth, Info, ObjAttr, ObjId};
 use wloc_core::Topology;
 
-use crate::export::{v2_infos, Writer};
+use crate::export::Writer;
+use crate::hwloc2::v2_infos;
 use crate::XmlError;
 
 /// hwloc's `type` of an object attribute change.

@@ -18,6 +18,7 @@ use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr}
 use wloc_core::{ObjId, Topology, UserData};
 
 use super::XmlVersion;
+use crate::hwloc2::v2_infos;
 
 /// Support flags (`part.field` of hwloc's `struct hwloc_topology_support`)
 /// in the order hwloc writes them.
@@ -470,40 +471,6 @@ fn pci_attrs(w: &mut Writer, p: &PciAttr) {
     }
     w.attr("pci_type", &pci_type);
     w.attr("pci_link_speed", &format!("{:.6}", f64::from(p.linkspeed)));
-}
-
-/// The `Backend` info hwloc 2 kept inside OS devices of compute backends.
-/// The infos of an object as a version 2 document shows them: the
-/// topology infos are the root's (after its own), and OS devices of
-/// compute backends have a `Backend` info.
-pub fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
-    let o = topo.obj(id);
-    let mut infos = o.infos.clone();
-    if id == topo.root() {
-        infos.extend(topo.infos.iter().cloned());
-    }
-    if let Some(backend) = v2_osdev_backend(o) {
-        infos.push(Info {
-            name: "Backend".into(),
-            value: backend.into(),
-        });
-    }
-    infos
-}
-
-fn v2_osdev_backend(o: &Object) -> Option<&'static str> {
-    if o.obj_type != ObjType::OSDevice || o.info("Backend").is_some() {
-        return None;
-    }
-    Some(match o.subtype.as_deref()? {
-        "CUDA" => "CUDA",
-        "NVML" => "NVML",
-        "OpenCL" => "OpenCL",
-        "RSMI" => "RSMI",
-        "LevelZero" => "LevelZero",
-        "Display" => "GL",
-        _ => return None,
-    })
 }
 
 // ---------------------------------------------------------------- topology-wide

@@ -51,19 +51,7 @@ const GROUP_KIND_INTEL_TILE: u32 = 103;
 const GROUP_KIND_INTEL_DIE: u32 = 104;
 
 /// Root infos of version 2 documents that hwloc 3 moves to the topology infos.
-const V2_TOPOLOGY_INFOS: [&str; 11] = [
-    "Backend",
-    "SyntheticDescription",
-    "LinuxCgroup",
-    "WindowsBuildEnvironment",
-    "OSName",
-    "OSRelease",
-    "OSVersion",
-    "HostName",
-    "Architecture",
-    "hwlocVersion",
-    "ProcessName",
-];
+use crate::hwloc2::TOPOLOGY_INFOS as V2_TOPOLOGY_INFOS;
 
 /// OS-device backends whose version 2 `Backend` info on the device implies a
 /// topology `Backend` info in hwloc 3, in the order hwloc 3 adds them.

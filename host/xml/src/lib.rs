@@ -50,15 +50,17 @@ use wloc_core::Topology;
 #[cfg(feature = "std")]
 pub mod diff;
 mod export;
+pub mod hwloc2;
 #[cfg(feature = "std")]
 mod import;
 #[cfg(test)]
 mod proptests;
 
 pub use export::{
-    escape_text, export, export_canonical, export_hwloc2, export_hwloc2_without_support, v2_infos,
+    escape_text, export, export_canonical, export_hwloc2, export_hwloc2_without_support,
     SUPPORT_ORDER,
 };
+pub use hwloc2::v2_infos;
 
 /// Which hwloc XML format to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,259 @@
+//! `hwloc_topology_load`: reading the chosen source into the model,
+//! hwloc 2's presentation of it, then the C mirror.
+
+use std::os::raw::{c_int, c_void};
+
+use wloc_core::{ObjId, Topology};
+use wloc_input::discover::Target;
+use wloc_input::Source as Input;
+
+use crate::ffi::{fail, verbose};
+use crate::handle::*;
+use crate::hwloc2::{hwloc2_infos, hwloc2_pci_domains};
+use crate::source::*;
+
+/// Why a load failed: the message, kept for `HWLOC_DEBUG_VERBOSE`-style
+/// diagnostics, and hwloc's `errno`.
+pub(crate) struct LoadFailure(pub(crate) String);
+
+impl hwloc_topology {
+    pub(crate) fn load(&mut self) -> Result<(), LoadFailure> {
+        let mut base = self.model.clone();
+        base.include_disallowed = self.flags & FLAG_INCLUDE_DISALLOWED != 0;
+        // Read when the topology is loaded, as hwloc's XML reader does
+        // (tools set it after creating their topology).
+        self.userdata_not_decoded = wloc_trust::env::var("HWLOC_XML_USERDATA_NOT_DECODED")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .is_some_and(|v| v != 0);
+        // HWLOC_COMPONENTS chooses the components itself: hwloc then
+        // ignores the variables that name an input.
+        let components_env =
+            wloc_trust::env::var("HWLOC_COMPONENTS").is_some_and(|v| !v.is_empty());
+        let from_env = self.source == Source::Default && !components_env;
+        let source = match &self.source {
+            Source::Default if components_env => source_from_components(),
+            Source::Default => source_from_env(),
+            s => s.clone(),
+        };
+        let (source, mut m) = match self.read_source(&source, base.clone()) {
+            Ok(m) => (source, m),
+            // As hwloc, an input named by a variable that cannot be read
+            // leaves this machine's discovery.
+            Err(LoadFailure(msg)) if from_env && !source.is_this_system() => {
+                verbose(&format!(
+                    "ignoring the topology the environment names: {msg}"
+                ));
+                let m = self.read_source(&Source::THIS_SYSTEM, base)?;
+                (Source::THIS_SYSTEM, m)
+            }
+            Err(e) => return Err(e),
+        };
+        let thissystem_env = wloc_trust::env::var("HWLOC_THISSYSTEM");
+        m.is_thissystem = match thissystem_env.as_deref() {
+            Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
+            _ => {
+                source.is_this_system()
+                    || (from_env && matches!(source, Source::Input(Input::Image(_))))
+                    || self.flags & FLAG_IS_THISSYSTEM != 0
+            }
+        };
+        // Recorded support is kept only when asked for, as in hwloc.
+        let launcher_image = from_env && matches!(source, Source::Input(Input::Image(_)));
+        let recorded = matches!(
+            source,
+            Source::Input(Input::Xml(_) | Input::Image(_)) | Source::XmlBuffer(_)
+        ) && !launcher_image;
+        if recorded && self.flags & FLAG_IMPORT_SUPPORT == 0 {
+            m.support.clear();
+        }
+        if self.flags & FLAG_NO_DISTANCES != 0 {
+            m.distances.clear();
+        }
+        if self.flags & FLAG_NO_CPUKINDS != 0 {
+            m.cpukinds.clear();
+        }
+        if self.flags & FLAG_NO_MEMATTRS != 0 {
+            for a in &mut m.memattrs {
+                a.values.clear();
+            }
+        }
+        // hwloc adds its own infos when it discovers, not when it imports;
+        // a launcher's image (WLOC_IMAGE) stands for this machine's
+        // discovery.
+        let imported = matches!(source, Source::Input(Input::Xml(_)) | Source::XmlBuffer(_))
+            || (matches!(source, Source::Input(Input::Image(_))) && !launcher_image);
+        if launcher_image {
+            wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
+        }
+        if !imported {
+            hwloc2_pci_domains(&mut m);
+        }
+        hwloc2_infos(&mut m, !imported);
+        self.source = source;
+        self.model = m;
+        self.loaded = true;
+        if self.flags & (FLAG_RESTRICT_TO_CPUBINDING | FLAG_RESTRICT_TO_MEMBINDING) != 0
+            && self.model.is_thissystem
+        {
+            crate::bind::restrict_to_binding(self);
+        }
+        self.sync();
+        self.fill_support();
+        self.import_userdata();
+        Ok(())
+    }
+
+    /// Reads the topology of a source into `base` (whose filters and flags
+    /// the program set).
+    pub(crate) fn read_source(
+        &self,
+        source: &Source,
+        base: Topology,
+    ) -> Result<Topology, LoadFailure> {
+        let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
+        let noos = source.is_this_system() && self.blacklist.iter().any(|b| b == "linux");
+        Ok(match source {
+            Source::Input(Input::Xml(p)) => {
+                wloc_xml::import_file_as_hwloc2(p, base).map_err(|e| err(&e))?
+            }
+            Source::XmlBuffer(s) => wloc_xml::import_str_as_hwloc2(s, base).map_err(|e| err(&e))?,
+            Source::Input(Input::Synthetic(d)) => wloc_core::synthetic::parse(d)
+                .map_err(|e| err(&e))?
+                .build(base)
+                .map_err(|e| err(&e))?,
+            // Read here, as any image: the discovery module is not loaded.
+            Source::Input(Input::Image(p)) => wloc_image::adopt(p)
+                .and_then(|img| img.to_topology_into(base))
+                .map_err(|e| err(&e))?,
+            Source::Input(Input::Fsroot(p)) => discovered(Target::Fsroot(p.clone()), &base)?,
+            Source::Input(Input::Cpuid(p)) => discovered(Target::CpuidDump(p.clone()), &base)?,
+            Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default if noos => {
+                let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
+                    .map_err(|e| err(&e))?
+                    .build(base)
+                    .map_err(|e| err(&e))?;
+                // hwloc's noos backend names no backend.
+                m.infos.clear();
+                m
+            }
+            Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default => {
+                let mut m = discovered(Target::ThisSystem, &base)?;
+                wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
+                m
+            }
+        })
+    }
+
+    /// Hands every `<userdata>` element read to the import callback, then
+    /// forgets them: as in hwloc, the application owns what it imported.
+    pub(crate) fn import_userdata(&mut self) {
+        let ids: Vec<ObjId> = self.model.iter_dfs();
+        let Some(cb) = self.import_cb else {
+            for id in ids {
+                self.model.obj_mut(id).userdata.clear();
+            }
+            return;
+        };
+        let handle = self as *mut hwloc_topology;
+        for id in ids {
+            let uds: Vec<_> = self.model.obj_mut(id).userdata.drain(..).collect();
+            let obj = self.ptr_of(id);
+            for u in uds {
+                let (name, mut data, len) = if self.userdata_not_decoded {
+                    // As written: the encoding in the name, the text raw,
+                    // the length attribute as is.
+                    let name = format!(
+                        "{}{}",
+                        if u.base64 { "base64" } else { "normal" },
+                        u.name
+                            .as_deref()
+                            .map_or("-anon".to_string(), |n| format!(":{n}"))
+                    );
+                    let len = usize::try_from(u.length).unwrap_or(0);
+                    let mut data = u.content.into_bytes();
+                    // The callback may read `len` bytes: never past the text.
+                    let len = len.min(data.len());
+                    data.push(0);
+                    (Some(name), data, len)
+                } else {
+                    let mut data = if u.base64 {
+                        crate::export::base64_decode(&u.content).unwrap_or_default()
+                    } else {
+                        u.content.into_bytes()
+                    };
+                    let len = usize::try_from(u.length)
+                        .unwrap_or(data.len())
+                        .min(data.len());
+                    // hwloc's buffers end with a NUL past the data.
+                    data.truncate(len);
+                    data.push(0);
+                    (u.name.clone(), data, len)
+                };
+                data.shrink_to_fit();
+                let name =
+                    name.map(|n| std::ffi::CString::new(n.replace('\0', "")).unwrap_or_default());
+                // SAFETY: the application's callback, called as hwloc does
+                // (the buffer is only valid during the call).
+                unsafe {
+                    cb(
+                        handle,
+                        obj,
+                        name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                        data.as_ptr() as *const c_void,
+                        len,
+                    )
+                };
+            }
+        }
+    }
+}
+
+/// A new loaded handle around `model` (topologies made by the library:
+/// shmem adoption, diff application on copies).
+pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_topology_t {
+    let mut t = hwloc_topology::new();
+    t.model = model;
+    t.source = source;
+    t.flags = flags;
+    t.loaded = true;
+    t.sync();
+    t.fill_support();
+    Box::into_raw(t)
+}
+
+/// Discovers `target` in the discovery module (the sandboxed components,
+/// then the built-in annotations `wloc ls` runs after discovery: PCI
+/// names, as hwloc's PCI backend gives them; DMI infos), the annotations'
+/// warnings only shown when asked for.
+pub(crate) fn discovered(target: Target, base: &Topology) -> Result<Topology, LoadFailure> {
+    let (m, warnings) = crate::discover::discover(target, base).map_err(LoadFailure)?;
+    for w in warnings {
+        verbose(&format!("annotation skipped: {w}"));
+    }
+    Ok(m)
+}
+
+/// The number of online processors (hwloc's fallback discovery).
+pub(crate) fn online_pus() -> usize {
+    wloc_bind::raw::online_cpus()
+}
+
+/// `hwloc_topology_load`.
+#[no_mangle]
+pub unsafe extern "C" fn hwloc_topology_load(topology: hwloc_topology_t) -> c_int {
+    entry!(topology, -1, |h| {
+        let Some(t) = h.get_mut() else {
+            return fail(libc::EINVAL);
+        };
+        if t.loaded {
+            return fail(libc::EBUSY);
+        }
+        match t.load() {
+            Ok(()) => 0,
+            Err(LoadFailure(msg)) => {
+                verbose(&format!("hwloc_topology_load failed: {msg}"));
+                fail(libc::EINVAL)
+            }
+        }
+    })
+}

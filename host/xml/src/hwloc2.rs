@@ -1,0 +1,250 @@
+//! How hwloc 2 presents what hwloc 3 (and wloc) keep elsewhere: the
+//! topology infos on the root object, in hwloc 2's order, and the infos
+//! hwloc 2 gave objects that hwloc 3 dropped or wrote differently. One
+//! home for these rules: the version 2 export ([`crate::export_hwloc2`],
+//! [`crate::export`] in version 2) and wloc's C library (libhwloc.so.15,
+//! whose objects must look as hwloc 2.x's) both use them.
+
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use wloc_core::object::{Info, ObjType, Object};
+use wloc_core::{ObjId, Topology};
+
+/// Root infos of version 2 documents that hwloc 3 moves to the topology
+/// infos.
+pub const TOPOLOGY_INFOS: [&str; 11] = [
+    "Backend",
+    "SyntheticDescription",
+    "LinuxCgroup",
+    "WindowsBuildEnvironment",
+    "OSName",
+    "OSRelease",
+    "OSVersion",
+    "HostName",
+    "Architecture",
+    "hwlocVersion",
+    "ProcessName",
+];
+
+/// The topology infos hwloc 2's Linux backend adds after naming itself
+/// (`Backend`): its discovery writes them in this order.
+const AFTER_BACKEND: [&str; 6] = [
+    "LinuxCgroup",
+    "OSName",
+    "OSRelease",
+    "OSVersion",
+    "HostName",
+    "Architecture",
+];
+
+/// The infos of an object as a version 2 document shows them: the
+/// topology infos are the root's (after its own), and OS devices of
+/// compute backends have a `Backend` info.
+pub fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
+    let o = topo.obj(id);
+    let mut infos = o.infos.clone();
+    if id == topo.root() {
+        infos.extend(topo.infos.iter().cloned());
+    }
+    if let Some(backend) = v2_osdev_backend(o) {
+        infos.push(Info {
+            name: "Backend".into(),
+            value: backend.into(),
+        });
+    }
+    infos
+}
+
+/// The `Backend` info hwloc 2 kept inside OS devices of compute backends.
+fn v2_osdev_backend(o: &Object) -> Option<&'static str> {
+    if o.obj_type != ObjType::OSDevice || o.info("Backend").is_some() {
+        return None;
+    }
+    Some(match o.subtype.as_deref()? {
+        "CUDA" => "CUDA",
+        "NVML" => "NVML",
+        "OpenCL" => "OpenCL",
+        "RSMI" => "RSMI",
+        "LevelZero" => "LevelZero",
+        "Display" => "GL",
+        _ => return None,
+    })
+}
+
+/// Moves the topology infos to the root object as hwloc 2 shows them: the
+/// root's own, then the topology's (where hwloc's `hwloc_obj_add_info`
+/// appends after them). For a `discovered` topology (not one imported
+/// from a document, which stays as written), hwloc 3's forms become
+/// hwloc 2's: the `Backend` infos before the operating system's ones, no
+/// page-size infos, `added` (the infos hwloc adds when it discovers, such
+/// as `hwlocVersion`, which depend on the caller) appended unless already
+/// there, Linux capacity kinds ranked, block sizes without their unit,
+/// memory modules without hwloc 3's details.
+pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
+    let root = m.root();
+    let own = m.obj(root).infos.len();
+    // The root's own infos (DMI, platform) come before the topology's.
+    let mut infos = v2_infos(m, root);
+    m.infos.clear();
+    if discovered {
+        // hwloc 2's Linux backend names itself before the cgroup and the
+        // operating system; hwloc 3 has no page-size infos in version 2.
+        let own_kept = infos[..own]
+            .iter()
+            .filter(|i| !matches!(i.name.as_str(), "Backend" | "PageSizeNr" | "PageSizes"))
+            .count();
+        infos.retain(|i| i.name != "PageSizeNr" && i.name != "PageSizes");
+        let (backend, mut rest): (Vec<_>, Vec<_>) =
+            infos.into_iter().partition(|i| i.name == "Backend");
+        let at = rest
+            .iter()
+            .position(|i| AFTER_BACKEND.contains(&i.name.as_str()))
+            .unwrap_or(rest.len())
+            .min(own_kept);
+        rest.splice(at..at, backend);
+        infos = rest;
+        for info in added {
+            if !infos.iter().any(|i| i.name == info.name) {
+                infos.push(info);
+            }
+        }
+        rank_linux_capacities(m);
+        drop_hwloc3_object_infos(m);
+    }
+    m.obj_mut(root).infos = infos;
+}
+
+/// hwloc 2 gives Linux capacity kinds their rank among the capacities as
+/// forced efficiency; hwloc 3 the capacity itself.
+fn rank_linux_capacities(m: &mut Topology) {
+    let capacity = |k: &wloc_core::cpukinds::CpuKind| {
+        k.infos
+            .iter()
+            .find(|i| i.name == "LinuxCapacity")
+            .and_then(|i| i.value.parse::<u64>().ok())
+    };
+    let mut capacities: Vec<u64> = m.cpukinds.iter().filter_map(capacity).collect();
+    capacities.sort_unstable();
+    capacities.dedup();
+    for k in &mut m.cpukinds {
+        if let (Some(c), Some(_)) = (capacity(k), k.forced_efficiency) {
+            k.forced_efficiency = capacities.binary_search(&c).ok().map(|r| r as i32);
+        }
+    }
+}
+
+/// hwloc 3 writes block devices' sizes with their unit; hwloc 2 writes the
+/// number of KiB alone. hwloc 3 describes memory modules further (form
+/// factor, type, size, rank); hwloc 2 does not.
+fn drop_hwloc3_object_infos(m: &mut Topology) {
+    for id in m.iter_dfs() {
+        let o = m.obj_mut(id);
+        if o.obj_type == ObjType::Misc && o.subtype.as_deref() == Some("MemoryModule") {
+            o.infos
+                .retain(|i| !matches!(i.name.as_str(), "FormFactor" | "Type" | "Size" | "Rank"));
+            continue;
+        }
+        if o.obj_type != ObjType::OSDevice {
+            continue;
+        }
+        for i in o.infos.iter_mut().filter(|i| i.name == "Size") {
+            if let Some(kib) = i.value.strip_suffix("KiB") {
+                i.value = kib.to_string();
+            }
+        }
+    }
+}
+
+/// On x86, hwloc 2.9's x86 backend gives every CPU cache of the machine
+/// it discovers an `Inclusive` info (hwloc 3 keeps it as an attribute, as
+/// wloc does).
+pub fn add_x86_cache_infos(m: &mut Topology) {
+    let x86 = m.obj(m.root()).infos.iter().chain(&m.infos).any(|i| {
+        i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386")
+    });
+    if !x86 {
+        return;
+    }
+    for id in m.iter_dfs() {
+        let o = m.obj_mut(id);
+        if !o.obj_type.is_cache() || o.info("Inclusive").is_some() {
+            continue;
+        }
+        let Some(c) = o.cache() else { continue };
+        let v = if c.inclusive { "1" } else { "0" };
+        o.infos.push(Info {
+            name: "Inclusive".into(),
+            value: v.into(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(name: &str, value: &str) -> Info {
+        Info {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    fn names(infos: &[Info]) -> Vec<&str> {
+        infos.iter().map(|i| i.name.as_str()).collect()
+    }
+
+    #[test]
+    fn discovered_infos_take_hwloc2s_order_imported_ones_stay() {
+        let base = || {
+            let mut t = wloc_core::synthetic::parse("pu:2")
+                .unwrap()
+                .build(Topology::new())
+                .unwrap();
+            let root = t.root();
+            t.obj_mut(root).infos = alloc::vec![info("DMIBoardName", "b")];
+            t.infos = alloc::vec![
+                info("OSName", "Linux"),
+                info("Backend", "Linux"),
+                info("PageSizeNr", "2"),
+                info("HostName", "h"),
+            ];
+            t
+        };
+        let mut imported = base();
+        present(
+            &mut imported,
+            false,
+            alloc::vec![info("hwlocVersion", "2.9.0")],
+        );
+        let root = imported.root();
+        assert!(imported.infos.is_empty());
+        assert_eq!(
+            names(&imported.obj(root).infos),
+            [
+                "DMIBoardName",
+                "OSName",
+                "Backend",
+                "PageSizeNr",
+                "HostName"
+            ]
+        );
+        let mut found = base();
+        present(
+            &mut found,
+            true,
+            alloc::vec![info("hwlocVersion", "2.9.0"), info("HostName", "x")],
+        );
+        assert_eq!(
+            names(&found.obj(root).infos),
+            [
+                "DMIBoardName",
+                "Backend",
+                "OSName",
+                "HostName",
+                "hwlocVersion"
+            ]
+        );
+    }
+}
