@@ -6,6 +6,7 @@ use std::os::raw::{c_int, c_void};
 use wloc_core::{ObjId, Topology};
 use wloc_input::discover::Target;
 use wloc_input::Source as Input;
+use wloc_input::Unnamed;
 
 use crate::ffi::{fail, verbose};
 use crate::handle::*;
@@ -25,15 +26,15 @@ impl hwloc_topology {
         self.userdata_not_decoded = wloc_trust::env::var("HWLOC_XML_USERDATA_NOT_DECODED")
             .and_then(|v| v.trim().parse::<i64>().ok())
             .is_some_and(|v| v != 0);
-        // HWLOC_COMPONENTS chooses the components itself: hwloc then
-        // ignores the variables that name an input.
-        let components_env =
-            wloc_trust::env::var("HWLOC_COMPONENTS").is_some_and(|v| !v.is_empty());
-        let from_env = self.source == Source::Default && !components_env;
-        let source = match &self.source {
-            Source::Default if components_env => source_from_components(),
-            Source::Default => source_from_env(),
-            s => s.clone(),
+        // An unnamed source is chosen as the command chooses it
+        // (wloc-input); only what the input variables chose falls back
+        // to this system when it cannot be read.
+        let (source, from_env) = match &self.source {
+            Source::Default => match wloc_input::resolve_unnamed(X86_BACKEND) {
+                Unnamed::ByComponents(s) => (Source::Input(s), false),
+                Unnamed::ByEnvironment(s) => (Source::Input(s), true),
+            },
+            s => (s.clone(), false),
         };
         let (source, mut m) = match self.read_source(&source, base.clone()) {
             Ok(m) => (source, m),
