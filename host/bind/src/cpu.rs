@@ -5,7 +5,7 @@ use std::io;
 use wloc_core::CpuSet;
 
 use crate::error::BindError;
-use crate::{check_id, sys, Binder, CpuBindFlags};
+use crate::{Binder, CpuBindFlags, check_id, sys};
 
 /// Whom a CPU binding operation acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

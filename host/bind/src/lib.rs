@@ -34,7 +34,7 @@ mod sys;
 mod thread;
 
 pub use error::BindError;
-pub use mem::{kernel_has_weighted_interleave, BoundMemory, MemPolicy, MemSet};
+pub use mem::{BoundMemory, MemPolicy, MemSet, kernel_has_weighted_interleave};
 pub use support::Support;
 pub use thread::{current_pu, pin_thread_to_pu, set_thread_affinity, thread_affinity};
 

@@ -10,7 +10,7 @@ use libc::c_ulong;
 use wloc_core::{CpuSet, NodeSet, ObjType, Topology};
 
 use crate::error::BindError;
-use crate::{check_id, sys, Binder, MemBindFlags};
+use crate::{Binder, MemBindFlags, check_id, sys};
 
 /// A memory binding policy (hwloc's `hwloc_membind_policy_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,10 +79,10 @@ impl FromStr for MemPolicy {
         if s == "weighted_interleave" {
             return Ok(MemPolicy::WeightedInterleave);
         }
-        if s.len() >= 2 {
-            if let Some(p) = MemPolicy::ALL.iter().find(|p| p.name().starts_with(s)) {
-                return Ok(*p);
-            }
+        if s.len() >= 2
+            && let Some(p) = MemPolicy::ALL.iter().find(|p| p.name().starts_with(s))
+        {
+            return Ok(*p);
         }
         Err(format!(
             "unknown memory binding policy '{s}' (expected default, firsttouch, bind, interleave, weighted or nexttouch)"
@@ -115,10 +115,10 @@ impl MemSet for CpuSet {
         let mut nodes = NodeSet::new();
         for id in topo.objs_by_type(ObjType::NUMANode) {
             let o = topo.obj(id);
-            if let (Some(cs), Some(os)) = (&o.cpuset, o.os_index) {
-                if cs.intersects(self) {
-                    nodes.set(os);
-                }
+            if let (Some(cs), Some(os)) = (&o.cpuset, o.os_index)
+                && cs.intersects(self)
+            {
+                nodes.set(os);
             }
         }
         nodes
@@ -321,13 +321,13 @@ impl Binder<'_> {
                 return Err(BindError::Unsupported {
                     op: op.into(),
                     reason: "Linux has no next-touch policy".into(),
-                })
+                });
             }
             Some(MemPolicy::Mixed) => {
                 return Err(BindError::BadFlags {
                     op: op.into(),
                     reason: "the mixed policy is only reported, never requested",
-                })
+                });
             }
             _ => {}
         }

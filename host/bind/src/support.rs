@@ -3,7 +3,7 @@
 
 use wloc_core::NodeSet;
 
-use crate::{mem, sys, Binder};
+use crate::{Binder, mem, sys};
 
 /// The binding features available for a topology on this system.  All
 /// are false when the topology does not describe the running system.

@@ -250,11 +250,7 @@ pub(crate) fn move_pages(
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
+    if p > 0 { p as usize } else { 4096 }
 }
 
 #[cfg(test)]

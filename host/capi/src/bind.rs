@@ -31,7 +31,7 @@ use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
 
 use crate::ffi::{fail, set_errno};
 use crate::handle::{
-    hwloc_topology, hwloc_topology_t, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING,
+    FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING, hwloc_topology, hwloc_topology_t,
 };
 use crate::types::{hwloc_bitmap_t, hwloc_const_bitmap_t};
 
@@ -149,10 +149,10 @@ fn cpuset_from_nodeset(m: &Topology, nodes: &NodeSet) -> CpuSet {
     let mut cpus = CpuSet::new();
     for id in m.objs_by_type(ObjType::NUMANode) {
         let o = m.obj(id);
-        if let (Some(os), Some(cs)) = (o.os_index, &o.cpuset) {
-            if nodes.is_set(os) {
-                cpus = &cpus | cs;
-            }
+        if let (Some(os), Some(cs)) = (o.os_index, &o.cpuset)
+            && nodes.is_set(os)
+        {
+            cpus = &cpus | cs;
         }
     }
     cpus
@@ -419,7 +419,7 @@ fn get_cpu_impl(
 }
 
 /// `hwloc_set_cpubind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_set_cpubind(
     topology: hwloc_topology_t,
     set: hwloc_const_bitmap_t,
@@ -431,7 +431,7 @@ pub unsafe extern "C" fn hwloc_set_cpubind(
 }
 
 /// `hwloc_get_cpubind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_cpubind(
     topology: hwloc_topology_t,
     set: hwloc_bitmap_t,
@@ -443,7 +443,7 @@ pub unsafe extern "C" fn hwloc_get_cpubind(
 }
 
 /// `hwloc_set_proc_cpubind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_set_proc_cpubind(
     topology: hwloc_topology_t,
     pid: libc::pid_t,
@@ -456,7 +456,7 @@ pub unsafe extern "C" fn hwloc_set_proc_cpubind(
 }
 
 /// `hwloc_get_proc_cpubind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_proc_cpubind(
     topology: hwloc_topology_t,
     pid: libc::pid_t,
@@ -489,7 +489,7 @@ fn is_self(thread: libc::pthread_t) -> bool {
 }
 
 /// `hwloc_set_thread_cpubind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_set_thread_cpubind(
     topology: hwloc_topology_t,
     thread: libc::pthread_t,
@@ -517,7 +517,7 @@ pub unsafe extern "C" fn hwloc_set_thread_cpubind(
 }
 
 /// `hwloc_get_thread_cpubind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_thread_cpubind(
     topology: hwloc_topology_t,
     thread: libc::pthread_t,
@@ -543,7 +543,7 @@ pub unsafe extern "C" fn hwloc_get_thread_cpubind(
 }
 
 /// `hwloc_get_last_cpu_location`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_last_cpu_location(
     topology: hwloc_topology_t,
     set: hwloc_bitmap_t,
@@ -555,7 +555,7 @@ pub unsafe extern "C" fn hwloc_get_last_cpu_location(
 }
 
 /// `hwloc_get_proc_last_cpu_location`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_proc_last_cpu_location(
     topology: hwloc_topology_t,
     pid: libc::pid_t,
@@ -626,7 +626,7 @@ unsafe fn put_membind(
 
 /// `hwloc_set_membind`: on Linux, the calling thread's policy (there is
 /// no process-wide one: `HWLOC_MEMBIND_PROCESS` fails with `ENOSYS`).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_set_membind(
     topology: hwloc_topology_t,
     set: hwloc_const_bitmap_t,
@@ -649,7 +649,7 @@ pub unsafe extern "C" fn hwloc_set_membind(
 }
 
 /// `hwloc_get_membind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_membind(
     topology: hwloc_topology_t,
     set: hwloc_bitmap_t,
@@ -674,7 +674,7 @@ pub unsafe extern "C" fn hwloc_get_membind(
 
 /// `hwloc_set_proc_membind`: Linux cannot set another process's memory
 /// policy (`ENOSYS` after the checks).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_set_proc_membind(
     topology: hwloc_topology_t,
     _pid: libc::pid_t,
@@ -694,7 +694,7 @@ pub unsafe extern "C" fn hwloc_set_proc_membind(
 
 /// `hwloc_get_proc_membind`: Linux cannot read another process's memory
 /// policy (`ENOSYS` after the checks).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_proc_membind(
     topology: hwloc_topology_t,
     _pid: libc::pid_t,
@@ -752,7 +752,7 @@ unsafe fn bind_area(
 }
 
 /// `hwloc_set_area_membind`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_set_area_membind(
     topology: hwloc_topology_t,
     addr: *const c_void,
@@ -787,7 +787,7 @@ pub unsafe extern "C" fn hwloc_set_area_membind(
 /// `hwloc_get_area_membind`: the union of the pages' nodes, and
 /// `HWLOC_MEMBIND_MIXED` when their policies differ. (hwloc ignores
 /// `HWLOC_MEMBIND_PROCESS` and `_THREAD` here.)
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_area_membind(
     topology: hwloc_topology_t,
     addr: *const c_void,
@@ -823,7 +823,7 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
 
 /// `hwloc_get_area_memlocation`: the nodes holding the area's pages that
 /// were touched.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_area_memlocation(
     topology: hwloc_topology_t,
     addr: *const c_void,
@@ -884,7 +884,7 @@ fn alloc_for(t: &hwloc_topology, len: usize) -> *mut c_void {
 }
 
 /// `hwloc_alloc`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_alloc(topology: hwloc_topology_t, len: usize) -> *mut c_void {
     entry!(topology, std::ptr::null_mut(), |h| {
         match h.loaded_or_einval() {
@@ -952,7 +952,7 @@ fn alloc_membind_nodes(
 
 /// `hwloc_alloc_membind`: without `HWLOC_MEMBIND_STRICT`, memory that
 /// could not be bound is still returned, as in hwloc.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_alloc_membind(
     topology: hwloc_topology_t,
     len: usize,
@@ -992,7 +992,7 @@ pub unsafe extern "C" fn hwloc_alloc_membind(
 
 /// `hwloc_free`: releases memory from `hwloc_alloc` or
 /// `hwloc_alloc_membind` of the same topology.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_free(
     topology: hwloc_topology_t,
     addr: *mut c_void,
@@ -1031,24 +1031,24 @@ pub(crate) fn restrict_to_binding(t: &mut hwloc_topology) {
     if !t.model.is_thissystem {
         return;
     }
-    if t.flags & FLAG_RESTRICT_TO_CPUBINDING != 0 {
-        if let Ok(cpus) = get_cpubind_on(&t.model, Who::Process(t.pid), 0) {
-            let mut m = t.model.clone();
-            if m.restrict_with_flags(cpus.bitmap(), RestrictFlags::NONE)
-                .is_ok()
-            {
-                t.model = m;
-            }
+    if t.flags & FLAG_RESTRICT_TO_CPUBINDING != 0
+        && let Ok(cpus) = get_cpubind_on(&t.model, Who::Process(t.pid), 0)
+    {
+        let mut m = t.model.clone();
+        if m.restrict_with_flags(cpus.bitmap(), RestrictFlags::NONE)
+            .is_ok()
+        {
+            t.model = m;
         }
     }
-    if t.flags & FLAG_RESTRICT_TO_MEMBINDING != 0 {
-        if let Ok((nodes, _)) = thread_membind(&t.model, MEMBIND_STRICT) {
-            let mut m = t.model.clone();
-            if m.restrict_with_flags(nodes.bitmap(), RestrictFlags::BYNODESET)
-                .is_ok()
-            {
-                t.model = m;
-            }
+    if t.flags & FLAG_RESTRICT_TO_MEMBINDING != 0
+        && let Ok((nodes, _)) = thread_membind(&t.model, MEMBIND_STRICT)
+    {
+        let mut m = t.model.clone();
+        if m.restrict_with_flags(nodes.bitmap(), RestrictFlags::BYNODESET)
+            .is_ok()
+        {
+            t.model = m;
         }
     }
 }
@@ -1384,14 +1384,16 @@ mod tests {
                 0
             );
             // hwloc refuses to allocate with MIGRATE, and strictly fails.
-            assert!(hwloc_alloc_membind(
-                t,
-                len,
-                node0,
-                2,
-                MEMBIND_BYNODESET | MEMBIND_MIGRATE | MEMBIND_STRICT
-            )
-            .is_null());
+            assert!(
+                hwloc_alloc_membind(
+                    t,
+                    len,
+                    node0,
+                    2,
+                    MEMBIND_BYNODESET | MEMBIND_MIGRATE | MEMBIND_STRICT
+                )
+                .is_null()
+            );
             assert_eq!(errno(), libc::EINVAL);
             assert_eq!(hwloc_free(t, p, len), 0);
             // Nothing to locate in an empty area: a cpuset becomes empty.

@@ -231,26 +231,26 @@ fn ith_word(i: c_uint, mask: c_ulong) -> Result<Bitmap, AllocError> {
 // ----- life ------------------------------------------------------------------
 
 /// `hwloc_bitmap_alloc`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_alloc() -> hwloc_bitmap_t {
     guard(std::ptr::null_mut(), || new_raw(Bitmap::new()))
 }
 
 /// `hwloc_bitmap_alloc_full`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_alloc_full() -> hwloc_bitmap_t {
     guard(std::ptr::null_mut(), || new_raw(Bitmap::full()))
 }
 
 /// `hwloc_bitmap_free`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_free(bitmap: hwloc_bitmap_t) {
     guard((), || free_raw(bitmap))
 }
 
 /// `hwloc_bitmap_dup`: NULL for NULL, as in hwloc, and NULL with `errno`
 /// = `ENOMEM` when the copy cannot be allocated.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_dup(bitmap: hwloc_const_bitmap_t) -> hwloc_bitmap_t {
     guard(std::ptr::null_mut(), || {
         // SAFETY: the caller passes NULL or a live bitmap.
@@ -266,7 +266,7 @@ pub unsafe extern "C" fn hwloc_bitmap_dup(bitmap: hwloc_const_bitmap_t) -> hwloc
 }
 
 /// `hwloc_bitmap_copy`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_copy(
     dst: hwloc_bitmap_t,
     src: hwloc_const_bitmap_t,
@@ -382,7 +382,7 @@ unsafe fn sscanf(form: Form, set: hwloc_bitmap_t, string: *const c_char) -> c_in
 }
 
 /// `hwloc_bitmap_snprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_snprintf(
     buf: *mut c_char,
     buflen: usize,
@@ -393,7 +393,7 @@ pub unsafe extern "C" fn hwloc_bitmap_snprintf(
 }
 
 /// `hwloc_bitmap_asprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_asprintf(
     strp: *mut *mut c_char,
     bitmap: hwloc_const_bitmap_t,
@@ -403,7 +403,7 @@ pub unsafe extern "C" fn hwloc_bitmap_asprintf(
 }
 
 /// `hwloc_bitmap_sscanf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_sscanf(
     bitmap: hwloc_bitmap_t,
     string: *const c_char,
@@ -413,7 +413,7 @@ pub unsafe extern "C" fn hwloc_bitmap_sscanf(
 }
 
 /// `hwloc_bitmap_list_snprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_list_snprintf(
     buf: *mut c_char,
     buflen: usize,
@@ -424,7 +424,7 @@ pub unsafe extern "C" fn hwloc_bitmap_list_snprintf(
 }
 
 /// `hwloc_bitmap_list_asprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_list_asprintf(
     strp: *mut *mut c_char,
     bitmap: hwloc_const_bitmap_t,
@@ -434,7 +434,7 @@ pub unsafe extern "C" fn hwloc_bitmap_list_asprintf(
 }
 
 /// `hwloc_bitmap_list_sscanf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_list_sscanf(
     bitmap: hwloc_bitmap_t,
     string: *const c_char,
@@ -444,7 +444,7 @@ pub unsafe extern "C" fn hwloc_bitmap_list_sscanf(
 }
 
 /// `hwloc_bitmap_taskset_snprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_taskset_snprintf(
     buf: *mut c_char,
     buflen: usize,
@@ -457,7 +457,7 @@ pub unsafe extern "C" fn hwloc_bitmap_taskset_snprintf(
 }
 
 /// `hwloc_bitmap_taskset_asprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_taskset_asprintf(
     strp: *mut *mut c_char,
     bitmap: hwloc_const_bitmap_t,
@@ -467,7 +467,7 @@ pub unsafe extern "C" fn hwloc_bitmap_taskset_asprintf(
 }
 
 /// `hwloc_bitmap_taskset_sscanf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_taskset_sscanf(
     bitmap: hwloc_bitmap_t,
     string: *const c_char,
@@ -479,7 +479,7 @@ pub unsafe extern "C" fn hwloc_bitmap_taskset_sscanf(
 // ----- building ------------------------------------------------------------------
 
 /// `hwloc_bitmap_zero`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_zero(bitmap: hwloc_bitmap_t) {
     guard((), || {
         // SAFETY: the caller passes NULL or a live bitmap.
@@ -488,7 +488,7 @@ pub unsafe extern "C" fn hwloc_bitmap_zero(bitmap: hwloc_bitmap_t) {
 }
 
 /// `hwloc_bitmap_fill`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_fill(bitmap: hwloc_bitmap_t) {
     guard((), || {
         // SAFETY: the caller passes NULL or a live bitmap.
@@ -497,7 +497,7 @@ pub unsafe extern "C" fn hwloc_bitmap_fill(bitmap: hwloc_bitmap_t) {
 }
 
 /// `hwloc_bitmap_only`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_only(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -506,14 +506,14 @@ pub unsafe extern "C" fn hwloc_bitmap_only(bitmap: hwloc_bitmap_t, id: c_uint) -
 }
 
 /// `hwloc_bitmap_allbut`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_allbut(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { try_store(bitmap, Bitmap::try_all_but(id)) })
 }
 
 /// `hwloc_bitmap_from_ulong`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_from_ulong(bitmap: hwloc_bitmap_t, mask: c_ulong) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { store(bitmap, Bitmap::from_u64(mask)) })
@@ -521,7 +521,7 @@ pub unsafe extern "C" fn hwloc_bitmap_from_ulong(bitmap: hwloc_bitmap_t, mask: c
 
 /// `hwloc_bitmap_from_ith_ulong`: -1/ENOMEM for a word past the 32-bit
 /// index space (hwloc cannot allocate it either).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_from_ith_ulong(
     bitmap: hwloc_bitmap_t,
     i: c_uint,
@@ -537,7 +537,7 @@ pub unsafe extern "C" fn hwloc_bitmap_from_ith_ulong(
 }
 
 /// `hwloc_bitmap_from_ulongs`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_from_ulongs(
     bitmap: hwloc_bitmap_t,
     nr: c_uint,
@@ -560,14 +560,14 @@ pub unsafe extern "C" fn hwloc_bitmap_from_ulongs(
 // ----- modifying ---------------------------------------------------------------
 
 /// `hwloc_bitmap_set`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_set(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { try_modify(bitmap, |b| b.try_set(id)) })
 }
 
 /// `hwloc_bitmap_set_range`: `end` -1 is infinite.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_set_range(
     bitmap: hwloc_bitmap_t,
     begin: c_uint,
@@ -580,7 +580,7 @@ pub unsafe extern "C" fn hwloc_bitmap_set_range(
 }
 
 /// `hwloc_bitmap_set_ith_ulong`: replaces word `i`, keeping the rest.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_set_ith_ulong(
     bitmap: hwloc_bitmap_t,
     i: c_uint,
@@ -596,14 +596,14 @@ pub unsafe extern "C" fn hwloc_bitmap_set_ith_ulong(
 }
 
 /// `hwloc_bitmap_clr`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_clr(bitmap: hwloc_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { try_modify(bitmap, |b| b.try_unset(id)) })
 }
 
 /// `hwloc_bitmap_clr_range`: `end` -1 is infinite.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_clr_range(
     bitmap: hwloc_bitmap_t,
     begin: c_uint,
@@ -616,7 +616,7 @@ pub unsafe extern "C" fn hwloc_bitmap_clr_range(
 }
 
 /// `hwloc_bitmap_singlify`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_singlify(bitmap: hwloc_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { modify(bitmap, Bitmap::singlify) })
@@ -646,7 +646,7 @@ fn singlify_per_core(t: &hwloc_topology, set: &mut Bitmap, which: u32) {
 }
 
 /// `hwloc_bitmap_singlify_per_core` (declared in `hwloc/helper.h`).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_singlify_per_core(
     topology: hwloc_topology_t,
     cpuset: hwloc_bitmap_t,
@@ -666,7 +666,7 @@ pub unsafe extern "C" fn hwloc_bitmap_singlify_per_core(
 // ----- consulting --------------------------------------------------------------
 
 /// `hwloc_bitmap_to_ulong`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_to_ulong(bitmap: hwloc_const_bitmap_t) -> c_ulong {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(0, || match unsafe { get(bitmap) } {
@@ -679,7 +679,7 @@ pub unsafe extern "C" fn hwloc_bitmap_to_ulong(bitmap: hwloc_const_bitmap_t) -> 
 }
 
 /// `hwloc_bitmap_to_ith_ulong`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_to_ith_ulong(
     bitmap: hwloc_const_bitmap_t,
     i: c_uint,
@@ -695,7 +695,7 @@ pub unsafe extern "C" fn hwloc_bitmap_to_ith_ulong(
 }
 
 /// `hwloc_bitmap_to_ulongs`: fills `masks[0..nr]`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_to_ulongs(
     bitmap: hwloc_const_bitmap_t,
     nr: c_uint,
@@ -723,7 +723,7 @@ pub unsafe extern "C" fn hwloc_bitmap_to_ulongs(
 
 /// `hwloc_bitmap_nr_ulongs`: words up to the last set index, -1 when
 /// infinite.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_nr_ulongs(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -732,7 +732,7 @@ pub unsafe extern "C" fn hwloc_bitmap_nr_ulongs(bitmap: hwloc_const_bitmap_t) ->
 }
 
 /// `hwloc_bitmap_isset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_isset(bitmap: hwloc_const_bitmap_t, id: c_uint) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -741,7 +741,7 @@ pub unsafe extern "C" fn hwloc_bitmap_isset(bitmap: hwloc_const_bitmap_t, id: c_
 }
 
 /// `hwloc_bitmap_iszero`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_iszero(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -750,7 +750,7 @@ pub unsafe extern "C" fn hwloc_bitmap_iszero(bitmap: hwloc_const_bitmap_t) -> c_
 }
 
 /// `hwloc_bitmap_isfull`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_isfull(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -759,7 +759,7 @@ pub unsafe extern "C" fn hwloc_bitmap_isfull(bitmap: hwloc_const_bitmap_t) -> c_
 }
 
 /// `hwloc_bitmap_first`: -1 when empty.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_first(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { query(bitmap, |b| index_result(b.first())) })
@@ -767,7 +767,7 @@ pub unsafe extern "C" fn hwloc_bitmap_first(bitmap: hwloc_const_bitmap_t) -> c_i
 
 /// `hwloc_bitmap_next`: the first index after `prev` (-1 for the first),
 /// -1 if none.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_next(bitmap: hwloc_const_bitmap_t, prev: c_int) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -776,14 +776,14 @@ pub unsafe extern "C" fn hwloc_bitmap_next(bitmap: hwloc_const_bitmap_t, prev: c
 }
 
 /// `hwloc_bitmap_last`: -1 when empty or infinite.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_last(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe { query(bitmap, |b| index_result(b.last())) })
 }
 
 /// `hwloc_bitmap_weight`: -1 when infinite.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_weight(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -792,7 +792,7 @@ pub unsafe extern "C" fn hwloc_bitmap_weight(bitmap: hwloc_const_bitmap_t) -> c_
 }
 
 /// `hwloc_bitmap_first_unset`: -1 when full.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_first_unset(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -801,7 +801,7 @@ pub unsafe extern "C" fn hwloc_bitmap_first_unset(bitmap: hwloc_const_bitmap_t) 
 }
 
 /// `hwloc_bitmap_next_unset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_next_unset(
     bitmap: hwloc_const_bitmap_t,
     prev: c_int,
@@ -813,7 +813,7 @@ pub unsafe extern "C" fn hwloc_bitmap_next_unset(
 }
 
 /// `hwloc_bitmap_last_unset`: -1 when finite or full.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_last_unset(bitmap: hwloc_const_bitmap_t) -> c_int {
     // SAFETY: the caller passes NULL or a live bitmap.
     guard(-1, || unsafe {
@@ -824,7 +824,7 @@ pub unsafe extern "C" fn hwloc_bitmap_last_unset(bitmap: hwloc_const_bitmap_t) -
 // ----- combining -----------------------------------------------------------------
 
 /// `hwloc_bitmap_or`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_or(
     res: hwloc_bitmap_t,
     bitmap1: hwloc_const_bitmap_t,
@@ -837,7 +837,7 @@ pub unsafe extern "C" fn hwloc_bitmap_or(
 }
 
 /// `hwloc_bitmap_and`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_and(
     res: hwloc_bitmap_t,
     bitmap1: hwloc_const_bitmap_t,
@@ -850,7 +850,7 @@ pub unsafe extern "C" fn hwloc_bitmap_and(
 }
 
 /// `hwloc_bitmap_andnot`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_andnot(
     res: hwloc_bitmap_t,
     bitmap1: hwloc_const_bitmap_t,
@@ -863,7 +863,7 @@ pub unsafe extern "C" fn hwloc_bitmap_andnot(
 }
 
 /// `hwloc_bitmap_xor`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_xor(
     res: hwloc_bitmap_t,
     bitmap1: hwloc_const_bitmap_t,
@@ -876,7 +876,7 @@ pub unsafe extern "C" fn hwloc_bitmap_xor(
 }
 
 /// `hwloc_bitmap_not`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_not(
     res: hwloc_bitmap_t,
     bitmap: hwloc_const_bitmap_t,
@@ -888,7 +888,7 @@ pub unsafe extern "C" fn hwloc_bitmap_not(
 // ----- comparing -----------------------------------------------------------------
 
 /// `hwloc_bitmap_intersects`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_intersects(
     bitmap1: hwloc_const_bitmap_t,
     bitmap2: hwloc_const_bitmap_t,
@@ -900,7 +900,7 @@ pub unsafe extern "C" fn hwloc_bitmap_intersects(
 }
 
 /// `hwloc_bitmap_isincluded`: whether `sub_bitmap` ⊆ `super_bitmap`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_isincluded(
     sub_bitmap: hwloc_const_bitmap_t,
     super_bitmap: hwloc_const_bitmap_t,
@@ -914,7 +914,7 @@ pub unsafe extern "C" fn hwloc_bitmap_isincluded(
 }
 
 /// `hwloc_bitmap_isequal`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_isequal(
     bitmap1: hwloc_const_bitmap_t,
     bitmap2: hwloc_const_bitmap_t,
@@ -928,7 +928,7 @@ pub unsafe extern "C" fn hwloc_bitmap_isequal(
 /// `hwloc_bitmap_compare_first`: by lowest index, the empty set highest;
 /// -1, 0 or 1 as documented (hwloc 2.9 may return other values of the
 /// same sign).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_compare_first(
     bitmap1: hwloc_const_bitmap_t,
     bitmap2: hwloc_const_bitmap_t,
@@ -940,7 +940,7 @@ pub unsafe extern "C" fn hwloc_bitmap_compare_first(
 }
 
 /// `hwloc_bitmap_compare`: lexicographic from the highest index.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_compare(
     bitmap1: hwloc_const_bitmap_t,
     bitmap2: hwloc_const_bitmap_t,
@@ -976,7 +976,7 @@ fn inclusion(a: &Bitmap, b: &Bitmap) -> c_int {
 
 /// `hwloc_bitmap_compare_inclusion` (exported by hwloc for its tools,
 /// declared in its `private/misc.h`).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_bitmap_compare_inclusion(
     bitmap1: hwloc_const_bitmap_t,
     bitmap2: hwloc_const_bitmap_t,

@@ -19,7 +19,7 @@ unsafe impl Send for Kept {}
 unsafe impl Sync for Kept {}
 
 /// `hwloc_cpukinds_get_nr`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_cpukinds_get_nr(
     topology: hwloc_topology_t,
     flags: c_ulong,
@@ -39,7 +39,7 @@ fn cpuset_of(b: hwloc_const_bitmap_t) -> Option<CpuSet> {
 }
 
 /// `hwloc_cpukinds_get_by_cpuset`: the kind containing all of `cpuset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_cpukinds_get_by_cpuset(
     topology: hwloc_topology_t,
     cpuset: hwloc_const_bitmap_t,
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_by_cpuset(
 
 /// `hwloc_cpukinds_get_info`: the infos array stays valid until the
 /// kinds change.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_cpukinds_get_info(
     topology: hwloc_topology_t,
     kind_index: c_uint,
@@ -142,7 +142,7 @@ unsafe fn read_infos(n: c_uint, infos: *const hwloc_info_s) -> Option<Vec<Info>>
 
 /// `hwloc_cpukinds_register`: describes the PUs of `cpuset` (splitting
 /// kinds it cuts), then ranks the kinds again.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_cpukinds_register(
     topology: hwloc_topology_t,
     cpuset: hwloc_bitmap_t,

@@ -11,7 +11,7 @@ use wloc_core::{ObjId, Topology};
 use wloc_xml::diff::{AttrChange, Change, Computed};
 
 use crate::ffi::{c_str, c_strdup, fail, guard};
-use crate::handle::{hwloc_topology_t, Handle};
+use crate::handle::{Handle, hwloc_topology_t};
 use crate::types::*;
 
 /// `HWLOC_TOPOLOGY_DIFF_OBJ_ATTR`.
@@ -252,7 +252,7 @@ unsafe fn change_from_c(a: &hwloc_topology_diff_obj_attr_s) -> Option<Change> {
 
 /// `hwloc_topology_diff_build`: 0 when the diff says everything, 1 when
 /// it has too-complex entries.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_build(
     topology: hwloc_topology_t,
     newtopology: hwloc_topology_t,
@@ -286,7 +286,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_build(
 
 /// `hwloc_topology_diff_apply`: all or nothing; `-N` when the N-th entry
 /// does not apply.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_apply(
     topology: hwloc_topology_t,
     diff: hwloc_topology_diff_t,
@@ -319,7 +319,7 @@ fn fail_at(n: usize) -> c_int {
 }
 
 /// `hwloc_topology_diff_destroy`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_destroy(diff: hwloc_topology_diff_t) -> c_int {
     guard(-1, || {
         let mut d = diff;
@@ -372,7 +372,7 @@ unsafe fn loaded_diff(
 }
 
 /// `hwloc_topology_diff_load_xml`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_load_xml(
     xmlpath: *const c_char,
     diff: *mut hwloc_topology_diff_t,
@@ -391,7 +391,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_load_xml(
         let bytes = match wloc_trust::file::read_regular(&path, wloc_xml::MAX_FILE_BYTES) {
             Ok(b) => b,
             Err(wloc_trust::file::ReadError::Io { source, .. }) => {
-                return fail(source.raw_os_error().unwrap_or(libc::EINVAL))
+                return fail(source.raw_os_error().unwrap_or(libc::EINVAL));
             }
             Err(_) => return fail(libc::EINVAL),
         };
@@ -405,7 +405,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_load_xml(
 
 /// `hwloc_topology_diff_load_xmlbuffer`: `buflen` counts the terminating
 /// NUL, as the export gives it.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_load_xmlbuffer(
     xmlbuffer: *const c_char,
     buflen: c_int,
@@ -452,7 +452,7 @@ unsafe fn document(diff: hwloc_topology_diff_t, refname: *const c_char) -> Optio
 }
 
 /// `hwloc_topology_diff_export_xml` (`-` is the standard output).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_export_xml(
     diff: hwloc_topology_diff_t,
     refname: *const c_char,
@@ -484,7 +484,7 @@ pub unsafe extern "C" fn hwloc_topology_diff_export_xml(
 
 /// `hwloc_topology_diff_export_xmlbuffer`: a `malloc`'ed buffer (freed by
 /// `hwloc_free_xmlbuffer`), its length counting the terminating NUL.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_diff_export_xmlbuffer(
     diff: hwloc_topology_diff_t,
     refname: *const c_char,

@@ -19,7 +19,7 @@
 //! that what was checked is what is loaded. A module whose build id is not
 //! this library's is refused before it is asked anything.
 
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{CStr, CString, c_void};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -27,8 +27,8 @@ use std::sync::OnceLock;
 
 use wloc_core::Topology;
 use wloc_input::discover::{
-    BuildIdFn, DiscoverFn, FreeFn, Reply, Request, Target, BUILD_ID, BUILD_ID_SYMBOL,
-    DISCOVER_SYMBOL, FREE_SYMBOL, MODULE_FILE, STATUS_OK,
+    BUILD_ID, BUILD_ID_SYMBOL, BuildIdFn, DISCOVER_SYMBOL, DiscoverFn, FREE_SYMBOL, FreeFn,
+    MODULE_FILE, Reply, Request, STATUS_OK, Target,
 };
 
 /// The most message text read from a reply (warnings or an error).

@@ -13,8 +13,8 @@
 use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_void};
 use std::ptr::{null, null_mut};
 
-use wloc_core::distances::{kind, Distances};
-use wloc_core::object::{group_kind, GroupAttr};
+use wloc_core::distances::{Distances, kind};
+use wloc_core::object::{GroupAttr, group_kind};
 use wloc_core::topology::TypeFilter;
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjId, ObjType, Object, Topology};
 
@@ -197,7 +197,7 @@ unsafe fn get(
 }
 
 /// `hwloc_distances_get`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_get(
     topology: hwloc_topology_t,
     nrp: *mut c_uint,
@@ -222,7 +222,7 @@ fn depth_type(m: &Topology, depth: c_int) -> Option<ObjType> {
 }
 
 /// `hwloc_distances_get_by_depth`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_get_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn hwloc_distances_get_by_depth(
 }
 
 /// `hwloc_distances_get_by_type`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_get_by_type(
     topology: hwloc_topology_t,
     type_: hwloc_obj_type_t,
@@ -270,7 +270,7 @@ pub unsafe extern "C" fn hwloc_distances_get_by_type(
 }
 
 /// `hwloc_distances_get_by_name`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_get_by_name(
     topology: hwloc_topology_t,
     name: *const c_char,
@@ -293,7 +293,7 @@ pub unsafe extern "C" fn hwloc_distances_get_by_name(
 
 /// `hwloc_distances_get_name`: the matrix's name, valid as long as the
 /// topology (NULL for an anonymous or removed matrix).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_get_name(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
@@ -317,7 +317,7 @@ pub unsafe extern "C" fn hwloc_distances_get_name(
 }
 
 /// `hwloc_distances_release`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_release(
     _topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
@@ -332,7 +332,7 @@ pub unsafe extern "C" fn hwloc_distances_release(
 
 /// `hwloc_distances_release_remove`: removes the matrix from the
 /// topology, then releases the copy.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_release_remove(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn hwloc_distances_release_remove(
 }
 
 /// `hwloc_distances_remove`: every matrix.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_remove(topology: hwloc_topology_t) -> c_int {
     entry!(topology, |t: LoadedMut| {
         t.model.distances.clear();
@@ -366,7 +366,7 @@ pub unsafe extern "C" fn hwloc_distances_remove(topology: hwloc_topology_t) -> c
 
 /// `hwloc_distances_remove_by_depth`: the matrices whose objects are all
 /// of the type at that depth.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_remove_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
@@ -542,7 +542,7 @@ fn transitive_closure(d: &mut hwloc_distances_s) -> c_int {
 }
 
 /// `hwloc_distances_transform`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_transform(
     topology: hwloc_topology_t,
     distances: *mut hwloc_distances_s,
@@ -590,7 +590,7 @@ fn cancel(handle: *mut c_void) {
 }
 
 /// `hwloc_distances_add_create`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_add_create(
     topology: hwloc_topology_t,
     name: *const c_char,
@@ -658,7 +658,7 @@ unsafe fn read_matrix(
 }
 
 /// `hwloc_distances_add_values`: on failure the handle is freed.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_add_values(
     topology: hwloc_topology_t,
     handle: *mut c_void,
@@ -697,7 +697,7 @@ pub unsafe extern "C" fn hwloc_distances_add_values(
 
 /// `hwloc_distances_add_commit`: the handle is consumed, whatever the
 /// result.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_add_commit(
     topology: hwloc_topology_t,
     handle: *mut c_void,
@@ -736,7 +736,7 @@ pub unsafe extern "C" fn hwloc_distances_add_commit(
 }
 
 /// `hwloc_distances_add` (deprecated all-in-one).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_distances_add(
     topology: hwloc_topology_t,
     nbobjs: c_uint,

@@ -66,7 +66,7 @@ fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Res
 }
 
 /// `hwloc_topology_export_xml`: `-` is the standard output.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_export_xml(
     topology: hwloc_topology_t,
     xmlpath: *const c_char,
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn hwloc_topology_export_xml(
 /// `hwloc_topology_export_xmlbuffer`: the buffer is NUL-terminated and
 /// `buflen` counts the terminator, as in hwloc; free it with
 /// `hwloc_free_xmlbuffer`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
     topology: hwloc_topology_t,
     xmlbuffer: *mut *mut c_char,
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn hwloc_topology_export_xmlbuffer(
 }
 
 /// `hwloc_free_xmlbuffer`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_free_xmlbuffer(_topology: hwloc_topology_t, xmlbuffer: *mut c_char) {
     guard((), || {
         // SAFETY: a buffer from hwloc_topology_export_xmlbuffer (malloc'ed) or NULL.
@@ -252,7 +252,7 @@ fn export_userdata(
 }
 
 /// `hwloc_export_obj_userdata`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_export_obj_userdata(
     reserved: *mut c_void,
     topology: hwloc_topology_t,
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn hwloc_export_obj_userdata(
 }
 
 /// `hwloc_export_obj_userdata_base64`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_export_obj_userdata_base64(
     reserved: *mut c_void,
     topology: hwloc_topology_t,
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn hwloc_export_obj_userdata_base64(
 /// `hwloc_topology_export_synthetic`: the description in the caller's
 /// buffer, its length returned; -1 with `EINVAL` when the topology is not
 /// symmetric enough to be described.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_export_synthetic(
     topology: hwloc_topology_t,
     buffer: *mut c_char,

@@ -126,11 +126,7 @@ pub(crate) fn atoi(s: &str) -> i64 {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(digits.len());
     let v: i64 = digits[..end].parse().unwrap_or(0);
-    if neg {
-        -v
-    } else {
-        v
-    }
+    if neg { -v } else { v }
 }
 
 /// Prints a diagnostic when `WLOC_CAPI_VERBOSE` is set (never in a

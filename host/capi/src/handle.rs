@@ -34,25 +34,25 @@ pub type hwloc_topology_t = *mut hwloc_topology;
 /// Only for the body of an exported `unsafe extern "C"` function whose
 /// topology argument is hwloc's (see the safety argument below).
 macro_rules! entry {
-    ($topology:expr, |$t:ident: Loaded| $body:expr) => {
+    ($topology:expr_2021, |$t:ident: Loaded| $body:expr_2021) => {
         $crate::handle::entry!($topology, -1, |h| match h.loaded() {
             Some($t) => $body,
             None => $crate::ffi::fail(libc::EINVAL),
         })
     };
-    ($topology:expr, |$t:ident: LoadedMut| $body:expr) => {
+    ($topology:expr_2021, |$t:ident: LoadedMut| $body:expr_2021) => {
         $crate::handle::entry!($topology, -1, |h| match h.loaded_mut() {
             Some($t) => $body,
             None => $crate::ffi::fail(libc::EINVAL),
         })
     };
-    ($topology:expr, |$t:ident: Status| $body:expr) => {
+    ($topology:expr_2021, |$t:ident: Status| $body:expr_2021) => {
         $crate::handle::entry!($topology, -1, |h| $crate::ffi::status(
             h.loaded_or_einval()
                 .and_then(|$t: &$crate::handle::hwloc_topology| $body)
         ))
     };
-    ($topology:expr, $on_panic:expr, |$h:ident| $body:expr) => {
+    ($topology:expr_2021, $on_panic:expr_2021, |$h:ident| $body:expr_2021) => {
         $crate::ffi::guard($on_panic, || {
             // SAFETY: hwloc's handle contract, which every entry point's
             // C caller accepts (hwloc.h): the topology argument is NULL
@@ -309,12 +309,11 @@ impl hwloc_topology {
         }
         // SAFETY: a NUMA node's attr holds its numanode member.
         let local_memory = unsafe { n.attr.numanode.local_memory };
-        if let ObjAttr::Numa(a) = &self.model.obj(id).attr {
-            if a.local_memory != local_memory {
-                if let ObjAttr::Numa(a) = &mut self.model.obj_mut(id).attr {
-                    a.local_memory = local_memory;
-                }
-            }
+        if let ObjAttr::Numa(a) = &self.model.obj(id).attr
+            && a.local_memory != local_memory
+            && let ObjAttr::Numa(a) = &mut self.model.obj_mut(id).attr
+        {
+            a.local_memory = local_memory;
         }
     }
 

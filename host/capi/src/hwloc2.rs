@@ -77,7 +77,7 @@ pub(crate) fn hwloc2_pci_domains(m: &mut Topology) {
 
 /// The program's short name, as glibc's `program_invocation_short_name`.
 pub(crate) fn process_name() -> Option<String> {
-    extern "C" {
+    unsafe extern "C" {
         static program_invocation_short_name: *const c_char;
     }
     // SAFETY: glibc sets this pointer before main to a string that lives

@@ -7,8 +7,8 @@ use std::ffi::CString;
 use std::os::raw::{c_char, c_uint};
 use std::sync::Mutex;
 
-use wloc_core::object::Info;
 use wloc_core::Bitmap;
+use wloc_core::object::Info;
 
 use crate::types::*;
 

@@ -56,7 +56,7 @@ mod api_2_14_tests;
 pub(crate) mod test_support;
 
 /// `hwloc_get_api_version`: the API this library implements.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_get_api_version() -> std::os::raw::c_uint {
     ffi::guard(0, || 0x0002_0c00)
 }

@@ -19,7 +19,7 @@ fn os_errno(e: &std::io::Error) -> c_int {
 /// `hwloc_linux_set_tid_cpubind`: `sched_setaffinity` on thread `tid`
 /// (0: the calling thread). An empty or infinite set is EINVAL, as in
 /// hwloc.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_linux_set_tid_cpubind(
     _topology: hwloc_topology_t,
     tid: libc::pid_t,
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn hwloc_linux_set_tid_cpubind(
 /// `hwloc_linux_get_tid_cpubind`: `sched_getaffinity` on thread `tid`
 /// (0: the calling thread). With a loaded topology, PUs past the last one
 /// of its complete cpuset are left out, as hwloc does.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_linux_get_tid_cpubind(
     topology: hwloc_topology_t,
     tid: libc::pid_t,
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_cpubind(
 
 /// `hwloc_linux_get_tid_last_cpu_location`: the PU thread `tid` (0: the
 /// calling thread) last ran on. Failures are ENOSYS, as in hwloc.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_linux_get_tid_last_cpu_location(
     _topology: hwloc_topology_t,
     tid: libc::pid_t,
@@ -140,7 +140,7 @@ fn parse_cpumask(text: &str) -> Bitmap {
 /// `hwloc_linux_read_path_as_cpumask`: reads a kernel cpumask file such
 /// as `/sys/devices/system/cpu/cpu0/topology/core_cpus` (the path is used
 /// as given: no `HWLOC_FSROOT`). -1 with the `open`/`read` errno.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_linux_read_path_as_cpumask(
     path: *const c_char,
     set: hwloc_bitmap_t,

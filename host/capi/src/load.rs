@@ -4,9 +4,9 @@
 use std::os::raw::{c_int, c_void};
 
 use wloc_core::{ObjId, Topology};
-use wloc_input::discover::Target;
 use wloc_input::Source as Input;
 use wloc_input::Unnamed;
+use wloc_input::discover::Target;
 
 use crate::ffi::{fail, verbose};
 use crate::handle::*;
@@ -240,7 +240,7 @@ pub(crate) fn online_pus() -> usize {
 }
 
 /// `hwloc_topology_load`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_load(topology: hwloc_topology_t) -> c_int {
     entry!(topology, -1, |h| {
         let Some(t) = h.get_mut() else {

@@ -12,7 +12,7 @@
 
 use std::os::raw::{c_char, c_int, c_uint, c_ulong};
 
-use wloc_core::memattrs::{flags, Initiator, MemAttr, MemAttrValue, PREDEFINED};
+use wloc_core::memattrs::{Initiator, MemAttr, MemAttrValue, PREDEFINED, flags};
 use wloc_core::object::Depth;
 use wloc_core::{CpuSet, ObjId, ObjType, Topology};
 
@@ -230,7 +230,7 @@ fn convenience_value(m: &Topology, id: usize, obj: ObjId) -> Option<u64> {
 }
 
 /// `hwloc_memattr_get_by_name`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_by_name(
     topology: hwloc_topology_t,
     name: *const c_char,
@@ -256,7 +256,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_by_name(
 }
 
 /// `hwloc_memattr_get_name`: the name stays valid as long as the topology.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_name(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -273,7 +273,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_name(
 }
 
 /// `hwloc_memattr_get_flags`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_flags(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -291,7 +291,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_flags(
 
 /// `hwloc_memattr_register`: a custom attribute, with exactly one of the
 /// higher/lower-first flags and a name not used yet (`EBUSY`).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_register(
     topology: hwloc_topology_t,
     name: *const c_char,
@@ -321,7 +321,7 @@ pub unsafe extern "C" fn hwloc_memattr_register(
 }
 
 /// `hwloc_memattr_get_value`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_value(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -396,7 +396,7 @@ fn set_value(m: &mut Topology, a: &Attr, tg: ObjId, init: Option<Initiator>, val
 }
 
 /// `hwloc_memattr_set_value`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_set_value(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -434,7 +434,7 @@ fn better(higher_first: bool, new: u64, best: Option<u64>) -> bool {
 }
 
 /// `hwloc_memattr_get_best_target`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_best_target(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -507,7 +507,7 @@ fn to_location(t: &hwloc_topology, i: &Initiator) -> hwloc_location {
 }
 
 /// `hwloc_memattr_get_best_initiator`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_best_initiator(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -559,7 +559,7 @@ unsafe fn capacity<T>(nrp: *mut c_uint, array: *mut T) -> Option<usize> {
 }
 
 /// `hwloc_memattr_get_targets`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_targets(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -615,7 +615,7 @@ pub unsafe extern "C" fn hwloc_memattr_get_targets(
 
 /// `hwloc_memattr_get_initiators`: cpusets returned stay valid as long
 /// as the topology.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_memattr_get_initiators(
     topology: hwloc_topology_t,
     id: hwloc_memattr_id_t,
@@ -690,7 +690,7 @@ unsafe fn location_cpuset(t: &hwloc_topology, l: &hwloc_location) -> Option<CpuS
 
 /// `hwloc_get_local_numanode_objs`: the NUMA nodes whose locality is the
 /// location's (or larger, smaller, or all of them, as `flags` say).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
     topology: hwloc_topology_t,
     location: *mut hwloc_location,
@@ -751,7 +751,7 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
 /// (or, like it, of none) whose locality does not overlap what is taken,
 /// until every PU of the machine is covered; then nodes of any kind with
 /// a non-empty locality that still does not overlap, until covered.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
     topology: hwloc_topology_t,
     nodeset: hwloc_bitmap_t,

@@ -13,8 +13,8 @@ use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
 
 use crate::ffi::{c_str, fail, guard, set_errno, snprintf_out};
-use crate::handle::{hwloc_topology_t, Handle};
-use crate::mirror::{type_from_c, Node};
+use crate::handle::{Handle, hwloc_topology_t};
+use crate::mirror::{Node, type_from_c};
 use crate::types::*;
 
 /// `HWLOC_TYPE_DEPTH_UNKNOWN`.
@@ -33,7 +33,7 @@ fn type_depth_to_c(d: TypeDepth) -> c_int {
 }
 
 /// `hwloc_topology_get_depth`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_depth(topology: hwloc_topology_t) -> c_int {
     entry!(topology, 0, |h| {
         match h.loaded() {
@@ -56,7 +56,7 @@ fn unloaded_root(h: Handle<'_>, depth: c_int, idx: c_uint) -> hwloc_obj_t {
 }
 
 /// `hwloc_get_type_depth`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_type_depth(
     topology: hwloc_topology_t,
     type_: hwloc_obj_type_t,
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn hwloc_get_type_depth(
 
 /// `hwloc_get_memory_parents_depth`: the depth of the normal parents of
 /// NUMA nodes, or `HWLOC_TYPE_DEPTH_MULTIPLE` when they differ.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_memory_parents_depth(topology: hwloc_topology_t) -> c_int {
     entry!(topology, DEPTH_UNKNOWN, |h| {
         let Some(t) = h.loaded() else {
@@ -110,7 +110,7 @@ pub(crate) fn depth_from_c(t: &wloc_core::Topology, depth: c_int) -> Option<Dept
 }
 
 /// `hwloc_get_depth_type`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_depth_type(
     topology: hwloc_topology_t,
     depth: c_int,
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn hwloc_get_depth_type(
 }
 
 /// `hwloc_get_nbobjs_by_depth`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
@@ -152,7 +152,7 @@ pub unsafe extern "C" fn hwloc_get_nbobjs_by_depth(
 }
 
 /// `hwloc_get_obj_by_depth`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_obj_by_depth(
     topology: hwloc_topology_t,
     depth: c_int,
@@ -181,7 +181,7 @@ fn type_names() -> &'static [CString] {
 }
 
 /// `hwloc_obj_type_string`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_string(type_: hwloc_obj_type_t) -> *const c_char {
     guard(std::ptr::null(), || {
         let names = type_names();
@@ -195,32 +195,32 @@ fn kind_is(type_: hwloc_obj_type_t, f: impl Fn(ObjType) -> bool) -> c_int {
 }
 
 /// `hwloc_obj_type_is_normal`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_is_normal(type_: hwloc_obj_type_t) -> c_int {
     guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Normal))
 }
 /// `hwloc_obj_type_is_io`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_is_io(type_: hwloc_obj_type_t) -> c_int {
     guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Io))
 }
 /// `hwloc_obj_type_is_memory`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_is_memory(type_: hwloc_obj_type_t) -> c_int {
     guard(0, || kind_is(type_, |t| t.kind() == ObjKind::Memory))
 }
 /// `hwloc_obj_type_is_cache`: CPU caches, data, unified or instruction.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_is_cache(type_: hwloc_obj_type_t) -> c_int {
     guard(0, || kind_is(type_, ObjType::is_cache))
 }
 /// `hwloc_obj_type_is_dcache`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_is_dcache(type_: hwloc_obj_type_t) -> c_int {
     guard(0, || kind_is(type_, ObjType::is_dcache))
 }
 /// `hwloc_obj_type_is_icache`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_obj_type_is_icache(type_: hwloc_obj_type_t) -> c_int {
     guard(0, || kind_is(type_, ObjType::is_icache))
 }
@@ -228,7 +228,7 @@ pub extern "C" fn hwloc_obj_type_is_icache(type_: hwloc_obj_type_t) -> c_int {
 /// `hwloc_compare_types`: negative when `type1` contains `type2`'s
 /// objects, positive the other way, `HWLOC_TYPE_UNORDERED` when the two
 /// cannot be compared.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_compare_types(type1: hwloc_obj_type_t, type2: hwloc_obj_type_t) -> c_int {
     guard(TYPE_UNORDERED, || {
         let (Some(a), Some(b)) = (type_from_c(type1), type_from_c(type2)) else {
@@ -287,7 +287,7 @@ fn parse_type(s: &str) -> Option<ParsedType> {
 }
 
 /// `hwloc_type_sscanf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_type_sscanf(
     string: *const c_char,
     typep: *mut hwloc_obj_type_t,
@@ -337,7 +337,7 @@ pub unsafe extern "C" fn hwloc_type_sscanf(
 }
 
 /// `hwloc_type_sscanf_as_depth`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_type_sscanf_as_depth(
     string: *const c_char,
     typep: *mut hwloc_obj_type_t,
@@ -354,17 +354,18 @@ pub unsafe extern "C" fn hwloc_type_sscanf_as_depth(
         };
         let m = &t.model;
         let mut depth = type_depth_to_c(m.type_depth(p.obj_type));
-        if p.obj_type == ObjType::Group && depth == DEPTH_MULTIPLE {
-            if let Some(gd) = p.group_depth {
-                depth = DEPTH_UNKNOWN;
-                for (l, level) in m.normal_levels().iter().enumerate() {
-                    let o = level.first().map(|&id| m.obj(id));
-                    if o.is_some_and(|o| {
-                        o.obj_type == ObjType::Group && o.group().is_some_and(|g| g.depth == gd)
-                    }) {
-                        depth = l as c_int;
-                        break;
-                    }
+        if p.obj_type == ObjType::Group
+            && depth == DEPTH_MULTIPLE
+            && let Some(gd) = p.group_depth
+        {
+            depth = DEPTH_UNKNOWN;
+            for (l, level) in m.normal_levels().iter().enumerate() {
+                let o = level.first().map(|&id| m.obj(id));
+                if o.is_some_and(|o| {
+                    o.obj_type == ObjType::Group && o.group().is_some_and(|g| g.depth == gd)
+                }) {
+                    depth = l as c_int;
+                    break;
                 }
             }
         }
@@ -438,7 +439,7 @@ unsafe fn type_snprintf(obj: &hwloc_obj, verbose: bool) -> String {
 }
 
 /// `hwloc_obj_type_snprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_obj_type_snprintf(
     string: *mut c_char,
     size: usize,
@@ -564,7 +565,7 @@ unsafe fn attr_snprintf(obj: &hwloc_obj, sep: &str, verbose: bool) -> String {
 }
 
 /// `hwloc_obj_attr_snprintf`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_obj_attr_snprintf(
     string: *mut c_char,
     size: usize,
@@ -589,7 +590,7 @@ pub unsafe extern "C" fn hwloc_obj_attr_snprintf(
 /// the model takes in at its next use ([`crate::handle::hwloc_topology::pull_from_c`]),
 /// in constant time (amortised). An object the library did not allocate is
 /// refused with `EINVAL`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_obj_add_info(
     obj: hwloc_obj_t,
     name: *const c_char,
@@ -614,7 +615,7 @@ pub unsafe extern "C" fn hwloc_obj_add_info(
 
 /// `hwloc_get_closest_objs`: objects of the same level as `src`, nearest
 /// first (sharing the smallest ancestor).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_closest_objs(
     topology: hwloc_topology_t,
     src: hwloc_obj_t,
@@ -664,7 +665,7 @@ pub unsafe extern "C" fn hwloc_get_closest_objs(
 }
 
 /// `hwloc_get_largest_objs_inside_cpuset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_largest_objs_inside_cpuset(
     topology: hwloc_topology_t,
     set: hwloc_const_bitmap_t,
@@ -734,7 +735,7 @@ fn matches_names(o: &wloc_core::Object, subtype: Option<&str>, prefix: Option<&s
 }
 
 /// `hwloc_get_obj_with_same_locality`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
     topology: hwloc_topology_t,
     src: hwloc_obj_t,
@@ -813,7 +814,7 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
 }
 
 /// `hwloc_pci_class_string`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_pci_class_string(class_id: u16) -> *const c_char {
     guard(std::ptr::null(), || {
         static NAMES: OnceLock<
@@ -832,7 +833,7 @@ pub extern "C" fn hwloc_pci_class_string(class_id: u16) -> *const c_char {
 }
 
 /// `hwloc_topology_reconnect`: levels are always connected here.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_reconnect(
     topology: hwloc_topology_t,
     flags: c_ulong,
@@ -847,7 +848,7 @@ pub unsafe extern "C" fn hwloc_topology_reconnect(
 
 /// `hwloc_hide_errors`: whether hwloc's error messages are hidden
 /// (`HWLOC_HIDE_ERRORS`); wloc's library prints none unless asked.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub extern "C" fn hwloc_hide_errors() -> c_int {
     guard(1, || {
         wloc_trust::env::var("HWLOC_HIDE_ERRORS")

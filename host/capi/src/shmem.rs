@@ -243,7 +243,7 @@ fn page_round(length: usize) -> usize {
 
 /// `hwloc_shmem_topology_get_length`: the segment's length, in whole
 /// pages.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_shmem_topology_get_length(
     topology: hwloc_topology_t,
     lengthp: *mut usize,
@@ -363,7 +363,7 @@ fn write_impl(
 /// `hwloc_shmem_topology_write`: the segment goes into `fd` at
 /// `fileoffset`. The address is recorded for the adopters' check, never
 /// mapped (see the module documentation).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_shmem_topology_write(
     topology: hwloc_topology_t,
     fd: c_int,
@@ -476,7 +476,7 @@ fn adopted(mut model: Topology, x: &Extras) -> hwloc_topology_t {
 /// `hwloc_shmem_topology_write` wrote with the same offset, address and
 /// length (`EINVAL` otherwise, and for a file that holds no wloc segment
 /// there, such as one of hwloc's own).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_shmem_topology_adopt(
     topologyp: *mut hwloc_topology_t,
     fd: c_int,

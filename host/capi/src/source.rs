@@ -3,7 +3,6 @@
 //! (`HWLOC_XMLFILE`, `HWLOC_SYNTHETIC`, ..., `HWLOC_COMPONENTS`), else this
 //! system.
 
-
 use wloc_input::Source as Input;
 
 /// Where `hwloc_topology_load` reads the topology from: one of wloc's

@@ -17,17 +17,17 @@ use crate::handle::*;
 use crate::types::*;
 
 pub use crate::handle::{
-    hwloc_topology, hwloc_topology_t, FLAG_DONT_CHANGE_BINDING, FLAG_IMPORT_SUPPORT,
-    FLAG_INCLUDE_DISALLOWED, FLAG_IS_THISSYSTEM, FLAG_NO_CPUKINDS, FLAG_NO_DISTANCES,
-    FLAG_NO_MEMATTRS, FLAG_RESTRICT_TO_CPUBINDING, FLAG_RESTRICT_TO_MEMBINDING,
-    FLAG_THISSYSTEM_ALLOWED_RESOURCES,
+    FLAG_DONT_CHANGE_BINDING, FLAG_IMPORT_SUPPORT, FLAG_INCLUDE_DISALLOWED, FLAG_IS_THISSYSTEM,
+    FLAG_NO_CPUKINDS, FLAG_NO_DISTANCES, FLAG_NO_MEMATTRS, FLAG_RESTRICT_TO_CPUBINDING,
+    FLAG_RESTRICT_TO_MEMBINDING, FLAG_THISSYSTEM_ALLOWED_RESOURCES, hwloc_topology,
+    hwloc_topology_t,
 };
 pub use crate::load::hwloc_topology_load;
 use crate::mirror::*;
 use crate::source::*;
 
 /// `hwloc_topology_init`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_init(topologyp: *mut hwloc_topology_t) -> c_int {
     guard(-1, || {
         if topologyp.is_null() {
@@ -41,7 +41,7 @@ pub unsafe extern "C" fn hwloc_topology_init(topologyp: *mut hwloc_topology_t) -
 }
 
 /// `hwloc_topology_destroy`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_destroy(topology: hwloc_topology_t) {
     entry!(topology, (), |h| {
         let Some(t) = h.into_box() else {
@@ -56,13 +56,13 @@ pub unsafe extern "C" fn hwloc_topology_destroy(topology: hwloc_topology_t) {
 
 /// `hwloc_topology_abi_check`: 0 when the library's ABI is the
 /// application's (hwloc 2.x).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_abi_check(_topology: hwloc_topology_t) -> c_int {
     guard(-1, || 0)
 }
 
 /// `hwloc_topology_set_flags`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_flags(
     topology: hwloc_topology_t,
     flags: c_ulong,
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn hwloc_topology_set_flags(
 }
 
 /// `hwloc_topology_get_flags`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_flags(topology: hwloc_topology_t) -> c_ulong {
     entry!(topology, 0, |h| {
         h.get().map_or(0, |t| t.flags as c_ulong)
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn hwloc_topology_get_flags(topology: hwloc_topology_t) ->
 }
 
 /// `hwloc_topology_is_thissystem`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_is_thissystem(topology: hwloc_topology_t) -> c_int {
     entry!(topology, 0, |h| {
         h.get().map_or(0, |t| c_int::from(t.model.is_thissystem))
@@ -118,7 +118,7 @@ fn set_source(h: Handle<'_>, s: Option<Source>) -> c_int {
 }
 
 /// `hwloc_topology_set_xml`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_xml(
     topology: hwloc_topology_t,
     xmlpath: *const c_char,
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn hwloc_topology_set_xml(
 }
 
 /// `hwloc_topology_set_xmlbuffer`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_xmlbuffer(
     topology: hwloc_topology_t,
     buffer: *const c_char,
@@ -158,7 +158,7 @@ pub unsafe extern "C" fn hwloc_topology_set_xmlbuffer(
 }
 
 /// `hwloc_topology_set_synthetic`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_synthetic(
     topology: hwloc_topology_t,
     description: *const c_char,
@@ -167,17 +167,17 @@ pub unsafe extern "C" fn hwloc_topology_set_synthetic(
         // SAFETY: a NUL-terminated string or NULL.
         let d = unsafe { c_str(description) }.map(|d| d.into_owned());
         // hwloc checks the description when it is given.
-        if let Some(desc) = &d {
-            if wloc_core::synthetic::parse(desc).is_err() {
-                return fail(libc::EINVAL);
-            }
+        if let Some(desc) = &d
+            && wloc_core::synthetic::parse(desc).is_err()
+        {
+            return fail(libc::EINVAL);
         }
         set_source(h, d.map(|d| Source::Input(Input::Synthetic(d))))
     })
 }
 
 /// `hwloc_topology_set_fsroot`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_fsroot(
     topology: hwloc_topology_t,
     fsroot_path: *const c_char,
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn hwloc_topology_set_fsroot(
 }
 
 /// `hwloc_topology_set_pid`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_pid(
     topology: hwloc_topology_t,
     pid: libc::pid_t,
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn hwloc_topology_set_pid(
 /// `hwloc_topology_set_components`: wloc runs no plugin; blacklisting
 /// `linux` makes this system's discovery hwloc's `noos` one (a Machine of
 /// the online PUs), other names are checked and recorded.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_components(
     topology: hwloc_topology_t,
     flags: c_ulong,
@@ -288,7 +288,7 @@ fn with_filters(
 }
 
 /// `hwloc_topology_set_type_filter`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_type_filter(
     topology: hwloc_topology_t,
     type_: hwloc_obj_type_t,
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn hwloc_topology_set_type_filter(
 }
 
 /// `hwloc_topology_get_type_filter`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_type_filter(
     topology: hwloc_topology_t,
     type_: hwloc_obj_type_t,
@@ -322,7 +322,7 @@ pub unsafe extern "C" fn hwloc_topology_get_type_filter(
 }
 
 /// `hwloc_topology_set_all_types_filter`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_all_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
@@ -336,7 +336,7 @@ pub unsafe extern "C" fn hwloc_topology_set_all_types_filter(
 }
 
 /// `hwloc_topology_set_cache_types_filter`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_cache_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
@@ -350,7 +350,7 @@ pub unsafe extern "C" fn hwloc_topology_set_cache_types_filter(
 }
 
 /// `hwloc_topology_set_icache_types_filter`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_icache_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
@@ -364,7 +364,7 @@ pub unsafe extern "C" fn hwloc_topology_set_icache_types_filter(
 }
 
 /// `hwloc_topology_set_io_types_filter`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_io_types_filter(
     topology: hwloc_topology_t,
     filter: c_int,
@@ -378,7 +378,7 @@ pub unsafe extern "C" fn hwloc_topology_set_io_types_filter(
 }
 
 /// `hwloc_topology_set_userdata`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_userdata(
     topology: hwloc_topology_t,
     userdata: *const c_void,
@@ -391,7 +391,7 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata(
 }
 
 /// `hwloc_topology_get_userdata`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_userdata(topology: hwloc_topology_t) -> *mut c_void {
     entry!(topology, std::ptr::null_mut(), |h| {
         h.get().map_or(null_mut(), |t| t.userdata)
@@ -399,7 +399,7 @@ pub unsafe extern "C" fn hwloc_topology_get_userdata(topology: hwloc_topology_t)
 }
 
 /// `hwloc_topology_get_support`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_support(
     topology: hwloc_topology_t,
 ) -> *const hwloc_topology_support {
@@ -410,7 +410,7 @@ pub unsafe extern "C" fn hwloc_topology_get_support(
 
 /// `hwloc_topology_check`: aborts, as hwloc's assertions do, when the
 /// topology breaks an invariant.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_check(topology: hwloc_topology_t) {
     entry!(topology, (), |h| {
         let Some(t) = h.loaded() else {
@@ -425,7 +425,7 @@ pub unsafe extern "C" fn hwloc_topology_check(topology: hwloc_topology_t) {
 
 /// `hwloc_topology_dup`: a copy with the same objects, userdata pointers
 /// and topology userdata.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_dup(
     newtopology: *mut hwloc_topology_t,
     oldtopology: hwloc_topology_t,
@@ -461,7 +461,7 @@ pub unsafe extern "C" fn hwloc_topology_dup(
 }
 
 /// `hwloc_topology_refresh`: the mirror is always current, nothing to do.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_refresh(topology: hwloc_topology_t) -> c_int {
     entry!(topology, -1, |h| {
         if h.get().is_none() {
@@ -478,42 +478,42 @@ fn topo_set(h: Handle<'_>, i: usize) -> hwloc_const_bitmap_t {
 }
 
 /// `hwloc_topology_get_complete_cpuset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_complete_cpuset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
     entry!(topology, std::ptr::null(), |h| topo_set(h, 0))
 }
 /// `hwloc_topology_get_topology_cpuset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_topology_cpuset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
     entry!(topology, std::ptr::null(), |h| topo_set(h, 1))
 }
 /// `hwloc_topology_get_allowed_cpuset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_allowed_cpuset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
     entry!(topology, std::ptr::null(), |h| topo_set(h, 2))
 }
 /// `hwloc_topology_get_complete_nodeset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_complete_nodeset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
     entry!(topology, std::ptr::null(), |h| topo_set(h, 3))
 }
 /// `hwloc_topology_get_topology_nodeset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_topology_nodeset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
     entry!(topology, std::ptr::null(), |h| topo_set(h, 4))
 }
 /// `hwloc_topology_get_allowed_nodeset`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_allowed_nodeset(
     topology: hwloc_topology_t,
 ) -> hwloc_const_bitmap_t {
@@ -521,7 +521,7 @@ pub unsafe extern "C" fn hwloc_topology_get_allowed_nodeset(
 }
 
 /// `hwloc_topology_restrict`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_restrict(
     topology: hwloc_topology_t,
     set: hwloc_const_bitmap_t,
@@ -548,7 +548,7 @@ pub unsafe extern "C" fn hwloc_topology_restrict(
 }
 
 /// `hwloc_topology_allow`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_allow(
     topology: hwloc_topology_t,
     cpuset: hwloc_const_bitmap_t,
@@ -625,7 +625,7 @@ pub(crate) fn refinish(t: &mut hwloc_topology) -> Result<(), ()> {
 }
 
 /// `hwloc_topology_insert_misc_object`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_insert_misc_object(
     topology: hwloc_topology_t,
     parent: hwloc_obj_t,
@@ -666,7 +666,7 @@ pub unsafe extern "C" fn hwloc_topology_insert_misc_object(
 /// `hwloc_topology_alloc_group_object`: a Group the caller fills
 /// (cpuset, nodeset, subtype, infos, group attributes) before
 /// `hwloc_topology_insert_group_object`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
     topology: hwloc_topology_t,
 ) -> hwloc_obj_t {
@@ -721,7 +721,7 @@ fn group_from_node(n: &Node) -> Object {
 /// it, freed, and that object returned; when it cannot be inserted (no
 /// set, Groups filtered out, a conflict with the tree) it is freed and
 /// NULL returned.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_insert_group_object(
     topology: hwloc_topology_t,
     group: hwloc_obj_t,
@@ -761,7 +761,7 @@ pub unsafe extern "C" fn hwloc_topology_insert_group_object(
 
 /// `hwloc_topology_free_group_object` (hwloc 2.12): frees a Group from
 /// `hwloc_topology_alloc_group_object` that will not be inserted.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_free_group_object(
     topology: hwloc_topology_t,
     group: hwloc_obj_t,
@@ -779,7 +779,7 @@ pub unsafe extern "C" fn hwloc_topology_free_group_object(
 
 /// `hwloc_obj_set_subtype` (hwloc 2.11): replaces the object's subtype
 /// with a copy of `subtype` (NULL removes it).
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_obj_set_subtype(
     topology: hwloc_topology_t,
     obj: hwloc_obj_t,
@@ -813,7 +813,7 @@ pub unsafe extern "C" fn hwloc_obj_set_subtype(
 
 /// `hwloc_obj_add_other_obj_sets`: ORs each set `src` has into `dst`'s
 /// (allocating it), to build a Group's sets from the objects it will hold.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_obj_add_other_obj_sets(dst: hwloc_obj_t, src: hwloc_obj_t) -> c_int {
     guard(-1, || {
         if dst.is_null() || src.is_null() {
@@ -875,19 +875,20 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     // only gives the PUs of those nodes.
     // An empty set counts as none, as in hwloc.
     let empty = |c: &Option<wloc_core::CpuSet>| c.as_ref().is_none_or(|c| c.is_empty());
-    if empty(&o.cpuset) && empty(&o.complete_cpuset) {
-        if let Some(ns) = o.nodeset.clone().or_else(|| o.complete_nodeset.clone()) {
-            let mut cs = wloc_core::CpuSet::new();
-            for n in t.model.objs_by_type(ObjType::NUMANode) {
-                let no = t.model.obj(n);
-                if no.os_index.is_some_and(|i| ns.is_set(i)) {
-                    if let Some(c) = &no.cpuset {
-                        cs = &cs | c;
-                    }
-                }
+    if empty(&o.cpuset)
+        && empty(&o.complete_cpuset)
+        && let Some(ns) = o.nodeset.clone().or_else(|| o.complete_nodeset.clone())
+    {
+        let mut cs = wloc_core::CpuSet::new();
+        for n in t.model.objs_by_type(ObjType::NUMANode) {
+            let no = t.model.obj(n);
+            if no.os_index.is_some_and(|i| ns.is_set(i))
+                && let Some(c) = &no.cpuset
+            {
+                cs = &cs | c;
             }
-            o.cpuset = Some(cs);
         }
+        o.cpuset = Some(cs);
     }
     // Each set is narrowed to the machine's, as hwloc does: a wider
     // complete set or nodeset would reach past the tree (indexes of
@@ -947,10 +948,10 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     }
     t.model = m;
     // The Group itself, if it is still in the tree after completion.
-    if let wloc_core::topology::Inserted::New(id) = placed {
-        if t.model.get(id).is_some_and(|o| o.gp_index == gp) {
-            return Ok(GroupPlace::Inserted(id));
-        }
+    if let wloc_core::topology::Inserted::New(id) = placed
+        && t.model.get(id).is_some_and(|o| o.gp_index == gp)
+    {
+        return Ok(GroupPlace::Inserted(id));
     }
     t.sync();
     // The object it was merged into (an identical one already there, as
@@ -964,7 +965,7 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
 }
 
 /// `hwloc_topology_set_userdata_export_callback`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_userdata_export_callback(
     topology: hwloc_topology_t,
     export_cb: Option<ExportCallback>,
@@ -977,7 +978,7 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata_export_callback(
 }
 
 /// `hwloc_topology_set_userdata_import_callback`.
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_set_userdata_import_callback(
     topology: hwloc_topology_t,
     import_cb: Option<ImportCallback>,

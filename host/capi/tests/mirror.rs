@@ -9,8 +9,8 @@ use std::path::Path;
 use hwloc::topology::*;
 use hwloc::types::*;
 use proptest::prelude::*;
-use wloc_core::object::Depth;
 use wloc_core::Topology;
+use wloc_core::object::Depth;
 
 /// Loads a topology through the C API.
 fn load(set: impl FnOnce(hwloc_topology_t) -> c_int) -> Result<hwloc_topology_t, String> {

@@ -111,10 +111,11 @@ fn opened(dir: &Path) -> BTreeMap<u32, Vec<String>> {
                 if let Some(child) = ret {
                     thread_of.insert(child, tid);
                 }
-            } else if l.starts_with("open") && ret.is_some() {
-                if let Some(path) = l.split('"').nth(1) {
-                    by_tid.entry(tid).or_default().push(path.to_string());
-                }
+            } else if l.starts_with("open")
+                && ret.is_some()
+                && let Some(path) = l.split('"').nth(1)
+            {
+                by_tid.entry(tid).or_default().push(path.to_string());
             }
         }
     }

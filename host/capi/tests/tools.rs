@@ -731,10 +731,10 @@ fn patchable_variant(text: &str) -> Option<String> {
     let mut t = with_first_info_value(text, "wloc-patched").unwrap_or_else(|| text.to_string());
     if let Some(at) = t.find(" local_memory=\"") {
         let v = at + " local_memory=\"".len();
-        if let Some(len) = t[v..].find('"') {
-            if let Ok(n) = t[v..v + len].parse::<u64>() {
-                t = format!("{}{}{}", &t[..v], n + 4096, &t[v + len..]);
-            }
+        if let Some(len) = t[v..].find('"')
+            && let Ok(n) = t[v..v + len].parse::<u64>()
+        {
+            t = format!("{}{}{}", &t[..v], n + 4096, &t[v + len..]);
         }
     }
     // A name attribute of an object (infos have names too).

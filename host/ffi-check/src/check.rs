@@ -167,21 +167,21 @@ impl<'ast> Visit<'ast> for Imports {
         if is_test(&u.attrs) {
             return;
         }
-        if let syn::UseTree::Path(p) = &u.tree {
-            if p.ident == "crate" {
-                let mut names = Vec::new();
-                use_tree_heads(&p.tree, &mut names);
-                self.found.extend(names);
-            }
+        if let syn::UseTree::Path(p) = &u.tree
+            && p.ident == "crate"
+        {
+            let mut names = Vec::new();
+            use_tree_heads(&p.tree, &mut names);
+            self.found.extend(names);
         }
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let mut s = p.segments.iter();
-        if let (Some(first), Some(second)) = (s.next(), s.next()) {
-            if first.ident == "crate" {
-                self.found.insert(second.ident.to_string());
-            }
+        if let (Some(first), Some(second)) = (s.next(), s.next())
+            && first.ident == "crate"
+        {
+            self.found.insert(second.ident.to_string());
         }
         syn::visit::visit_path(self, p);
     }
@@ -515,12 +515,14 @@ impl CHeader {
             }
             let tag = &text[tag_start..j];
             j = skip_ws(b, j);
-            if !tag.is_empty() && j < b.len() && b[j] == b'{' {
-                if let Some(end) = matching(b, j) {
-                    types
-                        .entry(tag.to_string())
-                        .or_insert_with(|| members(&text[j + 1..end]));
-                }
+            if !tag.is_empty()
+                && j < b.len()
+                && b[j] == b'{'
+                && let Some(end) = matching(b, j)
+            {
+                types
+                    .entry(tag.to_string())
+                    .or_insert_with(|| members(&text[j + 1..end]));
             }
             i = j.max(i + 1);
         }

@@ -31,12 +31,12 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use roxmltree::{Document, Node, ParsingOptions};
-use wloc_core::object::{Depth, Info, ObjAttr, ObjId};
 use wloc_core::Topology;
+use wloc_core::object::{Depth, Info, ObjAttr, ObjId};
 
+use crate::XmlError;
 use crate::export::Writer;
 use crate::hwloc2::v2_infos;
-use crate::XmlError;
 
 /// hwloc's `type` of an object attribute change.
 const TYPE_OBJ_ATTR: i64 = 0;
@@ -418,10 +418,10 @@ pub fn compute(old: &Topology, new: &Topology) -> Computed {
         out: Computed::default(),
     };
     d.tree(old.root(), new.root());
-    if d.out.too_complex.is_empty() {
-        if let Err(reason) = d.topology_wide() {
-            d.too_complex(old.root(), reason);
-        }
+    if d.out.too_complex.is_empty()
+        && let Err(reason) = d.topology_wide()
+    {
+        d.too_complex(old.root(), reason);
     }
     d.out
 }
@@ -647,7 +647,7 @@ fn apply_one(topo: &mut Topology, c: &Change) -> Result<(), String> {
             return Err(format!(
                 "there is no object at depth {} index {}",
                 c.depth, c.index
-            ))
+            ));
         }
     };
     match (&c.attr, id) {
@@ -712,7 +712,7 @@ fn apply_one(topo: &mut Topology, c: &Change) -> Result<(), String> {
             return Err(format!(
                 "there is no object at depth {} index {}",
                 c.depth, c.index
-            ))
+            ));
         }
     }
     Ok(())
@@ -1014,7 +1014,10 @@ fn v1_locate(
         return Err(format!(
             "there is no object at hwloc 1.x depth {depth} index {index} in the reference (that level has {} {} objects)",
             level.len(),
-            level.first().and_then(|n| n.attribute("type")).unwrap_or("")
+            level
+                .first()
+                .and_then(|n| n.attribute("type"))
+                .unwrap_or("")
         ));
     };
     if depth == 0 {
@@ -1124,12 +1127,30 @@ mod tests {
         for (doc, want) in [
             ("garbage", "not an XML document"),
             ("<topology/>", "not <topologydiff>"),
-            ("<topologydiff><foo/></topologydiff>", "unknown element <foo>"),
-            ("<topologydiff><diff type=\"1\" obj_depth=\"0\" obj_index=\"0\"/></topologydiff>", "too-complex"),
-            ("<topologydiff><diff type=\"0\" obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"2\" obj_attr_oldvalue=\"a\" obj_attr_newvalue=\"b\"/></topologydiff>", "missing attribute obj_attr_name"),
-            ("<topologydiff><diff type=\"0\" obj_depth=\"x\"/></topologydiff>", "not an integer"),
-            ("<topologydiff><diff type=\"0\" bogus=\"1\"/></topologydiff>", "unknown attribute bogus"),
-            ("<topologydiff><diff type=\"0\" obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_oldvalue=\"1\" obj_attr_newvalue=\"-2\"/></topologydiff>", "not a size"),
+            (
+                "<topologydiff><foo/></topologydiff>",
+                "unknown element <foo>",
+            ),
+            (
+                "<topologydiff><diff type=\"1\" obj_depth=\"0\" obj_index=\"0\"/></topologydiff>",
+                "too-complex",
+            ),
+            (
+                "<topologydiff><diff type=\"0\" obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"2\" obj_attr_oldvalue=\"a\" obj_attr_newvalue=\"b\"/></topologydiff>",
+                "missing attribute obj_attr_name",
+            ),
+            (
+                "<topologydiff><diff type=\"0\" obj_depth=\"x\"/></topologydiff>",
+                "not an integer",
+            ),
+            (
+                "<topologydiff><diff type=\"0\" bogus=\"1\"/></topologydiff>",
+                "unknown attribute bogus",
+            ),
+            (
+                "<topologydiff><diff type=\"0\" obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_oldvalue=\"1\" obj_attr_newvalue=\"-2\"/></topologydiff>",
+                "not a size",
+            ),
         ] {
             let e = parse(doc).unwrap_err().to_string();
             assert!(e.contains(want), "{doc}: {e}");
@@ -1142,21 +1163,59 @@ mod tests {
     #[test]
     fn hostile_numbers_are_refused() {
         let one = |attrs: &str| {
-            format!("<topologydiff><diff type=\"0\" {attrs} obj_attr_oldvalue=\"1\" obj_attr_newvalue=\"2\"/></topologydiff>")
+            format!(
+                "<topologydiff><diff type=\"0\" {attrs} obj_attr_oldvalue=\"1\" obj_attr_newvalue=\"2\"/></topologydiff>"
+            )
         };
         for (attrs, want) in [
-            ("obj_depth=\"2147483648\" obj_index=\"0\" obj_attr_type=\"1\"", "obj_depth 2147483648 out of range"),
-            ("obj_depth=\"-2147483649\" obj_index=\"0\" obj_attr_type=\"1\"", "obj_depth -2147483649 out of range"),
-            ("obj_depth=\"99999999999999999999\" obj_index=\"0\" obj_attr_type=\"1\"", "obj_depth=\"99999999999999999999\" is not an integer"),
-            ("obj_depth=\"0\" obj_index=\"-1\" obj_attr_type=\"1\"", "obj_index -1 out of range"),
-            ("obj_depth=\"0\" obj_index=\"4294967296\" obj_attr_type=\"1\"", "obj_index 4294967296 out of range"),
-            ("obj_depth=\"0\" obj_index=\"\" obj_attr_type=\"1\"", "obj_index=\"\" is not an integer"),
-            ("obj_depth=\"0\" obj_index=\"1x\" obj_attr_type=\"1\"", "obj_index=\"1x\" is not an integer"),
-            ("obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"-9223372036854775808\"", "unknown object attribute type"),
-            ("obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_index=\"-1\"", "obj_attr_index=\"-1\" is not a size"),
-            ("obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_index=\"0x1ffffffffffffffff\"", "is not a size"),
-            ("obj_depth=\"0\" obj_index=\"0\"", "missing attribute obj_attr_type"),
-            ("obj_index=\"0\" obj_attr_type=\"1\"", "missing attribute obj_depth"),
+            (
+                "obj_depth=\"2147483648\" obj_index=\"0\" obj_attr_type=\"1\"",
+                "obj_depth 2147483648 out of range",
+            ),
+            (
+                "obj_depth=\"-2147483649\" obj_index=\"0\" obj_attr_type=\"1\"",
+                "obj_depth -2147483649 out of range",
+            ),
+            (
+                "obj_depth=\"99999999999999999999\" obj_index=\"0\" obj_attr_type=\"1\"",
+                "obj_depth=\"99999999999999999999\" is not an integer",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"-1\" obj_attr_type=\"1\"",
+                "obj_index -1 out of range",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"4294967296\" obj_attr_type=\"1\"",
+                "obj_index 4294967296 out of range",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"\" obj_attr_type=\"1\"",
+                "obj_index=\"\" is not an integer",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"1x\" obj_attr_type=\"1\"",
+                "obj_index=\"1x\" is not an integer",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"-9223372036854775808\"",
+                "unknown object attribute type",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_index=\"-1\"",
+                "obj_attr_index=\"-1\" is not a size",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"0\" obj_attr_type=\"0\" obj_attr_index=\"0x1ffffffffffffffff\"",
+                "is not a size",
+            ),
+            (
+                "obj_depth=\"0\" obj_index=\"0\"",
+                "missing attribute obj_attr_type",
+            ),
+            (
+                "obj_index=\"0\" obj_attr_type=\"1\"",
+                "missing attribute obj_depth",
+            ),
         ] {
             let e = parse(&one(attrs)).unwrap_err().to_string();
             assert!(e.contains(want), "{attrs}: {e}");
@@ -1262,7 +1321,9 @@ mod tests {
             b.push_str("</object></object>");
         }
         b.push_str("</object>");
-        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n{b}\n</topology>\n")
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n{b}\n</topology>\n"
+        )
     }
 
     const V1_DIFF: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -1309,11 +1370,12 @@ mod tests {
         assert_eq!(m.local_memory, 1000);
         let pu = *p.level(Depth::Normal(p.depth() - 1)).last().unwrap();
         assert_eq!(p.obj(pu).os_index, Some(3));
-        assert!(p
-            .obj(pu)
-            .infos
-            .iter()
-            .any(|i| i.name == "Tag" && i.value == "x"));
+        assert!(
+            p.obj(pu)
+                .infos
+                .iter()
+                .any(|i| i.name == "Tag" && i.value == "x")
+        );
         // And back.
         apply_with_reference(&text, &mut p, V1_DIFF, &d.changes, true).unwrap();
         assert_eq!(wloc_export(&p), wloc_export(&t));

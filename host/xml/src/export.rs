@@ -12,7 +12,7 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
-use wloc_core::distances::{kind as dist_kind, Distances};
+use wloc_core::distances::{Distances, kind as dist_kind};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
 use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr};
 use wloc_core::{ObjId, Topology, UserData};
@@ -590,10 +590,9 @@ fn memory_attributes(w: &mut Writer, topo: &Topology) {
             .memattrs
             .iter()
             .find(|m| m.name == *name && predefined(m).is_some())
+            && !m.values.is_empty()
         {
-            if !m.values.is_empty() {
-                list.push(m);
-            }
+            list.push(m);
         }
     }
     list.extend(topo.memattrs.iter().filter(|m| predefined(m).is_none()));

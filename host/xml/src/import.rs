@@ -19,9 +19,9 @@ use std::collections::{HashMap, HashSet};
 
 use roxmltree::ParsingOptions;
 use tree::{Attribute, Document, Node};
-use wloc_core::bitmap::{CpuSet, NodeSet, MAX_SET_BITS};
+use wloc_core::bitmap::{CpuSet, MAX_SET_BITS, NodeSet};
 use wloc_core::cpukinds::CpuKind;
-use wloc_core::distances::{kind as dist_kind, Distances};
+use wloc_core::distances::{Distances, kind as dist_kind};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
 use wloc_core::object::{
     BridgeAttr, BridgeUpstream, CacheAttr, CacheKind, GroupAttr, Info, NumaAttr, ObjAttr, ObjKind,
@@ -231,7 +231,7 @@ fn import_doc(
                     "expected the root <object> as first element of <topology>, found <{}>",
                     n.tag_name().name()
                 ),
-            ))
+            ));
         }
         None => return Err(imp.err(top, "<topology> contains no <object>")),
     };
@@ -581,15 +581,13 @@ impl<'a, 'input> Importer<'a, 'input> {
                     None => return Err(self.attr_err(&a, format!("unknown object type \"{v}\""))),
                 }
             }
-            Some(a) => {
-                return Err(self.attr_err(
-                    &a,
-                    format!(
+            Some(a) => return Err(self.attr_err(
+                &a,
+                format!(
                     "object attribute {} found before the type attribute (type must come first)",
                     a.name()
                 ),
-                ))
-            }
+            )),
             None => return Err(self.err(node, "<object> without a type attribute")),
         };
 
@@ -1009,13 +1007,13 @@ impl<'a, 'input> Importer<'a, 'input> {
             )),
             _ => None,
         };
-        if let (Some((what, Some(set))), Some(os)) = (own, b.os_index) {
-            if set.weight() != Some(1) || !set.is_set(os) {
-                return Err(self.err(
-                    node,
-                    format!("{t} P#{os} has {what} {set}; it must hold its own index and only it"),
-                ));
-            }
+        if let (Some((what, Some(set))), Some(os)) = (own, b.os_index)
+            && (set.weight() != Some(1) || !set.is_set(os))
+        {
+            return Err(self.err(
+                node,
+                format!("{t} P#{os} has {what} {set}; it must hold its own index and only it"),
+            ));
         }
         let mut obj = Object::new(t, b.os_index);
         obj.name = b.name;
@@ -1067,10 +1065,10 @@ impl<'a, 'input> Importer<'a, 'input> {
                     }
                     OsDevTypes(bits)
                 } else {
-                    if let Some(backend) = obj.info("Backend") {
-                        if let Some(i) = V2_DEVICE_BACKENDS.iter().position(|b| *b == backend) {
-                            self.need_backend[i] = true;
-                        }
+                    if let Some(backend) = obj.info("Backend")
+                        && let Some(i) = V2_DEVICE_BACKENDS.iter().position(|b| *b == backend)
+                    {
+                        self.need_backend[i] = true;
                     }
                     osdev_types_from_v2(raw, &obj)
                 };
@@ -1189,11 +1187,11 @@ impl<'a, 'input> Importer<'a, 'input> {
         let mut prev: Option<Option<&CpuSet>> = None;
         for p in kept.iter().filter(|p| p.obj.kind() == ObjKind::Normal) {
             let cur = set_of(p);
-            if let (Some(Some(a)), Some(b)) = (prev, cur) {
-                if a.compare_first(b) == std::cmp::Ordering::Greater {
-                    ordered = false;
-                    break;
-                }
+            if let (Some(Some(a)), Some(b)) = (prev, cur)
+                && a.compare_first(b) == std::cmp::Ordering::Greater
+            {
+                ordered = false;
+                break;
             }
             prev = Some(cur);
         }
@@ -1267,7 +1265,9 @@ impl<'a, 'input> Importer<'a, 'input> {
                 "name" => name = Some(a.value()),
                 "value" => value = Some(a.value()),
                 other => {
-                    return Err(self.attr_err(&a, format!("unexpected attribute {other} in <info>")))
+                    return Err(
+                        self.attr_err(&a, format!("unexpected attribute {other} in <info>"))
+                    );
                 }
             }
         }
@@ -1295,7 +1295,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <page_type>"))
-                    )
+                    );
                 }
             }
         }
@@ -1320,7 +1320,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <userdata>"))
-                    )
+                    );
                 }
             }
         }
@@ -1348,13 +1348,11 @@ impl<'a, 'input> Importer<'a, 'input> {
                 ),
             ));
         }
-        if base64 {
-            if let Err(msg) = check_base64(content, length) {
-                return Err(self.err(
-                    node,
-                    format!("<userdata> with invalid base64 content: {msg}"),
-                ));
-            }
+        if base64 && let Err(msg) = check_base64(content, length) {
+            return Err(self.err(
+                node,
+                format!("<userdata> with invalid base64 content: {msg}"),
+            ));
         }
         Ok(UserData {
             name,
@@ -1431,7 +1429,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <cpukind>"))
-                    )
+                    );
                 }
             }
         }
@@ -1772,7 +1770,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <memattr>"))
-                    )
+                    );
                 }
             }
         }
@@ -1861,7 +1859,7 @@ impl<'a, 'input> Importer<'a, 'input> {
                     return Err(self.attr_err(
                         &a,
                         format!("unexpected attribute {other} in <memattr_value>"),
-                    ))
+                    ));
                 }
             }
         }

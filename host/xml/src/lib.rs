@@ -57,8 +57,8 @@ mod import;
 mod proptests;
 
 pub use export::{
-    escape_text, export, export_canonical, export_hwloc2, export_hwloc2_without_support,
-    SUPPORT_ORDER,
+    SUPPORT_ORDER, escape_text, export, export_canonical, export_hwloc2,
+    export_hwloc2_without_support,
 };
 pub use hwloc2::v2_infos;
 
@@ -442,10 +442,11 @@ mod tests {
         let t = import_str(&v3, lstopo_default()).unwrap();
         assert_eq!(export(&t, XmlVersion::V2), v2);
         assert_eq!(t.pci_localities.len(), 2);
-        assert!(t
-            .infos
-            .iter()
-            .any(|i| i.name == "HostName" && i.value == "efi"));
+        assert!(
+            t.infos
+                .iter()
+                .any(|i| i.name == "HostName" && i.value == "efi")
+        );
     }
 
     #[test]
@@ -804,7 +805,9 @@ mod tests {
         // the sum of the children).
         let mut all = wloc_core::CpuSet::new();
         all.set_range(0, Some(n - 1));
-        let mut doc = format!("<topology version=\"3.0\"><object type=\"Machine\" cpuset=\"{all}\" complete_cpuset=\"{all}\" nodeset=\"0x1\" complete_nodeset=\"0x1\"><object type=\"NUMANode\" os_index=\"0\" cpuset=\"{all}\" nodeset=\"0x1\"/>");
+        let mut doc = format!(
+            "<topology version=\"3.0\"><object type=\"Machine\" cpuset=\"{all}\" complete_cpuset=\"{all}\" nodeset=\"0x1\" complete_nodeset=\"0x1\"><object type=\"NUMANode\" os_index=\"0\" cpuset=\"{all}\" nodeset=\"0x1\"/>"
+        );
         for i in 0..n {
             let mut s = wloc_core::CpuSet::new();
             s.set(i);

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use wloc_core::object::ObjType;
 use wloc_core::{Object, Topology, TypeFilter};
 
-use super::{export, import_str, XmlVersion};
+use super::{XmlVersion, export, import_str};
 
 /// A random synthetic description: optional levels in hwloc's order, then PUs.
 fn description() -> impl Strategy<Value = String> {

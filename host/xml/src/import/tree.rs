@@ -23,8 +23,8 @@
 
 use std::borrow::Cow;
 
-use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
 
 const NONE: u32 = u32::MAX;
 
@@ -506,7 +506,9 @@ impl<'a, 'input> Node<'a, 'input> {
     }
 
     /// The element's attributes, in document order.
-    pub(super) fn attributes(&self) -> impl Iterator<Item = Attribute<'a, 'input>> + Clone {
+    pub(super) fn attributes(
+        &self,
+    ) -> impl Iterator<Item = Attribute<'a, 'input>> + Clone + use<'a, 'input> {
         let (a, b) = match self.data().kind {
             Kind::Element { attrs, .. } => attrs,
             Kind::Text(_) => (0, 0),
@@ -569,7 +571,7 @@ mod tests {
 
     use super::Document;
     use crate::tests::conformance_dir;
-    use crate::{export, import_str_reference, import_str_with_warnings, XmlVersion};
+    use crate::{XmlVersion, export, import_str_reference, import_str_with_warnings};
 
     fn keep_all() -> Topology {
         let mut t = Topology::new();

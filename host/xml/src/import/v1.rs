@@ -35,8 +35,8 @@
 
 use super::tree::{Attribute, Node};
 use wloc_core::bitmap::{CpuSet, NodeSet};
-use wloc_core::distances::{kind as dist_kind, Distances};
-use wloc_core::object::{group_kind, GroupAttr, NumaAttr, ObjAttr, ObjType, Object};
+use wloc_core::distances::{Distances, kind as dist_kind};
+use wloc_core::object::{GroupAttr, NumaAttr, ObjAttr, ObjType, Object, group_kind};
 use wloc_core::{Topology, TypeFilter};
 
 use super::{Importer, ObjBuilder, Parsed, Refs};
@@ -123,7 +123,7 @@ impl Importer<'_, '_> {
                 other => {
                     return Err(
                         self.attr_err(&a, format!("unexpected attribute {other} in <distances>"))
-                    )
+                    );
                 }
             }
         }
@@ -345,9 +345,9 @@ fn v1_move_numa(p: &mut Parsed, kept_cc: Option<&CpuSet>, groups_allowed: bool) 
 
 #[cfg(test)]
 mod tests {
-    use crate::{export, import_str, import_str_with_warnings, XmlVersion};
-    use wloc_core::object::{CacheKind, ObjKind, ObjType};
+    use crate::{XmlVersion, export, import_str, import_str_with_warnings};
     use wloc_core::Topology;
+    use wloc_core::object::{CacheKind, ObjKind, ObjType};
 
     /// Sets of one object: cpuset, complete_cpuset, and nodesets when given.
     fn sets(cpus: &str, nodes: Option<&str>) -> String {
@@ -363,7 +363,9 @@ mod tests {
     }
 
     fn doc(body: &str) -> String {
-        format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n{body}\n</topology>\n")
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n{body}\n</topology>\n"
+        )
     }
 
     /// Two sockets with two PUs each, under NUMA nodes 0 and 1 in the CPU tree.
@@ -576,7 +578,9 @@ mod tests {
                 "invalid latency_base",
             ),
             (
-                two_numa("<distances nbobjs=\"2\" relative_depth=\"1\" latency_base=\"10\"><info name=\"a\" value=\"b\"/></distances>"),
+                two_numa(
+                    "<distances nbobjs=\"2\" relative_depth=\"1\" latency_base=\"10\"><info name=\"a\" value=\"b\"/></distances>",
+                ),
                 "unexpected <info> inside <distances>",
             ),
             (
