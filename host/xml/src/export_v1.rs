@@ -19,11 +19,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use wloc_core::distances::{Distances, kind as dist_kind};
-use wloc_core::object::{
-    BridgeUpstream, GroupAttr, Info, ObjAttr, ObjKind, ObjType, Object,
-};
-use wloc_core::topology::TypeDepth;
 use wloc_core::object::Depth;
+use wloc_core::object::{BridgeUpstream, GroupAttr, Info, ObjAttr, ObjKind, ObjType, Object};
+use wloc_core::topology::TypeDepth;
 use wloc_core::{ObjId, Topology};
 
 use crate::export::{Writer, info, pci_attrs, safe, userdata};
@@ -50,7 +48,12 @@ pub fn export_v1(topo: &Topology) -> String {
             let r = topo.obj(root);
             // As in hwloc, these children are written without their own
             // NUMA nodes: hwloc 1.x had all NUMA nodes at one depth.
-            for &c in r.children().iter().chain(r.io_children()).chain(r.misc_children()) {
+            for &c in r
+                .children()
+                .iter()
+                .chain(r.io_children())
+                .chain(r.misc_children())
+            {
                 object(&mut first_inner, topo, c);
             }
             inner.element(Item::Real(first), topo, first_inner);
@@ -120,7 +123,12 @@ impl Body {
 fn object(out: &mut Body, topo: &Topology, id: ObjId) {
     let o = topo.obj(id);
     let mut inner = Body::new(out.indent + 2);
-    for &c in o.children().iter().chain(o.io_children()).chain(o.misc_children()) {
+    for &c in o
+        .children()
+        .iter()
+        .chain(o.io_children())
+        .chain(o.misc_children())
+    {
         child(&mut inner, topo, c);
     }
     out.element(Item::Real(id), topo, inner);
@@ -154,7 +162,12 @@ fn with_memory(out: &mut Body, topo: &Topology, id: ObjId) {
     let mut inner = Body::new(base + 4);
     // Without the children's own NUMA nodes (as at the root): hwloc 1.x
     // had no NUMA node below another.
-    for &c in o.children().iter().chain(o.io_children()).chain(o.misc_children()) {
+    for &c in o
+        .children()
+        .iter()
+        .chain(o.io_children())
+        .chain(o.misc_children())
+    {
         object(&mut inner, topo, c);
     }
     let mut in_node = Body::new(base + 2);
@@ -175,7 +188,13 @@ fn with_memory(out: &mut Body, topo: &Topology, id: ObjId) {
 /// memory-side caches), as hwloc walks them.
 fn numa_nodes_below(topo: &Topology, id: ObjId) -> Vec<ObjId> {
     let mut out = Vec::new();
-    let mut stack: Vec<ObjId> = topo.obj(id).memory_children().iter().rev().copied().collect();
+    let mut stack: Vec<ObjId> = topo
+        .obj(id)
+        .memory_children()
+        .iter()
+        .rev()
+        .copied()
+        .collect();
     while let Some(m) = stack.pop() {
         let o = topo.obj(m);
         if o.obj_type == ObjType::NUMANode {
@@ -240,7 +259,12 @@ fn contents(w: &mut Writer, topo: &Topology, item: Item, indent: usize) -> Body 
     if let Some(cpuset) = &o.cpuset {
         if id.is_some_and(|i| o.obj_type == ObjType::NUMANode && later_numa_node(topo, i)) {
             // hwloc writes these four in this order here.
-            for a in ["cpuset", "online_cpuset", "complete_cpuset", "allowed_cpuset"] {
+            for a in [
+                "cpuset",
+                "online_cpuset",
+                "complete_cpuset",
+                "allowed_cpuset",
+            ] {
                 w.attr(a, "0x0");
             }
         } else {
@@ -249,7 +273,10 @@ fn contents(w: &mut Writer, topo: &Topology, item: Item, indent: usize) -> Body 
             let complete = o.complete_cpuset.as_ref().unwrap_or(cpuset);
             w.attr("complete_cpuset", &complete.to_string());
             w.attr("online_cpuset", &s);
-            w.attr("allowed_cpuset", &cpuset.and(&topo.allowed_cpuset).to_string());
+            w.attr(
+                "allowed_cpuset",
+                &cpuset.and(&topo.allowed_cpuset).to_string(),
+            );
         }
         let nodeset = o.nodeset.clone().unwrap_or_default();
         w.attr("nodeset", &nodeset.to_string());
@@ -451,7 +478,183 @@ mod tests {
     use std::path::Path;
     use std::process::Command;
 
-    fn lstopo() -> &'static str {
+    /// Two packages, each with a die and two NUMA nodes (one behind a
+    /// memory-side cache), a latency matrix over the nodes and a
+    /// bandwidth one, a memory attribute and a CPU kind.
+    const TWO_PACKAGES: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x0000000f" complete_cpuset="0x0000000f" allowed_cpuset="0x0000000f" nodeset="0x0000000f" complete_nodeset="0x0000000f" allowed_nodeset="0x00000007" gp_index="1">
+    <info name="Backend" value="Linux"/>
+    <object type="Package" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000003" complete_nodeset="0x00000003" gp_index="2">
+      <object type="NUMANode" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="3" local_memory="1024">
+        <page_type size="4096" count="256"/>
+      </object>
+      <object type="MemCache" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000002" complete_nodeset="0x00000002" gp_index="4" cache_size="4096" depth="1" cache_linesize="64" cache_associativity="0" cache_type="0">
+        <object type="NUMANode" os_index="1" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000002" complete_nodeset="0x00000002" gp_index="5" subtype="HBM" local_memory="2048"/>
+      </object>
+      <object type="Die" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000003" complete_nodeset="0x00000003" gp_index="6">
+        <object type="L2Cache" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000003" complete_nodeset="0x00000003" gp_index="7" cache_size="1048576" depth="2" cache_linesize="64" cache_associativity="8" cache_type="0">
+          <object type="Core" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000003" complete_nodeset="0x00000003" gp_index="8">
+            <object type="PU" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000003" complete_nodeset="0x00000003" gp_index="9"/>
+            <object type="PU" os_index="1" cpuset="0x00000002" complete_cpuset="0x00000002" nodeset="0x00000003" complete_nodeset="0x00000003" gp_index="10"/>
+          </object>
+        </object>
+      </object>
+    </object>
+    <object type="Package" os_index="1" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x0000000c" complete_nodeset="0x0000000c" gp_index="11">
+      <object type="NUMANode" os_index="2" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x00000004" complete_nodeset="0x00000004" gp_index="12" local_memory="1024"/>
+      <object type="NUMANode" os_index="3" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x00000008" complete_nodeset="0x00000008" gp_index="13" local_memory="1024"/>
+      <object type="Die" os_index="1" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x0000000c" complete_nodeset="0x0000000c" gp_index="14">
+        <object type="L2Cache" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x0000000c" complete_nodeset="0x0000000c" gp_index="15" cache_size="1048576" depth="2" cache_linesize="64" cache_associativity="8" cache_type="0">
+          <object type="Core" os_index="1" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x0000000c" complete_nodeset="0x0000000c" gp_index="16">
+            <object type="PU" os_index="2" cpuset="0x00000004" complete_cpuset="0x00000004" nodeset="0x0000000c" complete_nodeset="0x0000000c" gp_index="17"/>
+            <object type="PU" os_index="3" cpuset="0x00000008" complete_cpuset="0x00000008" nodeset="0x0000000c" complete_nodeset="0x0000000c" gp_index="18"/>
+          </object>
+        </object>
+      </object>
+    </object>
+  </object>
+  <distances2 type="NUMANode" nbobjs="4" kind="5" name="NUMALatency" indexing="os">
+    <indexes length="8">0 1 2 3 </indexes>
+    <u64values length="30">10 20 30 30 20 10 30 30 30 30 </u64values>
+    <u64values length="18">10 20 30 30 20 10 </u64values>
+  </distances2>
+  <distances2 type="NUMANode" nbobjs="4" kind="9" indexing="os">
+    <indexes length="8">0 1 2 3 </indexes>
+    <u64values length="20">9 8 7 7 8 9 7 7 7 7 </u64values>
+    <u64values length="12">9 8 7 7 8 9 </u64values>
+  </distances2>
+  <support name="discovery.pu"/>
+  <support name="custom.exported_support"/>
+  <memattr name="Bandwidth" flags="5">
+    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="3" value="100" initiator_cpuset="0x00000003"/>
+  </memattr>
+  <cpukind cpuset="0x0000000f" forced_efficiency="0"/>
+</topology>
+"#;
+
+    fn two_packages() -> String {
+        let t = crate::import_str_as_hwloc2(TWO_PACKAGES, keep_everything()).unwrap();
+        export_v1(&t)
+    }
+
+    /// The elements of the version 1 tree, with their types, indented.
+    fn shape(doc: &str) -> Vec<String> {
+        doc.lines()
+            .filter(|l| l.trim_start().starts_with("<object"))
+            .map(|l| {
+                let indent = l.len() - l.trim_start().len();
+                let ty = l
+                    .split("type=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                let os = l
+                    .split(" os_index=\"")
+                    .nth(1)
+                    .map(|s| s.split('"').next().unwrap().to_string())
+                    .unwrap_or_default();
+                format!("{}{ty}{os}", " ".repeat(indent))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn numa_nodes_become_parents_and_memory_caches_vanish() {
+        let doc = two_packages();
+        // The first node of each package holds it, the others follow it;
+        // with two nodes and a sibling, a Group holds them all.
+        let expected = [
+            "  Machine0",
+            "    Group",
+            "      NUMANode0",
+            "        Socket0",
+            "          Group0",
+            "            Cache",
+            "              Core0",
+            "                PU0",
+            "                PU1",
+            "      NUMANode1",
+            "    Group",
+            "      NUMANode2",
+            "        Socket1",
+            "          Group1",
+            "            Cache",
+            "              Core1",
+            "                PU2",
+            "                PU3",
+            "      NUMANode3",
+        ];
+        assert_eq!(shape(&doc), expected, "{doc}");
+        assert!(!doc.contains("MemCache"), "{doc}");
+    }
+
+    #[test]
+    fn v1_attributes_and_document() {
+        let doc = two_packages();
+        assert!(doc.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n"
+        ));
+        assert!(doc.ends_with("  </object>\n</topology>\n"));
+        for absent in [
+            "gp_index",
+            "subtype=",
+            "kind=",
+            "<support",
+            "<memattr",
+            "<cpukind",
+            "distances2",
+        ] {
+            assert!(!doc.contains(absent), "{absent} in {doc}");
+        }
+        // The memory group: zeroed attributes, the package's sets.
+        assert!(doc.contains("<object type=\"Group\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" online_cpuset=\"0x00000003\" allowed_cpuset=\"0x00000003\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000003\" allowed_nodeset=\"0x00000003\" depth=\"0\">"), "{doc}");
+        // Later nodes have empty cpusets, in hwloc's order; allowed sets
+        // are the object's own.
+        assert!(doc.contains("<object type=\"NUMANode\" os_index=\"3\" cpuset=\"0x0\" online_cpuset=\"0x0\" complete_cpuset=\"0x0\" allowed_cpuset=\"0x0\" nodeset=\"0x00000008\" complete_nodeset=\"0x00000008\" allowed_nodeset=\"0x0\" local_memory=\"1024\"/>"), "{doc}");
+        // Page types, subtypes and dies as version 1 had them.
+        assert!(
+            doc.contains(
+                "local_memory=\"1024\">\n        <page_type size=\"4096\" count=\"256\"/>\n"
+            ),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("local_memory=\"2048\">\n        <info name=\"Type\" value=\"HBM\"/>\n"),
+            "{doc}"
+        );
+        assert!(doc.contains("<object type=\"Group\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" online_cpuset=\"0x00000003\" allowed_cpuset=\"0x00000003\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000003\" allowed_nodeset=\"0x00000003\">\n            <info name=\"Type\" value=\"Die\"/>"), "{doc}");
+        assert!(doc.contains("<object type=\"Cache\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" online_cpuset=\"0x00000003\" allowed_cpuset=\"0x00000003\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000003\" allowed_nodeset=\"0x00000003\" cache_size=\"1048576\" depth=\"2\" cache_linesize=\"64\" cache_associativity=\"8\" cache_type=\"0\">"), "{doc}");
+    }
+
+    #[test]
+    fn only_latency_matrices_over_a_whole_level() {
+        let doc = two_packages();
+        // The root's infos, then the latency matrix (the bandwidth one is
+        // dropped): NUMA nodes one below the packages, their normal parents.
+        let at = doc.find("<info name=\"Backend\" value=\"Linux\"/>\n    <distances nbobjs=\"4\" relative_depth=\"2\" latency_base=\"1.000000\">\n      <latency value=\"10.000000\"/>\n      <latency value=\"20.000000\"/>\n      <latency value=\"30.000000\"/>");
+        assert!(at.is_some(), "{doc}");
+        assert_eq!(doc.matches("<distances ").count(), 1, "{doc}");
+        assert_eq!(doc.matches("<latency ").count(), 16, "{doc}");
+    }
+
+    /// What hwloc writes, for the same document.
+    #[test]
+    fn two_packages_as_hwloc_writes_them() {
+        let lstopo = lstopo();
+        let dir = std::env::temp_dir().join(format!("wloc-xml-v1-two-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.xml");
+        std::fs::write(&input, TWO_PACKAGES).unwrap();
+        let theirs = hwloc_v1(lstopo, &input);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(two_packages(), theirs.unwrap());
+    }
+
+    pub(super) fn lstopo() -> &'static str {
         if let Err(e) =
             crate::test_packages::require_packages(&[("/usr/bin/lstopo-no-graphics", "hwloc")])
         {
@@ -516,5 +719,69 @@ mod tests {
         assert!(files.len() >= 20, "only {} documents", files.len());
         assert!(bad.is_empty(), "{}", bad.join("\n"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::tests::{conformance_files, keep_everything};
+    use crate::{export_hwloc2, import_file, import_str_as_hwloc2};
+    use std::process::Command;
+
+    /// lstopo's text of a document.
+    fn text(dir: &std::path::Path, doc: &str) -> String {
+        let input = dir.join("rt.xml");
+        std::fs::write(&input, doc).unwrap();
+        let o = Command::new("lstopo-no-graphics")
+            .args(["--whole-io", "--disallowed", "-i"])
+            .arg(&input)
+            .env("HWLOC_HIDE_ERRORS", "2")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Our version 1 documents read back by wloc (as its C library reads
+    /// them) show hwloc 2.9 the topology hwloc 2.9 itself reads from
+    /// them; where the version 1 format can say it all (no memory-side
+    /// caches, NUMA nodes already above their CPUs...), that is the
+    /// original topology.
+    #[test]
+    fn v1_documents_read_back_as_hwloc_reads_them() {
+        super::tests::lstopo();
+        let dir = std::env::temp_dir().join(format!("wloc-xml-v1rt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = conformance_files(&["xml", "linux", "x86"]);
+        let (mut bad, mut lossless) = (Vec::new(), 0);
+        for path in &files {
+            let t = import_file(path, keep_everything()).unwrap();
+            let orig = text(&dir, &export_hwloc2(&t));
+            let v1 = export_v1(&t);
+            let hwloc = text(&dir, &v1);
+            let back = import_str_as_hwloc2(&v1, keep_everything())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let wloc = text(&dir, &export_hwloc2(&back));
+            if wloc != hwloc {
+                bad.push(format!(
+                    "{}: wloc reads\n{wloc}\nhwloc reads\n{hwloc}",
+                    path.display()
+                ));
+            }
+            lossless += usize::from(hwloc == orig);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        println!(
+            "{} documents, {lossless} unchanged by the round trip",
+            files.len()
+        );
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+        // 35 of the 52 documents of this tree; the others have what
+        // version 1 cannot say.
+        assert!(
+            lossless >= 35,
+            "only {lossless} documents survive the round trip"
+        );
     }
 }
