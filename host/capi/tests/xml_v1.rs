@@ -15,6 +15,7 @@ use std::ptr::null_mut;
 use hwloc::export::*;
 use hwloc::objects::*;
 use hwloc::topology::*;
+use hwloc::types::*;
 use wloc_core::topology::TypeFilter;
 
 const V1: std::os::raw::c_ulong = 1;
