@@ -161,7 +161,8 @@ fn xml_version_3_is_written_when_asked_for() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("WLOC_XML_VERSION"));
-    // lstopo 2.9's `--export-xml-flags 1` is hwloc 1.x XML: refused, clearly.
+    // lstopo 2.9's `--export-xml-flags 1` is hwloc 1.x XML: written so
+    // (tests/xml_v1.rs compares it with lstopo's).
     let o = run_wloc([
         "ls",
         "-i",
@@ -172,9 +173,25 @@ fn xml_version_3_is_written_when_asked_for() {
         "1",
         "-",
     ]);
+    let text = ok(&o, "wloc ls --export-xml-flags 1");
+    assert!(
+        text.contains("<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n"),
+        "{text}"
+    );
+    // With a version, or with both flags, it is refused.
+    let o = run_wloc([
+        "ls",
+        "-i",
+        syn,
+        "--of",
+        "xml",
+        "--export-xml-flags",
+        "3",
+        "-",
+    ]);
     assert!(!o.status.success());
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("1.x XML"),
+        String::from_utf8_lossy(&o.stderr).contains("1.x"),
         "{}",
         common::show_output(&o)
     );

@@ -27,19 +27,19 @@ struct ExportContext {
 }
 
 /// The document of a topology, with the userdata its export callback
-/// gives (hwloc 2.x's format; hwloc 1.x's is not written).
+/// gives: hwloc 2.x's format, or hwloc 1.x's with
+/// `HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1`.
 fn xml_of(topology: hwloc_topology_t, t: &hwloc_topology, flags: c_ulong) -> Result<String, c_int> {
     if flags & !XML_FLAG_V1 != 0 {
         return Err(libc::EINVAL);
     }
-    if flags & XML_FLAG_V1 != 0 {
-        // wloc writes hwloc 2.x and 3.0 documents only (README lists it).
-        return Err(libc::ENOSYS);
-    }
-    // HWLOC_XML_EXPORT_SUPPORT=0: no support elements, as in hwloc.
+    // HWLOC_XML_EXPORT_SUPPORT=0: no support elements, as in hwloc; hwloc
+    // 1.x documents have none anyway.
     let no_support =
         wloc_trust::env::var("HWLOC_XML_EXPORT_SUPPORT").is_some_and(|v| crate::ffi::atoi(&v) == 0);
-    let export = if no_support {
+    let export = if flags & XML_FLAG_V1 != 0 {
+        wloc_xml::export_v1
+    } else if no_support {
         wloc_xml::export_hwloc2_without_support
     } else {
         wloc_xml::export_hwloc2

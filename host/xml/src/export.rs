@@ -252,7 +252,7 @@ pub fn escape_text(s: &str) -> String {
 }
 
 /// What hwloc keeps of a string it writes: printable ASCII, tabs and line breaks.
-fn safe(s: &str) -> String {
+pub(crate) fn safe(s: &str) -> String {
     s.chars()
         .filter(|&c| (' '..='~').contains(&c) || matches!(c, '\t' | '\n' | '\r'))
         .collect()
@@ -266,7 +266,7 @@ fn xml_chars(s: &str) -> String {
         .collect()
 }
 
-fn info(w: &mut Writer, indent: usize, i: &Info) {
+pub(crate) fn info(w: &mut Writer, indent: usize, i: &Info) {
     w.open(indent, "info");
     w.attr("name", &safe(&i.name));
     w.attr("value", &safe(&i.value));
@@ -276,7 +276,7 @@ fn info(w: &mut Writer, indent: usize, i: &Info) {
 /// A `<userdata>` element as hwloc writes it: `name`, `length`, then
 /// `encoding`; the content escapes only `&`, `<` and `>` (quotes, tabs and
 /// line breaks stay literal), and an empty element is self-closed.
-fn userdata(w: &mut Writer, indent: usize, u: &UserData) {
+pub(crate) fn userdata(w: &mut Writer, indent: usize, u: &UserData) {
     w.open(indent, "userdata");
     if let Some(n) = &u.name {
         w.attr("name", n);
@@ -454,7 +454,7 @@ fn object_attrs(w: &mut Writer, topo: &Topology, id: ObjId, o: &Object, v3: bool
 
 /// The PCI attributes; hwloc 3 adds the programming interface to
 /// `pci_type`, which hwloc 2 writes without it.
-fn pci_attrs(w: &mut Writer, p: &PciAttr) {
+pub(crate) fn pci_attrs(w: &mut Writer, p: &PciAttr) {
     w.attr(
         "pci_busid",
         &format!(

@@ -50,6 +50,7 @@ use wloc_core::Topology;
 #[cfg(feature = "std")]
 pub mod diff;
 mod export;
+mod export_v1;
 pub mod hwloc2;
 #[cfg(feature = "std")]
 mod import;
@@ -60,6 +61,7 @@ pub use export::{
     SUPPORT_ORDER, escape_text, export, export_canonical, export_hwloc2,
     export_hwloc2_without_support,
 };
+pub use export_v1::export_v1;
 pub use hwloc2::v2_infos;
 
 /// Which hwloc XML format to write.
@@ -298,7 +300,7 @@ mod tests {
     }
 
     /// Keeps every object, as `lstopo --whole-io --disallowed`.
-    fn keep_everything() -> Topology {
+    pub(crate) fn keep_everything() -> Topology {
         let mut t = Topology::new();
         t.set_all_types_filter(TypeFilter::KeepAll);
         t.set_io_types_filter(TypeFilter::KeepAll);
@@ -314,7 +316,7 @@ mod tests {
         t
     }
 
-    fn conformance_files(dirs: &[&str]) -> Vec<PathBuf> {
+    pub(crate) fn conformance_files(dirs: &[&str]) -> Vec<PathBuf> {
         let conformance = conformance_dir();
         let mut files = Vec::new();
         for d in dirs {

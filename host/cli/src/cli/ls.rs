@@ -102,9 +102,9 @@ pub struct LsArgs {
     /// The component policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
     #[arg(long = "policy", value_name = "FILE")]
     pub policy: Option<std::path::PathBuf>,
-    /// XML export flags, as lstopo's: 1 asks for hwloc 1.x XML, which wloc
-    /// cannot write (an error); 2 asks for hwloc 2.x XML (hwloc 3's flag),
-    /// which is the default anyway.
+    /// XML export flags, as lstopo's: 1 writes hwloc 1.x XML (for machines
+    /// whose tools still run hwloc 1.x), as hwloc 2.x does; 2 asks for
+    /// hwloc 2.x XML (hwloc 3's flag), which is the default anyway.
     #[arg(long, value_name = "N", default_value_t = 0)]
     export_xml_flags: u64,
     /// The XML format to write: 2 (hwloc 2.x XML, `<topology
@@ -164,10 +164,10 @@ fn parse_xml_version(s: &str) -> super::Result<XmlVersion> {
     match s.trim() {
         "2" | "2.0" => Ok(XmlVersion::V2),
         "3" | "3.0" => Ok(XmlVersion::V3),
-        "1" | "1.0" => Err(
-            "wloc cannot write hwloc 1.x XML (hwloc 2.x and 3.x read version 2, the default)"
-                .into(),
-        ),
+        // hwloc 1.x XML is asked for as lstopo asks: with an export flag.
+        "1" | "1.0" => {
+            Err("hwloc 1.x XML is written with --export-xml-flags 1 (the version is 2 or 3)".into())
+        }
         _ => Err(format!("unknown XML version '{s}' (expected 2 or 3)").into()),
     }
 }
@@ -184,31 +184,43 @@ pub fn default_xml_version() -> super::Result<XmlVersion> {
     }
 }
 
-/// The XML format `wloc ls` writes: `--xml-version`, else
-/// `--export-xml-flags` (1: hwloc 1.x XML, refused; 2: version 2), else
-/// the environment's choice (version 2 by default).
-fn xml_version(option: Option<XmlVersion>, export_flags: u64) -> super::Result<XmlVersion> {
-    if export_flags & 1 != 0 {
-        return Err(
-            "--export-xml-flags 1 asks for hwloc 1.x XML, which wloc cannot write (it writes version 2 by default, readable by hwloc 2.x and 3.x)"
-                .into(),
-        );
-    }
+/// An XML format `wloc ls` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XmlFormat {
+    /// hwloc 1.x XML, as hwloc 2.x writes it (`--export-xml-flags 1`).
+    Hwloc1,
+    /// hwloc 2.x or 3.0 XML.
+    Version(XmlVersion),
+}
+
+/// The XML format `wloc ls` writes: `--export-xml-flags 1` (hwloc 1.x XML),
+/// else `--xml-version`, else `--export-xml-flags 2` (version 2), else the
+/// environment's choice (version 2 by default).
+fn xml_format(option: Option<XmlVersion>, export_flags: u64) -> super::Result<XmlFormat> {
     if export_flags & !3 != 0 {
         return Err(format!(
             "invalid --export-xml-flags {export_flags}: unknown flag bits (1: hwloc 1.x XML, 2: hwloc 2.x XML)"
         ).into());
     }
+    if export_flags & 1 != 0 {
+        if export_flags & 2 != 0 {
+            return Err("--export-xml-flags 3 asks for both hwloc 1.x and hwloc 2.x XML".into());
+        }
+        if option.is_some() {
+            return Err("--export-xml-flags 1 (hwloc 1.x XML) contradicts --xml-version".into());
+        }
+        return Ok(XmlFormat::Hwloc1);
+    }
     if let Some(v) = option {
         if export_flags & 2 != 0 && v != XmlVersion::V2 {
             return Err("--export-xml-flags 2 (hwloc 2.x XML) contradicts --xml-version 3".into());
         }
-        return Ok(v);
+        return Ok(XmlFormat::Version(v));
     }
     if export_flags & 2 != 0 {
-        return Ok(XmlVersion::V2);
+        return Ok(XmlFormat::Version(XmlVersion::V2));
     }
-    default_xml_version()
+    default_xml_version().map(XmlFormat::Version)
 }
 
 /// Applies a `--filter TYPE:KIND` (TYPE may also be all, cache, icache or
@@ -445,10 +457,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
             };
             preamble + &wloc::console::render(&topo, &opts)
         }
-        OutputFormat::Xml => {
-            let version = xml_version(a.xml_version, a.export_xml_flags)?;
-            wloc::xml::export(&topo, version)
-        }
+        OutputFormat::Xml => match xml_format(a.xml_version, a.export_xml_flags)? {
+            XmlFormat::Hwloc1 => wloc::xml::export_v1(&topo),
+            XmlFormat::Version(v) => wloc::xml::export(&topo, v),
+        },
         OutputFormat::Synthetic => {
             let flags = wloc_core::synthetic::ExportFlags::from_bits(a.export_synthetic_flags)
                 .ok_or_else(|| {
@@ -493,7 +505,7 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
 
 #[cfg(test)]
 mod tests {
-    use super::{expand_host, parse_xml_version, xml_version};
+    use super::{XmlFormat, expand_host, parse_xml_version, xml_format};
     use wloc::xml::XmlVersion;
 
     #[test]
@@ -507,24 +519,22 @@ mod tests {
                 .contains("1.x")
         );
         assert!(parse_xml_version("4").is_err());
+        let v = |v| XmlFormat::Version(v);
         assert_eq!(
-            xml_version(Some(XmlVersion::V3), 0).unwrap(),
-            XmlVersion::V3
+            xml_format(Some(XmlVersion::V3), 0).unwrap(),
+            v(XmlVersion::V3)
         );
         assert_eq!(
-            xml_version(Some(XmlVersion::V2), 2).unwrap(),
-            XmlVersion::V2
+            xml_format(Some(XmlVersion::V2), 2).unwrap(),
+            v(XmlVersion::V2)
         );
-        assert_eq!(xml_version(None, 2).unwrap(), XmlVersion::V2);
-        // lstopo 2.9's flag 1 is hwloc 1.x XML: refused, never silently v2.
-        assert!(
-            xml_version(None, 1)
-                .unwrap_err()
-                .to_string()
-                .contains("1.x")
-        );
-        assert!(xml_version(Some(XmlVersion::V3), 2).is_err());
-        assert!(xml_version(None, 8).is_err());
+        assert_eq!(xml_format(None, 2).unwrap(), v(XmlVersion::V2));
+        // lstopo 2.9's flag 1 is hwloc 1.x XML.
+        assert_eq!(xml_format(None, 1).unwrap(), XmlFormat::Hwloc1);
+        assert!(xml_format(None, 3).is_err());
+        assert!(xml_format(Some(XmlVersion::V2), 1).is_err());
+        assert!(xml_format(Some(XmlVersion::V3), 2).is_err());
+        assert!(xml_format(None, 8).is_err());
     }
 
     #[test]
