@@ -263,73 +263,53 @@ pub unsafe extern "C" fn hwloc_shmem_topology_get_length(
     })
 }
 
+/// The caller's descriptor as a [`File`](std::fs::File) that is never
+/// closed: the file operations below are the standard library's, not
+/// system calls of this library's own.
+///
+/// # Safety
+/// `fd` is open for the whole use of the returned value (hwloc's
+/// contract for the shmem functions' descriptor).
+unsafe fn callers_file(fd: c_int) -> std::mem::ManuallyDrop<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: open for the call (above); ManuallyDrop never closes it.
+    std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// hwloc's `errno` for a failed file operation: the system's, else `EIO`.
+fn errno_of(e: &std::io::Error) -> c_int {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
 /// Writes all of `bytes` at `offset` of `fd`.
-fn pwrite_all(fd: c_int, mut bytes: &[u8], mut offset: u64) -> Res<()> {
-    while !bytes.is_empty() {
-        let off = libc::off_t::try_from(offset).map_err(|_| libc::EINVAL)?;
-        // SAFETY: the kernel reads bytes.len() bytes from the slice.
-        let n = unsafe { libc::pwrite(fd, bytes.as_ptr() as *const c_void, bytes.len(), off) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(libc::EIO);
-        }
-        bytes = &bytes[n as usize..];
-        offset += n as u64;
-    }
-    Ok(())
+fn pwrite_all(fd: c_int, bytes: &[u8], offset: u64) -> Res<()> {
+    use std::os::unix::fs::FileExt;
+    libc::off_t::try_from(offset).map_err(|_| libc::EINVAL)?;
+    // SAFETY: the caller's descriptor, open for this call.
+    let file = unsafe { callers_file(fd) };
+    file.write_all_at(bytes, offset).map_err(|e| errno_of(&e))
+}
+
+/// The size of the file behind `fd`.
+fn file_size(fd: c_int) -> Res<u64> {
+    // SAFETY: the caller's descriptor, open for this call.
+    let file = unsafe { callers_file(fd) };
+    file.metadata().map(|m| m.len()).map_err(|_| libc::EINVAL)
 }
 
 /// Reads `len` bytes at `offset` of `fd`; a file ending before is
 /// `EINVAL` (not a segment written for these arguments).
-/// The size of the file behind `fd`.
-fn file_size(fd: c_int) -> Res<u64> {
-    // SAFETY: an all-zero stat is a valid value for fstat to fill.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fstat writes one struct stat into st.
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return Err(libc::EINVAL);
-    }
-    u64::try_from(st.st_size).map_err(|_| libc::EINVAL)
-}
-
 fn pread_exact(fd: c_int, len: usize, offset: u64) -> Res<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    libc::off_t::try_from(offset).map_err(|_| libc::EINVAL)?;
     let mut buf = vec![0u8; len];
-    let mut done = 0;
-    while done < len {
-        let off = libc::off_t::try_from(offset + done as u64).map_err(|_| libc::EINVAL)?;
-        // SAFETY: the kernel writes at most len - done bytes into the rest
-        // of the buffer.
-        let n = unsafe {
-            libc::pread(
-                fd,
-                buf.as_mut_ptr().add(done) as *mut c_void,
-                len - done,
-                off,
-            )
-        };
-        if n < 0 {
-            let e = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(libc::EINVAL);
-        }
-        done += n as usize;
+    // SAFETY: the caller's descriptor, open for this call.
+    let file = unsafe { callers_file(fd) };
+    match file.read_exact_at(&mut buf, offset) {
+        Ok(()) => Ok(buf),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(libc::EINVAL),
+        Err(e) => Err(errno_of(&e)),
     }
-    Ok(buf)
 }
 
 fn write_impl(
@@ -349,15 +329,11 @@ fn write_impl(
     pwrite_all(fd, &seg, fileoffset)?;
     let end = fileoffset
         .checked_add(length as u64)
-        .and_then(|e| libc::off_t::try_from(e).ok())
+        .filter(|e| libc::off_t::try_from(*e).is_ok())
         .ok_or(libc::EINVAL)?;
-    // SAFETY: plain ftruncate on the caller's descriptor.
-    if unsafe { libc::ftruncate(fd, end) } < 0 {
-        return Err(std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO));
-    }
-    Ok(())
+    // SAFETY: the caller's descriptor, open for this call.
+    let file = unsafe { callers_file(fd) };
+    file.set_len(end).map_err(|e| errno_of(&e))
 }
 
 /// `hwloc_shmem_topology_write`: the segment goes into `fd` at
