@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 
 use wloc_core::distances::{Distances, kind as dist_kind};
 use wloc_core::memattrs::{self, Initiator, MemAttr};
-use wloc_core::object::{BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr};
+use wloc_core::object::{BridgeAttr, BridgeUpstream, Info, ObjAttr, ObjType, Object, PciAttr};
 use wloc_core::{ObjId, Topology, UserData};
 
 use super::XmlVersion;
@@ -422,24 +422,7 @@ fn object_attrs(w: &mut Writer, topo: &Topology, id: ObjId, o: &Object, v3: bool
                 w.attr("dont_merge", "1");
             }
         }
-        ObjAttr::Bridge(b) => {
-            let up = match b.upstream {
-                BridgeUpstream::Host => 0,
-                BridgeUpstream::Pci(_) => 1,
-            };
-            w.attr("bridge_type", &format!("{up}-1"));
-            w.attr("depth", &b.depth.to_string());
-            w.attr(
-                "bridge_pci",
-                &format!(
-                    "{:04x}:[{:02x}-{:02x}]",
-                    b.domain, b.secondary_bus, b.subordinate_bus
-                ),
-            );
-            if let BridgeUpstream::Pci(p) = &b.upstream {
-                pci_attrs(w, p);
-            }
-        }
+        ObjAttr::Bridge(b) => bridge_attrs(w, b),
         ObjAttr::Pci(p) => pci_attrs(w, p),
         ObjAttr::OsDev(t) => {
             if v3 {
@@ -454,6 +437,26 @@ fn object_attrs(w: &mut Writer, topo: &Topology, id: ObjId, o: &Object, v3: bool
 
 /// The PCI attributes; hwloc 3 adds the programming interface to
 /// `pci_type`, which hwloc 2 writes without it.
+/// A bridge's attributes, as hwloc writes them in every XML version.
+pub(crate) fn bridge_attrs(w: &mut Writer, b: &BridgeAttr) {
+    let up = match b.upstream {
+        BridgeUpstream::Host => 0,
+        BridgeUpstream::Pci(_) => 1,
+    };
+    w.attr("bridge_type", &format!("{up}-1"));
+    w.attr("depth", &b.depth.to_string());
+    w.attr(
+        "bridge_pci",
+        &format!(
+            "{:04x}:[{:02x}-{:02x}]",
+            b.domain, b.secondary_bus, b.subordinate_bus
+        ),
+    );
+    if let BridgeUpstream::Pci(p) = &b.upstream {
+        pci_attrs(w, p);
+    }
+}
+
 pub(crate) fn pci_attrs(w: &mut Writer, p: &PciAttr) {
     w.attr(
         "pci_busid",

@@ -20,11 +20,11 @@ use alloc::vec::Vec;
 
 use wloc_core::distances::{Distances, kind as dist_kind};
 use wloc_core::object::Depth;
-use wloc_core::object::{BridgeUpstream, GroupAttr, Info, ObjAttr, ObjKind, ObjType, Object};
+use wloc_core::object::{GroupAttr, Info, ObjAttr, ObjKind, ObjType, Object};
 use wloc_core::topology::TypeDepth;
 use wloc_core::{ObjId, Topology};
 
-use crate::export::{Writer, info, pci_attrs, safe, userdata};
+use crate::export::{Writer, bridge_attrs, info, pci_attrs, safe, userdata};
 use crate::hwloc2::v2_infos;
 
 /// Writes `topo` as a complete hwloc 1.x XML document, byte for byte as
@@ -320,24 +320,7 @@ fn contents(w: &mut Writer, topo: &Topology, item: Item, indent: usize) -> Body 
             }
         }
         ObjAttr::Group(_) => {}
-        ObjAttr::Bridge(b) => {
-            let up = match b.upstream {
-                BridgeUpstream::Host => 0,
-                BridgeUpstream::Pci(_) => 1,
-            };
-            w.attr("bridge_type", &format!("{up}-1"));
-            w.attr("depth", &b.depth.to_string());
-            w.attr(
-                "bridge_pci",
-                &format!(
-                    "{:04x}:[{:02x}-{:02x}]",
-                    b.domain, b.secondary_bus, b.subordinate_bus
-                ),
-            );
-            if let BridgeUpstream::Pci(p) = &b.upstream {
-                pci_attrs(w, p);
-            }
-        }
+        ObjAttr::Bridge(b) => bridge_attrs(w, b),
         ObjAttr::Pci(p) => pci_attrs(w, p),
         ObjAttr::OsDev(t) => {
             if let Some(code) = t.v2_code(o.subtype.as_deref()) {
