@@ -144,3 +144,21 @@ pub fn hwloc_2_14_headers(dir: &Path) -> PathBuf {
     .unwrap();
     inc
 }
+
+/// The `.xml` files of the folders `dirs` of `tests/data`, sorted.
+pub fn xml_files(dirs: &[&str]) -> Vec<PathBuf> {
+    let data = workspace().join("tests/data");
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(data.join(d))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    files
+}

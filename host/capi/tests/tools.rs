@@ -14,24 +14,12 @@ use wloc_core::topology::TypeFilter;
 
 /// The XML inputs, in hwloc 2's form, written to `dir`.
 fn xml_cases(dir: &Path) -> Vec<PathBuf> {
-    let data = support::workspace().join("tests/data");
-    let mut files: Vec<PathBuf> = [
+    let files = support::xml_files(&[
         "hwloc-2.9/xml",
         "conformance/xml",
         "conformance/linux",
         "conformance/x86",
-    ]
-    .iter()
-    .flat_map(|d| {
-        std::fs::read_dir(data.join(d))
-            .into_iter()
-            .flatten()
-            .flatten()
-    })
-    .map(|e| e.path())
-    .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-    .collect();
-    files.sort();
+    ]);
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
         let text = std::fs::read_to_string(f).unwrap();

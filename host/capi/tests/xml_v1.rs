@@ -31,19 +31,7 @@ const SYNTHETIC: &[&str] = &[
 
 /// The conformance documents in hwloc 2's form, written to `dir`.
 fn xml_cases(dir: &Path) -> Vec<PathBuf> {
-    let data = support::workspace().join("tests/data/conformance");
-    let mut files: Vec<PathBuf> = ["xml", "linux", "x86"]
-        .iter()
-        .flat_map(|d| {
-            std::fs::read_dir(data.join(d))
-                .into_iter()
-                .flatten()
-                .flatten()
-        })
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-        .collect();
-    files.sort();
+    let files = support::xml_files(&["conformance/xml", "conformance/linux", "conformance/x86"]);
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
         let mut keep = wloc_core::Topology::new();
