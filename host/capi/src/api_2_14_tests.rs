@@ -16,7 +16,7 @@ use crate::types::*;
 fn list(b: *const hwloc_bitmap_s) -> String {
     // SAFETY: a live bitmap of the test's.
     let b = unsafe { &*b };
-    b.bits.to_list_string()
+    b.bits().to_list_string()
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn nodes_whose_locality_intersects_are_found() {
     // SAFETY: a loaded handle, bitmaps and arrays of the test's.
     unsafe {
         let set = hwloc_bitmap_alloc();
-        (*set).bits = wloc_core::Bitmap::parse_list("1-2").unwrap();
+        (*set).set_bits(wloc_core::Bitmap::parse_list("1-2").unwrap());
         let mut loc = hwloc_location {
             type_: LOCATION_TYPE_CPUSET,
             location: hwloc_location_u { cpuset: set },

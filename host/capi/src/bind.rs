@@ -84,7 +84,9 @@ fn errno_of(e: &BindError) -> c_int {
 /// `set` is NULL or a bitmap from `hwloc_bitmap_alloc` (or an object's).
 unsafe fn bits_of<'a>(set: hwloc_const_bitmap_t) -> Res<&'a Bitmap> {
     // SAFETY: see above.
-    unsafe { set.as_ref() }.map(|b| &b.bits).ok_or(libc::EINVAL)
+    unsafe { set.as_ref() }
+        .map(|b| b.bits())
+        .ok_or(libc::EINVAL)
 }
 
 /// Stores a result into a C bitmap argument.
@@ -94,7 +96,7 @@ unsafe fn bits_of<'a>(set: hwloc_const_bitmap_t) -> Res<&'a Bitmap> {
 unsafe fn put_bits(set: hwloc_bitmap_t, bits: Bitmap) -> Res<()> {
     // SAFETY: see above.
     let b = unsafe { set.as_mut() }.ok_or(libc::EINVAL)?;
-    b.bits = bits;
+    b.set_bits(bits);
     Ok(())
 }
 
@@ -1099,7 +1101,7 @@ mod tests {
 
     fn read(b: hwloc_bitmap_t) -> Bitmap {
         // SAFETY: a bitmap from new_raw.
-        unsafe { (*b).bits.clone() }
+        unsafe { (*b).bits().clone() }
     }
 
     #[test]

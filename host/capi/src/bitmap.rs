@@ -44,17 +44,19 @@ pub(crate) use crate::types::{free_raw, new_raw};
 /// dropped before the same bitmap is modified.
 unsafe fn get<'a>(b: hwloc_const_bitmap_t) -> Option<&'a Bitmap> {
     // SAFETY: see above.
-    unsafe { b.as_ref() }.map(|s| &s.bits)
+    unsafe { b.as_ref() }.map(hwloc_bitmap_s::bits)
 }
 
-/// The set behind a C bitmap, mutably, `None` for NULL.
+/// The C bitmap, mutably, `None` for NULL. Its set is changed through
+/// [`hwloc_bitmap_s::update`] or [`hwloc_bitmap_s::set_bits`], which keep
+/// hwloc's layout of it current.
 ///
 /// # Safety
 /// `b` is NULL or a live bitmap from this library, with no other live
 /// reference to it.
-unsafe fn get_mut<'a>(b: hwloc_bitmap_t) -> Option<&'a mut Bitmap> {
+unsafe fn get_mut<'a>(b: hwloc_bitmap_t) -> Option<&'a mut hwloc_bitmap_s> {
     // SAFETY: see above.
-    unsafe { b.as_mut() }.map(|s| &mut s.bits)
+    unsafe { b.as_mut() }
 }
 
 /// Replaces the set of `res` (NULL gives -1/EINVAL).
@@ -65,7 +67,7 @@ unsafe fn store(res: hwloc_bitmap_t, value: Bitmap) -> c_int {
     // SAFETY: see above.
     match unsafe { get_mut(res) } {
         Some(b) => {
-            *b = value;
+            b.set_bits(value);
             0
         }
         None => fail(libc::EINVAL),
@@ -79,8 +81,8 @@ unsafe fn store(res: hwloc_bitmap_t, value: Bitmap) -> c_int {
 unsafe fn modify(b: hwloc_bitmap_t, f: impl FnOnce(&mut Bitmap)) -> c_int {
     // SAFETY: see above.
     match unsafe { get_mut(b) } {
-        Some(bits) => {
-            f(bits);
+        Some(b) => {
+            b.update(f);
             0
         }
         None => fail(libc::EINVAL),
@@ -111,7 +113,7 @@ unsafe fn try_modify(
 ) -> c_int {
     // SAFETY: see above.
     match unsafe { get_mut(b) } {
-        Some(bits) => match f(bits) {
+        Some(b) => match b.update(f) {
             Ok(()) => 0,
             Err(AllocError) => fail(libc::ENOMEM),
         },
@@ -992,7 +994,7 @@ pub unsafe extern "C" fn hwloc_bitmap_compare_inclusion(
 /// `b` is a valid, non-NULL C bitmap.
 pub unsafe fn debug_string(b: *const hwloc_bitmap_s) -> String {
     // SAFETY: see above.
-    format!("{:?}", unsafe { &(*b).bits })
+    format!("{:?}", unsafe { (*b).bits() })
 }
 
 #[cfg(test)]

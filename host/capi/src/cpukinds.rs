@@ -35,7 +35,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_nr(
 /// The model set of a C bitmap (`None` for NULL).
 fn cpuset_of(b: hwloc_const_bitmap_t) -> Option<CpuSet> {
     // SAFETY: NULL or a bitmap from hwloc_bitmap_alloc.
-    unsafe { b.as_ref() }.map(|b| CpuSet::from_bitmap(b.bits.clone()))
+    unsafe { b.as_ref() }.map(|b| CpuSet::from_bitmap(b.bits().clone()))
 }
 
 /// `hwloc_cpukinds_get_by_cpuset`: the kind containing all of `cpuset`.
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn hwloc_cpukinds_get_info(
         // SAFETY: each output is NULL or a place the caller gives.
         unsafe {
             if let Some(c) = cpuset.as_mut() {
-                c.bits = k.cpuset.bitmap().clone();
+                c.set_bits(k.cpuset.bitmap().clone());
             }
             if let Some(e) = efficiencyp.as_mut() {
                 *e = k.efficiency;
@@ -184,9 +184,7 @@ mod tests {
     use wloc_core::Bitmap;
 
     fn set(first: u32, last: u32) -> hwloc_bitmap_s {
-        hwloc_bitmap_s {
-            bits: Bitmap::from_range(first, Some(last)),
-        }
+        hwloc_bitmap_s::new(Bitmap::from_range(first, Some(last)))
     }
 
     #[test]
@@ -217,7 +215,7 @@ mod tests {
                 hwloc_cpukinds_get_info(t, 0, &mut out, &mut eff, &mut nr, &mut infos, 0),
                 0
             );
-            assert_eq!(out.bits, Bitmap::from_range(6, Some(8)));
+            assert_eq!(*out.bits(), Bitmap::from_range(6, Some(8)));
             assert_eq!((eff, nr), (0, 1));
             assert_eq!(
                 CStr::from_ptr((*infos).value).to_str().unwrap(),
@@ -243,9 +241,7 @@ mod tests {
             assert_eq!(hwloc_cpukinds_get_by_cpuset(t, &s, 0), -1);
             assert_eq!(*libc::__errno_location(), libc::ENOENT);
             assert_eq!(hwloc_cpukinds_get_by_cpuset(t, std::ptr::null(), 0), -1);
-            let mut empty_set = hwloc_bitmap_s {
-                bits: Bitmap::new(),
-            };
+            let mut empty_set = hwloc_bitmap_s::new(Bitmap::new());
             assert_eq!(
                 hwloc_cpukinds_register(t, &mut empty_set, 0, 0, null_mut(), 0),
                 -1

@@ -79,10 +79,10 @@ impl Kept {
     /// A C bitmap equal to `b`, valid as long as the topology.
     pub(crate) fn bitmap(&self, b: &Bitmap) -> *mut hwloc_bitmap_s {
         let mut k = self.inner();
-        if let Some(x) = k.bitmaps.iter_mut().find(|x| x.bits == *b) {
+        if let Some(x) = k.bitmaps.iter_mut().find(|x| x.bits() == b) {
             return &mut **x;
         }
-        let mut x = Box::new(hwloc_bitmap_s { bits: b.clone() });
+        let mut x = Box::new(hwloc_bitmap_s::new(b.clone()));
         let p: *mut hwloc_bitmap_s = &mut *x;
         k.bitmaps.push(x);
         p

@@ -31,10 +31,11 @@ pub unsafe extern "C" fn hwloc_linux_set_tid_cpubind(
             return fail(libc::EINVAL);
         };
         // hwloc refuses an empty or infinite set before any call.
-        if set.bits.last().is_none() {
+        if set.bits().last().is_none() {
             return fail(libc::EINVAL);
         }
-        match wloc_bind::raw::set_thread_affinity_of(tid, &CpuSet::from_bitmap(set.bits.clone())) {
+        match wloc_bind::raw::set_thread_affinity_of(tid, &CpuSet::from_bitmap(set.bits().clone()))
+        {
             Ok(()) => 0,
             Err(e) => fail(os_errno(&e)),
         }
@@ -64,7 +65,7 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_cpubind(
         if let Some(last) = last {
             bits.unset_range(last.saturating_add(1), None);
         }
-        out.bits = bits;
+        out.set_bits(bits);
         0
     })
 }
@@ -89,7 +90,7 @@ pub unsafe extern "C" fn hwloc_linux_get_tid_last_cpu_location(
         };
         match wloc_bind::raw::thread_last_cpu(tid) {
             Some(cpu) => {
-                out.bits = Bitmap::from_index(cpu);
+                out.set_bits(Bitmap::from_index(cpu));
                 0
             }
             None => fail(libc::ENOSYS),
@@ -159,7 +160,7 @@ pub unsafe extern "C" fn hwloc_linux_read_path_as_cpumask(
         // is about 1.2 MB of text), else an error at once.
         match wloc_trust::file::read_regular(Path::new(&*path), 4 << 20) {
             Ok(bytes) => {
-                out.bits = parse_cpumask(&String::from_utf8_lossy(&bytes));
+                out.set_bits(parse_cpumask(&String::from_utf8_lossy(&bytes)));
                 0
             }
             Err(wloc_trust::file::ReadError::Io { source, .. }) => {
@@ -210,7 +211,7 @@ mod tests {
         let r = unsafe { hwloc_linux_read_path_as_cpumask(path.as_ptr(), set) };
         assert_eq!(r, 0);
         // SAFETY: set is live.
-        assert_eq!(unsafe { &(*set).bits }.to_list_string(), "4-7");
+        assert_eq!(unsafe { (*set).bits() }.to_list_string(), "4-7");
         let missing = std::ffi::CString::new(dir.join("none").to_str().unwrap()).unwrap();
         // SAFETY: as above.
         let r = unsafe { hwloc_linux_read_path_as_cpumask(missing.as_ptr(), set) };
@@ -237,7 +238,7 @@ mod tests {
             // SAFETY: live bitmaps; NULL topology is accepted.
             unsafe {
                 assert_eq!(hwloc_linux_get_tid_cpubind(null, 0, set), 0);
-                let first = (*set).bits.first().expect("a thread runs somewhere");
+                let first = (*set).bits().first().expect("a thread runs somewhere");
                 let one = list(&first.to_string());
                 assert_eq!(hwloc_linux_set_tid_cpubind(null, 0, one), 0);
                 let again = list("");
@@ -245,10 +246,10 @@ mod tests {
                     hwloc_linux_get_tid_cpubind(null, wloc_bind::raw::current_tid(), again),
                     0
                 );
-                assert_eq!((*again).bits, (*one).bits);
+                assert_eq!((*again).bits(), (*one).bits());
                 // The thread now runs on that PU only.
                 assert_eq!(hwloc_linux_get_tid_last_cpu_location(null, 0, again), 0);
-                assert_eq!((*again).bits, (*one).bits);
+                assert_eq!((*again).bits(), (*one).bits());
                 // Empty and infinite sets are refused.
                 let empty = list("");
                 assert_eq!(hwloc_linux_set_tid_cpubind(null, 0, empty), -1);

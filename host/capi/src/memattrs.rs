@@ -136,7 +136,7 @@ unsafe fn initiator(
         LOCATION_TYPE_CPUSET => {
             // SAFETY: the cpuset member for a cpuset location.
             let b = unsafe { l.location.cpuset.as_ref() }.ok_or(())?;
-            let set = CpuSet::from_bitmap(b.bits.clone());
+            let set = CpuSet::from_bitmap(b.bits().clone());
             if set.is_empty() {
                 return Err(());
             }
@@ -671,7 +671,7 @@ unsafe fn location_cpuset(t: &hwloc_topology, l: &hwloc_location) -> Option<CpuS
         LOCATION_TYPE_CPUSET => {
             // SAFETY: the cpuset member for a cpuset location.
             let b = unsafe { l.location.cpuset.as_ref() }?;
-            Some(CpuSet::from_bitmap(b.bits.clone()))
+            Some(CpuSet::from_bitmap(b.bits().clone()))
         }
         LOCATION_TYPE_OBJECT => {
             // SAFETY: the object member for an object location.
@@ -769,7 +769,7 @@ pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
         let mut nodes: Vec<ObjId> = m.level(Depth::NumaNode).to_vec();
         nodes.sort_by_key(|n| m.obj(*n).os_index);
         let Some((&first, rest)) = nodes.split_first() else {
-            out.bits = wloc_core::Bitmap::new();
+            out.set_bits(wloc_core::Bitmap::new());
             return 0;
         };
         let cpuset = |n: ObjId| m.obj(n).cpuset.clone().unwrap_or_default();
@@ -801,7 +801,7 @@ pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
                 take(n, &mut remaining);
             }
         }
-        out.bits = chosen.into_bitmap();
+        out.set_bits(chosen.into_bitmap());
         0
     })
 }
@@ -860,9 +860,7 @@ mod tests {
                 hwloc_memattr_set_value(t, id, nodes[0], null_mut(), 0, 1),
                 -1
             );
-            let mut node0 = hwloc_bitmap_s {
-                bits: Bitmap::from_range(0, Some(1)),
-            };
+            let mut node0 = hwloc_bitmap_s::new(Bitmap::from_range(0, Some(1)));
             let mut set_loc = hwloc_location {
                 type_: LOCATION_TYPE_CPUSET,
                 location: hwloc_location_u { cpuset: &mut node0 },
@@ -891,13 +889,11 @@ mod tests {
             assert_eq!(locs[0].type_, LOCATION_TYPE_OBJECT);
             assert_eq!(locs[1].type_, LOCATION_TYPE_CPUSET);
             assert_eq!(
-                (*locs[1].location.cpuset).bits,
+                *(*locs[1].location.cpuset).bits(),
                 Bitmap::from_range(0, Some(1))
             );
             // A PU inside the measured cpuset finds its values.
-            let mut pu0 = hwloc_bitmap_s {
-                bits: Bitmap::from_index(0),
-            };
+            let mut pu0 = hwloc_bitmap_s::new(Bitmap::from_index(0));
             let mut q = hwloc_location {
                 type_: LOCATION_TYPE_CPUSET,
                 location: hwloc_location_u { cpuset: &mut pu0 },
@@ -931,9 +927,7 @@ mod tests {
             assert_eq!(nr, 4);
             assert_eq!(tg[0], nodes[0]);
             // The whole machine is not inside any measured initiator.
-            let mut all = hwloc_bitmap_s {
-                bits: Bitmap::from_range(0, Some(7)),
-            };
+            let mut all = hwloc_bitmap_s::new(Bitmap::from_range(0, Some(7)));
             q.location.cpuset = &mut all;
             assert_eq!(
                 hwloc_memattr_get_targets(t, id, &mut q, 0, &mut nr, tg.as_mut_ptr(), null_mut()),
@@ -970,9 +964,7 @@ mod tests {
                 0
             );
             assert_eq!((nr, out[3]), (4, nodes[3]));
-            let mut set = hwloc_bitmap_s {
-                bits: Bitmap::from_range(2, Some(5)),
-            };
+            let mut set = hwloc_bitmap_s::new(Bitmap::from_range(2, Some(5)));
             let mut l = hwloc_location {
                 type_: LOCATION_TYPE_CPUSET,
                 location: hwloc_location_u { cpuset: &mut set },

@@ -260,9 +260,9 @@ impl Node {
             (Some(b), false) => {
                 // SAFETY: a non-NULL slot holds a bitmap we (or the user,
                 // through hwloc_bitmap_alloc) allocated.
-                let cur = unsafe { &mut (**slot).bits };
-                if cur != b {
-                    *cur = b.clone();
+                let cur = unsafe { &mut **slot };
+                if cur.bits() != b {
+                    cur.set_bits(b.clone());
                 }
             }
         }

@@ -678,7 +678,7 @@ pub unsafe extern "C" fn hwloc_get_largest_objs_inside_cpuset(
             return fail(libc::EINVAL);
         };
         let m = &t.model;
-        let set = wloc_core::CpuSet::from_bitmap(set.bits.clone());
+        let set = wloc_core::CpuSet::from_bitmap(set.bits().clone());
         let root = m.root();
         if !m
             .obj(root)

@@ -536,7 +536,7 @@ pub unsafe extern "C" fn hwloc_topology_restrict(
             return fail(libc::EINVAL);
         };
         let mut m = t.model.clone();
-        match m.restrict_with_flags(&set.bits, f) {
+        match m.restrict_with_flags(&set.bits(), f) {
             Ok(()) => {
                 t.model = m;
                 t.sync();
@@ -587,7 +587,7 @@ pub unsafe extern "C" fn hwloc_topology_allow(
                     return fail(libc::EINVAL);
                 }
                 if let Some(c) = c {
-                    let c = wloc_core::CpuSet::from_bitmap(c.bits.clone());
+                    let c = wloc_core::CpuSet::from_bitmap(c.bits().clone());
                     let c = &c & &cc;
                     if c.is_empty() {
                         return fail(libc::EINVAL);
@@ -595,7 +595,7 @@ pub unsafe extern "C" fn hwloc_topology_allow(
                     m.allowed_cpuset = c;
                 }
                 if let Some(n) = n {
-                    let n = wloc_core::NodeSet::from_bitmap(n.bits.clone());
+                    let n = wloc_core::NodeSet::from_bitmap(n.bits().clone());
                     let n = &n & &cn;
                     if n.is_empty() {
                         return fail(libc::EINVAL);
@@ -691,7 +691,7 @@ pub unsafe extern "C" fn hwloc_topology_alloc_group_object(
 fn group_from_node(n: &Node) -> Object {
     let bits = |b: hwloc_bitmap_t| {
         // SAFETY: NULL or a bitmap from hwloc_bitmap_alloc.
-        unsafe { b.as_ref() }.map(|b| b.bits.clone())
+        unsafe { b.as_ref() }.map(|b| b.bits().clone())
     };
     let mut o = Object::new(ObjType::Group, None);
     o.cpuset = bits(n.obj.cpuset).map(wloc_core::CpuSet::from_bitmap);
@@ -851,8 +851,8 @@ pub unsafe extern "C" fn hwloc_obj_add_other_obj_sets(dst: hwloc_obj_t, src: hwl
                 } else if *to == from {
                     continue; // the same bitmap: OR-ing changes nothing
                 }
-                let bits = &(*from).bits | &(**to).bits;
-                (**to).bits = bits;
+                let bits = (*from).bits() | (**to).bits();
+                (**to).set_bits(bits);
             }
         }
         0

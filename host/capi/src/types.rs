@@ -17,15 +17,117 @@ pub type hwloc_const_bitmap_t = *const hwloc_bitmap_s;
 /// `hwloc_obj_t`.
 pub type hwloc_obj_t = *mut hwloc_obj;
 
-/// `struct hwloc_bitmap_s`: opaque to C.
-#[derive(Clone, Debug, Default)]
+/// `struct hwloc_bitmap_s`. Opaque in hwloc's public headers, but its
+/// first fields are laid out as hwloc's own (a count of `unsigned long`
+/// words, the count allocated, the words, and whether bits past them are
+/// set) and kept equal to the set after every change: programs built with
+/// hwloc's private headers read them (hwloc's `hwloc_topology_abi` test
+/// checks them as part of the topology ABI). The set itself is `bits`; the
+/// fields are only a view of it, never read back.
+#[repr(C)]
 pub struct hwloc_bitmap_s {
-    pub(crate) bits: Bitmap,
+    ulongs_count: c_uint,
+    ulongs_allocated: c_uint,
+    ulongs: *mut c_ulong,
+    infinite: c_int,
+    /// Storage of the words `ulongs` points to.
+    view: Vec<c_ulong>,
+    bits: Bitmap,
+}
+
+// SAFETY: `ulongs` only ever points into this value's own `view`, which is
+// written only through `&mut self`; sharing or sending the value is as safe
+// as sharing or sending the `Vec` and the `Bitmap` it holds.
+unsafe impl Send for hwloc_bitmap_s {}
+// SAFETY: see above.
+unsafe impl Sync for hwloc_bitmap_s {}
+
+impl hwloc_bitmap_s {
+    /// A C bitmap holding `bits`.
+    pub(crate) fn new(bits: Bitmap) -> Self {
+        let mut b = hwloc_bitmap_s {
+            ulongs_count: 0,
+            ulongs_allocated: 0,
+            ulongs: std::ptr::null_mut(),
+            infinite: 0,
+            view: Vec::new(),
+            bits,
+        };
+        b.refresh_view();
+        b
+    }
+
+    /// The set.
+    pub(crate) fn bits(&self) -> &Bitmap {
+        &self.bits
+    }
+
+    /// Replaces the set.
+    pub(crate) fn set_bits(&mut self, bits: Bitmap) {
+        self.bits = bits;
+        self.refresh_view();
+    }
+
+    /// Changes the set in place with `f`.
+    pub(crate) fn update<R>(&mut self, f: impl FnOnce(&mut Bitmap) -> R) -> R {
+        let r = f(&mut self.bits);
+        self.refresh_view();
+        r
+    }
+
+    /// Rewrites hwloc's layout from the set: at least one word, the words
+    /// stored (bits past them all equal `infinite`).
+    fn refresh_view(&mut self) {
+        const HALVES: usize = std::mem::size_of::<u64>() / std::mem::size_of::<c_ulong>();
+        let words = self.bits.words();
+        let fill: u64 = if self.bits.is_infinite() { !0 } else { 0 };
+        let wanted = words.len().max(1) * HALVES;
+        self.view.clear();
+        // The view is an extra; when its memory cannot be had, it shows one
+        // word of the fill value rather than failing the change to the set.
+        if self.view.try_reserve(wanted).is_ok() {
+            for &w in if words.is_empty() {
+                std::slice::from_ref(&fill)
+            } else {
+                words
+            } {
+                for half in 0..HALVES {
+                    self.view
+                        .push((w >> (half * 8 * std::mem::size_of::<c_ulong>())) as c_ulong);
+                }
+            }
+        } else if self.view.try_reserve(HALVES).is_ok() {
+            self.view
+                .extend(std::iter::repeat_n(fill as c_ulong, HALVES));
+        }
+        self.ulongs_count = self.view.len() as c_uint;
+        self.ulongs_allocated = self.view.capacity() as c_uint;
+        self.ulongs = self.view.as_mut_ptr();
+        self.infinite = c_int::from(self.bits.is_infinite());
+    }
+}
+
+impl Default for hwloc_bitmap_s {
+    fn default() -> Self {
+        Self::new(Bitmap::new())
+    }
+}
+
+impl Clone for hwloc_bitmap_s {
+    fn clone(&self) -> Self {
+        Self::new(self.bits.clone())
+    }
+}
+
+impl std::fmt::Debug for hwloc_bitmap_s {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.bits.fmt(f)
+    }
 }
 
 /// A new C bitmap holding `bits`.
 pub(crate) fn new_raw(bits: Bitmap) -> *mut hwloc_bitmap_s {
-    Box::into_raw(Box::new(hwloc_bitmap_s { bits }))
+    Box::into_raw(Box::new(hwloc_bitmap_s::new(bits)))
 }
 
 /// Frees a C bitmap from [`new_raw`] (NULL is fine).
@@ -506,4 +608,48 @@ pub union hwloc_location_u {
     pub cpuset: hwloc_const_bitmap_t,
     /// An object of the topology.
     pub object: *mut hwloc_obj,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// hwloc's private layout, read as programs built with its private
+    /// headers read it: count at 0, allocated at 4, words at 8, infinite
+    /// at 16.
+    fn layout(b: &hwloc_bitmap_s) -> (u32, u32, Vec<c_ulong>, c_int) {
+        let base = (b as *const hwloc_bitmap_s).cast::<u8>();
+        // SAFETY: the offsets are those of the repr(C) fields above.
+        unsafe {
+            let count = *base.cast::<c_uint>();
+            let allocated = *base.add(4).cast::<c_uint>();
+            let words = *base.add(8).cast::<*const c_ulong>();
+            let infinite = *base.add(16).cast::<c_int>();
+            let words = std::slice::from_raw_parts(words, count as usize).to_vec();
+            (count, allocated, words, infinite)
+        }
+    }
+
+    #[test]
+    fn hwloc_private_layout_follows_every_change() {
+        let mut b = hwloc_bitmap_s::new(Bitmap::new());
+        let (count, allocated, words, infinite) = layout(&b);
+        assert!(count >= 1 && allocated >= count);
+        assert_eq!((words[0], infinite), (0, 0));
+
+        b.update(|s| s.set(260));
+        let (count, allocated, words, infinite) = layout(&b);
+        assert!(count >= 5 && allocated >= count);
+        assert_eq!(&words[..5], &[0, 0, 0, 0, 0x10]);
+        assert_eq!(infinite, 0);
+
+        b.set_bits(Bitmap::from_range(0, None));
+        let (_, _, words, infinite) = layout(&b);
+        assert_eq!((words[0], infinite), (!0, 1));
+
+        let copy = b.clone();
+        drop(b);
+        let (_, _, words, infinite) = layout(&copy);
+        assert_eq!((words[0], infinite), (!0, 1));
+    }
 }
