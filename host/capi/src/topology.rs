@@ -536,7 +536,7 @@ pub unsafe extern "C" fn hwloc_topology_restrict(
             return fail(libc::EINVAL);
         };
         let mut m = t.model.clone();
-        match m.restrict_with_flags(&set.bits(), f) {
+        match m.restrict_with_flags(set.bits(), f) {
             Ok(()) => {
                 t.model = m;
                 t.sync();
