@@ -208,7 +208,8 @@ fn linux_mode(policy: MemPolicy, strict: bool) -> i32 {
 }
 
 /// The policy hwloc reports for a Linux mode and node mask, and the
-/// nodes (`all` when the policy has none).
+/// nodes (`all`, the topology's node set as hwloc reports it, when the
+/// policy has none).
 fn policy_from_linux(mode: i32, nodes: NodeSet, all: &NodeSet) -> Option<(NodeSet, MemPolicy)> {
     Some(match mode & !sys::MPOL_MODE_FLAGS {
         sys::MPOL_DEFAULT | sys::MPOL_LOCAL => (all.clone(), MemPolicy::FirstTouch),
@@ -369,19 +370,14 @@ impl Binder<'_> {
         Ok(())
     }
 
-    /// The memory policy of the calling thread and its nodes (all nodes
-    /// for the default and first-touch policies).
+    /// The memory policy of the calling thread and its nodes (the topology's node set,
+    /// as hwloc reports it, for the default and first-touch policies).
     pub fn memory_binding(&self, flags: MemBindFlags) -> Result<(NodeSet, MemPolicy), BindError> {
         let op = "get the memory binding of this thread";
         self.check_mem(op, flags, None, false)?;
         let (mode, mask) =
             sys::get_mempolicy(std::ptr::null(), 0).map_err(|e| BindError::from_os(op, e, None))?;
-        policy_from_linux(
-            mode,
-            sys::from_kernel_mask(&mask),
-            self.topo.complete_nodeset(),
-        )
-        .ok_or_else(|| BindError::Unsupported {
+        policy_from_linux(mode, mask, self.topo.nodeset()).ok_or_else(|| BindError::Unsupported {
             op: op.into(),
             reason: format!("unknown Linux memory policy {mode}"),
         })
@@ -464,13 +460,13 @@ impl Binder<'_> {
         let op = "get the memory binding of an area";
         let (start, len) = self.check_area_query(op, flags, area)?;
         let page = sys::page_size();
-        let all = self.topo.complete_nodeset();
+        let all = self.topo.nodeset();
         let mut result: Option<(NodeSet, MemPolicy)> = None;
         for off in (0..len).step_by(page) {
             let (mode, mask) = sys::get_mempolicy(start.wrapping_add(off), sys::MPOL_F_ADDR)
                 .map_err(|e| BindError::from_os(op, e, None))?;
-            let (nodes, pol) = policy_from_linux(mode, sys::from_kernel_mask(&mask), all)
-                .ok_or_else(|| BindError::Unsupported {
+            let (nodes, pol) =
+                policy_from_linux(mode, mask, all).ok_or_else(|| BindError::Unsupported {
                     op: op.into(),
                     reason: format!("unknown Linux memory policy {mode}"),
                 })?;

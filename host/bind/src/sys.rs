@@ -47,15 +47,26 @@ pub(crate) fn to_kernel_mask<K: SetKind>(set: &Set<K>, min_bits: usize) -> Vec<c
 
 /// The set held in a kernel bit mask.
 pub(crate) fn from_kernel_mask<K: SetKind>(words: &[c_ulong]) -> Set<K> {
-    let mut b = Bitmap::new();
-    for (w, &word) in words.iter().enumerate() {
-        let mut x = word;
-        while x != 0 {
-            let bit = x.trailing_zeros() as usize;
-            b.set((w * WORD_BITS + bit) as u32);
-            x &= x - 1;
+    // Whole words at a time: a query answered a million times must not
+    // set its bits one by one.
+    let mut wide = [0u64; 16];
+    let b = if WORD_BITS == 64 && words.len() <= wide.len() {
+        for (w, &word) in wide.iter_mut().zip(words) {
+            *w = word as u64;
         }
-    }
+        Bitmap::from_words(&wide[..words.len()])
+    } else {
+        let mut b = Bitmap::new();
+        for (w, &word) in words.iter().enumerate() {
+            let mut x = word;
+            while x != 0 {
+                let bit = x.trailing_zeros() as usize;
+                b.set((w * WORD_BITS + bit) as u32);
+                x &= x - 1;
+            }
+        }
+        b
+    };
     Set::from_bitmap(b)
 }
 
@@ -144,11 +155,33 @@ pub(crate) fn set_mempolicy(mode: i32, nodes: Option<&[c_ulong]>) -> io::Result<
 /// system call and no read of `/sys/devices/system/node/possible`, which
 /// this call made each time (a binding asking a million times read it a
 /// million times).
-pub(crate) fn get_mempolicy(addr: *const u8, flags: c_ulong) -> io::Result<(i32, Vec<c_ulong>)> {
-    let mut bits = WORD_BITS;
+pub(crate) fn get_mempolicy<K: SetKind>(
+    addr: *const u8,
+    flags: c_ulong,
+) -> io::Result<(i32, Set<K>)> {
+    // The first try uses a buffer on the stack: the usual query is then
+    // one system call and no allocation.
+    let mut first = [0 as c_ulong; 1];
+    let mut mode: libc::c_int = 0;
+    // SAFETY: `mode` and the mask buffer are writable and sized as passed.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut mode as *mut libc::c_int,
+            first.as_mut_ptr(),
+            WORD_BITS as c_ulong,
+            addr,
+            flags,
+        )
+    };
+    match check(ret) {
+        Ok(_) => return Ok((mode, from_kernel_mask(&first))),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+        Err(e) => return Err(e),
+    }
+    let mut bits = 2 * WORD_BITS;
     loop {
         let mut words = vec![0 as c_ulong; bits / WORD_BITS];
-        let mut mode: libc::c_int = 0;
         // SAFETY: `mode` and the mask buffer are writable and sized as passed.
         let ret = unsafe {
             libc::syscall(
@@ -161,7 +194,7 @@ pub(crate) fn get_mempolicy(addr: *const u8, flags: c_ulong) -> io::Result<(i32,
             )
         };
         match check(ret) {
-            Ok(_) => return Ok((mode, words)),
+            Ok(_) => return Ok((mode, from_kernel_mask(&words))),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bits < MAX_NODE_MASK_BITS => {
                 bits *= 2;
             }

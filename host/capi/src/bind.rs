@@ -164,7 +164,7 @@ fn cpuset_from_nodeset(m: &Topology, nodes: &NodeSet) -> CpuSet {
 /// `HWLOC_MEMBIND_BYNODESET`, else the PUs of those nodes.
 fn mem_result(m: &Topology, nodes: NodeSet, flags: c_int) -> Bitmap {
     if flags & MEMBIND_BYNODESET != 0 {
-        nodes.bitmap().clone()
+        nodes.into_bitmap()
     } else {
         cpuset_from_nodeset(m, &nodes).bitmap().clone()
     }
@@ -596,11 +596,6 @@ fn thread_membind(m: &Topology, flags: c_int) -> Res<(NodeSet, c_int)> {
     let (nodes, pol) = Binder::new(m)
         .memory_binding(mem_flags(flags) & MemBindFlags::STRICT)
         .map_err(|e| errno_of(&e))?;
-    let nodes = if pol == MemPolicy::FirstTouch {
-        m.nodeset().clone()
-    } else {
-        nodes
-    };
     Ok((nodes, policy_to_c(pol)?))
 }
 
@@ -811,11 +806,6 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
             let (nodes, pol) = Binder::new(m)
                 .area_memory_binding(bytes, MemBindFlags::empty())
                 .map_err(|e| errno_of(&e))?;
-            let nodes = if pol == MemPolicy::FirstTouch {
-                m.nodeset().clone()
-            } else {
-                nodes
-            };
             (nodes, policy_to_c(pol)?)
         };
         // SAFETY: the caller's set and policy.

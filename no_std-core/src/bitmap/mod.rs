@@ -121,7 +121,9 @@ fn to_index(pos: Option<u64>) -> Option<u32> {
 /// Word storage of a [`Bitmap`]: sets of up to 128 indexes (NUMA node sets,
 /// the CPU sets of most machines) live inline, without a heap allocation,
 /// in the same 24 bytes a `Vec` takes.
-type Words = SmallVec<[u64; 2]>;
+/// Words stored without a heap allocation (two: 128 CPUs or nodes).
+const INLINE_WORDS: usize = 2;
+type Words = SmallVec<[u64; INLINE_WORDS]>;
 
 /// An unbounded set of non-negative indexes, possibly infinite (all bits set
 /// beyond some index).
@@ -133,13 +135,46 @@ type Words = SmallVec<[u64; 2]>;
 ///
 /// [`Ord`] follows `hwloc_bitmap_compare` (see [`Bitmap::compare_last`]): it
 /// is a total order usable for sorting, not the subset relation.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
+#[derive(PartialEq, Eq, Hash, Default)]
 pub struct Bitmap {
     /// Bits `64*i .. 64*i+63` live in `words[i]`; never ends with a word
     /// equal to the fill value (`0`, or `!0` when `infinite`).
     words: Words,
     /// Value of every bit past `words`.
     infinite: bool,
+}
+
+/// Storage holding a copy of `w`: word by word while it fits inline (no
+/// call to `memcpy` for one or two words), as one copy past that.
+#[inline]
+fn words_of(w: &[u64]) -> Words {
+    if w.len() <= INLINE_WORDS {
+        let mut v = Words::new();
+        for &x in w {
+            v.push(x);
+        }
+        v
+    } else {
+        Words::from_slice(w)
+    }
+}
+
+// By hand: the derived clone copies the words one by one through an
+// iterator (SmallVec's `Clone`); a copy of the slice is a few times
+// faster, and sets are cloned on every query of the C library.
+impl Clone for Bitmap {
+    fn clone(&self) -> Self {
+        Bitmap {
+            words: words_of(&self.words),
+            infinite: self.infinite,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.words.clear();
+        self.words.extend_from_slice(&source.words);
+        self.infinite = source.infinite;
+    }
 }
 
 impl Bitmap {
