@@ -125,8 +125,19 @@ pub unsafe extern "C" fn hwloc_topology_set_xml(
 ) -> c_int {
     entry!(topology, -1, |h| {
         // SAFETY: a NUL-terminated path or NULL.
-        let p = unsafe { crate::ffi::c_path(xmlpath) }.map(|p| Source::Input(Input::Xml(p)));
-        set_source(h, p)
+        let Some(path) = (unsafe { crate::ffi::c_path(xmlpath) }) else {
+            return set_source(h, None);
+        };
+        // Read now, as hwloc's XML backend reads it when it is chosen: a
+        // file removed or changed before the load does not matter.
+        match wloc_xml::read_file(&path) {
+            Ok(text) => set_source(h, Some(Source::XmlBuffer(text))),
+            Err(e) => {
+                crate::ffi::verbose(&format!("hwloc_topology_set_xml: {e}"));
+                let missing = std::fs::symlink_metadata(&path).is_err();
+                fail(if missing { libc::ENOENT } else { libc::EINVAL })
+            }
+        }
     })
 }
 
@@ -997,4 +1008,49 @@ pub unsafe extern "C" fn hwloc_topology_set_userdata_import_callback(
 pub unsafe fn model<'a>(topology: hwloc_topology_t) -> Option<&'a Topology> {
     // SAFETY: see above.
     unsafe { loaded(topology) }.map(|t| &t.model)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CString;
+    use std::ptr::null_mut;
+
+    use super::*;
+    use crate::load::hwloc_topology_load;
+
+    /// hwloc reads the file when the XML source is chosen: a file gone
+    /// before the load does not matter, a missing one fails at once.
+    #[test]
+    fn the_xml_file_is_read_when_chosen() {
+        let dir = std::env::temp_dir().join(format!("wloc-capi-set-xml-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.xml");
+        let model = wloc_core::synthetic::parse("pack:2 core:2 pu:1")
+            .unwrap()
+            .build(Topology::default())
+            .unwrap();
+        std::fs::write(&file, wloc_xml::export(&model, wloc_xml::XmlVersion::V2)).unwrap();
+        let path = CString::new(file.to_str().unwrap()).unwrap();
+        let mut t = null_mut();
+        // SAFETY: a fresh handle and NUL-terminated paths.
+        unsafe {
+            assert_eq!(hwloc_topology_init(&mut t), 0);
+            assert_eq!(hwloc_topology_set_xml(t, path.as_ptr()), 0);
+            std::fs::remove_file(&file).unwrap();
+            assert_eq!(hwloc_topology_load(t), 0);
+            assert_eq!(model_of(t).objs_by_type(wloc_core::ObjType::Core).len(), 4);
+            hwloc_topology_destroy(t);
+
+            assert_eq!(hwloc_topology_init(&mut t), 0);
+            assert_eq!(hwloc_topology_set_xml(t, path.as_ptr()), -1);
+            assert_eq!(*libc::__errno_location(), libc::ENOENT);
+            hwloc_topology_destroy(t);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn model_of<'a>(t: hwloc_topology_t) -> &'a Topology {
+        // SAFETY: a loaded handle of the test's.
+        unsafe { model(t) }.unwrap()
+    }
 }

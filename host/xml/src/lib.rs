@@ -262,9 +262,10 @@ pub fn import_file_as_hwloc2(path: &Path, topo: Topology) -> Result<Topology, Xm
     })
 }
 
-/// The text of an XML file, read as [`import_file`] documents.
+/// The text of an XML file, read as [`import_file`] documents (a regular
+/// file of at most the size XML imports take, in UTF-8).
 #[cfg(feature = "std")]
-fn read_file(path: &Path) -> Result<String, XmlError> {
+pub fn read_file(path: &Path) -> Result<String, XmlError> {
     let bytes = wloc_trust::file::read_regular(path, MAX_FILE_BYTES)
         .map_err(|e| XmlError::new(format!("cannot read {}: {}", path.display(), e.reason())))?;
     String::from_utf8(bytes).map_err(|e| {
