@@ -43,6 +43,8 @@ pub enum Ranking {
     ForcedEfficiency,
     /// Intel core type, then frequency.
     CoreTypeFrequency,
+    /// `coretype+frequency_strict`: both the core type and a frequency.
+    CoreTypeFrequencyStrict,
     /// Intel core type only.
     CoreType,
     /// Base frequency if every kind has one, else maximal frequency.
@@ -63,6 +65,7 @@ impl Ranking {
             "no_forced_efficiency" => Ranking::NoForcedEfficiency,
             "forced_efficiency" => Ranking::ForcedEfficiency,
             "coretype+frequency" => Ranking::CoreTypeFrequency,
+            "coretype+frequency_strict" => Ranking::CoreTypeFrequencyStrict,
             "coretype" => Ranking::CoreType,
             "frequency" => Ranking::Frequency,
             "frequency_max" => Ranking::FrequencyMax,
@@ -112,7 +115,12 @@ fn by_info(kinds: &[CpuKind], how: Ranking) -> Option<Vec<i64>> {
     );
     let freq = |s: &Summary| if have_base { s.base_freq } else { s.max_freq };
     let values: Vec<u64> = match how {
-        Ranking::CoreTypeFrequency if have_type && (have_max || have_base) => sums
+        // The core type, the frequency, or both: what is missing counts 0.
+        Ranking::CoreTypeFrequency if have_type || have_max || have_base => sums
+            .iter()
+            .map(|s| (s.intel_core_type << 20) + freq(s))
+            .collect(),
+        Ranking::CoreTypeFrequencyStrict if have_type && (have_max || have_base) => sums
             .iter()
             .map(|s| (s.intel_core_type << 20) + freq(s))
             .collect(),
@@ -340,6 +348,37 @@ mod tests {
         let mut k = mk();
         rank(&mut k, Ranking::Default, Some("aarch64"));
         assert_eq!(k[0].cpuset.first(), Some(0)); // lower frequency first on ARM
+    }
+
+    #[test]
+    fn frequency_alone_ranks_without_core_types_unless_strict() {
+        // hwloc's 20em64t-hybrid recording: no CoreType infos, base and
+        // maximum frequencies.
+        let mk = || {
+            vec![
+                kind(
+                    0,
+                    None,
+                    &[("FrequencyMaxMHz", "3900"), ("FrequencyBaseMHz", "1400")],
+                ),
+                kind(
+                    1,
+                    None,
+                    &[("FrequencyMaxMHz", "5000"), ("FrequencyBaseMHz", "1900")],
+                ),
+            ]
+        };
+        let mut k = mk();
+        rank(&mut k, Ranking::Default, Some("x86_64"));
+        let effs: Vec<_> = k.iter().map(|k| (k.cpuset.first(), k.efficiency)).collect();
+        assert_eq!(effs, vec![(Some(0), 0), (Some(1), 1)]);
+        let mut k = mk();
+        rank(&mut k, Ranking::CoreTypeFrequencyStrict, Some("x86_64"));
+        assert!(k.iter().all(|k| k.efficiency == -1));
+        assert_eq!(
+            Ranking::parse("coretype+frequency_strict"),
+            Some(Ranking::CoreTypeFrequencyStrict)
+        );
     }
 
     /// 63 one-PU kinds and one over all of them, each with 4,096

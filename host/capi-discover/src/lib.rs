@@ -29,7 +29,8 @@ pub fn run(request: &Request) -> Result<(Topology, Vec<String>), String> {
     // loaded the module.
     let discovery = Discovery::new(None);
     let mut topo = discovery.load(&source, base).map_err(|e| e.to_string())?;
-    let warnings = annotate_discovered_as_libhwloc(&discovery, &source, &mut topo);
+    let warnings =
+        annotate_discovered_as_libhwloc(&discovery, &source, &mut topo, request.pci_names);
     Ok((topo, warnings))
 }
 

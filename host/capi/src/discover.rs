@@ -226,9 +226,19 @@ fn take(reply: &Reply) -> Taken {
 /// Discovers `target` into `base` (whose filters and flags the program
 /// set) in the module. Returns the topology and the annotations'
 /// warnings.
-pub(crate) fn discover(target: Target, base: &Topology) -> Result<(Topology, Vec<String>), String> {
+///
+/// `pci_names`: whether hwloc's `pci` component would run and name PCI
+/// devices (not when `HWLOC_COMPONENTS` or the program's blacklist leaves
+/// it out).
+pub(crate) fn discover(
+    target: Target,
+    base: &Topology,
+    pci_names: bool,
+) -> Result<(Topology, Vec<String>), String> {
     let m = module()?;
-    let request = Request::new(target, base).encode();
+    let mut request = Request::new(target, base);
+    request.pci_names = pci_names;
+    let request = request.encode();
     let mut reply = Reply::default();
     // SAFETY: the request's bytes and a writable reply, as the entry
     // documents; the module is of this build.

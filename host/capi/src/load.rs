@@ -36,6 +36,15 @@ impl hwloc_topology {
             },
             s => (s.clone(), false),
         };
+        // A topology read from XML or a synthetic description and said to
+        // be this system's may take the process's allowed resources from
+        // its Linux cgroup, as hwloc's hook does when asked.
+        let cgroup = self.allowed_resources_asked(&source).and_then(|fsroot| {
+            let a = wloc_linux::allowed_resources(&wloc_linux::NativeFs::new(fsroot))?;
+            base.allowed_cpuset = a.cpuset;
+            base.allowed_nodeset = a.nodeset;
+            Some(a.cgroup)
+        });
         let (source, mut m) = match self.read_source(&source, base.clone()) {
             Ok(m) => (source, m),
             // As hwloc, an input named by a variable that cannot be read
@@ -49,6 +58,13 @@ impl hwloc_topology {
             }
             Err(e) => return Err(e),
         };
+        if let Some(name) = cgroup {
+            m.infos.retain(|i| i.name != "LinuxCgroup");
+            m.infos.push(wloc_core::object::Info {
+                name: "LinuxCgroup".into(),
+                value: name,
+            });
+        }
         let thissystem_env = wloc_trust::env::var("HWLOC_THISSYSTEM");
         m.is_thissystem = match thissystem_env.as_deref() {
             Some(v) if !v.is_empty() => v.parse::<i64>().unwrap_or(0) != 0,
@@ -104,6 +120,30 @@ impl hwloc_topology {
         Ok(())
     }
 
+    /// For a source hwloc reads without its Linux backend (XML, a
+    /// synthetic description) and a topology said to be this system's
+    /// (`HWLOC_THISSYSTEM`, else `HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM`), when
+    /// `HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES` or
+    /// `HWLOC_THISSYSTEM_ALLOWED_RESOURCES` asks for the allowed resources:
+    /// the file system root they are read from (`HWLOC_FSROOT`, else `/`).
+    fn allowed_resources_asked(&self, source: &Source) -> Option<String> {
+        if !matches!(
+            source,
+            Source::Input(Input::Xml(_) | Input::Synthetic(_)) | Source::XmlBuffer(_)
+        ) {
+            return None;
+        }
+        let set = |n: &str| wloc_trust::env::var(n).filter(|v| !v.is_empty());
+        let nonzero = |v: String| v.trim().parse::<i64>().unwrap_or(0) != 0;
+        let thissystem = match set("HWLOC_THISSYSTEM") {
+            Some(v) => nonzero(v),
+            None => self.flags & FLAG_IS_THISSYSTEM != 0,
+        };
+        let asked = self.flags & FLAG_THISSYSTEM_ALLOWED_RESOURCES != 0
+            || set("HWLOC_THISSYSTEM_ALLOWED_RESOURCES").is_some_and(nonzero);
+        (thissystem && asked).then(|| set("HWLOC_FSROOT").unwrap_or_else(|| "/".into()))
+    }
+
     /// Reads the topology of a source into `base` (whose filters and flags
     /// the program set).
     pub(crate) fn read_source(
@@ -113,6 +153,10 @@ impl hwloc_topology {
     ) -> Result<Topology, LoadFailure> {
         let err = |e: &dyn std::fmt::Display| LoadFailure(e.to_string());
         let noos = source.is_this_system() && self.blacklist.iter().any(|b| b == "linux");
+        // hwloc's pci component names PCI devices; HWLOC_COMPONENTS or the
+        // program's blacklist may leave it out.
+        let pci_names =
+            wloc_input::component_enabled("pci") && !self.blacklist.iter().any(|b| b == "pci");
         Ok(match source {
             Source::Input(Input::Xml(p)) => {
                 wloc_xml::import_file_as_hwloc2(p, base).map_err(|e| err(&e))?
@@ -126,8 +170,12 @@ impl hwloc_topology {
             Source::Input(Input::Image(p)) => wloc_image::adopt(p)
                 .and_then(|img| img.to_topology_into(base))
                 .map_err(|e| err(&e))?,
-            Source::Input(Input::Fsroot(p)) => discovered(Target::Fsroot(p.clone()), &base)?,
-            Source::Input(Input::Cpuid(p)) => discovered(Target::CpuidDump(p.clone()), &base)?,
+            Source::Input(Input::Fsroot(p)) => {
+                discovered(Target::Fsroot(p.clone()), &base, pci_names)?
+            }
+            Source::Input(Input::Cpuid(p)) => {
+                discovered(Target::CpuidDump(p.clone()), &base, pci_names)?
+            }
             Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default if noos => {
                 let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
                     .map_err(|e| err(&e))?
@@ -138,7 +186,7 @@ impl hwloc_topology {
                 m
             }
             Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default => {
-                let mut m = discovered(Target::ThisSystem, &base)?;
+                let mut m = discovered(Target::ThisSystem, &base, pci_names)?;
                 wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
                 m
             }
@@ -226,8 +274,12 @@ pub(crate) fn new_loaded(model: Topology, source: Source, flags: u64) -> hwloc_t
 /// then the built-in annotations `wloc ls` runs after discovery: PCI
 /// names, as hwloc's PCI backend gives them; DMI infos), the annotations'
 /// warnings only shown when asked for.
-pub(crate) fn discovered(target: Target, base: &Topology) -> Result<Topology, LoadFailure> {
-    let (m, warnings) = crate::discover::discover(target, base).map_err(LoadFailure)?;
+pub(crate) fn discovered(
+    target: Target,
+    base: &Topology,
+    pci_names: bool,
+) -> Result<Topology, LoadFailure> {
+    let (m, warnings) = crate::discover::discover(target, base, pci_names).map_err(LoadFailure)?;
     for w in warnings {
         verbose(&format!("annotation skipped: {w}"));
     }

@@ -249,7 +249,7 @@ pub fn annotate_discovered_quietly(
     source: &Source,
     topo: &mut Topology,
 ) -> Vec<String> {
-    annotate_with_databases(d, source, topo, false)
+    annotate_with_databases(d, source, topo, false, true)
 }
 
 /// As [`annotate_discovered_quietly`], for wloc's `libhwloc.so.15`: as
@@ -257,12 +257,16 @@ pub fn annotate_discovered_quietly(
 /// this host's `pci.ids` (a database, not the machine's state), where the
 /// `wloc` command names them from the recording's own, as hwloc's tests
 /// expect.
+///
+/// `pci_names`: whether libhwloc's `pci` component runs (it names the
+/// devices); a program or `HWLOC_COMPONENTS` may leave it out.
 pub fn annotate_discovered_as_libhwloc(
     d: &Discovery,
     source: &Source,
     topo: &mut Topology,
+    pci_names: bool,
 ) -> Vec<String> {
-    annotate_with_databases(d, source, topo, true)
+    annotate_with_databases(d, source, topo, true, pci_names)
 }
 
 fn annotate_with_databases(
@@ -270,11 +274,12 @@ fn annotate_with_databases(
     source: &Source,
     topo: &mut Topology,
     host_databases: bool,
+    pci_names: bool,
 ) -> Vec<String> {
     if !applies_to(source) {
         return Vec::new();
     }
-    let wanted = wanted_after_discovery(topo);
+    let wanted = wanted_after_discovery(topo, pci_names);
     let settings = BTreeMap::new();
     let fsroot = fsroot_of(source);
     let root_of = |b: &builtin::Builtin| {
@@ -295,16 +300,18 @@ fn annotate_with_databases(
 
 /// Which built-in components can add something to a discovered topology
 /// that keeps no sensor readings, given the files each would be granted:
-/// * PCI names, when there are PCI objects to name;
+/// * PCI names, when there are PCI objects to name (and `pci_names`);
 /// * DMI infos, when discovery left the root without any and the DMI
 ///   folder exists.  Linux discovery reads the same `/sys/class/dmi/id`
 ///   files, as hwloc's Linux backend does; the component adds them to a
 ///   topology of this machine found another way, such as through CPUID.
 fn wanted_after_discovery(
     topo: &Topology,
+    pci_names: bool,
 ) -> impl Fn(&builtin::Builtin, &FileAccess) -> bool + use<> {
-    let has_pci = !topo.objs_by_type(ObjType::PCIDevice).is_empty()
-        || !topo.objs_by_type(ObjType::Bridge).is_empty();
+    let has_pci = pci_names
+        && (!topo.objs_by_type(ObjType::PCIDevice).is_empty()
+            || !topo.objs_by_type(ObjType::Bridge).is_empty());
     let has_dmi = topo
         .obj(topo.root())
         .infos
@@ -367,14 +374,15 @@ mod tests {
         let (with_dmi, without_dmi) = (base.join("with"), base.join("without"));
         std::fs::create_dir_all(with_dmi.join("sys/class/dmi/id")).unwrap();
         std::fs::create_dir_all(without_dmi.join("sys/class/hwmon")).unwrap();
-        let names = |topo: &Topology, fsroot: &Path| {
-            let wanted = wanted_after_discovery(topo);
+        let names_if = |topo: &Topology, fsroot: &Path, pci_names: bool| {
+            let wanted = wanted_after_discovery(topo, pci_names);
             [&builtin::ANNOTATE_DMI, &builtin::ANNOTATE_PCI_NAMES]
                 .into_iter()
                 .filter(|b| wanted(b, &FileAccess::new(b.roots, Some(fsroot)).unwrap()))
                 .map(|b| b.name)
                 .collect::<Vec<_>>()
         };
+        let names = |topo: &Topology, fsroot: &Path| names_if(topo, fsroot, true);
         let desc = wloc_core::synthetic::parse("pu:2").unwrap();
         let mut topo = desc.build(Topology::new()).unwrap();
         assert_eq!(names(&topo, &with_dmi), [builtin::ANNOTATE_DMI_NAME]);
@@ -394,6 +402,11 @@ mod tests {
         assert_eq!(
             names(&topo, &with_dmi),
             [builtin::ANNOTATE_DMI_NAME, builtin::ANNOTATE_PCI_NAMES_NAME]
+        );
+        // Without libhwloc's pci component, nothing names them.
+        assert_eq!(
+            names_if(&topo, &with_dmi, false),
+            [builtin::ANNOTATE_DMI_NAME]
         );
         std::fs::remove_dir_all(&base).unwrap();
     }

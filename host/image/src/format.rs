@@ -380,8 +380,9 @@ pub fn family_rank(kind: ObjKind) -> u8 {
     }
 }
 
-/// The rankings in code order.
-pub const RANKINGS: [Ranking; 9] = [
+/// The rankings in code order (new ones appended, so older codes keep
+/// their meaning).
+pub const RANKINGS: [Ranking; 10] = [
     Ranking::Default,
     Ranking::NoForcedEfficiency,
     Ranking::ForcedEfficiency,
@@ -391,6 +392,7 @@ pub const RANKINGS: [Ranking; 9] = [
     Ranking::FrequencyMax,
     Ranking::FrequencyBase,
     Ranking::None,
+    Ranking::CoreTypeFrequencyStrict,
 ];
 
 /// The code of a CPU kind ranking in the image.

@@ -132,6 +132,10 @@ pub struct Request {
     pub filters: [TypeFilter; 20],
     /// `HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED`.
     pub include_disallowed: bool,
+    /// Whether hwloc's `pci` component would run (it names PCI devices
+    /// from `pci.ids`): not when `HWLOC_COMPONENTS` or the program's
+    /// blacklist leaves it out ([`crate::component_enabled`]).
+    pub pci_names: bool,
 }
 
 /// Why a request could not be read.
@@ -178,6 +182,7 @@ impl Request {
             target,
             filters: ObjType::ALL.map(|t| base.type_filter(t)),
             include_disallowed: base.include_disallowed,
+            pci_names: true,
         }
     }
 
@@ -193,8 +198,9 @@ impl Request {
     }
 
     /// The request as bytes: the magic, the target's kind (0 this system,
-    /// 1 fsroot, 2 CPUID dump), the flag, the 20 filters, then the path's
-    /// length (u32, little-endian) and bytes.
+    /// 1 fsroot, 2 CPUID dump), the flags (bit 0 include disallowed, bit 1
+    /// no PCI names), the 20 filters, then the path's length (u32,
+    /// little-endian) and bytes.
     pub fn encode(&self) -> Vec<u8> {
         let (kind, path): (u8, &[u8]) = match &self.target {
             Target::ThisSystem => (0, b""),
@@ -204,7 +210,7 @@ impl Request {
         let mut out = Vec::with_capacity(MAGIC.len() + 26 + path.len());
         out.extend_from_slice(MAGIC);
         out.push(kind);
-        out.push(u8::from(self.include_disallowed));
+        out.push(u8::from(self.include_disallowed) | (u8::from(!self.pci_names) << 1));
         out.extend(self.filters.iter().map(|&f| filter_code(f)));
         out.extend_from_slice(&(path.len() as u32).to_le_bytes());
         out.extend_from_slice(path);
@@ -240,15 +246,14 @@ impl Request {
             2 if len > 0 => Target::CpuidDump(path),
             _ => return Err(bad("unknown target")),
         };
-        let include_disallowed = match flag {
-            0 => false,
-            1 => true,
-            _ => return Err(bad("unknown flag value")),
-        };
+        if flag & !3 != 0 {
+            return Err(bad("unknown flag value"));
+        }
         Ok(Request {
             target,
             filters,
-            include_disallowed,
+            include_disallowed: flag & 1 != 0,
+            pci_names: flag & 2 == 0,
         })
     }
 }
@@ -276,9 +281,13 @@ mod tests {
             Target::Fsroot("/tmp/rec ording\n".into()),
             Target::CpuidDump(PathBuf::from(OsStr::from_bytes(b"/d/\xff"))),
         ] {
-            let r = Request::new(target, &base());
+            let mut r = Request::new(target, &base());
             let back = Request::decode(&r.encode()).unwrap();
             assert_eq!(back, r);
+            assert!(back.pci_names);
+            r.pci_names = false;
+            assert_eq!(Request::decode(&r.encode()).unwrap(), r);
+            r.pci_names = true;
             let b = back.base().unwrap();
             for ty in ObjType::ALL {
                 assert_eq!(b.type_filter(ty), base().type_filter(ty), "{ty:?}");
@@ -298,6 +307,9 @@ mod tests {
         let mut kind = good.clone();
         kind[8] = 7;
         assert!(Request::decode(&kind).is_err());
+        let mut flags = good.clone();
+        flags[9] = 4;
+        assert!(Request::decode(&flags).is_err());
         let mut filter = good.clone();
         filter[10] = 9;
         assert!(Request::decode(&filter).is_err());

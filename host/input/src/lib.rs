@@ -216,6 +216,36 @@ fn resolve_unnamed_in(env: Lookup<'_>, x86_backend: bool) -> Unnamed {
     ))
 }
 
+/// Whether hwloc would run its discovery component `name` under the
+/// `HWLOC_COMPONENTS` of the environment ([`component_enabled_in`]).
+pub fn component_enabled(name: &str) -> bool {
+    component_enabled_in(wloc_trust::env::var("HWLOC_COMPONENTS").as_deref(), name)
+}
+
+/// Whether hwloc runs its discovery component `name` under the component
+/// list `list` (`HWLOC_COMPONENTS`): every component runs without a list;
+/// with one, `-NAME` excludes, the names before `stop` (or a prefix of
+/// it) run and those after it do not, and a list without `stop` lets
+/// every component it does not exclude run.
+pub fn component_enabled_in(list: Option<&str>, name: &str) -> bool {
+    let Some(list) = list else {
+        return true;
+    };
+    let entries = list.split(',').filter(|e| !e.is_empty());
+    if entries.clone().any(|e| e.strip_prefix('-') == Some(name)) {
+        return false;
+    }
+    for e in entries.filter(|e| !e.starts_with('-')) {
+        if "stop".starts_with(e) {
+            return false;
+        }
+        if e == name {
+            return true;
+        }
+    }
+    true
+}
+
 /// The source of a load whose caller named none ([`resolve_unnamed`]),
 /// and what chose it: libhwloc falls back to this system when an input a
 /// variable names cannot be read, but not when `HWLOC_COMPONENTS` chose.
@@ -255,6 +285,21 @@ mod tests {
             Source::Xml("x".into())
         );
         assert!(resolve(None, Some(InputFormat::Xml)).is_err());
+    }
+
+    #[test]
+    fn component_lists_enable_as_hwlocs() {
+        let on = |list: Option<&str>| component_enabled_in(list, "pci");
+        assert!(on(None));
+        assert!(on(Some("")));
+        assert!(!on(Some("linux,stop")));
+        assert!(on(Some("linux,pci,stop")));
+        assert!(on(Some("linux")));
+        assert!(!on(Some("linux,-pci")));
+        assert!(!on(Some("pci,-pci")));
+        assert!(!on(Some("st,pci")));
+        assert!(!on(Some(",,stop,pci")));
+        assert!(on(Some("-x86,pci,stop")));
     }
 
     #[test]

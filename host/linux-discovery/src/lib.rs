@@ -185,6 +185,32 @@ pub fn discover(
     ctx::Ctx::new(fs, opts, topo).run()
 }
 
+/// The PUs and NUMA nodes the Linux cgroup of `fs`'s process allows, as
+/// hwloc's "get allowed resources" hook reads them for a topology said to
+/// be this system's (`HWLOC_THISSYSTEM_ALLOWED_RESOURCES`): `None` when no
+/// cpuset cgroup is mounted or the process's cgroup is unknown.
+pub fn allowed_resources(fs: &dyn FsAccess) -> Option<AllowedResources> {
+    let opts = Options::default();
+    let mut c = ctx::Ctx::new(fs, &opts, Topology::new());
+    let cgroup = c.allowed_resources()?;
+    Some(AllowedResources {
+        cgroup,
+        cpuset: c.topo.allowed_cpuset.clone(),
+        nodeset: c.topo.allowed_nodeset.clone(),
+    })
+}
+
+/// What [`allowed_resources`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllowedResources {
+    /// The cgroup's name (the `LinuxCgroup` info).
+    pub cgroup: String,
+    /// The allowed PUs (all when the cgroup's file is missing or unreadable).
+    pub cpuset: wloc_core::CpuSet,
+    /// The allowed NUMA nodes (all when the file is missing or unreadable).
+    pub nodeset: wloc_core::NodeSet,
+}
+
 #[cfg(test)]
 mod setting_names {
     use super::*;

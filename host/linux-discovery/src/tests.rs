@@ -205,6 +205,23 @@ fn cgroup_v2_restricts_allowed_resources() {
 }
 
 #[test]
+fn allowed_resources_alone_read_the_legacy_cpuset() {
+    let mut fs = MemFs::new();
+    fs.add_file("/proc/mounts", "none /dev/cpuset cpuset rw 0 0\n");
+    fs.add_file("/proc/self/cpuset", "/dummy\n");
+    fs.add_file("/dev/cpuset/dummy/cpus", "1-6,10,12-14\n");
+    fs.add_file("/dev/cpuset/dummy/mems", "1-2\n");
+    let a = crate::allowed_resources(&fs).unwrap();
+    assert_eq!(a.cgroup, "/dummy");
+    assert_eq!(a.cpuset.to_string(), "0x0000747e");
+    assert_eq!(a.nodeset.to_string(), "0x00000006");
+    // A bad list leaves everything allowed; no cgroup mounted, nothing.
+    fs.add_file("/dev/cpuset/dummy/mems", "x-\n");
+    assert!(crate::allowed_resources(&fs).unwrap().nodeset.is_full());
+    assert_eq!(crate::allowed_resources(&MemFs::new()), None);
+}
+
+#[test]
 fn cpuinfo_fallback_without_sysfs_topology() {
     let mut fs = MemFs::new();
     fs.add_file(

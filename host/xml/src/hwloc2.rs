@@ -134,8 +134,9 @@ fn rank_linux_capacities(m: &mut Topology) {
     }
 }
 
-/// hwloc 3 writes block devices' sizes with their unit; hwloc 2 writes the
-/// number of KiB alone. hwloc 3 describes memory modules further (form
+/// hwloc 3 writes block devices' sizes (and the other sizes of
+/// [`is_kib_size_info`]) with their unit; hwloc 2 writes the number of KiB
+/// alone. hwloc 3 describes memory modules further (form
 /// factor, type, size, rank); hwloc 2 does not.
 fn drop_hwloc3_object_infos(m: &mut Topology) {
     for id in m.iter_dfs() {
@@ -148,12 +149,20 @@ fn drop_hwloc3_object_infos(m: &mut Topology) {
         if o.obj_type != ObjType::OSDevice {
             continue;
         }
-        for i in o.infos.iter_mut().filter(|i| i.name == "Size") {
+        for i in o.infos.iter_mut().filter(|i| is_kib_size_info(&i.name)) {
             if let Some(kib) = i.value.strip_suffix("KiB") {
                 i.value = kib.to_string();
             }
         }
     }
+}
+
+/// The OS device infos hwloc 3 writes in KiB with their unit and hwloc 2
+/// as the number alone: block device sizes, the NEC Vector Engine's memory
+/// and cache sizes, CXL memory sizes.
+fn is_kib_size_info(name: &str) -> bool {
+    name == "Size"
+        || (name.ends_with("Size") && (name.starts_with("VectorEngine") || name.starts_with("CXL")))
 }
 
 /// On x86, hwloc 2.9's x86 backend gives every CPU cache of the machine
@@ -246,5 +255,27 @@ mod tests {
                 "hwlocVersion"
             ]
         );
+    }
+
+    #[test]
+    fn os_device_sizes_lose_their_unit_as_in_hwloc2() {
+        let mut t = wloc_core::synthetic::parse("pu:1")
+            .unwrap()
+            .build(Topology::new())
+            .unwrap();
+        let root = t.root();
+        let mut dev = Object::new(ObjType::OSDevice, None);
+        dev.infos = alloc::vec![
+            info("Size", "100KiB"),
+            info("VectorEngineMemorySize", "50331648KiB"),
+            info("VectorEngineL2Size", "256KiB"),
+            info("CXLRAMSize", "4096KiB"),
+            info("VectorEngineModel", "1KiB"),
+            info("Vendor", "x"),
+        ];
+        let id = t.insert_by_parent(root, dev).unwrap();
+        present(&mut t, true, Vec::new());
+        let values: Vec<&str> = t.obj(id).infos.iter().map(|i| i.value.as_str()).collect();
+        assert_eq!(values, ["100", "50331648", "256", "4096", "1KiB", "x"]);
     }
 }
