@@ -127,7 +127,11 @@ impl hwloc_topology {
                 .and_then(|img| img.to_topology_into(base))
                 .map_err(|e| err(&e))?,
             Source::Input(Input::Fsroot(p)) => discovered(Target::Fsroot(p.clone()), &base)?,
-            Source::Input(Input::Cpuid(p)) => discovered(Target::CpuidDump(p.clone()), &base)?,
+            Source::Input(Input::Cpuid(p)) => {
+                let mut m = discovered(Target::CpuidDump(p.clone()), &base)?;
+                wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
+                m
+            }
             Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default if noos => {
                 let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))
                     .map_err(|e| err(&e))?

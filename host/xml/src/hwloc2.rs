@@ -156,12 +156,14 @@ fn drop_hwloc3_object_infos(m: &mut Topology) {
     }
 }
 
-/// On x86, hwloc 2.9's x86 backend gives every CPU cache of the machine
-/// it discovers an `Inclusive` info (hwloc 3 keeps it as an attribute, as
-/// wloc does).
+/// hwloc 2's x86 backend gives every CPU cache of the machine it
+/// discovers an `Inclusive` info (hwloc 3 keeps it as an attribute, as
+/// wloc does): a machine of x86 architecture, or one the x86 backend
+/// discovered (`Backend` `x86`: a CPUID dump).
 pub fn add_x86_cache_infos(m: &mut Topology) {
     let x86 = m.obj(m.root()).infos.iter().chain(&m.infos).any(|i| {
-        i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386")
+        (i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386"))
+            || (i.name == "Backend" && i.value == "x86")
     });
     if !x86 {
         return;
