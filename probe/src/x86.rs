@@ -96,7 +96,9 @@ fn atoi(s: &str) -> i64 {
     let v = digits
         .bytes()
         .take_while(u8::is_ascii_digit)
-        .fold(0i64, |acc, d| acc.saturating_mul(10).saturating_add(i64::from(d - b'0')));
+        .fold(0i64, |acc, d| {
+            acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
     if neg { -v } else { v }
 }
 
@@ -1109,7 +1111,8 @@ pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
 /// `CPUFamilyNumber`, `CPUModelNumber`, `CPUModel`, `CPUStepping`), dies,
 /// groups, cores, PUs, caches, CPU kinds for hybrid processors, and the
 /// topology info `Backend=x86`.  NUMA nodes are not CPUID's business: the
-/// finished topology has a single one, as with hwloc's x86 backend alone.
+/// finished topology has a single one, as with hwloc's x86 backend alone
+/// (unless [`discover_with`] is asked for AMD's topoext nodes).
 ///
 /// Without CPUID leaf 1, only PUs are created.  PUs reporting the same
 /// APIC id make discovery fail, as they make hwloc's.

@@ -538,11 +538,15 @@ fn annotation_marks_inclusive_caches_as_discovery_does() {
 fn amd_zen_two_nodes() -> Table {
     let mut t = Table::new(4);
     t.vendor(0xd, b"AuthenticAMD")
-        .each(1, 0, |i| [0x0080_0f12, (i as u32) << 24 | 4 << 16, 0, 1 << 28])
+        .each(1, 0, |i| {
+            [0x0080_0f12, (i as u32) << 24 | 4 << 16, 0, 1 << 28]
+        })
         .all(0x8000_0000, 0, [0x8000_001e, 0, 0, 0])
         .all(0x8000_0001, 0, [0, 0, 1 << 22, 0])
         .all(0x8000_0008, 0, [0, 0, 3, 0])
-        .each(0x8000_001e, 0, |i| [i as u32, i as u32, (i as u32 / 2) | 1 << 8, 0]);
+        .each(0x8000_001e, 0, |i| {
+            [i as u32, i as u32, (i as u32 / 2) | 1 << 8, 0]
+        });
     t
 }
 

@@ -72,8 +72,7 @@ impl wloc_guest::Guest for X86 {
         topo.set_all_types_filter(TypeFilter::KeepAll);
         topo.include_disallowed = true;
         let opts = wloc_probe::X86Options::from_lookup(config::get);
-        let mut topo =
-            wloc_probe::discover_with(&src, topo, &opts).map_err(|e| e.to_string())?;
+        let mut topo = wloc_probe::discover_with(&src, topo, &opts).map_err(|e| e.to_string())?;
         if let Some(tables) = acpi_tables() {
             match tables.numa(Checksum::Verify) {
                 Ok(numa) => {
