@@ -45,4 +45,7 @@ pub use source::NativeSource;
 #[cfg(target_arch = "x86_64")]
 pub use source::native::CurrentCpu;
 pub use source::{CpuidSource, PuRunner};
-pub use x86::{MAX_OS_INDEX, annotate_inclusive_caches, discover, group_kind_x86};
+pub use x86::{
+    MAX_OS_INDEX, X86Options, annotate_inclusive_caches, discover, discover_with, group_kind_x86,
+    setting as x86_setting,
+};

@@ -35,7 +35,7 @@ use alloc::vec::Vec;
 use raw_cpuid::{CpuId, CpuIdResult};
 use wloc_core::cpukinds::CpuKind;
 use wloc_core::object::{CacheAttr, CacheKind, GroupAttr, Info, group_kind};
-use wloc_core::{CpuSet, ObjAttr, ObjType, Object, Topology, TopologyError};
+use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjType, Object, Topology, TopologyError};
 
 use crate::error::ProbeError;
 use crate::source::CpuidSource;
@@ -48,6 +48,58 @@ pub const MAX_OS_INDEX: u32 = 1 << 20;
 pub mod group_kind_x86 {
     /// AMD core complex (CCX), from leaf 0x80000026.
     pub const AMD_COMPLEX: u32 = 121;
+}
+
+/// The settings hwloc's x86 backend reads from its environment, by the
+/// names a host passes them under (hwloc's variable names without
+/// `HWLOC_`): one home for the names, shared by the hosts that read the
+/// environment and the x86 component that reads its configuration.
+pub mod setting {
+    /// `HWLOC_X86_TOPOEXT_NUMANODES`: NUMA nodes from the node ids of
+    /// AMD's topology extensions (leaf 0x8000001E).
+    pub const TOPOEXT_NUMANODES: &str = "X86_TOPOEXT_NUMANODES";
+    /// Every setting [`super::X86Options::from_lookup`] asks for.
+    pub const NAMES: &[&str] = &[TOPOEXT_NUMANODES];
+}
+
+/// What the environment changes in x86 discovery (hwloc's `HWLOC_X86_*`
+/// variables).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct X86Options {
+    /// Make NUMA nodes from the node ids AMD and Hygon processors give in
+    /// leaf 0x8000001E (`HWLOC_X86_TOPOEXT_NUMANODES=1`), one per node id
+    /// of a package, without memory sizes.
+    pub topoext_numanodes: bool,
+}
+
+impl X86Options {
+    /// The options a lookup of the [`setting`] names gives.  hwloc
+    /// documents `HWLOC_X86_TOPOEXT_NUMANODES=1` as enabling the NUMA
+    /// nodes and `0` as the default: a value whose leading integer is not
+    /// 0 enables them (as `atoi` reads it), anything else does not.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<alloc::string::String>) -> Self {
+        X86Options {
+            topoext_numanodes: lookup(setting::TOPOEXT_NUMANODES).is_some_and(|v| atoi(&v) != 0),
+        }
+    }
+}
+
+/// C's `atoi`: optional blanks and sign, then the leading digits (0 when
+/// there are none; saturating instead of overflowing).
+fn atoi(s: &str) -> i64 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let v = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |acc, d| {
+            acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+    if neg { -v } else { v }
 }
 
 /// Id value meaning "not reported" (hwloc's `(unsigned)-1`).
@@ -711,10 +763,35 @@ fn add_groups(
     Ok(())
 }
 
+/// NUMA nodes from the node ids of leaf 0x8000001E, one per node id of
+/// a package (PUs without one are left out), as hwloc's x86 backend makes
+/// them with `HWLOC_X86_TOPOEXT_NUMANODES`: the node's OS index is the
+/// id, its memory unknown.
+fn add_topoext_numanodes(
+    topo: &mut Topology,
+    infos: &[ProcInfo],
+    os: &[u32],
+) -> Result<(), ProbeError> {
+    let keyed = infos
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.ids[NODE] != UNKNOWN)
+        .map(|(i, p)| (i, (p.ids[PKG], p.ids[NODE])));
+    for ((_, id), set, _) in group_by(keyed, os) {
+        let mut node = Object::new(ObjType::NUMANode, Some(id));
+        node.nodeset = Some(NodeSet::from_index(id));
+        node.complete_cpuset = Some(set.clone());
+        node.cpuset = Some(set);
+        insert(topo, node)?;
+    }
+    Ok(())
+}
+
 /// Builds the objects from what the PUs said.
 fn summarize(
     topo: &mut Topology,
     m: &Machine,
+    opts: &X86Options,
     infos: &[ProcInfo],
     os: &[u32],
 ) -> Result<(), ProbeError> {
@@ -726,6 +803,11 @@ fn summarize(
             add_cpu_infos(&mut pkg, &infos[first]);
             insert(topo, pkg)?;
         }
+    }
+
+    // NUMA nodes cannot be filtered out.
+    if opts.topoext_numanodes {
+        add_topoext_numanodes(topo, infos, os)?;
     }
 
     if topo.keeps_type(ObjType::Group) {
@@ -1029,11 +1111,23 @@ pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
 /// `CPUFamilyNumber`, `CPUModelNumber`, `CPUModel`, `CPUStepping`), dies,
 /// groups, cores, PUs, caches, CPU kinds for hybrid processors, and the
 /// topology info `Backend=x86`.  NUMA nodes are not CPUID's business: the
-/// finished topology has a single one, as with hwloc's x86 backend alone.
+/// finished topology has a single one, as with hwloc's x86 backend alone
+/// (unless [`discover_with`] is asked for AMD's topoext nodes).
 ///
 /// Without CPUID leaf 1, only PUs are created.  PUs reporting the same
 /// APIC id make discovery fail, as they make hwloc's.
-pub fn discover(src: &dyn CpuidSource, mut topo: Topology) -> Result<Topology, ProbeError> {
+pub fn discover(src: &dyn CpuidSource, topo: Topology) -> Result<Topology, ProbeError> {
+    discover_with(src, topo, &X86Options::default())
+}
+
+/// [`discover`] with the settings of `opts`: with
+/// [`X86Options::topoext_numanodes`], AMD and Hygon processors' node ids
+/// become NUMA nodes (hwloc's `HWLOC_X86_TOPOEXT_NUMANODES`).
+pub fn discover_with(
+    src: &dyn CpuidSource,
+    mut topo: Topology,
+    opts: &X86Options,
+) -> Result<Topology, ProbeError> {
     let n = src.pu_count();
     if n == 0 {
         return Err(ProbeError::NoPu);
@@ -1073,7 +1167,7 @@ pub fn discover(src: &dyn CpuidSource, mut topo: Topology) -> Result<Topology, P
                 apic_ids.insert(info.apicid, pu);
                 infos.push(info);
             }
-            summarize(&mut topo, &m, &infos, &os)?;
+            summarize(&mut topo, &m, opts, &infos, &os)?;
             if m.is_hybrid {
                 match m.vendor {
                     Vendor::Intel => cpukinds_intel(&mut topo, &infos, &os),

@@ -532,3 +532,68 @@ fn annotation_marks_inclusive_caches_as_discovery_does() {
     wloc_probe::annotate_inclusive_caches(&table, &mut other);
     assert_eq!(flags(&other), expected);
 }
+
+/// One AMD family 17h package of four PUs in two nodes (leaf 0x8000001E
+/// node ids 0 and 1), without x2APIC.
+fn amd_zen_two_nodes() -> Table {
+    let mut t = Table::new(4);
+    t.vendor(0xd, b"AuthenticAMD")
+        .each(1, 0, |i| {
+            [0x0080_0f12, (i as u32) << 24 | 4 << 16, 0, 1 << 28]
+        })
+        .all(0x8000_0000, 0, [0x8000_001e, 0, 0, 0])
+        .all(0x8000_0001, 0, [0, 0, 1 << 22, 0])
+        .all(0x8000_0008, 0, [0, 0, 3, 0])
+        .each(0x8000_001e, 0, |i| {
+            [i as u32, i as u32, (i as u32 / 2) | 1 << 8, 0]
+        });
+    t
+}
+
+#[test]
+fn topoext_numa_nodes_only_when_asked() {
+    use wloc_probe::{X86Options, discover_with, x86_setting};
+    let t = amd_zen_two_nodes();
+    // By default CPUID makes no NUMA node: the finished tree has one.
+    let plain = discover(&t, Topology::new()).unwrap();
+    assert_eq!(count(&plain, ObjType::NUMANode), 1);
+    assert_eq!(count(&plain, ObjType::Core), 4);
+    let on = X86Options::from_lookup(|n| (n == x86_setting::TOPOEXT_NUMANODES).then(|| "1".into()));
+    assert!(on.topoext_numanodes);
+    let numa = discover_with(&t, Topology::new(), &on).unwrap();
+    assert_eq!(os_indexes(&numa, ObjType::NUMANode), [Some(0), Some(1)]);
+    assert_eq!(cpusets(&numa, ObjType::NUMANode), ["0-1", "2-3"]);
+    for id in numa.objs_by_type(ObjType::NUMANode) {
+        let o = numa.obj(id);
+        assert_eq!(
+            o.nodeset.as_ref().unwrap().first(),
+            o.os_index,
+            "a node's nodeset is its own index"
+        );
+    }
+    assert_eq!(count(&numa, ObjType::Core), 4);
+    // Intel processors have no such node ids: the option changes nothing.
+    assert_eq!(
+        count(
+            &discover_with(&intel_2c2t(), Topology::new(), &on).unwrap(),
+            ObjType::NUMANode
+        ),
+        1
+    );
+}
+
+#[test]
+fn the_topoext_setting_is_read_as_hwloc_documents_it() {
+    use wloc_probe::{X86Options, x86_setting};
+    let with = |v: &'static str| {
+        X86Options::from_lookup(move |n| (n == x86_setting::TOPOEXT_NUMANODES).then(|| v.into()))
+            .topoext_numanodes
+    };
+    assert!(with("1"));
+    assert!(with(" 2x"));
+    assert!(!with("0"));
+    assert!(!with(""));
+    assert!(!with("yes"));
+    assert!(!X86Options::from_lookup(|_| None).topoext_numanodes);
+    assert_eq!(x86_setting::NAMES, [x86_setting::TOPOEXT_NUMANODES]);
+}

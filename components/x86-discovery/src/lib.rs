@@ -5,11 +5,13 @@
 //! PU (pinning a thread there) or replays a recorded dump, and the
 //! component cannot tell the difference.  When the host also grants
 //! `/sys/firmware/acpi/tables`, the MADT, SRAT, SLIT and HMAT found there
-//! add NUMA nodes, distances and memory attributes.  Every type is kept;
-//! the host applies the user's filters when it rebuilds the tree.
+//! add NUMA nodes, distances and memory attributes.  Settings arrive
+//! through `config` under hwloc's variable names without `HWLOC_`
+//! ([`wloc_probe::x86_setting`]: `X86_TOPOEXT_NUMANODES`).  Every type is
+//! kept; the host applies the user's filters when it rebuilds the tree.
 
 use wloc_core::{Topology, TypeFilter};
-use wloc_guest::{Discovery, HostCpuid, files, log};
+use wloc_guest::{Discovery, HostCpuid, config, files, log};
 use wloc_probe::CpuidSource;
 use wloc_probe::acpi::{AcpiTables, Checksum};
 
@@ -69,7 +71,8 @@ impl wloc_guest::Guest for X86 {
         let mut topo = Topology::new();
         topo.set_all_types_filter(TypeFilter::KeepAll);
         topo.include_disallowed = true;
-        let mut topo = wloc_probe::discover(&src, topo).map_err(|e| e.to_string())?;
+        let opts = wloc_probe::X86Options::from_lookup(config::get);
+        let mut topo = wloc_probe::discover_with(&src, topo, &opts).map_err(|e| e.to_string())?;
         if let Some(tables) = acpi_tables() {
             match tables.numa(Checksum::Verify) {
                 Ok(numa) => {

@@ -174,7 +174,9 @@ impl hwloc_topology {
                 discovered(Target::Fsroot(p.clone()), &base, pci_names)?
             }
             Source::Input(Input::Cpuid(p)) => {
-                discovered(Target::CpuidDump(p.clone()), &base, pci_names)?
+                let mut m = discovered(Target::CpuidDump(p.clone()), &base, pci_names)?;
+                wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
+                m
             }
             Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default if noos => {
                 let mut m = wloc_core::synthetic::parse(&format!("pu:{}", online_pus()))

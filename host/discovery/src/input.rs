@@ -240,10 +240,7 @@ fn pci_locality_value(v: String) -> Option<String> {
 /// The settings given to the Linux discovery component.
 fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, String)> {
     use wloc_linux::setting;
-    let mut config: Vec<(String, String)> = wloc_linux::SETTING_NAMES
-        .iter()
-        .filter_map(|name| env_var(name).map(|v| (name.to_string(), v)))
-        .collect();
+    let mut config = wloc_input::backend_settings(wloc_linux::SETTING_NAMES);
     // A PCI locality file was read by the host: pass its content.
     if let Some(v) = &opts.pci_locality {
         config.retain(|(k, _)| k != setting::PCI_LOCALITY);
@@ -452,7 +449,8 @@ fn load_cpuid_this_system(d: &Discovery, topo: Topology) -> Result<Topology, Loa
 }
 
 /// Runs the sandboxed x86 discovery component, granted CPUID answers and
-/// maybe the ACPI tables.
+/// maybe the ACPI tables, with hwloc's x86 settings from the environment
+/// (`HWLOC_X86_TOPOEXT_NUMANODES`, [`wloc_probe::x86_setting`]).
 pub(crate) fn run_x86(
     d: &Discovery,
     provider: crate::cpuid_native::DumpProvider,
@@ -460,10 +458,10 @@ pub(crate) fn run_x86(
     topo: Topology,
 ) -> Result<Topology, LoadError> {
     let (rt, c) = load_builtin(d, &wloc_runtime::builtin::X86)?;
-    let mut run = wloc_runtime::RunOptions {
-        cpuid: Some(std::sync::Arc::new(provider)),
-        ..Default::default()
-    };
+    let mut run = wloc_runtime::RunOptions::with_config(wloc_input::backend_settings(
+        wloc_probe::x86_setting::NAMES,
+    ));
+    run.cpuid = Some(std::sync::Arc::new(provider));
     if let Some(f) = files {
         run.files = std::sync::Arc::new(f);
     }

@@ -98,6 +98,23 @@ fn prefixed_var(env: Lookup<'_>, suffix: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// The settings a discovery backend takes from the environment: each of
+/// `names` (an hwloc variable name without `HWLOC_`, such as
+/// `X86_TOPOEXT_NUMANODES`) that is set, with its value, read as
+/// [`env_var`] reads it (`WLOC_` name first, empty values left out).
+/// The command and the discovery module pass these to the components.
+pub fn backend_settings(names: &[&str]) -> Vec<(String, String)> {
+    backend_settings_in(&wloc_trust::env::var, names)
+}
+
+/// [`backend_settings`] with the environment `env`.
+pub fn backend_settings_in(env: Lookup<'_>, names: &[&str]) -> Vec<(String, String)> {
+    names
+        .iter()
+        .filter_map(|n| prefixed_var(env, n).map(|v| (n.to_string(), v)))
+        .collect()
+}
+
 /// Guesses the format of `-i` as lstopo does: a directory holding a CPUID
 /// dump is `cpuid`, another directory is `fsroot`, a regular file
 /// starting with the image magic number is an image, anything else that
@@ -300,6 +317,30 @@ mod tests {
         assert!(!on(Some("st,pci")));
         assert!(!on(Some(",,stop,pci")));
         assert!(on(Some("-x86,pci,stop")));
+    }
+
+    #[test]
+    fn backend_settings_come_from_either_name() {
+        let table: std::collections::HashMap<&str, &str> = [
+            ("HWLOC_X86_TOPOEXT_NUMANODES", "1"),
+            ("WLOC_CPUKINDS", "x"),
+            ("HWLOC_CPUKINDS", "y"),
+            ("HWLOC_GROUPING", ""),
+        ]
+        .into_iter()
+        .collect();
+        let env = |n: &str| table.get(n).map(|v| v.to_string());
+        let got = backend_settings_in(
+            &env,
+            &["X86_TOPOEXT_NUMANODES", "CPUKINDS", "GROUPING", "MEMTIERS"],
+        );
+        assert_eq!(
+            got,
+            [
+                ("X86_TOPOEXT_NUMANODES".to_string(), "1".to_string()),
+                ("CPUKINDS".to_string(), "x".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -39,8 +39,9 @@ const AFTER_BACKEND: [&str; 6] = [
 ];
 
 /// The infos of an object as a version 2 document shows them: the
-/// topology infos are the root's (after its own), and OS devices of
-/// compute backends have a `Backend` info.
+/// topology infos are the root's (after its own), OS devices of compute
+/// backends have a `Backend` info, and the caches of a machine the x86
+/// backend discovered have an `Inclusive` info ([`x86_inclusive_info`]).
 pub fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
     let o = topo.obj(id);
     let mut infos = o.infos.clone();
@@ -53,7 +54,40 @@ pub fn v2_infos(topo: &Topology, id: ObjId) -> Vec<Info> {
             value: backend.into(),
         });
     }
+    if o.obj_type.is_cache()
+        && x86_discovered(topo)
+        && let Some(i) = x86_inclusive_info(o)
+    {
+        infos.push(i);
+    }
     infos
+}
+
+/// Whether the x86 backend discovered the topology's processors: wloc's
+/// x86 discovery (a CPUID dump) names itself `Backend` `x86`, as hwloc's
+/// does, in the topology infos or, once presented as hwloc 2 does, the
+/// root's.
+fn x86_discovered(m: &Topology) -> bool {
+    m.obj(m.root())
+        .infos
+        .iter()
+        .chain(&m.infos)
+        .any(|i| i.name == "Backend" && i.value == "x86")
+}
+
+/// The `Inclusive` info hwloc 2's x86 backend gives every CPU cache it
+/// discovers or annotates (hwloc 3 keeps it as an attribute, as wloc
+/// does): `1` or `0`. None for other objects and for a cache that has one
+/// already (an imported hwloc 2 document's).
+pub fn x86_inclusive_info(o: &Object) -> Option<Info> {
+    if !o.obj_type.is_cache() || o.info("Inclusive").is_some() {
+        return None;
+    }
+    let c = o.cache()?;
+    Some(Info {
+        name: "Inclusive".into(),
+        value: if c.inclusive { "1" } else { "0" }.into(),
+    })
 }
 
 /// The `Backend` info hwloc 2 kept inside OS devices of compute backends.
@@ -165,27 +199,23 @@ fn is_kib_size_info(name: &str) -> bool {
         || (name.ends_with("Size") && (name.starts_with("VectorEngine") || name.starts_with("CXL")))
 }
 
-/// On x86, hwloc 2.9's x86 backend gives every CPU cache of the machine
-/// it discovers an `Inclusive` info (hwloc 3 keeps it as an attribute, as
-/// wloc does).
+/// Gives the caches the `Inclusive` infos ([`x86_inclusive_info`]) of
+/// hwloc 2's x86 backend, as objects of its C API carry them, when it ran:
+/// on a machine of x86 architecture (this machine, discovered by Linux
+/// then annotated from CPUID), or when it discovered the processors (a
+/// CPUID dump, whose version 2 documents [`v2_infos`] shows so too).
 pub fn add_x86_cache_infos(m: &mut Topology) {
-    let x86 = m.obj(m.root()).infos.iter().chain(&m.infos).any(|i| {
-        i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386")
-    });
+    let x86 = x86_discovered(m)
+        || m.obj(m.root()).infos.iter().chain(&m.infos).any(|i| {
+            i.name == "Architecture" && matches!(i.value.as_str(), "x86_64" | "i686" | "i386")
+        });
     if !x86 {
         return;
     }
     for id in m.iter_dfs() {
-        let o = m.obj_mut(id);
-        if !o.obj_type.is_cache() || o.info("Inclusive").is_some() {
-            continue;
+        if let Some(i) = x86_inclusive_info(m.obj(id)) {
+            m.obj_mut(id).infos.push(i);
         }
-        let Some(c) = o.cache() else { continue };
-        let v = if c.inclusive { "1" } else { "0" };
-        o.infos.push(Info {
-            name: "Inclusive".into(),
-            value: v.into(),
-        });
     }
 }
 
@@ -202,6 +232,55 @@ mod tests {
 
     fn names(infos: &[Info]) -> Vec<&str> {
         infos.iter().map(|i| i.name.as_str()).collect()
+    }
+
+    /// Two PUs under an inclusive L2 and a non-inclusive L1d each.
+    fn with_caches(backend: &str) -> Topology {
+        let mut t = wloc_core::synthetic::parse("l2:1 l1d:2 pu:1")
+            .unwrap()
+            .build(Topology::new())
+            .unwrap();
+        let l2 = t.objs_by_type(ObjType::L2Cache)[0];
+        if let wloc_core::ObjAttr::Cache(c) = &mut t.obj_mut(l2).attr {
+            c.inclusive = true;
+        }
+        t.infos = alloc::vec![info("Backend", backend)];
+        t
+    }
+
+    fn inclusive_infos(t: &Topology, infos: impl Fn(ObjId) -> Vec<Info>) -> Vec<(ObjType, String)> {
+        let mut out = Vec::new();
+        for id in t.iter_dfs() {
+            for i in infos(id).into_iter().filter(|i| i.name == "Inclusive") {
+                out.push((t.obj(id).obj_type, i.value));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn caches_the_x86_backend_found_show_inclusive_infos() {
+        let want = alloc::vec![
+            (ObjType::L2Cache, "1".to_string()),
+            (ObjType::L1Cache, "0".to_string()),
+            (ObjType::L1Cache, "0".to_string()),
+        ];
+        // A CPUID dump's topology, in version 2 documents...
+        let x86 = with_caches("x86");
+        assert_eq!(inclusive_infos(&x86, |id| v2_infos(&x86, id)), want);
+        // ... and in the C library's objects, once, however often added.
+        let mut lib = with_caches("x86");
+        add_x86_cache_infos(&mut lib);
+        add_x86_cache_infos(&mut lib);
+        assert_eq!(inclusive_infos(&lib, |id| lib.obj(id).infos.clone()), want);
+        assert_eq!(inclusive_infos(&lib, |id| v2_infos(&lib, id)), want);
+        // Another backend's caches (Linux sysfs of another architecture,
+        // synthetic) have none.
+        let linux = with_caches("Linux");
+        assert!(inclusive_infos(&linux, |id| v2_infos(&linux, id)).is_empty());
+        let mut lib = with_caches("Linux");
+        add_x86_cache_infos(&mut lib);
+        assert!(inclusive_infos(&lib, |id| lib.obj(id).infos.clone()).is_empty());
     }
 
     #[test]
