@@ -276,8 +276,22 @@ impl Differ<'_> {
                     new: n2.clone(),
                 },
             ),
-            (Some(_), None) => return Err("name removed in NEW".into()),
-            (None, Some(_)) => return Err("name added in NEW".into()),
+            // As hwloc-diff: a missing name is the empty string (which
+            // hwloc's diff format writes for it and reads back as no name).
+            (Some(n1), None) if !n1.is_empty() => self.change(
+                a,
+                AttrChange::Name {
+                    old: n1.clone(),
+                    new: String::new(),
+                },
+            ),
+            (None, Some(n2)) if !n2.is_empty() => self.change(
+                a,
+                AttrChange::Name {
+                    old: String::new(),
+                    new: n2.clone(),
+                },
+            ),
             _ => {}
         }
         match (&o1.attr, &o2.attr) {
@@ -675,11 +689,16 @@ fn apply_one(topo: &mut Topology, c: &Change) -> Result<(), String> {
         (AttrChange::Name { old, new }, Some(id)) => {
             let l = label(topo, id);
             let o = topo.obj_mut(id);
-            match &o.name {
-                Some(n) if n == old => o.name = Some(new.clone()),
-                Some(n) => return Err(format!("{l} is named '{n}', not '{old}'")),
-                None => return Err(format!("{l} has no name")),
+            // As hwloc-patch: an empty name in the diff is no name.
+            let current = o.name.as_deref().unwrap_or("");
+            if current != old {
+                return Err(if current.is_empty() {
+                    format!("{l} has no name")
+                } else {
+                    format!("{l} is named '{current}', not '{old}'")
+                });
             }
+            o.name = (!new.is_empty()).then(|| new.clone());
         }
         (AttrChange::Info { name, old, new }, id) => {
             let matches = |i: &Info| i.name == *name && i.value == *old;

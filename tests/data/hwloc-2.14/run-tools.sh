@@ -8,6 +8,8 @@
 #   OUT:        a folder for the wrappers, the adapted scripts and their logs (default: a new mktemp folder).
 # Each script is copied with its builddir= line pointing to the wrappers (hwloc-calc runs `WLOC calc`, ...,
 # lstopo-no-graphics runs `WLOC ls`); the scripts read hwloc's source tree and write in their own mktemp folders.
+# The wrappers set WLOC_HWLOC_COMPAT=2: where wloc keeps a hwloc 3.0 behaviour by default, hwloc 2.x's is
+# asked for (see docs/hwloc-differences.md).
 # Prints 'NAME: pass|fail' per script (the log in OUT/NAME.log) and a last line 'N passed, M failed'.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 WLOC [SUITE_WORK [OUT]]" >&2; exit 2; }
@@ -23,9 +25,9 @@ fi
 mkdir -p "$out/bin" || exit 2
 out=$(cd "$out" && pwd)
 for t in calc annotate compress-dir uncompress-dir diff patch distrib info; do
-  printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$wloc" "$t" > "$out/bin/hwloc-$t"
+  printf '#!/bin/sh\nWLOC_HWLOC_COMPAT=2 exec "%s" %s "$@"\n' "$wloc" "$t" > "$out/bin/hwloc-$t"
 done
-printf '#!/bin/sh\nexec "%s" ls "$@"\n' "$wloc" > "$out/bin/lstopo-no-graphics"
+printf '#!/bin/sh\nWLOC_HWLOC_COMPAT=2 exec "%s" ls "$@"\n' "$wloc" > "$out/bin/lstopo-no-graphics"
 chmod +x "$out/bin/"*
 pass=0; failn=0
 for s in hwloc/test-hwloc-calc hwloc/test-hwloc-annotate hwloc/test-hwloc-compress-dir hwloc/test-hwloc-diffpatch \
