@@ -391,7 +391,8 @@ impl LevelFilter {
         }
         let sub = inner.strip_prefix("subtype=").unwrap_or(inner);
         LevelFilter {
-            subtype: Some(sub.to_string()),
+            // As hwloc, an empty subtype filters nothing.
+            subtype: (!sub.is_empty()).then(|| sub.to_string()),
             tier: None,
         }
     }
@@ -608,7 +609,7 @@ impl<'a> Ctx<'a> {
         let is_special = !matches!(level.depth, Depth::Normal(_) | Depth::NumaNode);
         if !is_special && sep.starts_with('[') {
             let (inner, rest) =
-                split_filter(sep).ok_or_else(|| LocationError::BadFilter(self.err_word()))?;
+                split_filter(sep).ok_or_else(|| LocationError::Unrecognized(self.err_word()))?;
             if !rest.starts_with(':') {
                 return Err(LocationError::Unrecognized(self.err_word()));
             }
