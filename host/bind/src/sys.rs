@@ -52,7 +52,11 @@ pub(crate) fn from_kernel_mask<K: SetKind>(words: &[c_ulong]) -> Set<K> {
     let mut wide = [0u64; 16];
     let b = if WORD_BITS == 64 && words.len() <= wide.len() {
         for (w, &word) in wide.iter_mut().zip(words) {
-            *w = word as u64;
+            // `c_ulong` is u32 on 32-bit targets: the cast is not always a no-op.
+            #[allow(clippy::unnecessary_cast)]
+            {
+                *w = word as u64;
+            }
         }
         Bitmap::from_words(&wide[..words.len()])
     } else {
