@@ -1259,6 +1259,50 @@ mod tests {
     }
 
     #[test]
+    fn names_added_or_removed_are_changes_from_or_to_the_empty_name() {
+        let d = wloc_core::synthetic::parse("pack:2 pu:2").unwrap();
+        let named = d.build(Topology::new()).unwrap();
+        let mut unnamed = named.clone();
+        let mut named = named;
+        let pack = named.objs_by_type(wloc_core::object::ObjType::Package)[1];
+        named.obj_mut(pack).name = Some("eth0".into());
+        unnamed.obj_mut(pack).name = None;
+        // Removed: hwloc-diff writes the new name as "" and hwloc-patch reads it as none.
+        let c = compute(&named, &unnamed);
+        assert!(c.too_complex.is_empty());
+        assert_eq!(c.changes.len(), 1);
+        let xml = to_xml(&c.changes, "ref");
+        assert!(
+            xml.contains(r#"obj_attr_oldvalue="eth0" obj_attr_newvalue="""#),
+            "{xml}"
+        );
+        let back = parse_as_hwloc(&xml).unwrap().changes;
+        let mut t = named.clone();
+        apply(&mut t, &back, false).unwrap();
+        assert_eq!(t.obj(pack).name, None);
+        apply(&mut t, &back, true).unwrap();
+        assert_eq!(t.obj(pack).name.as_deref(), Some("eth0"));
+        // Added: the reverse.
+        let c = compute(&unnamed, &named);
+        assert_eq!(c.changes.len(), 1);
+        let mut t = unnamed.clone();
+        apply(&mut t, &c.changes, false).unwrap();
+        assert_eq!(t.obj(pack).name.as_deref(), Some("eth0"));
+        // A name that is not the expected one is still refused.
+        let mut other = named.clone();
+        other.obj_mut(pack).name = Some("eth1".into());
+        let e = apply(&mut other, &compute(&named, &unnamed).changes, false).unwrap_err();
+        assert!(e.reason.contains("is named 'eth1'"), "{}", e.reason);
+        let e = apply(
+            &mut unnamed.clone(),
+            &compute(&named, &unnamed).changes,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("has no name"), "{}", e.reason);
+    }
+
+    #[test]
     fn changes_at_no_object_are_refused_by_apply() {
         let d = wloc_core::synthetic::parse("pack:2 pu:2").unwrap();
         let topo = d.build(Topology::new()).unwrap();
