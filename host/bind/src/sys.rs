@@ -52,11 +52,10 @@ pub(crate) fn from_kernel_mask<K: SetKind>(words: &[c_ulong]) -> Set<K> {
     let mut wide = [0u64; 16];
     let b = if WORD_BITS == 64 && words.len() <= wide.len() {
         for (w, &word) in wide.iter_mut().zip(words) {
-            // `c_ulong` is u32 on 32-bit targets: the cast is not always a no-op.
+            // c_ulong is u64 here, u32 on 32-bit targets.
             #[allow(clippy::unnecessary_cast)]
-            {
-                *w = word as u64;
-            }
+            let word = word as u64;
+            *w = word;
         }
         Bitmap::from_words(&wide[..words.len()])
     } else {
