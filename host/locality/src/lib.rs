@@ -354,10 +354,78 @@ fn guess_set_format(arg: &str) -> Option<CpusetFormat> {
 
 /// A level chosen by a location's type: its depth and the filters the
 /// type carries.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Level {
     depth: Depth,
     obj_type: Option<ObjType>,
+    /// hwloc 2.x's filter in brackets after the type (`numa[mcdram]`).
+    filter: LevelFilter,
+}
+
+/// A filter written in brackets after a type (`numa[mcdram]`,
+/// `numa[subtype=HBM]`, `numa[tier=1]`), as hwloc-calc 2.x reads it.
+#[derive(Clone, Debug, Default)]
+struct LevelFilter {
+    /// Only objects of this subtype (compared case-insensitively).
+    subtype: Option<String>,
+    /// Only NUMA nodes whose `MemoryTier` info is this.
+    tier: Option<i64>,
+}
+
+impl LevelFilter {
+    /// Reads the text between the brackets.
+    fn parse(inner: &str) -> LevelFilter {
+        if let Some(t) = inner.strip_prefix("tier=") {
+            // As hwloc's atoi: leading digits, else 0.
+            let digits: String = t
+                .trim_start()
+                .chars()
+                .enumerate()
+                .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')))
+                .map(|(_, c)| c)
+                .collect();
+            return LevelFilter {
+                subtype: None,
+                tier: Some(digits.parse().unwrap_or(0)),
+            };
+        }
+        let sub = inner.strip_prefix("subtype=").unwrap_or(inner);
+        LevelFilter {
+            // As hwloc, an empty subtype filters nothing.
+            subtype: (!sub.is_empty()).then(|| sub.to_string()),
+            tier: None,
+        }
+    }
+
+    /// Whether `o` passes the filter.
+    fn keeps(&self, o: &wloc_core::object::Object) -> bool {
+        if let Some(st) = &self.subtype
+            && !o
+                .subtype
+                .as_deref()
+                .is_some_and(|s| s.eq_ignore_ascii_case(st))
+        {
+            return false;
+        }
+        if let Some(t) = self.tier
+            && o.obj_type == ObjType::NUMANode
+        {
+            let tier = o
+                .info("MemoryTier")
+                .and_then(|v| v.trim().parse::<i64>().ok());
+            if tier != Some(t) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Splits `[FILTER]REST` into the filter's text and the rest.
+fn split_filter(s: &str) -> Option<(&str, &str)> {
+    let inner = s.strip_prefix('[')?;
+    let end = inner.find(']')?;
+    Some((&inner[..end], &inner[end + 1..]))
 }
 
 /// A parsed index range: `first`, how many, the step, and whether it wraps.
@@ -500,6 +568,7 @@ impl<'a> Ctx<'a> {
                     Level {
                         depth: d,
                         obj_type: Some(spec.obj_type),
+                        filter: LevelFilter::default(),
                     },
                     Some(spec),
                 )),
@@ -513,6 +582,7 @@ impl<'a> Ctx<'a> {
                 Level {
                     depth: Depth::NumaNode,
                     obj_type: Some(ObjType::NUMANode),
+                    filter: LevelFilter::default(),
                 },
                 None,
             ));
@@ -526,6 +596,7 @@ impl<'a> Ctx<'a> {
             Level {
                 depth: Depth::Normal(depth as u32),
                 obj_type: None,
+                filter: LevelFilter::default(),
             },
             None,
         ))
@@ -533,9 +604,18 @@ impl<'a> Ctx<'a> {
 
     /// A type/depth location (`arg[typelen]` is `:`, `=` or `[`).
     fn location(&mut self, arg: &str, typelen: usize) -> Result<(), LocationError> {
-        let (level, spec) = self.parse_level(arg, typelen)?;
-        let sep = &arg[typelen..];
+        let (mut level, spec) = self.parse_level(arg, typelen)?;
+        let mut sep = &arg[typelen..];
         let is_special = !matches!(level.depth, Depth::Normal(_) | Depth::NumaNode);
+        if !is_special && sep.starts_with('[') {
+            let (inner, rest) =
+                split_filter(sep).ok_or_else(|| LocationError::Unrecognized(self.err_word()))?;
+            if !rest.starts_with(':') {
+                return Err(LocationError::Unrecognized(self.err_word()));
+            }
+            level.filter = LevelFilter::parse(inner);
+            sep = rest;
+        }
         if is_special {
             let t = level.obj_type;
             let value = &sep[1..];
@@ -596,7 +676,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Objects of a level inside the given sets, in level order.
-    fn objs_inside(&self, cpuset: &CpuSet, nodeset: &NodeSet, level: Level) -> Vec<ObjId> {
+    fn objs_inside(&self, cpuset: &CpuSet, nodeset: &NodeSet, level: &Level) -> Vec<ObjId> {
         let empty_c = CpuSet::new();
         let empty_n = NodeSet::new();
         self.topo
@@ -611,6 +691,9 @@ impl<'a> Ctx<'a> {
                     return false;
                 }
                 if c.is_empty() && n.is_empty() {
+                    return false;
+                }
+                if !level.filter.keeps(o) {
                     return false;
                 }
                 if let (Some(hbm), ObjType::NUMANode) = (self.only_hbm, o.obj_type) {
@@ -647,18 +730,25 @@ impl<'a> Ctx<'a> {
                     .bytes()
                     .take_while(|c| c.is_ascii_alphanumeric())
                     .count();
-                if tl == 0 || next.as_bytes().get(tl) != Some(&b':') {
+                let (filter, after) = match split_filter(&next[tl..]) {
+                    Some((inner, after)) => (Some(LevelFilter::parse(inner)), after),
+                    None => (None, &next[tl..]),
+                };
+                if tl == 0 || !after.starts_with(':') {
                     return Err(LocationError::BadHierarchy(self.err_word()));
                 }
-                let (nl, _) = self.parse_level(next, tl)?;
+                let (mut nl, _) = self.parse_level(next, tl)?;
                 if !matches!(nl.depth, Depth::Normal(_) | Depth::NumaNode) {
                     return Err(LocationError::BadHierarchy(self.err_word()));
                 }
-                Some((nl, &next[tl + 1..]))
+                if let Some(f) = filter {
+                    nl.filter = f;
+                }
+                Some((nl, &after[1..]))
             }
             None => None,
         };
-        let objs = self.objs_inside(root_c, root_n, level);
+        let objs = self.objs_inside(root_c, root_n, &level);
         let width = objs.len() as u32;
         let step = range.step;
         // hwloc computes the count in unsigned 32-bit arithmetic.
@@ -705,13 +795,13 @@ impl<'a> Ctx<'a> {
             match obj {
                 Some(id) => {
                     found += 1;
-                    match next {
+                    match &next {
                         Some((nl, ns)) => {
                             let o = self.topo.obj(id);
                             let c = o.cpuset.clone().unwrap_or_default();
                             let n = o.nodeset.clone().unwrap_or_default();
                             // As hwloc, a failing sub-location only loses its objects.
-                            if let Err(e) = self.object_range(&c, &n, nl, ns) {
+                            if let Err(e) = self.object_range(&c, &n, nl.clone(), ns) {
                                 self.warnings.push(e);
                             }
                         }

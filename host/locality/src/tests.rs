@@ -103,3 +103,24 @@ fn huge_ranges_finish() {
     assert_eq!(calc(&t, "pu:20-"), "0x0");
     assert_eq!(calc(&t, "pu:0:4000000000"), "0x0000ffff");
 }
+
+#[test]
+fn level_filters_in_brackets_select_by_subtype() {
+    let mut t = synth("pack:2 core:2 pu:1");
+    let cores: Vec<ObjId> = t
+        .objs_by_type(ObjType::Core)
+        .into_iter()
+        .filter(|&id| t.obj(id).logical_index() % 2 == 1)
+        .collect();
+    for id in cores {
+        t.obj_mut(id).subtype = Some("Fast".into());
+    }
+    assert_eq!(calc(&t, "core[fast]:1"), "0x00000008");
+    assert_eq!(calc(&t, "core[subtype=FAST]:all"), "0x0000000a");
+    // An empty filter filters nothing, as in hwloc.
+    assert_eq!(calc(&t, "core[]:0"), "0x00000001");
+    assert_eq!(calc(&t, "pack:1.core[fast]:0"), "0x00000008");
+    assert_eq!(calc(&t, "core[slow]:0"), "0x0");
+    assert!(resolve_word(&t, "core[fast:0", &WordOptions::default()).is_err());
+    assert!(resolve_word(&t, "core[fast]0", &WordOptions::default()).is_err());
+}

@@ -276,8 +276,22 @@ impl Differ<'_> {
                     new: n2.clone(),
                 },
             ),
-            (Some(_), None) => return Err("name removed in NEW".into()),
-            (None, Some(_)) => return Err("name added in NEW".into()),
+            // As hwloc-diff: a missing name is the empty string (which
+            // hwloc's diff format writes for it and reads back as no name).
+            (Some(n1), None) if !n1.is_empty() => self.change(
+                a,
+                AttrChange::Name {
+                    old: n1.clone(),
+                    new: String::new(),
+                },
+            ),
+            (None, Some(n2)) if !n2.is_empty() => self.change(
+                a,
+                AttrChange::Name {
+                    old: String::new(),
+                    new: n2.clone(),
+                },
+            ),
             _ => {}
         }
         match (&o1.attr, &o2.attr) {
@@ -675,11 +689,16 @@ fn apply_one(topo: &mut Topology, c: &Change) -> Result<(), String> {
         (AttrChange::Name { old, new }, Some(id)) => {
             let l = label(topo, id);
             let o = topo.obj_mut(id);
-            match &o.name {
-                Some(n) if n == old => o.name = Some(new.clone()),
-                Some(n) => return Err(format!("{l} is named '{n}', not '{old}'")),
-                None => return Err(format!("{l} has no name")),
+            // As hwloc-patch: an empty name in the diff is no name.
+            let current = o.name.as_deref().unwrap_or("");
+            if current != old {
+                return Err(if current.is_empty() {
+                    format!("{l} has no name")
+                } else {
+                    format!("{l} is named '{current}', not '{old}'")
+                });
             }
+            o.name = (!new.is_empty()).then(|| new.clone());
         }
         (AttrChange::Info { name, old, new }, id) => {
             let matches = |i: &Info| i.name == *name && i.value == *old;
@@ -1237,6 +1256,50 @@ mod tests {
             let e = parse(truncated).unwrap_err().to_string();
             assert!(e.contains("not an XML document"), "{truncated:?}: {e}");
         }
+    }
+
+    #[test]
+    fn names_added_or_removed_are_changes_from_or_to_the_empty_name() {
+        let d = wloc_core::synthetic::parse("pack:2 pu:2").unwrap();
+        let named = d.build(Topology::new()).unwrap();
+        let mut unnamed = named.clone();
+        let mut named = named;
+        let pack = named.objs_by_type(wloc_core::object::ObjType::Package)[1];
+        named.obj_mut(pack).name = Some("eth0".into());
+        unnamed.obj_mut(pack).name = None;
+        // Removed: hwloc-diff writes the new name as "" and hwloc-patch reads it as none.
+        let c = compute(&named, &unnamed);
+        assert!(c.too_complex.is_empty());
+        assert_eq!(c.changes.len(), 1);
+        let xml = to_xml(&c.changes, "ref");
+        assert!(
+            xml.contains(r#"obj_attr_oldvalue="eth0" obj_attr_newvalue="""#),
+            "{xml}"
+        );
+        let back = parse_as_hwloc(&xml).unwrap().changes;
+        let mut t = named.clone();
+        apply(&mut t, &back, false).unwrap();
+        assert_eq!(t.obj(pack).name, None);
+        apply(&mut t, &back, true).unwrap();
+        assert_eq!(t.obj(pack).name.as_deref(), Some("eth0"));
+        // Added: the reverse.
+        let c = compute(&unnamed, &named);
+        assert_eq!(c.changes.len(), 1);
+        let mut t = unnamed.clone();
+        apply(&mut t, &c.changes, false).unwrap();
+        assert_eq!(t.obj(pack).name.as_deref(), Some("eth0"));
+        // A name that is not the expected one is still refused.
+        let mut other = named.clone();
+        other.obj_mut(pack).name = Some("eth1".into());
+        let e = apply(&mut other, &compute(&named, &unnamed).changes, false).unwrap_err();
+        assert!(e.reason.contains("is named 'eth1'"), "{}", e.reason);
+        let e = apply(
+            &mut unnamed.clone(),
+            &compute(&named, &unnamed).changes,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("has no name"), "{}", e.reason);
     }
 
     #[test]

@@ -86,6 +86,20 @@ pub fn export_hwloc2_without_support(topo: &Topology) -> String {
     export_with(topo, XmlVersion::V2, true, true, false)
 }
 
+/// [`export`] or [`export_hwloc2`] (`hwloc2`), with or without the
+/// `support` elements (hwloc leaves them out when
+/// `HWLOC_XML_EXPORT_SUPPORT=0`).
+pub fn export_as(topo: &Topology, version: XmlVersion, hwloc2: bool, with_support: bool) -> String {
+    let hwloc2 = hwloc2 && version == XmlVersion::V2;
+    export_with(
+        topo,
+        version,
+        version == XmlVersion::V2,
+        hwloc2,
+        with_support,
+    )
+}
+
 /// The canonical document of `topo`: version 3 (what `wloc ls --of xml`
 /// writes) with the NUMA nodes' page types kept, as version 2 writes them
 /// (first in the node's element). wloc reads them back; this is the form

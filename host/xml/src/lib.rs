@@ -58,7 +58,7 @@ mod import;
 mod proptests;
 
 pub use export::{
-    SUPPORT_ORDER, escape_text, export, export_canonical, export_hwloc2,
+    SUPPORT_ORDER, escape_text, export, export_as, export_canonical, export_hwloc2,
     export_hwloc2_without_support,
 };
 pub use export_v1::export_v1;

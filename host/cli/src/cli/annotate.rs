@@ -655,10 +655,15 @@ pub fn run(a: &AnnotateArgs) -> super::Result {
             };
             // Every location is checked before anything changes.
             let mut targets: Vec<Target> = Vec::new();
+            // `none` with nothing to clear changes no object: as in
+            // hwloc-annotate, its location is not read (`--cd IN OUT dummy none`).
+            let nothing_to_do =
+                matches!(p.annotation, Annotation::None) && !a.clear_infos && !a.clear_userdata;
             for loc in &p.locations {
                 targets.push(match loc.as_str() {
                     "all" => Target::All,
                     "root" => Target::Objects(vec![topo.root()]),
+                    _ if nothing_to_do && !is_typed(loc) => continue,
                     _ => {
                         let objs = objects_at(&topo, loc)?;
                         let misc_on_misc = matches!(p.annotation, Annotation::Misc(_))
@@ -701,7 +706,7 @@ pub fn run(a: &AnnotateArgs) -> super::Result {
             }
         }
     }
-    let xml = wloc::xml::export(&topo, XmlVersion::V2);
+    let xml = super::ls::export_xml(&topo, XmlVersion::V2)?;
     if p.output == "-" {
         super::print(&xml)
     } else {

@@ -184,6 +184,50 @@ pub fn default_xml_version() -> super::Result<XmlVersion> {
     }
 }
 
+/// The environment variable that asks wloc's commands to behave as hwloc
+/// 2.x's tools where they keep a hwloc 3.0 behaviour by default: `2`.
+/// Today it changes one thing: version 2 XML is written as hwloc 2.x itself
+/// writes it, PCI types without their programming interface (hwloc 3 adds
+/// it to `pci_type` in both versions it writes).
+pub const HWLOC_COMPAT_ENV: &str = "WLOC_HWLOC_COMPAT";
+
+/// Whether `WLOC_HWLOC_COMPAT` asks for hwloc 2.x's behaviour. A value
+/// other than empty, `2` or `3` is an error naming the variable.
+pub fn hwloc2_compat() -> super::Result<bool> {
+    match std::env::var(HWLOC_COMPAT_ENV) {
+        Ok(v) => match v.trim() {
+            "" | "3" | "3.0" => Ok(false),
+            "2" | "2.x" => Ok(true),
+            _ => Err(
+                format!("{HWLOC_COMPAT_ENV}={v}: expected 2 (hwloc 2.x's behaviour) or 3").into(),
+            ),
+        },
+        Err(_) => Ok(false),
+    }
+}
+
+/// XML of `topo` in `version` for users: version 2 as hwloc 2.x writes it
+/// with `WLOC_HWLOC_COMPAT=2`, else as hwloc 3 converts to it; without the
+/// `support` elements when `HWLOC_XML_EXPORT_SUPPORT=0`, as hwloc.
+pub fn export_xml(topo: &Topology, version: XmlVersion) -> super::Result<String> {
+    // As hwloc's atoi: a value that does not start with a non-zero number is 0.
+    let with_support = match std::env::var("HWLOC_XML_EXPORT_SUPPORT") {
+        Ok(v) => {
+            let t = v.trim_start();
+            let t = t.strip_prefix('+').unwrap_or(t);
+            let t = t.strip_prefix('-').unwrap_or(t);
+            t.bytes().take_while(u8::is_ascii_digit).any(|c| c != b'0')
+        }
+        Err(_) => true,
+    };
+    Ok(wloc::xml::export_as(
+        topo,
+        version,
+        hwloc2_compat()?,
+        with_support,
+    ))
+}
+
 /// An XML format `wloc ls` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum XmlFormat {
@@ -459,7 +503,7 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
         }
         OutputFormat::Xml => match xml_format(a.xml_version, a.export_xml_flags)? {
             XmlFormat::Hwloc1 => wloc::xml::export_v1(&topo),
-            XmlFormat::Version(v) => wloc::xml::export(&topo, v),
+            XmlFormat::Version(v) => export_xml(&topo, v)?,
         },
         OutputFormat::Synthetic => {
             let flags = wloc_core::synthetic::ExportFlags::from_bits(a.export_synthetic_flags)

@@ -52,7 +52,7 @@ pub fn run(a: &PatchArgs) -> super::Result {
     let reference = wloc::files::read_text(Path::new(&old), "the topology")?;
     diff::apply_with_reference(&reference, &mut topo, &text, &d.changes, a.reverse)
         .map_err(|e| format!("cannot apply the diff '{name}' to '{old}': {e}"))?;
-    let xml = wloc::xml::export(&topo, XmlVersion::V2);
+    let xml = super::ls::export_xml(&topo, XmlVersion::V2)?;
     let out = a.out.as_deref().unwrap_or(&old);
     wloc::files::write(Path::new(out), xml.as_bytes())?;
     Ok(())

@@ -572,7 +572,7 @@ fn user_xml(canonical: &str, version: wloc::xml::XmlVersion) -> super::Result<St
     t.include_disallowed = true;
     let topo = wloc::xml::import_str(canonical, t)
         .map_err(|e| format!("corrupt topology store: a stored document does not load: {e}"))?;
-    Ok(wloc::xml::export(&topo, version))
+    super::ls::export_xml(&topo, version)
 }
 
 /// `out/name`, refusing names that would leave `out` (a corrupt or
@@ -682,7 +682,7 @@ fn uncompress_hwloc(
             let mut topo = reference.clone();
             diff::apply_with_reference(ref_text, &mut topo, &text, &d.changes, false)
                 .map_err(|e| format!("cannot apply it to '{r}': {e}"))?;
-            Ok(wloc::xml::export(&topo, version))
+            super::ls::export_xml(&topo, version)
         })();
         match patched {
             Ok(text) => {
