@@ -939,11 +939,10 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     // Inserting a Group never removes an object that was there: callers
     // hold pointers to them (hwloc keeps every one). Sets that do not
     // agree with each other could make completion drop one; refuse those.
-    let kept: std::collections::HashSet<u64> = m.ids().map(|i| m.obj(i).gp_index).collect();
-    if t.model
-        .ids()
-        .any(|i| !kept.contains(&t.model.obj(i).gp_index))
-    {
+    // Objects are compared by id (the model never moves one): a Group
+    // merged into an existing Group of a higher kind gives it its contents,
+    // its gp_index among them, as in hwloc, and the existing one stays.
+    if t.model.ids().any(|i| m.get(i).is_none()) {
         return Err(());
     }
     t.model = m;
