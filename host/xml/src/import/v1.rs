@@ -713,4 +713,72 @@ mod tests {
         assert_eq!(t.obj(numa(&t, 0)).numa().unwrap().local_memory, 2048);
         assert_eq!(t.objs_by_type(ObjType::PU).len(), 1);
     }
+
+    /// gp index of the first object of a type (and OS index).
+    fn gp(t: &Topology, ty: ObjType, os: u32) -> u64 {
+        let id = t
+            .objs_by_type(ty)
+            .into_iter()
+            .find(|&i| t.obj(i).os_index == Some(os))
+            .expect("object");
+        t.obj(id).gp_index
+    }
+
+    #[test]
+    fn objects_are_numbered_as_hwloc_allocates_them() {
+        // Document order from 1 (the root), a memory group made for a NUMA
+        // node using up the index after the node's, and the memory groups
+        // numbered last.
+        let mut topo = Topology::new();
+        topo.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
+        let t = import_str(&two_numa(""), topo).unwrap();
+        assert_eq!(t.obj(t.root()).gp_index, 1);
+        assert_eq!(gp(&t, ObjType::NUMANode, 0), 2);
+        assert_eq!(gp(&t, ObjType::Package, 0), 4);
+        assert_eq!(gp(&t, ObjType::PU, 1), 8);
+        assert_eq!(gp(&t, ObjType::NUMANode, 1), 9);
+        assert_eq!(gp(&t, ObjType::Package, 1), 11);
+        assert_eq!(gp(&t, ObjType::PU, 3), 15);
+        // The two groups took 16 and 17 (kept or merged away): objects
+        // added later come after them.
+        let mut t = t;
+        assert_eq!(t.alloc_gp_index(), 18);
+
+        // Without groups (filtered out), no index is used up for them.
+        let mut topo = Topology::new();
+        topo.set_type_filter(ObjType::Group, wloc_core::TypeFilter::KeepNone)
+            .unwrap();
+        let t = import_str(&two_numa(""), topo).unwrap();
+        assert_eq!(gp(&t, ObjType::Package, 0), 3);
+        assert_eq!(gp(&t, ObjType::NUMANode, 1), 8);
+    }
+
+    #[test]
+    fn the_made_numa_node_and_machine_are_numbered_as_in_hwloc() {
+        // No NUMA node in the document: the one made comes after every
+        // object of the document (before any group it needs).
+        let m = sets("0x00000003", None);
+        let d = doc(&format!(
+            r#"<object type="Machine" os_index="0" {m} local_memory="4096">
+                 <object type="PU" os_index="0" {a}/><object type="PU" os_index="1" {b}/>
+               </object>"#,
+            a = sets("0x00000001", None),
+            b = sets("0x00000002", None),
+        ));
+        let t = import_str(&d, Topology::new()).unwrap();
+        assert_eq!(gp(&t, ObjType::PU, 1), 3);
+        assert_eq!(gp(&t, ObjType::NUMANode, 0), 4);
+
+        // A NUMA node at the root keeps the root's index; the Machine made
+        // above it takes the next, with no OS index.
+        let s = sets("0x00000001", Some("0x00000001"));
+        let d = doc(&format!(
+            r#"<object type="NUMANode" os_index="0" {s} local_memory="2048"><object type="PU" os_index="0" {s}/></object>"#
+        ));
+        let t = import_str(&d, Topology::new()).unwrap();
+        let root = t.obj(t.root());
+        assert_eq!((root.gp_index, root.os_index), (2, None));
+        assert_eq!(gp(&t, ObjType::NUMANode, 0), 1);
+        assert_eq!(gp(&t, ObjType::PU, 0), 3);
+    }
 }
