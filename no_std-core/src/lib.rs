@@ -18,6 +18,7 @@ pub mod bitmap;
 pub mod cpukinds;
 pub mod distances;
 pub mod memattrs;
+pub mod memtiers;
 pub mod object;
 pub mod pci;
 pub mod synthetic;

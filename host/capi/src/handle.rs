@@ -508,11 +508,12 @@ impl hwloc_topology {
     /// `HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT`: the support recorded in XML.
     pub(crate) fn import_support(&mut self) {
         let names = self.model.support.clone();
-        if names.is_empty() {
-            return;
-        }
-        // As hwloc: the recorded support replaces the whole structure.
-        self.support_parts.3.imported_support = 1;
+        // As hwloc: the recorded support replaces the whole structure, and
+        // a document that records none (hwloc 1.x documents, or a version 2
+        // one written without it) leaves every flag unset; the marker
+        // `custom.exported_support` says that the writer recorded it.
+        self.support_parts.3.imported_support =
+            u8::from(names.iter().any(|n| n == "custom.exported_support"));
         self.support_parts.0 = hwloc_topology_discovery_support::default();
         let (d, c, mb) = (
             &mut self.support_parts.0,

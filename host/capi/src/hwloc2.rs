@@ -88,3 +88,44 @@ pub(crate) fn process_name() -> Option<String> {
         .map(|s| s.into_owned())
         .filter(|s| !s.is_empty())
 }
+
+/// hwloc 2.10-2.14's memory tiers ([`wloc_core::memtiers`]), computed when
+/// a topology is loaded from a synthetic description, or from XML when
+/// `HWLOC_MEMTIERS_REFRESH` is set (any value; then the tiers' kinds
+/// replace the nodes' subtypes), as hwloc computes them for every backend
+/// but XML.  `HWLOC_MEMTIERS` forces the tiers (`none`: no tiers), else
+/// they are guessed with `HWLOC_MEMTIERS_GUESS` and the bandwidth and
+/// latency thresholds.  (A discovered topology has them already: the Linux
+/// component computes them, as hwloc 3 does.)
+pub(crate) fn hwloc2_memory_tiers(m: &mut Topology, xml: bool) {
+    use wloc_core::memtiers;
+    let var = wloc_trust::env::var;
+    let refresh = wloc_trust::env::var_os("HWLOC_MEMTIERS_REFRESH").is_some();
+    if xml && !refresh {
+        return;
+    }
+    let mut force = refresh;
+    let forced = match var("HWLOC_MEMTIERS").as_deref() {
+        Some("none") => return,
+        Some(v) => memtiers::forced(v),
+        None => None,
+    };
+    let tiers = match forced {
+        Some(t) => {
+            force = true;
+            t
+        }
+        None => {
+            let opts = memtiers::Options::from_values(
+                var("HWLOC_MEMTIERS_GUESS").as_deref(),
+                var("HWLOC_MEMTIERS_BANDWIDTH_THRESHOLD").as_deref(),
+                var("HWLOC_MEMTIERS_LATENCY_THRESHOLD").as_deref(),
+            );
+            match memtiers::guess(m, &opts) {
+                Some(t) => t,
+                None => return,
+            }
+        }
+    };
+    memtiers::apply(m, &tiers, force);
+}

@@ -10,7 +10,7 @@ use wloc_input::discover::Target;
 
 use crate::ffi::{fail, verbose};
 use crate::handle::*;
-use crate::hwloc2::{hwloc2_infos, hwloc2_pci_domains};
+use crate::hwloc2::{hwloc2_infos, hwloc2_memory_tiers, hwloc2_pci_domains};
 use crate::source::*;
 
 /// Why a load failed: the message, kept for `HWLOC_DEBUG_VERBOSE`-style
@@ -106,6 +106,12 @@ impl hwloc_topology {
             hwloc2_pci_domains(&mut m);
         }
         hwloc2_infos(&mut m, !imported);
+        if self.flags & FLAG_NO_MEMATTRS == 0 {
+            let xml = matches!(source, Source::Input(Input::Xml(_)) | Source::XmlBuffer(_));
+            if xml || matches!(source, Source::Input(Input::Synthetic(_))) {
+                hwloc2_memory_tiers(&mut m, xml);
+            }
+        }
         self.source = source;
         self.model = m;
         self.loaded = true;

@@ -950,11 +950,10 @@ fn insert_group(t: &mut hwloc_topology, node: &Node) -> Result<GroupPlace, ()> {
     // Inserting a Group never removes an object that was there: callers
     // hold pointers to them (hwloc keeps every one). Sets that do not
     // agree with each other could make completion drop one; refuse those.
-    let kept: std::collections::HashSet<u64> = m.ids().map(|i| m.obj(i).gp_index).collect();
-    if t.model
-        .ids()
-        .any(|i| !kept.contains(&t.model.obj(i).gp_index))
-    {
+    // Objects are compared by id (the model never moves one): a Group
+    // merged into an existing Group of a higher kind gives it its contents,
+    // its gp_index among them, as in hwloc, and the existing one stays.
+    if t.model.ids().any(|i| m.get(i).is_none()) {
         return Err(());
     }
     t.model = m;
@@ -1016,7 +1015,11 @@ mod tests {
     use std::ptr::null_mut;
 
     use super::*;
+    use crate::bitmap::{hwloc_bitmap_alloc, hwloc_bitmap_set_range};
     use crate::load::hwloc_topology_load;
+    use crate::objects::hwloc_topology_get_depth;
+    use crate::test_support::{objs_of, synthetic};
+    use std::ffi::CStr;
 
     /// hwloc reads the file when the XML source is chosen: a file gone
     /// before the load does not matter, a missing one fails at once.
@@ -1052,5 +1055,75 @@ mod tests {
     fn model_of<'a>(t: hwloc_topology_t) -> &'a Topology {
         // SAFETY: a loaded handle of the test's.
         unsafe { model(t) }.unwrap()
+    }
+
+    /// A Group of this topology covering PUs `first..=last`, of `kind`,
+    /// with `subtype`.
+    ///
+    /// # Safety
+    /// `t` is a loaded handle.
+    unsafe fn group(
+        t: hwloc_topology_t,
+        first: i32,
+        last: i32,
+        kind: u32,
+        subtype: &str,
+    ) -> hwloc_obj_t {
+        let st = std::ffi::CString::new(subtype).unwrap();
+        // SAFETY: the handle is loaded; the Group is the library's own.
+        unsafe {
+            let g = hwloc_topology_alloc_group_object(t);
+            assert!(!g.is_null());
+            let set = hwloc_bitmap_alloc();
+            assert_eq!(hwloc_bitmap_set_range(set, first as _, last), 0);
+            (*g).cpuset = set;
+            (*(*g).attr).group.kind = kind;
+            assert_eq!(hwloc_obj_set_subtype(t, g, st.as_ptr()), 0);
+            g
+        }
+    }
+
+    /// The subtype of an object of the library.
+    fn subtype(o: hwloc_obj_t) -> String {
+        // SAFETY: a live object; its subtype is NULL or a C string.
+        unsafe { CStr::from_ptr((*o).subtype) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_group_like_an_existing_group_returns_that_group_updated_by_a_lower_kind() {
+        let t = synthetic("pack:4 [numa] pu:4");
+        // SAFETY: a loaded handle, its own Groups.
+        unsafe {
+            // Packages 1 and 2 (PUs 4 to 11), of the highest kind.
+            let first = hwloc_topology_insert_group_object(t, group(t, 4, 11, u32::MAX, "first"));
+            assert!(!first.is_null());
+            assert_eq!(hwloc_topology_get_depth(t), 4);
+            let gp = (*first).gp_index;
+            // The same sets with a lower kind: its contents replace the
+            // first Group's, which stays the object (hwloc 2.14).
+            let second = group(t, 4, 11, 0, "second");
+            let second_gp = (*second).gp_index;
+            let res = hwloc_topology_insert_group_object(t, second);
+            assert_eq!(res, first);
+            assert_eq!(subtype(res), "second");
+            assert_eq!((*res).gp_index, second_gp);
+            assert_ne!(second_gp, gp);
+            // A higher kind again: dropped, the Group unchanged.
+            let res = hwloc_topology_insert_group_object(t, group(t, 4, 11, u32::MAX, "third"));
+            assert_eq!(res, first);
+            assert_eq!(subtype(res), "second");
+            assert_eq!(hwloc_topology_get_depth(t), 4);
+            assert_eq!(objs_of(t, ObjType::Group), vec![first]);
+            // A Group as large as the machine is the root; the NUMA nodes
+            // stay with their packages.
+            let root = hwloc_topology_insert_group_object(t, group(t, 0, 15, 0, "all"));
+            assert_eq!(root, objs_of(t, ObjType::Machine)[0]);
+            for p in objs_of(t, ObjType::Package) {
+                assert_eq!((*p).memory_arity, 1);
+            }
+            hwloc_topology_destroy(t);
+        }
     }
 }

@@ -62,8 +62,36 @@ fn support_flags_are_libhwlocs() {
         .unwrap();
     assert!(o.status.success());
     let kit_xml = data.join("hwloc-2.9/xml/fakecpukinds.xml");
+    // The same document without its <support> elements, and an hwloc 1.x
+    // document (which has none): with HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT
+    // every flag is unset.
+    let no_support = lib.join("no-support.xml");
+    let text = std::fs::read_to_string(&with_support).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("<support ")).collect();
+    std::fs::write(&no_support, kept.join("\n")).unwrap();
+    let v1 = lib.join("v1.xml");
+    let sets = |c: &str| {
+        format!(
+            r#"cpuset="{c}" complete_cpuset="{c}" online_cpuset="{c}" allowed_cpuset="{c}" nodeset="0x1" complete_nodeset="0x1" allowed_nodeset="0x1""#
+        )
+    };
+    std::fs::write(
+        &v1,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n<topology>\n\
+             <object type=\"Machine\" os_index=\"0\" {}>\
+             <object type=\"NUMANode\" os_index=\"0\" {} local_memory=\"1073741824\">\
+             <object type=\"PU\" os_index=\"0\" {}/><object type=\"PU\" os_index=\"1\" {}/>\
+             </object></object>\n</topology>\n",
+            sets("0x3"),
+            sets("0x3"),
+            sets("0x1"),
+            sets("0x2")
+        ),
+    )
+    .unwrap();
     let mut cases: Vec<Vec<String>> = vec![vec!["this".into()]];
-    for xml in [&with_support, &kit_xml] {
+    for xml in [&with_support, &kit_xml, &no_support, &v1] {
         for how in ["xml", "xml-import"] {
             cases.push(vec![how.into(), xml.display().to_string()]);
         }

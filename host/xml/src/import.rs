@@ -110,6 +110,13 @@ struct V1State {
     /// The `<distances>` matrices of the root object: (element, object count,
     /// values already multiplied by `latency_base`).
     distances: Vec<(usize, usize, Vec<f32>)>,
+    /// The next gp index once the document's objects are numbered as
+    /// hwloc numbers them (0 before): objects added later get the
+    /// following ones.
+    next_gp: u64,
+    /// Whether the root object was a NUMA node and a Machine was made
+    /// above it (a Machine hwloc makes with an unknown OS index).
+    machine_made: bool,
 }
 
 /// Maps from the document's object references to the inserted objects.
@@ -1127,6 +1134,11 @@ impl<'a, 'input> Importer<'a, 'input> {
             count += 1;
             stack.extend(p.children.iter().rev());
         }
+        if self.v1.next_gp != 0 {
+            // hwloc 1.x documents carry no gp index: they were numbered
+            // as hwloc allocates (see `v1_convert_tree`).
+            next_gp = self.v1.next_gp;
+        }
         topo.reserve_gp_index(next_gp - 1);
         topo.reserve_objects(count);
         refs.by_gp.reserve(count + 1);
@@ -1135,7 +1147,7 @@ impl<'a, 'input> Importer<'a, 'input> {
             if obj.gp_index != 0 {
                 r.gp_index = obj.gp_index;
             }
-            if obj.os_index.is_some() {
+            if obj.os_index.is_some() || self.v1.machine_made {
                 r.os_index = obj.os_index;
             }
             r.name = obj.name;

@@ -181,8 +181,12 @@ impl Importer<'_, '_> {
     }
 
     /// Moves the NUMA nodes of a version 1 tree to the memory side of their
-    /// parents (see the module documentation).
-    pub(super) fn v1_convert_tree(&mut self, topo: &Topology, root: Parsed) -> Parsed {
+    /// parents (see the module documentation), and numbers the objects as
+    /// hwloc does (see [`GpCounter`]).
+    pub(super) fn v1_convert_tree(&mut self, topo: &Topology, mut root: Parsed) -> Parsed {
+        // The root object is allocated before the document is read.
+        let mut gp = GpCounter { next: 1 };
+        gp.number(&mut root.obj);
         let mut root = if root.obj.obj_type == ObjType::NUMANode {
             // Only possible when old hwloc dropped the Machine level.
             let numa = &root.obj;
@@ -192,6 +196,8 @@ impl Importer<'_, '_> {
             m.nodeset = numa.nodeset.clone();
             m.complete_nodeset = numa.complete_nodeset.clone();
             m.infos = numa.infos.clone();
+            gp.number(&mut m);
+            self.v1.machine_made = true;
             Parsed {
                 obj: Box::new(m),
                 keep: true,
@@ -201,7 +207,20 @@ impl Importer<'_, '_> {
             root
         };
         let groups_allowed = topo.type_filter(ObjType::Group) != TypeFilter::KeepNone;
-        v1_move_numa(&mut root, None, groups_allowed);
+        // The NUMA node moved below the Machine made above is numbered already.
+        let numbered = self.v1.machine_made;
+        v1_move_numa(&mut root, None, groups_allowed, &mut gp, numbered);
+        // The memory groups get their indexes last, in the order of their
+        // NUMA nodes, which is the order in which a walk meets them.
+        let mut stack = vec![&mut root];
+        while let Some(p) = stack.pop() {
+            if p.obj.gp_index == 0 {
+                p.obj.gp_index = gp.next;
+                gp.next = gp.next.saturating_add(1);
+            }
+            stack.extend(p.children.iter_mut().rev());
+        }
+        self.v1.next_gp = gp.next;
         root
     }
 
@@ -225,6 +244,9 @@ impl Importer<'_, '_> {
                 local_memory: self.v1.machine_memory,
                 page_types: std::mem::take(&mut self.v1.machine_pages),
             });
+            // hwloc allocates the node before it looks for its parent (a
+            // memory group it may make there takes the next index).
+            node.gp_index = topo.alloc_gp_index();
             topo.insert_by_cpuset(node).map_err(|e| {
                 XmlError::new(format!(
                     "cannot add the NUMA node of a machine without NUMA nodes: {e}"
@@ -285,11 +307,46 @@ fn v1_distance_values(floats: &[f32]) -> (Vec<u64>, bool) {
     }
 }
 
+/// hwloc's gp index counter while it reads a document: every object it
+/// allocates takes the next index (memory groups too, although they are
+/// renumbered at the end), and a `gp_index` attribute replaces the
+/// object's and raises the counter past it.
+struct GpCounter {
+    next: u64,
+}
+
+impl GpCounter {
+    /// Numbers one object of the document.
+    fn number(&mut self, obj: &mut Object) {
+        let allocated = self.next;
+        self.next = self.next.saturating_add(1);
+        if obj.gp_index == 0 {
+            obj.gp_index = allocated;
+        } else {
+            self.next = self.next.max(obj.gp_index.saturating_add(1));
+        }
+    }
+
+    /// An index used by an object that is renumbered later.
+    fn skip(&mut self) {
+        self.next = self.next.saturating_add(1);
+    }
+}
+
 /// Gives the children of every NUMA node below `p` to the node's parent,
 /// with a memory group in between when the node's locality differs from
 /// the parent's.  `kept_cc` is the complete cpuset of the nearest kept
-/// ancestor of `p` (the parent the objects end up under).
-fn v1_move_numa(p: &mut Parsed, kept_cc: Option<&CpuSet>, groups_allowed: bool) {
+/// ancestor of `p` (the parent the objects end up under).  Objects are
+/// numbered in document order on the way, a memory group (gp index 0
+/// until the end) using up the index after its NUMA node's, as in hwloc;
+/// the first child is numbered already when `first_numbered`.
+fn v1_move_numa(
+    p: &mut Parsed,
+    kept_cc: Option<&CpuSet>,
+    groups_allowed: bool,
+    gp: &mut GpCounter,
+    first_numbered: bool,
+) {
     let own_cc = if p.keep {
         p.obj.complete_cpuset.clone()
     } else {
@@ -301,19 +358,32 @@ fn v1_move_numa(p: &mut Parsed, kept_cc: Option<&CpuSet>, groups_allowed: bool) 
     // first of them has a subtype (for the MCDRAM rule).
     let mut direct = 0usize;
     let mut first_has_subtype = false;
-    for mut c in children {
-        v1_move_numa(&mut c, own_cc.as_ref(), groups_allowed);
-        if c.obj.obj_type != ObjType::NUMANode {
+    for (i, mut c) in children.into_iter().enumerate() {
+        // The root NUMA node below its made Machine is numbered already,
+        // and keeps that Machine's locality.
+        let made_root = first_numbered && i == 0;
+        if !made_root {
+            gp.number(&mut c.obj);
+        }
+        let is_numa = c.obj.obj_type == ObjType::NUMANode;
+        let grouped = is_numa && groups_allowed && !made_root && {
+            let differs = c.obj.complete_cpuset != own_cc;
+            let mcdram = direct == 1
+                && !first_has_subtype
+                && c.obj.subtype.as_deref() == Some("MCDRAM")
+                && c.obj.complete_cpuset.as_ref().is_some_and(|s| s.is_empty());
+            differs && !mcdram
+        };
+        if grouped {
+            gp.skip();
+        }
+        v1_move_numa(&mut c, own_cc.as_ref(), groups_allowed, gp, false);
+        if !is_numa {
             out.push(c);
             continue;
         }
         let moved = std::mem::take(&mut c.children);
-        let differs = c.obj.complete_cpuset != own_cc;
-        let mcdram = direct == 1
-            && !first_has_subtype
-            && c.obj.subtype.as_deref() == Some("MCDRAM")
-            && c.obj.complete_cpuset.as_ref().is_some_and(|s| s.is_empty());
-        if differs && !mcdram && groups_allowed {
+        if grouped {
             let mut g = Object::new(ObjType::Group, None);
             g.cpuset = c.obj.cpuset.clone();
             g.complete_cpuset = c.obj.cpuset.clone();
@@ -642,5 +712,73 @@ mod tests {
         assert_eq!(root.info("Vendor"), Some("x"));
         assert_eq!(t.obj(numa(&t, 0)).numa().unwrap().local_memory, 2048);
         assert_eq!(t.objs_by_type(ObjType::PU).len(), 1);
+    }
+
+    /// gp index of the first object of a type (and OS index).
+    fn gp(t: &Topology, ty: ObjType, os: u32) -> u64 {
+        let id = t
+            .objs_by_type(ty)
+            .into_iter()
+            .find(|&i| t.obj(i).os_index == Some(os))
+            .expect("object");
+        t.obj(id).gp_index
+    }
+
+    #[test]
+    fn objects_are_numbered_as_hwloc_allocates_them() {
+        // Document order from 1 (the root), a memory group made for a NUMA
+        // node using up the index after the node's, and the memory groups
+        // numbered last.
+        let mut topo = Topology::new();
+        topo.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
+        let t = import_str(&two_numa(""), topo).unwrap();
+        assert_eq!(t.obj(t.root()).gp_index, 1);
+        assert_eq!(gp(&t, ObjType::NUMANode, 0), 2);
+        assert_eq!(gp(&t, ObjType::Package, 0), 4);
+        assert_eq!(gp(&t, ObjType::PU, 1), 8);
+        assert_eq!(gp(&t, ObjType::NUMANode, 1), 9);
+        assert_eq!(gp(&t, ObjType::Package, 1), 11);
+        assert_eq!(gp(&t, ObjType::PU, 3), 15);
+        // The two groups took 16 and 17 (kept or merged away): objects
+        // added later come after them.
+        let mut t = t;
+        assert_eq!(t.alloc_gp_index(), 18);
+
+        // Without groups (filtered out), no index is used up for them.
+        let mut topo = Topology::new();
+        topo.set_type_filter(ObjType::Group, wloc_core::TypeFilter::KeepNone)
+            .unwrap();
+        let t = import_str(&two_numa(""), topo).unwrap();
+        assert_eq!(gp(&t, ObjType::Package, 0), 3);
+        assert_eq!(gp(&t, ObjType::NUMANode, 1), 8);
+    }
+
+    #[test]
+    fn the_made_numa_node_and_machine_are_numbered_as_in_hwloc() {
+        // No NUMA node in the document: the one made comes after every
+        // object of the document (before any group it needs).
+        let m = sets("0x00000003", None);
+        let d = doc(&format!(
+            r#"<object type="Machine" os_index="0" {m} local_memory="4096">
+                 <object type="PU" os_index="0" {a}/><object type="PU" os_index="1" {b}/>
+               </object>"#,
+            a = sets("0x00000001", None),
+            b = sets("0x00000002", None),
+        ));
+        let t = import_str(&d, Topology::new()).unwrap();
+        assert_eq!(gp(&t, ObjType::PU, 1), 3);
+        assert_eq!(gp(&t, ObjType::NUMANode, 0), 4);
+
+        // A NUMA node at the root keeps the root's index; the Machine made
+        // above it takes the next, with no OS index.
+        let s = sets("0x00000001", Some("0x00000001"));
+        let d = doc(&format!(
+            r#"<object type="NUMANode" os_index="0" {s} local_memory="2048"><object type="PU" os_index="0" {s}/></object>"#
+        ));
+        let t = import_str(&d, Topology::new()).unwrap();
+        let root = t.obj(t.root());
+        assert_eq!((root.gp_index, root.os_index), (2, None));
+        assert_eq!(gp(&t, ObjType::NUMANode, 0), 1);
+        assert_eq!(gp(&t, ObjType::PU, 0), 3);
     }
 }
