@@ -14,18 +14,8 @@ use crate::common;
 
 #[test]
 fn hwloc_2_14_tool_tests() {
-    common::require_packages(&[
-        ("/usr/bin/gcc", "gcc"),
-        ("/usr/bin/make", "make"),
-        ("/usr/bin/autoreconf", "autoconf"),
-        ("/usr/bin/automake", "automake"),
-        ("/usr/bin/libtoolize", "libtool"),
-        ("/usr/bin/pkg-config", "pkg-config"),
-        ("/usr/include/libxml2/libxml/parser.h", "libxml2-dev"),
-        ("/usr/bin/xz", "xz-utils"),
-        ("/usr/bin/flock", "util-linux"),
-    ])
-    .unwrap_or_else(|e| panic!("{e}"));
+    common::require_packages(common::packages::HWLOC_SOURCE_BUILD)
+        .unwrap_or_else(|e| panic!("{e}"));
     let data = common::workspace().join("tests/data/hwloc-2.14");
     let known: BTreeSet<String> = std::fs::read_to_string(data.join("known-failures.txt"))
         .expect("known-failures.txt")

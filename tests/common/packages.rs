@@ -10,6 +10,22 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 use std::{eprintln, format};
 
+/// What building hwloc 2.14.0 from `tests/data/hwloc-2.14` takes (its
+/// `run.sh`), for the tests that run its suites (the other includers of
+/// this file use it not).
+#[allow(dead_code)]
+pub const HWLOC_SOURCE_BUILD: &[(&str, &str)] = &[
+    ("/usr/bin/gcc", "gcc"),
+    ("/usr/bin/make", "make"),
+    ("/usr/bin/autoreconf", "autoconf"),
+    ("/usr/bin/automake", "automake"),
+    ("/usr/bin/libtoolize", "libtool"),
+    ("/usr/bin/pkg-config", "pkg-config"),
+    ("/usr/include/libxml2/libxml/parser.h", "libxml2-dev"),
+    ("/usr/bin/xz", "xz-utils"),
+    ("/usr/bin/flock", "util-linux"),
+];
+
 /// Makes sure Debian packages are installed, each named with a file it
 /// ships (a path, or a glob such as `/boot/vmlinuz-*`): missing ones are
 /// installed with apt-get, so that `cargo test` alone runs every test on a

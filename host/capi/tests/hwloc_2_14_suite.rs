@@ -29,17 +29,7 @@ fn known_failures() -> BTreeSet<String> {
 
 #[test]
 fn hwloc_2_14_make_check() {
-    support::require(&[
-        ("/usr/bin/gcc", "gcc"),
-        ("/usr/bin/make", "make"),
-        ("/usr/bin/autoreconf", "autoconf"),
-        ("/usr/bin/automake", "automake"),
-        ("/usr/bin/libtoolize", "libtool"),
-        ("/usr/bin/pkg-config", "pkg-config"),
-        ("/usr/include/libxml2/libxml/parser.h", "libxml2-dev"),
-        ("/usr/bin/xz", "xz-utils"),
-        ("/usr/bin/flock", "util-linux"),
-    ]);
+    support::require_hwloc_source_build();
     let lib = support::library_dir("hwloc-2.14");
     // Built once per target folder (about 3 minutes on two cores) and
     // reused; one run at a time, as the suite writes into its tree.

@@ -47,6 +47,11 @@ pub fn require(packages: &[(&str, &str)]) {
     }
 }
 
+/// What building hwloc 2.14.0 from its source takes.
+pub fn require_hwloc_source_build() {
+    require(packages::HWLOC_SOURCE_BUILD);
+}
+
 /// gcc, hwloc 2.9's headers (the ABI the library implements), libnuma's
 /// (one test uses libnuma's helpers) and Debian's libhwloc (the oracle).
 pub fn require_c_toolchain() {
