@@ -178,7 +178,7 @@ struct NodeInfo {
 /// The value of the predefined attribute `name` for `node` accessed from
 /// its own CPUs: the first value whose initiator is a set including them
 /// (0 when none, or when the node has no CPU).
-fn local_value(topo: &Topology, name: &str, node: ObjId, cpuset: &CpuSet) -> u64 {
+pub fn local_value(topo: &Topology, name: &str, node: ObjId, cpuset: &CpuSet) -> u64 {
     if cpuset.is_empty() {
         return 0;
     }

@@ -3,64 +3,15 @@
 //! subtype, as hwloc guesses them.
 
 use wloc_core::memattrs::{Initiator, MemAttr, PREDEFINED};
+// The kinds, their names and the tier shape are the core's (one home
+// with the C library's tiers of XML and synthetic topologies); the
+// grouping rules below are the Linux discovery's.
+use wloc_core::memtiers::{Tier, kind_name as kinds_name, kind_parse as kinds_parse, kinds};
 use wloc_core::object::Depth;
 use wloc_core::topology::MemTier;
 use wloc_core::{CpuSet, NodeSet, ObjId};
 
 use crate::ctx::Ctx;
-
-/// Memory tier kinds (hwloc 3's bitmask).
-pub(crate) mod kinds {
-    pub const HBM: u64 = 1 << 0;
-    pub const DRAM: u64 = 1 << 1;
-    pub const GPU: u64 = 1 << 2;
-    pub const SPM: u64 = 1 << 3;
-    pub const NVM: u64 = 1 << 4;
-    pub const CXL: u64 = 1 << 5;
-}
-
-fn kinds_name(k: u64) -> Option<&'static str> {
-    use kinds::*;
-    Some(match k {
-        DRAM => "DRAM",
-        HBM => "HBM",
-        GPU => "GPUMemory",
-        SPM => "SPM",
-        NVM => "NVM",
-        x if x == CXL || x == CXL | DRAM => "CXL-DRAM",
-        x if x == CXL | HBM => "CXL-HBM",
-        x if x == CXL | GPU => "CXL-GPUMemory",
-        x if x == CXL | SPM => "CXL-SPM",
-        x if x == CXL | NVM => "CXL-NVM",
-        _ => return None,
-    })
-}
-
-fn kinds_parse(s: &str) -> u64 {
-    use kinds::*;
-    let s = s.to_ascii_lowercase();
-    match s.as_str() {
-        "dram" => DRAM,
-        "hbm" => HBM,
-        "gpumemory" => GPU,
-        "spm" => SPM,
-        "nvm" => NVM,
-        "cxl-dram" => CXL | DRAM,
-        "cxl-hbm" => CXL | HBM,
-        "cxl-gpumemory" => CXL | GPU,
-        "cxl-spm" => CXL | SPM,
-        "cxl-nvm" => CXL | NVM,
-        _ => 0,
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Tier {
-    nodeset: NodeSet,
-    kinds: u64,
-    bw_min: u64,
-    bw_max: u64,
-}
 
 struct NodeTierInfo {
     os: u32,
@@ -92,20 +43,7 @@ impl Ctx<'_> {
 
     /// The value of a memory attribute for a node accessed from its own CPUs.
     fn local_value(&self, name: &str, node: ObjId, cpuset: &CpuSet) -> u64 {
-        if cpuset.is_empty() {
-            return 0;
-        }
-        let Some(attr) = self.topo.memattrs.iter().find(|m| m.name == name) else {
-            return 0;
-        };
-        attr.values
-            .iter()
-            .find(|v| {
-                v.target == node
-                    && matches!(&v.initiator, Some(Initiator::CpuSet(c)) if c.includes(cpuset))
-            })
-            .map(|v| v.value)
-            .unwrap_or(0)
+        wloc_core::memtiers::local_value(&self.topo, name, node, cpuset)
     }
 
     fn forced_tiers(env: &str) -> Option<Vec<Tier>> {
