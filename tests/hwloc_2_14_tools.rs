@@ -26,8 +26,7 @@ fn hwloc_2_14_tool_tests() {
         .collect();
     // hwloc 2.14 built once per target folder, shared with the library's
     // suite (host/capi/tests/hwloc_2_14_suite.rs) under the same lock.
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hwloc-2.14-suite");
-    std::fs::create_dir_all(&work).expect("suite folder");
+    let work = common::hwloc_reference::hwloc_2_14_work(Path::new(env!("CARGO_TARGET_TMPDIR")));
     // Kept after the run, for its logs.
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hwloc-2.14-tools");
     let _ = std::fs::remove_dir_all(&out);

@@ -2,6 +2,7 @@
 //! conformance recordings and hwloc's tools are.
 #![allow(dead_code)]
 
+pub mod hwloc_reference;
 pub mod packages;
 pub mod slurm_cluster;
 

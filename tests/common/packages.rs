@@ -22,6 +22,8 @@ pub const HWLOC_SOURCE_BUILD: &[(&str, &str)] = &[
     ("/usr/bin/libtoolize", "libtool"),
     ("/usr/bin/pkg-config", "pkg-config"),
     ("/usr/include/libxml2/libxml/parser.h", "libxml2-dev"),
+    // The PCI component, as in Debian's libhwloc (PCI names from pci.ids).
+    ("/usr/include/pciaccess.h", "libpciaccess-dev"),
     ("/usr/bin/xz", "xz-utils"),
     ("/usr/bin/flock", "util-linux"),
 ];

@@ -8,7 +8,7 @@ use wloc_core::{ObjId, ObjType, Topology};
 
 use crate::ffi::{c_str, verbose};
 
-/// The root's infos as hwloc 2.9 shows them ([`wloc_xml::hwloc2::present`]);
+/// The root's infos as hwloc 2 shows them ([`wloc_xml::hwloc2::present`]);
 /// for a topology wloc discovered (or a launcher's image of it), with the
 /// `hwlocVersion` and `ProcessName` infos hwloc adds when it discovers
 /// (none with `HWLOC_DONT_ADD_VERSION_INFO`, any value, as in hwloc).
@@ -18,7 +18,10 @@ pub(crate) fn hwloc2_infos(m: &mut Topology, discovered: bool) {
     if discovered && wloc_trust::env::var_os("HWLOC_DONT_ADD_VERSION_INFO").is_none() {
         added.push(wloc_core::object::Info {
             name: "hwlocVersion".into(),
-            value: "2.9.0".into(),
+            value: {
+                let (major, minor, revision) = crate::HWLOC_RELEASE;
+                format!("{major}.{minor}.{revision}")
+            },
         });
         if let Some(value) = process_name() {
             added.push(wloc_core::object::Info {

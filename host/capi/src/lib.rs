@@ -55,8 +55,15 @@ mod api_2_14_tests;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-/// `hwloc_get_api_version`: the API this library implements.
+/// The hwloc release whose API and behaviour this library implements:
+/// `hwloc_get_api_version` and the `hwlocVersion` info of discovered
+/// topologies both come from here.
+pub(crate) const HWLOC_RELEASE: (u32, u32, u32) = (2, 14, 0);
+
+/// `hwloc_get_api_version`: the API this library implements, as hwloc
+/// encodes it (`HWLOC_API_VERSION`, 0x00020c00; no revision).
 #[unsafe(no_mangle)]
 pub extern "C" fn hwloc_get_api_version() -> std::os::raw::c_uint {
-    ffi::guard(0, || 0x0002_0c00)
+    let (major, minor, _) = HWLOC_RELEASE;
+    ffi::guard(0, || (major << 16) | (minor << 8))
 }

@@ -11,7 +11,7 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::Path;
+
 use std::process::Command;
 
 /// The known failures of the library's suites (`SUITE/NAME` per line, `#`
@@ -34,8 +34,7 @@ fn hwloc_2_14_make_check() {
     // Built once per target folder (about 3 minutes on two cores) and
     // reused; one run at a time, as the suite writes into its tree.
     // (The same folder as the command's tool tests, tests/hwloc_2_14_tools.rs.)
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hwloc-2.14-suite");
-    std::fs::create_dir_all(&work).expect("suite folder");
+    let work = support::hwloc_2_14_work();
     let script = support::workspace().join("tests/data/hwloc-2.14/run.sh");
     let out = Command::new("flock")
         .arg(work.join("lock"))

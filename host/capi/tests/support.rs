@@ -11,6 +11,9 @@ use wloc_core::topology::TypeFilter;
 #[path = "../../../tests/common/packages.rs"]
 mod packages;
 
+#[path = "../../../tests/common/hwloc_reference.rs"]
+mod hwloc_reference;
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -99,13 +102,40 @@ pub fn clear_topology_env(c: &mut Command) -> &mut Command {
     c
 }
 
-/// Points `c` at wloc's library in `lib` (`LD_LIBRARY_PATH`), or at
-/// Debian's libhwloc when `None` (no `LD_LIBRARY_PATH` at all).
+/// Points `c` at wloc's library in `lib` (`LD_LIBRARY_PATH`), or at the
+/// reference when `None`: hwloc 2.14.0's own library ([`reference_library`]),
+/// which the library follows where hwloc 2.9 (Debian's) behaves otherwise.
+/// Debian's unmodified 2.9 programs run on either.
 pub fn use_library<'c>(c: &'c mut Command, lib: Option<&Path>) -> &'c mut Command {
     match lib {
         Some(l) => c.env("LD_LIBRARY_PATH", l),
-        None => c.env_remove("LD_LIBRARY_PATH"),
+        None => c.env("LD_LIBRARY_PATH", reference_library()),
     }
+}
+
+/// The folder where hwloc 2.14.0 is built from `tests/data/hwloc-2.14`
+/// (once per target folder), shared by the tests that run its suites and
+/// those that compare with its library.
+pub fn hwloc_2_14_work() -> PathBuf {
+    hwloc_reference::hwloc_2_14_work(Path::new(env!("CARGO_TARGET_TMPDIR")))
+}
+
+/// The folder holding hwloc 2.14.0's `libhwloc.so.15`, built from its
+/// source (about 3 minutes on two cores the first time, then reused): the
+/// reference the comparisons run Debian's hwloc tools against.
+pub fn reference_library() -> PathBuf {
+    // Built (or found built) once per test binary.
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            require_hwloc_source_build();
+            hwloc_reference::build_reference_library(
+                &workspace(),
+                Path::new(env!("CARGO_TARGET_TMPDIR")),
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .clone()
 }
 
 /// Writes this machine's topology to `path` as `wloc ls --of image`

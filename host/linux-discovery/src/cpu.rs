@@ -466,11 +466,9 @@ impl Ctx<'_> {
                 if clusters[k].as_ref() == Some(&set) {
                     clusters[k] = None;
                 }
-                // A die as large as its package adds nothing (hwloc 2.x and
-                // the 3.0 test suite drop it).
-                if dies[k].as_ref() == Some(&set) {
-                    dies[k] = None;
-                }
+                // A die as large as its package is still made (and numbered):
+                // the core merges a Die level identical to the Package level,
+                // as hwloc 2.14 does.
                 if set.first() == Some(cpus[k]) {
                     packages[k] = Some(set);
                 }

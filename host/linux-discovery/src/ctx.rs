@@ -399,7 +399,14 @@ impl<'a> Ctx<'a> {
         {
             self.cpukinds_use_midr = true;
         }
-        if let Some(env) = &self.opts.cpukinds {
+        // hwloc 2.14's variable first, then 3.0's (which also takes the
+        // frequency settings).
+        if let Some(env) = self
+            .opts
+            .linux_cpukinds
+            .as_ref()
+            .or(self.opts.cpukinds.as_ref())
+        {
             if env == "none" || env == "0" {
                 self.cpukinds_enabled = 0;
             } else {
@@ -438,6 +445,11 @@ impl<'a> Ctx<'a> {
                 let fam = get("CPUFamilyNumber").unwrap_or_default();
                 if fam == "21" || fam == "22" {
                     self.is_amd_with_cu = true;
+                } else if parse::atoi(&fam) < 0x1a && self.cpukinds_enabled == -1 {
+                    // AMD processors before Zen 5 (family 0x1a) are never
+                    // hybrid: hwloc 2.14 does not look for CPU kinds there
+                    // unless asked (CPPC reads are slow on Zen 2/3).
+                    self.cpukinds_enabled = 0;
                 }
             }
         }

@@ -60,6 +60,10 @@ pub struct Options {
     /// `HWLOC_CPUKINDS`: `none`/`0` disables CPU kinds; otherwise enables
     /// them, with `maxfreq=`, `freqadjust=`, `cppc=` and `midr=` settings.
     pub cpukinds: Option<String>,
+    /// `HWLOC_LINUX_CPUKINDS` (hwloc 2.14's name): `none`/`0` disables CPU
+    /// kinds; anything else enables them, also on the AMD processors where
+    /// they are off by default, with `cppc=` or `midr=` settings.
+    pub linux_cpukinds: Option<String>,
     /// `HWLOC_DONT_MERGE_CLUSTER_GROUPS`: keep cluster groups even when
     /// identical to their parent or child.
     pub dont_merge_cluster_groups: bool,
@@ -109,6 +113,7 @@ pub const SETTING_NAMES: &[&str] = &[
     "KEEP_NVIDIA_GPU_NUMA_NODES",
     setting::PCI_LOCALITY,
     "CPUKINDS",
+    "LINUX_CPUKINDS",
     "DONT_MERGE_CLUSTER_GROUPS",
     "DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS",
     "USE_NUMA_DISTANCES",
@@ -130,6 +135,7 @@ impl Options {
             keep_nvidia_gpu_numa_nodes: num("KEEP_NVIDIA_GPU_NUMA_NODES").map(|v| v != 0),
             pci_locality: lookup(setting::PCI_LOCALITY),
             cpukinds: lookup("CPUKINDS"),
+            linux_cpukinds: lookup("LINUX_CPUKINDS"),
             dont_merge_cluster_groups: num("DONT_MERGE_CLUSTER_GROUPS").is_some_and(|v| v != 0),
             allow_overlapping_node_cpusets: num("DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS")
                 .map(|v| v.clamp(0, 2) as u32)

@@ -22,7 +22,7 @@ use crate::hwloc2::v2_infos;
 
 /// Support flags (`part.field` of hwloc's `struct hwloc_topology_support`)
 /// in the order hwloc writes them.
-pub const SUPPORT_ORDER: [&str; 32] = [
+pub const SUPPORT_ORDER: [&str; 33] = [
     "discovery.pu",
     "discovery.numa",
     "discovery.numa_memory",
@@ -52,6 +52,8 @@ pub const SUPPORT_ORDER: [&str; 32] = [
     "membind.firsttouch_membind",
     "membind.bind_membind",
     "membind.interleave_membind",
+    // hwloc 2.14 (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9).
+    "membind.weighted_interleave_membind",
     "membind.nexttouch_membind",
     "membind.migrate_membind",
     "membind.get_area_memlocation",

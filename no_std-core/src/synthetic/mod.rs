@@ -45,12 +45,12 @@
 //!
 //! # Differences from hwloc
 //!
-//! Where hwloc 2.9 (the reference) and hwloc 3.0 differ, this module
-//! follows 2.9 semantics and accepts the 3.0 syntax additions:
+//! Where hwloc 2.14 (the reference) and hwloc 3.0 differ, this module
+//! follows 2.14 semantics and accepts the 3.0 syntax additions:
 //!
 //! * `memorysidecachesize=` (3.0) is accepted and builds a memory-side cache.
-//! * NUMA nodes in brackets get no default memory size (2.9); 3.0 gives them
-//!   1 GiB like NUMA levels.
+//! * NUMA nodes in brackets get 1 GiB when no memory size is given, like
+//!   NUMA levels (2.14 and 3.0; 2.9 gave them none).
 //! * Unknown attributes are errors (2.9); 3.0 warns and ignores them.
 //! * [`export`] writes the memory-side caches in front of NUMA nodes as a
 //!   `memorysidecachesize=` attribute (3.0); hwloc 2.9 aborts on them.
@@ -281,7 +281,7 @@ fn token_at(text: &str, pos: usize) -> String {
 /// NUMA node attached in brackets below every object of a level (`[numa]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attached {
-    /// Memory of each node in bytes, 0 when not given.
+    /// Memory of each node in bytes ([`DEFAULT_NUMA_MEMORY`] when not given).
     pub memory: u64,
     /// Size of the memory-side cache in front of each node, 0 for none.
     pub memory_side_cache_size: u64,

@@ -417,7 +417,12 @@ pub fn parse(desc: &str) -> Result<Description, SyntheticError> {
                 attached_indexes = attrs.indexes;
             }
             level.attached.push(Attached {
-                memory: attrs.size.unwrap_or(0),
+                // hwloc 2.14 (and 3.0) give attached nodes the NUMA
+                // level's default too, also for an explicit 0; 2.9 none.
+                memory: match attrs.size {
+                    Some(size) if size != 0 => size,
+                    _ => DEFAULT_NUMA_MEMORY,
+                },
                 memory_side_cache_size: mscs,
                 position: open,
             });

@@ -644,6 +644,11 @@ impl Topology {
                 && !(t1 == ObjType::Group && dont_merge(self, i - 1));
             let mut replace_child = self.filters[t2.index()] == TypeFilter::KeepStructure
                 && !(t1 == ObjType::Group && dont_merge(self, i));
+            // A Die level identical to the Package level above it always
+            // goes (hwloc 2.14 and 3.0), whatever the filters.
+            if !replace_parent && !replace_child && t1 == ObjType::Package && t2 == ObjType::Die {
+                replace_child = true;
+            }
             if !replace_parent && !replace_child {
                 continue;
             }
@@ -875,6 +880,55 @@ mod tests {
             TypeDepth::Depth(Depth::Normal(3))
         );
         assert!(t.obj(t.root()).symmetric_subtree());
+    }
+
+    #[test]
+    fn die_level_identical_to_packages_is_merged_whatever_the_filter() {
+        let build = |dies: &[(u32, u32)]| {
+            let mut t = Topology::new();
+            t.set_all_types_filter(TypeFilter::KeepAll);
+            for (p, set) in [(0u32, (0u32, 3u32)), (1, (4, 7))] {
+                t.insert_by_cpuset(Object::with_cpuset(
+                    ObjType::Package,
+                    Some(p),
+                    cs(set.0, set.1),
+                ))
+                .unwrap();
+            }
+            for (d, &(a, b)) in dies.iter().enumerate() {
+                t.insert_by_cpuset(Object::with_cpuset(ObjType::Die, Some(d as u32), cs(a, b)))
+                    .unwrap();
+            }
+            for pu in 0..8 {
+                t.insert_by_cpuset(Object::with_cpuset(
+                    ObjType::PU,
+                    Some(pu),
+                    CpuSet::from_index(pu),
+                ))
+                .unwrap();
+            }
+            t.finish().unwrap();
+            t.check().unwrap();
+            t.normal_levels()
+                .iter()
+                .map(|l| t.obj(l[0]).obj_type)
+                .collect::<Vec<_>>()
+        };
+        // One die per package: the Die level goes.
+        assert_eq!(
+            build(&[(0, 3), (4, 7)]),
+            [ObjType::Machine, ObjType::Package, ObjType::PU]
+        );
+        // Two dies in one package: the whole level stays.
+        assert_eq!(
+            build(&[(0, 1), (2, 3), (4, 7)]),
+            [
+                ObjType::Machine,
+                ObjType::Package,
+                ObjType::Die,
+                ObjType::PU
+            ]
+        );
     }
 
     #[test]

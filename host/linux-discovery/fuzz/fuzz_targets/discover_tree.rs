@@ -552,6 +552,7 @@ fuzz_target!(|input: Input| {
         keep_nvidia_gpu_numa_nodes: s.keep_nvidia_gpu_numa_nodes,
         pci_locality: s.pci_locality.clone(),
         cpukinds: s.cpukinds.clone(),
+        linux_cpukinds: None,
         dont_merge_cluster_groups: s.dont_merge_cluster_groups,
         allow_overlapping_node_cpusets: (s.allow_overlapping_node_cpusets % 3) as u32,
         use_numa_distances: s.use_numa_distances.map(|v| (v % 8) as u32),
