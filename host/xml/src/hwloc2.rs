@@ -113,8 +113,7 @@ fn v2_osdev_backend(o: &Object) -> Option<&'static str> {
 /// hwloc 2's: the `Backend` infos before the operating system's ones, no
 /// page-size infos, `added` (the infos hwloc adds when it discovers, such
 /// as `hwlocVersion`, which depend on the caller) appended unless already
-/// there, Linux capacity kinds ranked, block sizes without their unit,
-/// memory modules without hwloc 3's details.
+/// there, block sizes without their unit.
 pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
     let root = m.root();
     let own = m.obj(root).infos.len();
@@ -143,44 +142,20 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
                 infos.push(info);
             }
         }
-        rank_linux_capacities(m);
-        drop_hwloc3_object_infos(m);
+        write_sizes_without_unit(m);
     }
     m.obj_mut(root).infos = infos;
 }
 
-/// hwloc 2 gives Linux capacity kinds their rank among the capacities as
-/// forced efficiency; hwloc 3 the capacity itself.
-fn rank_linux_capacities(m: &mut Topology) {
-    let capacity = |k: &wloc_core::cpukinds::CpuKind| {
-        k.infos
-            .iter()
-            .find(|i| i.name == "LinuxCapacity")
-            .and_then(|i| i.value.parse::<u64>().ok())
-    };
-    let mut capacities: Vec<u64> = m.cpukinds.iter().filter_map(capacity).collect();
-    capacities.sort_unstable();
-    capacities.dedup();
-    for k in &mut m.cpukinds {
-        if let (Some(c), Some(_)) = (capacity(k), k.forced_efficiency) {
-            k.forced_efficiency = capacities.binary_search(&c).ok().map(|r| r as i32);
-        }
-    }
-}
-
-/// hwloc 3 writes block devices' sizes (and the other sizes of
-/// [`is_kib_size_info`]) with their unit; hwloc 2 writes the number of KiB
-/// alone. hwloc 3 describes memory modules further (form
-/// factor, type, size, rank); hwloc 2 does not.
-fn drop_hwloc3_object_infos(m: &mut Topology) {
+/// hwloc 3 writes block devices' and memory modules' sizes (and the other
+/// sizes of [`is_kib_size_info`]) with their unit; hwloc 2 writes the
+/// number of KiB alone. (Memory modules' details and Linux capacities as
+/// forced efficiencies are hwloc 2.14's as they are 3.0's.)
+fn write_sizes_without_unit(m: &mut Topology) {
     for id in m.iter_dfs() {
         let o = m.obj_mut(id);
-        if o.obj_type == ObjType::Misc && o.subtype.as_deref() == Some("MemoryModule") {
-            o.infos
-                .retain(|i| !matches!(i.name.as_str(), "FormFactor" | "Type" | "Size" | "Rank"));
-            continue;
-        }
-        if o.obj_type != ObjType::OSDevice {
+        let module = o.obj_type == ObjType::Misc && o.subtype.as_deref() == Some("MemoryModule");
+        if o.obj_type != ObjType::OSDevice && !module {
             continue;
         }
         for i in o.infos.iter_mut().filter(|i| is_kib_size_info(&i.name)) {
