@@ -18,10 +18,7 @@ pub(crate) fn hwloc2_infos(m: &mut Topology, discovered: bool) {
     if discovered && wloc_trust::env::var_os("HWLOC_DONT_ADD_VERSION_INFO").is_none() {
         added.push(wloc_core::object::Info {
             name: "hwlocVersion".into(),
-            value: {
-                let (major, minor, revision) = crate::HWLOC_RELEASE;
-                format!("{major}.{minor}.{revision}")
-            },
+            value: crate::HWLOC_RELEASE.into(),
         });
         if let Some(value) = process_name() {
             added.push(wloc_core::object::Info {

@@ -55,15 +55,16 @@ mod api_2_14_tests;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-/// The hwloc release whose API and behaviour this library implements:
-/// `hwloc_get_api_version` and the `hwlocVersion` info of discovered
-/// topologies both come from here.
-pub(crate) const HWLOC_RELEASE: (u32, u32, u32) = (2, 14, 0);
+/// The hwloc release whose API and behaviour this library implements, as
+/// the `hwlocVersion` info of discovered topologies names it.
+pub(crate) const HWLOC_RELEASE: &str = "2.14.0";
 
-/// `hwloc_get_api_version`: the API this library implements, as hwloc
-/// encodes it (`HWLOC_API_VERSION`, 0x00020c00; no revision).
+/// That release's `HWLOC_API_VERSION` (hwloc 2.14 implements API 2.12:
+/// the API number follows the interface, not the release).
+pub(crate) const HWLOC_API_VERSION: std::os::raw::c_uint = 0x0002_0c00;
+
+/// `hwloc_get_api_version`: the API this library implements.
 #[unsafe(no_mangle)]
 pub extern "C" fn hwloc_get_api_version() -> std::os::raw::c_uint {
-    let (major, minor, _) = HWLOC_RELEASE;
-    ffi::guard(0, || (major << 16) | (minor << 8))
+    ffi::guard(0, || HWLOC_API_VERSION)
 }

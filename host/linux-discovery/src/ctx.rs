@@ -286,6 +286,9 @@ impl<'a> Ctx<'a> {
         {
             self.topo.allowed_nodeset = NodeSet::full();
         }
+        if self.opts.sort_os_devices {
+            self.topo.sort_os_devices_by_name();
+        }
         self.topo.finish()?;
         self.build_memtiers();
         Ok(self.topo)

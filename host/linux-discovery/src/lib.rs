@@ -83,6 +83,9 @@ pub struct Options {
     pub memtiers: Option<String>,
     /// `HWLOC_MEMTIERS_GUESS`: `none`, `all`, `spm_is_hbm`, `node0_is_dram`.
     pub memtiers_guess: Option<String>,
+    /// `HWLOC_DEBUG_SORT_CHILDREN`: OS devices in name order below each
+    /// parent, whatever order sysfs lists them in.
+    pub sort_os_devices: bool,
 }
 
 /// The names of the settings a host passes to the Linux component besides
@@ -121,6 +124,7 @@ pub const SETTING_NAMES: &[&str] = &[
     "VIRTUAL_LINUX_OSDEV",
     "MEMTIERS",
     "MEMTIERS_GUESS",
+    "DEBUG_SORT_CHILDREN",
 ];
 
 impl Options {
@@ -145,6 +149,7 @@ impl Options {
             virtual_osdev: lookup("VIRTUAL_LINUX_OSDEV").is_some(),
             memtiers: lookup("MEMTIERS"),
             memtiers_guess: lookup("MEMTIERS_GUESS"),
+            sort_os_devices: lookup("DEBUG_SORT_CHILDREN").is_some(),
         }
     }
 }

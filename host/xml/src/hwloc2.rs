@@ -136,7 +136,11 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
             .unwrap_or(rest.len())
             .min(own_kept);
         rest.splice(at..at, backend);
-        infos = rest;
+        // hwloc 2.14's Linux backend reads the SoC infos first of all (its
+        // CPU kinds need them), so they lead the root's infos.
+        let (soc, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(is_soc_info);
+        infos = soc;
+        infos.extend(rest);
         for info in added {
             if !infos.iter().any(|i| i.name == info.name) {
                 infos.push(info);
@@ -145,6 +149,15 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
         write_sizes_without_unit(m);
     }
     m.obj_mut(root).infos = infos;
+}
+
+/// Whether `i` is one of the SoC infos of Linux (`SoC0ID`, `SoC1Family`,
+/// ...).
+fn is_soc_info(i: &Info) -> bool {
+    i.name.strip_prefix("SoC").is_some_and(|rest| {
+        let field = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        field.len() < rest.len() && matches!(field, "ID" | "Family" | "Revision")
+    })
 }
 
 /// hwloc 3 writes block devices' and memory modules' sizes (and the other

@@ -145,6 +145,23 @@ impl Topology {
             .expect("root has a complete nodeset")
     }
 
+    /// Puts the OS devices among each object's I/O children in name order,
+    /// after its other I/O children (hwloc's `HWLOC_DEBUG_SORT_CHILDREN`,
+    /// which makes outputs independent of the order directories list their
+    /// entries in). For a tree not finished yet: finishing numbers them.
+    pub fn sort_os_devices_by_name(&mut self) {
+        for id in self.iter_dfs() {
+            let mut io = core::mem::take(&mut self.obj_mut(id).io_children);
+            let (others, mut osdevs): (Vec<ObjId>, Vec<ObjId>) = io
+                .iter()
+                .partition(|&&c| self.obj(c).obj_type != ObjType::OSDevice);
+            osdevs.sort_by(|&a, &b| self.obj(a).name.cmp(&self.obj(b).name));
+            io.clear();
+            io.extend(others.into_iter().chain(osdevs));
+            self.obj_mut(id).io_children = io;
+        }
+    }
+
     /// Every object in depth-first order: an object, then its memory,
     /// normal, I/O and misc children (hwloc's XML export order).
     pub fn iter_dfs(&self) -> Vec<ObjId> {
@@ -200,5 +217,38 @@ impl Topology {
         self.objs_by_type(t)
             .into_iter()
             .find(|&i| self.obj(i).os_index == Some(os))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    #[test]
+    fn os_devices_sort_by_name_after_the_other_io_children() {
+        let mut t = Topology::new();
+        t.set_io_types_filter(crate::topology::TypeFilter::KeepAll);
+        let root = t.root();
+        let osdev = |name: &str| {
+            let mut o = Object::new(ObjType::OSDevice, None);
+            o.name = Some(String::from(name));
+            o
+        };
+        for name in ["sdb", "nvme0n1"] {
+            t.insert_by_parent(root, osdev(name)).unwrap();
+        }
+        let bridge = t
+            .insert_by_parent(root, Object::new(ObjType::Bridge, None))
+            .unwrap();
+        t.insert_by_parent(root, osdev("dax0.0")).unwrap();
+        t.sort_os_devices_by_name();
+        let io = t.obj(root).io_children().to_vec();
+        assert_eq!(io[0], bridge);
+        let names: Vec<_> = io[1..]
+            .iter()
+            .map(|&c| t.obj(c).name.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(names, ["dax0.0", "nvme0n1", "sdb"]);
     }
 }

@@ -560,6 +560,7 @@ fuzz_target!(|input: Input| {
         virtual_osdev: s.virtual_osdev,
         memtiers: s.memtiers.clone(),
         memtiers_guess: s.memtiers_guess.clone(),
+        sort_os_devices: false,
     };
     let mut topo = Topology::new();
     topo.set_all_types_filter(filter(s.all_filter));
