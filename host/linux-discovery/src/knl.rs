@@ -436,7 +436,6 @@ impl Ctx<'_> {
             m.subtype = Some("MCDRAM".into());
             // Its memory is local to the DDR's CPUs.
             m.cpuset = Some(cpuset.clone());
-            m.complete_cpuset = Some(cpuset.clone());
             ddr_o.subtype = Some("DRAM".into());
             let mut g = Object::with_cpuset(ObjType::Group, None, cpuset.clone());
             let mut ns = ddr_nodeset.clone();

@@ -35,8 +35,9 @@ impl NodeInfo {
         let nodeset = NodeSet::from_index(self.os);
         let mut o = Object::new(ObjType::NUMANode, Some(self.os));
         o.gp_index = self.gp;
-        o.cpuset = Some(self.cpuset.clone());
-        o.complete_cpuset = Some(self.cpuset);
+        // No complete cpuset: as hwloc, the tree gives it (the map may
+        // list offline CPUs).
+        o.cpuset = Some(self.cpuset);
         o.nodeset = Some(nodeset.clone());
         o.complete_nodeset = Some(nodeset);
         o.subtype = self.subtype;
