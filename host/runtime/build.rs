@@ -120,7 +120,7 @@ const BUILTIN_MANIFESTS: &[(&str, &str, &str, &str, &str)] = &[
         "linux",
         "discovery",
         "Linux discovery from /sys and /proc",
-        "files = [\"/sys\", \"/proc\", \"/run/udev/data\", \"/dev/cpuset\", \"mounts:cgroup2,cgroup,cpuset\"]\ncpuid = true\nconfig = [\"*\"]",
+        "files = [\"/sys\", \"/proc\", \"/run/udev/data\", \"/dev/cpuset\", \"/var/run/hwloc\", \"mounts:cgroup2,cgroup,cpuset\"]\ncpuid = true\nconfig = [\"*\"]",
     ),
     (
         "wloc_component_x86",

@@ -209,7 +209,12 @@ fn differ(a: u64, b: u64, threshold: f32) -> bool {
 /// Groups the NUMA nodes in tiers, guesses unknown kinds and orders the
 /// tiers, as hwloc does.  `None` without NUMA nodes.
 pub fn guess(topo: &Topology, opts: &Options) -> Option<Vec<Tier>> {
-    let nodes: Vec<ObjId> = topo.level(Depth::NumaNode).to_vec();
+    guess_among(topo, topo.level(Depth::NumaNode), opts)
+}
+
+/// [`guess`] among some of the NUMA nodes only (those hwloc would keep,
+/// when the tree still holds disallowed ones).  `None` without nodes.
+pub fn guess_among(topo: &Topology, nodes: &[ObjId], opts: &Options) -> Option<Vec<Tier>> {
     if nodes.is_empty() {
         return None;
     }

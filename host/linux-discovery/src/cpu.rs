@@ -692,6 +692,11 @@ impl Ctx<'_> {
                 continue;
             }
             let kb = nonempty(3).map(|b| parse::as_uint(b)).unwrap_or(0) as u64;
+            // A KNL's L3 (its MCDRAM cache) has no size here: the NUMA
+            // quirk adds it.
+            if kb == 0 && otype == ObjType::L3Cache && self.is_knl {
+                continue;
+            }
             let linesize = nonempty(4).map(|b| parse::as_uint(b)).unwrap_or(0);
             let sets = nonempty(5).map(|b| parse::as_uint(b)).unwrap_or(0) as u64;
             let lines_per_tag = nonempty(6).map(|b| parse::as_uint(b)).unwrap_or(1) as u64;

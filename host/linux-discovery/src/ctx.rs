@@ -91,6 +91,8 @@ pub(crate) struct Ctx<'a> {
     pub pagesize: u64,
     pub fallback_nbprocessors: i64,
     pub is_amd_with_cu: bool,
+    /// An Intel Xeon Phi (KNL or KNM), whose NUMA nodes need a quirk.
+    pub is_knl: bool,
     pub is_fake_numa_uniform: i64,
     pub cpukinds_enabled: i32,
     pub cpukinds_use_midr: bool,
@@ -123,6 +125,7 @@ impl<'a> Ctx<'a> {
             pagesize: 4096,
             fallback_nbprocessors: -1,
             is_amd_with_cu: false,
+            is_knl: false,
             is_fake_numa_uniform: 0,
             cpukinds_enabled: -1,
             cpukinds_use_midr: false,
@@ -444,6 +447,10 @@ impl<'a> Ctx<'a> {
                     .find(|i| i.name == n)
                     .map(|i| i.value.clone())
             };
+            let model = get("CPUModelNumber");
+            self.is_knl = get("CPUVendor").as_deref() == Some("GenuineIntel")
+                && get("CPUFamilyNumber").as_deref() == Some("6")
+                && matches!(model.as_deref(), Some("87" | "133"));
             if get("CPUVendor").as_deref() == Some("AuthenticAMD") {
                 let fam = get("CPUFamilyNumber").unwrap_or_default();
                 if fam == "21" || fam == "22" {

@@ -21,6 +21,7 @@ mod distgroup;
 mod dmi;
 mod fs;
 mod infos;
+mod knl;
 mod memtiers;
 pub mod mounts;
 mod numa;
@@ -86,6 +87,25 @@ pub struct Options {
     /// `HWLOC_DEBUG_SORT_CHILDREN`: OS devices in name order below each
     /// parent, whatever order sysfs lists them in.
     pub sort_os_devices: bool,
+    /// `HWLOC_MEMTIERS_BANDWIDTH_THRESHOLD`: relative bandwidth difference
+    /// that separates two tiers (0.1 when unset).
+    pub memtiers_bandwidth_threshold: Option<String>,
+    /// `HWLOC_MEMTIERS_LATENCY_THRESHOLD`, likewise for latencies.
+    pub memtiers_latency_threshold: Option<String>,
+    /// `HWLOC_MEMTIERS_REFRESH` (any value): guessed tier kinds replace the
+    /// subtypes nodes already have.
+    pub memtiers_refresh: bool,
+    /// `HWLOC_DUMPED_HWDATA_DIR`: where `hwloc-dump-hwdata` wrote its files
+    /// (`/var/run/hwloc` when unset, as hwloc built for `/var`), read inside the file-system root.
+    pub dumped_hwdata_dir: Option<String>,
+    /// `HWLOC_KNL_NUMA_QUIRK`: 0 disables the Xeon Phi (KNL) NUMA quirk.
+    pub knl_numa_quirk: Option<bool>,
+    /// `HWLOC_KNL_HDH_FALLBACK`: 1 ignores the dumped KNL data, 0 never
+    /// guesses what it lacks (unset: guess only what is missing).
+    pub knl_hdh_fallback: Option<i64>,
+    /// `HWLOC_KNL_MSCACHE_L3`: 0 makes the KNL MCDRAM cache a memory-side
+    /// cache object instead of an L3 cache (the default, as hwloc).
+    pub knl_mscache_l3: Option<bool>,
 }
 
 /// The names of the settings a host passes to the Linux component besides
@@ -125,6 +145,13 @@ pub const SETTING_NAMES: &[&str] = &[
     "MEMTIERS",
     "MEMTIERS_GUESS",
     "DEBUG_SORT_CHILDREN",
+    "MEMTIERS_BANDWIDTH_THRESHOLD",
+    "MEMTIERS_LATENCY_THRESHOLD",
+    "MEMTIERS_REFRESH",
+    "DUMPED_HWDATA_DIR",
+    "KNL_NUMA_QUIRK",
+    "KNL_HDH_FALLBACK",
+    "KNL_MSCACHE_L3",
 ];
 
 impl Options {
@@ -150,6 +177,13 @@ impl Options {
             memtiers: lookup("MEMTIERS"),
             memtiers_guess: lookup("MEMTIERS_GUESS"),
             sort_os_devices: lookup("DEBUG_SORT_CHILDREN").is_some(),
+            memtiers_bandwidth_threshold: lookup("MEMTIERS_BANDWIDTH_THRESHOLD"),
+            memtiers_latency_threshold: lookup("MEMTIERS_LATENCY_THRESHOLD"),
+            memtiers_refresh: lookup("MEMTIERS_REFRESH").is_some(),
+            dumped_hwdata_dir: lookup("DUMPED_HWDATA_DIR"),
+            knl_numa_quirk: num("KNL_NUMA_QUIRK").map(|v| v != 0),
+            knl_hdh_fallback: num("KNL_HDH_FALLBACK"),
+            knl_mscache_l3: num("KNL_MSCACHE_L3").map(|v| v != 0),
         }
     }
 }

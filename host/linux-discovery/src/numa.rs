@@ -17,16 +17,37 @@ const NODE: &str = "/sys/devices/system/node";
 const MAX_NODES: usize = 1024;
 
 /// A node being built, before insertion.
-struct NodeInfo {
-    os: u32,
+pub(crate) struct NodeInfo {
+    pub os: u32,
     /// Its gp index, taken when hwloc allocates the node: before any
     /// memory-side cache and any Group its insertion creates.
     gp: u64,
-    cpuset: CpuSet,
+    pub cpuset: CpuSet,
     memory: u64,
     page_types: Vec<PageType>,
     subtype: Option<String>,
     infos: Vec<Info>,
+}
+
+impl NodeInfo {
+    /// The NUMA node object, to insert.
+    pub(crate) fn into_object(self) -> Object {
+        let nodeset = NodeSet::from_index(self.os);
+        let mut o = Object::new(ObjType::NUMANode, Some(self.os));
+        o.gp_index = self.gp;
+        // No complete cpuset: as hwloc, the tree gives it (the map may
+        // list offline CPUs).
+        o.cpuset = Some(self.cpuset);
+        o.nodeset = Some(nodeset.clone());
+        o.complete_nodeset = Some(nodeset);
+        o.subtype = self.subtype;
+        o.infos = self.infos;
+        o.attr = ObjAttr::Numa(NumaAttr {
+            local_memory: self.memory,
+            page_types: self.page_types,
+        });
+        o
+    }
 }
 
 fn push_info(infos: &mut Vec<Info>, name: &str, value: &str) {
@@ -207,6 +228,9 @@ impl Ctx<'_> {
                 infos: Vec::new(),
             }));
         }
+        // Nodes whose CPUs could not be read or overlap (not the GPU
+        // nodes dropped below): the KNL quirk gives up on those.
+        let failed = nodes.iter().any(Option::is_none);
         // hwloc allocates every node in this first loop, before anything
         // else of this phase (even the GPU nodes it drops below).
         for n in nodes.iter_mut().flatten() {
@@ -262,6 +286,13 @@ impl Ctx<'_> {
         } else {
             None
         };
+
+        // A Xeon Phi's nodes go in its clusters instead (without HMAT,
+        // memory-side caches or distances, as hwloc).
+        if self.knl_quirk_enabled() {
+            self.knl_numa_quirk(nodes, distances.as_deref(), failed);
+            return;
+        }
 
         // HMAT access directories, listed once.
         let access: Vec<Option<(String, Vec<String>)>> = nodes
@@ -328,23 +359,10 @@ impl Ctx<'_> {
             let Some(n) = nodes[i].take() else {
                 continue;
             };
-            let nodeset = NodeSet::from_index(n.os);
             for cache in caches {
                 let _ = self.topo.insert_by_cpuset(cache);
             }
-            let mut o = Object::new(ObjType::NUMANode, Some(n.os));
-            o.gp_index = n.gp;
-            o.cpuset = Some(n.cpuset.clone());
-            o.complete_cpuset = Some(n.cpuset);
-            o.nodeset = Some(nodeset.clone());
-            o.complete_nodeset = Some(nodeset);
-            o.subtype = n.subtype;
-            o.infos = n.infos;
-            o.attr = ObjAttr::Numa(NumaAttr {
-                local_memory: n.memory,
-                page_types: n.page_types,
-            });
-            match self.topo.insert_by_cpuset(o) {
+            match self.topo.insert_by_cpuset(n.into_object()) {
                 Ok(Some(Inserted::New(id))) | Ok(Some(Inserted::Merged(id))) => {
                     ids[i] = Some(id);
                     if !self.numa_nodes.iter().any(|(_, x)| *x == id) {

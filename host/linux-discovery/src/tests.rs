@@ -923,3 +923,151 @@ fn gp_indexes_follow_hwloc_allocation_order() {
     assert_eq!(nic, vec![last_cpu + 5]);
     assert_eq!(bridges, vec![last_cpu + 4, last_cpu + 6]);
 }
+
+/// Memory tiers follow hwloc 2.14 (the core's rules): an SPM node (from
+/// its DAX device) and a plain one make two tiers, each node names its
+/// tier in `MemoryTier` and the topology counts them in `MemoryTiersNr`,
+/// after its other infos; a node the cgroup disallows is left out.
+#[test]
+fn memory_tiers_of_a_discovered_machine() {
+    let mut fs = machine(2, 1, 1);
+    fs.add_file("/sys/bus/dax/devices/dax0.0/target_node", "1\n");
+    fs.add_link(
+        "/sys/bus/dax/drivers/kmem/dax0.0",
+        "../../../../devices/platform/hmem.0/dax0.0",
+    );
+    fs.add_link(
+        "/sys/bus/dax/devices/dax0.0",
+        "../../../devices/platform/hmem.0/dax0.0",
+    );
+    fs.add_file("/sys/devices/platform/hmem.0/dax0.0/target_node", "1\n");
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    let tier = |t: &Topology, os: u32| {
+        let n = t
+            .level(Depth::NumaNode)
+            .iter()
+            .copied()
+            .find(|&n| t.obj(n).os_index == Some(os))
+            .unwrap();
+        (
+            t.obj(n).subtype.clone(),
+            t.obj(n).info("MemoryTier").map(String::from),
+        )
+    };
+    assert_eq!(tier(&t, 0), (None, Some("0".into())));
+    assert_eq!(tier(&t, 1), (Some("SPM".into()), Some("1".into())));
+    let last = t.infos.last().unwrap();
+    assert_eq!(
+        (last.name.as_str(), last.value.as_str()),
+        ("MemoryTiersNr", "2")
+    );
+    assert_eq!(t.obj(t.root()).info("MemoryTiersNr"), None);
+    assert_eq!(t.memtiers.len(), 2);
+
+    // HWLOC_MEMTIERS forces them; a value that does not parse is ignored.
+    let forced = Options {
+        memtiers: Some("0x3=HBM".into()),
+        ..Options::default()
+    };
+    let t = discover(&fs, &forced, topo_all()).unwrap();
+    assert_eq!(tier(&t, 0), (Some("HBM".into()), None));
+    let bad = Options {
+        memtiers: Some("0x0=HBM".into()),
+        ..Options::default()
+    };
+    let t = discover(&fs, &bad, topo_all()).unwrap();
+    assert_eq!(tier(&t, 1), (Some("SPM".into()), Some("1".into())));
+
+    // A single plain tier: nothing to say.
+    let t = discover(&machine(2, 1, 1), &Options::default(), topo_all()).unwrap();
+    assert_eq!(tier(&t, 0), (None, None));
+    assert!(t.memtiers.is_empty());
+    assert!(t.infos.iter().all(|i| i.name != "MemoryTiersNr"));
+}
+
+/// A Xeon Phi (KNL) in Quadrant-Hybrid50 mode: two NUMA nodes (DDR with
+/// the CPUs, CPU-less MCDRAM), the modes from hwloc-dump-hwdata's file.
+fn knl(hwdata: Option<&str>) -> MemFs {
+    let mut fs = machine(1, 4, 1);
+    let mut cpuinfo = String::new();
+    for c in 0..4 {
+        cpuinfo.push_str(&format!(
+            "processor\t: {c}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 87\nphysical id\t: 0\ncore id\t\t: {c}\n\n"
+        ));
+    }
+    fs.add_file("/proc/cpuinfo", cpuinfo);
+    for c in 0..4 {
+        // sysfs gives a KNL's L3 no size: the quirk makes it.
+        fs.add_file(&format!("{CPU}/cpu{c}/cache/index2/size"), "0K\n");
+    }
+    fs.add_file(&format!("{NODE}/online"), "0-1\n");
+    fs.add_file(&format!("{NODE}/node1/cpumap"), mask(&[]));
+    fs.add_file(
+        &format!("{NODE}/node1/meminfo"),
+        "Node 1 MemTotal: 2048 kB\n",
+    );
+    fs.add_file(&format!("{NODE}/node0/distance"), "10 31\n");
+    fs.add_file(&format!("{NODE}/node1/distance"), "31 10\n");
+    if let Some(h) = hwdata {
+        fs.add_file("/var/run/hwloc/knl_memoryside_cache", h.to_string());
+    }
+    fs
+}
+
+#[test]
+fn knl_modes_clusters_and_mcdram_cache() {
+    let hwdata = "version: 2\ncache_size: 8589934592\nassociativity: 1\ninclusiveness: 1\nline_size: 64\ncluster_mode: Quadrant\nmemory_mode: Hybrid50\n";
+    let fs = knl(Some(hwdata));
+    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    let root = t.obj(t.root());
+    assert_eq!(root.info("ClusterMode"), Some("Quadrant"));
+    assert_eq!(root.info("MemoryMode"), Some("Hybrid50"));
+    let nodes = t.level(Depth::NumaNode);
+    let sub: Vec<_> = nodes.iter().map(|&n| t.obj(n).subtype.clone()).collect();
+    assert_eq!(sub, vec![Some("DRAM".into()), Some("MCDRAM".into())]);
+    // The MCDRAM is local to the DDR's CPUs.
+    assert_eq!(t.obj(nodes[1]).cpuset, t.obj(nodes[0]).cpuset);
+    let l3: Vec<_> = t
+        .objs_by_type(ObjType::L3Cache)
+        .into_iter()
+        .filter(|&c| t.obj(c).subtype.as_deref() == Some("MemorySideCache"))
+        .collect();
+    assert_eq!(l3.len(), 1);
+    assert_eq!(t.obj(l3[0]).cache().unwrap().size, 8 << 30);
+    assert_eq!(t.obj(l3[0]).info("Inclusive"), Some("1"));
+    let bw = t.memattrs.iter().find(|m| m.name == "Bandwidth").unwrap();
+    let mut v: Vec<u64> = bw.values.iter().map(|v| v.value).collect();
+    v.sort_unstable();
+    assert_eq!(v, vec![90000, 360000]);
+    // The bandwidths make two tiers, MCDRAM first.
+    assert_eq!(t.obj(nodes[1]).info("MemoryTier"), Some("0"));
+    // No NUMA distances kept, as hwloc.
+    assert!(t.distances.is_empty());
+
+    // HWLOC_KNL_MSCACHE_L3=0: a memory-side cache in front of the DDR.
+    let msc = Options {
+        knl_mscache_l3: Some(false),
+        ..Options::default()
+    };
+    let t = discover(&fs, &msc, topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(t.objs_by_type(ObjType::MemCache).len(), 1);
+
+    // Without the file: guessed Quadrant-Flat, no cache.
+    let t = discover(&knl(None), &Options::default(), topo_all()).unwrap();
+    assert_eq!(t.obj(t.root()).info("MemoryMode"), Some("Flat"));
+    assert_eq!(t.objs_by_type(ObjType::MemCache).len(), 0);
+    // HWLOC_KNL_NUMA_QUIRK=0, or modes that do not fit: plain nodes.
+    let off = Options {
+        knl_numa_quirk: Some(false),
+        ..Options::default()
+    };
+    let t = discover(&fs, &off, topo_all()).unwrap();
+    assert_eq!(t.obj(t.root()).info("ClusterMode"), None);
+    let bad = knl(Some("version: 2\ncluster_mode: SNC4\nmemory_mode: Cache\n"));
+    let t = discover(&bad, &Options::default(), topo_all()).unwrap();
+    t.check().unwrap();
+    assert_eq!(t.obj(t.root()).info("ClusterMode"), None);
+    assert_eq!(t.level(Depth::NumaNode).len(), 2);
+}

@@ -75,6 +75,7 @@ pub const LINUX_ROOTS: &[&str] = &[
     "/proc",
     "/run/udev/data",
     "/dev/cpuset",
+    "/var/run/hwloc",
     "mounts:cgroup2,cgroup,cpuset",
 ];
 

@@ -330,7 +330,8 @@ impl Topology {
         for (parent, m) in displaced {
             self.obj_mut(parent).memory_children.retain(|&x| x != m);
             let cpuset = self.obj(m).cpuset.clone().unwrap_or_default();
-            let target = self.find_memory_parent(&cpuset)?;
+            let complete = self.obj(m).complete_cpuset.clone();
+            let target = self.find_memory_parent(&cpuset, complete)?;
             let first = self.obj(m).nodeset.as_ref().and_then(|n| n.first());
             let pos = self
                 .obj(target)
@@ -961,6 +962,38 @@ mod tests {
         // Machine has a single Package child: the Package wins over Machine? No:
         // Machine has priority 90 > Package 40, so Package goes; Core (60) < PU (100), so Core goes.
         assert_eq!(types, vec![ObjType::Machine, ObjType::PU]);
+    }
+
+    /// A NUMA node whose map lists offline CPUs (in the root's complete
+    /// cpuset, not the tree's PUs), given without a complete cpuset, goes
+    /// in a memory Group whose complete cpuset the tree derives: the
+    /// node's complete cpuset keeps only online CPUs, as hwloc's.
+    #[test]
+    fn node_complete_cpuset_leaves_offline_cpus_out() {
+        for given in [None, Some(cs(0, 7))] {
+            let mut t = Topology::new();
+            for pu in 0..4 {
+                t.insert_by_cpuset(Object::with_cpuset(
+                    ObjType::PU,
+                    Some(pu),
+                    CpuSet::from_index(pu),
+                ))
+                .unwrap();
+            }
+            t.root_mut().complete_cpuset = Some(cs(0, 7));
+            let mut node = Object::new(ObjType::NUMANode, Some(0));
+            node.cpuset = Some(cs(0, 7));
+            node.complete_cpuset = given.clone();
+            node.nodeset = Some(NodeSet::from_index(0));
+            t.insert_by_cpuset(node).unwrap();
+            t.finish().unwrap();
+            t.check().unwrap();
+            let n = t.level(Depth::NumaNode)[0];
+            assert_eq!(t.obj(n).cpuset, Some(cs(0, 3)));
+            let want = if given.is_some() { cs(0, 7) } else { cs(0, 3) };
+            assert_eq!(t.obj(n).complete_cpuset, Some(want));
+            assert_eq!(t.complete_cpuset(), &cs(0, 7));
+        }
     }
 
     #[test]

@@ -624,6 +624,9 @@ impl Topology {
             }
             _ => {}
         }
+        // A memory Group made for the object takes its complete cpuset as
+        // given (hwloc copies it), before it defaults to the cpuset.
+        let given_complete = obj.complete_cpuset.clone();
         if obj.cpuset.is_none() {
             obj.cpuset = Some(obj.complete_cpuset.clone().unwrap_or_default());
         }
@@ -631,7 +634,7 @@ impl Topology {
             obj.complete_cpuset = obj.cpuset.clone();
         }
         let cpuset = obj.cpuset.clone().unwrap_or_default();
-        let parent = self.find_memory_parent(&cpuset)?;
+        let parent = self.find_memory_parent(&cpuset, given_complete)?;
         let id = self.push(obj);
         let res = match self.attach_memory(parent, id) {
             Ok(r) => r,
@@ -660,8 +663,16 @@ impl Topology {
 
     /// The highest normal object whose set equals `cpuset`, or a new
     /// memory Group of that set when none exists (as hwloc does for NUMA
-    /// nodes local to several packages, or with no CPU at all).
-    pub(super) fn find_memory_parent(&mut self, cpuset: &CpuSet) -> Result<ObjId, TopologyError> {
+    /// nodes local to several packages, or with no CPU at all).  The
+    /// Group's complete cpuset is `complete` (the memory object's, as its
+    /// source gave it): without one, [`finish`](Self::finish) derives it
+    /// from the cpuset within the parent's, so offline CPUs a node's map
+    /// lists stay out of the node's complete cpuset, as in hwloc.
+    pub(super) fn find_memory_parent(
+        &mut self,
+        cpuset: &CpuSet,
+        complete: Option<CpuSet>,
+    ) -> Result<ObjId, TopologyError> {
         let root = self.root;
         let mut parent = root;
         if !cpuset.is_empty() {
@@ -701,7 +712,7 @@ impl Topology {
             ga.kind = group_kind::MEMORY;
         }
         g.cpuset = Some(cpuset.clone());
-        g.complete_cpuset = Some(cpuset.clone());
+        g.complete_cpuset = complete;
         let gid = self.push(g);
         match self.insert_normal_under(parent, gid) {
             Ok(Inserted::New(i)) => Ok(i),

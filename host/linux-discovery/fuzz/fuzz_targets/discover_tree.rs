@@ -202,6 +202,9 @@ struct Settings {
     virtual_osdev: bool,
     memtiers: Option<String>,
     memtiers_guess: Option<String>,
+    knl_numa_quirk: Option<bool>,
+    knl_hdh_fallback: Option<i8>,
+    knl_mscache_l3: Option<bool>,
     io_filter: u8,
     all_filter: u8,
     include_disallowed: bool,
@@ -561,6 +564,13 @@ fuzz_target!(|input: Input| {
         memtiers: s.memtiers.clone(),
         memtiers_guess: s.memtiers_guess.clone(),
         sort_os_devices: false,
+        memtiers_bandwidth_threshold: None,
+        memtiers_latency_threshold: None,
+        memtiers_refresh: false,
+        dumped_hwdata_dir: None,
+        knl_numa_quirk: s.knl_numa_quirk,
+        knl_hdh_fallback: s.knl_hdh_fallback.map(i64::from),
+        knl_mscache_l3: s.knl_mscache_l3,
     };
     let mut topo = Topology::new();
     topo.set_all_types_filter(filter(s.all_filter));
