@@ -122,3 +122,54 @@ fn a_cpuid_dump_beside_an_fsroot_adds_what_sysfs_does_not_say() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("missing"), "{err}");
 }
+
+#[test]
+fn with_x86_listed_first_the_processors_have_cpuids_identities() {
+    let tmp = common::TempDir::new("x86-first");
+    let dir = unpack_x86_linux("64amd64-4p2n4ca2co", &tmp.0);
+    let cpuid = dir.join("cpuid");
+    // PU 8 is the first core of the second node of package 0: sysfs
+    // numbers cores per node (0), CPUID per package (8).
+    let core_of_pu8 = |xml: &str| {
+        xml.lines()
+            .find(|l| l.contains(r#"type="Core""#) && l.contains(r#"cpuset="0x00000100""#))
+            .map(|l| {
+                l.split(r#"os_index=""#)
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .unwrap_or_else(|| panic!("no core of PU 8 in {xml}"))
+    };
+    let linux_first = ls_fsroot(
+        &dir,
+        &[
+            ("HWLOC_CPUID_PATH", cpuid.as_path()),
+            ("HWLOC_COMPONENTS", Path::new("linux,x86,stop")),
+        ],
+    );
+    assert_eq!(core_of_pu8(&linux_first), "0");
+    let x86_first = ls_fsroot(
+        &dir,
+        &[
+            ("HWLOC_CPUID_PATH", cpuid.as_path()),
+            ("HWLOC_COMPONENTS", Path::new("x86,linux,stop")),
+        ],
+    );
+    assert_eq!(core_of_pu8(&x86_first), "8");
+    let backends: Vec<&str> = x86_first
+        .lines()
+        .filter(|l| l.contains(r#"name="Backend""#))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        backends,
+        [
+            r#"<info name="Backend" value="x86"/>"#,
+            r#"<info name="Backend" value="Linux"/>"#
+        ]
+    );
+}

@@ -269,8 +269,15 @@ fn load_linux_this_system(d: &Discovery, topo: Topology) -> Result<Topology, Loa
 /// Discovers a recorded fsroot with the Linux component, then, as hwloc's
 /// x86 backend does after the Linux one, annotates it from a CPUID dump:
 /// the one named beside it (`cpuid`, which must be readable), else the one
-/// the recording holds (`cpuid/`, left out when damaged).  When the x86
-/// backend is listed first, it names itself first among the backends.
+/// the recording holds (`cpuid/`, left out when damaged).
+///
+/// When the x86 backend is listed first, hwloc's x86 backend discovers
+/// the processors and Linux only adds to them (memory, NUMA nodes, infos):
+/// the x86 component discovers the dump too, the packages, dies, cores
+/// and caches both find take the identities CPUID gives them (its core
+/// ids; caches without an index), and x86 names itself first among the
+/// backends.  (The tree stays Linux's: an object only one of them finds
+/// stays as Linux has it.)
 fn load_linux(
     d: &Discovery,
     root: &Path,
@@ -281,8 +288,16 @@ fn load_linux(
         Some(c) => Some(named_cpuid_dump(&c.dump)?),
         None => recorded_cpuid(root),
     };
+    let x86_first = match cpuid {
+        Some(c) if c.x86_first => Some(
+            run_x86(d, named_cpuid_dump(&c.dump)?, None, topo.clone())
+                .map_err(|e| bad_cpuid_dump(&c.dump, e))?,
+        ),
+        _ => None,
+    };
     let mut t = run_linux(d, root, false, dump, topo)?;
-    if cpuid.is_some_and(|c| c.x86_first) {
+    if let Some(x86) = x86_first {
+        adopt_x86_identities(&mut t, &x86);
         let root_obj = t.root();
         t.obj_mut(root_obj).infos.insert(
             0,
@@ -293,6 +308,29 @@ fn load_linux(
         );
     }
     Ok(t)
+}
+
+/// Gives the packages, dies, cores and caches of `t` the OS index of the
+/// object of the same type and cpuset in `x86`, where there is one.
+fn adopt_x86_identities(t: &mut Topology, x86: &Topology) {
+    use wloc_core::ObjType;
+    let types = [ObjType::Package, ObjType::Die, ObjType::Core];
+    for ty in types.into_iter().chain(ObjType::CPU_CACHES) {
+        let theirs: std::collections::HashMap<_, _> = x86
+            .objs_by_type(ty)
+            .into_iter()
+            .filter_map(|id| {
+                let o = x86.obj(id);
+                Some((o.cpuset.clone()?, o.os_index))
+            })
+            .collect();
+        for id in t.objs_by_type(ty) {
+            let found = t.obj(id).cpuset.as_ref().and_then(|c| theirs.get(c));
+            if let Some(&os_index) = found {
+                t.obj_mut(id).os_index = os_index;
+            }
+        }
+    }
 }
 
 /// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in

@@ -353,6 +353,20 @@ mod tests {
         let mut this = good.clone();
         this[8] = 0;
         assert!(Request::decode(&this).is_err());
+        // A dump's path: only after an fsroot with a dump, and whole.
+        let dump = Target::Fsroot(
+            "/r".into(),
+            Some(CpuidBeside {
+                dump: "/c".into(),
+                x86_first: false,
+            }),
+        );
+        let with_dump = Request::new(dump, &base()).encode();
+        assert!(Request::decode(&with_dump).is_ok());
+        assert!(Request::decode(&with_dump[..with_dump.len() - 1]).is_err());
+        let mut trailing = good.clone();
+        trailing.extend_from_slice(&with_dump[with_dump.len() - 6..]);
+        assert!(Request::decode(&trailing).is_err());
         // A filter the model refuses (Machine filtered out).
         let mut machine = good;
         machine[10] = 1;

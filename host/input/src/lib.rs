@@ -387,6 +387,45 @@ mod tests {
     }
 
     #[test]
+    fn a_cpuid_dump_is_read_with_an_fsroot_when_x86_runs() {
+        let run = |vars: &[(&str, &str)]| {
+            let table: std::collections::HashMap<String, String> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let env = |n: &str| table.get(n).cloned();
+            (
+                resolve_in(&env, Some("rec"), Some(InputFormat::Fsroot)).unwrap(),
+                resolve_unnamed_in(&env, true),
+            )
+        };
+        let dump = ("HWLOC_CPUID_PATH", "d");
+        let fsroot = ("HWLOC_FSROOT", "rec");
+        let beside = |x86_first| {
+            Source::Fsroot(
+                "rec".into(),
+                Some(CpuidBeside {
+                    dump: "d".into(),
+                    x86_first,
+                }),
+            )
+        };
+        assert_eq!(run(&[dump]).0, beside(false));
+        assert_eq!(run(&[dump, fsroot]).1.source(), &beside(false));
+        let x86_first = ("HWLOC_COMPONENTS", "x86,linux,stop");
+        assert_eq!(run(&[dump, fsroot, x86_first]).1.source(), &beside(true));
+        assert_eq!(
+            run(&[dump, ("HWLOC_COMPONENTS", "linux,x86")]).0,
+            beside(false)
+        );
+        // x86 left out of the list: the dump is not read.
+        let plain = Source::Fsroot("rec".into(), None);
+        assert_eq!(run(&[dump, ("HWLOC_COMPONENTS", "linux,stop")]).0, plain);
+        assert_eq!(run(&[dump, ("HWLOC_COMPONENTS", "-x86")]).0, plain);
+        assert_eq!(run(&[]).0, plain);
+    }
+
+    #[test]
     fn unnamed_sources_follow_libhwlocs_choice() {
         let run = |vars: &[(&str, &str)], x86: bool| {
             let table: std::collections::HashMap<String, String> = vars

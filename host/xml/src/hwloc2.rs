@@ -129,15 +129,19 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
             .filter(|i| !matches!(i.name.as_str(), "Backend" | "PageSizeNr" | "PageSizes"))
             .count();
         infos.retain(|i| i.name != "PageSizeNr" && i.name != "PageSizes");
+        // A backend that ran before Linux (x86, listed first) named
+        // itself before Linux added the DMI infos: it stays first.
+        let first = infos.iter().take_while(|i| i.name == "Backend").count();
+        let rest = infos.split_off(first);
         let (backend, mut rest): (Vec<_>, Vec<_>) =
-            infos.into_iter().partition(|i| i.name == "Backend");
+            rest.into_iter().partition(|i| i.name == "Backend");
         let at = rest
             .iter()
             .position(|i| AFTER_BACKEND.contains(&i.name.as_str()))
             .unwrap_or(rest.len())
             .min(own_kept);
         rest.splice(at..at, backend);
-        infos = rest;
+        infos.extend(rest);
         for info in added {
             if !infos.iter().any(|i| i.name == info.name) {
                 infos.push(info);
