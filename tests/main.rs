@@ -50,6 +50,7 @@ mod topology_diff;
 mod userdata;
 mod watch;
 mod x86_conformance;
+mod x86_linux;
 mod xml_conformance;
 mod xml_v1;
 mod xml_v1_diff;

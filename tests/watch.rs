@@ -74,7 +74,7 @@ fn sorted_keys(m: &HashMap<String, (f64, String)>) -> Vec<&String> {
 fn watch_fixture_values_match_hand_computed_ones() {
     let tmp = common::TempDir::new("watch-lib");
     let root = fsroot(&tmp);
-    let source = wloc_discovery::input::Source::Fsroot(root.clone());
+    let source = wloc_discovery::input::Source::Fsroot(root.clone(), None);
     let mut t = Topology::new();
     t.set_all_types_filter(TypeFilter::KeepImportant);
     let discovery = wloc_discovery::Discovery::new(None);

@@ -46,6 +46,6 @@ pub use source::NativeSource;
 pub use source::native::CurrentCpu;
 pub use source::{CpuidSource, PuRunner};
 pub use x86::{
-    MAX_OS_INDEX, X86Options, annotate_inclusive_caches, discover, discover_with, group_kind_x86,
+    MAX_OS_INDEX, X86Options, annotate_discovered, discover, discover_with, group_kind_x86,
     setting as x86_setting,
 };

@@ -33,7 +33,6 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use raw_cpuid::{CpuId, CpuIdResult};
-use wloc_core::cpukinds::CpuKind;
 use wloc_core::object::{CacheAttr, CacheKind, GroupAttr, Info, group_kind};
 use wloc_core::{CpuSet, NodeSet, ObjAttr, ObjType, Object, Topology, TopologyError};
 
@@ -942,21 +941,14 @@ fn summarize(
     Ok(())
 }
 
-fn core_type_kind(set: CpuSet, efficiency: u32, name: &str) -> CpuKind {
-    CpuKind::new(
-        set,
-        Some(efficiency as i32),
-        vec![Info {
-            name: "CoreType".into(),
-            value: name.into(),
-        }],
-    )
-}
+/// The CPU kinds of a hybrid processor, from the least efficient: their
+/// PUs, efficiency and `CoreType` name.
+type Kinds = Vec<(CpuSet, u32, &'static str)>;
 
 /// CPU kinds of Intel hybrids (leaf 0x1A): low-power Atoms (family 6
 /// Atoms with fewer caches than the others), Atoms, Cores, from the least
 /// efficient.
-fn cpukinds_intel(topo: &mut Topology, infos: &[ProcInfo], os: &[u32]) {
+fn cpukinds_intel(infos: &[ProcInfo], os: &[u32]) -> Kinds {
     let max_caches = infos.iter().map(|p| p.caches.len()).max().unwrap_or(0);
     let (mut lp, mut atom, mut core) = (CpuSet::new(), CpuSet::new(), CpuSet::new());
     for (i, p) in infos.iter().enumerate() {
@@ -967,22 +959,23 @@ fn cpukinds_intel(topo: &mut Topology, infos: &[ProcInfo], os: &[u32]) {
             _ => {}
         }
     }
-    let mut efficiency = 0;
+    let mut kinds = Kinds::new();
     for (set, name) in [
         (lp, "IntelLowPower"),
         (atom, "IntelAtom"),
         (core, "IntelCore"),
     ] {
         if !set.is_empty() {
-            topo.cpukinds.push(core_type_kind(set, efficiency, name));
-            efficiency += 1;
+            let efficiency = kinds.len() as u32;
+            kinds.push((set, efficiency, name));
         }
     }
+    kinds
 }
 
 /// CPU kinds of AMD hybrids (leaf 0x80000026): low-power, efficiency and
 /// performance cores, ranked by the processor when it says so.
-fn cpukinds_amd(topo: &mut Topology, infos: &[ProcInfo], os: &[u32]) {
+fn cpukinds_amd(infos: &[ProcInfo], os: &[u32]) -> Kinds {
     let mut sets = [CpuSet::new(), CpuSet::new(), CpuSet::new()];
     let mut eff = [0u32; 3];
     for (i, p) in infos.iter().enumerate() {
@@ -1006,53 +999,73 @@ fn cpukinds_amd(topo: &mut Topology, infos: &[ProcInfo], os: &[u32]) {
         }
     }
     let [p, e, lp] = sets;
-    for (set, efficiency, name) in [
+    [
         (lp, eff[2], "AMDLowPower"),
         (e, eff[1], "AMDEfficiency"),
         (p, eff[0], "AMDPerformance"),
-    ] {
-        if !set.is_empty() {
-            topo.cpukinds.push(core_type_kind(set, efficiency, name));
-        }
-    }
+    ]
+    .into_iter()
+    .filter(|(set, _, _)| !set.is_empty())
+    .collect()
 }
 
-/// The caches one PU describes in its deterministic cache leaves: leaf 4
-/// (Intel, Zhaoxin), 0x8000001D (AMD and Hygon with topology extensions)
-/// or the legacy AMD leaves, as [`discover`] reads them.
-fn pu_caches(p: &Pu, m: &mut Machine) -> Vec<CacheInfo> {
-    let mut info = ProcInfo::new();
-    let [eax, ebx, _, edx] = p.cpuid(1, 0);
-    let vendor = m.vendor;
-    if vendor == Vendor::Intel {
-        let family = (eax >> 8) & 0xf;
-        let model = ((eax >> 4) & 0xf) + (((eax >> 16) & 0xf) << 4);
-        m.is_knl = family == 0x6 && (model == 0x57 || model == 0x85);
+/// Registers the CPU kinds of a hybrid processor, as hwloc's x86 backend
+/// does: each kind's `CoreType` info is added to the kinds already there
+/// (another backend's, by frequency) and its efficiency forced.
+fn register_cpukinds(topo: &mut Topology, m: &Machine, infos: &[ProcInfo], os: &[u32]) {
+    if !m.is_hybrid {
+        return;
     }
-    if !vendor.intel_like() && m.topoext {
-        read_amd_caches_topoext(p, &mut info);
-    } else if !vendor.intel_like() && m.highest_ext >= 0x8000_0006 {
-        let field = (ebx >> 16) & 0xff;
-        let legacy_max_log_proc = if edx & (1 << 28) != 0 && field != 0 {
-            1u32 << fls(field - 1)
-        } else {
-            1
+    let kinds = match m.vendor {
+        Vendor::Intel => cpukinds_intel(infos, os),
+        Vendor::Amd => cpukinds_amd(infos, os),
+        _ => return,
+    };
+    for (set, efficiency, name) in kinds {
+        let info = Info {
+            name: "CoreType".into(),
+            value: name.into(),
         };
-        read_amd_caches_legacy(p, &mut info, legacy_max_log_proc);
+        wloc_core::cpukinds::register(&mut topo.cpukinds, &set, Some(efficiency as i32), &[info]);
     }
-    if !vendor.amd_like() && m.highest >= 4 {
-        read_intel_caches(p, m, &mut info);
-    }
-    info.caches
 }
 
-/// Marks the caches another backend discovered (Linux sysfs, which does
-/// not say) as inclusive when CPUID says so, as hwloc's x86 backend does
-/// when it runs after the Linux one.  A cache is matched by level and
-/// type with the caches of a PU of its CPU kind: caches of one kind share
-/// one design, so one PU per kind is asked rather than every PU.  Caches
-/// whose kind has no PU in `src` are left alone.
-pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
+/// What every PU of `src` says, with the PUs' OS indexes; `None` when
+/// two PUs report one APIC id (hwloc then builds nothing from CPUID).
+fn look_procs(
+    src: &dyn CpuidSource,
+    m: &mut Machine,
+    n: usize,
+) -> Result<(Vec<ProcInfo>, Vec<u32>), ProbeError> {
+    let mut infos = Vec::with_capacity(n);
+    let mut apic_ids: BTreeMap<u32, usize> = BTreeMap::new();
+    for pu in 0..n {
+        let info = look_proc(&Pu { src, pu }, m);
+        if let Some(&first_pu) = apic_ids.get(&info.apicid) {
+            return Err(ProbeError::DuplicateApicId {
+                first_pu,
+                second_pu: pu,
+                apic_id: info.apicid,
+            });
+        }
+        apic_ids.insert(info.apicid, pu);
+        infos.push(info);
+    }
+    let os = (0..n).map(|pu| src.os_index(pu)).collect();
+    Ok((infos, os))
+}
+
+/// Annotates a topology another backend discovered (Linux sysfs) with
+/// what CPUID adds, as hwloc's x86 backend does when it runs after the
+/// Linux one (its partial discovery): each package (or, without
+/// packages, the root) gets the CPU infos of its first PU, replacing
+/// those it has; each CPU cache gets the inclusive flag its first PU's
+/// CPUID gives for its level and type (sysfs does not say); hybrid
+/// processors get their CPU kinds' `CoreType` and efficiency.  Nothing
+/// is added to the tree.  PUs of `src` are matched by OS index; a
+/// `src` without PUs, without leaf 1 or whose PUs share an APIC id
+/// changes nothing.
+pub fn annotate_discovered(src: &dyn CpuidSource, topo: &mut Topology) {
     let n = src.pu_count();
     if n == 0 {
         return;
@@ -1060,39 +1073,37 @@ pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
     let Some(mut m) = read_machine(src, topo) else {
         return;
     };
-    let os: Vec<u32> = (0..n).map(|pu| src.os_index(pu)).collect();
-    let kinds: Vec<CpuSet> = topo.cpukinds.iter().map(|k| k.cpuset.clone()).collect();
-    let mut asked: BTreeMap<usize, Vec<CacheInfo>> = BTreeMap::new();
+    let Ok((infos, os)) = look_procs(src, &mut m, n) else {
+        return;
+    };
+    let by_os: BTreeMap<u32, usize> = os.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let first_pu = |o: &Object| {
+        o.complete_cpuset
+            .as_ref()
+            .or(o.cpuset.as_ref())
+            .and_then(|c| c.iter().find_map(|pu| by_os.get(&pu).copied()))
+    };
+    if topo.keeps_type(ObjType::Package) {
+        let packages = topo.objs_by_type(ObjType::Package);
+        if packages.is_empty() {
+            let root = topo.root();
+            add_cpu_infos(topo.obj_mut(root), &infos[0]);
+        }
+        for id in packages {
+            if let Some(i) = first_pu(topo.obj(id)) {
+                add_cpu_infos(topo.obj_mut(id), &infos[i]);
+            }
+        }
+    }
     for t in ObjType::CPU_CACHES {
         for id in topo.objs_by_type(t) {
             let o = topo.obj(id);
-            let ObjAttr::Cache(attr) = &o.attr else {
+            let (ObjAttr::Cache(attr), Some(i)) = (&o.attr, first_pu(o)) else {
                 continue;
             };
             let (level, kind) = (attr.depth, attr.kind);
-            let Some(first) = o
-                .complete_cpuset
-                .as_ref()
-                .or(o.cpuset.as_ref())
-                .and_then(|c| c.first())
-            else {
-                continue;
-            };
-            let pu = if kinds.len() > 1 {
-                let Some(k) = kinds.iter().find(|k| k.is_set(first)) else {
-                    continue;
-                };
-                match os.iter().position(|&x| k.is_set(x)) {
-                    Some(pu) => pu,
-                    None => continue,
-                }
-            } else {
-                0
-            };
-            let caches = asked
-                .entry(pu)
-                .or_insert_with(|| pu_caches(&Pu { src, pu }, &mut m));
-            let inclusive = caches
+            let inclusive = infos[i]
+                .caches
                 .iter()
                 .find(|c| c.level == level && c.kind == kind)
                 .is_some_and(|c| c.inclusive);
@@ -1101,6 +1112,7 @@ pub fn annotate_inclusive_caches(src: &dyn CpuidSource, topo: &mut Topology) {
             }
         }
     }
+    register_cpukinds(topo, &m, &infos, &os);
 }
 
 /// Discovers the topology that the CPUID answers of `src` describe, as
@@ -1153,28 +1165,9 @@ pub fn discover_with(
             }
         }
         Some(mut m) => {
-            let mut infos = Vec::with_capacity(n);
-            let mut apic_ids: BTreeMap<u32, usize> = BTreeMap::new();
-            for pu in 0..n {
-                let info = look_proc(&Pu { src, pu }, &mut m);
-                if let Some(&first_pu) = apic_ids.get(&info.apicid) {
-                    return Err(ProbeError::DuplicateApicId {
-                        first_pu,
-                        second_pu: pu,
-                        apic_id: info.apicid,
-                    });
-                }
-                apic_ids.insert(info.apicid, pu);
-                infos.push(info);
-            }
+            let (infos, _) = look_procs(src, &mut m, n)?;
             summarize(&mut topo, &m, opts, &infos, &os)?;
-            if m.is_hybrid {
-                match m.vendor {
-                    Vendor::Intel => cpukinds_intel(&mut topo, &infos, &os),
-                    Vendor::Amd => cpukinds_amd(&mut topo, &infos, &os),
-                    _ => {}
-                }
-            }
+            register_cpukinds(&mut topo, &m, &infos, &os);
         }
     }
     topo.infos.push(Info {

@@ -527,9 +527,9 @@ fn annotation_marks_inclusive_caches_as_discovery_does() {
         }
     }
     let before = flags(&other);
-    wloc_probe::annotate_inclusive_caches(&Table::new(0), &mut other);
+    wloc_probe::annotate_discovered(&Table::new(0), &mut other);
     assert_eq!(flags(&other), before, "no PU, no change");
-    wloc_probe::annotate_inclusive_caches(&table, &mut other);
+    wloc_probe::annotate_discovered(&table, &mut other);
     assert_eq!(flags(&other), expected);
 }
 

@@ -109,7 +109,7 @@ impl wloc_guest::Guest for Linux {
         // host answers CPUID for this machine, or from the dump a
         // recording holds, and for nothing else (then there is no PU to
         // query and nothing is marked).
-        wloc_probe::annotate_inclusive_caches(&HostCpuid::new(), &mut topo);
+        wloc_probe::annotate_discovered(&HostCpuid::new(), &mut topo);
         wloc_guest::discovery_from_topology(&topo)
     }
 }

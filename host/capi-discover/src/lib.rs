@@ -216,7 +216,7 @@ mod tests {
         let rec = recording("16amd64-4n4c-cgroup-distance-merge");
         let mut base = Topology::new();
         base.set_all_types_filter(wloc_core::TypeFilter::KeepAll);
-        let req = Request::new(Target::Fsroot(rec.clone()), &base);
+        let req = Request::new(Target::Fsroot(rec.clone(), None), &base);
         let (direct, _) = run(&req).unwrap();
         assert!(!direct.distances.is_empty());
         same(&rebuilt(&req, &base), &direct, "recording");
@@ -251,7 +251,7 @@ mod tests {
         // SAFETY: this module's reply.
         unsafe { wloc_discover_free_v1(&mut reply) };
         let req = Request::new(
-            Target::Fsroot("/nonexistent/wloc-recording".into()),
+            Target::Fsroot("/nonexistent/wloc-recording".into(), None),
             &Topology::new(),
         );
         let (status, mut reply) = call(&req.encode());

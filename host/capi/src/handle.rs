@@ -442,7 +442,7 @@ impl hwloc_topology {
         // the Linux component records the same names.  An image adopted
         // as this machine stands for that discovery.
         let linux_discovery = match &self.source {
-            Source::Input(Input::Fsroot(_)) => true,
+            Source::Input(Input::Fsroot(..)) => true,
             Source::Input(Input::Image(_)) => m.is_thissystem,
             s => s.is_this_system(),
         };

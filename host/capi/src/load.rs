@@ -176,8 +176,14 @@ impl hwloc_topology {
             Source::Input(Input::Image(p)) => wloc_image::adopt(p)
                 .and_then(|img| img.to_topology_into(base))
                 .map_err(|e| err(&e))?,
-            Source::Input(Input::Fsroot(p)) => {
-                discovered(Target::Fsroot(p.clone()), &base, pci_names)?
+            Source::Input(Input::Fsroot(p, cpuid)) => {
+                let mut m = discovered(Target::Fsroot(p.clone(), cpuid.clone()), &base, pci_names)?;
+                // The x86 backend ran after (or before) Linux: its caches
+                // carry hwloc 2's `Inclusive` infos.
+                if cpuid.is_some() {
+                    wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
+                }
+                m
             }
             Source::Input(Input::Cpuid(p)) => {
                 let mut m = discovered(Target::CpuidDump(p.clone()), &base, pci_names)?;

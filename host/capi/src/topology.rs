@@ -199,7 +199,7 @@ pub unsafe extern "C" fn hwloc_topology_set_fsroot(
             if p.as_os_str() == "/" {
                 Source::THIS_SYSTEM
             } else {
-                Source::Input(Input::Fsroot(p))
+                Source::Input(Input::Fsroot(p, wloc_input::cpuid_beside()))
             }
         });
         set_source(h, p)

@@ -33,14 +33,14 @@ use crate::{Discovery, SetupError};
 pub fn applies_to(source: &Source) -> bool {
     matches!(
         source,
-        Source::ThisSystem | Source::CpuidThisSystem | Source::Fsroot(_)
+        Source::ThisSystem | Source::CpuidThisSystem | Source::Fsroot(..)
     )
 }
 
 /// The fsroot of a source, if it has one.
 pub fn fsroot_of(source: &Source) -> Option<&Path> {
     match source {
-        Source::Fsroot(p) => Some(p),
+        Source::Fsroot(p, _) => Some(p),
         _ => None,
     }
 }
@@ -415,7 +415,7 @@ mod tests {
     fn annotations_apply_to_this_machine_and_recordings() {
         assert!(applies_to(&Source::ThisSystem));
         assert!(applies_to(&Source::CpuidThisSystem));
-        assert!(applies_to(&Source::Fsroot("/x".into())));
+        assert!(applies_to(&Source::Fsroot("/x".into(), None)));
         assert!(!applies_to(&Source::Cpuid("dump".into())));
         assert!(!applies_to(&Source::Synthetic("pu:2".into())));
         assert!(!applies_to(&Source::Xml("a.xml".into())));

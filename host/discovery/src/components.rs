@@ -193,7 +193,7 @@ fn default_name(source: &Source) -> &'static str {
         Source::Xml(_) => "xml",
         Source::Image(_) => "image",
         Source::Synthetic(_) => builtin::SYNTHETIC_NAME,
-        Source::Fsroot(_) | Source::ThisSystem => builtin::LINUX_NAME,
+        Source::Fsroot(..) | Source::ThisSystem => builtin::LINUX_NAME,
         Source::Cpuid(_) | Source::CpuidThisSystem => builtin::X86_NAME,
     }
 }
@@ -376,7 +376,7 @@ fn base_options(
     source: &Source,
 ) -> Result<RunOptions, wloc_runtime::ComponentError> {
     let fsroot = match source {
-        Source::Fsroot(p) => Some(p.as_path()),
+        Source::Fsroot(p, _) => Some(p.as_path()),
         _ => None,
     };
     let roots: Vec<&str> = adm.grant.caps.files.iter().map(String::as_str).collect();

@@ -18,7 +18,9 @@ use crate::Discovery;
 
 // What a topology is read from and how the command line and the
 // environment choose it live in `wloc-input`, shared with the C library.
-pub use wloc_input::{InputFormat, ResolveError, Source, env_var, guess_format, resolve};
+pub use wloc_input::{
+    CpuidBeside, InputFormat, ResolveError, Source, env_var, guess_format, resolve,
+};
 
 /// Why a topology could not be loaded.
 #[derive(Debug)]
@@ -99,10 +101,10 @@ impl Discovery {
                 }
             }
             Source::Synthetic(desc) => load_synthetic(d, desc, topo),
-            Source::Fsroot(p) => load_linux(d, p, false, topo),
+            Source::Fsroot(p, cpuid) => load_linux(d, p, cpuid.as_ref(), topo),
             Source::Cpuid(p) => load_cpuid_dump(d, p, topo),
             Source::CpuidThisSystem => load_cpuid_this_system(d, topo),
-            Source::ThisSystem => load_linux(d, Path::new("/"), true, topo),
+            Source::ThisSystem => load_linux_this_system(d, topo),
             Source::Image(p) => {
                 let img = if p.as_os_str() == "-" {
                     let stdin = std::io::stdin();
@@ -258,13 +260,88 @@ fn linux_settings(opts: &wloc_linux::Options, topo: &Topology) -> Vec<(String, S
     config
 }
 
-/// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in
-/// the sandboxed Linux component, granted `/sys`, `/proc` and the few
-/// other read-only roots it needs, rebased under `root`.
+/// Discovers this machine with the Linux component, annotated from its
+/// CPUID on x86.
+fn load_linux_this_system(d: &Discovery, topo: Topology) -> Result<Topology, LoadError> {
+    run_linux(d, Path::new("/"), true, None, topo)
+}
+
+/// Discovers a recorded fsroot with the Linux component, then, as hwloc's
+/// x86 backend does after the Linux one, annotates it from a CPUID dump:
+/// the one named beside it (`cpuid`, which must be readable), else the one
+/// the recording holds (`cpuid/`, left out when damaged).
+///
+/// When the x86 backend is listed first, hwloc's x86 backend discovers
+/// the processors and Linux only adds to them (memory, NUMA nodes, infos):
+/// the x86 component discovers the dump too, the packages, dies, cores
+/// and caches both find take the identities CPUID gives them (its core
+/// ids; caches without an index), and x86 names itself first among the
+/// backends.  (The tree stays Linux's: an object only one of them finds
+/// stays as Linux has it.)
 fn load_linux(
     d: &Discovery,
     root: &Path,
+    cpuid: Option<&CpuidBeside>,
+    topo: Topology,
+) -> Result<Topology, LoadError> {
+    let dump = match cpuid {
+        Some(c) => Some(named_cpuid_dump(&c.dump)?),
+        None => recorded_cpuid(root),
+    };
+    let x86_first = match cpuid {
+        Some(c) if c.x86_first => Some(
+            run_x86(d, named_cpuid_dump(&c.dump)?, None, topo.clone())
+                .map_err(|e| bad_cpuid_dump(&c.dump, e))?,
+        ),
+        _ => None,
+    };
+    let mut t = run_linux(d, root, false, dump, topo)?;
+    if let Some(x86) = x86_first {
+        adopt_x86_identities(&mut t, &x86);
+        let root_obj = t.root();
+        t.obj_mut(root_obj).infos.insert(
+            0,
+            wloc_core::object::Info {
+                name: "Backend".into(),
+                value: "x86".into(),
+            },
+        );
+    }
+    Ok(t)
+}
+
+/// Gives the packages, dies, cores and caches of `t` the OS index of the
+/// object of the same type and cpuset in `x86`, where there is one.
+fn adopt_x86_identities(t: &mut Topology, x86: &Topology) {
+    use wloc_core::ObjType;
+    let types = [ObjType::Package, ObjType::Die, ObjType::Core];
+    for ty in types.into_iter().chain(ObjType::CPU_CACHES) {
+        let theirs: std::collections::HashMap<_, _> = x86
+            .objs_by_type(ty)
+            .into_iter()
+            .filter_map(|id| {
+                let o = x86.obj(id);
+                Some((o.cpuset.clone()?, o.os_index))
+            })
+            .collect();
+        for id in t.objs_by_type(ty) {
+            let found = t.obj(id).cpuset.as_ref().and_then(|c| theirs.get(c));
+            if let Some(&os_index) = found {
+                t.obj_mut(id).os_index = os_index;
+            }
+        }
+    }
+}
+
+/// Discovers a Linux machine from `root` (`/`, or a recorded fsroot) in
+/// the sandboxed Linux component, granted `/sys`, `/proc` and the few
+/// other read-only roots it needs, rebased under `root`, and the CPUID
+/// answers of `dump` (this machine's on x86 when `this_system`).
+fn run_linux(
+    d: &Discovery,
+    root: &Path,
     this_system: bool,
+    dump: Option<crate::cpuid_native::DumpProvider>,
     topo: Topology,
 ) -> Result<Topology, LoadError> {
     if !root.is_dir() {
@@ -291,7 +368,7 @@ fn load_linux(
     if let Some(p) = &live {
         run.cpuid = Some(p.clone());
     }
-    if !this_system && let Some(p) = recorded_cpuid(root) {
+    if let Some(p) = dump {
         run.cpuid = Some(std::sync::Arc::new(p));
     }
     let result = rt.discover(&c, &run, topo);
@@ -312,23 +389,31 @@ const MAX_CPUID_FILE_SIZE: u64 = 1 << 20;
 /// the x86 CPUID decoder.  Only `hwloc-cpuid-info` and `puN` files are
 /// read, each at most [`MAX_CPUID_FILE_SIZE`] bytes.
 fn load_cpuid_dump(d: &Discovery, dir: &Path, topo: Topology) -> Result<Topology, LoadError> {
-    let bad = |what: String| {
-        LoadError::BadInput(format!("cannot read CPUID dump {}: {what}", dir.display()))
-    };
+    let provider = named_cpuid_dump(dir)?;
+    run_x86(d, provider, None, topo).map_err(|e| match e {
+        LoadError::Component(c) => bad_cpuid_dump(dir, c),
+        other => other,
+    })
+}
+
+/// The error of a CPUID dump `dir` that cannot be read or decoded.
+fn bad_cpuid_dump(dir: &Path, what: impl fmt::Display) -> LoadError {
+    LoadError::BadInput(format!("cannot read CPUID dump {}: {what}", dir.display()))
+}
+
+/// Reads the CPUID dump folder a user named (`-i DIR --if cpuid`,
+/// `HWLOC_CPUID_PATH`).
+fn named_cpuid_dump(dir: &Path) -> Result<crate::cpuid_native::DumpProvider, LoadError> {
     // Read as the folder `/NAME` of the folder above it (the user named
     // it: a link is followed to it), so that a link inside it leading
     // out is denied, not resolved inside it as in a recording.
-    let full = std::fs::canonicalize(dir).map_err(|e| bad(e.to_string()))?;
+    let full = std::fs::canonicalize(dir).map_err(|e| bad_cpuid_dump(dir, e))?;
     let src = match (full.parent(), full.file_name().and_then(|n| n.to_str())) {
         (Some(parent), Some(name)) => read_cpuid_dump(parent, &format!("/{name}")),
         _ => read_cpuid_dump(&full, "/"),
     }
-    .map_err(|e| bad(e.to_string()))?;
-    let provider = crate::cpuid_native::DumpProvider::new(src, None);
-    run_x86(d, provider, None, topo).map_err(|e| match e {
-        LoadError::Component(c) => bad(c.to_string()),
-        other => other,
-    })
+    .map_err(|e| bad_cpuid_dump(dir, e))?;
+    Ok(crate::cpuid_native::DumpProvider::new(src, None))
 }
 
 /// Reads the `hwloc-cpuid-info` and `puN` files of a CPUID dump, each at

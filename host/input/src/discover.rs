@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 use wloc_core::{ObjType, Topology, TypeFilter};
 
-use crate::Source;
+use crate::{CpuidBeside, Source};
 
 /// The version of the entries below (part of their names).
 pub const ABI_VERSION: u32 = 1;
@@ -104,8 +104,9 @@ impl Default for Reply {
 pub enum Target {
     /// The machine the process runs on.
     ThisSystem,
-    /// A recorded `/sys` and `/proc` tree.
-    Fsroot(PathBuf),
+    /// A recorded `/sys` and `/proc` tree, and the CPUID dump read with
+    /// it, if any.
+    Fsroot(PathBuf, Option<CpuidBeside>),
     /// A folder of per-PU CPUID dumps.
     CpuidDump(PathBuf),
 }
@@ -115,7 +116,7 @@ impl Target {
     pub fn source(&self) -> Source {
         match self {
             Target::ThisSystem => Source::ThisSystem,
-            Target::Fsroot(p) => Source::Fsroot(p.clone()),
+            Target::Fsroot(p, c) => Source::Fsroot(p.clone(), c.clone()),
             Target::CpuidDump(p) => Source::Cpuid(p.clone()),
         }
     }
@@ -198,22 +199,30 @@ impl Request {
     }
 
     /// The request as bytes: the magic, the target's kind (0 this system,
-    /// 1 fsroot, 2 CPUID dump), the flags (bit 0 include disallowed, bit 1
-    /// no PCI names), the 20 filters, then the path's length (u32,
-    /// little-endian) and bytes.
+    /// 1 fsroot, 2 CPUID dump, 3 fsroot with a CPUID dump read after it,
+    /// 4 the same with the x86 backend first), the flags (bit 0 include
+    /// disallowed, bit 1 no PCI names), the 20 filters, then the path's
+    /// length (u32, little-endian) and bytes, and for kinds 3 and 4 the
+    /// dump's path the same way.
     pub fn encode(&self) -> Vec<u8> {
-        let (kind, path): (u8, &[u8]) = match &self.target {
-            Target::ThisSystem => (0, b""),
-            Target::Fsroot(p) => (1, p.as_os_str().as_bytes()),
-            Target::CpuidDump(p) => (2, p.as_os_str().as_bytes()),
+        let bytes = |p: &PathBuf| p.as_os_str().as_bytes().to_vec();
+        let (kind, path, dump): (u8, Vec<u8>, Option<Vec<u8>>) = match &self.target {
+            Target::ThisSystem => (0, Vec::new(), None),
+            Target::Fsroot(p, None) => (1, bytes(p), None),
+            Target::CpuidDump(p) => (2, bytes(p), None),
+            Target::Fsroot(p, Some(c)) => {
+                (3 + u8::from(c.x86_first), bytes(p), Some(bytes(&c.dump)))
+            }
         };
-        let mut out = Vec::with_capacity(MAGIC.len() + 26 + path.len());
+        let mut out = Vec::with_capacity(MAGIC.len() + 30 + path.len());
         out.extend_from_slice(MAGIC);
         out.push(kind);
         out.push(u8::from(self.include_disallowed) | (u8::from(!self.pci_names) << 1));
         out.extend(self.filters.iter().map(|&f| filter_code(f)));
-        out.extend_from_slice(&(path.len() as u32).to_le_bytes());
-        out.extend_from_slice(path);
+        for p in std::iter::once(&path).chain(&dump) {
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            out.extend_from_slice(p);
+        }
         out
     }
 
@@ -231,21 +240,41 @@ impl Request {
         for (slot, &code) in filters.iter_mut().zip(&rest[2..22]) {
             *slot = filter_of(code).ok_or_else(|| bad("unknown type filter"))?;
         }
-        let len = u32::from_le_bytes([rest[22], rest[23], rest[24], rest[25]]) as usize;
-        let path = &rest[26..];
-        if path.len() != len {
-            return Err(bad("path length does not match"));
-        }
-        if len > MAX_PATH_BYTES {
-            return Err(bad("path longer than 4096 bytes"));
-        }
-        let path = PathBuf::from(OsStr::from_bytes(path));
+        // A length-prefixed path at the start of `b`, and what follows it.
+        let take_path = |b: &[u8]| -> Result<(PathBuf, usize), RequestError> {
+            let head: [u8; 4] = b
+                .get(..4)
+                .and_then(|h| h.try_into().ok())
+                .ok_or_else(|| bad("truncated"))?;
+            let len = u32::from_le_bytes(head) as usize;
+            if len > MAX_PATH_BYTES {
+                return Err(bad("path longer than 4096 bytes"));
+            }
+            let path = b
+                .get(4..4 + len)
+                .ok_or_else(|| bad("path length does not match"))?;
+            Ok((PathBuf::from(OsStr::from_bytes(path)), 4 + len))
+        };
+        let (path, used) = take_path(&rest[22..])?;
+        let tail = &rest[22 + used..];
+        let named = !path.as_os_str().is_empty();
         let target = match kind {
-            0 if len == 0 => Target::ThisSystem,
-            1 if len > 0 => Target::Fsroot(path),
-            2 if len > 0 => Target::CpuidDump(path),
+            0 if !named => Target::ThisSystem,
+            1 if named => Target::Fsroot(path, None),
+            2 if named => Target::CpuidDump(path),
+            3 | 4 if named => {
+                let (dump, used) = take_path(tail)?;
+                if dump.as_os_str().is_empty() || used != tail.len() {
+                    return Err(bad("path length does not match"));
+                }
+                let x86_first = kind == 4;
+                Target::Fsroot(path, Some(CpuidBeside { dump, x86_first }))
+            }
             _ => return Err(bad("unknown target")),
         };
+        if kind < 3 && !tail.is_empty() {
+            return Err(bad("path length does not match"));
+        }
         if flag & !3 != 0 {
             return Err(bad("unknown flag value"));
         }
@@ -278,7 +307,14 @@ mod tests {
     fn requests_read_back_with_their_settings() {
         for target in [
             Target::ThisSystem,
-            Target::Fsroot("/tmp/rec ording\n".into()),
+            Target::Fsroot("/tmp/rec ording\n".into(), None),
+            Target::Fsroot(
+                "/r".into(),
+                Some(CpuidBeside {
+                    dump: "/r/../cpuid".into(),
+                    x86_first: true,
+                }),
+            ),
             Target::CpuidDump(PathBuf::from(OsStr::from_bytes(b"/d/\xff"))),
         ] {
             let mut r = Request::new(target, &base());
@@ -298,7 +334,7 @@ mod tests {
 
     #[test]
     fn damaged_requests_are_refused() {
-        let good = Request::new(Target::Fsroot("/r".into()), &base()).encode();
+        let good = Request::new(Target::Fsroot("/r".into(), None), &base()).encode();
         assert!(Request::decode(&good[..good.len() - 1]).is_err());
         assert!(Request::decode(&good[..10]).is_err());
         let mut other = good.clone();
@@ -317,6 +353,20 @@ mod tests {
         let mut this = good.clone();
         this[8] = 0;
         assert!(Request::decode(&this).is_err());
+        // A dump's path: only after an fsroot with a dump, and whole.
+        let dump = Target::Fsroot(
+            "/r".into(),
+            Some(CpuidBeside {
+                dump: "/c".into(),
+                x86_first: false,
+            }),
+        );
+        let with_dump = Request::new(dump, &base()).encode();
+        assert!(Request::decode(&with_dump).is_ok());
+        assert!(Request::decode(&with_dump[..with_dump.len() - 1]).is_err());
+        let mut trailing = good.clone();
+        trailing.extend_from_slice(&with_dump[with_dump.len() - 6..]);
+        assert!(Request::decode(&trailing).is_err());
         // A filter the model refuses (Machine filtered out).
         let mut machine = good;
         machine[10] = 1;

@@ -55,8 +55,10 @@ pub enum Source {
     Xml(PathBuf),
     /// A synthetic description.
     Synthetic(String),
-    /// A recorded filesystem root.
-    Fsroot(PathBuf),
+    /// A recorded filesystem root, and the CPUID dump hwloc's x86 backend
+    /// reads with it when one is named (`HWLOC_CPUID_PATH` beside
+    /// `HWLOC_FSROOT`, [`cpuid_beside`]).
+    Fsroot(PathBuf, Option<CpuidBeside>),
     /// A CPUID dump directory.
     Cpuid(PathBuf),
     /// CPUID of every PU of the machine we run on (and its ACPI tables
@@ -66,6 +68,46 @@ pub enum Source {
     ThisSystem,
     /// A topology image.
     Image(PathBuf),
+}
+
+/// A CPUID dump read with a recorded fsroot, as hwloc runs its Linux and
+/// x86 backends together: Linux discovers the recording, then the x86
+/// pass adds what CPUID knows and sysfs does not (CPU infos of packages,
+/// which caches are inclusive, hybrid CPU kinds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuidBeside {
+    /// The `hwloc-gather-cpuid` folder.
+    pub dump: PathBuf,
+    /// Whether the component list names `x86` before `linux`
+    /// (`HWLOC_COMPONENTS=x86,linux`): the x86 backend then ran first,
+    /// and the topology says so (`Backend` `x86` before `Linux`).
+    pub x86_first: bool,
+}
+
+/// The CPUID dump an fsroot is read with: `WLOC_CPUID_PATH` or
+/// `HWLOC_CPUID_PATH`, unless the component list (`HWLOC_COMPONENTS`)
+/// leaves the `x86` component out.
+pub fn cpuid_beside() -> Option<CpuidBeside> {
+    cpuid_beside_in(&wloc_trust::env::var)
+}
+
+/// [`cpuid_beside`] with the environment `env`.
+fn cpuid_beside_in(env: Lookup<'_>) -> Option<CpuidBeside> {
+    let list = env("HWLOC_COMPONENTS");
+    if !component_enabled_in(list.as_deref(), "x86") {
+        return None;
+    }
+    let dump = prefixed_var(env, "CPUID_PATH")?;
+    let position = |name: &str| list.as_deref()?.split(',').position(|e| e == name);
+    let x86_first = match (position("x86"), position("linux")) {
+        (Some(x), Some(l)) => x < l,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    Some(CpuidBeside {
+        dump: dump.into(),
+        x86_first,
+    })
 }
 
 /// Why the command line names no usable source.
@@ -153,7 +195,7 @@ fn resolve_in(
         return Ok(match fmt {
             InputFormat::Xml => Source::Xml(i.into()),
             InputFormat::Synthetic => Source::Synthetic(i.into()),
-            InputFormat::Fsroot => Source::Fsroot(i.into()),
+            InputFormat::Fsroot => Source::Fsroot(i.into(), cpuid_beside_in(env)),
             InputFormat::Cpuid => Source::Cpuid(i.into()),
             InputFormat::Image => Source::Image(i.into()),
         });
@@ -174,7 +216,7 @@ fn resolve_in(
         return Ok(Source::Image(v.into()));
     }
     if let Some(v) = prefixed_var(env, "FSROOT") {
-        return Ok(Source::Fsroot(v.into()));
+        return Ok(Source::Fsroot(v.into(), cpuid_beside_in(env)));
     }
     if let Some(v) = prefixed_var(env, "CPUID_PATH") {
         return Ok(Source::Cpuid(v.into()));
@@ -207,8 +249,9 @@ pub fn resolve_unnamed(x86_backend: bool) -> Unnamed {
 fn resolve_unnamed_in(env: Lookup<'_>, x86_backend: bool) -> Unnamed {
     let var = |n: &str| env(n).filter(|v| !v.is_empty());
     let this_system = |s: Source| match s {
-        Source::Fsroot(p) if p.as_os_str() == "/" => Source::ThisSystem,
+        Source::Fsroot(p, _) if p.as_os_str() == "/" => Source::ThisSystem,
         Source::Cpuid(_) if !x86_backend => Source::ThisSystem,
+        Source::Fsroot(p, Some(_)) if !x86_backend => Source::Fsroot(p, None),
         s => s,
     };
     if let Some(list) = var("HWLOC_COMPONENTS") {
@@ -221,7 +264,7 @@ fn resolve_unnamed_in(env: Lookup<'_>, x86_backend: bool) -> Unnamed {
             }
         }
         let source = match (var("HWLOC_FSROOT"), var("HWLOC_CPUID_PATH")) {
-            (Some(f), _) if f != "/" => Source::Fsroot(f.into()),
+            (Some(f), _) if f != "/" => Source::Fsroot(f.into(), cpuid_beside_in(env)),
             (_, Some(c)) => Source::Cpuid(c.into()),
             _ => Source::ThisSystem,
         };
@@ -341,6 +384,45 @@ mod tests {
                 ("CPUKINDS".to_string(), "x".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn a_cpuid_dump_is_read_with_an_fsroot_when_x86_runs() {
+        let run = |vars: &[(&str, &str)]| {
+            let table: std::collections::HashMap<String, String> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let env = |n: &str| table.get(n).cloned();
+            (
+                resolve_in(&env, Some("rec"), Some(InputFormat::Fsroot)).unwrap(),
+                resolve_unnamed_in(&env, true),
+            )
+        };
+        let dump = ("HWLOC_CPUID_PATH", "d");
+        let fsroot = ("HWLOC_FSROOT", "rec");
+        let beside = |x86_first| {
+            Source::Fsroot(
+                "rec".into(),
+                Some(CpuidBeside {
+                    dump: "d".into(),
+                    x86_first,
+                }),
+            )
+        };
+        assert_eq!(run(&[dump]).0, beside(false));
+        assert_eq!(run(&[dump, fsroot]).1.source(), &beside(false));
+        let x86_first = ("HWLOC_COMPONENTS", "x86,linux,stop");
+        assert_eq!(run(&[dump, fsroot, x86_first]).1.source(), &beside(true));
+        assert_eq!(
+            run(&[dump, ("HWLOC_COMPONENTS", "linux,x86")]).0,
+            beside(false)
+        );
+        // x86 left out of the list: the dump is not read.
+        let plain = Source::Fsroot("rec".into(), None);
+        assert_eq!(run(&[dump, ("HWLOC_COMPONENTS", "linux,stop")]).0, plain);
+        assert_eq!(run(&[dump, ("HWLOC_COMPONENTS", "-x86")]).0, plain);
+        assert_eq!(run(&[]).0, plain);
     }
 
     #[test]

@@ -128,8 +128,12 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
             .filter(|i| !matches!(i.name.as_str(), "Backend" | "PageSizeNr" | "PageSizes"))
             .count();
         infos.retain(|i| i.name != "PageSizeNr" && i.name != "PageSizes");
+        // A backend that ran before Linux (x86, listed first) named
+        // itself before Linux added the DMI infos: it stays first.
+        let first = infos.iter().take_while(|i| i.name == "Backend").count();
+        let rest = infos.split_off(first);
         let (backend, mut rest): (Vec<_>, Vec<_>) =
-            infos.into_iter().partition(|i| i.name == "Backend");
+            rest.into_iter().partition(|i| i.name == "Backend");
         let at = rest
             .iter()
             .position(|i| AFTER_BACKEND.contains(&i.name.as_str()))
@@ -138,9 +142,12 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
         rest.splice(at..at, backend);
         // hwloc 2.14's Linux backend reads the SoC infos first of all (its
         // CPU kinds need them), so they lead the root's infos.
-        let (soc, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(is_soc_info);
+        // (An x86 backend named first never meets SoC infos, which are
+        // ARM's.)
+        let (mut soc, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(is_soc_info);
+        soc.append(&mut infos);
+        soc.extend(rest);
         infos = soc;
-        infos.extend(rest);
         for info in added {
             if !infos.iter().any(|i| i.name == info.name) {
                 infos.push(info);

@@ -452,7 +452,7 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
                 input::Source::Synthetic(_) => "a synthetic topology description",
                 input::Source::Cpuid(_) => "a cpuid dump",
                 input::Source::CpuidThisSystem => "",
-                input::Source::Fsroot(_) => "a file-system root",
+                input::Source::Fsroot(..) => "a file-system root",
                 input::Source::ThisSystem => "",
                 input::Source::Image(_) => "a topology image",
             };
