@@ -398,10 +398,9 @@ impl LevelFilter {
         }
         if let Some(t) = self.tier
             && o.obj_type == ObjType::NUMANode
+            && o.info("MemoryTier").map(c_atoi) != Some(t)
         {
-            if o.info("MemoryTier").map(c_atoi) != Some(t) {
-                return false;
-            }
+            return false;
         }
         true
     }
