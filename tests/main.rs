@@ -29,6 +29,7 @@ mod hostile_files;
 mod hostile_formats;
 mod hostile_gather;
 mod hostile_records;
+mod hwloc_2_14_calc_info;
 mod hwloc_2_14_tools;
 mod hwloc_differential;
 mod image;

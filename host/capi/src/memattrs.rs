@@ -721,20 +721,8 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
                 None => return fail(libc::EINVAL),
             },
         };
-        let m = &t.model;
-        let local = |n: &ObjId| {
-            let c = m.obj(*n).cpuset.clone().unwrap_or_default();
-            all || (flags_ & LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY != 0 && c.intersects(&set))
-                || (flags_ & LOCAL_NUMANODE_FLAG_LARGER_LOCALITY != 0 && set.is_included_in(&c))
-                || (flags_ & LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY != 0 && c.is_included_in(&set))
-                || c == set
-        };
-        let found: Vec<ObjId> = m
-            .level(Depth::NumaNode)
-            .iter()
-            .copied()
-            .filter(local)
-            .collect();
+        // The flags' bits are wloc_locality's.
+        let found = wloc_locality::query::local_numanodes(&t.model, &set, flags_ as u64);
         for (i, n) in found.iter().take(max).enumerate() {
             // SAFETY: the caller's array holds max entries.
             unsafe { *nodes.add(i) = t.ptr_of(*n) };
@@ -746,11 +734,7 @@ pub unsafe extern "C" fn hwloc_get_local_numanode_objs(
 }
 
 /// `hwloc_topology_get_default_nodeset` (hwloc 2.12): the NUMA nodes
-/// where allocations go by default, as hwloc guesses them: the node of
-/// smallest OS index, then, in OS index order, the nodes of its subtype
-/// (or, like it, of none) whose locality does not overlap what is taken,
-/// until every PU of the machine is covered; then nodes of any kind with
-/// a non-empty locality that still does not overlap, until covered.
+/// where allocations go by default (wloc_locality::query::default_nodeset).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
     topology: hwloc_topology_t,
@@ -765,42 +749,7 @@ pub unsafe extern "C" fn hwloc_topology_get_default_nodeset(
         if flags_ != 0 {
             return fail(libc::EINVAL);
         }
-        let m = &t.model;
-        let mut nodes: Vec<ObjId> = m.level(Depth::NumaNode).to_vec();
-        nodes.sort_by_key(|n| m.obj(*n).os_index);
-        let Some((&first, rest)) = nodes.split_first() else {
-            out.set_bits(wloc_core::Bitmap::new());
-            return 0;
-        };
-        let cpuset = |n: ObjId| m.obj(n).cpuset.clone().unwrap_or_default();
-        let mut remaining = m.cpuset().clone();
-        let mut chosen = wloc_core::NodeSet::new();
-        let mut take = |n: ObjId, remaining: &mut CpuSet| {
-            if let Some(i) = m.obj(n).os_index {
-                chosen.set(i);
-            }
-            *remaining = &*remaining - &cpuset(n);
-        };
-        take(first, &mut remaining);
-        let first_subtype = m.obj(first).subtype.as_deref();
-        for &n in rest {
-            if remaining.is_empty() {
-                break;
-            }
-            if m.obj(n).subtype.as_deref() == first_subtype && cpuset(n).is_included_in(&remaining)
-            {
-                take(n, &mut remaining);
-            }
-        }
-        for &n in rest {
-            if remaining.is_empty() {
-                break;
-            }
-            let c = cpuset(n);
-            if !c.is_empty() && c.is_included_in(&remaining) {
-                take(n, &mut remaining);
-            }
-        }
+        let chosen = wloc_locality::query::default_nodeset(&t.model);
         out.set_bits(chosen.into_bitmap());
         0
     })

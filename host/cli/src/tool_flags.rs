@@ -145,6 +145,10 @@ pub fn parse_local_memory_flags(s: &str) -> u64 {
                 "HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY",
                 SMALLER_LOCALITY,
             ),
+            (
+                "HWLOC_LOCAL_NUMANODE_FLAG_INTERSECT_LOCALITY",
+                INTERSECT_LOCALITY,
+            ),
             ("HWLOC_LOCAL_NUMANODE_FLAG_ALL", ALL),
         ],
         "local_numanode",

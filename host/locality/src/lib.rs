@@ -61,6 +61,27 @@ impl CpusetFormat {
     }
 }
 
+/// A set as systemd's D-Bus API takes `AllowedCPUs` and
+/// `AllowedMemoryNodes` (hwloc-calc 2.14's `systemd-dbus-api` form):
+/// `ay 0xNNNN` with the number of bytes, then each byte of the mask, least
+/// significant first (`ay 0x0001 0x05` for 0 and 2).  `None` for an empty
+/// or infinite set, which that form cannot carry.
+pub fn systemd_dbus_api(b: &wloc_core::Bitmap) -> Option<String> {
+    if b.is_infinite() {
+        return None;
+    }
+    let last = b.last()?;
+    let bytes = last / 8 + 1;
+    let mut s = format!("ay 0x{bytes:04x}");
+    for i in 0..bytes {
+        let byte = (0..8).fold(0u8, |acc, bit| {
+            acc | (u8::from(b.is_set(i * 8 + bit)) << bit)
+        });
+        s.push_str(&format!(" 0x{byte:02x}"));
+    }
+    Some(s)
+}
+
 /// Options of location evaluation (hwloc-calc/hwloc-bind semantics).
 #[derive(Clone, Debug)]
 pub struct EvalOptions {
@@ -278,12 +299,12 @@ pub fn cpuset_from_nodeset(topo: &Topology, nodeset: &NodeSet) -> CpuSet {
     c
 }
 
-/// Parses a set string into both sets.  An empty error string means the
-/// word is not a set string at all.
+/// Parses a set string into both sets; the error says why the form
+/// given or guessed cannot read it.
 fn parse_set_string(topo: &Topology, arg: &str, opts: &WordOptions) -> Result<Locations, String> {
     let format = match opts.cpuset_format {
         Some(f) => f,
-        None => guess_set_format(arg).ok_or_else(String::new)?,
+        None => guess_set_format(arg),
     };
     let bits = match format {
         CpusetFormat::Hwloc => wloc_core::Bitmap::parse(arg),
@@ -314,41 +335,17 @@ fn all_hex(s: &str) -> bool {
     s.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
-/// hwloc 2.9's check of a set string: with a comma, hexadecimal words each
-/// with an optional `0x`; without, one `0x`-prefixed hexadecimal number;
-/// both after an optional infinite prefix `0xf...f`.
-fn guess_set_format(arg: &str) -> Option<CpusetFormat> {
-    let taskset = !arg.contains(',');
-    let mut tmp = arg;
-    let plen = if taskset { 7 } else { 8 };
-    if starts_with_ci(tmp, &"0xf...f,"[..plen]) {
-        tmp = &tmp[plen..];
-        if tmp.is_empty() {
-            return None;
-        }
-    }
-    if taskset {
-        let rest = if starts_with_ci(tmp, "0x") {
-            &tmp[2..]
-        } else {
-            return None;
-        };
-        (!rest.is_empty() && all_hex(rest)).then_some(CpusetFormat::Taskset)
+/// hwloc 2.14's guess of a set string's form when none is given: a
+/// string without a `0x` prefix that has a `-` is a list (`3-`, `0-3,8`),
+/// else one with a comma is the hwloc form, else the taskset form.  A
+/// string its form cannot read is then refused by that form's parser.
+fn guess_set_format(arg: &str) -> CpusetFormat {
+    if !starts_with_ci(arg, "0x") && arg.contains('-') {
+        CpusetFormat::List
+    } else if arg.contains(',') {
+        CpusetFormat::Hwloc
     } else {
-        for chunk in tmp.split(',') {
-            let c = if starts_with_ci(chunk, "0x") {
-                if chunk.len() == 2 {
-                    return None;
-                }
-                &chunk[2..]
-            } else {
-                chunk
-            };
-            if !all_hex(c) {
-                return None;
-            }
-        }
-        Some(CpusetFormat::Hwloc)
+        CpusetFormat::Taskset
     }
 }
 
@@ -364,8 +361,8 @@ struct Level {
 
 /// A filter written in brackets after a type (`numa[mcdram]`,
 /// `numa[subtype=HBM]`, `numa[tier=1]`), as hwloc-calc 2.x reads it.
-#[derive(Clone, Debug, Default)]
-struct LevelFilter {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LevelFilter {
     /// Only objects of this subtype (compared case-insensitively).
     subtype: Option<String>,
     /// Only NUMA nodes whose `MemoryTier` info is this.
@@ -374,19 +371,11 @@ struct LevelFilter {
 
 impl LevelFilter {
     /// Reads the text between the brackets.
-    fn parse(inner: &str) -> LevelFilter {
+    pub(crate) fn parse(inner: &str) -> LevelFilter {
         if let Some(t) = inner.strip_prefix("tier=") {
-            // As hwloc's atoi: leading digits, else 0.
-            let digits: String = t
-                .trim_start()
-                .chars()
-                .enumerate()
-                .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')))
-                .map(|(_, c)| c)
-                .collect();
             return LevelFilter {
                 subtype: None,
-                tier: Some(digits.parse().unwrap_or(0)),
+                tier: Some(c_atoi(t)),
             };
         }
         let sub = inner.strip_prefix("subtype=").unwrap_or(inner);
@@ -398,7 +387,7 @@ impl LevelFilter {
     }
 
     /// Whether `o` passes the filter.
-    fn keeps(&self, o: &wloc_core::object::Object) -> bool {
+    pub(crate) fn keeps(&self, o: &wloc_core::object::Object) -> bool {
         if let Some(st) = &self.subtype
             && !o
                 .subtype
@@ -409,13 +398,9 @@ impl LevelFilter {
         }
         if let Some(t) = self.tier
             && o.obj_type == ObjType::NUMANode
+            && o.info("MemoryTier").map(c_atoi) != Some(t)
         {
-            let tier = o
-                .info("MemoryTier")
-                .and_then(|v| v.trim().parse::<i64>().ok());
-            if tier != Some(t) {
-                return false;
-            }
+            return false;
         }
         true
     }
@@ -687,7 +672,11 @@ impl<'a> Ctx<'a> {
                 let o = self.topo.obj(id);
                 let c = o.cpuset.as_ref().unwrap_or(&empty_c);
                 let n = o.nodeset.as_ref().unwrap_or(&empty_n);
-                if !c.is_included_in(cpuset) || !n.is_included_in(nodeset) {
+                // hwloc 2.14: objects that intersect the parent's sets (a
+                // Core below one of two NUMA nodes of its Package).
+                if (!c.is_empty() && !c.intersects(cpuset))
+                    || (!n.is_empty() && !n.intersects(nodeset))
+                {
                     return false;
                 }
                 if c.is_empty() && n.is_empty() {
@@ -827,16 +816,36 @@ impl<'a> Ctx<'a> {
     fn iodev_by_index(
         &mut self,
         level: Level,
-        _spec: Option<types::TypeSpec>,
+        spec: Option<types::TypeSpec>,
         s: &str,
     ) -> Result<(), LocationError> {
         let mut vendor: Option<u32> = None;
         let mut device: Option<u32> = None;
         let mut current = s;
-        if let Some(inner) = s.strip_prefix('[') {
-            if level.obj_type != Some(ObjType::PCIDevice) {
+        // An OS device kind named as the type (`gpu:1`) or, in hwloc 2.x, in
+        // brackets (`os[gpu]`); or a subtype (`os[nvml]`).
+        let mut osdev_kind: Option<types::OsDevCode> = spec.and_then(|t| t.osdev);
+        let mut other_filter = LevelFilter::default();
+        if let Some(inner) = s.strip_prefix('[')
+            && level.obj_type != Some(ObjType::PCIDevice)
+        {
+            let (inner, after) = inner
+                .split_once(']')
+                .ok_or_else(|| LocationError::BadFilter(self.err_word()))?;
+            match parse_type(inner) {
+                Some(t)
+                    if level.obj_type == Some(ObjType::OSDevice)
+                        && t.obj_type == ObjType::OSDevice =>
+                {
+                    osdev_kind = t.osdev
+                }
+                _ => other_filter = LevelFilter::parse(inner),
+            }
+            if !(after.is_empty() || after.starts_with(':')) {
                 return Err(LocationError::BadFilter(self.err_word()));
             }
+            current = after;
+        } else if let Some(inner) = s.strip_prefix('[') {
             let bad = || LocationError::BadFilter(self.err_word());
             let (v, after) = inner.split_once(':').ok_or_else(bad)?;
             let (d, after) = after.split_once(']').ok_or_else(bad)?;
@@ -894,6 +903,12 @@ impl<'a> Ctx<'a> {
                 break;
             }
             i += 1;
+            let o = self.topo.obj(id);
+            if !other_filter.keeps(o)
+                || (osdev_kind.is_some() && types::osdev_code(o) != osdev_kind)
+            {
+                continue;
+            }
             if let Some(p) = self.topo.obj(id).pci() {
                 if vendor.is_some_and(|v| v != p.vendor_id as u32)
                     || device.is_some_and(|d| d != p.device_id as u32)
@@ -918,6 +933,20 @@ impl<'a> Ctx<'a> {
         }
         Ok(())
     }
+}
+
+/// C's `atoi`: leading blanks, an optional sign and the digits after it;
+/// 0 when there are none.
+pub(crate) fn c_atoi(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n = t.bytes().take_while(u8::is_ascii_digit).count();
+    let v: i64 = t[..n].parse().unwrap_or(if n == 0 { 0 } else { i64::MAX });
+    if neg { -v } else { v }
 }
 
 /// Parses an integer as C's `strtol(s, _, 0)` over the whole string:

@@ -6,15 +6,39 @@ use wloc_core::object::Depth;
 use wloc_core::topology::TypeDepth;
 use wloc_core::{CpuSet, NodeSet, ObjId, ObjKind, ObjType, Topology};
 
+use crate::LevelFilter;
 use crate::types::{OsDevCode, depth_from_i32, osdev_code, parse_type, spec_depth, type_label};
 
-/// A level named by a type or a depth, as `-N`, `-I` and `-H` take it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A level named by a type or a depth, as `-N`, `-I` and `-H` take it,
+/// with the filter hwloc 2.x reads in brackets after the type
+/// (`numa[mcdram]`, `numa[tier=1]`, `os[gpu]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LevelSpec {
     /// hwloc's integer depth (negative for special levels).
     pub depth: i64,
     /// Only OS devices of this kind (`net`, `block`, ...).
     pub osdev: Option<OsDevCode>,
+    /// Only NUMA nodes that are high-bandwidth memory (`hbm`, `mcdram`).
+    pub only_hbm: bool,
+    /// The subtype or memory tier asked for in brackets.
+    filter: LevelFilter,
+}
+
+impl LevelSpec {
+    /// Whether the level's filters keep `id` (hwloc_calc_check_object_filtered).
+    pub fn keeps(&self, topo: &Topology, id: ObjId) -> bool {
+        let o = topo.obj(id);
+        if !self.filter.keeps(o) {
+            return false;
+        }
+        if self.only_hbm
+            && o.obj_type == ObjType::NUMANode
+            && o.subtype.as_deref() != Some("MCDRAM")
+        {
+            return false;
+        }
+        o.obj_type != ObjType::OSDevice || self.osdev.is_none() || osdev_code(o) == self.osdev
+    }
 }
 
 /// Why a type or depth names no usable level.
@@ -43,25 +67,68 @@ impl core::fmt::Display for LevelError {
 
 impl std::error::Error for LevelError {}
 
-/// Resolves a type name or a depth number (C `strtoul` syntax, so `-3`
-/// is the NUMA level) to a level.
+/// Resolves a type name, with an optional `[filter]`, or a depth number
+/// to a level, as hwloc-calc 2.14 does: a depth is a whole non-negative
+/// number below the topology's depth.
 pub fn parse_level_spec(topo: &Topology, s: &str) -> Result<LevelSpec, LevelError> {
-    if let Some(spec) = parse_type(s) {
-        return match spec_depth(topo, &spec) {
-            TypeDepth::Depth(d) => Ok(LevelSpec {
-                depth: d.to_i32() as i64,
-                osdev: spec.osdev,
-            }),
-            TypeDepth::Unknown => Err(LevelError::Unavailable(s.to_string())),
-            TypeDepth::Multiple => Err(LevelError::Multiple(s.to_string())),
+    let unrecognized = || LevelError::Unrecognized(s.to_string());
+    let (name, inner) = match s.find('[') {
+        Some(i) => {
+            let end = s[i..].find(']').ok_or_else(unrecognized)? + i;
+            if end + 1 != s.len() {
+                return Err(unrecognized());
+            }
+            (&s[..i], Some(&s[i + 1..end]))
+        }
+        None => (s, None),
+    };
+    if let Some(spec) = parse_type(name) {
+        let depth = match spec_depth(topo, &spec) {
+            TypeDepth::Depth(d) => d.to_i32() as i64,
+            TypeDepth::Unknown => return Err(LevelError::Unavailable(s.to_string())),
+            TypeDepth::Multiple => return Err(LevelError::Multiple(s.to_string())),
         };
+        let mut level = LevelSpec {
+            depth,
+            osdev: spec.osdev,
+            only_hbm: false,
+            filter: LevelFilter::default(),
+        };
+        if let Some(inner) = inner {
+            // An OS device kind in brackets filters on the kind (`os[gpu]`);
+            // anything else is a subtype or a memory tier.
+            match parse_type(inner) {
+                Some(t)
+                    if spec.obj_type == ObjType::OSDevice && t.obj_type == ObjType::OSDevice =>
+                {
+                    level.osdev = t.osdev
+                }
+                _ => level.filter = LevelFilter::parse(inner),
+            }
+        }
+        return Ok(level);
     }
-    let n = crate::parse_c_integer(s).ok_or_else(|| LevelError::Unrecognized(s.to_string()))?;
-    // hwloc reads the number into an int through unsigned long.
+    if inner.is_none() && (name.eq_ignore_ascii_case("hbm") || name.eq_ignore_ascii_case("mcdram"))
+    {
+        return Ok(LevelSpec {
+            depth: Depth::NumaNode.to_i32() as i64,
+            osdev: None,
+            only_hbm: true,
+            filter: LevelFilter::default(),
+        });
+    }
+    if inner.is_some() || name.starts_with('-') {
+        return Err(unrecognized());
+    }
+    let n = crate::parse_c_integer(name).ok_or_else(unrecognized)?;
+    if n < 0 || n >= topo.depth() as i64 {
+        return Err(LevelError::Unavailable(s.to_string()));
+    }
     Ok(LevelSpec {
-        depth: n as i32 as i64,
-        // A depth number carries hwloc's zeroed attributes: the first OS device kind.
-        osdev: Some(0),
+        depth: n,
+        osdev: None,
+        only_hbm: false,
+        filter: LevelFilter::default(),
     })
 }
 
@@ -72,40 +139,74 @@ fn level_of(topo: &Topology, depth: i64) -> &[ObjId] {
     }
 }
 
-/// Whether an object, or its first normal ancestor for memory and I/O
-/// objects, intersects the set (CPU set, or node set when `nodes` is given).
-fn intersects(topo: &Topology, mut id: ObjId, cpus: &CpuSet, nodes: Option<&NodeSet>) -> bool {
-    while topo.obj(id).kind() != ObjKind::Normal {
+/// Whether an object intersects the sets, as hwloc-calc 2.14 compares: a
+/// memory object by its node set, another by its CPU set, I/O and Misc
+/// objects by their first ancestor's.
+fn intersects(topo: &Topology, id: ObjId, cpus: &CpuSet, nodes: &NodeSet) -> bool {
+    if topo.obj(id).kind() == ObjKind::Memory {
+        return topo
+            .obj(id)
+            .nodeset
+            .as_ref()
+            .is_some_and(|s| s.intersects(nodes));
+    }
+    let mut id = id;
+    while matches!(topo.obj(id).kind(), ObjKind::Io | ObjKind::Misc) {
         match topo.obj(id).parent() {
             Some(p) => id = p,
             None => return false,
         }
     }
-    let o = topo.obj(id);
-    match nodes {
-        Some(n) => o.nodeset.as_ref().is_some_and(|s| s.intersects(n)),
-        None => o.cpuset.as_ref().is_some_and(|s| s.intersects(cpus)),
-    }
+    topo.obj(id)
+        .cpuset
+        .as_ref()
+        .is_some_and(|s| s.intersects(cpus))
 }
 
-/// The objects of a level that intersect the set, in level order
-/// (`--number-of` counts them, `--intersect` lists them).  With `nodes`,
-/// node sets are compared instead of CPU sets.
+/// The objects of a level that intersect the sets and pass the level's
+/// filters, in level order (`--number-of` counts them, `--intersect`
+/// lists them).
 pub fn intersecting(
     topo: &Topology,
-    level: LevelSpec,
+    level: &LevelSpec,
     cpus: &CpuSet,
-    nodes: Option<&NodeSet>,
+    nodes: &NodeSet,
 ) -> Vec<ObjId> {
     level_of(topo, level.depth)
         .iter()
         .copied()
-        .filter(|&id| intersects(topo, id, cpus, nodes))
-        .filter(|&id| {
-            level.depth != Depth::OsDevice.to_i32() as i64
-                || level.osdev.is_none()
-                || osdev_code(topo.obj(id)) == level.osdev
+        .filter(|&id| intersects(topo, id, cpus, nodes) && level.keeps(topo, id))
+        .collect()
+}
+
+/// The memory tiers (`MemoryTier` info of NUMA nodes) of the nodes in
+/// `nodes`, as hwloc-calc's `-N memorytier` and `-I memorytier` list them.
+pub fn memory_tiers(topo: &Topology, nodes: &NodeSet) -> Vec<u32> {
+    let mut tiers: Vec<u32> = topo
+        .level(Depth::NumaNode)
+        .iter()
+        .filter(|&&id| {
+            topo.obj(id)
+                .nodeset
+                .as_ref()
+                .is_some_and(|s| s.intersects(nodes))
         })
+        .filter_map(|&id| topo.obj(id).info("MemoryTier"))
+        .map(|t| crate::c_atoi(t) as u32)
+        .collect();
+    tiers.sort_unstable();
+    tiers.dedup();
+    tiers
+}
+
+/// The indexes of the CPU kinds with PUs in `cpus`, as hwloc-calc's
+/// `-N cpukind` and `-I cpukind` list them.
+pub fn cpukinds_of(topo: &Topology, cpus: &CpuSet) -> Vec<usize> {
+    topo.cpukinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.cpuset.intersects(cpus))
+        .map(|(i, _)| i)
         .collect()
 }
 
@@ -120,54 +221,60 @@ pub fn index_of(topo: &Topology, id: ObjId, logical: bool) -> Option<u32> {
 }
 
 /// `--hierarchical`: every combination `type1:i.type2:j...` of objects of
-/// the levels that intersect the set, each index relative to its parent
-/// in the combination.
-pub fn hierarchical(topo: &Topology, depths: &[i64], set: &CpuSet, logical: bool) -> Vec<String> {
+/// the levels that intersect the set and pass the level's filters, each
+/// index relative to its parent in the combination (filtered objects
+/// still take an index, as in hwloc-calc).
+pub fn hierarchical(
+    topo: &Topology,
+    levels: &[LevelSpec],
+    set: &CpuSet,
+    logical: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     hier_rec(
         topo,
-        depths,
+        levels,
         set,
         logical,
         topo.root(),
         String::new(),
-        0,
         &mut out,
     );
     out
 }
 
-#[allow(clippy::too_many_arguments)]
 fn hier_rec(
     topo: &Topology,
-    depths: &[i64],
+    levels: &[LevelSpec],
     set: &CpuSet,
     logical: bool,
     root: ObjId,
     prefix: String,
-    level: usize,
     out: &mut Vec<String>,
 ) {
+    let Some((level, below)) = levels.split_first() else {
+        return;
+    };
     let root_set = topo.obj(root).cpuset.clone().unwrap_or_default();
     let mut logi = 0u32;
-    for &id in level_of(topo, depths[level]) {
+    for &id in level_of(topo, level.depth) {
         let o = topo.obj(id);
         let cs = o.cpuset.clone().unwrap_or_default();
         if !cs.intersects(&root_set) {
             continue;
         }
-        if cs.intersects(set) {
+        if cs.intersects(set) && level.keeps(topo, id) {
             let idx = if logical { Some(logi) } else { o.os_index };
             let label = type_label(o);
-            let dot = if level > 0 { "." } else { "" };
+            let dot = if prefix.is_empty() { "" } else { "." };
             let s = match idx {
                 Some(i) => format!("{prefix}{dot}{label}:{i}"),
                 None => format!("{prefix}{dot}{label}:-1"),
             };
-            if level + 1 < depths.len() {
-                hier_rec(topo, depths, &set.and(&cs), logical, id, s, level + 1, out);
-            } else {
+            if below.is_empty() {
                 out.push(s);
+            } else {
+                hier_rec(topo, below, &set.and(&cs), logical, id, s, out);
             }
         }
         logi += 1;
@@ -230,8 +337,10 @@ pub mod local_flags {
     pub const SMALLER_LOCALITY: u64 = 1 << 1;
     /// Every node.
     pub const ALL: u64 = 1 << 2;
+    /// Nodes whose locality intersects the set (hwloc 2.12).
+    pub const INTERSECT_LOCALITY: u64 = 1 << 3;
     /// The flags hwloc knows; others make it select nothing.
-    pub const MASK: u64 = LARGER_LOCALITY | SMALLER_LOCALITY | ALL;
+    pub const MASK: u64 = LARGER_LOCALITY | SMALLER_LOCALITY | ALL | INTERSECT_LOCALITY;
 }
 
 /// Parses `--local-memory-flags`: a number, or names (`larger`, `smaller`,
@@ -246,6 +355,7 @@ pub fn parse_local_flags(s: &str) -> Option<u64> {
             "larger" | "larger_locality" => local_flags::LARGER_LOCALITY,
             "smaller" | "smaller_locality" => local_flags::SMALLER_LOCALITY,
             "all" => local_flags::ALL,
+            "intersect" | "intersect_locality" => local_flags::INTERSECT_LOCALITY,
             _ => return None,
         };
     }
@@ -263,11 +373,56 @@ pub fn local_numanodes(topo: &Topology, set: &CpuSet, flags: u64) -> Vec<ObjId> 
         .filter(|&id| {
             let cs = topo.obj(id).cpuset.clone().unwrap_or_default();
             flags & local_flags::ALL != 0
+                || (flags & local_flags::INTERSECT_LOCALITY != 0 && cs.intersects(set))
                 || (flags & local_flags::LARGER_LOCALITY != 0 && set.is_included_in(&cs))
                 || (flags & local_flags::SMALLER_LOCALITY != 0 && cs.is_included_in(set))
                 || cs == *set
         })
         .collect()
+}
+
+/// The NUMA nodes where allocations go by default, as hwloc 2.12 guesses
+/// them (hwloc_topology_get_default_nodeset): the node of smallest OS
+/// index, then, in OS index order, the nodes of its subtype (or, like it,
+/// of none) whose locality does not overlap what is taken, until every PU
+/// of the machine is covered; then nodes of any kind with a non-empty
+/// locality that still does not overlap, until covered.
+#[doc(alias = "hwloc_topology_get_default_nodeset")]
+pub fn default_nodeset(topo: &Topology) -> NodeSet {
+    let mut nodes: Vec<ObjId> = topo.level(Depth::NumaNode).to_vec();
+    nodes.sort_by_key(|n| topo.obj(*n).os_index);
+    let mut chosen = NodeSet::new();
+    let Some((&first, rest)) = nodes.split_first() else {
+        return chosen;
+    };
+    let cpuset = |n: ObjId| topo.obj(n).cpuset.clone().unwrap_or_default();
+    let mut remaining = topo.cpuset().clone();
+    let mut take = |n: ObjId, remaining: &mut CpuSet| {
+        if let Some(i) = topo.obj(n).os_index {
+            chosen.set(i);
+        }
+        remaining.and_not_assign(&cpuset(n));
+    };
+    take(first, &mut remaining);
+    let first_subtype = topo.obj(first).subtype.as_deref();
+    for &n in rest {
+        if remaining.is_empty() {
+            break;
+        }
+        if topo.obj(n).subtype.as_deref() == first_subtype && cpuset(n).is_included_in(&remaining) {
+            take(n, &mut remaining);
+        }
+    }
+    for &n in rest {
+        if remaining.is_empty() {
+            break;
+        }
+        let c = cpuset(n);
+        if !c.is_empty() && c.is_included_in(&remaining) {
+            take(n, &mut remaining);
+        }
+    }
+    chosen
 }
 
 /// Keeps one PU per core (the `which`-th of those in the set), dropping

@@ -49,9 +49,13 @@ fn set_strings_in_hwloc_forms() {
     assert_eq!(calc(&t, "0x5"), "0x00000005");
     assert_eq!(calc(&t, "1,3"), "0x00000001,0x00000003");
     assert_eq!(calc(&t, "0xf...f,0x1,0x2"), "0xf...f,0x00000001,0x00000002");
-    // hwloc 2.9 reads neither lists nor bare numbers without an explicit form.
-    assert_eq!(calc(&t, "1-3"), "0x0");
-    assert_eq!(calc(&t, "5"), "0x0");
+    // hwloc 2.14 guesses: a list when it has a dash and no 0x, the
+    // taskset form when it has no comma.
+    assert_eq!(calc(&t, "1-3"), "0x0000000e");
+    assert_eq!(calc(&t, "3-"), "0xf...f,0xfffffff8");
+    assert_eq!(calc(&t, "5"), "0x00000005");
+    assert_eq!(calc(&t, "0xf...ff00"), "0xf...f,0xffffff00");
+    assert_eq!(calc(&t, "foo"), "0x0");
     let opts = WordOptions {
         cpuset_format: Some(CpusetFormat::List),
         ..WordOptions::default()
@@ -123,4 +127,42 @@ fn level_filters_in_brackets_select_by_subtype() {
     assert_eq!(calc(&t, "core[slow]:0"), "0x0");
     assert!(resolve_word(&t, "core[fast:0", &WordOptions::default()).is_err());
     assert!(resolve_word(&t, "core[fast]0", &WordOptions::default()).is_err());
+}
+
+#[test]
+fn systemd_dbus_api_form() {
+    let b = wloc_core::Bitmap::parse("0x00000001,0x80000001").unwrap();
+    assert_eq!(
+        systemd_dbus_api(&b).as_deref(),
+        Some("ay 0x0005 0x01 0x00 0x00 0x80 0x01")
+    );
+    assert_eq!(systemd_dbus_api(&wloc_core::Bitmap::new()), None);
+    assert_eq!(systemd_dbus_api(&wloc_core::Bitmap::full()), None);
+}
+
+#[test]
+fn level_specs_take_filters() {
+    let t = synth("pack:2 [numa] [numa] core:2 pu:2");
+    let numa = query::parse_level_spec(&t, "numa").unwrap();
+    let all = NodeSet::parse("0xf").unwrap();
+    let cpus = t.cpuset().clone();
+    assert_eq!(query::intersecting(&t, &numa, &cpus, &all).len(), 4);
+    // Memory objects are compared by node set alone.
+    let one = NodeSet::parse("0x4").unwrap();
+    let ids = query::intersecting(&t, &numa, &cpus, &one);
+    assert_eq!(ids.len(), 1);
+    assert_eq!(t.obj(ids[0]).os_index, Some(2));
+    // No synthetic node has a subtype.
+    let hbm = query::parse_level_spec(&t, "numa[hbm]").unwrap();
+    assert!(query::intersecting(&t, &hbm, &cpus, &all).is_empty());
+    assert!(query::parse_level_spec(&t, "numa[hbm").is_err());
+    assert!(query::parse_level_spec(&t, "-3").is_err());
+    assert!(query::parse_level_spec(&t, "9").is_err());
+    assert_eq!(query::parse_level_spec(&t, "2").unwrap().depth, 2);
+}
+
+#[test]
+fn default_nodes_cover_the_machine_once() {
+    let t = synth("pack:2 [numa] [numa] pu:2");
+    assert_eq!(query::default_nodeset(&t).to_hwloc_string(), "0x00000005");
 }

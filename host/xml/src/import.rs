@@ -1116,7 +1116,9 @@ impl<'a, 'input> Importer<'a, 'input> {
         root: Parsed,
         refs: &mut Refs,
     ) -> Result<(), XmlError> {
-        let Parsed { obj, children, .. } = root;
+        let Parsed {
+            obj, mut children, ..
+        } = root;
         let root_id = topo.root();
         // Reserve every gp index of the document first, so that objects
         // without one get fresh indexes that no later object uses.  The
@@ -1124,15 +1126,28 @@ impl<'a, 'input> Importer<'a, 'input> {
         // document order, an index of its own (the root excepted) and then
         // raises its counter past the gp_index the document gives; objects
         // added later (hwloc-annotate's Misc) get the indexes after it.
-        let mut next_gp = obj.gp_index.saturating_add(1).max(1);
+        // An object without a gp_index keeps the one hwloc allocated it,
+        // unless the document gives that index to another object.
+        // The root keeps the topology's index when the document gives none.
+        let root_gp = match obj.gp_index {
+            0 => topo.obj(root_id).gp_index,
+            g => g,
+        };
+        self.seen_gp.insert(root_gp);
+        let mut next_gp = root_gp.saturating_add(1).max(1);
         let mut count = 0;
-        let mut stack: Vec<&Parsed> = children.iter().rev().collect();
+        let mut stack: Vec<&mut Parsed> = children.iter_mut().rev().collect();
         while let Some(p) = stack.pop() {
+            let allocated = next_gp;
             next_gp = next_gp
                 .saturating_add(1)
                 .max(p.obj.gp_index.saturating_add(1));
+            if p.obj.gp_index == 0 && !self.seen_gp.contains(&allocated) {
+                self.seen_gp.insert(allocated);
+                p.obj.gp_index = allocated;
+            }
             count += 1;
-            stack.extend(p.children.iter().rev());
+            stack.extend(p.children.iter_mut().rev());
         }
         if self.v1.next_gp != 0 {
             // hwloc 1.x documents carry no gp index: they were numbered

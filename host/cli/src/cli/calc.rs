@@ -12,9 +12,9 @@ use wloc::tool_flags::{
     parse_local_memory_flags, parse_restrict_flags, parse_set_format, split_restrict,
 };
 use wloc_core::memattrs;
-use wloc_core::{Bitmap, CpuSet, ObjType, Topology, TypeFilter};
+use wloc_core::{CpuSet, ObjType, Topology, TypeFilter};
 use wloc_locality::query::{self, LevelSpec};
-use wloc_locality::{CpusetFormat, WordOptions};
+use wloc_locality::{CpusetFormat, Locations, WordOptions};
 
 use super::topology::{
     InputArgs, Load, LoadErrors, RestrictFlags, TopologyArgs, keep_all, parse_input_format,
@@ -75,10 +75,29 @@ Formatting options:
   -h, --help                show this usage
 ";
 
+/// The form of a shown set: one of the shared forms, or systemd's D-Bus
+/// API form, which only hwloc-calc writes (and no tool reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SetOutput {
+    Set(CpusetFormat),
+    SystemdDbusApi,
+}
+
+fn parse_output_format(opt: &str, v: &str) -> super::Result<SetOutput> {
+    if v == "systemd-dbus-api" {
+        return Ok(SetOutput::SystemdDbusApi);
+    }
+    parse_set_format(v)
+        .map(SetOutput::Set)
+        .map_err(|_| format!("Unrecognized {opt} argument {v}").into())
+}
+
 /// Output settings gathered from the options.
 struct Output {
     logical_out: bool,
     nodeset_out: bool,
+    /// `--oo`: objects as `Type:index`, not indexes alone.
+    object_out: bool,
     number_of: Option<String>,
     intersect: Option<String>,
     hierarchical: Option<String>,
@@ -87,17 +106,28 @@ struct Output {
     local_flags: u64,
     best_memattr: Option<String>,
     no_smt: Option<u32>,
+    /// `--default-nodes`: keep only the NUMA nodes allocations go to by default.
+    default_nodes: bool,
     single: bool,
-    format: CpusetFormat,
+    format: SetOutput,
     sep: Option<String>,
     cpukind: Option<CpuSet>,
 }
 
+/// What `-N` or `-I` counts or lists.
+enum Listed {
+    Level(LevelSpec),
+    /// hwloc-calc 2.14's `memorytier`: the tiers of the NUMA nodes.
+    MemoryTier,
+    /// hwloc-calc 2.14's `cpukind`: the CPU kinds of the PUs.
+    CpuKind,
+}
+
 /// Resolved conversion levels.
 struct Levels {
-    number_of: Option<LevelSpec>,
-    intersect: Option<LevelSpec>,
-    hierarchical: Option<Vec<i64>>,
+    number_of: Option<Listed>,
+    intersect: Option<Listed>,
+    hierarchical: Option<Vec<LevelSpec>>,
     /// hwloc's id of the `--best-memattr` attribute.
     best_memattr: Option<usize>,
 }
@@ -134,11 +164,18 @@ fn cpukind_set(topo: &Topology, spec: &str) -> CpuSet {
     }
 }
 
+/// Whether `s` starts with `prefix`, ignoring case (hwloc_strncasecmp).
+fn starts_with_ci(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
 fn resolve_levels(topo: &Topology, out: &Output) -> super::Result<Levels> {
-    let one = |s: &Option<String>, opt: &str| -> super::Result<Option<LevelSpec>> {
+    let one = |s: &Option<String>, opt: &str| -> super::Result<Option<Listed>> {
         match s {
+            Some(s) if starts_with_ci(s, "memorytier") => Ok(Some(Listed::MemoryTier)),
+            Some(s) if starts_with_ci(s, "cpukind") => Ok(Some(Listed::CpuKind)),
             Some(s) => Ok(query::parse_level_spec(topo, s)
-                .map(Some)
+                .map(|l| Some(Listed::Level(l)))
                 .map_err(|e| format!("{opt}: {e}"))?),
             None => Ok(None),
         }
@@ -147,7 +184,7 @@ fn resolve_levels(topo: &Topology, out: &Output) -> super::Result<Levels> {
     let intersect = one(&out.intersect, "--intersect")?;
     let hierarchical = match &out.hierarchical {
         Some(h) => {
-            let mut depths = Vec::new();
+            let mut levels = Vec::new();
             for part in h.split('.') {
                 let l = query::parse_level_spec(topo, part)
                     .map_err(|e| format!("--hierarchical: {e}"))?;
@@ -156,9 +193,9 @@ fn resolve_levels(topo: &Topology, out: &Output) -> super::Result<Levels> {
                         format!("unsupported (non-normal) --hierarchical type {part}").into(),
                     );
                 }
-                depths.push(l.depth);
+                levels.push(l);
             }
-            Some(depths)
+            Some(levels)
         }
         None => None,
     };
@@ -178,8 +215,6 @@ fn resolve_levels(topo: &Topology, out: &Output) -> super::Result<Levels> {
     })
 }
 
-/// Converts and prints one result set.  Returns false when `--largest`
-/// found a part of the set that no object covers.
 /// The PU index of `--no-smt=N`, as hwloc-calc 2.9 reads it: `-1` is
 /// its "not set" value (no filtering), another negative N becomes the
 /// unsigned index it converts to (no core has that many PUs: nothing is
@@ -193,93 +228,164 @@ fn no_smt_index(v: &str) -> Result<Option<u32>, std::num::ParseIntError> {
     })
 }
 
+/// Why one result could not be shown.
+enum Failure {
+    /// `--largest` found a part of the set that no object covers.
+    Uncovered,
+    /// The systemd-dbus-api form cannot carry an empty or infinite set.
+    NotSystemd,
+}
+
+/// Converts and prints one result (its CPU set and its node set, both
+/// kept as hwloc-calc 2.14 keeps them).
 fn output(
     topo: &Topology,
     out: &Output,
     levels: &Levels,
-    mut set: Bitmap,
+    sets: Locations,
     w: &mut impl Write,
-) -> std::io::Result<bool> {
+) -> std::io::Result<Result<(), Failure>> {
+    let Locations {
+        mut cpuset,
+        mut nodeset,
+    } = sets;
     if let Some(k) = &out.cpukind {
-        set.and_assign(k.bitmap());
+        cpuset.and_assign(k);
     }
-    if let (Some(which), false) = (out.no_smt, out.nodeset_out) {
+    if let Some(which) = out.no_smt {
         if topo.objs_by_type(ObjType::Core).is_empty() {
             eprintln!("Topology has no Core object, ignoring --no-smt");
         } else {
-            let mut cs = CpuSet::from_bitmap(set);
-            query::singlify_per_core(topo, &mut cs, which);
-            set = cs.into_bitmap();
+            query::singlify_per_core(topo, &mut cpuset, which);
         }
     }
+    if out.default_nodes {
+        nodeset.and_assign(&query::default_nodeset(topo));
+    }
     if out.single {
-        set.singlify();
+        cpuset.singlify();
     }
     let logical = out.logical_out;
-    let cpus = CpuSet::from_bitmap(set.clone());
+    let list_sep = out.sep.as_deref().unwrap_or(",");
+    let listed = levels
+        .number_of
+        .as_ref()
+        .map(|l| (true, l))
+        .or(levels.intersect.as_ref().map(|l| (false, l)));
     if out.largest {
         let sep = out.sep.as_deref().unwrap_or(" ");
-        let (objs, ok) = match query::largest(topo, &cpus, logical) {
+        let (objs, ok) = match query::largest(topo, &cpuset, logical) {
             Ok(v) => (v, true),
             Err(v) => (v, false),
         };
         write!(w, "{}", objs.join(sep))?;
         if !ok {
-            return Ok(false);
+            return Ok(Err(Failure::Uncovered));
         }
         writeln!(w)?;
-    } else if let Some(l) = levels.number_of {
-        let nodes = wloc_core::NodeSet::from_bitmap(set.clone());
-        let n = query::intersecting(topo, l, &cpus, out.nodeset_out.then_some(&nodes)).len();
-        writeln!(w, "{n}")?;
-    } else if let Some(l) = levels.intersect {
-        let nodes = wloc_core::NodeSet::from_bitmap(set.clone());
-        let sep = out.sep.as_deref().unwrap_or(",");
-        let idx: Vec<String> =
-            query::intersecting(topo, l, &cpus, out.nodeset_out.then_some(&nodes))
+    } else if let Some((count, listed)) = listed {
+        let items: Vec<String> = match listed {
+            Listed::CpuKind => query::cpukinds_of(topo, &cpuset)
                 .into_iter()
-                .map(|id| match query::index_of(topo, id, logical) {
-                    Some(i) => i.to_string(),
-                    None => "-1".into(),
+                .map(|i| {
+                    if out.object_out {
+                        format!("cpukind:{i}")
+                    } else {
+                        i.to_string()
+                    }
                 })
-                .collect();
-        writeln!(w, "{}", idx.join(sep))?;
-    } else if let Some(depths) = &levels.hierarchical {
+                .collect(),
+            Listed::MemoryTier => query::memory_tiers(topo, &nodeset)
+                .into_iter()
+                .map(|i| {
+                    if out.object_out {
+                        format!("MemoryTier:{i}")
+                    } else {
+                        i.to_string()
+                    }
+                })
+                .collect(),
+            Listed::Level(l) => query::intersecting(topo, l, &cpuset, &nodeset)
+                .into_iter()
+                .map(|id| {
+                    let idx = match query::index_of(topo, id, logical) {
+                        Some(i) => i.to_string(),
+                        None => "-1".into(),
+                    };
+                    if out.object_out {
+                        format!("{}:{idx}", type_name(topo.obj(id)))
+                    } else {
+                        idx
+                    }
+                })
+                .collect(),
+        };
+        if count {
+            writeln!(w, "{}", items.len())?;
+        } else {
+            writeln!(w, "{}", items.join(list_sep))?;
+        }
+    } else if let Some(hier) = &levels.hierarchical {
         let sep = out.sep.as_deref().unwrap_or(" ");
         writeln!(
             w,
             "{}",
-            query::hierarchical(topo, depths, &cpus, logical).join(sep)
+            query::hierarchical(topo, hier, &cpuset, logical).join(sep)
         )?;
     } else if out.local_memory {
-        let sep = out.sep.as_deref().unwrap_or(",");
         // hwloc rejects unknown flags (and flags it could not parse).
         let mut nodes = if out.local_flags & !query::local_flags::MASK != 0 {
             Vec::new()
         } else {
-            query::local_numanodes(topo, &cpus, out.local_flags)
+            query::local_numanodes(topo, &cpuset, out.local_flags)
         };
         if let Some(id) = levels.best_memattr {
             let best = memattrs::attribute(topo, id)
-                .and_then(|attr| memattrs::best_node(topo, &attr, &nodes, &cpus));
+                .and_then(|attr| memattrs::best_node(topo, &attr, &nodes, &cpuset));
             nodes = best.map(|i| vec![nodes[i]]).unwrap_or_default();
         }
         let idx: Vec<String> = nodes
             .into_iter()
             .map(|id| {
                 let o = topo.obj(id);
-                if logical {
+                let i = if logical {
                     o.logical_index().to_string()
                 } else {
                     o.os_index.unwrap_or(u32::MAX).to_string()
+                };
+                if out.object_out {
+                    format!("{}:{i}", type_name(o))
+                } else {
+                    i
                 }
             })
             .collect();
-        writeln!(w, "{}", idx.join(sep))?;
+        writeln!(w, "{}", idx.join(list_sep))?;
     } else {
-        writeln!(w, "{}", out.format.show(&set))?;
+        let set = if out.nodeset_out {
+            nodeset.into_bitmap()
+        } else {
+            cpuset.into_bitmap()
+        };
+        match out.format {
+            SetOutput::Set(f) => writeln!(w, "{}", f.show(&set))?,
+            SetOutput::SystemdDbusApi => match wloc_locality::systemd_dbus_api(&set) {
+                Some(s) => writeln!(w, "{s}")?,
+                None => return Ok(Err(Failure::NotSystemd)),
+            },
+        }
     }
-    Ok(true)
+    Ok(Ok(()))
+}
+
+/// An object's type as hwloc-calc's `--oo` prints it (hwloc_obj_type_snprintf,
+/// not verbose: `L2` rather than `L2Cache`).
+fn type_name(o: &wloc_core::Object) -> String {
+    let label = wloc_locality::types::type_label(o);
+    match label.strip_suffix("Cache") {
+        Some(short) if o.obj_type.is_cache() => short.to_string(),
+        _ => label,
+    }
 }
 
 /// State of location reading that options change as they come.
@@ -289,8 +395,10 @@ struct Reader {
 }
 
 impl Reader {
-    /// Adds one location word to `acc`, reporting problems on standard error.
-    fn word(&self, topo: &Topology, word: &str, nodeset_out: bool, acc: &mut Bitmap) {
+    /// Adds one location word to `acc` (both its CPU and node sets),
+    /// reporting problems on standard error.  Returns whether the word was
+    /// understood.
+    fn word(&self, topo: &Topology, word: &str, acc: &mut Locations) -> bool {
         match wloc_locality::resolve_word(topo, word, &self.opts) {
             Ok(r) => {
                 if !self.quiet {
@@ -298,23 +406,15 @@ impl Reader {
                         eprintln!("wloc: {w}");
                     }
                 }
-                let new = if nodeset_out {
-                    r.sets.nodeset.into_bitmap()
-                } else {
-                    r.sets.cpuset.into_bitmap()
-                };
-                match r.op {
-                    wloc_locality::Op::Or => acc.or_assign(&new),
-                    wloc_locality::Op::AndNot => acc.and_not_assign(&new),
-                    wloc_locality::Op::And => acc.and_assign(&new),
-                    wloc_locality::Op::Xor => acc.xor_assign(&new),
-                }
+                r.op.apply(acc, &r.sets);
+                true
             }
             Err(e) => {
                 if !self.quiet {
                     eprintln!("wloc: {e}");
                 }
                 eprintln!("ignored unrecognized argument {word}");
+                false
             }
         }
     }
@@ -376,16 +476,21 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
     let mut out = Output {
         logical_out: true,
         nodeset_out: false,
+        object_out: false,
         number_of: None,
         intersect: None,
         hierarchical: None,
         largest: false,
         local_memory: false,
-        local_flags: query::local_flags::LARGER_LOCALITY | query::local_flags::SMALLER_LOCALITY,
+        // hwloc-calc 2.12.1 on: nodes whose locality intersects the set count too.
+        local_flags: query::local_flags::LARGER_LOCALITY
+            | query::local_flags::SMALLER_LOCALITY
+            | query::local_flags::INTERSECT_LOCALITY,
         best_memattr: None,
         no_smt: None,
+        default_nodes: false,
         single: false,
-        format: CpusetFormat::Hwloc,
+        format: SetOutput::Set(CpusetFormat::Hwloc),
         sep: None,
         cpukind: cpukind.as_deref().map(|k| cpukind_set(&topo, k)),
     };
@@ -396,14 +501,19 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
         },
         quiet: false,
     };
-    let mut acc = Bitmap::new();
+    // hwloc's verbosity: -q lowers it, -v raises it.
+    let mut verbose = 0i32;
+    let mut acc = Locations::default();
     let mut locations = 0usize;
     while i < args.len() {
         let arg = args[i].as_str();
         if arg.starts_with('-') {
             match arg {
-                "-v" | "--verbose" => {}
-                "-q" | "--quiet" => reader.quiet = true,
+                "-v" | "--verbose" => verbose += 1,
+                "-q" | "--quiet" => {
+                    verbose -= 1;
+                    reader.quiet = true
+                }
                 "--disallowed" | "--whole-system" | "--restrict" | "--restrict-flags" | "--cpukind" | "-i"
                 | "--input" | "--if" | "--input-format" => {
                     return Err(format!(
@@ -415,6 +525,7 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
                 a if a.starts_with("--no-smt=") => {
                     out.no_smt = no_smt_index(&a[9..]).map_err(|_| format!("invalid PU index in {a}"))?;
                 }
+                "--default-nodes" => out.default_nodes = true,
                 "-N" | "--number-of" => out.number_of = Some(take_value(args, &mut i, arg)?.into()),
                 "-I" | "--intersect" => out.intersect = Some(take_value(args, &mut i, arg)?.into()),
                 "-H" | "--hierarchical" => out.hierarchical = Some(take_value(args, &mut i, arg)?.into()),
@@ -452,36 +563,55 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
                 }
                 "--ni" | "--nodeset-input" => reader.opts.nodeset_input = true,
                 "--no" | "--nodeset-output" => out.nodeset_out = true,
+                "--oo" | "--object-output" => out.object_out = true,
                 "--sep" => out.sep = Some(take_value(args, &mut i, arg)?.into()),
                 "--single" => out.single = true,
-                "--taskset" => out.format = CpusetFormat::Taskset,
+                "--taskset" => out.format = SetOutput::Set(CpusetFormat::Taskset),
                 "--cof" | "--cpuset-output-format" => {
-                    out.format = parse_set_format(take_value(args, &mut i, arg)?)?;
+                    out.format = parse_output_format(arg, take_value(args, &mut i, arg)?)?;
+                }
+                "--nof" | "--nodeset-output-format" => {
+                    out.format = parse_output_format(arg, take_value(args, &mut i, arg)?)?;
+                    out.nodeset_out = true;
                 }
                 "--cif" | "--cpuset-input-format" => {
-                    reader.opts.cpuset_format =
-                        Some(parse_set_format(take_value(args, &mut i, arg)?)?);
+                    let v = take_value(args, &mut i, arg)?;
+                    if v == "systemd-dbus-api" {
+                        return Err("The systemd-dbus-api format is not supported on input".into());
+                    }
+                    reader.opts.cpuset_format = Some(
+                        parse_set_format(v).map_err(|_| format!("Unrecognized {arg} argument {v}"))?,
+                    );
                 }
                 _ => return Err(format!("Unrecognized option: {arg}\n{USAGE}").into()),
             }
         } else {
             locations += 1;
-            reader.word(&topo, arg, out.nodeset_out, &mut acc);
-            if out.largest && out.nodeset_out {
-                eprintln!("ignoring --nodeset-output when --largest output is enabled");
-                out.nodeset_out = false;
-            }
+            reader.word(&topo, arg, &mut acc);
         }
         i += 1;
+    }
+    let converting = out.largest
+        || out.number_of.is_some()
+        || out.intersect.is_some()
+        || out.hierarchical.is_some()
+        || out.local_memory;
+    if converting && out.nodeset_out && !reader.opts.nodeset_input {
+        eprintln!(
+            "ignoring --nodeset-output when output conversion is enabled (--largest, -N, -I, -H, --local-memory, etc)"
+        );
+        out.nodeset_out = false;
     }
     let levels = resolve_levels(&topo, &out)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    let res: std::io::Result<bool> = (|| {
+    let res: std::io::Result<Result<(), Failure>> = (|| {
         if locations > 0 {
             return output(&topo, &out, &levels, acc, &mut w);
         }
-        writeln!(w, "Waiting for locations to process on stdin...")?;
+        if verbose >= 0 {
+            writeln!(w, "Waiting for locations to process on stdin...")?;
+        }
         w.flush()?;
         let stdin = std::io::stdin();
         let mut line = Vec::new();
@@ -492,23 +622,25 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
                 break;
             }
             let text = String::from_utf8_lossy(&line);
-            let mut acc = Bitmap::new();
+            let mut acc = Locations::default();
             for word in text.split([' ', '\n']).filter(|s| !s.is_empty()) {
-                reader.word(&topo, word, out.nodeset_out, &mut acc);
-                if out.largest && out.nodeset_out {
-                    eprintln!("ignoring --nodeset-output when --largest output is enabled");
-                    out.nodeset_out = false;
-                }
+                reader.word(&topo, word, &mut acc);
             }
-            if !output(&topo, &out, &levels, acc, &mut w)? {
-                eprintln!("No object included in this cpuset");
+            match output(&topo, &out, &levels, acc, &mut w)? {
+                Ok(()) => {}
+                Err(Failure::Uncovered) => eprintln!("No object included in this cpuset"),
+                Err(f) => return Ok(Err(f)),
             }
         }
-        Ok(true)
+        Ok(Ok(()))
     })();
     let flushed = w.flush();
     match res.and_then(|c| flushed.map(|_| c))? {
-        true => Ok(()),
-        false => Err("No object included in this cpuset".into()),
+        Ok(()) => Ok(()),
+        Err(Failure::Uncovered) => Err("No object included in this cpuset".into()),
+        Err(Failure::NotSystemd) => Err(
+            "Empty and infinite sets are not supported with the systemd-dbus-api output format"
+                .into(),
+        ),
     }
 }

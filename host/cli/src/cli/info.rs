@@ -39,15 +39,26 @@ pub struct InfoArgs {
     /// Show each object's ancestors up to the root, starting with itself.
     #[arg(long)]
     pub ancestors: bool,
-    /// Show only each object's ancestor (or itself) of this type.
+    /// Show only each object's ancestor (or itself) of this type, or its
+    /// ancestors of a kind (`kind=all|normal|cache|cpu|memory|io`).
     #[arg(long, value_name = "TYPE")]
     pub ancestor: Option<String>,
     /// Show each object's children (normal, memory, I/O then Misc).
     #[arg(long)]
     pub children: bool,
-    /// Show each object's descendants of this type.
+    /// Show each object's descendants of this type, or of a kind
+    /// (`kind=all|normal|cache|cpu|memory|io`).
     #[arg(long, value_name = "TYPE")]
     pub descendants: Option<String>,
+    /// Only show the attribute of this name (`info NAME` for an info attribute).
+    #[arg(long = "get-attr", value_name = "NAME")]
+    pub get_attr: Option<String>,
+    /// Only report the first matching object of each location.
+    #[arg(long)]
+    pub first: bool,
+    /// Show the default NUMA nodes (where allocations go by default) local to each object.
+    #[arg(long)]
+    pub default_nodes: bool,
     /// Show the NUMA nodes local to each object.
     #[arg(long)]
     pub local_memory: bool,
@@ -75,7 +86,8 @@ pub struct InfoArgs {
     /// Keep all I/O devices and bridges.
     #[arg(long)]
     pub whole_io: bool,
-    /// Objects: TYPE:INDEX, TYPE:FIRST-LAST, TYPE:all or TYPE (for example core:0, numa:all, pci:1).
+    /// Objects: TYPE:INDEX, TYPE:FIRST-LAST, TYPE:all or TYPE (for example core:0, numa:all, pci:1);
+    /// `levels`, `topology` and `support` show those reports in their place.
     pub locations: Vec<String>,
 }
 
@@ -120,9 +132,9 @@ fn levels(topo: &Topology) -> String {
     out
 }
 
-/// The binding support flags hwloc 2.9's `hwloc-info --support` prints,
+/// The binding support flags hwloc 2.14's `hwloc-info --support` prints,
 /// in its order.
-const HWLOC_2_9_BINDING_SUPPORT: [&str; 26] = [
+const HWLOC_BINDING_SUPPORT: [&str; 27] = [
     "cpubind:set_thisproc_cpubind",
     "cpubind:get_thisproc_cpubind",
     "cpubind:set_proc_cpubind",
@@ -146,6 +158,7 @@ const HWLOC_2_9_BINDING_SUPPORT: [&str; 26] = [
     "membind:firsttouch_membind",
     "membind:bind_membind",
     "membind:interleave_membind",
+    "membind:weighted_interleave_membind",
     "membind:nexttouch_membind",
     "membind:migrate_membind",
     "membind:get_area_memlocation",
@@ -179,10 +192,9 @@ fn support(topo: &Topology) -> String {
     for (name, v) in discovery {
         let _ = writeln!(out, "{name} = {}", b(v));
     }
-    // Only the binding features hwloc 2.9 has, in its order: wloc's binder
-    // knows later ones (weighted interleave) that 2.9 does not print.
+    // The binding features hwloc 2.14 prints, in its order.
     let features = Binder::new(topo).support().features();
-    for name in HWLOC_2_9_BINDING_SUPPORT {
+    for name in HWLOC_BINDING_SUPPORT {
         let v = features.iter().any(|(n, v)| *n == name && *v);
         let _ = writeln!(out, "{name} = {}", b(v));
     }
@@ -451,6 +463,13 @@ enum Relation {
     Ancestors,
     /// The object or its first ancestor at this depth (`--ancestor`).
     Ancestor(Depth),
+    /// Its ancestors of a kind (`--ancestor kind=...`).
+    AncestorKind(Kind),
+    /// Its descendants of a kind, depth first (`--descendants kind=...`).
+    DescendantsKind(Kind),
+    /// Its local NUMA nodes (with these flags) that are default nodes
+    /// (`--default-nodes`).
+    DefaultMemory(u64),
     /// Its children (`--children`).
     Children,
     /// Its descendants at this depth (`--descendants`).
@@ -458,6 +477,49 @@ enum Relation {
     /// Its local NUMA nodes with these flags, maybe only the best for a
     /// memory attribute of this id (`--local-memory`, `--best-memattr`).
     LocalMemory(u64, Option<usize>),
+}
+
+/// A kind of objects that `--ancestor` and `--descendants` take
+/// (hwloc-info 2.11's `kind=...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    All,
+    Normal,
+    Cache,
+    Cpu,
+    Memory,
+    Io,
+}
+
+impl Kind {
+    fn parse(s: &str) -> Option<Kind> {
+        Some(match s {
+            "all" => Kind::All,
+            "normal" => Kind::Normal,
+            "cache" => Kind::Cache,
+            "cpu" => Kind::Cpu,
+            "memory" => Kind::Memory,
+            "io" => Kind::Io,
+            _ => return None,
+        })
+    }
+
+    fn matches(self, t: ObjType) -> bool {
+        match self {
+            Kind::All => true,
+            Kind::Normal => t.kind() == ObjKind::Normal,
+            Kind::Cache => t.is_cache(),
+            Kind::Cpu => t.kind() == ObjKind::Normal && !t.is_cache(),
+            Kind::Memory => t.kind() == ObjKind::Memory,
+            Kind::Io => t.kind() == ObjKind::Io,
+        }
+    }
+}
+
+/// The kind of `--ancestor` or `--descendants` (`kind=cache`, or a kind
+/// name alone), as hwloc-info reads it before trying a type.
+fn relation_kind(s: &str) -> Option<Kind> {
+    Kind::parse(s.strip_prefix("kind=").unwrap_or(s))
 }
 
 /// Resolves the type of `--ancestor` or `--descendants` to a depth as
@@ -537,6 +599,10 @@ struct ObjectReport<'a> {
     relation: Relation,
     silent: bool,
     index_prefix: bool,
+    /// `--get-attr`: only the value of this attribute.
+    get_attr: Option<String>,
+    /// `--first`: only the first object related to each location's object.
+    first: bool,
     /// Index of the object being shown, for `-n`.
     current: usize,
     out: String,
@@ -544,10 +610,23 @@ struct ObjectReport<'a> {
 
 impl ObjectReport<'_> {
     /// One line naming `shown` (with `relation` after it unless silent),
-    /// then its attributes.
+    /// then its attributes; with `--get-attr`, only that attribute's value.
     fn entry(&mut self, shown: ObjId, prefix: &str, relation: Option<String>) {
         let o = self.topo.obj(shown);
         let label = full_type(self.topo, shown);
+        if let Some(name) = &self.get_attr {
+            if self.silent {
+                return;
+            }
+            // describe's lines are `PREFIX NAME = VALUE`.
+            let head = format!("{prefix} {name} = ");
+            for line in describe(self.topo, shown, prefix).lines() {
+                if let Some(value) = line.strip_prefix(&head) {
+                    let _ = writeln!(self.out, "{value}");
+                }
+            }
+            return;
+        }
         if self.silent {
             let _ = writeln!(self.out, "{prefix}{label}:{}", o.logical_index());
             return;
@@ -571,11 +650,26 @@ impl ObjectReport<'_> {
         }
     }
 
+    /// Shows a list of related objects, numbered, with their relation;
+    /// only the first with `--first`.
+    fn related(&mut self, objs: Vec<ObjId>, relation: impl Fn(usize) -> String) {
+        let n = if self.first {
+            objs.len().min(1)
+        } else {
+            objs.len()
+        };
+        for (i, c) in objs.into_iter().take(n).enumerate() {
+            let p = self.prefix(Some(i));
+            self.entry(c, &p, Some(relation(i)));
+        }
+    }
+
     /// Shows one object of the locations.
     fn object(&mut self, id: ObjId) {
         let topo = self.topo;
         let o = topo.obj(id);
         let objs = format!("{} L#{}", full_type(topo, id), o.logical_index());
+        let ancestors = || std::iter::successors(o.parent(), |&p| topo.obj(p).parent());
         match self.relation.clone() {
             Relation::Itself => {
                 let p = self.prefix(None);
@@ -587,6 +681,9 @@ impl ObjectReport<'_> {
                     let p = self.prefix(Some(level));
                     let r = (level > 0).then(|| format!("parent #{level} of {objs}"));
                     self.entry(a, &p, r);
+                    if self.first {
+                        break;
+                    }
                 }
             }
             Relation::Ancestor(depth) => {
@@ -597,17 +694,40 @@ impl ObjectReport<'_> {
                     self.entry(a, &p, Some(format!("parent of {objs}")));
                 }
             }
-            Relation::Children => {
-                for (i, c) in all_children(topo, id).into_iter().enumerate() {
-                    let p = self.prefix(Some(i));
-                    self.entry(c, &p, Some(format!("child #{i} of {objs}")));
+            Relation::AncestorKind(kind) => {
+                let found: Vec<ObjId> = ancestors()
+                    .filter(|&a| kind.matches(topo.obj(a).obj_type))
+                    .collect();
+                // hwloc numbers them from 0 but says "parent #N" only past 0.
+                let n = if self.first {
+                    found.len().min(1)
+                } else {
+                    found.len()
+                };
+                for (level, a) in found.into_iter().take(n).enumerate() {
+                    let p = self.prefix(Some(level));
+                    let r = (level > 0).then(|| format!("parent #{level} of {objs}"));
+                    self.entry(a, &p, r);
                 }
             }
+            Relation::Children => {
+                self.related(all_children(topo, id), |i| format!("child #{i} of {objs}"));
+            }
             Relation::Descendants(depth) => {
-                for (i, d) in descendants(topo, id, depth).into_iter().enumerate() {
-                    let p = self.prefix(Some(i));
-                    self.entry(d, &p, Some(format!("descendant #{i} of {objs}")));
+                self.related(descendants(topo, id, depth), |i| {
+                    format!("descendant #{i} of {objs}")
+                });
+            }
+            Relation::DescendantsKind(kind) => {
+                let mut found = Vec::new();
+                let mut stack: Vec<ObjId> = all_children(topo, id).into_iter().rev().collect();
+                while let Some(c) = stack.pop() {
+                    if kind.matches(topo.obj(c).obj_type) {
+                        found.push(c);
+                    }
+                    stack.extend(all_children(topo, c).into_iter().rev());
                 }
+                self.related(found, |i| format!("descendant #{i} of {objs}"));
             }
             Relation::LocalMemory(flags, best) => {
                 let cpus = first_cpuset(topo, id);
@@ -626,14 +746,79 @@ impl ObjectReport<'_> {
                     });
                     numbered.retain(|(i, _)| Some(*i) == pick);
                 }
+                if self.first {
+                    numbered.truncate(1);
+                }
                 for (i, n) in numbered {
                     let p = self.prefix(Some(i));
                     self.entry(n, &p, Some(format!("local memory #{i} of {objs}")));
                 }
             }
+            Relation::DefaultMemory(flags) => {
+                let cpus = first_cpuset(topo, id);
+                let default = wloc_locality::query::default_nodeset(topo);
+                let nodes: Vec<ObjId> = wloc_locality::query::local_numanodes(topo, &cpus, flags)
+                    .into_iter()
+                    .filter(|&n| topo.obj(n).os_index.is_some_and(|i| default.is_set(i)))
+                    .collect();
+                self.related(nodes, |i| format!("default node #{i} of {objs}"));
+            }
         }
         self.current += 1;
     }
+}
+
+/// hwloc-info's `topology` keyword: the root's infos about the topology
+/// and the machine, then its depth and its numbers of PUs, NUMA nodes and
+/// CPU kinds; with `--get-attr`, only the value of the one named (`info
+/// NAME` for an info, compared without case).
+fn topology_infos(topo: &Topology, only: Option<&str>) -> String {
+    const SHOWN: [&str; 12] = [
+        "Backend",
+        "SyntheticDescription",
+        "MemoryTiersNr",
+        "LinuxCgroup",
+        "WindowsBuildEnvironment",
+        "OSName",
+        "OSRelease",
+        "OSVersion",
+        "HostName",
+        "Architecture",
+        "hwlocVersion",
+        "ProcessName",
+    ];
+    // Topology-wide infos are the root's in hwloc 2.
+    let mut lines: Vec<(String, String)> = topo
+        .obj(topo.root())
+        .infos
+        .iter()
+        .chain(&topo.infos)
+        .filter(|i| SHOWN.contains(&i.name.as_str()))
+        .map(|i| (format!("info {}", i.name), i.value.clone()))
+        .collect();
+    lines.push(("depth".into(), topo.depth().to_string()));
+    lines.push((
+        "PUs".into(),
+        topo.objs_by_type(ObjType::PU).len().to_string(),
+    ));
+    lines.push((
+        "NUMANodes".into(),
+        topo.objs_by_type(ObjType::NUMANode).len().to_string(),
+    ));
+    lines.push(("CPU kinds".into(), topo.cpukinds.len().to_string()));
+    let mut out = String::new();
+    for (name, value) in lines {
+        match only {
+            None => {
+                let _ = writeln!(out, "{name} = {value}");
+            }
+            Some(o) if o.eq_ignore_ascii_case(&name) => {
+                let _ = writeln!(out, "{value}");
+            }
+            Some(_) => {}
+        }
+    }
+    out
 }
 
 /// The CPU set of an object or of its first ancestor that has one.
@@ -671,11 +856,17 @@ pub fn run(d: &wloc_discovery::Discovery, a: &InfoArgs) -> super::Result {
     let relation = if a.ancestors {
         Relation::Ancestors
     } else if let Some(t) = &a.ancestor {
-        Relation::Ancestor(relation_depth(&topo, "ancestor", t)?)
+        match relation_kind(t) {
+            Some(k) => Relation::AncestorKind(k),
+            None => Relation::Ancestor(relation_depth(&topo, "ancestor", t)?),
+        }
     } else if a.children {
         Relation::Children
     } else if let Some(t) = &a.descendants {
-        Relation::Descendants(relation_depth(&topo, "descendants", t)?)
+        match relation_kind(t) {
+            Some(k) => Relation::DescendantsKind(k),
+            None => Relation::Descendants(relation_depth(&topo, "descendants", t)?),
+        }
     } else if a.local_memory || a.local_memory_flags.is_some() || a.best_memattr.is_some() {
         let flags = match &a.local_memory_flags {
             Some(f) => wloc::tool_flags::parse_local_memory_flags(f),
@@ -685,6 +876,11 @@ pub fn run(d: &wloc_discovery::Discovery, a: &InfoArgs) -> super::Result {
             }
         };
         Relation::LocalMemory(flags, None)
+    } else if a.default_nodes {
+        Relation::DefaultMemory(
+            wloc_locality::query::local_flags::LARGER_LOCALITY
+                | wloc_locality::query::local_flags::SMALLER_LOCALITY,
+        )
     } else {
         Relation::Itself
     };
@@ -715,10 +911,34 @@ pub fn run(d: &wloc_discovery::Discovery, a: &InfoArgs) -> super::Result {
             relation,
             silent: a.silent,
             index_prefix: a.index_prefix,
+            // hwloc 3.x's name of the cache attribute.
+            get_attr: a.get_attr.as_ref().map(|n| match n.as_str() {
+                "attr cache inclusive" => "info Inclusive".to_string(),
+                n => n.to_string(),
+            }),
+            first: a.first,
             current: 0,
             out,
         };
         for w in &a.locations {
+            // hwloc-info 2.11's keywords, in the place of a location.
+            match w.as_str() {
+                "levels" => {
+                    report.out.push_str(&levels(&topo));
+                    continue;
+                }
+                "support" => {
+                    report.out.push_str(&support(&topo));
+                    continue;
+                }
+                "topology" => {
+                    report
+                        .out
+                        .push_str(&topology_infos(&topo, report.get_attr.as_deref()));
+                    continue;
+                }
+                _ => {}
+            }
             let ids = if w == "all" || w == "root" {
                 vec![topo.root()]
             } else {
