@@ -1,4 +1,4 @@
-//! Differential tests of `wloc calc` against hwloc 2.9's `hwloc-calc`: the
+//! Differential tests of `wloc calc` against hwloc 2.14's `hwloc-calc`: the
 //! same arguments over synthetic topologies and the conformance XML cases
 //! must print the same standard output, byte for byte.
 //!
@@ -65,7 +65,17 @@ pub fn run(
     stdin: Option<&str>,
     keep_stderr: bool,
 ) -> Output {
-    let mut c = Command::new(prog);
+    run_command(Command::new(prog), sub, args, stdin, keep_stderr)
+}
+
+/// [`run`] with the program given as a command (with its environment).
+pub fn run_command(
+    mut c: Command,
+    sub: Option<&str>,
+    args: &[String],
+    stdin: Option<&str>,
+    keep_stderr: bool,
+) -> Output {
     if let Some(s) = sub {
         c.arg(s);
     }
@@ -129,7 +139,8 @@ pub fn compare_all(
     cases: &[(Vec<String>, Option<String>)],
 ) -> (usize, Vec<String>) {
     let wloc = common::wloc();
-    let tool = Path::new(hwloc_tool);
+    // hwloc 2.14's tool, the release the commands follow.
+    let tool = || common::hwloc_2_14_tool(hwloc_tool);
     let chunks: Vec<&[(Vec<String>, Option<String>)]> =
         cases.chunks(cases.len().div_ceil(2).max(1)).collect();
     let results: Vec<Vec<String>> = std::thread::scope(|s| {
@@ -140,7 +151,7 @@ pub fn compare_all(
                 s.spawn(move || {
                     let mut bad = Vec::new();
                     for (args, stdin) in chunk.iter() {
-                        let h = run(tool, None, args, stdin.as_deref(), false);
+                        let h = run_command(tool(), None, args, stdin.as_deref(), false);
                         if h.status.code().is_none() {
                             println!("skipped (hwloc timed out or crashed): {args:?}");
                             continue;

@@ -142,7 +142,7 @@ fn restrict_matches_lstopo() {
             let mut w = vec!["ls"];
             w.extend_from_slice(&args);
             let ours = run_wloc(&w);
-            let theirs = std::process::Command::new("lstopo-no-graphics")
+            let theirs = common::hwloc_2_14_tool("lstopo-no-graphics")
                 .args(&args)
                 .arg("-")
                 .env("LC_ALL", "C")

@@ -477,7 +477,7 @@ fn calc_no_smt_takes_what_hwloc_calc_takes() {
     for n in ["0", "1", "2", "5", "-1", "-2"] {
         let arg = format!("--no-smt={n}");
         for loc in ["all", "core:1"] {
-            let theirs = Command::new("hwloc-calc")
+            let theirs = common::hwloc_2_14_tool("hwloc-calc")
                 .args(["-i", syn, &arg, loc])
                 .env("HWLOC_HIDE_ERRORS", "2")
                 .output()
@@ -504,7 +504,7 @@ fn info_support_lists_hwloc_2_9s_flags_in_its_order() {
             .filter_map(|l| l.split(" = ").next().map(str::to_string))
             .collect()
     };
-    let theirs = Command::new("hwloc-info")
+    let theirs = common::hwloc_2_14_tool("hwloc-info")
         .arg("--support")
         .output()
         .unwrap();

@@ -56,7 +56,7 @@ fn bound_sleep(cpu: usize) -> Child {
 /// Runs hwloc's `TOOL ARGS` and `wloc SUB ARGS`: `None` when both exit
 /// alike and print the same, else both outputs under `what`.
 fn differs_from_hwloc(tool: &str, sub: &str, args: &[&str], what: &str) -> Option<String> {
-    let theirs = Command::new(tool)
+    let theirs = common::hwloc_2_14_tool(tool)
         .args(args)
         .env("HWLOC_HIDE_ERRORS", "2")
         .output()

@@ -169,7 +169,7 @@ fn info_lists_levels_like_hwloc_info() {
         let o = run_wloc(["info", "-i", desc]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{desc}: {err}");
-        let h = Command::new("hwloc-info")
+        let h = common::hwloc_2_14_tool("hwloc-info")
             .args(["-i", desc])
             .output()
             .unwrap();
@@ -187,7 +187,7 @@ fn info_describes_objects_like_hwloc_info() {
         let o = run_wloc(["info", "-i", desc, loc]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{loc}: {err}");
-        let h = Command::new("hwloc-info")
+        let h = common::hwloc_2_14_tool("hwloc-info")
             .args(["-i", desc, loc])
             .output()
             .unwrap();
@@ -215,7 +215,7 @@ fn info_support_matches_hwloc_on_this_machine() {
     let o = run_wloc(["info", "--support"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let h = Command::new("hwloc-info")
+    let h = common::hwloc_2_14_tool("hwloc-info")
         .arg("--support")
         .output()
         .unwrap();
@@ -344,7 +344,10 @@ fn info_relations_match_hwloc_info() {
     }
     let mut bad = Vec::new();
     for a in &cases {
-        let h = Command::new("hwloc-info").args(a).output().unwrap();
+        let h = common::hwloc_2_14_tool("hwloc-info")
+            .args(a)
+            .output()
+            .unwrap();
         let w = Command::new(wloc()).arg("info").args(a).output().unwrap();
         let (wout, werr) = text(&w);
         assert!(!werr.contains("panicked"), "{a:?}: {werr}");
@@ -388,7 +391,10 @@ fn info_reports_bad_locations_and_goes_on() {
     require_hwloc();
     let args = ["-i", "pack:2 pu:2", "core:9", "pu:0"];
     let w = run_wloc(["info"].iter().chain(args.iter()));
-    let h = Command::new("hwloc-info").args(args).output().unwrap();
+    let h = common::hwloc_2_14_tool("hwloc-info")
+        .args(args)
+        .output()
+        .unwrap();
     assert_eq!(w.status.success(), h.status.success());
     assert!(w.status.success());
     assert_eq!(text(&w).0, text(&h).0);

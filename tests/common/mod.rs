@@ -482,3 +482,22 @@ pub fn wait4_peak_kib(child: std::process::Child) -> (std::process::ExitStatus, 
         usage.ru_maxrss as u64,
     )
 }
+
+/// A command running hwloc 2.14.0's own tool `name` (built from
+/// `tests/data/hwloc-2.14` once per target folder) on its own library:
+/// the reference where the tools of hwloc 2.14 and Debian's 2.9 differ
+/// (2.14 is the release wloc's commands follow).
+pub fn hwloc_2_14_tool(name: &str) -> Command {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let lib = BUILT.get_or_init(|| {
+        require_packages(packages::HWLOC_SOURCE_BUILD).unwrap_or_else(|e| panic!("{e}"));
+        hwloc_reference::build_reference_library(
+            &workspace(),
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    });
+    let mut c = Command::new(lib.join("../bin").join(name));
+    c.env("LD_LIBRARY_PATH", lib);
+    c
+}
