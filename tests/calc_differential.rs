@@ -139,8 +139,9 @@ pub fn compare_all(
     cases: &[(Vec<String>, Option<String>)],
 ) -> (usize, Vec<String>) {
     let wloc = common::wloc();
-    // hwloc 2.14's tool, the release the commands follow.
-    let tool = || common::hwloc_2_14_tool(hwloc_tool);
+    // Both releases' tools: each invocation must give what one of them
+    // gives (common::HWLOC_RELEASES says why both).
+    let tool_2_14 = || common::hwloc_2_14_tool(hwloc_tool);
     let chunks: Vec<&[(Vec<String>, Option<String>)]> =
         cases.chunks(cases.len().div_ceil(2).max(1)).collect();
     let results: Vec<Vec<String>> = std::thread::scope(|s| {
@@ -151,13 +152,19 @@ pub fn compare_all(
                 s.spawn(move || {
                     let mut bad = Vec::new();
                     for (args, stdin) in chunk.iter() {
-                        let h = run_command(tool(), None, args, stdin.as_deref(), false);
+                        let h = run_command(tool_2_14(), None, args, stdin.as_deref(), false);
                         if h.status.code().is_none() {
                             println!("skipped (hwloc timed out or crashed): {args:?}");
                             continue;
                         }
                         let w = run(wloc, Some(sub), args, stdin.as_deref(), true);
-                        bad.extend(common::stdout_mismatch(hwloc_tool, args, &h, &w));
+                        let Some(miss) = common::stdout_mismatch(hwloc_tool, args, &h, &w) else {
+                            continue;
+                        };
+                        let h29 = run(Path::new(hwloc_tool), None, args, stdin.as_deref(), false);
+                        if common::stdout_mismatch(hwloc_tool, args, &h29, &w).is_some() {
+                            bad.push(miss);
+                        }
                     }
                     bad
                 })

@@ -496,7 +496,7 @@ fn calc_no_smt_takes_what_hwloc_calc_takes() {
 }
 
 #[test]
-fn info_support_lists_hwloc_2_9s_flags_in_its_order() {
+fn info_support_lists_hwloc_2_14s_flags_in_its_order() {
     common::require_hwloc();
     let names = |o: &Output| -> Vec<String> {
         String::from_utf8_lossy(&o.stdout)

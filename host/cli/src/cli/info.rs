@@ -183,10 +183,13 @@ fn support(topo: &Topology) -> String {
                 .any(|&n| topo.obj(n).numa().is_some_and(|a| a.local_memory > 0)),
         ),
         ("discovery:disallowed_numa", thissys),
-        // Linux discovery always ranks CPU kinds by efficiency.
+        // What the discovery recorded (Linux when it found kinds to rank).
         (
             "discovery:cpukind_efficiency",
-            thissys || topo.cpukinds.iter().any(|k| k.forced_efficiency.is_some()),
+            topo.support
+                .iter()
+                .any(|s| s == "discovery.cpukind_efficiency")
+                || topo.cpukinds.iter().any(|k| k.forced_efficiency.is_some()),
         ),
     ];
     for (name, v) in discovery {
