@@ -109,12 +109,12 @@ impl Ctx<'_> {
             },
             Arch::Arm => {
                 let name = match prefix {
-                    "Processor" | "model name" if !self.cpukinds_use_midr => "CPUModel",
-                    "CPU implementer" if !self.cpukinds_use_midr => "CPUImplementer",
-                    "CPU architecture" if !self.cpukinds_use_midr => "CPUArchitecture",
-                    "CPU variant" if !self.cpukinds_use_midr => "CPUVariant",
-                    "CPU part" if !self.cpukinds_use_midr => "CPUPart",
-                    "CPU revision" if !self.cpukinds_use_midr => "CPURevision",
+                    "Processor" | "model name" if !self.has_sysfs_midr_regs => "CPUModel",
+                    "CPU implementer" if !self.has_sysfs_midr_regs => "CPUImplementer",
+                    "CPU architecture" if !self.has_sysfs_midr_regs => "CPUArchitecture",
+                    "CPU variant" if !self.has_sysfs_midr_regs => "CPUVariant",
+                    "CPU part" if !self.has_sysfs_midr_regs => "CPUPart",
+                    "CPU revision" if !self.has_sysfs_midr_regs => "CPURevision",
                     "Hardware" => "HardwareName",
                     "Revision" => "HardwareRevision",
                     "Serial" => "HardwareSerial",

@@ -95,6 +95,9 @@ pub(crate) struct Ctx<'a> {
     pub is_knl: bool,
     pub is_fake_numa_uniform: i64,
     pub cpukinds_enabled: i32,
+    /// ARM: sysfs gives each CPU's MIDR register; then the CPU infos come
+    /// from it (per kind) and not from cpuinfo, whichever way kinds are made.
+    pub has_sysfs_midr_regs: bool,
     pub cpukinds_use_midr: bool,
     pub cpukinds_use_cppc: i32,
     pub cpukinds_maxfreq_enabled: i32,
@@ -128,6 +131,7 @@ impl<'a> Ctx<'a> {
             is_knl: false,
             is_fake_numa_uniform: 0,
             cpukinds_enabled: -1,
+            has_sysfs_midr_regs: false,
             cpukinds_use_midr: false,
             cpukinds_use_cppc: -1,
             cpukinds_maxfreq_enabled: -1,
@@ -403,6 +407,7 @@ impl<'a> Ctx<'a> {
                 .fs
                 .exists("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1")
         {
+            self.has_sysfs_midr_regs = true;
             self.cpukinds_use_midr = true;
         }
         // hwloc 2.14's variable first, then 3.0's (which also takes the

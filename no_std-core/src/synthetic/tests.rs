@@ -249,7 +249,8 @@ fn parse_brackets_and_parentheses() {
     assert_eq!(p.attached.len(), 2);
     assert_eq!(p.attached[0].memory, 2_000_000_000);
     assert_eq!(p.attached[0].position, 7);
-    assert_eq!(p.attached[1].memory, 0);
+    // 1 GiB when not given, as hwloc 2.14.
+    assert_eq!(p.attached[1].memory, 1 << 30);
     assert_eq!(d.attached_count(), 4);
     // No implicit NUMA level when NUMA nodes are attached.
     assert_eq!(types(&d), [ObjType::Machine, ObjType::Package, ObjType::PU]);
@@ -634,12 +635,12 @@ fn export_matches_hwloc_outputs() {
         ),
         (
             "pack:2 [numa] [numa] pu:2",
-            "Package:2 [NUMANode] [NUMANode] PU:2",
+            "Package:2 [NUMANode(memory=1073741824)] [NUMANode(memory=1073741824)] PU:2",
         ),
-        ("[numa] pack:2 pu:2", "[NUMANode] Package:2 PU:2"),
+        ("[numa] pack:2 pu:2", "[NUMANode(memory=1073741824)] Package:2 PU:2"),
         (
             "pack:2 [numa] pu:2 [numa]",
-            "Package:2 [NUMANode] Group:2 [NUMANode] PU:1",
+            "Package:2 [NUMANode(memory=1073741824)] Group:2 [NUMANode(memory=1073741824)] PU:1",
         ),
         (
             "pack:2 pu:2(indexes=0,2,1,3)",
@@ -674,8 +675,8 @@ fn export_matches_hwloc_outputs() {
             "Package:2 [NUMANode(memory=1000000000)] [NUMANode(memory=2000000000)] PU:2",
         ),
         (
-            "[NUMANode(indexes=2,0,1)] Package:2 [NUMANode] PU:1",
-            "[NUMANode] Package:2 [NUMANode(indexes=2,0,1)] PU:1",
+            "[NUMANode(indexes=2,0,1)] Package:2 [NUMANode(memory=1073741824)] PU:1",
+            "[NUMANode(memory=1073741824)] Package:2 [NUMANode(memory=1073741824 indexes=2,0,1)] PU:1",
         ),
     ] {
         assert_eq!(exp(desc), want, "{desc}");
@@ -688,23 +689,23 @@ fn export_flags() {
     let e = |f: ExportFlags| export(&t, f).unwrap();
     assert_eq!(
         e(ExportFlags::NONE),
-        "Package:2 [NUMANode(memory=1000000000)] Die:1 L2Cache:2(size=4194304) L1dCache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
+        "Package:2 [NUMANode(memory=1000000000)] L2Cache:2(size=4194304) L1dCache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
     );
     assert_eq!(
         e(ExportFlags::NO_EXTENDED_TYPES),
-        "Socket:2 [NUMANode(memory=1000000000)] Group:1 Cache:2(size=4194304) Cache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
+        "Socket:2 [NUMANode(memory=1000000000)] Cache:2(size=4194304) Cache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
     );
     assert_eq!(
         e(ExportFlags::NO_ATTRS),
-        "Package:2 [NUMANode] Die:1 L2Cache:2 L1dCache:1 Core:1 PU:2"
+        "Package:2 [NUMANode] L2Cache:2 L1dCache:1 Core:1 PU:2"
     );
     assert_eq!(
         e(ExportFlags::V1),
-        "Socket:2 NUMANode:1(memory=1000000000) Group:1 L2Cache:2(size=4194304) L1dCache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
+        "Socket:2 NUMANode:1(memory=1000000000) L2Cache:2(size=4194304) L1dCache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
     );
     assert_eq!(
         e(ExportFlags::IGNORE_MEMORY),
-        "Package:2 Die:1 L2Cache:2(size=4194304) L1dCache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
+        "Package:2 L2Cache:2(size=4194304) L1dCache:1(size=32768) Core:1 PU:2(indexes=4*2:2*2:1*2)"
     );
     assert_eq!(ExportFlags::from_bits(16), None);
     assert_eq!(ExportFlags::from_bits(15).unwrap().bits(), 15);
@@ -1057,6 +1058,19 @@ fn differential_against_lstopo() {
     let mut report: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     for &desc in DIFFERENTIAL {
+        // hwloc 2.14 (which wloc follows) gives NUMA nodes attached without
+        // a memory size 1 GiB, the 2.9 of this comparison none: those are
+        // compared with 2.14 by the library's suites instead.
+        let attached_without_memory = desc
+            .split('[')
+            .skip(1)
+            .any(|a| !a.split(']').next().unwrap_or("").contains("memory="));
+        if attached_without_memory {
+            *report
+                .entry("attached NUMA nodes without memory (2.14 gives 1 GiB)")
+                .or_default() += 1;
+            continue;
+        }
         let theirs = lstopo(&["-i", desc, "--of", "synthetic"]);
         let ours = parse(desc).and_then(|d| d.build(lstopo_topology()));
         let (theirs, ours) = match (theirs, ours) {

@@ -239,8 +239,22 @@ impl Topology {
                 None => co.complete_nodeset = co.nodeset.clone(),
             }
             if co.kind() == ObjKind::Memory {
+                // Memory objects take their parent's sets (hwloc: a CPU-side
+                // parent may have gone), except a complete cpuset that
+                // already covers the parent's CPUs: hwloc's discovery fixes
+                // sets while a node still hangs below its memory Group, so a
+                // node keeps its own complete cpuset (offline CPUs of its
+                // map left out) once the Group merges into its parent, and a
+                // tree finished again keeps what the first finish gave.
+                let own = co.complete_cpuset.take().filter(|c| c.includes(&pc));
                 co.cpuset = Some(pc.clone());
-                co.complete_cpuset = Some(pcc.clone());
+                co.complete_cpuset = Some(match own {
+                    Some(mut c) => {
+                        c.and_assign(&pcc);
+                        c
+                    }
+                    None => pcc.clone(),
+                });
             }
         }
         for i in 0..n {
