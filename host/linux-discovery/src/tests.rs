@@ -698,26 +698,38 @@ fn cpu_kinds_from_frequencies_and_capacities() {
     );
 }
 
-/// `LinuxCapacity` kinds get their capacity as efficiency (hwloc 3.0; the
-/// C library ranks them as hwloc 2 does), on AMD machines too: hwloc 2.9,
-/// the reference on real machines, looks for CPU kinds on every x86.
+/// CPU kinds from capacities on AMD machines: hwloc 2.14 does not look for
+/// them before Zen 5 (family 0x1a) unless `HWLOC_LINUX_CPUKINDS` asks;
+/// kinds found keep their capacity as forced efficiency.
 #[test]
 fn cpu_kinds_from_capacities_on_amd() {
-    let mut fs = machine(1, 4, 1);
-    for c in 0..4 {
-        fs.add_file(
-            &format!("{CPU}/cpu{c}/cpu_capacity"),
-            if c < 2 { "1024\n" } else { "512\n" },
-        );
-    }
-    let cpuinfo: String = (0..4)
-        .map(|p| format!("processor\t: {p}\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n\n"))
-        .collect();
-    fs.add_file("/proc/cpuinfo", cpuinfo);
-    let t = discover(&fs, &Options::default(), topo_all()).unwrap();
-    let mut eff: Vec<Option<i32>> = t.cpukinds.iter().map(|k| k.forced_efficiency).collect();
-    eff.sort();
-    assert_eq!(eff, [Some(512), Some(1024)]);
+    let run = |family: u32, linux_cpukinds: Option<&str>| {
+        let mut fs = machine(1, 4, 1);
+        for c in 0..4 {
+            fs.add_file(
+                &format!("{CPU}/cpu{c}/cpu_capacity"),
+                if c < 2 { "1024\n" } else { "512\n" },
+            );
+        }
+        let cpuinfo: String = (0..4)
+            .map(|p| {
+                format!("processor\t: {p}\nvendor_id\t: AuthenticAMD\ncpu family\t: {family}\n\n")
+            })
+            .collect();
+        fs.add_file("/proc/cpuinfo", cpuinfo);
+        let opts = Options {
+            linux_cpukinds: linux_cpukinds.map(String::from),
+            ..Options::default()
+        };
+        let t = discover(&fs, &opts, topo_all()).unwrap();
+        let mut eff: Vec<Option<i32>> = t.cpukinds.iter().map(|k| k.forced_efficiency).collect();
+        eff.sort();
+        eff
+    };
+    assert_eq!(run(25, None), []);
+    assert_eq!(run(25, Some("1")), [Some(512), Some(1024)]);
+    assert_eq!(run(26, None), [Some(512), Some(1024)]);
+    assert_eq!(run(26, Some("none")), []);
 }
 
 /// A machine without NUMA nodes in sysfs takes its huge pages from
