@@ -346,22 +346,13 @@ const FSROOT_ALLOWED: &[(&str, &[Allowed], &str)] = &[
 /// (recording, format, why): outputs hwloc 2.9 writes otherwise, which
 /// must still differ (an entry that no longer does is reported, to be
 /// dropped).
-const FSROOT_KNOWN: &[(&str, &str, &str)] = &[
-    (
-        "2pa-pcidomain32bits",
-        "xml",
-        "hwloc 2.9 skips PCI functions of 32-bit domains (its ABI holds 16 bits) before \
+const FSROOT_KNOWN: &[(&str, &str, &str)] = &[(
+    "2pa-pcidomain32bits",
+    "xml",
+    "hwloc 2.9 skips PCI functions of 32-bit domains (its ABI holds 16 bits) before \
          numbering them; wloc's discovery numbers them as hwloc 3 does and this library leaves \
          them out afterwards, so the gp indexes of the I/O objects after them differ",
-    ),
-    (
-        "memorysidecaches",
-        "synthetic",
-        "hwloc 2.9 aborts (assertion `numanode->arity == 1' in \
-         hwloc__export_synthetic_memory_children) on NUMA nodes below memory-side caches; \
-         wloc writes the description",
-    ),
-];
+)];
 
 /// `out` with what `allowed` permits to differ taken out.
 fn allow_for(out: &[u8], allowed: &[Allowed]) -> Vec<String> {

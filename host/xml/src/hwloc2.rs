@@ -153,6 +153,12 @@ pub fn present(m: &mut Topology, discovered: bool, added: Vec<Info>) {
                 infos.push(info);
             }
         }
+        // hwloc 2.14 computes memory tiers last, after the infos added
+        // when it discovers.
+        if let Some(at) = infos.iter().position(|i| i.name == "MemoryTiersNr") {
+            let tiers = infos.remove(at);
+            infos.push(tiers);
+        }
         write_sizes_without_unit(m);
     }
     m.obj_mut(root).infos = infos;
