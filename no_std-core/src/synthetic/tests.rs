@@ -637,7 +637,10 @@ fn export_matches_hwloc_outputs() {
             "pack:2 [numa] [numa] pu:2",
             "Package:2 [NUMANode(memory=1073741824)] [NUMANode(memory=1073741824)] PU:2",
         ),
-        ("[numa] pack:2 pu:2", "[NUMANode(memory=1073741824)] Package:2 PU:2"),
+        (
+            "[numa] pack:2 pu:2",
+            "[NUMANode(memory=1073741824)] Package:2 PU:2",
+        ),
         (
             "pack:2 [numa] pu:2 [numa]",
             "Package:2 [NUMANode(memory=1073741824)] Group:2 [NUMANode(memory=1073741824)] PU:1",

@@ -776,27 +776,17 @@ impl ObjectReport<'_> {
 /// CPU kinds; with `--get-attr`, only the value of the one named (`info
 /// NAME` for an info, compared without case).
 fn topology_infos(topo: &Topology, only: Option<&str>) -> String {
-    const SHOWN: [&str; 12] = [
-        "Backend",
-        "SyntheticDescription",
-        "MemoryTiersNr",
-        "LinuxCgroup",
-        "WindowsBuildEnvironment",
-        "OSName",
-        "OSRelease",
-        "OSVersion",
-        "HostName",
-        "Architecture",
-        "hwlocVersion",
-        "ProcessName",
-    ];
+    // hwloc 2's topology infos (one list, the XML presentation's) and the
+    // memory tier count it shows among them.
+    let shown =
+        |name: &str| name == "MemoryTiersNr" || wloc_xml::hwloc2::TOPOLOGY_INFOS.contains(&name);
     // Topology-wide infos are the root's in hwloc 2.
     let mut lines: Vec<(String, String)> = topo
         .obj(topo.root())
         .infos
         .iter()
         .chain(&topo.infos)
-        .filter(|i| SHOWN.contains(&i.name.as_str()))
+        .filter(|i| shown(&i.name))
         .map(|i| (format!("info {}", i.name), i.value.clone()))
         .collect();
     lines.push(("depth".into(), topo.depth().to_string()));
