@@ -77,7 +77,12 @@ fn hwloc_2_9_c_tests_run_clean_under_valgrind() {
         // hwloc_api_version wants 2.9's API number (the kit's run.sh
         // says why it is left out).
         .filter(|t| {
-            !["hwloc_object_userdata", "hwloc_api_version", "hwloc_synthetic"].contains(&t.as_str())
+            ![
+                "hwloc_object_userdata",
+                "hwloc_api_version",
+                "hwloc_synthetic",
+            ]
+            .contains(&t.as_str())
         })
         .collect();
     assert_eq!(tests.len(), 27, "{tests:?}");
