@@ -1,6 +1,6 @@
 //! `wloc ls --of svg|ascii|png|html`: pictures with lstopo's layout.
 //!
-//! The SVG is compared with hwloc 2.9's native SVG writer
+//! The SVG is compared with hwloc 2.14's native SVG writer (its own build, common::hwloc_2_14_tool)
 //! (`lstopo-no-graphics --of svg`) element by element, parsed from both
 //! documents: every box (id, class, x, y, width, height, fill and stroke),
 //! every text (content and position) and every line, and the document
@@ -80,7 +80,7 @@ fn run(cmd: &mut Command) -> Result<Vec<u8>, String> {
 }
 
 fn hwloc(input: &str, of: &str, opts: &[&str]) -> Result<Vec<u8>, String> {
-    let mut c = Command::new("lstopo-no-graphics");
+    let mut c = common::hwloc_2_14_tool("lstopo-no-graphics");
     if !input.is_empty() {
         c.args(["-i", input]);
     }
@@ -309,7 +309,7 @@ fn ascii_matches_lstopo_byte_for_byte() {
             ("C", &["--no-collapse", "-p", "--append-legend", "x"][..]),
         ] {
             count += 1;
-            let mut h = Command::new("lstopo-no-graphics");
+            let mut h = common::hwloc_2_14_tool("lstopo-no-graphics");
             h.args(["-i", input, "--of", "ascii"]).args(opts).arg("-");
             let mut w = Command::new(common::wloc());
             w.args(["ls", "-i", input, "--of", "ascii"])
