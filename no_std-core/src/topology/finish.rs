@@ -859,6 +859,18 @@ fn prepend(list: &mut thin_vec::ThinVec<ObjId>, front: &[ObjId]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PUs 0..n, each inserted by its cpuset.
+    fn insert_pus(t: &mut Topology, n: u32) {
+        for pu in 0..n {
+            t.insert_by_cpuset(Object::with_cpuset(
+                ObjType::PU,
+                Some(pu),
+                CpuSet::from_index(pu),
+            ))
+            .unwrap();
+        }
+    }
     use crate::topology::test_machines::{cs, small_machine};
 
     #[test]
@@ -914,14 +926,7 @@ mod tests {
                 t.insert_by_cpuset(Object::with_cpuset(ObjType::Die, Some(d as u32), cs(a, b)))
                     .unwrap();
             }
-            for pu in 0..8 {
-                t.insert_by_cpuset(Object::with_cpuset(
-                    ObjType::PU,
-                    Some(pu),
-                    CpuSet::from_index(pu),
-                ))
-                .unwrap();
-            }
+            insert_pus(&mut t, 8);
             t.finish().unwrap();
             t.check().unwrap();
             t.normal_levels()
@@ -986,14 +991,7 @@ mod tests {
     fn node_complete_cpuset_leaves_offline_cpus_out() {
         for given in [None, Some(cs(0, 7))] {
             let mut t = Topology::new();
-            for pu in 0..4 {
-                t.insert_by_cpuset(Object::with_cpuset(
-                    ObjType::PU,
-                    Some(pu),
-                    CpuSet::from_index(pu),
-                ))
-                .unwrap();
-            }
+            insert_pus(&mut t, 4);
             t.root_mut().complete_cpuset = Some(cs(0, 7));
             let mut node = Object::new(ObjType::NUMANode, Some(0));
             node.cpuset = Some(cs(0, 7));
@@ -1015,14 +1013,7 @@ mod tests {
         for include in [false, true] {
             let mut t = Topology::new();
             t.include_disallowed = include;
-            for pu in 0..4 {
-                t.insert_by_cpuset(Object::with_cpuset(
-                    ObjType::PU,
-                    Some(pu),
-                    CpuSet::from_index(pu),
-                ))
-                .unwrap();
-            }
+            insert_pus(&mut t, 4);
             t.allowed_cpuset = cs(0, 1);
             t.finish().unwrap();
             t.check().unwrap();
