@@ -116,10 +116,19 @@ pub fn discovery_from_topology(t: &Topology) -> Result<Discovery, String> {
         // Only the sets the host cannot recompute travel: a complete set
         // equal to the plain one is left out, normal objects' nodesets
         // come from their NUMA nodes, and memory objects under a parent
-        // take their parent's cpuset.
+        // take their parent's cpuset, and its complete cpuset unless
+        // theirs is narrower (a node whose memory Group left its offline
+        // CPUs out, as hwloc's does).
         let kind = o.obj_type.kind();
         let (cpuset, complete_cpuset) = if kind == ObjKind::Memory && parent.is_some() {
-            (None, None)
+            let parent_complete = o.parent().and_then(|p| t.obj(p).complete_cpuset.as_ref());
+            (
+                None,
+                o.complete_cpuset
+                    .as_ref()
+                    .filter(|c| Some(*c) != parent_complete)
+                    .map(set_of),
+            )
         } else {
             (
                 o.cpuset.as_ref().map(set_of),

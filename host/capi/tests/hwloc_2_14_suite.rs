@@ -80,5 +80,5 @@ fn hwloc_2_14_make_check() {
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(0)
         + failed.len();
-    assert_eq!(total, 180, "the suite ran {total} tests, not 180: {stdout}");
+    assert_eq!(total, 181, "the suite ran {total} tests, not 181: {stdout}");
 }

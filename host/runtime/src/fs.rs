@@ -96,6 +96,9 @@ struct Grant {
 pub struct FileAccess {
     grants: Vec<Grant>,
     fsroot: Option<PathBuf>,
+    /// Whether the files are the running system's: no fsroot, or one
+    /// that is `/` spelled otherwise (`//`, as hwloc's gather test uses).
+    running_system: bool,
     missing: Vec<String>,
     /// The roots as they were asked for (`mounts:` ones unexpanded).
     requested: Vec<String>,
@@ -233,9 +236,12 @@ impl FileAccess {
         }
         // Longest roots first, so the innermost grant answers.
         grants.sort_by_key(|g| std::cmp::Reverse(g.vpath.len()));
+        let running_system =
+            fsroot.is_none_or(|r| std::fs::canonicalize(r).is_ok_and(|c| c == Path::new("/")));
         Ok(FileAccess {
             grants,
             fsroot: fsroot.map(Path::to_path_buf),
+            running_system,
             missing,
             requested: roots.iter().map(|r| r.to_string()).collect(),
         })
@@ -304,6 +310,7 @@ impl FileAccess {
         Ok(FileAccess {
             grants,
             fsroot: None,
+            running_system: true,
             missing,
             requested: files.iter().map(|h| h.path.to_string()).collect(),
         })
@@ -334,6 +341,7 @@ impl FileAccess {
         FileAccess {
             grants: Vec::new(),
             fsroot: None,
+            running_system: true,
             missing: Vec::new(),
             requested: Vec::new(),
         }
@@ -569,7 +577,7 @@ impl FileAccess {
     /// The PID `/proc/self` resolves to, on the running system only: in a
     /// recording, `proc/PID` is just a folder and stays private.
     fn own_pid(&self) -> Option<&'static str> {
-        self.fsroot.is_none().then(privacy::own_pid)
+        self.running_system.then(privacy::own_pid)
     }
 
     /// Runs an operation on a path, which must not be private to a process
@@ -884,6 +892,29 @@ mod tests {
         assert_eq!(split_request("/a/../b"), Err(FileError::Denied));
         assert_eq!(split_request("/a/./b//c").unwrap(), vec!["a", "b", "c"]);
         assert_eq!(split_request("/a\0b"), Err(FileError::Denied));
+    }
+
+    /// An fsroot that is `/` spelled otherwise (`//`, as hwloc's gather
+    /// test sets `HWLOC_FSROOT`) is the running system: its own cgroup
+    /// file is served as without an fsroot, other processes' never; in a
+    /// recording, `/proc/self` leading to a PID folder stays private.
+    #[test]
+    fn a_root_spelled_twice_is_the_running_system() {
+        let live = FileAccess::new(&["/proc"], None).unwrap();
+        let want = live.read("/proc/self/cgroup", 1 << 16).unwrap();
+        let slashes = FileAccess::new(&["/proc"], Some(Path::new("//"))).unwrap();
+        assert_eq!(slashes.read("/proc/self/cgroup", 1 << 16).unwrap(), want);
+        assert_eq!(
+            slashes.read("/proc/1/cgroup", 1 << 16),
+            Err(FileError::Denied)
+        );
+        let dir = std::env::temp_dir().join(format!("wloc-fs-selflink-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proc/42")).unwrap();
+        std::fs::write(dir.join("proc/42/cgroup"), "0::/\n").unwrap();
+        std::os::unix::fs::symlink("42", dir.join("proc/self")).unwrap();
+        let recorded = FileAccess::new(&["/proc"], Some(&dir)).unwrap();
+        assert!(recorded.read("/proc/self/cgroup", 64).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
