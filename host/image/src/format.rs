@@ -175,6 +175,16 @@ pub struct UserDataRec {
     pub content: String,
 }
 
+/// The publication stamp of an image a topology service published
+/// (format version 5): see [`crate::Publication`].
+#[derive(Archive, Serialize, Debug, Clone, PartialEq)]
+pub struct Stamp {
+    pub boot_id: String,
+    pub generation: u64,
+    pub cpus_online: String,
+    pub nodes_online: String,
+}
+
 /// A column of unsigned integers, each stored in `width` bytes
 /// little-endian: 1, 2, 4 or 8, the narrowest that holds the column's
 /// largest value (most columns of a machine fit in one or two bytes, which
@@ -362,6 +372,10 @@ pub struct Body {
     /// index (non-decreasing), each object's in its order.  Most
     /// topologies have none: a list, not a column.
     pub userdata: Vec<UserDataRec>,
+    /// What the publisher saw (format version 5), `None` for an image
+    /// written by [`crate::write`]: covered by the body's checksum and
+    /// renamed into place with the topology it describes.
+    pub publication: Option<Stamp>,
 }
 
 /// Flags: every child subtree has the same shape.
@@ -526,8 +540,8 @@ impl Strings {
     }
 }
 
-/// Records a finished topology.
-pub fn body_of(topo: &Topology) -> Body {
+/// Records a finished topology, with the publication stamp if any.
+pub fn body_of(topo: &Topology, publication: Option<&crate::Publication>) -> Body {
     let order = breadth_first(topo);
     let index = TableIndex::new(&order);
     let mut sets = Sets::default();
@@ -543,6 +557,12 @@ pub fn body_of(topo: &Topology) -> Body {
     b.set_infinite = sets.infinite;
     b.set_skip = sets.skip;
     b.strings = strings.list;
+    b.publication = publication.map(|p| Stamp {
+        boot_id: p.boot_id.clone(),
+        generation: p.generation,
+        cpus_online: p.cpus_online.clone(),
+        nodes_online: p.nodes_online.clone(),
+    });
     b
 }
 
@@ -640,6 +660,7 @@ fn body_skeleton(topo: &Topology, index: &TableIndex, n: usize) -> Body {
         support: topo.support.clone(),
         pci_localities: Vec::new(),
         userdata: Vec::new(),
+        publication: None,
     }
 }
 

@@ -21,8 +21,10 @@
 //! | 40..64 | version of wloc that wrote it, NUL-padded |
 //!
 //! Version 4 added the objects' `<userdata>` elements (kept raw, as the
-//! XML commands keep them); an image of another version is refused with
-//! an error naming both versions and saying how to write it again.
+//! XML commands keep them); version 5 the optional publication stamp
+//! ([`Publication`], written by [`write_published`]); an image of another
+//! version is refused with an error naming both versions and saying how
+//! to write it again.
 //!
 //! The body is an [rkyv](https://docs.rs/rkyv) archive of the topology (see
 //! the `format` module).  The objects are in breadth-first order (the
@@ -125,6 +127,7 @@
 #![warn(missing_docs)]
 
 mod format;
+mod publication;
 mod rebuild;
 mod validate;
 mod view;
@@ -139,6 +142,7 @@ use rkyv::util::AlignedVec;
 use wloc_core::Topology;
 use wloc_core::object::Depth;
 
+pub use publication::{MAX_BOOT_ID_BYTES, MAX_ONLINE_LIST_BYTES, Publication};
 pub use rebuild::{REBUILD_RATIO, REBUILD_SLACK};
 pub use view::{AdoptedTopology, CpuKindRef, DistancesRef, MemAttrRef, MemTierRef, ObjRef};
 
@@ -150,7 +154,7 @@ pub const MAX_IMAGE_BYTES: u64 = wloc_trust::file::MAX_INPUT_BYTES;
 /// First bytes of every image.
 pub const MAGIC: [u8; 8] = *b"\x89WLOCIMG";
 /// The image format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Length of the header before the body.
 pub const HEADER_LEN: usize = 64;
 /// The special levels in the order the image stores them.
@@ -198,6 +202,9 @@ pub enum ImageError {
     },
     /// The image is intact but describes no valid topology.
     Invalid(String),
+    /// A publication stamp that is too long or malformed (refused when
+    /// written and when read).
+    Publication(String),
 }
 
 impl fmt::Display for ImageError {
@@ -222,6 +229,7 @@ impl fmt::Display for ImageError {
                 "corrupted topology image: body checksum {found:#018x} does not match the header's {expected:#018x}"
             ),
             ImageError::Invalid(m) => write!(f, "invalid topology image: {m}"),
+            ImageError::Publication(m) => write!(f, "bad publication stamp: {m}"),
         }
     }
 }
@@ -275,7 +283,12 @@ pub fn file_is_image(path: impl AsRef<Path>) -> bool {
 
 /// The image of a finished topology, header included.
 pub fn to_bytes(topo: &Topology) -> Vec<u8> {
-    let body = format::body_of(topo);
+    bytes_of(topo, None)
+}
+
+/// The image of a finished topology with an optional publication stamp.
+fn bytes_of(topo: &Topology, publication: Option<&Publication>) -> Vec<u8> {
+    let body = format::body_of(topo, publication);
     let archived =
         rkyv::to_bytes::<rkyv::rancor::Error>(&body).expect("serialising into memory cannot fail");
     let mut out = Vec::with_capacity(HEADER_LEN + archived.len());
@@ -302,14 +315,45 @@ fn header(body: &[u8], nobjs: u32) -> [u8; HEADER_LEN] {
 /// ([`Topology::check_hwloc`]), as readers require: an image of a tree
 /// whose sets do not add up (as hwloc XML documents edited by hand may
 /// give) is refused when written rather than when read.
-fn checked_bytes(topo: &Topology) -> Result<Vec<u8>, ImageError> {
+fn checked_bytes(
+    topo: &Topology,
+    publication: Option<&Publication>,
+) -> Result<Vec<u8>, ImageError> {
+    if let Some(p) = publication {
+        p.check()?;
+    }
     topo.check_hwloc().map_err(|e| {
         ImageError::Invalid(format!(
             "the topology breaks hwloc's rules, which images keep: {}",
             clip(&e.to_string())
         ))
     })?;
-    Ok(to_bytes(topo))
+    Ok(bytes_of(topo, publication))
+}
+
+/// Writes `bytes` to `path` atomically (`wloc_trust::atomic`: the one way
+/// wloc writes a file): a new file gets `mode` less the umask, an existing
+/// one keeps its permission bits, unless `force_mode`, where the file put
+/// in place has exactly `mode`, whatever the umask or the old file.  A
+/// failed write (a full disk) leaves the old file and no temporary.
+fn write_atomic(path: &Path, bytes: &[u8], mode: u32, force_mode: bool) -> Result<(), ImageError> {
+    use std::os::unix::fs::PermissionsExt;
+    let err = |e: wloc_trust::atomic::WriteError| ImageError::Io {
+        path: Some(path.to_path_buf()),
+        source: std::io::Error::new(e.source.kind(), format!("{}: {}", e.what, e.source)),
+    };
+    let mut f = wloc_trust::atomic::AtomicFile::with_mode(path, mode).map_err(err)?;
+    let io = |source| ImageError::Io {
+        path: Some(path.to_path_buf()),
+        source,
+    };
+    if force_mode {
+        f.file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(io)?;
+    }
+    f.write_all(bytes).map_err(io)?;
+    f.commit().map_err(err)
 }
 
 /// Writes the image of `topo` to `path` atomically: into a read-only
@@ -318,12 +362,18 @@ fn checked_bytes(topo: &Topology) -> Result<Vec<u8>, ImageError> {
 /// hwloc's checker refuses is not written.
 pub fn write(topo: &Topology, path: impl AsRef<Path>) -> Result<(), ImageError> {
     let path = path.as_ref();
-    let bytes = checked_bytes(topo)?;
-    // wloc_trust::atomic: the one way wloc writes a file.
-    wloc_trust::atomic::write_mode(path, &bytes, 0o444).map_err(|e| ImageError::Io {
-        path: Some(path.to_path_buf()),
-        source: std::io::Error::new(e.source.kind(), format!("{}: {}", e.what, e.source)),
-    })
+    let bytes = checked_bytes(topo, None)?;
+    write_atomic(path, &bytes, 0o444, false)
+}
+
+/// Writes the image of `topo` with the publication stamp `p` to `path`,
+/// atomically as [`write`] does (a temporary file beside it, synced, then
+/// renamed over it), mode 0644 exactly (readable by every process that
+/// adopts it; the umask and the old file's bits do not change it).  A
+/// stamp [`Publication::check`] refuses is not written.
+pub fn write_published(topo: &Topology, path: &Path, p: &Publication) -> Result<(), ImageError> {
+    let bytes = checked_bytes(topo, Some(p))?;
+    write_atomic(path, &bytes, 0o644, true)
 }
 
 /// Writes the image of `topo` into a new memfd sealed against writing,
@@ -331,7 +381,7 @@ pub fn write(topo: &Topology, path: impl AsRef<Path>) -> Result<(), ImageError> 
 /// inherits or reopens it (`/proc/PID/fd/N`).  The descriptor is not
 /// close-on-exec, so that children inherit it.
 pub fn write_memfd(topo: &Topology) -> Result<OwnedFd, ImageError> {
-    let bytes = checked_bytes(topo)?;
+    let bytes = checked_bytes(topo, None)?;
     let err = |e| ImageError::Io {
         path: None,
         source: e,

@@ -404,7 +404,7 @@ fn values(c: &format::Col) -> Vec<u64> {
 #[test]
 fn structural_refusals() {
     let t = synth("pack:2 [numa(memory=1GB)] l2:2 core:2 pu:2");
-    let body = format::body_of(&t);
+    let body = format::body_of(&t, None);
     let img = adopt_bytes(&image_of(&body)).unwrap();
     // (Memory sizes are stored shifted; leading zero words of sets are
     // not stored.)
@@ -506,7 +506,7 @@ fn structural_refusals() {
 #[test]
 fn a_rebuild_asking_more_than_its_budget_is_refused_before_building() {
     let t = synth("pack:4 core:16 pu:16");
-    let mut body = format::body_of(&t);
+    let mut body = format::body_of(&t, None);
     let real = image_of(&body);
     let cost = rebuild::rebuild_cost(adopt_bytes(&real).unwrap().body());
     // The estimate bounds the objects at least, and a real machine is far
@@ -589,7 +589,7 @@ fn userdata_survives_a_round_trip() {
 
 #[test]
 fn bad_userdata_is_refused() {
-    let body = format::body_of(&with_userdata());
+    let body = format::body_of(&with_userdata(), None);
     assert_eq!(body.userdata.len(), 4);
     let refused = |b: &format::Body, what: &str| {
         let e = adopt_bytes(&image_of(b)).expect_err(what);
@@ -614,4 +614,86 @@ fn bad_userdata_is_refused() {
     b.userdata[1].content = "AAECAwE=".into();
     b.userdata[1].length = 4;
     refused(&b, "wrong padding");
+}
+
+fn a_stamp() -> Publication {
+    Publication {
+        boot_id: "6f1e0d4c-93a1-4a3e-8d0b-2c8f1f5e7a10".into(),
+        generation: 7,
+        cpus_online: "0-3,6".into(),
+        nodes_online: "".into(),
+    }
+}
+
+#[test]
+fn a_publication_stamp_round_trips_and_plain_images_have_none() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = synth("pack:2 core:2 pu:2");
+    let d = tmpdir("stamp");
+    let path = d.join("topology.img");
+    write(&t, &path).unwrap();
+    assert_eq!(adopt(&path).unwrap().publication(), None);
+    // Published over a read-only plain image: the stamp and mode 0644,
+    // whatever the old file's bits and the umask.
+    write_published(&t, &path, &a_stamp()).unwrap();
+    let img = adopt(&path).unwrap();
+    assert_eq!(img.publication(), Some(a_stamp()));
+    same_as_model(&img, &t);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o644);
+    // The stamp is part of the checksummed body: the topology alone
+    // rebuilds the same, and the bytes differ only by it.
+    assert_eq!(to_bytes(&img.to_topology().unwrap()), to_bytes(&t));
+    let names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("topology.img")]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_publication_stamps_are_refused_when_written_and_read() {
+    let t = synth("pack:1 core:2 pu:1");
+    let d = tmpdir("badstamp");
+    let path = d.join("topology.img");
+    write_published(&t, &path, &a_stamp()).unwrap();
+    let long = Publication {
+        cpus_online: "0,".repeat(MAX_ONLINE_LIST_BYTES / 2) + "9999999",
+        ..a_stamp()
+    };
+    let e = write_published(&t, &path, &long).unwrap_err();
+    assert!(matches!(e, ImageError::Publication(_)), "{e}");
+    assert!(e.to_string().contains("CPUs online has"), "{e}");
+    let bad = Publication {
+        boot_id: "not a boot id".into(),
+        ..a_stamp()
+    };
+    let e = write_published(&t, &path, &bad).unwrap_err();
+    assert!(e.to_string().contains("boot id 'not a boot id'"), "{e}");
+    // The refused writes left the published image as it was.
+    assert_eq!(adopt(&path).unwrap().publication(), Some(a_stamp()));
+    std::fs::remove_dir_all(&d).unwrap();
+    // A stamp made by hand, with a good checksum, is refused on reading.
+    let mut body = format::body_of(&t, Some(&a_stamp()));
+    assert!(adopt_bytes(&image_of(&body)).is_ok());
+    for (field, value) in [
+        ("cpus", "0-3\n"),
+        ("nodes", "1-0"),
+        ("boot", ""),
+        ("boot", &"a".repeat(MAX_BOOT_ID_BYTES + 1)),
+    ] {
+        let mut b = body.clone();
+        let s = b.publication.as_mut().unwrap();
+        match field {
+            "cpus" => s.cpus_online = value.into(),
+            "nodes" => s.nodes_online = value.into(),
+            _ => s.boot_id = value.into(),
+        }
+        let e = adopt_bytes(&image_of(&b)).unwrap_err();
+        assert!(matches!(e, ImageError::Publication(_)), "{field}: {e}");
+    }
+    body.publication.as_mut().unwrap().generation = 0;
+    let e = adopt_bytes(&image_of(&body)).unwrap_err();
+    assert!(e.to_string().contains("generation 0"), "{e}");
 }

@@ -613,6 +613,14 @@ fn rest(b: &ArchivedBody, n: usize, nsets: usize) -> Result<(), ImageError> {
         ));
     }
     userdata(b, n)?;
+    if let Some(p) = b.publication.as_ref() {
+        crate::publication::check(
+            &p.boot_id,
+            p.generation.to_native(),
+            &p.cpus_online,
+            &p.nodes_online,
+        )?;
+    }
     if b.total_memory_shift >= 64 {
         return Err(bad(format!(
             "total memory shift {} is not below 64",

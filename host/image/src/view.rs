@@ -229,6 +229,21 @@ impl AdoptedTopology {
         &self.writer
     }
 
+    /// The publication stamp of an image a topology service published
+    /// ([`crate::write_published`]); `None` for an image written by
+    /// [`crate::write`] (validated with the image).
+    pub fn publication(&self) -> Option<crate::Publication> {
+        self.body()
+            .publication
+            .as_ref()
+            .map(|p| crate::Publication {
+                boot_id: p.boot_id.to_string(),
+                generation: p.generation.to_native(),
+                cpus_online: p.cpus_online.to_string(),
+                nodes_online: p.nodes_online.to_string(),
+            })
+    }
+
     /// Number of objects.
     pub fn len(&self) -> usize {
         self.body().ty.len()
