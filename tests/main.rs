@@ -39,6 +39,7 @@ mod linux_conformance;
 mod live_differential;
 mod offline_cpus;
 mod openmp_seed;
+mod published;
 mod qemu_arm_boot;
 mod qemu_boot;
 mod qemu_linux;

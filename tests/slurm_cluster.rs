@@ -275,27 +275,6 @@ fn slurmctld_loads_wlocs_topology_of_the_recorded_fabrics() {
     }
 }
 
-/// wloc's `libhwloc.so.15`, built with the workspace's tests (the README's
-/// test command builds `host/capi`), in a private folder under its soname.
-fn wloc_libhwloc_dir() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    let deps = exe.parent().expect("deps folder");
-    let lib = [deps.join("libhwloc.so"), deps.join("../libhwloc.so")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "wloc's libhwloc.so is not built beside {} (cargo test --workspace --release builds it)",
-                exe.display()
-            )
-        });
-    let dir = std::env::temp_dir().join(format!("wloc-slurm-libhwloc-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::os::unix::fs::symlink(&lib, dir.join("libhwloc.so.15")).unwrap();
-    dir
-}
-
 /// The CPU masks two tasks of a `--cpu-bind=cores` step get, as `taskset`
 /// prints them inside the job, sorted.
 fn core_bindings(c: &SlurmCluster) -> Vec<String> {
@@ -339,7 +318,7 @@ fn slurmd_on_a_launchers_image_prints_the_node_line_without_discovering() {
         ("/usr/bin/strace", "strace"),
     ])
     .unwrap();
-    let lib = wloc_libhwloc_dir();
+    let lib = common::wloc_libhwloc_dir("slurm");
     let image = lib.join("this.img");
     let o = common::run_wloc([
         "ls".as_ref(),
@@ -413,7 +392,7 @@ fn slurmd_runs_on_wlocs_libhwloc() {
         eprintln!("skipped: a real Slurm cluster needs root");
         return;
     }
-    let lib = wloc_libhwloc_dir();
+    let lib = common::wloc_libhwloc_dir("slurm");
     common::require_packages(&[("/usr/sbin/slurmd", "slurmd")]).unwrap();
     let node_line = |xml: Option<&std::path::Path>, ours: bool| {
         let mut cmd = std::process::Command::new("/usr/sbin/slurmd");

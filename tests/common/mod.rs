@@ -510,3 +510,25 @@ pub fn hwloc_2_14_tool(name: &str) -> Command {
     c.env("LD_LIBRARY_PATH", lib);
     c
 }
+
+/// wloc's `libhwloc.so.15`, built with the workspace's tests (the README's
+/// test command builds `host/capi`), in a private folder under its soname
+/// (`tag` names the folder).
+pub fn wloc_libhwloc_dir(tag: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let deps = exe.parent().expect("deps folder");
+    let lib = [deps.join("libhwloc.so"), deps.join("../libhwloc.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "wloc's libhwloc.so is not built beside {} (cargo test --workspace --release builds it)",
+                exe.display()
+            )
+        });
+    let dir = std::env::temp_dir().join(format!("wloc-{tag}-libhwloc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&lib, dir.join("libhwloc.so.15")).unwrap();
+    dir
+}

@@ -45,19 +45,21 @@ impl hwloc_topology {
             base.allowed_nodeset = a.nodeset;
             Some(a.cgroup)
         });
-        let (source, mut m) = match self.read_source(&source, base.clone()) {
-            Ok(m) => (source, m),
-            // As hwloc, an input named by a variable that cannot be read
-            // leaves this machine's discovery.
-            Err(LoadFailure(msg)) if from_env && !source.is_this_system() => {
-                verbose(&format!(
-                    "ignoring the topology the environment names: {msg}"
-                ));
-                let m = self.read_source(&Source::THIS_SYSTEM, base)?;
-                (Source::THIS_SYSTEM, m)
-            }
-            Err(e) => return Err(e),
-        };
+        let published = self.published_topology(&source, from_env, &base);
+        let (source, mut m) =
+            match published.map_or_else(|| self.read_source(&source, base.clone()), Ok) {
+                Ok(m) => (source, m),
+                // As hwloc, an input named by a variable that cannot be read
+                // leaves this machine's discovery.
+                Err(LoadFailure(msg)) if from_env && !source.is_this_system() => {
+                    verbose(&format!(
+                        "ignoring the topology the environment names: {msg}"
+                    ));
+                    let m = self.read_source(&Source::THIS_SYSTEM, base)?;
+                    (Source::THIS_SYSTEM, m)
+                }
+                Err(e) => return Err(e),
+            };
         if let Some(name) = cgroup {
             m.infos.retain(|i| i.name != "LinuxCgroup");
             m.infos.push(wloc_core::object::Info {
@@ -124,6 +126,38 @@ impl hwloc_topology {
         self.fill_support();
         self.import_userdata();
         Ok(())
+    }
+
+    /// This machine from the image `wloc service` publishes, when nothing
+    /// named another source or chose the backends (`HWLOC_COMPONENTS`,
+    /// `HWLOC_FSROOT`, a blacklist), and the image is trusted and current
+    /// (`wloc_published`); `None` (and the reason, when debugging is asked
+    /// for) otherwise, and this machine is discovered.
+    fn published_topology(
+        &self,
+        source: &Source,
+        from_env: bool,
+        base: &Topology,
+    ) -> Option<Topology> {
+        let this_machine = from_env
+            && *source == Source::Input(Input::ThisSystem)
+            && self.blacklist.is_empty()
+            && wloc_trust::env::var("HWLOC_FSROOT").is_none_or(|v| v.is_empty());
+        if !this_machine {
+            return None;
+        }
+        let pid = u32::try_from(self.pid).ok().filter(|&p| p != 0);
+        match wloc_published::adopt(base.clone(), pid) {
+            Ok(mut m) => {
+                // As after this machine's discovery (read_source).
+                wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
+                Some(m)
+            }
+            Err(why) => {
+                wloc_published::tell_why_not(&why);
+                None
+            }
+        }
     }
 
     /// For a source hwloc reads without its Linux backend (XML, a

@@ -48,6 +48,14 @@ impl Discovery {
         }
     }
 
+    /// Whether a policy other than the system's was named (`--policy`,
+    /// `WLOC_POLICY`): the published topology, discovered under the
+    /// system's, does not stand for a discovery under it.
+    pub fn names_a_policy(&self) -> bool {
+        self.policy_path.is_some()
+            || wloc_trust::env::var("WLOC_POLICY").is_some_and(|v| !v.is_empty())
+    }
+
     /// The admin's policy, read on first use.
     pub fn policy(&self) -> Result<&Policy, SetupError> {
         self.policy

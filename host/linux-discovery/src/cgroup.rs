@@ -51,11 +51,14 @@ impl Ctx<'_> {
         None
     }
 
-    fn cgroup_name(&self) -> Option<String> {
-        if let Some(name) = self.read_line("/proc/self/cpuset") {
+    /// The cgroup (or cpuset) of the process whose `/proc` folder is
+    /// `process` (`self`, or a PID as hwloc reads it after
+    /// `hwloc_topology_set_pid`).
+    fn cgroup_name(&self, process: &str) -> Option<String> {
+        if let Some(name) = self.read_line(&format!("/proc/{process}/cpuset")) {
             return Some(truncate(&name, 127));
         }
-        let t = self.read_text("/proc/self/cgroup")?;
+        let t = self.read_text(&format!("/proc/{process}/cgroup"))?;
         for line in t.lines().take(10_000) {
             let line = truncate(line, 255);
             let Some(colon) = line.find(':') else {
@@ -75,8 +78,14 @@ impl Ctx<'_> {
     /// Restricts the allowed PUs and NUMA nodes to the cgroup's; returns the
     /// cgroup name for the `LinuxCgroup` info.
     pub fn allowed_resources(&mut self) -> Option<String> {
+        self.allowed_resources_of("self")
+    }
+
+    /// [`Self::allowed_resources`] of the process whose `/proc` folder is
+    /// `process`.
+    pub fn allowed_resources_of(&mut self, process: &str) -> Option<String> {
         let (kind, mnt) = self.cgroup_mount_point()?;
-        let name = self.cgroup_name()?;
+        let name = self.cgroup_name(process)?;
         let file = |attr: &str| match kind {
             CgroupKind::V2 => format!("{mnt}{name}/cpuset.{attr}.effective"),
             CgroupKind::V1 => format!("{mnt}{name}/cpuset.{attr}"),

@@ -235,9 +235,16 @@ pub fn discover(
 /// be this system's (`HWLOC_THISSYSTEM_ALLOWED_RESOURCES`): `None` when no
 /// cpuset cgroup is mounted or the process's cgroup is unknown.
 pub fn allowed_resources(fs: &dyn FsAccess) -> Option<AllowedResources> {
+    allowed_resources_of(fs, None)
+}
+
+/// [`allowed_resources`] of process `pid` (`None`: the calling one), as
+/// hwloc reads them after `hwloc_topology_set_pid`.
+pub fn allowed_resources_of(fs: &dyn FsAccess, pid: Option<u32>) -> Option<AllowedResources> {
     let opts = Options::default();
     let mut c = ctx::Ctx::new(fs, &opts, Topology::new());
-    let cgroup = c.allowed_resources()?;
+    let process = pid.map_or_else(|| "self".to_string(), |p| p.to_string());
+    let cgroup = c.allowed_resources_of(&process)?;
     Some(AllowedResources {
         cgroup,
         cpuset: c.topo.allowed_cpuset.clone(),

@@ -465,10 +465,12 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
             files: &a.component,
             list: a.components.as_deref(),
         }),
+        // The published image was annotated by the service.
+        adopt_published: !a.no_annotate,
         ..Load::new(topo, LoadErrors::ContentNamed("the environment"))
     };
-    let mut topo = args.load_source(d, &source, how)?;
-    if !a.no_annotate {
+    let (mut topo, origin) = args.load_source_from(d, &source, how)?;
+    if !a.no_annotate && origin == super::topology::Origin::Loaded {
         wloc_discovery::annotations::annotate_discovered(d, &source, &mut topo);
     }
     if format != OutputFormat::Picture(Picture::Html) {

@@ -107,6 +107,9 @@ pub struct Load<'a> {
     pub quiet: bool,
     /// Discovery components other than the input's own (`wloc ls`).
     pub components: Option<Components<'a>>,
+    /// This machine may come from the image `wloc service` publishes
+    /// (when it is trusted and current), instead of a discovery.
+    pub adopt_published: bool,
 }
 
 impl Load<'_> {
@@ -120,6 +123,7 @@ impl Load<'_> {
             restrict_to_binding: false,
             quiet: false,
             components: None,
+            adopt_published: true,
         }
     }
 }
@@ -157,13 +161,44 @@ impl TopologyArgs {
         source: &Source,
         how: Load<'_>,
     ) -> super::Result<Topology> {
+        Ok(self.load_source_from(d, source, how)?.0)
+    }
+
+    /// [`Self::load_source`], also telling whether the topology is the
+    /// published one (already annotated by the service that discovered it).
+    pub fn load_source_from(
+        &self,
+        d: &Discovery,
+        source: &Source,
+        how: Load<'_>,
+    ) -> super::Result<(Topology, Origin)> {
         let mut t = how.topology;
         if self.disallowed {
             t.include_disallowed = true;
         }
-        let loaded = match how.components {
-            Some(c) => d.load_with_components(source, t, c.files, c.list),
-            None => d.load(source, t),
+        let chose_components = how
+            .components
+            .is_some_and(|c| !c.files.is_empty() || c.list.is_some());
+        let published = if how.adopt_published
+            && *source == Source::ThisSystem
+            && !chose_components
+            && !d.names_a_policy()
+        {
+            wloc_published::adopt(t.clone(), None)
+                .map_err(|why| wloc_published::tell_why_not(&why))
+                .ok()
+        } else {
+            None
+        };
+        let origin = if published.is_some() {
+            Origin::Published
+        } else {
+            Origin::Loaded
+        };
+        let loaded = match (published, how.components) {
+            (Some(p), _) => Ok(p),
+            (None, Some(c)) => d.load_with_components(source, t, c.files, c.list),
+            (None, None) => d.load(source, t),
         };
         let input = self.input.input.as_deref();
         let named = |name: &str, e: &LoadError| {
@@ -209,8 +244,17 @@ impl TopologyArgs {
                 restrict_topology(&mut topo, set, flags, how.quiet);
             }
         }
-        Ok(topo)
+        Ok((topo, origin))
     }
+}
+
+/// Where a command's topology came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Read or discovered as the source says.
+    Loaded,
+    /// This machine's image, published by `wloc service` and adopted.
+    Published,
 }
 
 /// Loads an XML topology as hwloc's diff tools do: every object kept,

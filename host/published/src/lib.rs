@@ -1,0 +1,333 @@
+//! The topology image `wloc service` publishes for the whole machine, as
+//! every program on it adopts it instead of discovering (the library and
+//! the `wloc` commands, when nothing names another source).
+//!
+//! A process adopts the image only when it may trust it and it is right
+//! now ([`adopt`]; `docs/trust-model.md`, "Adopting the published image"):
+//! - the file and every folder above it are owned by root (or, for a
+//!   process that is neither root nor setuid/setgid, by its own user),
+//!   and none of them is writable by others (a folder above the image's
+//!   own may be sticky, as `/tmp`); the image's folder and the image are
+//!   not writable by group or others, and no path component is a link;
+//! - its publication stamp names the running kernel's boot and the CPUs
+//!   and NUMA nodes online now;
+//! - the image passes the image checker (checksum, structure, a tree
+//!   hwloc's checker accepts).
+//!
+//! The image holds the machine (every object, disallowed ones included);
+//! what differs per process is computed here ([`topology_for`]): the
+//! allowed CPUs and NUMA nodes of the caller's cgroup, its type filters
+//! and flags.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use wloc_core::Topology;
+use wloc_image::{AdoptedTopology, ImageError};
+
+/// Where `wloc service` publishes by default.
+pub const DEFAULT_PATH: &str = "/run/wloc/topology.img";
+
+/// Names another published image (the service's `--path`).
+pub const PATH_VAR: &str = "WLOC_SERVICE_IMAGE";
+
+/// Set to anything but `0`: never adopt the published image.
+pub const OPT_OUT_VAR: &str = "WLOC_NO_SERVICE";
+
+/// The boot's identity, which the stamp must name.
+const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+/// The CPUs online now, as the stamp names them.
+const CPUS_ONLINE: &str = "/sys/devices/system/cpu/online";
+/// The NUMA nodes online now ("" without the file).
+const NODES_ONLINE: &str = "/sys/devices/system/node/online";
+
+/// Why the published image was not adopted (the caller discovers instead,
+/// and says this in one line when asked to).
+#[derive(Debug, thiserror::Error)]
+pub enum NotAdopted {
+    /// [`OPT_OUT_VAR`] opts out.
+    #[error("{OPT_OUT_VAR} is set")]
+    OptedOut,
+    /// Nothing is published there.
+    #[error("no published image at {0}")]
+    Absent(PathBuf),
+    /// The image, or a folder above it, is not one this process may
+    /// trust.
+    #[error("{path}: {why}")]
+    Untrusted {
+        /// The image.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// The image checker refused it.
+    #[error("{0}")]
+    Image(#[from] ImageError),
+    /// The image has no publication stamp: no service wrote it.
+    #[error("{0}: not written by the service (no publication stamp)")]
+    Unstamped(PathBuf),
+    /// Published before the machine last booted.
+    #[error("{0}: published during another boot")]
+    OtherBoot(PathBuf),
+    #[error("{path}: published while CPUs {then} were online, now {now}")]
+    /// CPUs went online or offline since.
+    CpusChanged {
+        /// The image.
+        path: PathBuf,
+        /// The CPUs online when it was published.
+        then: String,
+        /// The CPUs online now.
+        now: String,
+    },
+    #[error("{path}: published while NUMA nodes {then} were online, now {now}")]
+    /// NUMA nodes went online or offline since.
+    NodesChanged {
+        /// The image.
+        path: PathBuf,
+        /// The nodes online when it was published.
+        then: String,
+        /// The nodes online now.
+        now: String,
+    },
+    #[error("cannot read {what}: {source}")]
+    /// A file of the running system that the check needs is unreadable.
+    System {
+        /// The file.
+        what: &'static str,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// Whose trust an image needs: the users a file may belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The real user.
+    pub uid: u32,
+    /// Root, or setuid/setgid: only root's files are trusted.
+    pub privileged: bool,
+}
+
+impl Caller {
+    /// The calling process.
+    pub fn this_process() -> Caller {
+        // SAFETY: these calls only read the process's credentials.
+        let (uid, euid, gid, egid) = unsafe {
+            (
+                libc::getuid(),
+                libc::geteuid(),
+                libc::getgid(),
+                libc::getegid(),
+            )
+        };
+        Caller {
+            uid,
+            privileged: euid == 0 || uid != euid || gid != egid,
+        }
+    }
+
+    /// Whether files of `owner` may be trusted.
+    pub fn trusts(&self, owner: u32) -> bool {
+        owner == 0 || (!self.privileged && owner == self.uid)
+    }
+}
+
+/// Where the published image is looked for: [`PATH_VAR`], else
+/// [`DEFAULT_PATH`]; `None` when [`OPT_OUT_VAR`] opts out.
+pub fn published_path() -> Result<PathBuf, NotAdopted> {
+    if wloc_trust::env::var(OPT_OUT_VAR).is_some_and(|v| v.trim() != "0") {
+        return Err(NotAdopted::OptedOut);
+    }
+    Ok(wloc_trust::env::var(PATH_VAR)
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from(DEFAULT_PATH), PathBuf::from))
+}
+
+/// Opens the image at `path` when `caller` may trust it (the rules of the
+/// module's documentation, bar the stamp and the checker).
+pub fn open_trusted(path: &Path, caller: &Caller) -> Result<File, NotAdopted> {
+    let untrusted = |why: String| NotAdopted::Untrusted {
+        path: path.to_path_buf(),
+        why,
+    };
+    if !path.is_absolute() {
+        return Err(untrusted("not an absolute path".into()));
+    }
+    let folder = path
+        .parent()
+        .ok_or_else(|| untrusted("not a file".into()))?;
+    // Every folder from the root down, then the file itself: an attacker
+    // who may write any of them could put another image in its place.
+    let ancestors: Vec<&Path> = folder.ancestors().collect();
+    for (n, dir) in ancestors.iter().rev().enumerate() {
+        let is_own_folder = n + 1 == ancestors.len();
+        let m = match std::fs::symlink_metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(NotAdopted::Absent(path.to_path_buf()));
+            }
+            Err(e) => return Err(untrusted(format!("cannot inspect {}: {e}", dir.display()))),
+        };
+        if m.file_type().is_symlink() {
+            return Err(untrusted(format!("{} is a symbolic link", dir.display())));
+        }
+        if !m.is_dir() {
+            return Err(untrusted(format!("{} is not a folder", dir.display())));
+        }
+        if !caller.trusts(m.uid()) {
+            return Err(untrusted(format!(
+                "the folder {} belongs to user {}",
+                dir.display(),
+                m.uid()
+            )));
+        }
+        let writable_by_others = m.mode() & 0o022 != 0;
+        let sticky = m.mode() & 0o1000 != 0;
+        if writable_by_others && (is_own_folder || !sticky) {
+            return Err(untrusted(format!(
+                "the folder {} may be written by others (mode {:o})",
+                dir.display(),
+                m.mode() & 0o7777
+            )));
+        }
+    }
+    // O_NOFOLLOW: the file itself is no link; O_NONBLOCK: a FIFO put
+    // there does not hang the caller.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => NotAdopted::Absent(path.to_path_buf()),
+            _ => untrusted(format!("cannot open it: {e}")),
+        })?;
+    let m = f
+        .metadata()
+        .map_err(|e| untrusted(format!("cannot inspect it: {e}")))?;
+    if !m.is_file() {
+        return Err(untrusted("not a regular file".into()));
+    }
+    if !caller.trusts(m.uid()) {
+        return Err(untrusted(format!("it belongs to user {}", m.uid())));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(untrusted(format!(
+            "it may be written by others (mode {:o})",
+            m.mode() & 0o7777
+        )));
+    }
+    Ok(f)
+}
+
+/// The first line of a system file, trimmed.
+fn system_line(what: &'static str) -> Result<String, NotAdopted> {
+    match std::fs::read_to_string(what) {
+        Ok(s) => Ok(s.trim().to_string()),
+        Err(source) => Err(NotAdopted::System { what, source }),
+    }
+}
+
+/// Checks that the image at `path` was published for the machine as it
+/// is now: this boot, the CPUs and NUMA nodes online now.
+pub fn check_current(path: &Path, img: &AdoptedTopology) -> Result<(), NotAdopted> {
+    let stamp = img
+        .publication()
+        .ok_or_else(|| NotAdopted::Unstamped(path.to_path_buf()))?;
+    if stamp.boot_id.trim() != system_line(BOOT_ID)? {
+        return Err(NotAdopted::OtherBoot(path.to_path_buf()));
+    }
+    let cpus = system_line(CPUS_ONLINE)?;
+    if stamp.cpus_online.trim() != cpus {
+        return Err(NotAdopted::CpusChanged {
+            path: path.to_path_buf(),
+            then: stamp.cpus_online.trim().to_string(),
+            now: cpus,
+        });
+    }
+    let nodes = match std::fs::read_to_string(NODES_ONLINE) {
+        Ok(s) => s.trim().to_string(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(NotAdopted::System {
+                what: NODES_ONLINE,
+                source,
+            });
+        }
+    };
+    if stamp.nodes_online.trim() != nodes {
+        return Err(NotAdopted::NodesChanged {
+            path: path.to_path_buf(),
+            then: stamp.nodes_online.trim().to_string(),
+            now: nodes,
+        });
+    }
+    Ok(())
+}
+
+/// The topology the calling process gets from a published image: what
+/// Linux discovery with `base`'s filters and flags gives it, with the
+/// allowed CPUs and NUMA nodes of its own cgroup (of process `pid` when
+/// given, as after `hwloc_topology_set_pid`).
+pub fn topology_for(
+    img: &AdoptedTopology,
+    base: Topology,
+    pid: Option<u32>,
+) -> Result<Topology, NotAdopted> {
+    let include_disallowed = base.include_disallowed;
+    let mut whole = base;
+    whole.include_disallowed = true;
+    let mut t = img.to_topology_into(whole)?;
+    let allowed = wloc_linux::allowed_resources_of(&wloc_linux::NativeFs::new("/"), pid);
+    let root = t.root();
+    let infos = &mut t.obj_mut(root).infos;
+    let at = infos.iter().position(|i| i.name == "LinuxCgroup");
+    match (&allowed, at) {
+        (Some(a), Some(i)) => infos[i].value = a.cgroup.clone(),
+        (Some(a), None) => infos.insert(
+            0,
+            wloc_core::object::Info {
+                name: "LinuxCgroup".into(),
+                value: a.cgroup.clone(),
+            },
+        ),
+        (None, Some(i)) => {
+            infos.remove(i);
+        }
+        (None, None) => {}
+    }
+    let (cpus, nodes) = match allowed {
+        Some(a) => (a.cpuset, a.nodeset),
+        None => (t.complete_cpuset().clone(), t.complete_nodeset().clone()),
+    };
+    t.allowed_cpuset = &cpus & t.complete_cpuset();
+    t.allowed_nodeset = &nodes & t.complete_nodeset();
+    t.include_disallowed = include_disallowed;
+    t.finish()
+        .map_err(|e| NotAdopted::Image(ImageError::Invalid(e.to_string())))?;
+    t.is_thissystem = true;
+    Ok(t)
+}
+
+/// Tells, on standard error, why the published image was not adopted,
+/// when `WLOC_DEBUG` or hwloc's `HWLOC_DEBUG_VERBOSE` asks (nonzero).
+pub fn tell_why_not(why: &NotAdopted) {
+    let asked = |n: &str| wloc_trust::env::var(n).is_some_and(|v| !v.is_empty() && v.trim() != "0");
+    if asked("WLOC_DEBUG") || asked("HWLOC_DEBUG_VERBOSE") {
+        eprintln!("wloc: discovering, not adopting the published topology: {why}");
+    }
+}
+
+/// The published image, when the calling process may trust it and it is
+/// current, as the topology this process gets ([`topology_for`]).
+pub fn adopt(base: Topology, pid: Option<u32>) -> Result<Topology, NotAdopted> {
+    let path = published_path()?;
+    let f = open_trusted(&path, &Caller::this_process())?;
+    let img = wloc_image::adopt_file(&f)?;
+    check_current(&path, &img)?;
+    topology_for(&img, base, pid)
+}
+
+#[cfg(test)]
+mod tests;
