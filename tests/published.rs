@@ -307,6 +307,18 @@ fn untrusted_or_stale_images_are_refused_with_a_reason() {
     };
     assert!(reason(&p).0, "a trusted, current image is adopted");
 
+    // A variable that changes discovery asks for a discovery.
+    let mut c = Command::new(common::wloc());
+    p.env(&mut c)
+        .env("HWLOC_MEMTIERS_GUESS", "none")
+        .args(["calc", "--number-of", "pu", "all"]);
+    let (o, adopted) = run(&mut c);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !adopted && err.contains("HWLOC_MEMTIERS_GUESS is set"),
+        "{err}"
+    );
+
     // The folder writable by others.
     let folder = p.image.parent().unwrap().to_path_buf();
     set_mode(&folder, 0o777);

@@ -50,6 +50,10 @@ pub enum NotAdopted {
     /// [`OPT_OUT_VAR`] opts out.
     #[error("{OPT_OUT_VAR} is set")]
     OptedOut,
+    /// A variable changes how discovery reads this machine (the image
+    /// was discovered without it).
+    #[error("{0} is set, which changes discovery")]
+    DiscoverySetting(String),
     /// Nothing is published there.
     #[error("no published image at {0}")]
     Absent(PathBuf),
@@ -143,6 +147,20 @@ pub fn published_path() -> Result<PathBuf, NotAdopted> {
     Ok(wloc_trust::env::var(PATH_VAR)
         .filter(|v| !v.is_empty())
         .map_or_else(|| PathBuf::from(DEFAULT_PATH), PathBuf::from))
+}
+
+/// The first variable set that changes what the Linux discovery gives
+/// (`HWLOC_GROUPING`, `HWLOC_MEMTIERS`, ..., or their `WLOC_` names): a
+/// process that sets one asks for a discovery under it.
+fn discovery_setting() -> Option<String> {
+    wloc_linux::SETTING_NAMES.iter().find_map(|n| {
+        ["WLOC_", "HWLOC_"].into_iter().find_map(|prefix| {
+            let name = format!("{prefix}{n}");
+            wloc_trust::env::var(&name)
+                .is_some_and(|v| !v.is_empty())
+                .then_some(name)
+        })
+    })
 }
 
 /// Opens the image at `path` when `caller` may trust it (the rules of the
@@ -323,6 +341,9 @@ pub fn tell_why_not(why: &NotAdopted) {
 /// current, as the topology this process gets ([`topology_for`]).
 pub fn adopt(base: Topology, pid: Option<u32>) -> Result<Topology, NotAdopted> {
     let path = published_path()?;
+    if let Some(name) = discovery_setting() {
+        return Err(NotAdopted::DiscoverySetting(name));
+    }
     let f = open_trusted(&path, &Caller::this_process())?;
     let img = wloc_image::adopt_file(&f)?;
     check_current(&path, &img)?;

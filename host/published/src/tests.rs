@@ -195,7 +195,11 @@ fn the_callers_allowed_cpus_apply() {
             assert_eq!(t.allowed_cpuset, want);
             assert_eq!(pus.len() as u32, want.weight().unwrap_or(0));
             let root = t.obj(t.root());
-            assert!(root.infos.iter().any(|i| i.name == "LinuxCgroup" && i.value == a.cgroup));
+            assert!(
+                root.infos
+                    .iter()
+                    .any(|i| i.name == "LinuxCgroup" && i.value == a.cgroup)
+            );
         }
         None => assert_eq!(pus.len(), 8),
     }
