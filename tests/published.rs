@@ -365,3 +365,102 @@ fn untrusted_or_stale_images_are_refused_with_a_reason() {
     assert!(!adopted && err.contains("no publication stamp"), "{err}");
     let _ = &p.dir;
 }
+
+/// How many discoveries a trace shows (each reads cpu0's core id), as
+/// the Slurm tests count them.
+fn discoveries(trace: &Path) -> usize {
+    std::fs::read_to_string(trace)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("cpu0/topology/core_id\"") && !l.contains("= -1"))
+        .count()
+}
+
+/// Debian's unmodified `slurmd -C` and an `mpirun -np 4` job on wloc's
+/// library print, with the service's image, what they print on Debian's
+/// libhwloc, and discover nothing (counted under strace, every process of
+/// the job followed); the control run without the image discovers.
+#[test]
+fn slurmd_and_mpirun_adopt_and_print_what_libhwloc_prints() {
+    common::require_packages(&[
+        ("/usr/sbin/slurmd", "slurmd"),
+        ("/usr/bin/mpirun", "openmpi-bin"),
+        ("/usr/bin/strace", "strace"),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let p = Published::new("published-slurm-mpi");
+    let lib = common::wloc_libhwloc_dir("published-jobs");
+    let traces = common::TempDir::new("published-jobs-traces");
+    let programs: [(&str, Vec<&str>); 2] = [
+        ("slurmd -C", vec!["/usr/sbin/slurmd", "-C"]),
+        (
+            "mpirun -np 4",
+            vec![
+                "mpirun",
+                "-np",
+                "4",
+                "--oversubscribe",
+                "-x",
+                "LD_LIBRARY_PATH",
+                "-x",
+                "WLOC_SERVICE_IMAGE",
+                "-x",
+                "WLOC_NO_SERVICE",
+                "sh",
+                "-c",
+                "grep Cpus_allowed_list /proc/self/status",
+            ],
+        ),
+    ];
+    for (name, argv) in &programs {
+        let run = |ours: bool, adopt: bool, trace: &Path| {
+            let mut c = Command::new("strace");
+            c.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+                .arg(trace)
+                .args(argv);
+            p.env(&mut c)
+                .env_remove("WLOC_DEBUG")
+                .env_remove("LD_LIBRARY_PATH")
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            // Always set, so that mpirun's -x finds them.
+            c.env(
+                "LD_LIBRARY_PATH",
+                if ours { lib.as_os_str() } else { "".as_ref() },
+            )
+            .env("WLOC_NO_SERVICE", if adopt { "0" } else { "1" });
+            let o = c.output().expect("run");
+            assert!(o.status.success(), "{name}: {}", common::show_output(&o));
+            let mut lines: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| !l.starts_with("UpTime="))
+                .map(str::to_owned)
+                .collect();
+            lines.sort();
+            lines
+        };
+        let (theirs_t, ours_t, control_t) = (
+            traces.0.join("theirs"),
+            traces.0.join("ours"),
+            traces.0.join("control"),
+        );
+        let theirs = run(false, false, &theirs_t);
+        assert!(!theirs.is_empty(), "{name} printed nothing");
+        assert_eq!(
+            run(true, true, &ours_t),
+            theirs,
+            "{name} on the published image"
+        );
+        assert_eq!(run(true, false, &control_t), theirs, "{name} discovering");
+        assert!(
+            discoveries(&control_t) >= 1,
+            "{name}: the control run discovered nothing: the count is blind"
+        );
+        assert_eq!(
+            discoveries(&ours_t),
+            0,
+            "{name} discovered with the service's image"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&lib);
+}
