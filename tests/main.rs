@@ -45,6 +45,7 @@ mod qemu_boot;
 mod qemu_linux;
 mod qemu_pvh_boot;
 mod scheduler_inputs;
+mod service;
 mod slurm;
 mod slurm_cluster;
 mod store;

@@ -12,6 +12,7 @@ pub mod folder;
 pub mod json;
 pub mod k8s;
 pub mod processes;
+pub mod service;
 pub mod slurm;
 pub mod tool_flags;
 pub mod topo_edit;

@@ -20,6 +20,7 @@ mod manual;
 mod patch;
 mod place;
 mod ps;
+mod service;
 mod slurm;
 mod store;
 mod topology;
@@ -84,6 +85,8 @@ enum Command {
     UncompressDir(store::UncompressDirArgs),
     /// A single-file store of many topologies: pack, list, get one, time.
     Store(store::StoreArgs),
+    /// Publish this machine's topology image for every process to adopt (run as root), again whenever the machine changes.
+    Service(service::ServiceArgs),
     /// Write the shell completion script for a shell on standard output.
     Completions(manual::CompletionsArgs),
     /// Write the manual pages (one per command) into a folder.
@@ -139,6 +142,9 @@ pub enum Error {
     /// An unknown input format name.
     #[error(transparent)]
     InputFormat(#[from] topology::UnknownInputFormat),
+    /// The topology service could not publish.
+    #[error(transparent)]
+    Service(#[from] wloc::service::ServiceError),
 }
 
 impl From<String> for Error {
@@ -248,6 +254,7 @@ pub fn main() -> i32 {
     // runtime, started, only once a component runs.
     let policy = match &cli.command {
         Command::Ls(a) => a.policy.clone(),
+        Command::Service(a) => a.policy.clone(),
         _ => None,
     };
     let d = &wloc_discovery::Discovery::new(policy);
@@ -273,6 +280,7 @@ pub fn main() -> i32 {
         Command::CompressDir(a) => store::compress_dir(a),
         Command::UncompressDir(a) => store::uncompress_dir(a),
         Command::Store(a) => store::store(a),
+        Command::Service(a) => service::run(d, a),
         Command::Completions(a) => manual::completions(a),
         Command::Manual(a) => manual::manual(a),
     };
