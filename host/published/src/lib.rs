@@ -319,11 +319,18 @@ pub fn topology_for(
         Some(a) => (a.cpuset, a.nodeset),
         None => (t.complete_cpuset().clone(), t.complete_nodeset().clone()),
     };
-    t.allowed_cpuset = &cpus & t.complete_cpuset();
-    t.allowed_nodeset = &nodes & t.complete_nodeset();
+    let (cpus, nodes) = (&cpus & t.complete_cpuset(), &nodes & t.complete_nodeset());
+    // Usually (a process in the service's cgroup, or one allowing the
+    // whole machine) nothing is disallowed: the tree is final as rebuilt.
+    let narrower = cpus != t.allowed_cpuset || nodes != t.allowed_nodeset;
+    let everything_allowed = &cpus == t.complete_cpuset() && &nodes == t.complete_nodeset();
+    t.allowed_cpuset = cpus;
+    t.allowed_nodeset = nodes;
     t.include_disallowed = include_disallowed;
-    t.finish()
-        .map_err(|e| NotAdopted::Image(ImageError::Invalid(e.to_string())))?;
+    if narrower || (!include_disallowed && !everything_allowed) {
+        t.finish()
+            .map_err(|e| NotAdopted::Image(ImageError::Invalid(e.to_string())))?;
+    }
     t.is_thissystem = true;
     Ok(t)
 }
