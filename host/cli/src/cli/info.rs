@@ -479,7 +479,7 @@ enum Relation {
     Descendants(Depth),
     /// Its local NUMA nodes with these flags, maybe only the best for a
     /// memory attribute of this id (`--local-memory`, `--best-memattr`).
-    LocalMemory(u64, Option<usize>),
+    LocalMemory(u64, Option<(usize, wloc_locality::query::BestNodeFlags)>),
 }
 
 /// A kind of objects that `--ancestor` and `--descendants` take
@@ -739,16 +739,15 @@ impl ObjectReport<'_> {
                 } else {
                     wloc_locality::query::local_numanodes(topo, &cpus, flags)
                 };
-                // Nodes keep their number among the local ones.
-                let mut numbered: Vec<(usize, ObjId)> = nodes.iter().copied().enumerate().collect();
-                if let Some(best) = best {
+                let mut shown = nodes.clone();
+                if let Some((best, flags)) = best {
                     // hwloc measures from the object's own CPU set.
                     let from = o.cpuset.clone().unwrap_or_default();
-                    let pick = wloc_core::memattrs::attribute(topo, best).and_then(|attr| {
-                        wloc_core::memattrs::best_node(topo, &attr, &nodes, &from)
-                    });
-                    numbered.retain(|(i, _)| Some(*i) == pick);
+                    let keep = wloc_locality::query::best_nodes(topo, best, &nodes, &from, flags);
+                    shown = keep.into_iter().map(|i| nodes[i]).collect();
                 }
+                // As hwloc-info 2.14: numbered among the nodes shown.
+                let mut numbered: Vec<(usize, ObjId)> = shown.into_iter().enumerate().collect();
                 if self.first {
                     numbered.truncate(1);
                 }
@@ -880,9 +879,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &InfoArgs) -> super::Result {
     let relation = match relation {
         Relation::LocalMemory(flags, None) => match &a.best_memattr {
             Some(m) => {
-                let attr = wloc_core::memattrs::find_attribute(&topo, m)
-                    .ok_or_else(|| format!("unrecognized memattr {m}"))?;
-                Relation::LocalMemory(flags, Some(attr.id))
+                let (name, best) = wloc_locality::query::split_best_memattr(m);
+                let attr = wloc_core::memattrs::find_attribute(&topo, &name)
+                    .ok_or_else(|| format!("unrecognized memattr {name}"))?;
+                Relation::LocalMemory(flags, Some((attr.id, best)))
             }
             None => Relation::LocalMemory(flags, None),
         },
