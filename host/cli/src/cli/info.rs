@@ -248,16 +248,17 @@ fn pci_attr_lines(p: &wloc_core::object::PciAttr) -> Vec<(&'static str, String)>
         ),
     ];
     if p.linkspeed != 0.0 {
-        v.push(("attr PCI linkspeed", format!("{:.6} GB/s", p.linkspeed)));
+        // hwloc-info 2.14's value ends with a newline: an empty line follows.
+        v.push(("attr PCI linkspeed", format!("{:.6} GB/s\n", p.linkspeed)));
     }
     v
 }
 
-/// A set as hwloc-info 2.9 prints it: in hwloc's form, cut to the 127
+/// A set as hwloc-info 2.14 prints it: in hwloc's form, cut to the 511
 /// characters of its buffer.
 fn set_text(b: &wloc_core::Bitmap) -> String {
     let mut s = b.to_hwloc_string();
-    s.truncate(127);
+    s.truncate(511);
     s
 }
 
@@ -337,8 +338,8 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         // As hwloc-info: unknown associativity (0) is not shown.
         match c.associativity {
             0 => {}
-            -1 => line("attr cache ways", &"fully-associative"),
-            ways => line("attr cache ways", &ways),
+            -1 => line("attr cache line ways", &"Fully-associative"),
+            ways => line("attr cache line ways", &ways),
         }
     }
     if let Some(g) = o.group() {
@@ -356,11 +357,11 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         }
         line("attr bridge downstream type", &"PCI");
         line(
-            "attr PCI secondary bus",
+            "attr PCI secondary bus bus",
             &format!("{:02x}", b.secondary_bus),
         );
         line(
-            "attr PCI subordinate bus",
+            "attr PCI subordinate bus bus",
             &format!("{:02x}", b.subordinate_bus),
         );
     }
@@ -551,13 +552,15 @@ fn descendants(topo: &Topology, id: ObjId, depth: Depth) -> Vec<ObjId> {
         };
         let empty = wloc_core::NodeSet::new();
         let nodes = o.nodeset.as_ref().unwrap_or(&empty);
+        // As hwloc-info 2.14 (hwloc_calc_get_obj_inside_sets_by_depth): the
+        // objects whose non-empty sets intersect the object's.
         return level
             .filter(|&c| {
                 let co = topo.obj(c);
                 let cc = co.cpuset.clone().unwrap_or_default();
                 let cn = co.nodeset.as_ref().unwrap_or(&empty);
-                cc.is_included_in(cpus)
-                    && cn.is_included_in(nodes)
+                (cc.is_empty() || cc.intersects(cpus))
+                    && (cn.is_empty() || cn.intersects(nodes))
                     && !(cc.is_empty() && cn.is_empty())
             })
             .collect();
