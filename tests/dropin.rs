@@ -472,7 +472,6 @@ fn ibroute_dumps_ending_with_the_tools_error_keep_their_routes() {
 
 #[test]
 fn calc_no_smt_takes_what_hwloc_calc_takes() {
-    common::require_hwloc();
     let syn = "pack:1 core:2 pu:3";
     for n in ["0", "1", "2", "5", "-1", "-2"] {
         let arg = format!("--no-smt={n}");
@@ -497,7 +496,6 @@ fn calc_no_smt_takes_what_hwloc_calc_takes() {
 
 #[test]
 fn info_support_lists_hwloc_2_14s_flags_in_its_order() {
-    common::require_hwloc();
     let names = |o: &Output| -> Vec<String> {
         String::from_utf8_lossy(&o.stdout)
             .lines()

@@ -53,26 +53,20 @@ fn bound_sleep(cpu: usize) -> Child {
     child
 }
 
-/// Runs hwloc's `TOOL ARGS` and `wloc SUB ARGS`: `None` when both exit
-/// alike and print the same, with the tool of hwloc 2.14 or of Debian's
-/// 2.9 ([`common::HWLOC_RELEASES`]), else both outputs under `what`.
+/// Runs hwloc 2.14's `TOOL ARGS` and `wloc SUB ARGS`: `None` when both
+/// exit alike and print the same, else both outputs under `what`.
 fn differs_from_hwloc(tool: &str, sub: &str, args: &[&str], what: &str) -> Option<String> {
     let mut ours = vec![sub];
     ours.extend_from_slice(args);
     let ours = run_wloc(&ours);
-    let mut first = None;
-    for mut c in [common::hwloc_2_14_tool(tool), Command::new(tool)] {
-        let theirs = c
-            .args(args)
-            .env("HWLOC_HIDE_ERRORS", "2")
-            .output()
-            .unwrap_or_else(|e| panic!("{tool}: {e}"));
-        if (ours.status.code(), stdout(&ours)) == (theirs.status.code(), stdout(&theirs)) {
-            return None;
-        }
-        first.get_or_insert(theirs);
+    let theirs = common::hwloc_2_14_tool(tool)
+        .args(args)
+        .env("HWLOC_HIDE_ERRORS", "2")
+        .output()
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    if (ours.status.code(), stdout(&ours)) == (theirs.status.code(), stdout(&theirs)) {
+        return None;
     }
-    let theirs = first.expect("two runs");
     Some(format!(
         "{what}:\nwloc:\n{}\n{tool} 2.14:\n{}",
         stdout(&ours),

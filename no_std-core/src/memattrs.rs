@@ -237,34 +237,65 @@ pub fn targets(topo: &Topology, attr: &AttrRef<'_>, initiator: &CpuSet) -> Vec<(
     out
 }
 
-/// The best of `nodes` for an attribute, from the PUs in `initiator`: the
-/// position of the first node with the highest value (or lowest, for
-/// attributes where lower is better), skipping nodes without a value
-/// (`hwloc_utils_get_best_node_in_array_by_memattr` of hwloc's tools).
+/// The best of `nodes` for an attribute, from the PUs in `initiator`, as
+/// hwloc 2.14's tools choose them (`hwloc_utils_get_best_node_in_array_by_memattr`):
+/// the positions of every node with the highest value (or lowest, for
+/// attributes where lower is better), ties all kept.
+///
+/// For attributes that need an initiator, a node's value is its first one
+/// measured from a CPU set that intersects `initiator` (that contains it,
+/// when `strict`); values measured from objects never match.  A node with no
+/// value at all for such an attribute makes the answer empty (hwloc cannot
+/// list its initiators).  Other attributes skip nodes without a value.
 #[doc(alias = "hwloc_utils_get_best_node_in_array_by_memattr")]
-pub fn best_node(
+pub fn best_nodes(
     topo: &Topology,
     attr: &AttrRef<'_>,
     nodes: &[ObjId],
     initiator: &CpuSet,
-) -> Option<usize> {
-    let values = targets(topo, attr, initiator);
+    strict: bool,
+) -> Vec<usize> {
     let higher = attr.flags & flags::HIGHER_FIRST != 0;
-    let mut best: Option<(usize, u64)> = None;
-    for (i, n) in nodes.iter().enumerate() {
-        let Some(&(_, v)) = values.iter().find(|(t, _)| t == n) else {
+    let need = attr.flags & flags::NEED_INITIATOR != 0;
+    let mut best: Vec<usize> = Vec::new();
+    let mut best_value = 0u64;
+    for (i, &n) in nodes.iter().enumerate() {
+        let value = if attr.id < 2 {
+            Some(builtin_value(topo, attr.id, n))
+        } else {
+            let Some(m) = attr.stored else {
+                return Vec::new();
+            };
+            let mut of_node = m.values.iter().filter(|v| v.target == n).peekable();
+            if need && of_node.peek().is_none() {
+                return Vec::new();
+            }
+            of_node
+                .find(|v| {
+                    !need
+                        || matches!(&v.initiator, Some(Initiator::CpuSet(c))
+                            if if strict { initiator.is_included_in(c) } else { initiator.intersects(c) })
+                })
+                .map(|v| v.value)
+        };
+        let Some(v) = value else {
             continue;
         };
-        let better = match best {
-            None => true,
-            Some((_, b)) if higher => v > b,
-            Some((_, b)) => v < b,
-        };
+        let better = best.is_empty()
+            || if higher {
+                v > best_value
+            } else {
+                v < best_value
+            };
         if better {
-            best = Some((i, v));
+            best.clear();
+            best_value = v;
+        }
+        if better || v == best_value {
+            best.push(i);
         }
     }
-    best.map(|(i, _)| i)
+    best
 }
 
 #[cfg(test)]
@@ -304,20 +335,32 @@ mod tests {
         t.memattrs.push(custom);
         let bw = find_attribute(&t, "bandwidth").unwrap();
         assert_eq!(bw.id, 2);
-        assert_eq!(best_node(&t, &bw, &nodes, &CpuSet::from_index(0)), Some(1));
-        // An initiator larger than every measured one matches nothing.
+        assert_eq!(
+            best_nodes(&t, &bw, &nodes, &CpuSet::from_index(0), false),
+            [1]
+        );
+        // An initiator larger than every measured one intersects them, but
+        // is not contained in any.
         let wide = CpuSet::from_range(0, Some(8));
-        assert_eq!(best_node(&t, &bw, &nodes, &wide), None);
-        assert_eq!(best_node(&t, &bw, &nodes, &CpuSet::new()), None);
+        assert_eq!(best_nodes(&t, &bw, &nodes, &wide, false), [1]);
+        assert!(best_nodes(&t, &bw, &nodes, &wide, true).is_empty());
+        assert!(best_nodes(&t, &bw, &nodes, &CpuSet::new(), false).is_empty());
         assert_eq!(find_attribute(&t, "8").unwrap().name, "Custom");
         assert_eq!(find_attribute(&t, "8abc").unwrap().name, "Custom");
         assert!(find_attribute(&t, "9").is_none());
         assert!(find_attribute(&t, "x8").is_none());
+        // Without an initiator, nodes without a value are skipped.
         let custom = find_attribute(&t, "CUSTOM").unwrap();
-        assert_eq!(best_node(&t, &custom, &nodes, &wide), Some(1));
-        // Capacity ties keep the first node; Locality prefers fewer PUs.
+        assert_eq!(best_nodes(&t, &custom, &nodes, &wide, false), [1]);
+        // Capacity ties keep every node.
         let cap = find_attribute(&t, "capacity").unwrap();
-        assert_eq!(best_node(&t, &cap, &nodes, &all), Some(0));
+        assert_eq!(best_nodes(&t, &cap, &nodes, &all, false), [0, 1]);
         assert_eq!(targets(&t, &cap, &all).len(), 2);
+        // A node without any Bandwidth value makes the answer empty.
+        let mut one = MemAttr::new("Bandwidth", flags::HIGHER_FIRST | flags::NEED_INITIATOR);
+        one.set(nodes[1], Some(Initiator::CpuSet(all.clone())), 30);
+        t.memattrs[0] = one;
+        let bw = find_attribute(&t, "bandwidth").unwrap();
+        assert!(best_nodes(&t, &bw, &nodes, &all, false).is_empty());
     }
 }

@@ -483,13 +483,11 @@ pub fn wait4_peak_kib(child: std::process::Child) -> (std::process::ExitStatus, 
     )
 }
 
-/// Why the differential tests of the commands accept, for each
-/// invocation, the output of hwloc 2.14's tool or of Debian's hwloc 2.9
-/// tool: the commands follow 2.14 where they were moved to it (calc's set
-/// forms and nested locations, info's support list, attached synthetic
-/// NUMA nodes' memory, ...) and still print as 2.9 elsewhere (issue 44,
-/// item 2, is left: `docs/hwloc-differences.md`). Output that matches
-/// neither release fails.
+/// The releases a test names when it accepts, for an invocation, the
+/// output of hwloc 2.14's tool or of Debian's hwloc 2.9 tool. The
+/// differential tests of `calc`, `info`, `ps` and `ls`'s console listing
+/// compare with 2.14 alone ([`hwloc_2_14_tool`]); see
+/// `docs/hwloc-differences.md`, "hwloc 2.14 and 2.9", for where 2.9 still runs.
 pub const HWLOC_RELEASES: &str = "hwloc 2.14 or hwloc 2.9";
 
 /// A command running hwloc 2.14.0's own tool `name` (built from

@@ -110,7 +110,7 @@ pub struct WordOptions {
     /// both need hexadecimal digits with `0x`).
     pub cpuset_format: Option<CpusetFormat>,
     /// Accept numeric depths as types (`2:1` for the second object of
-    /// depth 2).  hwloc-calc 2.9 refuses them all; hwloc-bind accepts them.
+    /// depth 2), as hwloc 2.14's tools do (hwloc-calc 2.9 refused them).
     pub depth_numbers: bool,
 }
 

@@ -425,6 +425,65 @@ pub fn default_nodeset(topo: &Topology) -> NodeSet {
     chosen
 }
 
+/// The suffixes of a `--best-memattr` argument (hwloc 2.14's tools).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BestNodeFlags {
+    /// `,strict`: a value counts only when measured from PUs that contain the initiator.
+    pub strict: bool,
+    /// `,default`: with no best node, the default nodes among them (or all of them).
+    pub default: bool,
+}
+
+/// Splits the `,default` and `,strict` suffixes out of a `--best-memattr`
+/// argument, as hwloc_utils_parse_best_node_flags does (the first of each,
+/// wherever it is): the attribute's name and the flags.
+pub fn split_best_memattr(arg: &str) -> (String, BestNodeFlags) {
+    let mut name = arg.to_string();
+    let mut flags = BestNodeFlags::default();
+    for (suffix, flag) in [
+        (",default", &mut flags.default),
+        (",strict", &mut flags.strict),
+    ] {
+        if name.contains(suffix) {
+            name = name.replacen(suffix, "", 1);
+            *flag = true;
+        }
+    }
+    (name, flags)
+}
+
+/// The positions of the best of `nodes` for memory attribute `attr_id`,
+/// seen from the PUs in `initiator` ([`wloc_core::memattrs::best_nodes`]);
+/// with no best node and `flags.default`, those of the default nodes
+/// ([`default_nodeset`]), or else all of them.
+pub fn best_nodes(
+    topo: &Topology,
+    attr_id: usize,
+    nodes: &[ObjId],
+    initiator: &CpuSet,
+    flags: BestNodeFlags,
+) -> Vec<usize> {
+    let best = wloc_core::memattrs::attribute(topo, attr_id)
+        .map(|a| wloc_core::memattrs::best_nodes(topo, &a, nodes, initiator, flags.strict))
+        .unwrap_or_default();
+    if !best.is_empty() || !flags.default {
+        return best;
+    }
+    let default = default_nodeset(topo);
+    let chosen: Vec<usize> = (0..nodes.len())
+        .filter(|&i| {
+            topo.obj(nodes[i])
+                .os_index
+                .is_some_and(|o| default.is_set(o))
+        })
+        .collect();
+    if chosen.is_empty() {
+        (0..nodes.len()).collect()
+    } else {
+        chosen
+    }
+}
+
 /// Keeps one PU per core (the `which`-th of those in the set), dropping
 /// cores with fewer PUs in the set (hwloc_bitmap_singlify_per_core).
 #[doc(alias = "hwloc_bitmap_singlify_per_core")]

@@ -166,3 +166,30 @@ fn default_nodes_cover_the_machine_once() {
     let t = synth("pack:2 [numa] [numa] pu:2");
     assert_eq!(query::default_nodeset(&t).to_hwloc_string(), "0x00000005");
 }
+
+#[test]
+fn best_nodes_fall_back_to_the_default_nodes_when_asked() {
+    let t = synth("pack:2 [numa] [numa] pu:2");
+    let nodes: Vec<_> = t.level(wloc_core::object::Depth::NumaNode).to_vec();
+    let (name, flags) = query::split_best_memattr("bandwidth,strict,default");
+    assert_eq!(name, "bandwidth");
+    assert!(flags.strict && flags.default);
+    let (name, flags) = query::split_best_memattr("Capacity");
+    assert_eq!(
+        (name.as_str(), flags),
+        ("Capacity", query::BestNodeFlags::default())
+    );
+    // No Bandwidth value anywhere: no best node, or the default ones.
+    let all = t.cpuset().clone();
+    assert!(query::best_nodes(&t, 2, &nodes, &all, query::BestNodeFlags::default()).is_empty());
+    let default = query::BestNodeFlags {
+        default: true,
+        ..Default::default()
+    };
+    assert_eq!(query::best_nodes(&t, 2, &nodes, &all, default), [0, 2]);
+    // Capacity: equal nodes all count.
+    assert_eq!(
+        query::best_nodes(&t, 0, &nodes, &all, default),
+        [0, 1, 2, 3]
+    );
+}

@@ -128,8 +128,8 @@ struct Levels {
     number_of: Option<Listed>,
     intersect: Option<Listed>,
     hierarchical: Option<Vec<LevelSpec>>,
-    /// hwloc's id of the `--best-memattr` attribute.
-    best_memattr: Option<usize>,
+    /// hwloc's id of the `--best-memattr` attribute, with its suffixes.
+    best_memattr: Option<(usize, query::BestNodeFlags)>,
 }
 
 fn take_value<'a>(args: &'a [String], i: &mut usize, opt: &str) -> super::Result<&'a str> {
@@ -200,11 +200,12 @@ fn resolve_levels(topo: &Topology, out: &Output) -> super::Result<Levels> {
         None => None,
     };
     let best_memattr = match &out.best_memattr {
-        Some(s) => Some(
-            memattrs::find_attribute(topo, s)
-                .ok_or_else(|| format!("unrecognized memattr {s}"))?
-                .id,
-        ),
+        Some(s) => {
+            let (name, flags) = query::split_best_memattr(s);
+            let attr = memattrs::find_attribute(topo, &name)
+                .ok_or_else(|| format!("unrecognized memattr {name}"))?;
+            Some((attr.id, flags))
+        }
         None => None,
     };
     Ok(Levels {
@@ -339,10 +340,9 @@ fn output(
         } else {
             query::local_numanodes(topo, &cpuset, out.local_flags)
         };
-        if let Some(id) = levels.best_memattr {
-            let best = memattrs::attribute(topo, id)
-                .and_then(|attr| memattrs::best_node(topo, &attr, &nodes, &cpuset));
-            nodes = best.map(|i| vec![nodes[i]]).unwrap_or_default();
+        if let Some((id, flags)) = levels.best_memattr {
+            let best = query::best_nodes(topo, id, &nodes, &cpuset, flags);
+            nodes = best.into_iter().map(|i| nodes[i]).collect();
         }
         let idx: Vec<String> = nodes
             .into_iter()
@@ -495,10 +495,8 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
         cpukind: cpukind.as_deref().map(|k| cpukind_set(&topo, k)),
     };
     let mut reader = Reader {
-        opts: WordOptions {
-            depth_numbers: false,
-            ..WordOptions::default()
-        },
+        // Numeric depths are levels too (`2:1`), as hwloc-calc 2.14 reads them.
+        opts: WordOptions::default(),
         quiet: false,
     };
     // hwloc's verbosity: -q lowers it, -v raises it.
@@ -586,8 +584,11 @@ pub fn run(d: &wloc_discovery::Discovery, a: &CalcArgs) -> super::Result {
                 _ => return Err(format!("Unrecognized option: {arg}\n{USAGE}").into()),
             }
         } else {
-            locations += 1;
-            reader.word(&topo, arg, &mut acc);
+            // As hwloc-calc 2.14: without a location it understood, it reads
+            // locations from standard input.
+            if reader.word(&topo, arg, &mut acc) {
+                locations += 1;
+            }
         }
         i += 1;
     }

@@ -248,16 +248,17 @@ fn pci_attr_lines(p: &wloc_core::object::PciAttr) -> Vec<(&'static str, String)>
         ),
     ];
     if p.linkspeed != 0.0 {
-        v.push(("attr PCI linkspeed", format!("{:.6} GB/s", p.linkspeed)));
+        // hwloc-info 2.14's value ends with a newline: an empty line follows.
+        v.push(("attr PCI linkspeed", format!("{:.6} GB/s\n", p.linkspeed)));
     }
     v
 }
 
-/// A set as hwloc-info 2.9 prints it: in hwloc's form, cut to the 127
+/// A set as hwloc-info 2.14 prints it: in hwloc's form, cut to the 511
 /// characters of its buffer.
 fn set_text(b: &wloc_core::Bitmap) -> String {
     let mut s = b.to_hwloc_string();
-    s.truncate(127);
+    s.truncate(511);
     s
 }
 
@@ -337,8 +338,8 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         // As hwloc-info: unknown associativity (0) is not shown.
         match c.associativity {
             0 => {}
-            -1 => line("attr cache ways", &"fully-associative"),
-            ways => line("attr cache ways", &ways),
+            -1 => line("attr cache line ways", &"Fully-associative"),
+            ways => line("attr cache line ways", &ways),
         }
     }
     if let Some(g) = o.group() {
@@ -356,11 +357,11 @@ fn describe(topo: &Topology, id: ObjId, prefix: &str) -> String {
         }
         line("attr bridge downstream type", &"PCI");
         line(
-            "attr PCI secondary bus",
+            "attr PCI secondary bus bus",
             &format!("{:02x}", b.secondary_bus),
         );
         line(
-            "attr PCI subordinate bus",
+            "attr PCI subordinate bus bus",
             &format!("{:02x}", b.subordinate_bus),
         );
     }
@@ -479,7 +480,7 @@ enum Relation {
     Descendants(Depth),
     /// Its local NUMA nodes with these flags, maybe only the best for a
     /// memory attribute of this id (`--local-memory`, `--best-memattr`).
-    LocalMemory(u64, Option<usize>),
+    LocalMemory(u64, Option<(usize, wloc_locality::query::BestNodeFlags)>),
 }
 
 /// A kind of objects that `--ancestor` and `--descendants` take
@@ -551,13 +552,15 @@ fn descendants(topo: &Topology, id: ObjId, depth: Depth) -> Vec<ObjId> {
         };
         let empty = wloc_core::NodeSet::new();
         let nodes = o.nodeset.as_ref().unwrap_or(&empty);
+        // As hwloc-info 2.14 (hwloc_calc_get_obj_inside_sets_by_depth): the
+        // objects whose non-empty sets intersect the object's.
         return level
             .filter(|&c| {
                 let co = topo.obj(c);
                 let cc = co.cpuset.clone().unwrap_or_default();
                 let cn = co.nodeset.as_ref().unwrap_or(&empty);
-                cc.is_included_in(cpus)
-                    && cn.is_included_in(nodes)
+                (cc.is_empty() || cc.intersects(cpus))
+                    && (cn.is_empty() || cn.intersects(nodes))
                     && !(cc.is_empty() && cn.is_empty())
             })
             .collect();
@@ -739,16 +742,15 @@ impl ObjectReport<'_> {
                 } else {
                     wloc_locality::query::local_numanodes(topo, &cpus, flags)
                 };
-                // Nodes keep their number among the local ones.
-                let mut numbered: Vec<(usize, ObjId)> = nodes.iter().copied().enumerate().collect();
-                if let Some(best) = best {
+                let mut shown = nodes.clone();
+                if let Some((best, flags)) = best {
                     // hwloc measures from the object's own CPU set.
                     let from = o.cpuset.clone().unwrap_or_default();
-                    let pick = wloc_core::memattrs::attribute(topo, best).and_then(|attr| {
-                        wloc_core::memattrs::best_node(topo, &attr, &nodes, &from)
-                    });
-                    numbered.retain(|(i, _)| Some(*i) == pick);
+                    let keep = wloc_locality::query::best_nodes(topo, best, &nodes, &from, flags);
+                    shown = keep.into_iter().map(|i| nodes[i]).collect();
                 }
+                // As hwloc-info 2.14: numbered among the nodes shown.
+                let mut numbered: Vec<(usize, ObjId)> = shown.into_iter().enumerate().collect();
                 if self.first {
                     numbered.truncate(1);
                 }
@@ -880,9 +882,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &InfoArgs) -> super::Result {
     let relation = match relation {
         Relation::LocalMemory(flags, None) => match &a.best_memattr {
             Some(m) => {
-                let attr = wloc_core::memattrs::find_attribute(&topo, m)
-                    .ok_or_else(|| format!("unrecognized memattr {m}"))?;
-                Relation::LocalMemory(flags, Some(attr.id))
+                let (name, best) = wloc_locality::query::split_best_memattr(m);
+                let attr = wloc_core::memattrs::find_attribute(&topo, &name)
+                    .ok_or_else(|| format!("unrecognized memattr {name}"))?;
+                Relation::LocalMemory(flags, Some((attr.id, best)))
             }
             None => Relation::LocalMemory(flags, None),
         },

@@ -470,6 +470,12 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
         ..Load::new(topo, LoadErrors::ContentNamed("the environment"))
     };
     let (mut topo, origin) = args.load_source_from(d, &source, how)?;
+    if let (Some(t), Some(name)) = (only, &a.only)
+        && topo.type_depth(t) == wloc_core::topology::TypeDepth::Unknown
+    {
+        // lstopo 2.14 refuses a level the topology lacks.
+        return Err(format!("level {name} passed to --only is unavailable.").into());
+    }
     if !a.no_annotate && origin == super::topology::Origin::Loaded {
         wloc_discovery::annotations::annotate_discovered(d, &source, &mut topo);
     }

@@ -53,9 +53,10 @@ impl Renderer<'_> {
                 fo.depth().to_i32()
             );
         }
-        // Every cell is at most 16 characters wide, right-aligned to the
-        // widest cell (at least 5, the width of "index").
-        let cell = |s: String| -> String { s.chars().take(16).collect() };
+        // As lstopo 2.14: every cell is at most 23 characters wide; row
+        // headers (and "index") are right-aligned to the widest header, other
+        // cells to the widest cell, both at least 5 wide.
+        let cell = |s: String| -> String { s.chars().take(23).collect() };
         let headers: Vec<String> = d
             .objs
             .iter()
@@ -78,21 +79,19 @@ impl Renderer<'_> {
             })
             .collect();
         let values: Vec<String> = d.values.iter().map(|v| cell(v.to_string())).collect();
-        let w = headers
-            .iter()
-            .chain(&values)
-            .map(|s| s.len())
-            .max()
-            .unwrap_or(0)
-            .max(5);
-        let _ = write!(self.out, " {:>w$}", "index");
+        let widest = |cells: &mut dyn Iterator<Item = &String>| {
+            cells.map(|s| s.len()).max().unwrap_or(0).max(5)
+        };
+        let hw = widest(&mut headers.iter());
+        let w = widest(&mut headers.iter().chain(&values));
+        let _ = write!(self.out, " {:>hw$}", "index");
         for h in &headers {
             let _ = write!(self.out, " {h:>w$}");
         }
         self.out.push('\n');
         let n = d.nbobjs();
         for (i, h) in headers.iter().enumerate() {
-            let _ = write!(self.out, " {h:>w$}");
+            let _ = write!(self.out, " {h:>hw$}");
             for v in values.iter().skip(i * n).take(n) {
                 let _ = write!(self.out, " {v:>w$}");
             }

@@ -268,7 +268,7 @@ impl<'a> Renderer<'a> {
         let v = self.verbosity;
         if let Some(t) = opts.only {
             if v > 1 {
-                let _ = writeln!(self.out, "Only showing {} objects", t.xml_name());
+                let _ = writeln!(self.out, "Only showing some {} objects", t.xml_name());
             }
             self.only(self.topo.root(), t);
         } else if v >= 1 {

@@ -294,6 +294,18 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
     (ATTACHED_NUMA, "total=2097152KB", ATTACHED_NUMA_WHY),
     (ATTACHED_NUMA, "= 1073741824", ATTACHED_NUMA_WHY),
     (ATTACHED_NUMA, "(P#0 1024MB)", ATTACHED_NUMA_WHY),
+    (
+        "[\"--only\", \"pci\", \"-v\"]",
+        "wloc \"Only showing some PCIDev objects\"",
+        "lstopo 2.14 says \"Only showing some\", 2.9 \"Only showing\"; wloc follows 2.14 \
+             (tests/dropin_gaps.rs compares with 2.14's lstopo)",
+    ),
+    (
+        "xml/16amd64-4distances.xml",
+        "wloc \" index      0      1      2      3\"",
+        "lstopo 2.14 aligns a distance matrix's row headers to the widest header, 2.9 to \
+             the widest cell; wloc follows 2.14 (tests/dropin_gaps.rs compares with 2.14's lstopo)",
+    ),
 ];
 
 /// The synthetic description read directly (not its XML export) whose
