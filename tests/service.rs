@@ -311,3 +311,34 @@ fn a_full_disk_keeps_the_previous_image_and_leaves_no_temporary() {
     drop(svc);
     drop(fs);
 }
+
+#[test]
+fn kernel_uevents_make_it_discover_again() {
+    if !is_root() {
+        eprintln!("skipped: the topology service runs as root");
+        return;
+    }
+    let tmp = TempDir::new("service-uevent");
+    let x = image_folder(&tmp.0);
+    let image = x.join("topology.img");
+    let mut svc = Service::start(&image, &["--debounce", "50"]);
+    svc.wait_for("generation 1 (start)", 1);
+    if svc.log().contains("no kernel uevents") {
+        eprintln!("skipped: no kernel uevents here (not the first network namespace?)");
+        return;
+    }
+    // The kernel sends a synthetic uevent for a device when asked to
+    // (`change` on its uevent file): nothing changed, so the service
+    // discovers again and publishes nothing new.
+    if std::fs::write("/sys/devices/system/cpu/cpu0/uevent", "change").is_err() {
+        eprintln!("skipped: cannot ask the kernel for a uevent here");
+        return;
+    }
+    let line = svc.wait_for("(uevent change cpu)", 1);
+    assert!(
+        line.contains("rediscovered (uevent change cpu): no change, generation 1 stays published"),
+        "{line}"
+    );
+    assert_eq!(stamp(&image).generation, 1);
+    assert_eq!(svc.stop(), Some(0), "{}", svc.log());
+}

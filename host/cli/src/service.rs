@@ -560,6 +560,28 @@ impl Publisher<'_> {
     }
 }
 
+/// Uevents not acted on yet.
+struct Pending {
+    /// The first relevant one, for the log.
+    why: String,
+    /// When the first and the last came.
+    first: Instant,
+    last: Instant,
+}
+
+/// The longest a stream of uevents delays a publication: a machine whose
+/// devices never stop sending events is still published.
+const MAX_DEBOUNCE_WAIT: Duration = Duration::from_secs(5);
+
+impl Pending {
+    /// When to discover: `debounce` after the last event, but no later
+    /// than [`MAX_DEBOUNCE_WAIT`] (or `debounce`, if longer) after the
+    /// first.
+    fn due(&self, debounce: Duration) -> Instant {
+        (self.last + debounce).min(self.first + MAX_DEBOUNCE_WAIT.max(debounce))
+    }
+}
+
 /// Runs the service: publishes once, then (unless `once`) waits for
 /// changes and signals until SIGTERM or SIGINT.  The first publication
 /// must succeed (an unsafe folder, a failed discovery end the service);
@@ -602,12 +624,11 @@ pub fn run(d: &Discovery, o: &Options) -> Result<(), ServiceError> {
         }
     };
     let mut next_check = Instant::now() + o.check_interval;
-    // The first relevant uevent not yet acted on, and the time of the last.
-    let mut pending: Option<(String, Instant)> = None;
+    let mut pending: Option<Pending> = None;
     loop {
         let now = Instant::now();
         let deadline = match &pending {
-            Some((_, last)) => next_check.min(*last + o.debounce),
+            Some(p) => next_check.min(p.due(o.debounce)),
             None => next_check,
         };
         let timeout = rustix::event::Timespec::try_from(deadline.saturating_duration_since(now))
@@ -652,14 +673,21 @@ pub fn run(d: &Discovery, o: &Options) -> Result<(), ServiceError> {
             }
         }
         if let Some(why) = uevents.as_ref().and_then(Uevents::drain) {
-            let first = pending.take().map_or(why, |(w, _)| w);
-            pending = Some((first, Instant::now()));
+            let now = Instant::now();
+            pending = Some(match pending.take() {
+                Some(p) => Pending { last: now, ..p },
+                None => Pending {
+                    why,
+                    first: now,
+                    last: now,
+                },
+            });
         }
         let now = Instant::now();
-        if let Some((why, last)) = &pending
-            && now >= *last + o.debounce
+        if let Some(p) = &pending
+            && now >= p.due(o.debounce)
         {
-            let reason = format!("uevent {why}");
+            let reason = format!("uevent {}", p.why);
             pending = None;
             publisher.publish_or_log(&reason, true);
         }
