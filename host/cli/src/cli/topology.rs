@@ -107,6 +107,9 @@ pub struct Load<'a> {
     pub quiet: bool,
     /// Discovery components other than the input's own (`wloc ls`).
     pub components: Option<Components<'a>>,
+    /// Changes made to the loaded topology before it is restricted, as
+    /// lstopo changes it (`--flags`, `--allow`).
+    pub tweak: Option<&'a dyn Fn(&mut Topology) -> super::Result>,
 }
 
 impl Load<'_> {
@@ -120,6 +123,7 @@ impl Load<'_> {
             restrict_to_binding: false,
             quiet: false,
             components: None,
+            tweak: None,
         }
     }
 }
@@ -185,6 +189,9 @@ impl TopologyArgs {
         })?;
         if self.thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
             topo.is_thissystem = true;
+        }
+        if let Some(tweak) = how.tweak {
+            tweak(&mut topo)?;
         }
         if let Some(spec) = &self.restrict {
             let given = self.restrict_flags.as_deref().map(parse_restrict_flags);
