@@ -935,6 +935,39 @@ mod tests {
     }
 
     #[test]
+    fn distances_transforms_parse_as_hwloc_annotate() {
+        let t = |s: &str| plan(&args(s), false).map(|p| p.annotation);
+        assert_eq!(
+            t("i o d distances-transform NV links").unwrap(),
+            Annotation::DistancesTransform {
+                name: "NV".into(),
+                op: TransformOp::Links
+            }
+        );
+        assert_eq!(
+            t("i o d distances-transform NV replace-objs nvml null").unwrap(),
+            Annotation::DistancesTransform {
+                name: "NV".into(),
+                op: TransformOp::ReplaceObjs {
+                    old: "nvml".into(),
+                    new: "null".into()
+                }
+            }
+        );
+        assert_eq!(
+            t("i o d distances-transform NV remove-obj pu:1").unwrap(),
+            Annotation::DistancesTransform {
+                name: "NV".into(),
+                op: TransformOp::RemoveObj("pu:1".into())
+            }
+        );
+        assert!(t("i o d distances-transform NV").is_err());
+        assert!(t("i o d distances-transform NV replace-objs pu").is_err());
+        assert!(t("i o d distances-transform NV links extra").is_err());
+        assert!(t("i o d distances-transform NV shuffle").is_err());
+    }
+
+    #[test]
     fn both_syntaxes_and_every_annotation_parse() {
         let p = plan(&args("in.xml out.xml core:0 info Rack r1"), false).unwrap();
         assert_eq!(p.locations, ["core:0"]);

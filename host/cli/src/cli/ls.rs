@@ -302,9 +302,11 @@ pub fn default_xml_version() -> super::Result<XmlVersion> {
 
 /// The environment variable that asks wloc's commands to behave as hwloc
 /// 2.x's tools where they keep a hwloc 3.0 behaviour by default: `2`.
-/// Today it changes one thing: version 2 XML is written as hwloc 2.x itself
-/// writes it, PCI types without their programming interface (hwloc 3 adds
-/// it to `pci_type` in both versions it writes).
+/// Today it changes two things: version 2 XML is written as hwloc 2.x
+/// itself writes it, PCI types without their programming interface (hwloc 3
+/// adds it to `pci_type` in both versions it writes); `wloc annotate` reads
+/// version 2 XML as hwloc 2.x does (hwloc 3 names the compute backends of
+/// OS devices in the root's infos).
 pub const HWLOC_COMPAT_ENV: &str = "WLOC_HWLOC_COMPAT";
 
 /// Whether `WLOC_HWLOC_COMPAT` asks for hwloc 2.x's behaviour. A value
