@@ -165,7 +165,8 @@ fn every_annotation_gives_hwlocs_topology_on_every_case() {
 /// Edits that need particular topologies: memory attributes with object
 /// initiators, CPU kinds split and extended, distances replaced, Misc
 /// objects under Misc objects (hwloc walks the growing Misc level), I/O
-/// objects by name and PCI address, caches by size.
+/// objects by name and PCI address, caches by size, Groups built from
+/// distances and distances transformed.
 #[test]
 fn targeted_annotations_give_hwlocs_topology() {
     common::require_hwloc();
@@ -178,6 +179,11 @@ fn targeted_annotations_give_hwlocs_topology() {
     std::fs::write(
         tmp.0.join("hetero.dist"),
         "5\n2\ncore:0\nl3:1\n10\n20\n30\n10\n",
+    )
+    .expect("distances file");
+    std::fs::write(
+        tmp.0.join("pus.dist"),
+        "name=PUs\n5\n4\npu:0\npu:1\npu:2\npu:3\n2*2\n",
     )
     .expect("distances file");
     std::fs::write(
@@ -231,6 +237,91 @@ fn targeted_annotations_give_hwlocs_topology() {
             ],
         ),
         (
+            // Groups from distances (hwloc's grouping), then transforms.
+            "16em64t-4s2c2t.xml",
+            &[
+                (&["--cd"], &["d", "distances", "packs.dist", "group$"]),
+                (
+                    NONE,
+                    &["d", "distances-transform", "Rack", "remove-obj", "pack:3"],
+                ),
+                (
+                    NONE,
+                    &["d", "distances", "pus.dist", "group$,group_inaccurate"],
+                ),
+                (
+                    NONE,
+                    &[
+                        "d",
+                        "distances-transform",
+                        "PUs",
+                        "replace-objs",
+                        "pu",
+                        "core",
+                    ],
+                ),
+            ],
+        ),
+        (
+            "nvidiaDGX2.xml",
+            &[
+                (
+                    NONE,
+                    &[
+                        "d",
+                        "distances-transform",
+                        "NVLinkBandwidth",
+                        "merge-switch-ports",
+                    ],
+                ),
+                (
+                    NONE,
+                    &["d", "distances-transform", "NVLinkBandwidth", "links"],
+                ),
+            ],
+        ),
+        (
+            "nvidiaDGX2.xml",
+            &[(
+                NONE,
+                &[
+                    "d",
+                    "distances-transform",
+                    "NVLinkBandwidth",
+                    "transitive-closure",
+                ],
+            )],
+        ),
+        (
+            "power8gpudistances.xml",
+            &[
+                (
+                    NONE,
+                    &[
+                        "--",
+                        "d",
+                        "--",
+                        "distances-transform",
+                        "NVLinkBandwidth",
+                        "replace-objs",
+                        "nvml",
+                        "opencl",
+                    ],
+                ),
+                (
+                    NONE,
+                    &[
+                        "d",
+                        "distances-transform",
+                        "NVLinkBandwidth",
+                        "replace-objs",
+                        "package",
+                        "numa",
+                    ],
+                ),
+            ],
+        ),
+        (
             "16-2gr2gr2n2c+misc.xml",
             &[
                 (NONE, &["root", "misc", "Rack12"]),
@@ -251,8 +342,9 @@ fn targeted_annotations_give_hwlocs_topology() {
         ),
     ];
     let mut failures = Vec::new();
-    for (case, steps) in cases {
-        let input = tmp.0.join(format!("in-{case}"));
+    for (i, (case, steps)) in cases.iter().enumerate() {
+        // A case may come twice, with other steps.
+        let input = tmp.0.join(format!("in-{i}-{case}"));
         common::export_case_v2(case, &input, true);
         if let Err(e) = compare_steps(&input, &tmp.0, steps) {
             failures.push(format!("{case}: {e}"));
@@ -317,6 +409,18 @@ fn bad_annotations_fail_clearly() {
             "exactly one of higher_first",
         ),
         (&["x", "cpukind", "0x0", "1", "0"], "empty"),
+        (
+            &["d", "distances-transform", "Nothing", "links"],
+            "no distances matrix is named 'Nothing'",
+        ),
+        (
+            &["d", "distances-transform", "X", "fold"],
+            "unknown distances-transform operation 'fold'",
+        ),
+        (
+            &["d", "distances-transform", "X", "remove-obj"],
+            "missing arguments",
+        ),
     ];
     for (args, want) in cases {
         let mut a: Vec<&std::ffi::OsStr> =

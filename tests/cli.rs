@@ -172,6 +172,103 @@ fn restrict_matches_lstopo() {
     }
 }
 
+/// lstopo's options that change the topology or its listing: `--allow`,
+/// `--flags`, `--cpuset-output-format`, export flags given by name, and
+/// output names: `-.EXT` (standard output in format EXT) and a file whose
+/// extension picks the format (`.ascii`).  wloc prints (and writes) what
+/// hwloc 2.14's lstopo prints, and fails where it fails.
+#[test]
+fn allow_flags_cof_and_output_names_match_lstopo() {
+    common::require_hwloc();
+    let tmp = common::TempDir::new("cli-allow-flags");
+    let xml = tmp.0.join("case.xml");
+    common::export_case_v2("16amd64-8n2c-cpusets.xml", &xml, true);
+    let inputs = [
+        "pa:1 no:2 co:1 l2:2 2",
+        "node:4 pu:4",
+        xml.to_str().unwrap(),
+    ];
+    let cases: &[&[&str]] = &[
+        &["-", "--cof", "list", "-v"],
+        &["-", "--cpuset-output-format", "taskset", "-c"],
+        &["-", "-C", "--cof", "list"],
+        &["-", "--allow", "0x30", "--allow", "nodeset=0x2", "-v"],
+        &["-", "--allow", "0xf", "--flags", "disallowed", "-v"],
+        &["-", "--allow", "0x30", "--allow", "all", "-v"],
+        &["-", "--allow", "0x1000000"],
+        &["-", "--flags", "no_distances,no_cpukinds", "-v"],
+        &["-", "--flags", "is_thissystem", "-v"],
+        &["-", "--flags", "nonsense"],
+        &["-.xml", "--allow", "0x30", "--allow", "nodeset=0x2"],
+        &["-.xml", "--export-xml-flags", "v1"],
+        &[
+            "-.synthetic",
+            "--export-synthetic-flags",
+            "extended,attrs,v1",
+        ],
+        &["-.ascii", "--no-legend"],
+    ];
+    let keep = |o: &[u8]| {
+        String::from_utf8_lossy(o)
+            .lines()
+            .filter(|l| !l.contains("hwlocVersion") && !l.contains("ProcessName"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    };
+    for input in inputs {
+        for case in cases {
+            let mut args = vec!["-i", input];
+            args.extend_from_slice(case);
+            let ours = std::process::Command::new(common::wloc())
+                .arg("ls")
+                .args(&args)
+                .env("LC_ALL", "C")
+                .env("WLOC_HWLOC_COMPAT", "2")
+                .output()
+                .unwrap();
+            let theirs = common::hwloc_2_14_tool("lstopo-no-graphics")
+                .args(&args)
+                .env("LC_ALL", "C")
+                .env("HWLOC_DONT_ADD_VERSION_INFO", "1")
+                .output()
+                .unwrap();
+            assert_eq!(
+                ours.status.success(),
+                theirs.status.success(),
+                "{args:?}: {}",
+                stderr(&ours)
+            );
+            assert_eq!(keep(&ours.stdout), keep(&theirs.stdout), "{args:?}");
+        }
+    }
+    // A file whose extension is a picture format is written in it.
+    let ours = tmp.0.join("ours.ascii");
+    let theirs = tmp.0.join("theirs.ascii");
+    let o = run_wloc([
+        "ls",
+        "-i",
+        "pack:2 core:2 pu:1",
+        "--no-legend",
+        ours.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = common::hwloc_2_14_tool("lstopo-no-graphics")
+        .args([
+            "-i",
+            "pack:2 core:2 pu:1",
+            "--no-legend",
+            theirs.to_str().unwrap(),
+        ])
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    assert!(h.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&ours).unwrap(),
+        std::fs::read_to_string(&theirs).unwrap()
+    );
+}
+
 /// An admin may withhold CPUID from the built-in Linux component: it still
 /// describes this machine (without CPUID's cache inclusiveness), while a
 /// component importing CPUID without asking for it stays refused (see

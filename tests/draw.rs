@@ -1,4 +1,4 @@
-//! `wloc ls --of svg|ascii|png|html`: pictures with lstopo's layout.
+//! `wloc ls --of svg|ascii|png|html|fig|tikz`: pictures with lstopo's layout.
 //!
 //! The SVG is compared with hwloc 2.14's native SVG writer (its own build, common::hwloc_2_14_tool)
 //! (`lstopo-no-graphics --of svg`) element by element, parsed from both
@@ -204,6 +204,56 @@ fn svg_options_match_lstopo() {
         }
     }
     common::assert_no_differences("svg (options)", count, &bad, REPRESENTATIVE.len() * 20);
+}
+
+/// lstopo's Xfig and TikZ documents, byte for byte, on the representative
+/// cases and the synthetic topologies; wloc is asked with `-.fig` and
+/// `-.tikz` names (standard output in the format the extension gives).
+/// wloc escapes `_` in TikZ labels where lstopo leaves it (which LaTeX
+/// refuses): that one difference is undone before comparing.
+#[test]
+fn fig_and_tikz_match_lstopo_byte_for_byte() {
+    common::require_hwloc();
+    let dir = common::TempDir::new("draw-fig-tikz");
+    let cases = xml_cases(&dir.0);
+    let inputs: Vec<String> = cases
+        .iter()
+        .filter(|(n, _)| REPRESENTATIVE.contains(&n.as_str()))
+        .map(|(_, p)| p.to_str().unwrap().to_string())
+        .chain(SYNTHETIC.iter().map(|s| s.to_string()))
+        .collect();
+    let mut bad = Vec::new();
+    let mut count = 0;
+    for input in &inputs {
+        for format in ["fig", "tikz"] {
+            for opts in [
+                &["--no-default-legend"][..],
+                &["--no-legend", "--palette", "grey", "-p"],
+            ] {
+                count += 1;
+                let h = hwloc(input, format, opts);
+                let mut w = Command::new(common::wloc());
+                w.args(["ls", "-i", input])
+                    .args(opts)
+                    .arg(format!("-.{format}"));
+                let (h, w) = match (h, run(&mut w)) {
+                    (Ok(h), Ok(w)) => (h, String::from_utf8_lossy(&w).replace("\\_", "_")),
+                    (h, w) => {
+                        bad.push(format!(
+                            "{input} {format} {opts:?}: {:?} {:?}",
+                            h.err(),
+                            w.err()
+                        ));
+                        continue;
+                    }
+                };
+                if String::from_utf8_lossy(&h) != w {
+                    bad.push(format!("{input} {format} {opts:?}"));
+                }
+            }
+        }
+    }
+    common::assert_no_differences("fig and tikz", count, &bad, inputs.len() * 4);
 }
 
 /// Synthetic topologies: deep, wide (factorized), with NUMA nodes at

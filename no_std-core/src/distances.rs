@@ -5,6 +5,11 @@ use alloc::vec::Vec;
 
 use crate::object::ObjId;
 
+pub mod group;
+pub mod transform;
+
+pub use transform::TransformError;
+
 /// Kind flags of a distance matrix (hwloc's `HWLOC_DISTANCES_KIND_*`).
 pub mod kind {
     /// Values come from the operating system or firmware.

@@ -8,7 +8,7 @@ use std::ptr::null_mut;
 use std::sync::OnceLock;
 
 use wloc_core::object::Depth;
-use wloc_core::topology::TypeDepth;
+use wloc_core::topology::{SameLocalityError, TypeDepth};
 use wloc_core::units::memory_size;
 use wloc_core::{ObjKind, ObjType};
 
@@ -718,22 +718,6 @@ pub unsafe extern "C" fn hwloc_get_largest_objs_inside_cpuset(
     })
 }
 
-/// Whether a C object's subtype and name match the request of
-/// `hwloc_get_obj_with_same_locality`.
-fn matches_names(o: &wloc_core::Object, subtype: Option<&str>, prefix: Option<&str>) -> bool {
-    let sub_ok = subtype.is_none_or(|s| {
-        o.subtype
-            .as_deref()
-            .is_some_and(|os| os.eq_ignore_ascii_case(s))
-    });
-    let name_ok = prefix.is_none_or(|p| {
-        o.name.as_deref().is_some_and(|n| {
-            n.len() >= p.len() && n.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
-        })
-    });
-    sub_ok && name_ok
-}
-
 /// `hwloc_get_obj_with_same_locality`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
@@ -760,52 +744,13 @@ pub unsafe extern "C" fn hwloc_get_obj_with_same_locality(
         // SAFETY: NUL-terminated strings or NULL.
         let (sub, prefix) = unsafe { (c_str(subtype), c_str(nameprefix)) };
         let (sub, prefix) = (sub.as_deref(), prefix.as_deref());
-        let m = &t.model;
-        let so = m.obj(sid);
-        let found = match so.kind() {
-            ObjKind::Normal | ObjKind::Memory => {
-                if !matches!(ty.kind(), ObjKind::Normal | ObjKind::Memory) {
-                    set_errno(libc::EINVAL);
-                    return null_mut();
-                }
-                m.objs_by_type(ty).into_iter().find(|&id| {
-                    let o = m.obj(id);
-                    o.cpuset == so.cpuset
-                        && o.nodeset == so.nodeset
-                        && matches_names(o, sub, prefix)
-                })
-            }
-            ObjKind::Io => {
-                if !matches!(ty, ObjType::PCIDevice | ObjType::OSDevice) {
-                    set_errno(libc::EINVAL);
-                    return null_mut();
-                }
-                let pcidev = match so.obj_type {
-                    ObjType::PCIDevice => Some(sid),
-                    ObjType::OSDevice => so
-                        .parent()
-                        .filter(|&p| m.obj(p).obj_type == ObjType::PCIDevice),
-                    _ => None,
-                };
-                pcidev.and_then(|p| {
-                    if ty == ObjType::PCIDevice {
-                        Some(p).filter(|&p| matches_names(m.obj(p), sub, prefix))
-                    } else {
-                        m.obj(p).io_children().iter().copied().find(|&c| {
-                            m.obj(c).obj_type == ObjType::OSDevice
-                                && matches_names(m.obj(c), sub, prefix)
-                        })
-                    }
-                })
-            }
-            ObjKind::Misc => {
+        match t.model.obj_with_same_locality(sid, ty, sub, prefix) {
+            Ok(id) => t.ptr_of(id),
+            Err(SameLocalityError::Invalid) => {
                 set_errno(libc::EINVAL);
-                return null_mut();
+                null_mut()
             }
-        };
-        match found {
-            Some(id) => t.ptr_of(id),
-            None => {
+            Err(SameLocalityError::NotFound) => {
                 set_errno(libc::ENOENT);
                 null_mut()
             }

@@ -84,13 +84,19 @@ struct Layout<'a> {
     items: Vec<Item>,
 }
 
+/// The layer of the root and the legend; each level drawn inside is one
+/// less (two for the children of an object), as lstopo counts them.
+const ROOT_DEPTH: u32 = 100;
+
 /// Lays `topo` out as lstopo does for `backend`.
 pub fn layout(topo: &Topology, opts: &DrawOptions, backend: Backend) -> Scene {
     let n = topo.ids().max().map(|m| m + 1).unwrap_or(0);
     let (gridsize, fontsize, linespacing) = match backend {
         // The text art always uses 10 for all three.
         Backend::Ascii => (10, 10, 10),
-        Backend::Svg => (opts.gridsize, opts.fontsize, opts.linespacing),
+        Backend::Svg | Backend::Fig | Backend::Tikz => {
+            (opts.gridsize, opts.fontsize, opts.linespacing)
+        }
     };
     let mut l = Layout {
         topo,
@@ -273,6 +279,8 @@ impl<'a> Layout<'a> {
         let len = len as u32;
         match self.backend {
             Backend::Svg => len.wrapping_mul(self.fontsize * 11 / 9) / 2,
+            Backend::Fig => len.wrapping_mul(self.fontsize * 11 / 10) / 2,
+            Backend::Tikz => len.wrapping_mul(self.fontsize * 13 / 9).wrapping_mul(10) / 22,
             Backend::Ascii => len.wrapping_mul(10) / 2,
         }
     }
@@ -386,10 +394,21 @@ impl<'a> Layout<'a> {
     }
 
     #[allow(clippy::too_many_arguments)] // lstopo's box callback, argument for argument
-    fn push_box(&mut self, c: Color, x: u32, w: u32, y: u32, h: u32, obj: Option<ObjId>, id: u32) {
+    fn push_box(
+        &mut self,
+        depth: u32,
+        c: Color,
+        x: u32,
+        w: u32,
+        y: u32,
+        h: u32,
+        obj: Option<ObjId>,
+        id: u32,
+    ) {
         let cpukind_style = obj.map(|o| self.cpukind_style(o)).unwrap_or(0);
         self.items.push(Item::Box {
             obj,
+            depth,
             id,
             x,
             y,
@@ -400,9 +419,11 @@ impl<'a> Layout<'a> {
         });
     }
 
-    fn push_line(&mut self, x1: u32, y1: u32, x2: u32, y2: u32, obj: ObjId, id: u32) {
+    #[allow(clippy::too_many_arguments)] // lstopo's line callback, argument for argument
+    fn push_line(&mut self, depth: u32, x1: u32, y1: u32, x2: u32, y2: u32, obj: ObjId, id: u32) {
         self.items.push(Item::Line {
             obj: Some(obj),
+            depth,
             id,
             x1,
             y1,
@@ -411,10 +432,21 @@ impl<'a> Layout<'a> {
         });
     }
 
-    fn push_text(&mut self, c: Color, x: u32, y: u32, text: &str, obj: Option<ObjId>, id: u32) {
+    #[allow(clippy::too_many_arguments)] // lstopo's text callback, argument for argument
+    fn push_text(
+        &mut self,
+        depth: u32,
+        c: Color,
+        x: u32,
+        y: u32,
+        text: &str,
+        obj: Option<ObjId>,
+        id: u32,
+    ) {
         let cpukind_style = obj.map(|o| self.cpukind_style(o)).unwrap_or(0);
         self.items.push(Item::Text {
             obj,
+            depth,
             id,
             x,
             y,
@@ -489,7 +521,7 @@ impl<'a> Layout<'a> {
         self.ud[id].textwidth = tw;
     }
 
-    fn draw_text(&mut self, id: ObjId, c: Color, x: u32, y: u32) {
+    fn draw_text(&mut self, id: ObjId, c: Color, depth: u32, x: u32, y: u32) {
         if !self.show_text(self.ty(id)) {
             return;
         }
@@ -498,6 +530,7 @@ impl<'a> Layout<'a> {
         for (i, l) in lines.iter().enumerate() {
             let i = i as u32;
             self.push_text(
+                depth,
                 c,
                 x.wrapping_add(l.xoffset),
                 y.wrapping_add(i.wrapping_mul(ls + fs)),
@@ -995,27 +1028,51 @@ impl<'a> Layout<'a> {
         u.width += 2 * ms;
     }
 
-    fn draw(&mut self, id: ObjId, x: u32, y: u32) {
+    fn draw(&mut self, id: ObjId, depth: u32, x: u32, y: u32) {
         let t = self.ty(id);
         let (g, fs, ls) = (self.gridsize, self.fontsize, self.linespacing);
         match t {
-            ObjType::Bridge => self.draw_bridge(id, x, y),
+            ObjType::Bridge => self.draw_bridge(id, depth, x, y),
             ObjType::PCIDevice => {
                 let ov = self.overlaid_offset(id);
                 let (w, h) = (self.ud[id].width, self.ud[id].height);
                 let c = self.colors(id);
                 let collapsed = self.ud[id].pci_collapsed;
-                if self.o.pci_collapse && collapsed > 1 {
-                    self.push_box(c.bg, x + ov, w - ov, y + ov, h - ov, Some(id), 2);
-                    if collapsed > 2 {
-                        self.push_box(c.bg, x + ov / 2, w - ov, y + ov / 2, h - ov, Some(id), 1);
-                    }
-                    self.push_box(c.bg, x, w - ov, y, h - ov, Some(id), 0);
+                // Two more layers for the boxes of collapsed functions.
+                let d = if self.o.pci_collapse && collapsed > 1 {
+                    depth.wrapping_sub(2)
                 } else {
-                    self.push_box(c.bg, x, w, y, h, Some(id), 0);
+                    depth
+                };
+                if self.o.pci_collapse && collapsed > 1 {
+                    self.push_box(
+                        d.wrapping_add(2),
+                        c.bg,
+                        x + ov,
+                        w - ov,
+                        y + ov,
+                        h - ov,
+                        Some(id),
+                        2,
+                    );
+                    if collapsed > 2 {
+                        self.push_box(
+                            d.wrapping_add(1),
+                            c.bg,
+                            x + ov / 2,
+                            w - ov,
+                            y + ov / 2,
+                            h - ov,
+                            Some(id),
+                            1,
+                        );
+                    }
+                    self.push_box(d, c.bg, x, w - ov, y, h - ov, Some(id), 0);
+                } else {
+                    self.push_box(d, c.bg, x, w, y, h, Some(id), 0);
                 }
-                self.draw_text(id, c.t, x + g, y + g);
-                self.draw_children(id, x, y);
+                self.draw_text(id, c.t, d.wrapping_sub(1), x + g, y + g);
+                self.draw_children(id, d.wrapping_sub(1), x, y);
             }
             _ if self.is_factorized(id) => {
                 let ms = self.missing_separator(id);
@@ -1025,10 +1082,10 @@ impl<'a> Layout<'a> {
                 let parent = self.topo.obj(id).parent().unwrap_or(id);
                 let tc = self.colors(parent).t;
                 for k in 0..3 {
-                    self.push_box(bg, x + ms + bo + 2 * k * g, g, y + g, g, Some(id), 0);
+                    self.push_box(depth, bg, x + ms + bo + 2 * k * g, g, y + g, g, Some(id), 0);
                 }
                 let text = self.ud[id].text[0].text.clone();
-                self.push_text(tc, x + ms + to, y + 2 * g + ls, &text, Some(id), 0);
+                self.push_text(depth, tc, x + ms + to, y + 2 * g + ls, &text, Some(id), 0);
             }
             _ if t.is_cache() || t == ObjType::MemCache => {
                 let w = self.ud[id].width;
@@ -1042,21 +1099,21 @@ impl<'a> Layout<'a> {
                     self.ud[id].above.yrel = 0;
                 }
                 let c = self.colors(id);
-                self.push_box(c.bg, x, w, y + myoff, myh, Some(id), 0);
-                self.draw_text(id, c.t, x + g, y + g + myoff);
-                self.draw_children(id, x, y);
+                self.push_box(depth, c.bg, x, w, y + myoff, myh, Some(id), 0);
+                self.draw_text(id, c.t, depth.wrapping_sub(1), x + g, y + g + myoff);
+                self.draw_children(id, depth.wrapping_sub(1), x, y);
             }
             _ => {
                 let (w, h) = (self.ud[id].width, self.ud[id].height);
                 let c = self.colors(id);
-                self.push_box(c.bg, x, w, y, h, Some(id), 0);
-                self.draw_text(id, c.t, x + g, y + g);
-                self.draw_children(id, x, y);
+                self.push_box(depth, c.bg, x, w, y, h, Some(id), 0);
+                self.draw_text(id, c.t, depth.wrapping_sub(1), x + g, y + g);
+                self.draw_children(id, depth.wrapping_sub(1), x, y);
             }
         }
     }
 
-    fn draw_bridge(&mut self, id: ObjId, x: u32, y: u32) {
+    fn draw_bridge(&mut self, id: ObjId, depth: u32, x: u32, y: u32) {
         let (g, fs) = (self.gridsize, self.fontsize);
         let speedwidth = if self.show_text(ObjType::Bridge) {
             fs + g
@@ -1064,8 +1121,8 @@ impl<'a> Layout<'a> {
             0
         };
         let c = self.colors(id);
-        self.push_box(c.bg, x, g, y + g / 2 - g / 2, g, Some(id), 0);
-        self.push_line(x + g, y + g / 2, x + 2 * g, y + g / 2, id, 0);
+        self.push_box(depth, c.bg, x, g, y + g / 2 - g / 2, g, Some(id), 0);
+        self.push_line(depth, x + g, y + g / 2, x + 2 * g, y + g / 2, id, 0);
         if self.topo.obj(id).io_children().is_empty() {
             return;
         }
@@ -1074,7 +1131,15 @@ impl<'a> Layout<'a> {
         for (i, &k) in kids.iter().enumerate() {
             let i = i as u32;
             let ymid = y + self.ud[k].yrel + g / 2;
-            self.push_line(x + 2 * g, ymid, x + 3 * g + speedwidth, ymid, id, i + 2);
+            self.push_line(
+                depth.wrapping_sub(1),
+                x + 2 * g,
+                ymid,
+                x + 3 * g + speedwidth,
+                ymid,
+                id,
+                i + 2,
+            );
             if ymin == u32::MAX {
                 ymin = ymid;
             }
@@ -1089,31 +1154,52 @@ impl<'a> Layout<'a> {
                         format!("{:.1}", speed as f64)
                     };
                     truncate(&mut s, 4);
-                    self.push_text(c.t2, x + 5 * g / 2, ymid + g / 2, &s, Some(id), i + 2);
+                    self.push_text(
+                        depth.wrapping_sub(1),
+                        c.t2,
+                        x + 5 * g / 2,
+                        ymid + g / 2,
+                        &s,
+                        Some(id),
+                        i + 2,
+                    );
                 }
             }
         }
-        self.push_line(x + 2 * g, ymin, x + 2 * g, ymax, id, 1);
-        self.draw_children(id, x, y);
+        self.push_line(
+            depth.wrapping_sub(1),
+            x + 2 * g,
+            ymin,
+            x + 2 * g,
+            ymax,
+            id,
+            1,
+        );
+        self.draw_children(id, depth.wrapping_sub(1), x, y);
     }
 
-    fn draw_zone(&mut self, parent: ObjId, z: Zone, x: u32, y: u32) {
+    fn draw_zone(&mut self, parent: ObjId, z: Zone, depth: u32, x: u32, y: u32) {
         if z.boxed {
             let c = self.o.palette.memories;
-            self.push_box(c, x, z.width, y, z.height, Some(parent), 1);
+            self.push_box(depth, c, x, z.width, y, z.height, Some(parent), 1);
         }
         for c in self.children(parent, z.kinds) {
             let (cx, cy) = (self.ud[c].xrel, self.ud[c].yrel);
-            self.draw(c, x.wrapping_add(cx), y.wrapping_add(cy));
+            self.draw(
+                c,
+                depth.wrapping_sub(1),
+                x.wrapping_add(cx),
+                y.wrapping_add(cy),
+            );
         }
     }
 
-    fn draw_children(&mut self, id: ObjId, x: u32, y: u32) {
+    fn draw_children(&mut self, id: ObjId, depth: u32, x: u32, y: u32) {
         let u = &self.ud[id];
         let zones = [u.children, u.above, u.right, u.below];
         for z in zones {
             if z.kinds != 0 {
-                self.draw_zone(id, z, x.wrapping_add(z.xrel), y.wrapping_add(z.yrel));
+                self.draw_zone(id, z, depth, x.wrapping_add(z.xrel), y.wrapping_add(z.yrel));
             }
         }
     }
@@ -1215,11 +1301,11 @@ impl<'a> Layout<'a> {
         };
         let height = rh + legend_h;
 
-        self.draw(root, 0, 0);
+        self.draw(root, ROOT_DEPTH, 0, 0);
         if legend_h > 0 {
             let white = self.o.palette.white;
             let black = self.o.palette.black;
-            self.push_box(white, 0, width, rh, legend_h, None, 0);
+            self.push_box(ROOT_DEPTH, white, 0, width, rh, legend_h, None, 0);
             let mut offset = rh + g;
             let all: Vec<String> = default_lines
                 .into_iter()
@@ -1227,7 +1313,7 @@ impl<'a> Layout<'a> {
                 .chain(append)
                 .collect();
             for (i, s) in all.iter().enumerate() {
-                self.push_text(black, g, offset, s, None, i as u32);
+                self.push_text(ROOT_DEPTH, black, g, offset, s, None, i as u32);
                 if Some(i) == date_line
                     && let Some(Item::Text { is_date, .. }) = self.items.last_mut()
                 {
@@ -1240,6 +1326,7 @@ impl<'a> Layout<'a> {
             width,
             height,
             fontsize: fs,
+            linespacing: ls,
             thickness: self.o.thickness,
             items: self.items,
         }

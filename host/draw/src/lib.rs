@@ -10,11 +10,13 @@
 //! interactive page).
 
 pub mod ascii;
+pub mod fig;
 pub mod html;
 mod labels;
 mod layout;
 pub mod png;
 pub mod svg;
+pub mod tikz;
 
 pub use layout::{layout, pci_collapsing};
 
@@ -94,6 +96,32 @@ const fn darker(c: u8) -> u8 {
 const EPOXY_GREY: u8 = ((EPOXY.0 as u32 + EPOXY.1 as u32 + EPOXY.2 as u32) / 3) as u8;
 
 impl Palette {
+    /// The colours in the order lstopo declares them to its backends
+    /// (the Xfig and TikZ writers define them in this order).
+    pub fn in_declaration_order(&self) -> [Color; 19] {
+        [
+            self.white,
+            self.black,
+            self.machine,
+            self.group,
+            self.package,
+            self.group_in_package,
+            self.die,
+            self.core,
+            self.pu,
+            self.numanode,
+            self.memories,
+            self.cache,
+            self.pcidev,
+            self.osdev,
+            self.bridge,
+            self.misc,
+            self.binding,
+            self.disallowed,
+            self.process,
+        ]
+    }
+
     /// lstopo's default colour palette.
     pub const COLORS: Palette = Palette {
         white: Color::WHITE,
@@ -403,6 +431,10 @@ pub enum Backend {
     /// The text art: grid, font and line spacing are 10, a character is
     /// half a grid cell wide and lines snap to whole cells.
     Ascii,
+    /// The Xfig writer: a character is `fontsize*11/10/2` wide.
+    Fig,
+    /// The LaTeX TikZ writer: a character is `fontsize*13/9*10/22` wide.
+    Tikz,
 }
 
 /// One thing drawn, in drawing order.
@@ -410,6 +442,9 @@ pub enum Backend {
 pub enum Item {
     /// A filled box with a black border.
     Box {
+        /// The layer, as lstopo's drawing depth (100 for the root, less
+        /// inside it): the Xfig writer stacks items by it.
+        depth: u32,
         /// The object it stands for (`None` for the legend).
         obj: Option<ObjId>,
         /// The box number within the object (`_N` suffix of its id).
@@ -429,6 +464,9 @@ pub enum Item {
     },
     /// A black line.
     Line {
+        /// The layer, as lstopo's drawing depth (100 for the root, less
+        /// inside it): the Xfig writer stacks items by it.
+        depth: u32,
         /// The object it belongs to.
         obj: Option<ObjId>,
         /// The line number within the object.
@@ -444,6 +482,9 @@ pub enum Item {
     },
     /// A line of text whose top-left corner is (x, y).
     Text {
+        /// The layer, as lstopo's drawing depth (100 for the root, less
+        /// inside it): the Xfig writer stacks items by it.
+        depth: u32,
         /// The object it labels (`None` for the legend).
         obj: Option<ObjId>,
         /// The text number within the object.
@@ -472,6 +513,8 @@ pub struct Scene {
     pub height: u32,
     /// Font size used for the texts.
     pub fontsize: u32,
+    /// Spacing between lines of text.
+    pub linespacing: u32,
     /// Box and line thickness.
     pub thickness: u32,
     /// Everything drawn, in order.

@@ -59,6 +59,7 @@ pub(crate) fn write_item(out: &mut String, topo: &Topology, scene: &Scene, it: &
             height,
             fill,
             cpukind_style,
+            ..
         } => {
             let (idattr, class) = id_class(topo, *obj, "rect", *id);
             let mut thickness = scene.thickness;
@@ -84,6 +85,7 @@ pub(crate) fn write_item(out: &mut String, topo: &Topology, scene: &Scene, it: &
             y1,
             x2,
             y2,
+            ..
         } => {
             let (idattr, class) = id_class(topo, *obj, "line", *id);
             let _ = writeln!(

@@ -47,7 +47,7 @@ proptest! {
         if !factorize {
             o.no_factorize();
         }
-        for backend in [Backend::Svg, Backend::Ascii] {
+        for backend in [Backend::Svg, Backend::Ascii, Backend::Fig, Backend::Tikz] {
             let scene = wloc_draw::layout(&topo, &o, backend);
             for it in &scene.items {
                 if let Item::Box { x, y, width, height, .. } = it {
@@ -63,6 +63,14 @@ proptest! {
                 Backend::Ascii => {
                     let art = wloc_draw::ascii::render(&scene, false);
                     prop_assert!(art.lines().all(|l| l.chars().count() == art.lines().next().unwrap().chars().count()));
+                }
+                Backend::Fig => {
+                    let fig = wloc_draw::fig::render(&topo, &scene, &o.palette);
+                    prop_assert!(fig.starts_with("#FIG 3.2"));
+                }
+                Backend::Tikz => {
+                    let tex = wloc_draw::tikz::render(&scene, &o.palette, "");
+                    prop_assert!(tex.ends_with("\\end{document}\n"), "{desc}: the document is not closed");
                 }
             }
         }

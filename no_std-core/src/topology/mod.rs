@@ -17,19 +17,23 @@
 //! gathers them.
 
 mod access;
+mod allow;
 mod check;
 mod filters;
 mod finish;
 mod insert;
 #[cfg(test)]
 mod limits;
+mod locality;
 mod query;
 mod remove;
 mod restrict;
 
+pub use allow::AllowError;
 pub use check::CheckError;
 pub use filters::{FilterError, TypeFilter, osdev_is_important, pci_class_is_important};
 pub use insert::{InsertError, Inserted};
+pub use locality::SameLocalityError;
 pub use restrict::{RestrictError, RestrictFlags};
 
 use alloc::string::String;

@@ -13,7 +13,7 @@ use clap::Args;
 use wloc::tool_flags::parse_hwloc_flags;
 use wloc::topo_edit::{self, parse_c_u64};
 use wloc::xml::XmlVersion;
-use wloc_core::distances::{Distances, kind as dist_kind};
+use wloc_core::distances::{Distances, group, kind as dist_kind};
 use wloc_core::memattrs::{self, Initiator, MemAttr, flags as ma_flags};
 use wloc_core::object::{Info, ObjAttr};
 use wloc_core::{CpuSet, ObjId, ObjType, Object, Topology};
@@ -127,6 +127,10 @@ enum Annotation {
         file: String,
         flags: u64,
     },
+    DistancesTransform {
+        name: String,
+        op: TransformOp,
+    },
     MemattrRegister {
         name: String,
         flags: u64,
@@ -144,6 +148,23 @@ enum Annotation {
     None,
 }
 
+/// How `distances-transform NAME OP` changes the matrix.
+#[derive(Debug, PartialEq)]
+enum TransformOp {
+    /// Bandwidths become numbers of links.
+    Links,
+    /// The NVSwitch ports become one object.
+    MergeSwitchPorts,
+    /// Bandwidths between GPUs through the NVSwitches.
+    TransitiveClosure,
+    /// The object at this location leaves the matrix.
+    RemoveObj(String),
+    /// Objects of the first type (or OS devices of that subtype) are
+    /// replaced by those of the second with the same locality, or removed
+    /// when it is `null`.
+    ReplaceObjs { old: String, new: String },
+}
+
 /// The command line after the options.
 #[derive(Debug, PartialEq)]
 struct Plan {
@@ -155,10 +176,18 @@ struct Plan {
 
 const USAGE: &str = "usage: wloc annotate [--ci] [--ri] [--cu] [--cd] INPUT.xml OUTPUT.xml LOCATION ANNOTATION (or -- LOCATION... -- ANNOTATION)";
 
+/// `HWLOC_DISTANCES_ADD_FLAG_GROUP`: Groups of the closest objects.
+const DISTANCES_ADD_FLAG_GROUP: u64 = 1;
+/// `HWLOC_DISTANCES_ADD_FLAG_GROUP_INACCURATE`: values may differ a little.
+const DISTANCES_ADD_FLAG_GROUP_INACCURATE: u64 = 2;
+
 /// hwloc's distances-add flag names.
 const DISTANCES_ADD_FLAGS: [(&str, u64); 2] = [
-    ("HWLOC_DISTANCES_ADD_FLAG_GROUP", 1),
-    ("HWLOC_DISTANCES_ADD_FLAG_GROUP_INACCURATE", 2),
+    ("HWLOC_DISTANCES_ADD_FLAG_GROUP", DISTANCES_ADD_FLAG_GROUP),
+    (
+        "HWLOC_DISTANCES_ADD_FLAG_GROUP_INACCURATE",
+        DISTANCES_ADD_FLAG_GROUP_INACCURATE,
+    ),
 ];
 
 /// hwloc's memory attribute flag names.
@@ -270,9 +299,40 @@ fn plan(args: &[String], replace_infos: bool) -> super::Result<Plan> {
             }
         }
         "distances-transform" => {
-            return Err(
-                "the distances-transform annotation is not supported by wloc annotate".into(),
-            )
+            const FORM: &str = "distances-transform NAME links|merge-switch-ports|transitive-closure|remove-obj OBJ|replace-objs OLDTYPE NEWTYPE";
+            want(2, FORM)?;
+            let op = match args[1].as_str() {
+                "links" => TransformOp::Links,
+                "merge-switch-ports" => TransformOp::MergeSwitchPorts,
+                "transitive-closure" => TransformOp::TransitiveClosure,
+                "remove-obj" => {
+                    want(3, FORM)?;
+                    TransformOp::RemoveObj(args[2].clone())
+                }
+                "replace-objs" => {
+                    want(4, FORM)?;
+                    TransformOp::ReplaceObjs {
+                        old: args[2].clone(),
+                        new: args[3].clone(),
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "unknown distances-transform operation '{other}' (the annotation is '{FORM}')"
+                    )
+                    .into());
+                }
+            };
+            let used = match op {
+                TransformOp::RemoveObj(_) => 3,
+                TransformOp::ReplaceObjs { .. } => 4,
+                _ => 2,
+            };
+            at_most(used, FORM)?;
+            Annotation::DistancesTransform {
+                name: args[0].clone(),
+                op,
+            }
         }
         "memattr" => {
             want(2, "memattr NAME FLAGS or memattr NAME INITIATOR VALUE")?;
@@ -329,7 +389,7 @@ fn plan(args: &[String], replace_infos: bool) -> super::Result<Plan> {
         }
         other => {
             return Err(format!(
-                "unknown annotation '{other}' (expected info, subtype, size, misc, distances, memattr, cpukind or none)"
+                "unknown annotation '{other}' (expected info, subtype, size, misc, distances, distances-transform, memattr, cpukind or none)"
             ).into())
         }
     };
@@ -502,16 +562,147 @@ fn add_distances(topo: &mut Topology, file: &str, flags: u64) -> super::Result {
     if hetero {
         kind |= dist_kind::HETEROGENEOUS_TYPES;
     }
-    if flags & 1 != 0 && !hetero && n > 2 && kind & dist_kind::MEANS_LATENCY != 0 {
-        return Err(
-            "the group flags (Group objects built from the distances) are not supported by wloc annotate"
-                .into(),
-        );
-    }
     let values = d.values.matrix(n);
     let dist = Distances::new(d.name, kind, objs, values)
         .ok_or_else(|| format!("invalid distances matrix in '{file}'"))?;
+    if flags & DISTANCES_ADD_FLAG_GROUP != 0 && !hetero && grouping_enabled(topo) {
+        // As hwloc's commit: Groups of the closest objects, when they fit
+        // in the tree (object ids survive grouping).
+        let env = wloc_trust::env::var("HWLOC_GROUPING_ACCURACY");
+        let inaccurate = flags & DISTANCES_ADD_FLAG_GROUP_INACCURATE != 0;
+        let accuracies = group::accuracies(inaccurate, env.as_deref());
+        let mut grouped = topo.clone();
+        if group::group_by_distances(&mut grouped, &dist, &accuracies) && grouped.finish().is_ok() {
+            *topo = grouped;
+        }
+    }
     topo.distances.push(dist);
+    Ok(())
+}
+
+/// Whether hwloc would build Groups from distances: Groups are kept and
+/// `HWLOC_GROUPING` does not say 0.
+fn grouping_enabled(topo: &Topology) -> bool {
+    let off =
+        wloc_trust::env::var("HWLOC_GROUPING").is_some_and(|v| wloc_linux::parse::atoi(&v) == 0);
+    topo.type_filter(ObjType::Group) != TypeFilter::KeepNone && !off
+}
+
+/// Whether an object is an NVSwitch port, as hwloc's switch transforms
+/// tell them.
+fn is_nvswitch(topo: &Topology, o: ObjId) -> bool {
+    topo.obj(o).subtype.as_deref() == Some("NVSwitch")
+}
+
+/// A type as `replace-objs` names it: an object type, else the subtype of
+/// OS devices (`nvml`, `opencl`...).
+fn type_or_osdev_subtype(name: &str) -> (ObjType, Option<&str>) {
+    match ObjType::parse(name) {
+        Some(t) => (t, None),
+        None => (ObjType::OSDevice, Some(name)),
+    }
+}
+
+/// Applies `distances-transform NAME OP` as hwloc-annotate does: the
+/// transformed matrix replaces the one named, after the others.
+fn transform_distances(topo: &mut Topology, name: &str, op: &TransformOp) -> super::Result {
+    let found: Vec<usize> = (0..topo.distances.len())
+        .filter(|&i| topo.distances[i].name.as_deref() == Some(name))
+        .collect();
+    let index = match found.as_slice() {
+        [] => return Err(format!("no distances matrix is named '{name}'").into()),
+        [i] => *i,
+        more => {
+            return Err(format!("{} distances matrices are named '{name}'", more.len()).into());
+        }
+    };
+    let mut d = topo.distances[index].clone();
+    let failed = |e: wloc_core::distances::TransformError| {
+        format!("cannot transform the distances '{name}': {e}")
+    };
+    let nvlink = || -> super::Result {
+        if name == "NVLinkBandwidth" {
+            Ok(())
+        } else {
+            Err(format!("cannot transform the distances '{name}': switch ports are only known in NVLinkBandwidth").into())
+        }
+    };
+    let mut removed = false;
+    match op {
+        TransformOp::Links => d.transform_links().map_err(failed)?,
+        TransformOp::MergeSwitchPorts => {
+            nvlink()?;
+            d.merge_switch_ports(|o| is_nvswitch(topo, o))
+                .map_err(failed)?;
+            removed = true;
+        }
+        TransformOp::TransitiveClosure => {
+            nvlink()?;
+            d.transitive_closure(|o| is_nvswitch(topo, o));
+        }
+        TransformOp::RemoveObj(loc) => {
+            let obj = unique_object(topo, loc, "distances-transform remove-obj")?;
+            let keep: Vec<bool> = d.objs.iter().map(|&o| o != obj).collect();
+            for (i, k) in keep.iter().enumerate() {
+                if !k {
+                    println!("Removing object #{i} from distances structures `{name}'");
+                }
+            }
+            if keep.iter().filter(|&&k| k).count() < 2 {
+                return Err(failed(wloc_core::distances::TransformError::TooFewObjects).into());
+            }
+            d.keep_positions(&keep);
+            removed = true;
+        }
+        TransformOp::ReplaceObjs { old, new } => {
+            let (old_type, old_subtype) = type_or_osdev_subtype(old);
+            let to_null = new.eq_ignore_ascii_case("null");
+            let (new_type, new_subtype) = type_or_osdev_subtype(new);
+            let mut keep = vec![true; d.objs.len()];
+            for (i, (slot, kept)) in d.objs.iter_mut().zip(keep.iter_mut()).enumerate() {
+                let o = topo.obj(*slot);
+                let sub_ok = old_subtype.is_none_or(|s| {
+                    o.subtype
+                        .as_deref()
+                        .is_some_and(|os| os.eq_ignore_ascii_case(s))
+                });
+                if o.obj_type != old_type || !sub_ok {
+                    continue;
+                }
+                if to_null {
+                    println!("Replacing object #{i} in distances structures `{name}' with NULL");
+                    *kept = false;
+                } else if let Ok(n) =
+                    topo.obj_with_same_locality(*slot, new_type, new_subtype, None)
+                {
+                    println!("Replacing object #{i} in distances structures `{name}'");
+                    *slot = n;
+                }
+            }
+            if to_null {
+                if keep.iter().filter(|&&k| k).count() < 2 {
+                    return Err(failed(wloc_core::distances::TransformError::TooFewObjects).into());
+                }
+                d.keep_positions(&keep);
+                removed = true;
+            }
+        }
+    }
+    let first_type = d.objs.first().map(|&o| topo.obj(o).obj_type);
+    let hetero = d
+        .objs
+        .iter()
+        .any(|&o| Some(topo.obj(o).obj_type) != first_type);
+    // hwloc recomputes the flag when objects leave the matrix, and sets
+    // it (only) when the matrix is added again.
+    if removed && !hetero {
+        d.kind &= !dist_kind::HETEROGENEOUS_TYPES;
+    }
+    if hetero {
+        d.kind |= dist_kind::HETEROGENEOUS_TYPES;
+    }
+    topo.distances.remove(index);
+    topo.distances.push(d);
     Ok(())
 }
 
@@ -585,12 +776,20 @@ fn memattr_target(
 pub fn run(a: &AnnotateArgs) -> super::Result {
     let p = plan(&a.args, a.replace_infos)?;
     let text = read_input(&p.input)?;
-    let mut topo = wloc::xml::import_str(&text, {
+    let base = {
         let mut t = keep_all(TypeFilter::KeepAll);
         t.include_disallowed = true;
         t
-    })
-    .map_err(|e| format!("failed to load topology from {}: {e}", p.input))?;
+    };
+    // As hwloc 2.x reads it when asked (WLOC_HWLOC_COMPAT=2): hwloc 3 names
+    // the compute backends of version 2 OS devices in the root's infos.
+    let imported = if super::ls::hwloc2_compat()? {
+        wloc::xml::import_str_as_hwloc2(&text, base)
+    } else {
+        wloc::xml::import_str(&text, base)
+    };
+    let mut topo =
+        imported.map_err(|e| format!("failed to load topology from {}: {e}", p.input))?;
     // hwloc keeps the topology's infos (Backend, OSName...) in the root
     // object, after those the document gave it first (as the hwloc 2
     // export writes them): infos added to the root come after them all.
@@ -615,6 +814,7 @@ pub fn run(a: &AnnotateArgs) -> super::Result {
     match &p.annotation {
         // The locations are not used by these, as in hwloc-annotate.
         Annotation::Distances { file, flags } => add_distances(&mut topo, file, *flags)?,
+        Annotation::DistancesTransform { name, op } => transform_distances(&mut topo, name, op)?,
         Annotation::MemattrRegister { name, flags } => register_memattr(&mut topo, name, *flags)?,
         Annotation::CpuKind {
             cpuset,
@@ -732,6 +932,39 @@ mod tests {
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn distances_transforms_parse_as_hwloc_annotate() {
+        let t = |s: &str| plan(&args(s), false).map(|p| p.annotation);
+        assert_eq!(
+            t("i o d distances-transform NV links").unwrap(),
+            Annotation::DistancesTransform {
+                name: "NV".into(),
+                op: TransformOp::Links
+            }
+        );
+        assert_eq!(
+            t("i o d distances-transform NV replace-objs nvml null").unwrap(),
+            Annotation::DistancesTransform {
+                name: "NV".into(),
+                op: TransformOp::ReplaceObjs {
+                    old: "nvml".into(),
+                    new: "null".into()
+                }
+            }
+        );
+        assert_eq!(
+            t("i o d distances-transform NV remove-obj pu:1").unwrap(),
+            Annotation::DistancesTransform {
+                name: "NV".into(),
+                op: TransformOp::RemoveObj("pu:1".into())
+            }
+        );
+        assert!(t("i o d distances-transform NV").is_err());
+        assert!(t("i o d distances-transform NV replace-objs pu").is_err());
+        assert!(t("i o d distances-transform NV links extra").is_err());
+        assert!(t("i o d distances-transform NV shuffle").is_err());
     }
 
     #[test]

@@ -7,11 +7,13 @@ use std::path::Path;
 use clap::Args;
 use wloc::console::{ConsoleOptions, IndexMode};
 use wloc::xml::XmlVersion;
-use wloc_core::{ObjType, Topology, TypeFilter};
+use wloc_core::{CpuSet, NodeSet, ObjType, Topology, TypeFilter};
 use wloc_discovery::input;
 
 use super::ls_draw::Picture;
 use super::topology::{Components, Load, LoadErrors, TopologyArgs, keep_all};
+use wloc::tool_flags::{parse_hwloc_flags, parse_set_format};
+use wloc_locality::CpusetFormat;
 
 /// Options of `wloc ls`, named as lstopo's.
 #[derive(Args, Debug)]
@@ -44,9 +46,13 @@ pub struct LsArgs {
     /// Only show the cpuset of each object.
     #[arg(short = 'C', long = "cpuset-only")]
     cpuset_only: bool,
-    /// Show cpusets in taskset form.
-    #[arg(long)]
+    /// Show cpusets in taskset form (as --cof taskset).
+    #[arg(long, overrides_with = "cpuset_output_format")]
     taskset: bool,
+    /// The form of the cpusets shown: hwloc, list or taskset (implies -c
+    /// unless -C is given).
+    #[arg(long, visible_alias = "cof", value_name = "FORMAT", value_parser = parse_set_format, overrides_with = "taskset")]
+    cpuset_output_format: Option<CpusetFormat>,
     /// Do not show any I/O device or bridge.
     #[arg(long)]
     no_io: bool,
@@ -102,10 +108,11 @@ pub struct LsArgs {
     /// The component policy file (default: $WLOC_POLICY, else /etc/wloc/policy.toml).
     #[arg(long = "policy", value_name = "FILE")]
     pub policy: Option<std::path::PathBuf>,
-    /// XML export flags, as lstopo's: 1 writes hwloc 1.x XML (for machines
-    /// whose tools still run hwloc 1.x), as hwloc 2.x does; 2 asks for
-    /// hwloc 2.x XML (hwloc 3's flag), which is the default anyway.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// XML export flags, as lstopo's (a number or names such as v1): 1 (v1)
+    /// writes hwloc 1.x XML (for machines whose tools still run hwloc
+    /// 1.x), as hwloc 2.x does; 2 asks for hwloc 2.x XML (hwloc 3's flag),
+    /// which is the default anyway.
+    #[arg(long, value_name = "FLAGS", default_value = "0", value_parser = parse_export_xml_flags)]
     export_xml_flags: u64,
     /// The XML format to write: 2 (hwloc 2.x XML, `<topology
     /// version="2.0">`, readable by every released hwloc; the default) or 3
@@ -113,9 +120,20 @@ pub struct LsArgs {
     /// else 2.
     #[arg(long, value_name = "2|3", value_parser = parse_xml_version)]
     xml_version: Option<XmlVersion>,
-    /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_* bits.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// Synthetic export flags, as hwloc's HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_*:
+    /// a number or names (no_extended_types, no_attrs, v1, ignore_memory).
+    #[arg(long, value_name = "FLAGS", default_value = "0", value_parser = parse_export_synthetic_flags)]
     export_synthetic_flags: u64,
+    /// Change which PUs and NUMA nodes are marked allowed: all, local (this
+    /// process's cgroup), a cpuset or nodeset=SET (repeatable: the last
+    /// cpuset and the last nodeset apply); implies --disallowed.
+    #[arg(long = "allow", value_name = "all|local|SET|nodeset=SET")]
+    allow: Vec<String>,
+    /// hwloc's topology flags, a number or names: include_disallowed,
+    /// is_thissystem, thissystem_allowed_resources, dont_change_binding,
+    /// no_distances, no_memattrs, no_cpukinds.
+    #[arg(long = "flags", value_name = "FLAGS", value_parser = parse_topology_flags)]
+    flags: Option<u64>,
     #[command(flatten)]
     draw: super::ls_draw::DrawArgs,
     /// Output file (`-` for standard output; `-.xml` and the like pick a
@@ -123,6 +141,7 @@ pub struct LsArgs {
     /// machine's short host name and `%%` by `%`, so that one command run
     /// on every node (`srun`, `pdsh`, `clush`) writes one file per node:
     /// `wloc ls --of xml /shared/topo/%h.xml`.
+    #[arg(allow_hyphen_values = true)]
     output: Option<String>,
 }
 
@@ -136,24 +155,121 @@ enum OutputFormat {
     Picture(super::ls_draw::Picture),
 }
 
-fn parse_output_format(s: &str) -> super::Result<OutputFormat> {
-    Ok(match s {
-        "console" => OutputFormat::Console,
+/// The output formats named as lstopo names them (`--of`, and the
+/// extension of an output file name), ignoring case.
+fn format_named(name: &str) -> Option<OutputFormat> {
+    let n = name.to_ascii_lowercase();
+    Some(match n.as_str() {
         "xml" => OutputFormat::Xml,
         "synthetic" => OutputFormat::Synthetic,
         "json" => OutputFormat::Json,
+        "image" | "wlocimg" => OutputFormat::Image,
         // As lstopo: `txt` is the text art's old name.
         "ascii" | "txt" => OutputFormat::Picture(Picture::Ascii),
-        "svg" | "nativesvg" => OutputFormat::Picture(Picture::Svg),
+        "svg" | "nativesvg" | "svg(native)" => OutputFormat::Picture(Picture::Svg),
         "png" => OutputFormat::Picture(Picture::Png),
         "html" => OutputFormat::Picture(Picture::Html),
-        "image" => OutputFormat::Image,
-        _ => {
-            return Err(format!(
-                "unknown output format '{s}' (expected console, xml, synthetic, json, svg, ascii, png, html or image)"
-            ).into())
+        "fig" => OutputFormat::Picture(Picture::Fig),
+        "tikz" | "tex" => OutputFormat::Picture(Picture::Tikz),
+        // As lstopo, the first three letters are enough.
+        _ if n.len() >= 3 && "console".starts_with(&n[..3]) && "console".starts_with(&n) => {
+            OutputFormat::Console
         }
+        _ => return None,
     })
+}
+
+fn parse_output_format(s: &str) -> super::Result<OutputFormat> {
+    Ok(format_named(s).ok_or_else(|| {
+        format!(
+            "unknown output format '{s}' (expected console, xml, synthetic, json, svg, ascii, png, html, fig, tikz or image)"
+        )
+    })?)
+}
+
+/// hwloc's XML export flag names.
+const EXPORT_XML_FLAGS: [(&str, u64); 1] = [("HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1", 1)];
+
+/// hwloc's synthetic export flag names.
+const EXPORT_SYNTHETIC_FLAGS: [(&str, u64); 4] = [
+    ("HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_NO_EXTENDED_TYPES", 1),
+    ("HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_NO_ATTRS", 2),
+    ("HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_V1", 4),
+    ("HWLOC_TOPOLOGY_EXPORT_SYNTHETIC_FLAG_IGNORE_MEMORY", 8),
+];
+
+/// hwloc's topology flag names (`--flags`).
+const TOPOLOGY_FLAGS: [(&str, u64); 10] = [
+    (
+        "HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED",
+        topo_flags::INCLUDE_DISALLOWED,
+    ),
+    (
+        "HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM",
+        topo_flags::IS_THISSYSTEM,
+    ),
+    (
+        "HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES",
+        topo_flags::THISSYSTEM_ALLOWED_RESOURCES,
+    ),
+    ("HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT", 1 << 3),
+    ("HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING", 1 << 4),
+    ("HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_MEMBINDING", 1 << 5),
+    (
+        "HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING",
+        topo_flags::DONT_CHANGE_BINDING,
+    ),
+    ("HWLOC_TOPOLOGY_FLAG_NO_DISTANCES", topo_flags::NO_DISTANCES),
+    ("HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS", topo_flags::NO_MEMATTRS),
+    ("HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS", topo_flags::NO_CPUKINDS),
+];
+
+/// The topology flags `wloc ls --flags` applies (hwloc's values).
+mod topo_flags {
+    pub const INCLUDE_DISALLOWED: u64 = 1 << 0;
+    pub const IS_THISSYSTEM: u64 = 1 << 1;
+    pub const THISSYSTEM_ALLOWED_RESOURCES: u64 = 1 << 2;
+    /// wloc never changes the process's binding while discovering.
+    pub const DONT_CHANGE_BINDING: u64 = 1 << 6;
+    pub const NO_DISTANCES: u64 = 1 << 7;
+    pub const NO_MEMATTRS: u64 = 1 << 8;
+    pub const NO_CPUKINDS: u64 = 1 << 9;
+    pub const SUPPORTED: u64 = INCLUDE_DISALLOWED
+        | IS_THISSYSTEM
+        | THISSYSTEM_ALLOWED_RESOURCES
+        | DONT_CHANGE_BINDING
+        | NO_DISTANCES
+        | NO_MEMATTRS
+        | NO_CPUKINDS;
+}
+
+/// Flags as hwloc's tools read them: a number or names; a name matching
+/// no flag (or several) is an error.
+fn parse_named_flags(s: &str, names: &[(&str, u64)], kind: &str) -> super::Result<u64> {
+    match parse_hwloc_flags(s, names, kind) {
+        u64::MAX => Err(format!("invalid {kind} flags '{s}'").into()),
+        v => Ok(v),
+    }
+}
+
+fn parse_export_xml_flags(s: &str) -> super::Result<u64> {
+    parse_named_flags(s, &EXPORT_XML_FLAGS, "XML export")
+}
+
+fn parse_export_synthetic_flags(s: &str) -> super::Result<u64> {
+    parse_named_flags(s, &EXPORT_SYNTHETIC_FLAGS, "synthetic export")
+}
+
+fn parse_topology_flags(s: &str) -> super::Result<u64> {
+    let v = parse_named_flags(s, &TOPOLOGY_FLAGS, "topology")?;
+    let unsupported = v & !topo_flags::SUPPORTED;
+    if unsupported != 0 {
+        return Err(format!(
+            "topology flags {unsupported:#x} (import_support, restrict_to_cpubinding, restrict_to_membinding or unknown bits) are not supported by wloc ls; use --restrict binding to restrict to the binding"
+        )
+        .into());
+    }
+    Ok(v)
 }
 
 /// The environment variable that picks the XML format wloc writes when no
@@ -186,9 +302,11 @@ pub fn default_xml_version() -> super::Result<XmlVersion> {
 
 /// The environment variable that asks wloc's commands to behave as hwloc
 /// 2.x's tools where they keep a hwloc 3.0 behaviour by default: `2`.
-/// Today it changes one thing: version 2 XML is written as hwloc 2.x itself
-/// writes it, PCI types without their programming interface (hwloc 3 adds
-/// it to `pci_type` in both versions it writes).
+/// Today it changes two things: version 2 XML is written as hwloc 2.x
+/// itself writes it, PCI types without their programming interface (hwloc 3
+/// adds it to `pci_type` in both versions it writes); `wloc annotate` reads
+/// version 2 XML as hwloc 2.x does (hwloc 3 names the compute backends of
+/// OS devices in the root's infos).
 pub const HWLOC_COMPAT_ENV: &str = "WLOC_HWLOC_COMPAT";
 
 /// Whether `WLOC_HWLOC_COMPAT` asks for hwloc 2.x's behaviour. A value
@@ -311,9 +429,114 @@ fn hides_pus(a: &LsArgs) -> bool {
         })
 }
 
+/// How `--allow` changes the allowed sets, the last value of each kind
+/// winning as in lstopo.
+#[derive(Debug, Default, PartialEq)]
+struct Allow {
+    /// `all` or `local` (the last one), or sets.
+    whole: Option<AllowWhole>,
+    cpuset: Option<CpuSet>,
+    nodeset: Option<NodeSet>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum AllowWhole {
+    All,
+    Local,
+}
+
+fn parse_allow(values: &[String]) -> super::Result<Option<Allow>> {
+    if values.is_empty() {
+        return Ok(None);
+    }
+    let mut a = Allow::default();
+    for v in values {
+        match v.as_str() {
+            "all" => a.whole = Some(AllowWhole::All),
+            "local" => a.whole = Some(AllowWhole::Local),
+            _ => {
+                a.whole = None;
+                match v.strip_prefix("nodeset=") {
+                    Some(n) => {
+                        a.nodeset = Some(n.parse().map_err(|e| {
+                            format!("invalid --allow {v}: '{n}' is not a node set: {e}")
+                        })?)
+                    }
+                    None => {
+                        a.cpuset = Some(v.parse().map_err(|e| {
+                            format!("invalid --allow {v} (expected all, local, a cpuset or nodeset=SET): {e}")
+                        })?)
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(a))
+}
+
+/// Limits the allowed sets to what this process's Linux cgroup allows, as
+/// hwloc's allowed-resources hook does (sets are kept when no cpuset
+/// cgroup is found).
+fn apply_local_restrictions(t: &mut Topology) {
+    if let Some(r) = wloc_linux::allowed_resources(&wloc_linux::NativeFs::new("/")) {
+        t.allowed_cpuset = r.cpuset;
+        t.allowed_nodeset = r.nodeset;
+    }
+    t.allowed_cpuset = &t.allowed_cpuset & t.cpuset();
+    t.allowed_nodeset = &t.allowed_nodeset & t.nodeset();
+}
+
+/// What lstopo's `--flags` and `--allow` change in the loaded topology,
+/// before `--restrict`.
+fn tweak_loaded(a: &LsArgs, t: &mut Topology) -> super::Result {
+    let flags = a.flags.unwrap_or(0);
+    let allow = parse_allow(&a.allow)?;
+    let local = allow
+        .as_ref()
+        .is_some_and(|x| x.whole == Some(AllowWhole::Local));
+    if flags & topo_flags::IS_THISSYSTEM != 0 || local {
+        t.is_thissystem = true;
+    }
+    if flags & topo_flags::NO_DISTANCES != 0 {
+        t.distances.clear();
+    }
+    if flags & topo_flags::NO_MEMATTRS != 0 {
+        for m in &mut t.memattrs {
+            m.values.clear();
+        }
+    }
+    if flags & topo_flags::NO_CPUKINDS != 0 {
+        t.cpukinds.clear();
+    }
+    if flags & topo_flags::THISSYSTEM_ALLOWED_RESOURCES != 0 && t.is_thissystem {
+        apply_local_restrictions(t);
+    }
+    match allow {
+        None => {}
+        Some(Allow {
+            whole: Some(AllowWhole::All),
+            ..
+        }) => t.allow_all(),
+        Some(Allow {
+            whole: Some(AllowWhole::Local),
+            ..
+        }) => apply_local_restrictions(t),
+        Some(Allow {
+            cpuset, nodeset, ..
+        }) => t
+            .allow(cpuset.as_ref(), nodeset.as_ref())
+            .map_err(|e| format!("cannot apply --allow: {e}"))?,
+    }
+    Ok(())
+}
+
 /// Builds an empty topology with lstopo's filters and the user's.
 fn configured_topology(a: &LsArgs) -> super::Result<Topology> {
     let mut t = keep_all(TypeFilter::KeepImportant);
+    // As lstopo: --allow needs (and sets) the flag that keeps disallowed objects.
+    if !a.allow.is_empty() || a.flags.unwrap_or(0) & topo_flags::INCLUDE_DISALLOWED != 0 {
+        t.include_disallowed = true;
+    }
     if a.merge {
         t.set_all_types_filter(TypeFilter::KeepStructure);
     }
@@ -380,42 +603,49 @@ fn short_host_name() -> super::Result<String> {
     Ok(wloc::slurm::short_name(&full).to_string())
 }
 
-/// Where the output goes and in which format.
+/// Where the output goes and in which format, as lstopo decides: `--of`,
+/// else the output name's extension (`-.EXT` is standard output in format
+/// EXT), else the console.
 fn output_target(a: &LsArgs) -> super::Result<(Option<String>, OutputFormat)> {
-    let mut format = a.output_format;
-    let mut path = None;
     let expanded = match &a.output {
         Some(o) => Some(expand_host(o, short_host_name)?),
         None => None,
     };
-    if let Some(out) = &expanded {
-        let ext = Path::new(out).extension().and_then(|e| e.to_str());
-        let from_ext = match ext {
-            Some("xml") => Some(OutputFormat::Xml),
-            Some("synthetic") => Some(OutputFormat::Synthetic),
-            Some("json") => Some(OutputFormat::Json),
-            Some("wlocimg") => Some(OutputFormat::Image),
-            Some("console") => Some(OutputFormat::Console),
-            Some("txt") => Some(OutputFormat::Picture(Picture::Ascii)),
-            Some("svg") => Some(OutputFormat::Picture(Picture::Svg)),
-            Some("png") => Some(OutputFormat::Picture(Picture::Png)),
-            Some("html") => Some(OutputFormat::Picture(Picture::Html)),
-            _ => None,
-        };
-        if format.is_none() {
-            format = from_ext;
-        }
-        let stdout = out == "-" || (out.starts_with("-.") && from_ext.is_some());
-        if !stdout {
-            if format.is_none() {
-                return Err(format!(
-                    "cannot guess the output format of '{out}': use --of console, xml, synthetic, json or image"
-                ).into());
-            }
-            path = Some(out.clone());
-        }
+    let Some(out) = expanded else {
+        return Ok((None, a.output_format.unwrap_or(OutputFormat::Console)));
+    };
+    if out == "-" || out == "/dev/stdout" {
+        return Ok((None, a.output_format.unwrap_or(OutputFormat::Console)));
     }
-    Ok((path, format.unwrap_or(OutputFormat::Console)))
+    let ext = out.rfind('.').map(|dot| &out[dot + 1..]);
+    let from_ext = ext.and_then(format_named);
+    // `-.EXT` names standard output only when EXT is a format.
+    if out.starts_with("-.") && !out[2..].contains('.') && from_ext.is_some() {
+        if let Some(f) = a.output_format {
+            eprintln!(
+                "wloc: ignoring the extension of the standard output name '{out}' since --of was given"
+            );
+            return Ok((None, f));
+        }
+        return Ok((None, from_ext.unwrap_or(OutputFormat::Console)));
+    }
+    let format = match (a.output_format, from_ext, ext) {
+        (Some(f), _, _) => f,
+        (None, Some(f), _) => f,
+        (None, None, Some(e)) => {
+            return Err(format!(
+                "unknown output format '{e}' given by the extension of '{out}' (use --of console, xml, synthetic, json, svg, ascii, png, html, fig, tikz or image)"
+            )
+            .into());
+        }
+        (None, None, None) => {
+            return Err(format!(
+                "cannot guess the output format of '{out}' without an extension: use --of console, xml, synthetic, json or image"
+            )
+            .into());
+        }
+    };
+    Ok((Some(out), format))
 }
 
 /// Runs `wloc ls`.
@@ -459,8 +689,10 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
             preamble = format!("assuming `{i}' is {what}\n");
         }
     }
+    let tweak = |t: &mut Topology| tweak_loaded(a, t);
     let how = Load {
         restrict_to_binding: true,
+        tweak: Some(&tweak),
         components: Some(Components {
             files: &a.component,
             list: a.components.as_deref(),
@@ -498,7 +730,11 @@ pub fn run(d: &wloc_discovery::Discovery, a: &LsArgs) -> super::Result {
                 },
                 show_cpuset: a.cpuset,
                 show_cpuset_only: a.cpuset_only,
-                taskset: a.taskset,
+                cpuset_format: if a.taskset {
+                    Some(CpusetFormat::Taskset)
+                } else {
+                    a.cpuset_output_format
+                },
                 collapse: !a.no_collapse,
                 ignore_pus: hides_pus(a),
                 only,

@@ -1,5 +1,5 @@
 //! The drawing options of `wloc ls` (lstopo's) and the pictures it writes:
-//! SVG, text art, PNG and an interactive HTML page.
+//! SVG, text art, PNG, an interactive HTML page, Xfig and LaTeX TikZ.
 
 use clap::Args;
 use wloc_core::{ObjType, Topology};
@@ -303,6 +303,10 @@ pub enum Picture {
     Png,
     /// The SVG in an interactive page.
     Html,
+    /// lstopo's Xfig document.
+    Fig,
+    /// lstopo's LaTeX TikZ document.
+    Tikz,
 }
 
 /// Draws the topology in a picture format (the HTML page with the
@@ -321,6 +325,21 @@ pub fn draw(
         Picture::Ascii => {
             let scene = wloc_draw::layout(topo, opts, Backend::Ascii);
             wloc_draw::ascii::render(&scene, wloc_draw::ascii::locale_is_utf8()).into_bytes()
+        }
+        Picture::Fig => {
+            let scene = wloc_draw::layout(topo, opts, Backend::Fig);
+            wloc_draw::fig::render(topo, &scene, &opts.palette).into_bytes()
+        }
+        Picture::Tikz => {
+            let env = std::env::var("LSTOPO_TIKZ_FONTFAMILY").ok();
+            let family = wloc_draw::tikz::font_family(env.as_deref()).ok_or_else(|| {
+                format!(
+                    "invalid LSTOPO_TIKZ_FONTFAMILY={}: the only accepted values are rm, sf and tt",
+                    env.as_deref().unwrap_or_default()
+                )
+            })?;
+            let scene = wloc_draw::layout(topo, opts, Backend::Tikz);
+            wloc_draw::tikz::render(&scene, &opts.palette, family).into_bytes()
         }
         Picture::Png => {
             let scene = wloc_draw::layout(topo, opts, Backend::Svg);

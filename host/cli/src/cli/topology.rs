@@ -110,6 +110,9 @@ pub struct Load<'a> {
     /// This machine may come from the image `wloc service` publishes
     /// (when it is trusted and current), instead of a discovery.
     pub adopt_published: bool,
+    /// Changes made to the loaded topology before it is restricted, as
+    /// lstopo changes it (`--flags`, `--allow`).
+    pub tweak: Option<&'a dyn Fn(&mut Topology) -> super::Result>,
 }
 
 impl Load<'_> {
@@ -124,6 +127,7 @@ impl Load<'_> {
             quiet: false,
             components: None,
             adopt_published: true,
+            tweak: None,
         }
     }
 }
@@ -220,6 +224,9 @@ impl TopologyArgs {
         })?;
         if self.thissystem || input::env_var("THISSYSTEM").is_some_and(|v| v != "0") {
             topo.is_thissystem = true;
+        }
+        if let Some(tweak) = how.tweak {
+            tweak(&mut topo)?;
         }
         if let Some(spec) = &self.restrict {
             let given = self.restrict_flags.as_deref().map(parse_restrict_flags);

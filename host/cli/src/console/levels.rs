@@ -64,8 +64,10 @@ impl Renderer<'_> {
                 weight(unknown.weight())
             );
         }
-        let disallowed = topo_set.and_not(&t.allowed_cpuset);
-        if !disallowed.is_empty() {
+        // As lstopo: said whenever the sets differ, even when only PUs
+        // outside the tree are allowed ("0 processors ...").
+        if *topo_set != t.allowed_cpuset {
+            let disallowed = topo_set.and_not(&t.allowed_cpuset);
             let _ = writeln!(
                 self.out,
                 "{} processors represented but not allowed: {disallowed}",

@@ -15,7 +15,7 @@
 //! * the `--only TYPE`, `--distances`, `--memattrs` and `--cpukinds`
 //!   listings;
 //! * logical (`-l`), physical (`-p`) or both (default) indexes, and cpusets
-//!   (`-c`, `-C`, `--taskset`).
+//!   (`-c`, `-C`, `--cof`).
 //!
 //! Options that change the topology itself (`--no-io`, `--whole-io`,
 //! `--merge`, `--filter`, `--disallowed`, `--restrict`, ...) are applied
@@ -38,6 +38,7 @@ use std::fmt::Write as _;
 use wloc_core::Topology;
 use wloc_core::bitmap::{CpuSet, NodeSet};
 use wloc_core::object::{BridgeUpstream, Depth, ObjId, ObjType};
+use wloc_locality::CpusetFormat;
 
 // hwloc's PCI class names live in the model, shared with the C library.
 pub use wloc_core::pci::class_string as pci_class_string;
@@ -89,9 +90,10 @@ pub struct ConsoleOptions {
     /// `-C`: print only the cpuset of each object (takes precedence over
     /// [`show_cpuset`](Self::show_cpuset)).
     pub show_cpuset_only: bool,
-    /// `--taskset`: print cpusets in taskset form (`0x3f`); implies `-c`
-    /// unless `-C` is given.
-    pub taskset: bool,
+    /// `--cpuset-output-format` (`--cof`; `--taskset` is `--cof taskset`):
+    /// the form of the cpusets shown (hwloc's by default); giving one
+    /// implies `-c` unless `-C` is given.
+    pub cpuset_format: Option<CpusetFormat>,
     /// Collapse identical consecutive PCI functions into `N x { ... }`
     /// (true by default; `--no-collapse` clears it).
     pub collapse: bool,
@@ -119,7 +121,7 @@ impl Default for ConsoleOptions {
             index_mode: IndexMode::Default,
             show_cpuset: false,
             show_cpuset_only: false,
-            taskset: false,
+            cpuset_format: None,
             collapse: true,
             ignore_pus: false,
             only: None,
@@ -139,11 +141,11 @@ impl ConsoleOptions {
         1 + i32::from(self.verbose) + i32::from(self.very_verbose) - i32::from(self.silent)
     }
 
-    /// lstopo's `show_cpuset` level: 0 none, 1 `-c` (or `--taskset`), 2 `-C`.
+    /// lstopo's `show_cpuset` level: 0 none, 1 `-c` (or `--cof`), 2 `-C`.
     fn cpuset_level(&self) -> u8 {
         if self.show_cpuset_only {
             2
-        } else if self.show_cpuset || self.taskset {
+        } else if self.show_cpuset || self.cpuset_format.is_some() {
             1
         } else {
             0

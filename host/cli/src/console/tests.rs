@@ -191,6 +191,27 @@ fn cpusets_disable_merging_and_no_collapse_lists_every_function() {
     assert!(render(&io_topology(), &only).starts_with("0x00000003\n  0x00000003\n  0x00000003\n"));
 }
 
+/// `--cof` (lstopo 2.10 and later, so not in the comparison with 2.9's
+/// lstopo below; tests/cli.rs compares it with 2.14's): the form of the
+/// cpusets, and `-c` implied.
+#[test]
+fn cpuset_output_formats_imply_cpusets() {
+    let list = ConsoleOptions {
+        cpuset_format: Some(CpusetFormat::List),
+        ..ConsoleOptions::default()
+    };
+    assert!(
+        render(&io_topology(), &list)
+            .starts_with("Machine (16GB total) cpuset=0-1\n  NUMANode L#0 (P#0 16GB) cpuset=0-1\n")
+    );
+    let only = ConsoleOptions {
+        show_cpuset_only: true,
+        cpuset_format: Some(CpusetFormat::Taskset),
+        ..ConsoleOptions::default()
+    };
+    assert!(render(&io_topology(), &only).starts_with("0x3\n  0x3\n"));
+}
+
 #[test]
 fn silent_prints_the_summary_and_only_lists_one_type() {
     let opts = ConsoleOptions {
@@ -399,7 +420,7 @@ fn console_options(args: &[&str]) -> ConsoleOptions {
             "-l" => o.index_mode = IndexMode::Logical,
             "-c" => o.show_cpuset = true,
             "-C" => o.show_cpuset_only = true,
-            "--taskset" => o.taskset = true,
+            "--taskset" => o.cpuset_format = Some(CpusetFormat::Taskset),
             "--no-collapse" => o.collapse = false,
             "--memattrs" => o.memattrs_only = true,
             "--distances" => o.distances_only = true,

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use wloc_core::object::{Depth, ObjId, ObjKind, ObjType};
 
+use wloc_locality::CpusetFormat;
+
 use super::{IndexMode, Renderer, memory_size, pci_class_string, type_name};
 
 impl Renderer<'_> {
@@ -129,11 +131,8 @@ impl Renderer<'_> {
                 s.push_str(" cpuset=");
             }
             if self.cpuset_level > 0 {
-                if self.opts.taskset {
-                    s.push_str(&cs.to_taskset_string());
-                } else {
-                    s.push_str(&cs.to_hwloc_string());
-                }
+                let form = self.opts.cpuset_format.unwrap_or(CpusetFormat::Hwloc);
+                s.push_str(&form.show(cs.bitmap()));
             }
             if v >= 2 {
                 let bind = self.opts.binding.as_ref();
