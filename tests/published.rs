@@ -464,3 +464,24 @@ fn slurmd_and_mpirun_adopt_and_print_what_libhwloc_prints() {
     }
     let _ = std::fs::remove_dir_all(&lib);
 }
+
+/// A process in a UTS namespace of its own gets its own host name from
+/// the image, as its discovery gives it, not the service's.
+#[test]
+fn the_host_name_is_the_callers() {
+    let p = Published::new("published-hostname");
+    let mut c = Command::new("unshare");
+    c.args([
+        "-u",
+        "sh",
+        "-c",
+        "hostname wloc-uts-test && exec \"$0\" ls -v",
+    ])
+    .arg(common::wloc());
+    p.env(&mut c);
+    let (o, adopted) = run(&mut c);
+    common::assert_success("wloc ls -v in a UTS namespace", &o);
+    assert!(adopted, "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("HostName=wloc-uts-test"), "{out}");
+}

@@ -187,7 +187,14 @@ pub fn check_folder(folder: &Path) -> Result<(), ServiceError> {
             "its mode {mode:04o} lets group or others write it, and so replace the image (chmod go-w)"
         )));
     }
-    Ok(())
+    // The folders above it, and the folder itself not being a link: the
+    // rules every adopter applies (wloc_published), so that no user can
+    // swap a folder on the way for one of theirs.
+    match wloc_published::check_folder_chain(folder, &wloc_published::ROOT) {
+        Ok(()) => Ok(()),
+        Err(wloc_published::FolderProblem::Absent) => Err(err("it is gone".into())),
+        Err(wloc_published::FolderProblem::Untrusted(why)) => Err(err(why)),
+    }
 }
 
 /// Discovers this machine as `wloc ls` does (the Linux component and its

@@ -105,6 +105,12 @@ pub enum NotAdopted {
     },
 }
 
+/// Root's trust: only root's files (the service publishing).
+pub const ROOT: Caller = Caller {
+    uid: 0,
+    privileged: true,
+};
+
 /// Whose trust an image needs: the users a file may belong to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caller {
@@ -128,7 +134,9 @@ impl Caller {
         };
         Caller {
             uid,
-            privileged: euid == 0 || uid != euid || gid != egid,
+            // AT_SECURE too: a program given file capabilities, or one
+            // that gave its set user id back, is as privileged.
+            privileged: euid == 0 || uid != euid || gid != egid || wloc_trust::env::secure_mode(),
         }
     }
 
@@ -163,6 +171,61 @@ fn discovery_setting() -> Option<String> {
     })
 }
 
+/// Why a folder chain is not trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FolderProblem {
+    /// A folder of the chain does not exist.
+    Absent,
+    /// What is wrong with which folder.
+    Untrusted(String),
+}
+
+/// Checks every folder from `/` down to `folder`, as an image in `folder`
+/// needs for `caller` to trust it (and as `wloc service` needs before it
+/// publishes there): each a real folder (no symbolic link), owned by a
+/// user `caller` trusts, not writable by group or others, except that a
+/// folder above `folder` may be when it is sticky (`/tmp`).  An attacker
+/// who may write any of them could put another image, or another folder,
+/// in the place of the one checked.
+pub fn check_folder_chain(folder: &Path, caller: &Caller) -> Result<(), FolderProblem> {
+    let untrusted = |why: String| Err(FolderProblem::Untrusted(why));
+    if !folder.is_absolute() {
+        return untrusted(format!("{} is not an absolute path", folder.display()));
+    }
+    let ancestors: Vec<&Path> = folder.ancestors().collect();
+    for (n, dir) in ancestors.iter().rev().enumerate() {
+        let is_own_folder = n + 1 == ancestors.len();
+        let m = match std::fs::symlink_metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(FolderProblem::Absent),
+            Err(e) => return untrusted(format!("cannot inspect {}: {e}", dir.display())),
+        };
+        if m.file_type().is_symlink() {
+            return untrusted(format!("{} is a symbolic link", dir.display()));
+        }
+        if !m.is_dir() {
+            return untrusted(format!("{} is not a folder", dir.display()));
+        }
+        if !caller.trusts(m.uid()) {
+            return untrusted(format!(
+                "the folder {} belongs to user {}",
+                dir.display(),
+                m.uid()
+            ));
+        }
+        let writable_by_others = m.mode() & 0o022 != 0;
+        let sticky = m.mode() & 0o1000 != 0;
+        if writable_by_others && (is_own_folder || !sticky) {
+            return untrusted(format!(
+                "the folder {} may be written by others (mode {:o})",
+                dir.display(),
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Opens the image at `path` when `caller` may trust it (the rules of the
 /// module's documentation, bar the stamp and the checker).
 pub fn open_trusted(path: &Path, caller: &Caller) -> Result<File, NotAdopted> {
@@ -176,40 +239,10 @@ pub fn open_trusted(path: &Path, caller: &Caller) -> Result<File, NotAdopted> {
     let folder = path
         .parent()
         .ok_or_else(|| untrusted("not a file".into()))?;
-    // Every folder from the root down, then the file itself: an attacker
-    // who may write any of them could put another image in its place.
-    let ancestors: Vec<&Path> = folder.ancestors().collect();
-    for (n, dir) in ancestors.iter().rev().enumerate() {
-        let is_own_folder = n + 1 == ancestors.len();
-        let m = match std::fs::symlink_metadata(dir) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(NotAdopted::Absent(path.to_path_buf()));
-            }
-            Err(e) => return Err(untrusted(format!("cannot inspect {}: {e}", dir.display()))),
-        };
-        if m.file_type().is_symlink() {
-            return Err(untrusted(format!("{} is a symbolic link", dir.display())));
-        }
-        if !m.is_dir() {
-            return Err(untrusted(format!("{} is not a folder", dir.display())));
-        }
-        if !caller.trusts(m.uid()) {
-            return Err(untrusted(format!(
-                "the folder {} belongs to user {}",
-                dir.display(),
-                m.uid()
-            )));
-        }
-        let writable_by_others = m.mode() & 0o022 != 0;
-        let sticky = m.mode() & 0o1000 != 0;
-        if writable_by_others && (is_own_folder || !sticky) {
-            return Err(untrusted(format!(
-                "the folder {} may be written by others (mode {:o})",
-                dir.display(),
-                m.mode() & 0o7777
-            )));
-        }
+    match check_folder_chain(folder, caller) {
+        Ok(()) => {}
+        Err(FolderProblem::Absent) => return Err(NotAdopted::Absent(path.to_path_buf())),
+        Err(FolderProblem::Untrusted(why)) => return Err(untrusted(why)),
     }
     // O_NOFOLLOW: the file itself is no link; O_NONBLOCK: a FIFO put
     // there does not hang the caller.
@@ -315,6 +348,23 @@ pub fn topology_for(
         }
         (None, None) => {}
     }
+    // The host name is the caller's UTS namespace's, as its discovery
+    // reads it (a container may name itself otherwise).
+    // (Kept among the topology's infos or the root's.)
+    if let Some(name) = host_name() {
+        let root = t.root();
+        for info in t.infos.iter_mut().filter(|i| i.name == "HostName") {
+            info.value = name.clone();
+        }
+        for info in t
+            .obj_mut(root)
+            .infos
+            .iter_mut()
+            .filter(|i| i.name == "HostName")
+        {
+            info.value = name.clone();
+        }
+    }
     let (cpus, nodes) = match allowed {
         Some(a) => (a.cpuset, a.nodeset),
         None => (t.complete_cpuset().clone(), t.complete_nodeset().clone()),
@@ -342,6 +392,20 @@ pub fn tell_why_not(why: &NotAdopted) {
     if asked("WLOC_DEBUG") || asked("HWLOC_DEBUG_VERBOSE") {
         eprintln!("wloc: discovering, not adopting the published topology: {why}");
     }
+}
+
+/// This process's host name (`uname`), as the Linux discovery's
+/// `HostName` info gives it.
+fn host_name() -> Option<String> {
+    // SAFETY: uname fills the zeroed structure it is given.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    // SAFETY: the kernel writes a NUL-terminated name into the array.
+    let name = unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) };
+    Some(name.to_string_lossy().into_owned())
 }
 
 /// The published image, when the calling process may trust it and it is

@@ -281,3 +281,34 @@ fn truncated_or_tampered_images_are_refused() {
     let f = open_trusted(&bad, &ROOT).unwrap();
     assert!(wloc_image::adopt_file(&f).is_err());
 }
+
+/// The service and adopters share the folder rules: a folder on the way
+/// that is a link, or that a user owns, is refused for root.
+#[test]
+fn folder_chains_refuse_links_and_users_folders() {
+    let s = Scratch::new("chain");
+    let own = s.0.join("own");
+    std::fs::create_dir(&own).unwrap();
+    set(&own, 0o755);
+    assert_eq!(check_folder_chain(&own, &super::ROOT), Ok(()));
+    let link = s.0.join("link");
+    std::os::unix::fs::symlink(&own, &link).unwrap();
+    assert!(matches!(
+        check_folder_chain(&link, &super::ROOT),
+        Err(FolderProblem::Untrusted(w)) if w.contains("symbolic link")
+    ));
+    chown(&s.0, USER.uid);
+    assert!(matches!(
+        check_folder_chain(&own, &super::ROOT),
+        Err(FolderProblem::Untrusted(w)) if w.contains("belongs to user 4242")
+    ));
+    chown(&s.0, 0);
+    assert_eq!(
+        check_folder_chain(&s.0.join("absent"), &super::ROOT),
+        Err(FolderProblem::Absent)
+    );
+}
+
+fn set(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
