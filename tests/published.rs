@@ -366,16 +366,6 @@ fn untrusted_or_stale_images_are_refused_with_a_reason() {
     let _ = &p.dir;
 }
 
-/// How many discoveries a trace shows (each reads cpu0's core id), as
-/// the Slurm tests count them.
-fn discoveries(trace: &Path) -> usize {
-    std::fs::read_to_string(trace)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.contains("cpu0/topology/core_id\"") && !l.contains("= -1"))
-        .count()
-}
-
 /// Debian's unmodified `slurmd -C` and an `mpirun -np 4` job on wloc's
 /// library print, with the service's image, what they print on Debian's
 /// libhwloc, and discover nothing (counted under strace, every process of
@@ -453,11 +443,11 @@ fn slurmd_and_mpirun_adopt_and_print_what_libhwloc_prints() {
         );
         assert_eq!(run(true, false, &control_t), theirs, "{name} discovering");
         assert!(
-            discoveries(&control_t) >= 1,
+            common::discoveries(&control_t) >= 1,
             "{name}: the control run discovered nothing: the count is blind"
         );
         assert_eq!(
-            discoveries(&ours_t),
+            common::discoveries(&ours_t),
             0,
             "{name} discovered with the service's image"
         );

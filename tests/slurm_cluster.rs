@@ -293,19 +293,6 @@ fn core_bindings(c: &SlurmCluster) -> Vec<String> {
     masks
 }
 
-/// Discoveries of this machine in an `strace -f` log: opens of
-/// `cpu0/topology/core_id` in `/sys`, which libhwloc's Linux backend and
-/// wloc's sandboxed Linux component each make once per discovery (reading
-/// XML or an image opens no sysfs file; host/capi/tests/pmix.rs counts
-/// them the same way).
-fn discoveries(trace: &std::path::Path) -> usize {
-    std::fs::read_to_string(trace)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.contains("cpu0/topology/core_id\"") && !l.contains("= -1"))
-        .count()
-}
-
 /// `slurmd -C` on wloc's library with `WLOC_IMAGE` naming this machine's
 /// image (`wloc ls --of image`) prints the node line it prints when
 /// discovering (and libhwloc's), and discovers nothing: under strace, no
@@ -365,11 +352,11 @@ fn slurmd_on_a_launchers_image_prints_the_node_line_without_discovering() {
     assert_eq!(node_line(true, true, Some(&with)), theirs);
     assert_eq!(node_line(true, false, Some(&without)), theirs);
     assert!(
-        discoveries(&without) >= 1,
+        common::discoveries(&without) >= 1,
         "the control run discovered nothing: the count is blind"
     );
     assert_eq!(
-        discoveries(&with),
+        common::discoveries(&with),
         0,
         "slurmd -C discovered with WLOC_IMAGE set"
     );

@@ -530,3 +530,13 @@ pub fn wloc_libhwloc_dir(tag: &str) -> PathBuf {
     std::os::unix::fs::symlink(&lib, dir.join("libhwloc.so.15")).unwrap();
     dir
 }
+
+/// How many discoveries an strace log (`-e trace=open,openat,openat2`)
+/// shows: each reads cpu0's core id, whatever the library.
+pub fn discoveries(trace: &Path) -> usize {
+    std::fs::read_to_string(trace)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("cpu0/topology/core_id\"") && !l.contains("= -1"))
+        .count()
+}
