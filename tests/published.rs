@@ -39,17 +39,8 @@ impl Published {
     /// `c` pointed at this image, with the reasons for not adopting it
     /// told, and no other source named.
     fn env<'c>(&self, c: &'c mut Command) -> &'c mut Command {
-        for v in [
-            "HWLOC_XMLFILE",
-            "HWLOC_SYNTHETIC",
-            "HWLOC_FSROOT",
-            "HWLOC_COMPONENTS",
-            "HWLOC_THISSYSTEM",
-            "WLOC_IMAGE",
-            "WLOC_XMLFILE",
-            "WLOC_POLICY",
-            "WLOC_NO_SERVICE",
-        ] {
+        let more = ["WLOC_XMLFILE", "WLOC_POLICY", "WLOC_NO_SERVICE"];
+        for v in common::topology_env::TOPOLOGY_ENV.iter().chain(&more) {
             c.env_remove(v);
         }
         c.env("WLOC_SERVICE_IMAGE", &self.image)

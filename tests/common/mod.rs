@@ -5,6 +5,7 @@
 pub mod hwloc_reference;
 pub mod packages;
 pub mod slurm_cluster;
+pub mod topology_env;
 
 pub use packages::require_packages;
 

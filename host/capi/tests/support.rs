@@ -81,18 +81,9 @@ pub fn compile(c: &mut Command) {
     );
 }
 
-/// The environment variables through which a test's own environment
-/// would choose the topology a program loads (hwloc's and wloc's); the
-/// tests clear them so that a program discovers this machine unless the
-/// test names another source itself.
-pub const TOPOLOGY_ENV: &[&str] = &[
-    "HWLOC_XMLFILE",
-    "HWLOC_SYNTHETIC",
-    "HWLOC_FSROOT",
-    "HWLOC_COMPONENTS",
-    "HWLOC_THISSYSTEM",
-    "WLOC_IMAGE",
-];
+#[path = "../../../tests/common/topology_env.rs"]
+mod topology_env;
+pub use topology_env::TOPOLOGY_ENV;
 
 /// Clears [`TOPOLOGY_ENV`] from `c`.
 pub fn clear_topology_env(c: &mut Command) -> &mut Command {
