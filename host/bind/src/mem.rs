@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use std::str::FromStr;
 
 use libc::c_ulong;
-use wloc_core::{CpuSet, NodeSet, ObjType, Topology};
+use wloc_core::{Bitmap, CpuSet, NodeSet, ObjType, Topology};
 
 use crate::error::BindError;
 use crate::{Binder, MemBindFlags, check_id, sys};
@@ -207,17 +207,50 @@ fn linux_mode(policy: MemPolicy, strict: bool) -> i32 {
     }
 }
 
-/// The policy hwloc reports for a Linux mode and node mask, and the
-/// nodes (`all`, the topology's node set as hwloc reports it, when the
-/// policy has none).
-fn policy_from_linux(mode: i32, nodes: NodeSet, all: &NodeSet) -> Option<(NodeSet, MemPolicy)> {
-    Some(match mode & !sys::MPOL_MODE_FLAGS {
-        sys::MPOL_DEFAULT | sys::MPOL_LOCAL => (all.clone(), MemPolicy::FirstTouch),
-        sys::MPOL_PREFERRED if nodes.is_empty() => (all.clone(), MemPolicy::FirstTouch),
-        sys::MPOL_PREFERRED | sys::MPOL_PREFERRED_MANY | sys::MPOL_BIND => (nodes, MemPolicy::Bind),
-        sys::MPOL_INTERLEAVE => (nodes, MemPolicy::Interleave),
-        sys::MPOL_WEIGHTED_INTERLEAVE => (nodes, MemPolicy::WeightedInterleave),
+/// The policy hwloc reports for a Linux mode and node mask; `nodes`
+/// becomes the mask, or `all` (the topology's node set as hwloc reports
+/// it) when the policy has none.
+fn policy_from_linux(
+    mode: i32,
+    mask: &[c_ulong],
+    nodes: &mut Bitmap,
+    all: &NodeSet,
+) -> Option<MemPolicy> {
+    let (policy, has_nodes) = match mode & !sys::MPOL_MODE_FLAGS {
+        sys::MPOL_DEFAULT | sys::MPOL_LOCAL => (MemPolicy::FirstTouch, false),
+        sys::MPOL_PREFERRED if mask.iter().all(|&w| w == 0) => (MemPolicy::FirstTouch, false),
+        sys::MPOL_PREFERRED | sys::MPOL_PREFERRED_MANY | sys::MPOL_BIND => (MemPolicy::Bind, true),
+        sys::MPOL_INTERLEAVE => (MemPolicy::Interleave, true),
+        sys::MPOL_WEIGHTED_INTERLEAVE => (MemPolicy::WeightedInterleave, true),
         _ => return None,
+    };
+    if has_nodes {
+        sys::kernel_mask_into(mask, nodes);
+    } else {
+        nodes.clone_from(all.bitmap());
+    }
+    Some(policy)
+}
+
+/// The policy of this thread (`flags` 0) or of the page at `addr`
+/// (`MPOL_F_ADDR`), its nodes written into `nodes` in place.  Inlined:
+/// after the system call each return costs (the CPU forgets its return
+/// predictions in the kernel), and a binding asks millions of times.
+#[inline(always)]
+fn query_policy(
+    op: &str,
+    addr: *const u8,
+    flags: c_ulong,
+    nodes: &mut Bitmap,
+    all: &NodeSet,
+) -> Result<MemPolicy, BindError> {
+    sys::get_mempolicy(addr, flags, |mode, mask| {
+        policy_from_linux(mode, mask, nodes, all).ok_or(mode)
+    })
+    .map_err(|e| BindError::from_os(op, e, None))?
+    .map_err(|mode| BindError::Unsupported {
+        op: op.into(),
+        reason: format!("unknown Linux memory policy {mode}"),
     })
 }
 
@@ -268,13 +301,25 @@ fn apply_policy(
     })
 }
 
+/// The whole pages of an area.
+struct Pages {
+    start: *const u8,
+    len: usize,
+    /// The page size (asked once: it is a library call).
+    size: usize,
+}
+
 /// Page-aligned bounds of an area.
-fn page_range(area: &[u8]) -> (*const u8, usize) {
+fn page_range(area: &[u8]) -> Pages {
     let page = sys::page_size();
     let start = area.as_ptr() as usize;
     let aligned = start & !(page - 1);
     let end = (start + area.len()).div_ceil(page) * page;
-    (aligned as *const u8, end - aligned)
+    Pages {
+        start: aligned as *const u8,
+        len: end - aligned,
+        size: page,
+    }
 }
 
 impl Binder<'_> {
@@ -285,7 +330,7 @@ impl Binder<'_> {
         op: &str,
         flags: MemBindFlags,
         area: &[u8],
-    ) -> Result<(*const u8, usize), BindError> {
+    ) -> Result<Pages, BindError> {
         self.check_mem(op, flags, None, true)?;
         if area.is_empty() {
             return Err(BindError::InvalidSet {
@@ -373,14 +418,23 @@ impl Binder<'_> {
     /// The memory policy of the calling thread and its nodes (the topology's node set,
     /// as hwloc reports it, for the default and first-touch policies).
     pub fn memory_binding(&self, flags: MemBindFlags) -> Result<(NodeSet, MemPolicy), BindError> {
+        let mut nodes = Bitmap::new();
+        let policy = self.memory_binding_into(flags, &mut nodes)?;
+        Ok((NodeSet::from_bitmap(nodes), policy))
+    }
+
+    /// [`Binder::memory_binding`], writing the node set into `nodes` in
+    /// place, as the C library's callers hand it (a binding asking a
+    /// million times allocates and moves nothing).
+    #[inline]
+    pub fn memory_binding_into(
+        &self,
+        flags: MemBindFlags,
+        nodes: &mut Bitmap,
+    ) -> Result<MemPolicy, BindError> {
         let op = "get the memory binding of this thread";
         self.check_mem(op, flags, None, false)?;
-        let (mode, mask) =
-            sys::get_mempolicy(std::ptr::null(), 0).map_err(|e| BindError::from_os(op, e, None))?;
-        policy_from_linux(mode, mask, self.topo.nodeset()).ok_or_else(|| BindError::Unsupported {
-            op: op.into(),
-            reason: format!("unknown Linux memory policy {mode}"),
-        })
+        query_policy(op, std::ptr::null(), 0, nodes, self.topo.nodeset())
     }
 
     /// Linux cannot set the memory policy of another process: this checks
@@ -435,7 +489,7 @@ impl Binder<'_> {
         if area.is_empty() {
             return Ok(());
         }
-        let (start, len) = page_range(area);
+        let Pages { start, len, .. } = page_range(area);
         let mut mflags = 0;
         if flags.contains(MemBindFlags::MIGRATE) {
             mflags |= sys::MPOL_MF_MOVE;
@@ -457,31 +511,43 @@ impl Binder<'_> {
         area: &[u8],
         flags: MemBindFlags,
     ) -> Result<(NodeSet, MemPolicy), BindError> {
+        let mut nodes = Bitmap::new();
+        let policy = self.area_memory_binding_into(area, flags, &mut nodes)?;
+        Ok((NodeSet::from_bitmap(nodes), policy))
+    }
+
+    /// [`Binder::area_memory_binding`], writing the node set into `nodes`
+    /// in place.
+    #[inline]
+    pub fn area_memory_binding_into(
+        &self,
+        area: &[u8],
+        flags: MemBindFlags,
+        nodes: &mut Bitmap,
+    ) -> Result<MemPolicy, BindError> {
         let op = "get the memory binding of an area";
-        let (start, len) = self.check_area_query(op, flags, area)?;
-        let page = sys::page_size();
+        let Pages {
+            start,
+            len,
+            size: page,
+        } = self.check_area_query(op, flags, area)?;
         let all = self.topo.nodeset();
-        let mut result: Option<(NodeSet, MemPolicy)> = None;
-        for off in (0..len).step_by(page) {
-            let (mode, mask) = sys::get_mempolicy(start.wrapping_add(off), sys::MPOL_F_ADDR)
-                .map_err(|e| BindError::from_os(op, e, None))?;
-            let (nodes, pol) =
-                policy_from_linux(mode, mask, all).ok_or_else(|| BindError::Unsupported {
-                    op: op.into(),
-                    reason: format!("unknown Linux memory policy {mode}"),
-                })?;
-            result = Some(match result {
-                None => (nodes, pol),
-                Some((n, p)) => {
-                    if flags.contains(MemBindFlags::STRICT) && (n != nodes || p != pol) {
-                        return Err(BindError::Mixed { op: op.into() });
-                    }
-                    let p = if p == pol { p } else { MemPolicy::Mixed };
-                    (n | nodes, p)
-                }
-            });
+        let mut policy = query_policy(op, start, sys::MPOL_F_ADDR, nodes, all)?;
+        let mut page_nodes = Bitmap::new();
+        for off in (page..len).step_by(page) {
+            let addr = start.wrapping_add(off);
+            let page_policy = query_policy(op, addr, sys::MPOL_F_ADDR, &mut page_nodes, all)?;
+            if flags.contains(MemBindFlags::STRICT)
+                && (*nodes != page_nodes || policy != page_policy)
+            {
+                return Err(BindError::Mixed { op: op.into() });
+            }
+            if policy != page_policy {
+                policy = MemPolicy::Mixed;
+            }
+            nodes.or_assign(&page_nodes);
         }
-        Ok(result.expect("a non-empty area spans a page"))
+        Ok(policy)
     }
 
     /// The NUMA nodes holding the pages of `area` that are allocated
@@ -492,8 +558,11 @@ impl Binder<'_> {
         flags: MemBindFlags,
     ) -> Result<NodeSet, BindError> {
         let op = "get the memory location of an area";
-        let (start, len) = self.check_area_query(op, flags, area)?;
-        let page = sys::page_size();
+        let Pages {
+            start,
+            len,
+            size: page,
+        } = self.check_area_query(op, flags, area)?;
         let pages: Vec<*const u8> = (0..len)
             .step_by(page)
             .map(|o| start.wrapping_add(o))
@@ -604,31 +673,43 @@ mod tests {
         assert_eq!(linux_mode(MemPolicy::FirstTouch, false), sys::MPOL_LOCAL);
         let all = NodeSet::from_range(0, Some(3));
         let one = NodeSet::from_index(1);
+        let from_linux = |mode, mask: NodeSet| {
+            // A set holding something else: every answer replaces it.
+            let mut nodes = Bitmap::from_index(7);
+            let mask = sys::to_kernel_mask(&mask, 0);
+            policy_from_linux(mode, &mask, &mut nodes, &all)
+                .map(|p| (NodeSet::from_bitmap(nodes), p))
+        };
         assert_eq!(
-            policy_from_linux(sys::MPOL_DEFAULT, NodeSet::new(), &all),
+            from_linux(sys::MPOL_DEFAULT, one.clone()),
             Some((all.clone(), MemPolicy::FirstTouch))
         );
         assert_eq!(
-            policy_from_linux(sys::MPOL_PREFERRED, NodeSet::new(), &all),
+            from_linux(sys::MPOL_PREFERRED, NodeSet::new()),
             Some((all.clone(), MemPolicy::FirstTouch))
         );
         assert_eq!(
-            policy_from_linux(sys::MPOL_PREFERRED_MANY, one.clone(), &all),
+            from_linux(sys::MPOL_PREFERRED_MANY, one.clone()),
             Some((one.clone(), MemPolicy::Bind))
         );
         // Mode flags such as MPOL_F_STATIC_NODES are ignored.
         assert_eq!(
-            policy_from_linux(sys::MPOL_INTERLEAVE | (1 << 15), one.clone(), &all),
+            from_linux(sys::MPOL_INTERLEAVE | (1 << 15), one.clone()),
             Some((one, MemPolicy::Interleave))
         );
-        assert_eq!(policy_from_linux(42, NodeSet::new(), &all), None);
+        assert_eq!(from_linux(42, NodeSet::new()), None);
     }
 
     #[test]
     fn page_ranges_cover_the_area() {
         let page = sys::page_size();
         let buf = vec![0u8; 3 * page];
-        let (s, l) = page_range(&buf[10..page + 20]);
+        let Pages {
+            start: s,
+            len: l,
+            size,
+        } = page_range(&buf[10..page + 20]);
+        assert_eq!(size, page);
         assert_eq!(s as usize % page, 0);
         assert!(s as usize <= buf.as_ptr() as usize + 10);
         assert!(s as usize + l >= buf.as_ptr() as usize + page + 20);

@@ -79,7 +79,7 @@ impl Binder<'_> {
         let cpubind = sys::sched_getaffinity::<wloc_core::bitmap::CpuKind>(0).is_ok();
         let last_cpu_location = sys::getcpu().is_ok()
             && std::fs::metadata(format!("/proc/{}/stat", std::process::id())).is_ok();
-        let numa = sys::get_mempolicy::<wloc_core::bitmap::NodeKind>(std::ptr::null(), 0).is_ok();
+        let numa = sys::get_mempolicy(std::ptr::null(), 0, |_, _| ()).is_ok();
         let node = self.topology().nodeset().first().unwrap_or(0);
         let preferred_many = numa
             && std::thread::scope(|s| {

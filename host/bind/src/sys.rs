@@ -47,19 +47,27 @@ pub(crate) fn to_kernel_mask<K: SetKind>(set: &Set<K>, min_bits: usize) -> Vec<c
 
 /// The set held in a kernel bit mask.
 pub(crate) fn from_kernel_mask<K: SetKind>(words: &[c_ulong]) -> Set<K> {
+    let mut set = Bitmap::new();
+    kernel_mask_into(words, &mut set);
+    Set::from_bitmap(set)
+}
+
+/// Makes `set` the set held in a kernel bit mask, in place.
+pub(crate) fn kernel_mask_into(words: &[c_ulong], set: &mut Bitmap) {
     // Whole words at a time: a query answered a million times must not
     // set its bits one by one.
     let mut wide = [0u64; 16];
-    let b = if WORD_BITS == 64 && words.len() <= wide.len() {
+    if WORD_BITS == 64 && words.len() <= wide.len() {
         for (w, &word) in wide.iter_mut().zip(words) {
             // c_ulong is u64 here, u32 on 32-bit targets.
             #[allow(clippy::unnecessary_cast)]
             let word = word as u64;
             *w = word;
         }
-        Bitmap::from_words(&wide[..words.len()])
+        set.assign_words(&wide[..words.len()]);
     } else {
-        let mut b = Bitmap::new();
+        let b = set;
+        b.assign_words(&[]);
         for (w, &word) in words.iter().enumerate() {
             let mut x = word;
             while x != 0 {
@@ -68,9 +76,7 @@ pub(crate) fn from_kernel_mask<K: SetKind>(words: &[c_ulong]) -> Set<K> {
                 x &= x - 1;
             }
         }
-        b
-    };
-    Set::from_bitmap(b)
+    }
 }
 
 fn check(ret: c_long) -> io::Result<c_long> {
@@ -152,16 +158,18 @@ pub(crate) fn set_mempolicy(mode: i32, nodes: Option<&[c_ulong]>) -> io::Result<
     check(ret).map(|_| ())
 }
 
-/// `get_mempolicy`, returning the mode and the node mask.  The kernel
+/// `get_mempolicy`, handing the mode and the node mask to `then`.  The kernel
 /// wants a mask of at least `nr_node_ids` bits (EINVAL otherwise): one
 /// word is tried first, then twice as many, so that the usual call is one
 /// system call and no read of `/sys/devices/system/node/possible`, which
 /// this call made each time (a binding asking a million times read it a
 /// million times).
-pub(crate) fn get_mempolicy<K: SetKind>(
+#[inline(always)]
+pub(crate) fn get_mempolicy<R>(
     addr: *const u8,
     flags: c_ulong,
-) -> io::Result<(i32, Set<K>)> {
+    then: impl FnOnce(i32, &[c_ulong]) -> R,
+) -> io::Result<R> {
     // The first try uses a buffer on the stack: the usual query is then
     // one system call and no allocation.
     let mut first = [0 as c_ulong; 1];
@@ -177,10 +185,20 @@ pub(crate) fn get_mempolicy<K: SetKind>(
             flags,
         )
     };
-    match check(ret) {
-        Ok(_) => return Ok((mode, from_kernel_mask(&first))),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-        Err(e) => return Err(e),
+    if ret >= 0 {
+        return Ok(then(mode, &first));
+    }
+    let words = get_mempolicy_wide(addr, flags, &mut mode)?;
+    Ok(then(mode, &words))
+}
+
+/// [`get_mempolicy`] when one word is too short for the kernel's nodes:
+/// the mask, in a buffer twice as long each time the kernel refuses.
+#[cold]
+fn get_mempolicy_wide(addr: *const u8, flags: c_ulong, mode: &mut i32) -> io::Result<Vec<c_ulong>> {
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EINVAL) {
+        return Err(e);
     }
     let mut bits = 2 * WORD_BITS;
     loop {
@@ -189,7 +207,7 @@ pub(crate) fn get_mempolicy<K: SetKind>(
         let ret = unsafe {
             libc::syscall(
                 libc::SYS_get_mempolicy,
-                &mut mode as *mut libc::c_int,
+                mode as *mut libc::c_int,
                 words.as_mut_ptr(),
                 bits as c_ulong,
                 addr,
@@ -197,7 +215,7 @@ pub(crate) fn get_mempolicy<K: SetKind>(
             )
         };
         match check(ret) {
-            Ok(_) => return Ok((mode, from_kernel_mask(&words))),
+            Ok(_) => return Ok(words),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bits < MAX_NODE_MASK_BITS => {
                 bits *= 2;
             }

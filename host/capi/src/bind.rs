@@ -621,6 +621,30 @@ unsafe fn put_membind(
     Ok(())
 }
 
+/// Runs a memory-binding query of this system straight into the caller's
+/// node set and policy: the set's storage is reused and nothing is
+/// copied on the way (a binding's suite asks millions of times).
+///
+/// # Safety
+/// As [`put_membind`].
+#[inline]
+unsafe fn query_membind_into(
+    m: &Topology,
+    set: hwloc_bitmap_t,
+    policy: *mut c_int,
+    query: impl FnOnce(&Binder, &mut Bitmap) -> Result<MemPolicy, BindError>,
+) -> Res<()> {
+    if policy.is_null() {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: see above.
+    let out = unsafe { set.as_mut() }.ok_or(libc::EINVAL)?;
+    let pol = out.update(|nodes| query(&Binder::new(m), nodes));
+    // SAFETY: see above.
+    unsafe { *policy = policy_to_c(pol.map_err(|e| errno_of(&e))?)? };
+    Ok(())
+}
+
 /// `hwloc_set_membind`: on Linux, the calling thread's policy (there is
 /// no process-wide one: `HWLOC_MEMBIND_PROCESS` fails with `ENOSYS`).
 #[unsafe(no_mangle)]
@@ -657,15 +681,24 @@ pub unsafe extern "C" fn hwloc_get_membind(
         if flags & !MEMBIND_ALLFLAGS != 0 {
             return Err(libc::EINVAL);
         }
-        let r = if !t.model.is_thissystem {
-            (t.model.complete_nodeset().clone(), POLICY_MIXED)
+        let m = &t.model;
+        let r = if !m.is_thissystem {
+            (m.complete_nodeset().clone(), POLICY_MIXED)
         } else if flags & MEMBIND_PROCESS != 0 {
             return Err(libc::ENOSYS);
+        } else if flags & MEMBIND_BYNODESET != 0 {
+            let strict = mem_flags(flags) & MemBindFlags::STRICT;
+            // SAFETY: the caller's set and policy.
+            return unsafe {
+                query_membind_into(m, set, policy, |b, nodes| {
+                    b.memory_binding_into(strict, nodes)
+                })
+            };
         } else {
-            thread_membind(&t.model, flags)?
+            thread_membind(m, flags)?
         };
         // SAFETY: the caller's set and policy.
-        unsafe { put_membind(&t.model, set, policy, flags, r) }
+        unsafe { put_membind(m, set, policy, flags, r) }
     })
 }
 
@@ -800,6 +833,15 @@ pub unsafe extern "C" fn hwloc_get_area_membind(
         let m = &t.model;
         let r = if !m.is_thissystem {
             (m.complete_nodeset().clone(), POLICY_MIXED)
+        } else if flags & MEMBIND_BYNODESET != 0 {
+            // SAFETY: hwloc's contract on the area.
+            let bytes = unsafe { area(addr, len) }?;
+            // SAFETY: the caller's set and policy.
+            return unsafe {
+                query_membind_into(m, set, policy, |b, nodes| {
+                    b.area_memory_binding_into(bytes, MemBindFlags::empty(), nodes)
+                })
+            };
         } else {
             // SAFETY: hwloc's contract on the area.
             let bytes = unsafe { area(addr, len) }?;

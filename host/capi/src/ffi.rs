@@ -13,6 +13,7 @@ pub(crate) fn set_errno(e: c_int) {
 
 /// Runs an entry point's body, turning a Rust panic into `on_panic` with
 /// `errno` = `EINVAL`: no unwinding crosses the C boundary.
+#[inline]
 pub(crate) fn guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(r) => r,

@@ -42,6 +42,9 @@ unsafe impl Send for hwloc_bitmap_s {}
 // SAFETY: see above.
 unsafe impl Sync for hwloc_bitmap_s {}
 
+/// `c_ulong`s per 64-bit word of a set (1 here, 2 on 32-bit targets).
+const HALVES: usize = std::mem::size_of::<u64>() / std::mem::size_of::<c_ulong>();
+
 impl hwloc_bitmap_s {
     /// A C bitmap holding `bits`.
     pub(crate) fn new(bits: Bitmap) -> Self {
@@ -69,6 +72,7 @@ impl hwloc_bitmap_s {
     }
 
     /// Changes the set in place with `f`.
+    #[inline]
     pub(crate) fn update<R>(&mut self, f: impl FnOnce(&mut Bitmap) -> R) -> R {
         let r = f(&mut self.bits);
         self.refresh_view();
@@ -77,8 +81,20 @@ impl hwloc_bitmap_s {
 
     /// Rewrites hwloc's layout from the set: at least one word, the words
     /// stored (bits past them all equal `infinite`).
+    #[inline]
     fn refresh_view(&mut self) {
-        const HALVES: usize = std::mem::size_of::<u64>() / std::mem::size_of::<c_ulong>();
+        let fill: u64 = if self.bits.is_infinite() { !0 } else { 0 };
+        if HALVES == 1 && self.view_shows(self.bits.words(), fill) {
+            // Most queries answer what the set already held: the view
+            // stands (a binding asks millions of times).
+            return;
+        }
+        self.rebuild_view();
+    }
+
+    /// [`Self::refresh_view`] when the view changes.
+    #[cold]
+    fn rebuild_view(&mut self) {
         let words = self.bits.words();
         let fill: u64 = if self.bits.is_infinite() { !0 } else { 0 };
         let wanted = words.len().max(1) * HALVES;
@@ -104,6 +120,28 @@ impl hwloc_bitmap_s {
         self.ulongs_allocated = self.view.capacity() as c_uint;
         self.ulongs = self.view.as_mut_ptr();
         self.infinite = c_int::from(self.bits.is_infinite());
+    }
+}
+
+impl hwloc_bitmap_s {
+    /// Whether the view (one `c_ulong` per word) already shows `words`
+    /// followed by `fill`.
+    #[inline]
+    fn view_shows(&self, words: &[u64], fill: u64) -> bool {
+        let shown = if words.is_empty() {
+            std::slice::from_ref(&fill)
+        } else {
+            words
+        };
+        self.infinite == c_int::from(fill != 0)
+            && std::ptr::eq(self.ulongs, self.view.as_ptr())
+            && self.view.len() == shown.len()
+            // c_ulong is u64 here, u32 on 32-bit targets.
+            && self.view.iter().zip(shown).all(|(&v, &w)| {
+                #[allow(clippy::unnecessary_cast)]
+                let v = v as u64;
+                v == w
+            })
     }
 }
 

@@ -103,6 +103,15 @@ impl Bitmap {
         }
     }
 
+    /// Makes this the finite set of `words` (as [`Bitmap::from_words`]),
+    /// keeping its storage: a query answered a million times into the
+    /// caller's set then allocates nothing.
+    pub fn assign_words(&mut self, words: &[u64]) {
+        let used = words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        super::assign_words(&mut self.words, &words[..used]);
+        self.infinite = false;
+    }
+
     /// A finite set from a single 64-bit mask (`hwloc_bitmap_from_ulong`).
     #[doc(alias = "hwloc_bitmap_from_ulong")]
     pub fn from_u64(mask: u64) -> Self {

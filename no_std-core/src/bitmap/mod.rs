@@ -159,6 +159,25 @@ fn words_of(w: &[u64]) -> Words {
     }
 }
 
+/// Makes `to` a copy of `w`, keeping a heap allocation it has (SmallVec's
+/// `extend_from_slice` costs a `memcpy` call even for one word, hence the
+/// loop for the inline sizes).
+#[inline]
+fn assign_words(to: &mut Words, w: &[u64]) {
+    // A set asked for again is mostly what it was: then nothing is written.
+    if to.len() == w.len() && to.iter().zip(w).all(|(a, b)| a == b) {
+        return;
+    }
+    to.clear();
+    if w.len() <= INLINE_WORDS {
+        for &x in w {
+            to.push(x);
+        }
+    } else {
+        to.extend_from_slice(w);
+    }
+}
+
 // By hand: the derived clone copies the words one by one through an
 // iterator (SmallVec's `Clone`); a copy of the slice is a few times
 // faster, and sets are cloned on every query of the C library.
@@ -171,8 +190,7 @@ impl Clone for Bitmap {
     }
 
     fn clone_from(&mut self, source: &Self) {
-        self.words.clear();
-        self.words.extend_from_slice(&source.words);
+        assign_words(&mut self.words, &source.words);
         self.infinite = source.infinite;
     }
 }
