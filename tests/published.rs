@@ -283,6 +283,75 @@ fn each_process_gets_its_own_allowed_resources() {
     }
 }
 
+/// `hwloc_topology_set_pid` (lstopo's `--pid`) of a process in a cgroup
+/// allowing one CPU: wloc's library gives that process's allowed sets
+/// when it adopts the image and when it discovers, as Debian's libhwloc
+/// does.
+#[test]
+fn another_processs_allowed_resources_follow_set_pid() {
+    common::require_hwloc();
+    let cpus = common::allowed_cpus();
+    let last = *cpus.last().expect("a CPU");
+    let p = Published::new("published-set-pid");
+    let lib = common::wloc_libhwloc_dir("published-set-pid");
+    let Some(g) = Cgroup::new(last) else {
+        panic!("cannot make a cpuset cgroup here (as root, with the cpuset controller mounted)");
+    };
+    let mut sleeper = g.command(Path::new("sleep"));
+    let sleeper = Killed(sleeper.arg("60").spawn().expect("sleep starts"));
+    // Until the shell has moved itself into the cgroup.
+    let pid = sleeper.0.id();
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .is_ok_and(|c| c.contains("wloc-published-"))
+    {
+        assert!(
+            start.elapsed().as_secs() < 10,
+            "the sleeper never entered the cgroup"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let allowed = |lib: Option<&Path>, discover: bool| -> (String, bool) {
+        let mut c = Command::new("lstopo-no-graphics");
+        p.env(&mut c)
+            .args(["--pid", &pid.to_string(), "--of", "xml"]);
+        if let Some(l) = lib {
+            c.env("LD_LIBRARY_PATH", l);
+        }
+        if discover {
+            c.env("WLOC_NO_SERVICE", "1");
+        }
+        let (o, adopted) = run(&mut c);
+        common::assert_success("lstopo-no-graphics --pid", &o);
+        let xml = String::from_utf8_lossy(&o.stdout).into_owned();
+        (
+            common::root_attr(&xml, "allowed_cpuset").unwrap_or_default(),
+            adopted,
+        )
+    };
+    let (libhwloc, _) = allowed(None, false);
+    let (adopting, adopted) = allowed(Some(&lib), false);
+    assert!(adopted, "the image is adopted");
+    let (discovering, _) = allowed(Some(&lib), true);
+    assert_eq!(adopting, libhwloc, "adopting, set_pid");
+    assert_eq!(discovering, libhwloc, "discovering, set_pid");
+    if cpus.len() > 1 && last < 32 {
+        assert_eq!(libhwloc, format!("0x{:08x}", 1u64 << (last % 32)));
+    }
+    drop(sleeper);
+    let _ = std::fs::remove_dir_all(&lib);
+}
+
+/// A child killed by its pid when dropped (also when the test fails).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Images the process may not trust, or that are stale, are not adopted,
 /// and `WLOC_DEBUG=1` says why in one line; the program discovers.
 #[test]

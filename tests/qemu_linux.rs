@@ -195,6 +195,10 @@ struct Machine<'a> {
     /// Compare without NUMA nodes' memory tier subtypes (see
     /// [`without_memory_tiers`]).
     ignore_memory_tiers: bool,
+    /// A job of its own instead of running the two tools (`{prep}` is
+    /// then unused), and what the host does meanwhile through QEMU's
+    /// monitor (QMP socket, output folder).
+    job: Option<(String, fn(&Path, &Path))>,
 }
 
 /// Boots `m` and returns the folder holding what the tools wrote, or
@@ -209,7 +213,7 @@ fn run(m: &Machine) -> Option<TempDir> {
     let out = TempDir::new(&format!("qemu-linux-{}", m.name));
     let w = wloc();
     let w = w.display();
-    let job = format!(
+    let default_job = format!(
         "modprobe -a {DEVICE_MODULES} 2>/dev/null; sleep 1\n{prep}\n\
          lstopo-no-graphics --of xml - > /mnt/hwloc.xml\n\
          {w} ls --xml-version 3 --of xml - > /mnt/wloc.xml\n\
@@ -217,6 +221,7 @@ fn run(m: &Machine) -> Option<TempDir> {
          {w} ls --xml-version 3 --disallowed --of xml - > /mnt/wloc-disallowed.xml\n",
         prep = m.prep
     );
+    let job = m.job.as_ref().map_or(default_job, |(j, _)| j.clone());
     std::fs::write(out.0.join("job"), job).unwrap();
     let share = |id: &str, path: &Path, tag: &str, ro: bool| {
         [
@@ -247,6 +252,11 @@ fn run(m: &Machine) -> Option<TempDir> {
         "console=ttyS0 quiet panic=-1".into(),
     ];
     args.extend(m.qemu.iter().map(|s| s.to_string()));
+    let qmp = out.0.join("qmp.sock");
+    if m.job.is_some() {
+        args.push("-qmp".into());
+        args.push(format!("unix:{},server=on,wait=off", qmp.display()));
+    }
     args.extend(share("root", Path::new("/"), "hostroot", true));
     args.extend(share("out", &out.0, "out", false));
     // The job sees the output folder at /mnt, bound over that folder of
@@ -266,6 +276,10 @@ fn run(m: &Machine) -> Option<TempDir> {
             .stderr(Stdio::null())
             .spawn()
             .expect("qemu starts");
+        if let Some((_, host_side)) = &m.job {
+            let (qmp, dir, host_side) = (qmp.clone(), out.0.clone(), *host_side);
+            std::thread::spawn(move || host_side(&qmp, &dir));
+        }
         let start = Instant::now();
         loop {
             if child.try_wait().unwrap().is_some() {
@@ -451,6 +465,7 @@ fn two_packages_with_io_an_offline_cpu_and_a_cgroup() {
                echo 0 > /sys/fs/cgroup/job/cpuset.mems\n\
                echo $$ > /sys/fs/cgroup/job/cgroup.procs",
         ignore_memory_tiers: false,
+        job: None,
     });
 }
 
@@ -500,6 +515,7 @@ fn dies_inclusive_caches_and_distance_groups() {
         ],
         prep: "",
         ignore_memory_tiers: false,
+        job: None,
     };
     let Some(out) = check(&m) else { return };
     let read = |f: &str| std::fs::read_to_string(out.0.join(f)).unwrap();
@@ -609,6 +625,7 @@ fn amd_epyc_with_hmat_and_memory_side_caches() {
         qemu: &qemu,
         prep: "",
         ignore_memory_tiers: true,
+        job: None,
     };
     let Some(out) = check(&m) else { return };
     let read = |f: &str| std::fs::read_to_string(out.0.join(f)).unwrap();
@@ -621,4 +638,173 @@ fn amd_epyc_with_hmat_and_memory_side_caches() {
         "hwloc read HMAT bandwidths"
     );
     assert_eq!(w, h, "memory attributes");
+}
+
+/// The guest job of [`the_service_follows_cpus_plugged_in_and_taken_offline`]:
+/// `wloc service` publishing at its default path (no variable set), then
+/// Debian's lstopo-no-graphics on wloc's library, asked every 50 ms after
+/// each change until it adopts an image showing it (`WLOC_DEBUG=1` says
+/// when it does not adopt); the milliseconds that took are written out.
+const HOTPLUG_JOB: &str = r#"
+mount -t tmpfs -o mode=0755 tmpfs /run
+# Milliseconds since boot (/proc/uptime has hundredths of seconds).
+ms() { read up rest < /proc/uptime; echo $(( ${up%.*}${up#*.} * 10 )); }
+# The PUs lstopo shows when it adopted the published image (nothing
+# otherwise).
+adopted_pus() {
+  LD_LIBRARY_PATH=@LIB@ WLOC_DEBUG=1 lstopo-no-graphics -p --only pu > /tmp/pus 2> /tmp/why
+  if [ -s /tmp/why ]; then cat /tmp/why >> /mnt/why.log; else tr -d '\n' < /tmp/pus; fi
+}
+# Waits (at most 120 s) until the adopted image shows PU $1 ($2 = yes) or
+# not ($2 = no); writes the milliseconds since $3 to /mnt/$4.
+await() {
+  while :; do
+    pus=$(adopted_pus)
+    case "$pus" in *"PU P#$1"*) there=yes ;; "") there=unknown ;; *) there=no ;; esac
+    if [ "$there" = "$2" ]; then echo $(( $(ms) - $3 )) > /mnt/$4; return 0; fi
+    [ $(( $(ms) - $3 )) -gt 120000 ] && { echo "PU $1 never $2: $pus" >> /mnt/why.log; return 1; }
+    sleep 0.05
+  done
+}
+@WLOC@ service --debounce 50 2> /mnt/service.log &
+service=$!
+start=$(ms)
+await 1 yes $start first-publication || exit 3
+lstopo-no-graphics -p --only pu > /mnt/pus-libhwloc-before
+touch /mnt/ready-for-cpu
+start=$(ms)
+while [ ! -e /sys/devices/system/cpu/cpu2/online ]; do
+  [ $(( $(ms) - start )) -gt 120000 ] && { echo "cpu2 never appeared" >> /mnt/why.log; exit 4; }
+  sleep 0.05
+done
+echo 1 > /sys/devices/system/cpu/cpu2/online
+start=$(ms)
+await 2 yes $start cpu2-online || exit 5
+lstopo-no-graphics -p --only pu > /mnt/pus-libhwloc-plugged
+echo 0 > /sys/devices/system/cpu/cpu1/online
+start=$(ms)
+await 1 no $start cpu1-offline || exit 6
+LD_LIBRARY_PATH=@LIB@ lstopo-no-graphics -p --only pu > /mnt/pus-wloc-after
+lstopo-no-graphics -p --only pu > /mnt/pus-libhwloc-after
+# The same image on a 9p share (whose owners the host reports) is refused.
+mkdir -m 0755 /mnt/on-9p && cp -p /run/wloc/topology.img /mnt/on-9p/
+LD_LIBRARY_PATH=@LIB@ WLOC_DEBUG=1 WLOC_SERVICE_IMAGE=/mnt/on-9p/topology.img \
+  lstopo-no-graphics -p --only pu > /dev/null 2> /mnt/why-9p
+kill $service
+"#;
+
+/// The host's side of the hotplug job: once the guest is ready, plugs a
+/// third vCPU in through QMP (`query-hotpluggable-cpus`, `device_add`).
+fn plug_in_a_cpu(qmp: &Path, out: &Path) {
+    use std::io::{BufRead, BufReader, Write};
+    let start = Instant::now();
+    while !out.join("ready-for-cpu").exists() {
+        if start.elapsed() > BOOT_TIMEOUT {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = |what: String| {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(out.join("qmp.log"))
+            .unwrap();
+        let _ = writeln!(f, "{what}");
+    };
+    let Ok(stream) = std::os::unix::net::UnixStream::connect(qmp) else {
+        log(format!("cannot connect to {}", qmp.display()));
+        return;
+    };
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let mut greeting = String::new();
+    let _ = reader.read_line(&mut greeting);
+    // Each command's answer: the next line that is not an event.
+    let mut ask = |cmd: serde_json::Value| -> serde_json::Value {
+        writeln!(writer, "{cmd}").unwrap();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return serde_json::Value::Null;
+            }
+            log(line.trim().to_string());
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if v.get("return").is_some() || v.get("error").is_some() {
+                return v;
+            }
+        }
+    };
+    ask(serde_json::json!({"execute": "qmp_capabilities"}));
+    let cpus = ask(serde_json::json!({"execute": "query-hotpluggable-cpus"}));
+    let free = cpus["return"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("qom-path").is_none())
+        .min_by_key(|c| c["props"]["socket-id"].as_u64().unwrap_or(u64::MAX));
+    let Some(free) = free else {
+        log("no free CPU slot".into());
+        return;
+    };
+    let mut args = free["props"].clone();
+    args["driver"] = free["type"].clone();
+    args["id"] = "plugged".into();
+    ask(serde_json::json!({"execute": "device_add", "arguments": args}));
+}
+
+/// `wloc service` in a guest whose CPUs change: started with no variable
+/// (the default path, `/run/wloc/topology.img`), it republishes when a
+/// vCPU is plugged in through QEMU's monitor and onlined, and when a CPU
+/// goes offline; Debian's lstopo-no-graphics on wloc's library adopts
+/// each new image (it says when it does not) and shows what Debian's
+/// libhwloc shows.  How long each change took to reach a program is
+/// printed (`timing:` lines); the goal is one second.
+#[test]
+fn the_service_follows_cpus_plugged_in_and_taken_offline() {
+    let lib = common::wloc_libhwloc_dir("qemu-hotplug");
+    let job = HOTPLUG_JOB
+        .replace("@LIB@", &lib.display().to_string())
+        .replace("@WLOC@", &wloc().display().to_string());
+    let Some(out) = run(&Machine {
+        name: "hotplug",
+        qemu: &["-machine", "q35", "-smp", "2,maxcpus=4", "-m", "1G"],
+        prep: "",
+        ignore_memory_tiers: false,
+        job: Some((job, plug_in_a_cpu)),
+    }) else {
+        return;
+    };
+    let read = |name: &str| std::fs::read_to_string(out.0.join(name)).unwrap_or_default();
+    let pus = |name: &str| -> Vec<String> {
+        read(name)
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        pus("pus-libhwloc-plugged"),
+        ["P#0", "P#1", "P#2"],
+        "{}",
+        read("qmp.log")
+    );
+    assert_eq!(pus("pus-wloc-after"), pus("pus-libhwloc-after"));
+    assert_eq!(pus("pus-wloc-after"), ["P#0", "P#2"]);
+    assert!(
+        read("why-9p").contains("on a 9P file system"),
+        "an image on 9p: {}",
+        read("why-9p")
+    );
+    let service = read("service.log");
+    assert!(
+        service.lines().filter(|l| l.contains("published")).count() >= 3,
+        "one publication at start and one per change:\n{service}"
+    );
+    for what in ["first-publication", "cpu2-online", "cpu1-offline"] {
+        let ms: u64 = read(what)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{what}: {}", read("why.log")));
+        eprintln!("timing: hotplug {what}: {:.2} s", ms as f64 / 1000.0);
+    }
 }

@@ -142,12 +142,11 @@ impl hwloc_topology {
         let this_machine = from_env
             && *source == Source::Input(Input::ThisSystem)
             && self.blacklist.is_empty()
-            && wloc_trust::env::var("HWLOC_FSROOT").is_none_or(|v| v.is_empty());
+            && wloc_trust::env::var_os("HWLOC_FSROOT").is_none_or(|v| v.is_empty());
         if !this_machine {
             return None;
         }
-        let pid = u32::try_from(self.pid).ok().filter(|&p| p != 0);
-        match wloc_published::adopt(base.clone(), pid) {
+        match wloc_published::adopt(base.clone(), self.other_process()) {
             Ok(mut m) => {
                 // As after this machine's discovery (read_source).
                 wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
@@ -160,13 +159,21 @@ impl hwloc_topology {
         }
     }
 
+    /// The process `hwloc_topology_set_pid` named, unless it is none or
+    /// this one.
+    fn other_process(&self) -> Option<u32> {
+        u32::try_from(self.pid)
+            .ok()
+            .filter(|&p| p != 0 && p != std::process::id())
+    }
+
     /// For a source hwloc reads without its Linux backend (XML, a
     /// synthetic description) and a topology said to be this system's
     /// (`HWLOC_THISSYSTEM`, else `HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM`), when
     /// `HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES` or
     /// `HWLOC_THISSYSTEM_ALLOWED_RESOURCES` asks for the allowed resources:
     /// the file system root they are read from (`HWLOC_FSROOT`, else `/`).
-    fn allowed_resources_asked(&self, source: &Source) -> Option<String> {
+    fn allowed_resources_asked(&self, source: &Source) -> Option<std::ffi::OsString> {
         if !matches!(
             source,
             Source::Input(Input::Xml(_) | Input::Synthetic(_)) | Source::XmlBuffer(_)
@@ -181,7 +188,8 @@ impl hwloc_topology {
         };
         let asked = self.flags & FLAG_THISSYSTEM_ALLOWED_RESOURCES != 0
             || set("HWLOC_THISSYSTEM_ALLOWED_RESOURCES").is_some_and(nonzero);
-        (thissystem && asked).then(|| set("HWLOC_FSROOT").unwrap_or_else(|| "/".into()))
+        let fsroot = wloc_trust::env::var_os("HWLOC_FSROOT").filter(|v| !v.is_empty());
+        (thissystem && asked).then(|| fsroot.unwrap_or_else(|| "/".into()))
     }
 
     /// Reads the topology of a source into `base` (whose filters and flags
@@ -234,7 +242,21 @@ impl hwloc_topology {
                 m
             }
             Source::Input(Input::ThisSystem | Input::CpuidThisSystem) | Source::Default => {
-                let mut m = discovered(Target::ThisSystem, &base, pci_names)?;
+                let mut m = match self.other_process() {
+                    // The Linux component reads this process's cgroup: the
+                    // whole machine is discovered, then restricted to what
+                    // the other process's cgroup allows, as hwloc's Linux
+                    // backend does after hwloc_topology_set_pid.
+                    Some(pid) => {
+                        let include_disallowed = base.include_disallowed;
+                        let mut whole = base;
+                        whole.include_disallowed = true;
+                        let m = discovered(Target::ThisSystem, &whole, pci_names)?;
+                        wloc_published::for_process(m, include_disallowed, Some(pid))
+                            .map_err(|e| err(&e))?
+                    }
+                    None => discovered(Target::ThisSystem, &base, pci_names)?,
+                };
                 wloc_xml::hwloc2::add_x86_cache_infos(&mut m);
                 m
             }

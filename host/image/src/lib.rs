@@ -136,6 +136,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rkyv::util::AlignedVec;
@@ -459,6 +460,19 @@ pub fn adopt_file(f: &File) -> Result<AdoptedTopology, ImageError> {
     // at most the size fstat saw (the checks compare what was read with
     // the header: a file that shrank is truncated, one that grew has a
     // header announcing more than was read).
+    // The header first: a file that is no image, or announces another
+    // size, is refused without reading (or allocating) the rest.
+    let mut head = [0u8; HEADER_LEN];
+    let mut got = 0;
+    while got < head.len().min(len) {
+        match f.read_at(&mut head[got..len.min(HEADER_LEN)], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err(None)(e)),
+        }
+    }
+    check_header_of(&head[..got], len as u64)?;
     let mut buf = AlignedVec::<16>::with_capacity(len.max(1));
     while buf.len() < len {
         let pos = buf.len();
@@ -511,8 +525,14 @@ pub fn adopt_bytes(bytes: &[u8]) -> Result<AdoptedTopology, ImageError> {
     AdoptedTopology::new(view::Backing::Owned(buf))
 }
 
-/// Checks the header of `bytes` and returns the body.
-fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
+/// The checks of an image's header that need no more than its first
+/// [`HEADER_LEN`] bytes (`head`) and the image's size (`total`): the
+/// magic number, the format version, the header length and the size the
+/// header announces.  A file is checked this way before it is read whole,
+/// so that a large file that is no image is refused after one read of
+/// 64 bytes.
+fn check_header_of(head: &[u8], total: u64) -> Result<(), ImageError> {
+    let bytes = head;
     if bytes.len() < MAGIC.len() {
         return Err(if MAGIC.starts_with(bytes) && !bytes.is_empty() {
             ImageError::Truncated {
@@ -529,7 +549,7 @@ fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
     if bytes.len() < HEADER_LEN {
         return Err(ImageError::Truncated {
             expected: HEADER_LEN as u64,
-            found: bytes.len() as u64,
+            found: total.min(bytes.len() as u64),
         });
     }
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
@@ -551,7 +571,7 @@ fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
     }
     let body_len = u64_at(16);
     let expected = body_len.saturating_add(HEADER_LEN as u64);
-    let found = bytes.len() as u64;
+    let found = total;
     if found < expected {
         return Err(ImageError::Truncated { expected, found });
     }
@@ -561,6 +581,13 @@ fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
             found - expected
         )));
     }
+    Ok(())
+}
+
+/// Checks the header of `bytes` and returns the body.
+fn check_header(bytes: &[u8]) -> Result<&[u8], ImageError> {
+    check_header_of(bytes, bytes.len() as u64)?;
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
     let body = &bytes[HEADER_LEN..];
     let sum = twox_hash::XxHash3_64::oneshot(body);
     if sum != u64_at(24) {

@@ -697,3 +697,26 @@ fn bad_publication_stamps_are_refused_when_written_and_read() {
     let e = adopt_bytes(&image_of(&body)).unwrap_err();
     assert!(e.to_string().contains("generation 0"), "{e}");
 }
+
+/// A file is refused from its first 64 bytes, before the rest is read:
+/// no image, or an image announcing another size than the file has.
+#[test]
+fn the_header_refuses_a_file_before_it_is_read_whole() {
+    let good = to_bytes(&synth("pack:2 pu:2"));
+    assert!(check_header_of(&good[..HEADER_LEN], good.len() as u64).is_ok());
+    // The same header on a file of 255 MiB: refused by size alone.
+    let e = check_header_of(&good[..HEADER_LEN], 255 << 20).unwrap_err();
+    assert!(e.to_string().contains("after the"), "{e}");
+    assert!(matches!(
+        check_header_of(&[0u8; HEADER_LEN], 255 << 20),
+        Err(ImageError::NotAnImage)
+    ));
+    // Through a file: a large sparse file that is no image.
+    let dir = tmpdir("large-non-image");
+    let path = dir.join("big");
+    let f = File::create(&path).unwrap();
+    f.set_len(200 << 20).unwrap();
+    let f = File::open(&path).unwrap();
+    assert!(matches!(adopt_file(&f), Err(ImageError::NotAnImage)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

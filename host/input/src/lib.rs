@@ -14,6 +14,7 @@
 //! XML, synthetic descriptions and images itself and asks the discovery
 //! module for the rest through [`discover`]'s request and reply.
 
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -88,12 +89,12 @@ pub struct CpuidBeside {
 /// `HWLOC_CPUID_PATH`, unless the component list (`HWLOC_COMPONENTS`)
 /// leaves the `x86` component out.
 pub fn cpuid_beside() -> Option<CpuidBeside> {
-    cpuid_beside_in(&wloc_trust::env::var)
+    cpuid_beside_in(&wloc_trust::env::var_os)
 }
 
 /// [`cpuid_beside`] with the environment `env`.
 fn cpuid_beside_in(env: Lookup<'_>) -> Option<CpuidBeside> {
-    let list = env("HWLOC_COMPONENTS");
+    let list = env("HWLOC_COMPONENTS").map(text);
     if !component_enabled_in(list.as_deref(), "x86") {
         return None;
     }
@@ -125,19 +126,29 @@ impl std::error::Error for ResolveError {}
 /// Reads an environment variable under its `WLOC_` name first, then its
 /// `HWLOC_` name (neither in a privileged process: [`wloc_trust::env`]).
 pub fn env_var(suffix: &str) -> Option<String> {
-    prefixed_var(&wloc_trust::env::var, suffix)
+    prefixed_var(&wloc_trust::env::var_os, suffix).map(text)
 }
 
 /// Reads the environment a source is chosen from: the process's own
-/// ([`wloc_trust::env::var`]) or, in tests, a table, so that no test
+/// ([`wloc_trust::env::var_os`]) or, in tests, a table, so that no test
 /// changes the environment of the threads it shares its process with.
-pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Values are read as the bytes they are: a file name need not be UTF-8,
+/// and a variable set to bytes that are not must never count as unset
+/// (the machine would be read instead of the file the caller named).
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// [`env_var`] in `env`.
-fn prefixed_var(env: Lookup<'_>, suffix: &str) -> Option<String> {
+fn prefixed_var(env: Lookup<'_>, suffix: &str) -> Option<OsString> {
     env(&format!("WLOC_{suffix}"))
         .or_else(|| env(&format!("HWLOC_{suffix}")))
         .filter(|v| !v.is_empty())
+}
+
+/// A variable's value read as text (a description, a list, a setting):
+/// bytes that are not UTF-8 become U+FFFD, so that the reader refuses the
+/// value, naming it, rather than the variable being ignored.
+fn text(v: OsString) -> String {
+    v.to_string_lossy().into_owned()
 }
 
 /// The settings a discovery backend takes from the environment: each of
@@ -146,14 +157,14 @@ fn prefixed_var(env: Lookup<'_>, suffix: &str) -> Option<String> {
 /// [`env_var`] reads it (`WLOC_` name first, empty values left out).
 /// The command and the discovery module pass these to the components.
 pub fn backend_settings(names: &[&str]) -> Vec<(String, String)> {
-    backend_settings_in(&wloc_trust::env::var, names)
+    backend_settings_in(&wloc_trust::env::var_os, names)
 }
 
 /// [`backend_settings`] with the environment `env`.
 pub fn backend_settings_in(env: Lookup<'_>, names: &[&str]) -> Vec<(String, String)> {
     names
         .iter()
-        .filter_map(|n| prefixed_var(env, n).map(|v| (n.to_string(), v)))
+        .filter_map(|n| prefixed_var(env, n).map(|v| (n.to_string(), text(v))))
         .collect()
 }
 
@@ -181,7 +192,7 @@ pub fn guess_format(input: &str) -> InputFormat {
 
 /// Decides the source from `-i`/`--if` and, failing those, the environment.
 pub fn resolve(input: Option<&str>, format: Option<InputFormat>) -> Result<Source, ResolveError> {
-    resolve_in(&wloc_trust::env::var, input, format)
+    resolve_in(&wloc_trust::env::var_os, input, format)
 }
 
 /// [`resolve`] with the environment `env`.
@@ -222,7 +233,7 @@ fn resolve_in(
         return Ok(Source::Cpuid(v.into()));
     }
     if let Some(v) = prefixed_var(env, "SYNTHETIC") {
-        return Ok(Source::Synthetic(v));
+        return Ok(Source::Synthetic(text(v)));
     }
     if let Some(v) = prefixed_var(env, "XMLFILE") {
         return Ok(Source::Xml(v.into()));
@@ -242,7 +253,7 @@ fn resolve_in(
 /// and a CPUID dump is this system for a build without the x86 backend
 /// (`x86_backend`), as hwloc's non-x86 builds ignore the variable.
 pub fn resolve_unnamed(x86_backend: bool) -> Unnamed {
-    resolve_unnamed_in(&wloc_trust::env::var, x86_backend)
+    resolve_unnamed_in(&wloc_trust::env::var_os, x86_backend)
 }
 
 /// [`resolve_unnamed`] with the environment `env`.
@@ -254,7 +265,7 @@ fn resolve_unnamed_in(env: Lookup<'_>, x86_backend: bool) -> Unnamed {
         Source::Fsroot(p, Some(_)) if !x86_backend => Source::Fsroot(p, None),
         s => s,
     };
-    if let Some(list) = var("HWLOC_COMPONENTS") {
+    if let Some(list) = var("HWLOC_COMPONENTS").map(text) {
         for entry in list.split(',') {
             if let Some(p) = entry.strip_prefix("xml=").filter(|p| !p.is_empty()) {
                 return Unnamed::ByComponents(Source::Xml(p.into()));
@@ -279,7 +290,8 @@ fn resolve_unnamed_in(env: Lookup<'_>, x86_backend: bool) -> Unnamed {
 /// Whether hwloc would run its discovery component `name` under the
 /// `HWLOC_COMPONENTS` of the environment ([`component_enabled_in`]).
 pub fn component_enabled(name: &str) -> bool {
-    component_enabled_in(wloc_trust::env::var("HWLOC_COMPONENTS").as_deref(), name)
+    let list = wloc_trust::env::var_os("HWLOC_COMPONENTS").map(text);
+    component_enabled_in(list.as_deref(), name)
 }
 
 /// Whether hwloc runs its discovery component `name` under the component
@@ -372,7 +384,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let env = |n: &str| table.get(n).map(|v| v.to_string());
+        let env = |n: &str| table.get(n).map(OsString::from);
         let got = backend_settings_in(
             &env,
             &["X86_TOPOEXT_NUMANODES", "CPUKINDS", "GROUPING", "MEMTIERS"],
@@ -393,7 +405,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            let env = |n: &str| table.get(n).cloned();
+            let env = |n: &str| table.get(n).map(OsString::from);
             (
                 resolve_in(&env, Some("rec"), Some(InputFormat::Fsroot)).unwrap(),
                 resolve_unnamed_in(&env, true),
@@ -426,13 +438,30 @@ mod tests {
     }
 
     #[test]
+    fn values_that_are_not_utf8_are_not_unset() {
+        use std::os::unix::ffi::OsStringExt;
+        let file = OsString::from_vec(b"t\xff.xml".to_vec());
+        let env = |n: &str| (n == "HWLOC_XMLFILE").then(|| file.clone());
+        assert_eq!(
+            resolve_unnamed_in(&env, true).source(),
+            &Source::Xml(PathBuf::from(file.clone()))
+        );
+        let desc =
+            |n: &str| (n == "HWLOC_SYNTHETIC").then(|| OsString::from_vec(b"pack:\xff".to_vec()));
+        assert!(matches!(
+            resolve_unnamed_in(&desc, true).source(),
+            Source::Synthetic(s) if s.contains('\u{fffd}')
+        ));
+    }
+
+    #[test]
     fn unnamed_sources_follow_libhwlocs_choice() {
         let run = |vars: &[(&str, &str)], x86: bool| {
             let table: std::collections::HashMap<String, String> = vars
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            resolve_unnamed_in(&|n| table.get(n).cloned(), x86)
+            resolve_unnamed_in(&|n| table.get(n).map(OsString::from), x86)
         };
         assert_eq!(run(&[], true), Unnamed::ByEnvironment(Source::ThisSystem));
         // fsroot `/` is this system, and it comes before XML.

@@ -21,6 +21,7 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -149,10 +150,11 @@ impl Caller {
 /// Where the published image is looked for: [`PATH_VAR`], else
 /// [`DEFAULT_PATH`]; `None` when [`OPT_OUT_VAR`] opts out.
 pub fn published_path() -> Result<PathBuf, NotAdopted> {
-    if wloc_trust::env::var(OPT_OUT_VAR).is_some_and(|v| v.trim() != "0") {
+    // Read as bytes: a value that is not UTF-8 is still set.
+    if wloc_trust::env::var_os(OPT_OUT_VAR).is_some_and(|v| v.to_string_lossy().trim() != "0") {
         return Err(NotAdopted::OptedOut);
     }
-    Ok(wloc_trust::env::var(PATH_VAR)
+    Ok(wloc_trust::env::var_os(PATH_VAR)
         .filter(|v| !v.is_empty())
         .map_or_else(|| PathBuf::from(DEFAULT_PATH), PathBuf::from))
 }
@@ -164,7 +166,8 @@ fn discovery_setting() -> Option<String> {
     wloc_linux::SETTING_NAMES.iter().find_map(|n| {
         ["WLOC_", "HWLOC_"].into_iter().find_map(|prefix| {
             let name = format!("{prefix}{n}");
-            wloc_trust::env::var(&name)
+            // Set to bytes that are not UTF-8 is set all the same.
+            wloc_trust::env::var_os(&name)
                 .is_some_and(|v| !v.is_empty())
                 .then_some(name)
         })
@@ -260,6 +263,11 @@ pub fn open_trusted(path: &Path, caller: &Caller) -> Result<File, NotAdopted> {
     if !m.is_file() {
         return Err(untrusted("not a regular file".into()));
     }
+    if let Some(kind) = ownership_not_vouched(&f) {
+        return Err(untrusted(format!(
+            "it is on a {kind} file system, whose owners the kernel takes from elsewhere"
+        )));
+    }
     if !caller.trusts(m.uid()) {
         return Err(untrusted(format!("it belongs to user {}", m.uid())));
     }
@@ -270,6 +278,45 @@ pub fn open_trusted(path: &Path, caller: &Caller) -> Result<File, NotAdopted> {
         )));
     }
     Ok(f)
+}
+
+/// File systems whose owners and modes a user-space daemon or another
+/// machine reports (`statfs` types): a user's FUSE mount, or an NFS
+/// export an automounter brings in under a root-owned folder, may say
+/// "root, mode 0644" of a file its owner controls.  The service publishes
+/// on a local file system (`/run` is a tmpfs), so an image on one of these
+/// is never adopted.
+const REPORTED_OWNERSHIP: &[(i64, &str)] = &[
+    (0x6573_5546, "FUSE"),
+    (0x6969, "NFS"),
+    (0xff53_4d42, "CIFS"),
+    (0xfe53_4d42, "SMB2"),
+    (0x517b, "SMB"),
+    (0x0102_1997, "9P"),
+    (0x00c3_6400, "Ceph"),
+    (0x5346_414f, "AFS"),
+    (0x6b41_4653, "AFS"),
+    (0x7375_7245, "Coda"),
+    (0x0bd0_0bd0, "Lustre"),
+    (0x4750_4653, "GPFS"),
+    (0x0187, "autofs"),
+];
+
+/// The kind of file system `f` is on when its ownership is reported
+/// rather than kept by the kernel ([`REPORTED_OWNERSHIP`]).
+fn ownership_not_vouched(f: &File) -> Option<&'static str> {
+    // SAFETY: fstatfs fills the zeroed structure it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `f` is an open descriptor and `st` a writable statfs.
+    if unsafe { libc::fstatfs(f.as_raw_fd(), &mut st) } != 0 {
+        return Some("unidentified");
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let kind = st.f_type as i64;
+    REPORTED_OWNERSHIP
+        .iter()
+        .find(|(magic, _)| *magic == kind)
+        .map(|(_, name)| *name)
 }
 
 /// The first line of a system file, trimmed.
@@ -329,7 +376,24 @@ pub fn topology_for(
     let include_disallowed = base.include_disallowed;
     let mut whole = base;
     whole.include_disallowed = true;
-    let mut t = img.to_topology_into(whole)?;
+    let t = img.to_topology_into(whole)?;
+    for_process(t, include_disallowed, pid)
+        .map_err(|e| NotAdopted::Image(ImageError::Invalid(e.to_string())))
+}
+
+/// What differs per process in a whole machine's topology (discovered or
+/// adopted with every object kept): the allowed CPUs and NUMA nodes and
+/// the `LinuxCgroup` info of the cgroup of process `pid` (the caller when
+/// `None`, as hwloc's Linux backend reads them, also after
+/// `hwloc_topology_set_pid`), the caller's host name, and the disallowed
+/// objects removed unless `include_disallowed`.  One home for both paths:
+/// adopting the published image and the C library's discovery for
+/// another process.
+pub fn for_process(
+    mut t: Topology,
+    include_disallowed: bool,
+    pid: Option<u32>,
+) -> Result<Topology, wloc_core::TopologyError> {
     let allowed = wloc_linux::allowed_resources_of(&wloc_linux::NativeFs::new("/"), pid);
     let root = t.root();
     let infos = &mut t.obj_mut(root).infos;
@@ -378,8 +442,7 @@ pub fn topology_for(
     t.allowed_nodeset = nodes;
     t.include_disallowed = include_disallowed;
     if narrower || (!include_disallowed && !everything_allowed) {
-        t.finish()
-            .map_err(|e| NotAdopted::Image(ImageError::Invalid(e.to_string())))?;
+        t.finish()?;
     }
     t.is_thissystem = true;
     Ok(t)
