@@ -263,7 +263,7 @@ pub fn open_trusted(path: &Path, caller: &Caller) -> Result<File, NotAdopted> {
     if !m.is_file() {
         return Err(untrusted("not a regular file".into()));
     }
-    if let Some(kind) = ownership_not_vouched(&f) {
+    if let Some(kind) = ownership_not_vouched(&f, m.dev()) {
         return Err(untrusted(format!(
             "it is on a {kind} file system, whose owners the kernel takes from elsewhere"
         )));
@@ -292,7 +292,7 @@ const REPORTED_OWNERSHIP: &[(i64, &str)] = &[
     (0xff53_4d42, "CIFS"),
     (0xfe53_4d42, "SMB2"),
     (0x517b, "SMB"),
-    (0x0102_1997, "9P"),
+    (0x0102_1997, "9p"),
     (0x00c3_6400, "Ceph"),
     (0x5346_414f, "AFS"),
     (0x6b41_4653, "AFS"),
@@ -302,9 +302,42 @@ const REPORTED_OWNERSHIP: &[(i64, &str)] = &[
     (0x0187, "autofs"),
 ];
 
-/// The kind of file system `f` is on when its ownership is reported
-/// rather than kept by the kernel ([`REPORTED_OWNERSHIP`]).
-fn ownership_not_vouched(f: &File) -> Option<&'static str> {
+/// The same file systems as `/proc/self/mountinfo` names them: some
+/// (9p) pass the serving machine's file system type through `statfs`,
+/// so the mount table is asked too.
+const REPORTED_OWNERSHIP_NAMES: &[&str] = &[
+    "fuse", "fuseblk", "virtiofs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "afs",
+    "coda", "lustre", "gpfs", "autofs",
+];
+
+/// The kind of file system `f` (on device `dev`) is on when its ownership
+/// is reported rather than kept by the kernel ([`REPORTED_OWNERSHIP`],
+/// [`REPORTED_OWNERSHIP_NAMES`]); also when that cannot be told.
+fn ownership_not_vouched(f: &File, dev: u64) -> Option<String> {
+    if let Some(kind) = reported_by_statfs(f) {
+        return Some(kind.to_string());
+    }
+    let table = match std::fs::read_to_string("/proc/self/mountinfo") {
+        Ok(t) => t,
+        Err(_) => return Some("unidentified (no /proc/self/mountinfo)".into()),
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let device = format!("{major}:{minor}");
+    // "ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE ...":
+    // the last mount of the device is the one in effect.
+    let kind = table
+        .lines()
+        .filter(|l| l.split(' ').nth(2) == Some(device.as_str()))
+        .filter_map(|l| l.split(" - ").nth(1)?.split(' ').next())
+        .last()?;
+    let base = kind.split('.').next().unwrap_or(kind);
+    REPORTED_OWNERSHIP_NAMES
+        .contains(&base)
+        .then(|| kind.to_string())
+}
+
+/// [`REPORTED_OWNERSHIP`] by `statfs`.
+fn reported_by_statfs(f: &File) -> Option<&'static str> {
     // SAFETY: fstatfs fills the zeroed structure it is given.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `f` is an open descriptor and `st` a writable statfs.
