@@ -1124,6 +1124,270 @@ digest = "{D2}"
         }
     }
 
+    /// Registry signers of `wasm` (in an artifact signed by `keys`, and
+    /// keylessly by `ids` (issuer, e-mail) of `pki`).
+    fn registry(
+        wasm: &[u8],
+        keys: &[&crate::cosign::RegistrySigningKey],
+        ids: &[(&str, &str)],
+        pki: &crate::sigstore::tests::Pki,
+        trusted: &[RegistryKey],
+    ) -> RegistrySigners {
+        use crate::cosign::{
+            BUNDLE_ANNOTATION, CERTIFICATE_ANNOTATION, SIGNATURE_ANNOTATION, assemble,
+            make_signature,
+        };
+        use base64::Engine as _;
+        let art = crate::cosign::tests::artifact(wasm);
+        let d = crate::digest::sha256_hex(&art);
+        let mut payload = None;
+        type Layer<'a> = (Vec<u8>, Vec<(&'a str, String)>);
+        let mut layers: Vec<Layer> = Vec::new();
+        for k in keys {
+            let m = make_signature(&d, "r/x", k).unwrap();
+            let sigs = crate::cosign::parse(&m.manifest, &[&m.payload]).unwrap();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&sigs[0].signature);
+            payload = Some(m.payload.clone());
+            layers.push((m.payload, vec![(SIGNATURE_ANNOTATION, b64)]));
+        }
+        let payload = payload.unwrap_or_else(|| {
+            make_signature(
+                &d,
+                "r/x",
+                &crate::cosign::RegistrySigningKey::generate_p256().unwrap(),
+            )
+            .unwrap()
+            .payload
+        });
+        for (issuer, email) in ids {
+            let s = pki.sign(&payload, &[email], issuer);
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&s.signature);
+            layers.push((
+                payload.clone(),
+                vec![
+                    (SIGNATURE_ANNOTATION, b64),
+                    (CERTIFICATE_ANNOTATION, s.certificate.unwrap()),
+                    (BUNDLE_ANNOTATION, s.bundle.unwrap()),
+                ],
+            ));
+        }
+        // One signature manifest with every layer.
+        let made: Vec<_> = layers.iter().map(|(p, a)| assemble(p.clone(), a)).collect();
+        let mut manifest: serde_json::Value = serde_json::from_slice(&made[0].manifest).unwrap();
+        let all: Vec<serde_json::Value> = made
+            .iter()
+            .map(|m| {
+                serde_json::from_slice::<serde_json::Value>(&m.manifest).unwrap()["layers"][0]
+                    .clone()
+            })
+            .collect();
+        manifest["layers"] = serde_json::Value::Array(all);
+        let manifest = serde_json::to_vec(&manifest).unwrap();
+        let blobs: Vec<&[u8]> = made.iter().map(|m| m.payload.as_slice()).collect();
+        let root = pki.root();
+        let t = crate::cosign::Trust {
+            keys: trusted,
+            root: Some(&root),
+        };
+        crate::cosign::registry_signers(&art, wasm, &manifest, &blobs, &t).unwrap()
+    }
+
+    fn decide_registry(p: &Policy, wasm: &[u8], name: &str, r: &RegistrySigners) -> Decision {
+        let req = caps(&["/sys"], false, &[]);
+        let digest = crate::signing::component_digest(wasm);
+        p.decide(&Subject {
+            name,
+            digest: &digest,
+            signer: None,
+            registry: Some(r),
+            builtin: false,
+            requested: &req,
+        })
+    }
+
+    #[test]
+    fn registry_signers_allow_by_publisher_and_identity() {
+        use crate::cosign::RegistrySigningKey;
+        use crate::sigstore::tests::{EMAIL, ISSUER, Pki};
+        let pki = Pki::new();
+        let cosign = RegistrySigningKey::generate_p256().unwrap();
+        let ed = generate().unwrap();
+        let text = format!(
+            r#"
+[[publisher]]
+name = "acme"
+cosign_keys = [{pem:?}]
+[[publisher]]
+name = "beta"
+key = "{ed}"
+[[identity]]
+name = "acme-ci"
+issuer = "{ISSUER}"
+subject = "{EMAIL}"
+[[allow]]
+publisher = "acme"
+files = ["/sys"]
+[[allow]]
+publisher = "beta"
+[[allow]]
+identity = "acme-ci"
+name = "ci-built"
+"#,
+            pem = cosign.public().to_pem(),
+            ed = public_key(&ed),
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        assert_eq!(p.registry_keys().len(), 2);
+        let wasm = b"component bytes".to_vec();
+        let keys = p.registry_keys();
+        // A cosign P-256 key of a publisher.
+        let r = registry(&wasm, &[&cosign], &[], &pki, &keys);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "x", &r), Decision::Allowed { by, .. } if by.contains("publisher acme"))
+        );
+        // The publisher's wloc ed25519 key, signing in the registry.
+        let r = registry(
+            &wasm,
+            &[&RegistrySigningKey::Ed25519(ed.clone())],
+            &[],
+            &pki,
+            &keys,
+        );
+        assert!(
+            matches!(decide_registry(&p, &wasm, "x", &r), Decision::Allowed { by, .. } if by.contains("publisher beta"))
+        );
+        // An unknown key: no signer at all.
+        let stranger = RegistrySigningKey::generate_p256().unwrap();
+        let r = registry(&wasm, &[&stranger], &[], &pki, &keys);
+        assert!(r.signers().is_empty());
+        assert_eq!(r.refused, vec![crate::cosign::SigError::UnknownKey]);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "x", &r), Decision::Denied(m) if m.contains("unsigned"))
+        );
+        // An identity, for the one name it is allowed.
+        let r = registry(&wasm, &[], &[(ISSUER, EMAIL)], &pki, &keys);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "ci-built", &r), Decision::Allowed { by, .. } if by.contains("identity acme-ci"))
+        );
+        assert!(
+            matches!(decide_registry(&p, &wasm, "other", &r), Decision::Denied(m) if m.contains("identity acme-ci"))
+        );
+        // The same subject from another issuer is not the identity.
+        let r = registry(&wasm, &[], &[("https://evil.example", EMAIL)], &pki, &keys);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "ci-built", &r), Decision::Denied(m) if m.contains("no [[publisher]] or [[identity]]"))
+        );
+        // Signers verified for other bytes do not count for these.
+        let r = registry(&wasm, &[&cosign], &[], &pki, &keys);
+        let other = b"other bytes".to_vec();
+        assert!(matches!(
+            decide_registry(&p, &other, "x", &r),
+            Decision::Denied(_)
+        ));
+    }
+
+    #[test]
+    fn deny_by_identity_publisher_or_digest_wins() {
+        use crate::cosign::RegistrySigningKey;
+        use crate::sigstore::tests::{EMAIL, ISSUER, Pki};
+        let pki = Pki::new();
+        let cosign = RegistrySigningKey::generate_p256().unwrap();
+        let wasm = b"component bytes".to_vec();
+        let digest = crate::signing::component_digest(&wasm);
+        let base = format!(
+            r#"
+[[publisher]]
+name = "acme"
+cosign_keys = [{pem:?}]
+[[identity]]
+name = "acme-ci"
+issuer = "{ISSUER}"
+subject = "{EMAIL}"
+[[allow]]
+publisher = "acme"
+[[allow]]
+identity = "acme-ci"
+[[allow]]
+digest = "sha256:{digest}"
+"#,
+            pem = cosign.public().to_pem(),
+        );
+        let allowed = Policy::parse(&base, "test").unwrap();
+        let keys = allowed.registry_keys();
+        let both = registry(&wasm, &[&cosign], &[(ISSUER, EMAIL)], &pki, &keys);
+        assert_eq!(both.signers().len(), 2);
+        assert!(matches!(
+            decide_registry(&allowed, &wasm, "x", &both),
+            Decision::Allowed { .. }
+        ));
+        for deny in [
+            "[[deny]]\nidentity = \"acme-ci\"".to_string(),
+            "[[deny]]\npublisher = \"acme\"".to_string(),
+            format!("[[deny]]\ndigest = \"{digest}\""),
+        ] {
+            let p = Policy::parse(&format!("{base}\n{deny}\n"), "test").unwrap();
+            assert!(
+                matches!(decide_registry(&p, &wasm, "x", &both), Decision::Denied(m) if m.contains("[[deny]]")),
+                "{deny}"
+            );
+        }
+        // A denied digest stays denied when re-signed by anyone.
+        let p = Policy::parse(
+            &format!("{base}\n[[deny]]\ndigest = \"{digest}\"\n"),
+            "test",
+        )
+        .unwrap();
+        let again = registry(&wasm, &[&cosign, &cosign], &[(ISSUER, EMAIL)], &pki, &keys);
+        assert!(matches!(
+            decide_registry(&p, &wasm, "x", &again),
+            Decision::Denied(_)
+        ));
+    }
+
+    #[test]
+    fn bad_registry_entries_are_named() {
+        for (text, want) in [
+            (
+                "[[publisher]]\nname = \"a\"",
+                "give a `key` or `cosign_keys`",
+            ),
+            (
+                "[[publisher]]\nname = \"a\"\ncosign_keys = [\"key.pub\"]",
+                "absolute path",
+            ),
+            (
+                "[[publisher]]\nname = \"a\"\ncosign_keys = [\"/nonexistent/key.pub\"]",
+                "cannot read cosign key",
+            ),
+            (
+                "[[publisher]]\nname = \"a\"\ncosign_keys = [\"-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----\"]",
+                "public key",
+            ),
+            ("[[allow]]\nidentity = \"ci\"", "not an [[identity]]"),
+            ("[[deny]]\nidentity = \"ci\"", "not an [[identity]]"),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"\"\nsubject = \"s\"",
+                "empty issuer",
+            ),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"s\"\nsubject_regex = \".*\"",
+                "unknown field",
+            ),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"s\"\n[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"t\"",
+                "repeated name",
+            ),
+            ("[sigstore]\ntrusted_root = \"root.json\"", "absolute path"),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"s\"\n[[allow]]\nidentity = \"ci\"\ndigest = \"1111111111111111111111111111111111111111111111111111111111111111\"",
+                "exactly one of",
+            ),
+        ] {
+            let e = Policy::parse(text, "p.toml").unwrap_err();
+            assert!(e.contains(want) && e.contains("p.toml"), "{text}: {e}");
+        }
+    }
+
     #[test]
     fn entries_round_trip_through_append() {
         let dir = std::env::temp_dir().join(format!("wloc-policy-test-{}", std::process::id()));
@@ -1148,13 +1412,34 @@ digest = "{D2}"
         )
         .unwrap();
         append(&path, &deny_entry("old", Some(D2), None)).unwrap();
+        let ck = crate::cosign::RegistrySigningKey::generate_p256()
+            .unwrap()
+            .public();
+        append(&path, &publisher_entry_of("vendor", None, &[ck])).unwrap();
+        append(
+            &path,
+            &identity_entry("ci", "https://issuer.example", "a@b.example"),
+        )
+        .unwrap();
+        append(
+            &path,
+            &allow_entry_of("", None, None, Some("ci"), None, &caps(&[], false, &[])),
+        )
+        .unwrap();
+        append(
+            &path,
+            &deny_entry_of("", None, None, Some("vendor"), Some("ci")),
+        )
+        .unwrap();
         // A bad entry leaves the file as it was.
         let before = std::fs::read_to_string(&path).unwrap();
         assert!(append(&path, "\n[[allow]]\npublisher = \"nobody\"\n").is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
         let p = Policy::read(&path).unwrap();
-        assert_eq!(p.allow.len(), 2);
-        assert_eq!(p.deny.len(), 1);
+        assert_eq!(p.allow.len(), 3);
+        assert_eq!(p.deny.len(), 2);
+        assert_eq!(p.publishers[1].cosign_keys, vec![ck]);
+        assert_eq!(p.identities[0].subject, "a@b.example");
         assert_eq!(p.allow[0].files, vec!["/sys".to_string()]);
         let _ = std::fs::remove_dir_all(&dir);
     }
