@@ -476,9 +476,14 @@ fn check_blob(d: &Descriptor, blob: &[u8], what: &str) -> Result<(), SigError> {
 /// `sha256-HEX.sig`) and the blobs of its layers, in the manifest's
 /// order: each blob must have its descriptor's digest and size, and
 /// each layer be a simple-signing payload with a signature annotation.
+/// A manifest that is not one is an error; a bad layer is an error of
+/// that layer only, so that a layer anyone added cannot hide the others.
 /// An adapter from a fetched artifact is one line:
 /// `parse(&a.manifest, &a.layers.iter().map(|(_, b)| b.as_slice()).collect::<Vec<_>>())`.
-pub fn parse(manifest: &[u8], blobs: &[&[u8]]) -> Result<Vec<CosignSignature>, SigError> {
+pub fn parse(
+    manifest: &[u8],
+    blobs: &[&[u8]],
+) -> Result<Vec<Result<CosignSignature, SigError>>, SigError> {
     let m = ImageManifest::parse(manifest, "the signature manifest").map_err(malformed)?;
     if m.layers.len() != blobs.len() {
         return Err(malformed(format!(
@@ -493,16 +498,24 @@ pub fn parse(manifest: &[u8], blobs: &[&[u8]]) -> Result<Vec<CosignSignature>, S
             m.layers.len()
         )));
     }
-    let mut out = Vec::new();
-    for (i, (d, blob)) in m.layers.iter().zip(blobs).enumerate() {
-        let what = format!("layer {}", i + 1);
+    Ok(m.layers
+        .iter()
+        .zip(blobs)
+        .enumerate()
+        .map(|(i, (d, blob))| parse_layer(d, blob, &format!("layer {}", i + 1)))
+        .collect())
+}
+
+/// One signature layer of a signature manifest.
+fn parse_layer(d: &Descriptor, blob: &[u8], what: &str) -> Result<CosignSignature, SigError> {
+    {
         if d.media_type != SIMPLESIGNING_MEDIA_TYPE {
             return Err(malformed(format!(
                 "{what} has media type {:?}, not {SIMPLESIGNING_MEDIA_TYPE}",
                 crate::text::sanitize(&d.media_type, 80)
             )));
         }
-        check_blob(d, blob, &what)?;
+        check_blob(d, blob, what)?;
         if blob.len() > MAX_FIELD_BYTES {
             return Err(malformed(format!(
                 "{what}: payload larger than {MAX_FIELD_BYTES} bytes"
@@ -522,15 +535,14 @@ pub fn parse(manifest: &[u8], blobs: &[&[u8]]) -> Result<Vec<CosignSignature>, S
         let signature = B64
             .decode(sig.trim())
             .map_err(|e| malformed(format!("{what}: {SIGNATURE_ANNOTATION} is not base64: {e}")))?;
-        out.push(CosignSignature {
+        Ok(CosignSignature {
             payload: blob.to_vec(),
             signature,
             certificate: get(CERTIFICATE_ANNOTATION)?.filter(|c| !c.is_empty()),
             chain: get(CHAIN_ANNOTATION)?.filter(|c| !c.is_empty()),
             bundle: get(BUNDLE_ANNOTATION)?.filter(|c| !c.is_empty()),
-        });
+        })
     }
-    Ok(out)
 }
 
 #[derive(Deserialize)]
@@ -699,7 +711,7 @@ pub fn registry_signers(
         refused: Vec::new(),
     };
     for s in parse(sig_manifest, sig_blobs)? {
-        match verify_signature(&s, &manifest, trust) {
+        match s.and_then(|s| verify_signature(&s, &manifest, trust)) {
             Ok(signer) if !out.signers.contains(&signer) => out.signers.push(signer),
             Ok(_) => {}
             Err(e) => out.refused.push(e),
@@ -809,9 +821,9 @@ pub(crate) mod tests {
     }
 
     fn check(made: &MadeSignature, digest: &str, keys: &[RegistryKey]) -> Result<Signer, SigError> {
-        let sigs = parse(&made.manifest, &[&made.payload])?;
+        let mut sigs = parse(&made.manifest, &[&made.payload])?;
         assert_eq!(sigs.len(), 1);
-        verify_signature(&sigs[0], digest, &Trust { keys, root: None })
+        verify_signature(&sigs.remove(0)?, digest, &Trust { keys, root: None })
     }
 
     #[test]
@@ -853,15 +865,16 @@ pub(crate) mod tests {
         let mut p = made.payload.clone();
         p.insert(1, b' ');
         let sig = parse(&made.manifest, &[&made.payload]).unwrap()[0]
-            .signature
-            .clone();
+            .clone()
+            .unwrap()
+            .signature;
         let re = assemble(p, &[(SIGNATURE_ANNOTATION, B64.encode(&sig))]);
         assert_eq!(check(&re, &d, &keys), Err(SigError::UnknownKey));
         // A blob that is not the layer's digest.
         let mut bad = made.payload.clone();
         bad[5] ^= 1;
         assert!(matches!(
-            parse(&made.manifest, &[&bad]),
+            &parse(&made.manifest, &[&bad]).unwrap()[0],
             Err(SigError::BlobMismatch(_))
         ));
     }
@@ -906,7 +919,7 @@ pub(crate) mod tests {
         );
         let other_type = text.replace(SIMPLESIGNING_MEDIA_TYPE, "application/json");
         assert!(
-            matches!(parse(other_type.as_bytes(), &[&made.payload]), Err(SigError::Malformed(m)) if m.contains("media type"))
+            matches!(&parse(other_type.as_bytes(), &[&made.payload]).unwrap()[0], Err(SigError::Malformed(m)) if m.contains("media type"))
         );
         assert!(parse(&made.manifest, &[]).is_err());
         assert!(parse(b"{", &[]).is_err());
@@ -937,6 +950,15 @@ pub(crate) mod tests {
             registry_signers(&art, &other, &made.manifest, &[&made.payload], &t),
             Err(SigError::NotThisComponent(_))
         ));
+        // A layer anyone added does not hide a good one.
+        let junk = assemble(b"junk".to_vec(), &[(SIGNATURE_ANNOTATION, "AAAA".into())]);
+        let mut m: serde_json::Value = serde_json::from_slice(&made.manifest).unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&junk.manifest).unwrap();
+        m["layers"] = serde_json::json!([j["layers"][0], m["layers"][0]]);
+        let m = serde_json::to_vec(&m).unwrap();
+        let rs = registry_signers(&art, &wasm, &m, &[&junk.payload, &made.payload], &t).unwrap();
+        assert_eq!(rs.signers(), &[Signer::Key(k.public())]);
+        assert!(matches!(rs.refused[0], SigError::Malformed(_)));
         // A signature of another manifest is refused, not an error.
         let made2 = make_signature(&sha256_hex(b"x"), "r/x", &k).unwrap();
         let rs = registry_signers(&art, &wasm, &made2.manifest, &[&made2.payload], &t).unwrap();

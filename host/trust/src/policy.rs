@@ -1146,7 +1146,8 @@ digest = "{D2}"
         for k in keys {
             let m = make_signature(&d, "r/x", k).unwrap();
             let sigs = crate::cosign::parse(&m.manifest, &[&m.payload]).unwrap();
-            let b64 = base64::engine::general_purpose::STANDARD.encode(&sigs[0].signature);
+            let b64 = base64::engine::general_purpose::STANDARD
+                .encode(&sigs[0].as_ref().unwrap().signature);
             payload = Some(m.payload.clone());
             layers.push((m.payload, vec![(SIGNATURE_ANNOTATION, b64)]));
         }

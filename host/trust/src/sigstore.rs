@@ -643,15 +643,15 @@ pub fn verify_keyless(
     bundle: Option<&str>,
     root: &TrustedRoot,
 ) -> Result<(String, String), SigError> {
-    let certs = Certificate::load_pem_chain(cert_pem.as_bytes())
-        .map_err(|e| cert_err(format!("the certificate is not PEM: {e}")))?;
-    let [leaf] = certs.as_slice() else {
-        return Err(cert_err(format!(
-            "{} certificates in the certificate annotation, not one",
-            certs.len()
-        )));
-    };
-    let leaf_der = leaf.to_der().map_err(|e| cert_err(e.to_string()))?;
+    // One PEM block, nothing else, and its DER canonical.
+    let (label, leaf_der) = der::pem::decode_vec(cert_pem.trim().as_bytes()).map_err(|e| {
+        cert_err(format!(
+            "the certificate annotation is not one PEM block: {e}"
+        ))
+    })?;
+    if label != "CERTIFICATE" {
+        return Err(cert_err(format!("PEM label {label:?} is not CERTIFICATE")));
+    }
     let leaf = &certificate(&leaf_der, "the signer's certificate").map_err(cert_err)?;
     let bundle = bundle.ok_or_else(|| {
         log_err("no transparency log bundle: the certificate's time of use cannot be known")
@@ -1128,6 +1128,64 @@ pub(crate) mod tests {
             check(&s, &pki.root()),
             Err(SigError::Certificate(_))
         ));
+        // A second SAN extension, an unknown critical extension, or two
+        // issuers that disagree.
+        let second_san = {
+            let mut e = leaf_extensions(&[EMAIL], ISSUER);
+            e.push(leaf_extensions(&["attacker@evil.example"], ISSUER).remove(2));
+            e
+        };
+        let unknown_critical = {
+            let mut e = leaf_extensions(&[EMAIL], ISSUER);
+            e.push(extension(
+                ObjectIdentifier::new_unwrap("1.2.3.4"),
+                true,
+                vec![5, 0],
+            ));
+            e
+        };
+        let two_issuers = {
+            let mut e = leaf_extensions(&[EMAIL], ISSUER);
+            e.push(extension(
+                OID_ISSUER_V1,
+                false,
+                b"https://evil.example".to_vec(),
+            ));
+            e
+        };
+        for (exts, want) in [
+            (second_san, "repeats extension"),
+            (unknown_critical, "unknown critical"),
+            (two_issuers, "disagree"),
+        ] {
+            let k = RegistrySigningKey::generate_p256().unwrap();
+            let c = issue(
+                "",
+                &k.public(),
+                "test-fulcio",
+                &pki.ca_key,
+                (T - 300, T + 300),
+                exts,
+            );
+            let sig = k.sign(b"p");
+            let b = pki.bundle(b"p", &sig, &c, T, &pki.log_key);
+            let r = verify_keyless(b"p", &sig, &pem(&c), Some(&b), &pki.root());
+            assert!(
+                matches!(&r, Err(SigError::Certificate(m)) if m.contains(want)),
+                "{want}: {r:?}"
+            );
+        }
+        // Two certificates in the annotation.
+        let good = pki.sign(b"p", &[EMAIL], ISSUER);
+        let two = format!("{}{}", good.certificate.clone().unwrap(), pem(&pki.ca));
+        let r = verify_keyless(
+            b"p",
+            &good.signature,
+            &two,
+            good.bundle.as_deref(),
+            &pki.root(),
+        );
+        assert!(matches!(r, Err(SigError::Certificate(_))), "{r:?}");
     }
 
     #[test]
@@ -1229,7 +1287,7 @@ pub(crate) mod tests {
             root: Some(&root),
         };
         assert_eq!(
-            verify_signature(&sigs[0], &d, &t),
+            verify_signature(sigs[0].as_ref().unwrap(), &d, &t),
             Ok(Signer::Identity {
                 issuer: ISSUER.into(),
                 subject: EMAIL.into()
@@ -1237,7 +1295,7 @@ pub(crate) mod tests {
         );
         // Without a trusted root in the policy.
         assert_eq!(
-            verify_signature(&sigs[0], &d, &Trust::default()),
+            verify_signature(sigs[0].as_ref().unwrap(), &d, &Trust::default()),
             Err(SigError::NoTrustedRoot)
         );
     }
