@@ -1077,6 +1077,26 @@ pub(crate) mod tests {
             matches!(&r, Err(SigError::Log(m)) if m.contains("another payload")),
             "{r:?}"
         );
+        // The same payload and certificate with another valid signature
+        // (ECDSA's (r, -s)): the entry logged the first one.
+        let (k, c) = pki.leaf(&[EMAIL], ISSUER);
+        let first = k.sign(b"payload");
+        let bundle = pki.bundle(b"payload", &first, &c, T, &pki.log_key);
+        let (r, s) = p256::ecdsa::Signature::from_der(&first)
+            .unwrap()
+            .split_scalars();
+        let second = p256::ecdsa::Signature::from_scalars(r, -s)
+            .unwrap()
+            .to_der()
+            .as_bytes()
+            .to_vec();
+        assert_ne!(first, second);
+        let r = verify_keyless(b"payload", &second, &pem(&c), Some(&bundle), &pki.root());
+        assert!(
+            matches!(&r, Err(SigError::Log(m)) if m.contains("another signature")),
+            "{r:?}"
+        );
+        assert!(verify_keyless(b"payload", &first, &pem(&c), Some(&bundle), &pki.root()).is_ok());
         // A valid log entry moved onto another certificate.
         let (k2, c2) = pki.leaf(&[EMAIL], ISSUER);
         let mut moved = good.clone();
