@@ -22,7 +22,9 @@
 //!   and locking a file several processes edit.
 //!
 //! Modules only use modules listed after them in this order:
-//! `grant` → `policy` → `cosign` → `sigstore` → `signing` → `manifest` → `error` → `text`,
+//! `grant` → `policy` → `cosign` and `sigstore` (one unit: keyless
+//! signatures are part of cosign's format and share its key and error
+//! types) → `signing` → `manifest` → `error` → `text`,
 //! `digest`, `limits`; [`file`] and [`atomic`] use none.
 
 pub mod atomic;

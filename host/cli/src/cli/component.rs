@@ -79,7 +79,12 @@ enum ComponentCommand {
         #[arg(long, value_name = "KEY", requires = "publisher")]
         key: Option<String>,
         /// The publisher's cosign public key (PEM file) for signatures stored in a registry.
-        #[arg(long, value_name = "FILE", requires = "publisher")]
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "publisher",
+            conflicts_with = "key"
+        )]
         cosign_key: Option<PathBuf>,
         /// Allow it when a Sigstore keyless signature names this OIDC issuer and subject (exactly).
         #[arg(long, num_args = 2, value_names = ["ISSUER", "SUBJECT"], conflicts_with = "publisher")]
@@ -419,7 +424,6 @@ fn examine_file(file: &Path, verb: &str) -> super::Result<(Vec<u8>, Examined, Ma
     Ok((bytes, ex, m))
 }
 
-#[allow(clippy::too_many_arguments)]
 /// The name of the `[[identity]]` of `current` with this issuer and
 /// subject, and the entry to add when there is none.
 fn identity_name(current: Option<&Policy>, issuer: &str, subject: &str) -> (String, String) {
