@@ -1346,6 +1346,31 @@ digest = "sha256:{digest}"
     }
 
     #[test]
+    fn cosign_keys_may_be_trusted_files() {
+        let dir = std::env::temp_dir().join(format!("wloc-cosign-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let k = crate::cosign::RegistrySigningKey::generate_p256()
+            .unwrap()
+            .public();
+        let file = dir.join("vendor.pub");
+        std::fs::write(&file, k.to_pem()).unwrap();
+        let text = format!(
+            "[[publisher]]\nname = \"v\"\ncosign_keys = [{:?}]\n",
+            file.display().to_string()
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        assert_eq!(p.publishers[0].cosign_keys, vec![k]);
+        assert_eq!(p.registry_keys(), vec![k]);
+        // A key file others may write is refused, as the policy would be.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Policy::parse(&text, "test").unwrap_err();
+        assert!(e.contains("not trusted"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn bad_registry_entries_are_named() {
         for (text, want) in [
             (
