@@ -756,3 +756,91 @@ fn a_flood_of_reads_is_stopped_with_memory_bounded() {
         );
     }
 }
+
+/// A cosign public key (P-256, PKIX PEM, as `cosign.pub`): public, so
+/// kept here; the tests that sign make their keys.
+const COSIGN_PUB: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE9sOtZjOwM+PBalooYUNPhGpBvaWd
+ykhgRfQYJATpwLQxlpuhhGViPxpJrYyVJg0APk7T9H1RcllXzz4U+uyz4A==
+-----END PUBLIC KEY-----
+";
+
+#[test]
+fn registry_signer_entries_from_the_cli() {
+    let env = Env::new("registry-entries");
+    let file = component("spin");
+    let f = file.to_str().unwrap();
+    let key = env.dir.0.join("cosign.pub");
+    std::fs::write(&key, COSIGN_PUB).unwrap();
+    let k = key.to_str().unwrap();
+    let out = env.run(&["component", "allow", f, "--publisher", "vendor"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--key or --cosign-key"),
+        "{}",
+        text(&out.stderr)
+    );
+    env.allow(&file, &["--publisher", "vendor", "--cosign-key", k]);
+    let (issuer, subject) = ("https://accounts.example.com", "release@vendor.example");
+    env.allow(&file, &["--identity", issuer, subject]);
+    env.allow(&file, &["--identity", issuer, subject]);
+    let policy = std::fs::read_to_string(env.policy()).unwrap();
+    assert_eq!(policy.matches("[[identity]]").count(), 1, "{policy}");
+    assert_eq!(policy.matches("[[publisher]]").count(), 1, "{policy}");
+    assert!(
+        policy.contains("cosign_keys = [")
+            && policy.contains("MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE9sOtZjOwM+PBalooYUNPhGpBvaWd"),
+        "{policy}"
+    );
+    assert!(
+        policy.contains(&format!("identity = \"{subject}\"")),
+        "{policy}"
+    );
+    // A key that is not one is named, and the policy is left as it was.
+    let bad = env.dir.0.join("bad.pub");
+    std::fs::write(&bad, "not a key\n").unwrap();
+    let out = env.run(&[
+        "component",
+        "allow",
+        f,
+        "--publisher",
+        "other",
+        "--cosign-key",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("bad.pub"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(env.policy()).unwrap(), policy);
+    // Revocations.
+    for args in [
+        &["component", "deny", "--publisher", "vendor"][..],
+        &["component", "deny", "--identity", issuer, subject][..],
+    ] {
+        let out = env.run(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+    let out = env.run(&["component", "deny", "--publisher", "nobody"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("not a [[publisher]]"),
+        "{}",
+        text(&out.stderr)
+    );
+    let policy = std::fs::read_to_string(env.policy()).unwrap();
+    assert!(
+        policy.contains("[[deny]]\npublisher = \"vendor\""),
+        "{policy}"
+    );
+    assert!(
+        policy.contains(&format!("[[deny]]\nidentity = \"{subject}\"")),
+        "{policy}"
+    );
+    assert_eq!(policy.matches("[[identity]]").count(), 1, "{policy}");
+    // Nothing signs the file: allowed by neither entry.
+    let out = env.run(&["component", "verify", f]);
+    assert!(!out.status.success());
+}

@@ -269,7 +269,31 @@ pub fn admit(
         policy,
         bytes,
         None,
+        None,
         builtin,
+        label,
+        source,
+        Limits::default(),
+    )
+}
+
+/// As [`admit`] for a component pulled from a registry: the signatures
+/// stored beside it, verified by [`crate::cosign::registry_signers`] for
+/// these bytes, count as well as the embedded one.  A denied digest,
+/// publisher or identity is refused whoever signed it.
+pub fn admit_registry(
+    policy: &Policy,
+    bytes: &[u8],
+    registry: &crate::cosign::RegistrySigners,
+    label: &str,
+    source: &str,
+) -> Result<Admission, ComponentError> {
+    admit_with(
+        policy,
+        bytes,
+        None,
+        Some(registry),
+        false,
         label,
         source,
         Limits::default(),
@@ -288,15 +312,26 @@ pub fn admit_known(
     source: &str,
     base: Limits,
 ) -> Result<Admission, ComponentError> {
-    admit_with(policy, bytes, Some(digest), builtin, label, source, base)
+    admit_with(
+        policy,
+        bytes,
+        Some(digest),
+        None,
+        builtin,
+        label,
+        source,
+        base,
+    )
 }
 
 /// As [`admit`], running with `base` limits unless the policy sets
 /// others; the digest is computed from the bytes unless given.
+#[allow(clippy::too_many_arguments)]
 fn admit_with(
     policy: &Policy,
     bytes: &[u8],
     digest: Option<String>,
+    registry: Option<&crate::cosign::RegistrySigners>,
     builtin: bool,
     label: &str,
     source: &str,
@@ -329,6 +364,7 @@ fn admit_with(
         name,
         digest: &digest,
         signer: signer.as_ref(),
+        registry,
         builtin,
         requested: &manifest.capabilities,
     };

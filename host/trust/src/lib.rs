@@ -6,6 +6,9 @@
 //! * [`manifest`]: what a component says it is and asks for (a custom
 //!   section of the component), read without compiling it;
 //! * [`signing`]: publisher signatures (ed25519) over the component's bytes;
+//! * [`cosign`], [`sigstore`]: signatures stored in an OCI registry
+//!   beside a component, in cosign's format, by a key or by a Sigstore
+//!   identity (verified offline against a trusted root);
 //! * [`policy`]: the admin's policy, which components may run, with what,
 //!   within which [`Limits`];
 //! * [`grant`]: the decision for one component, its [`grant::Admission`]
@@ -19,10 +22,13 @@
 //!   and locking a file several processes edit.
 //!
 //! Modules only use modules listed after them in this order:
-//! `grant` → `policy` → `signing` → `manifest` → `error` → `text`,
+//! `grant` → `policy` → `cosign` and `sigstore` (one unit: keyless
+//! signatures are part of cosign's format and share its key and error
+//! types) → `signing` → `manifest` → `error` → `text`,
 //! `digest`, `limits`; [`file`] and [`atomic`] use none.
 
 pub mod atomic;
+pub mod cosign;
 pub mod digest;
 pub mod env;
 pub mod error;
@@ -33,6 +39,7 @@ pub mod manifest;
 pub mod owner;
 pub mod policy;
 pub mod signing;
+pub mod sigstore;
 pub mod text;
 
 pub use error::{ComponentError, ErrorKind};

@@ -17,14 +17,29 @@
 //! [builtin.linux]
 //! files = ["/sys", "/proc"]
 //!
-//! # Publishers whose signatures are trusted.
+//! # Publishers whose signatures are trusted: a wloc ed25519 key (for
+//! # the signature embedded in the component, and registry signatures),
+//! # and cosign keys for registry signatures (PEM text, or the absolute
+//! # path of a PEM file trusted as this file is).
 //! [[publisher]]
 //! name = "acme"
 //! key = "ed25519:9f0c…"       # 64 hexadecimal digits
+//! cosign_keys = ["/etc/wloc/keys/acme-cosign.pub"]
 //!
-//! # Allowed components, by sha256 digest of the file or by publisher
-//! # (optionally only one component name of that publisher), with what
-//! # they are granted: never more than their manifest asks for.
+//! # Sigstore identities (keyless registry signatures): the OIDC issuer
+//! # and the certificate's subject, both compared exactly.
+//! [[identity]]
+//! name = "acme-ci"
+//! issuer = "https://token.actions.githubusercontent.com"
+//! subject = "https://github.com/acme/nic/.github/workflows/release.yml@refs/heads/main"
+//!
+//! # The trusted root keyless signatures are checked against.
+//! [sigstore]
+//! trusted_root = "/etc/wloc/trusted_root.json"
+//!
+//! # Allowed components, by component digest, by publisher or by
+//! # identity (optionally only one component name), with what they are
+//! # granted: never more than their manifest asks for.
 //! [[allow]]
 //! publisher = "acme"
 //! name = "acme-nic"
@@ -36,7 +51,7 @@
 //! digest = "sha256:3b5d…"
 //! cpuid = true
 //!
-//! # Refused whatever else says (by digest, name or publisher).
+//! # Refused whatever else says (by digest, name, publisher or identity).
 //! [[deny]]
 //! name = "old-tool"
 //! ```
@@ -48,9 +63,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::cosign::{RegistryKey, RegistrySigners, Signer};
 use crate::limits::Limits;
 use crate::manifest::{Capabilities, check_root, root_within};
 use crate::signing::PublicKey;
+use crate::sigstore::TrustedRoot;
 
 /// The system policy file.
 pub const SYSTEM_POLICY: &str = "/etc/wloc/policy.toml";
@@ -148,8 +165,43 @@ pub struct BuiltinRule {
 pub struct Publisher {
     /// The name entries refer to.
     pub name: String,
-    /// The key its components are signed with.
-    pub key: PublicKey,
+    /// The wloc key its components are signed with (embedded signatures
+    /// and registry signatures).
+    pub key: Option<PublicKey>,
+    /// Its cosign keys (registry signatures).
+    pub cosign_keys: Vec<RegistryKey>,
+}
+
+impl Publisher {
+    /// Whether `k` is one of its keys (its wloc ed25519 key counts as a
+    /// registry key too).
+    pub fn has_registry_key(&self, k: &RegistryKey) -> bool {
+        self.cosign_keys.contains(k)
+            || matches!((k, &self.key), (RegistryKey::Ed25519(e), Some(p)) if *e == p.0)
+    }
+}
+
+/// A Sigstore identity (`[[identity]]`): keyless signatures whose
+/// certificate names exactly this issuer and subject.  No patterns: a
+/// regular expression over subjects is where over-broad trust hides
+/// (an unanchored match, a `.` in a domain); list each identity.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// The name entries refer to.
+    pub name: String,
+    /// The OIDC issuer (the certificate's 1.3.6.1.4.1.57264.1.8).
+    pub issuer: String,
+    /// The certificate's subject alternative name (e-mail or URI).
+    pub subject: String,
+}
+
+/// `[sigstore]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigstoreSettings {
+    /// Sigstore's `trusted_root.json`, an absolute path.
+    pub trusted_root: Option<PathBuf>,
 }
 
 /// An `[[allow]]` entry.
@@ -160,6 +212,8 @@ pub struct AllowRule {
     pub digest: Option<String>,
     /// A `[[publisher]]` name.
     pub publisher: Option<String>,
+    /// An `[[identity]]` name.
+    pub identity: Option<String>,
     /// Only the component of this name.
     pub name: Option<String>,
     /// Granted file roots.
@@ -186,13 +240,17 @@ pub struct DenyRule {
     pub name: Option<String>,
     /// A `[[publisher]]` name.
     pub publisher: Option<String>,
+    /// An `[[identity]]` name.
+    pub identity: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPublisher {
     name: String,
-    key: String,
+    key: Option<String>,
+    #[serde(default)]
+    cosign_keys: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -204,6 +262,10 @@ struct RawPolicy {
     builtin: BTreeMap<String, BuiltinRule>,
     #[serde(default)]
     publisher: Vec<RawPublisher>,
+    #[serde(default)]
+    identity: Vec<Identity>,
+    #[serde(default)]
+    sigstore: SigstoreSettings,
     #[serde(default)]
     allow: Vec<AllowRule>,
     #[serde(default)]
@@ -221,6 +283,10 @@ pub struct Policy {
     pub builtin: BTreeMap<String, BuiltinRule>,
     /// Trusted publishers.
     pub publishers: Vec<Publisher>,
+    /// Trusted Sigstore identities.
+    pub identities: Vec<Identity>,
+    /// `[sigstore]`.
+    pub sigstore: SigstoreSettings,
     /// Allowed components.
     pub allow: Vec<AllowRule>,
     /// Refused components.
@@ -234,8 +300,12 @@ pub struct Subject<'a> {
     pub name: &'a str,
     /// sha256 of its file, hexadecimal.
     pub digest: &'a str,
-    /// The key of a valid signature.
+    /// The key of a valid embedded signature.
     pub signer: Option<&'a PublicKey>,
+    /// Verified registry signatures ([`crate::cosign::registry_signers`]);
+    /// they count only if they were verified for these bytes (the same
+    /// component digest).
+    pub registry: Option<&'a RegistrySigners>,
     /// Built into wloc.
     pub builtin: bool,
     /// What its manifest asks for.
@@ -259,16 +329,33 @@ pub enum Decision {
     Denied(String),
 }
 
-/// Normalises a digest written as `sha256:HEX` or `HEX`.
-pub fn parse_digest(s: &str) -> Result<String, String> {
-    let h = s.strip_prefix("sha256:").unwrap_or(s).to_ascii_lowercase();
-    if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+pub use crate::digest::parse_digest;
+
+/// Largest cosign key file read.
+const MAX_KEY_BYTES: u64 = 64 << 10;
+
+/// A `cosign_keys` item: PEM text, or the absolute path of a PEM file,
+/// trusted as the policy is ([`crate::owner`]): whoever can change it
+/// chooses what runs.
+fn cosign_key(item: &str) -> Result<RegistryKey, String> {
+    if item.trim_start().starts_with("-----BEGIN") {
+        return RegistryKey::from_pem(item);
+    }
+    let path = Path::new(item);
+    if !path.is_absolute() {
         return Err(format!(
-            "digest {:?} is not sha256:<64 hexadecimal digits>",
-            crate::text::sanitize(s, 80)
+            "cosign key {:?} is neither PEM text nor an absolute path",
+            crate::text::sanitize(item, 80)
         ));
     }
-    Ok(h)
+    let f = crate::owner::open_trusted_file(path).map_err(|e| match e {
+        crate::owner::OpenError::Missing(e) => format!("cannot read cosign key {item}: {e}"),
+        crate::owner::OpenError::Refused(why) => format!("cosign key {item} is not trusted: {why}"),
+    })?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_KEY_BYTES), &mut text)
+        .map_err(|e| format!("cannot read cosign key {item}: {e}"))?;
+    RegistryKey::from_pem(&text).map_err(|e| format!("cosign key {item}: {e}"))
 }
 
 /// The part of `requested` that `offered` covers: file roots inside an
@@ -363,29 +450,66 @@ impl Policy {
             if p.name.is_empty() || publishers.iter().any(|q: &Publisher| q.name == p.name) {
                 return Err(err(format!("{what}: empty or repeated name")));
             }
-            let key = PublicKey::parse(&p.key).map_err(|e| err(format!("{what}: {e}")))?;
+            let key = p
+                .key
+                .as_deref()
+                .map(PublicKey::parse)
+                .transpose()
+                .map_err(|e| err(format!("{what}: {e}")))?;
+            let mut cosign_keys = Vec::new();
+            for k in &p.cosign_keys {
+                cosign_keys.push(cosign_key(k).map_err(|e| err(format!("{what}: {e}")))?);
+            }
+            if key.is_none() && cosign_keys.is_empty() {
+                return Err(err(format!("{what}: give a `key` or `cosign_keys`")));
+            }
             publishers.push(Publisher {
                 name: p.name.clone(),
                 key,
+                cosign_keys,
             });
         }
+        for (i, id) in raw.identity.iter().enumerate() {
+            let what = format!("[[identity]] {} ({:?})", i + 1, id.name);
+            if id.name.is_empty() || raw.identity[..i].iter().any(|j| j.name == id.name) {
+                return Err(err(format!("{what}: empty or repeated name")));
+            }
+            if id.issuer.is_empty() || id.subject.is_empty() {
+                return Err(err(format!("{what}: empty issuer or subject")));
+            }
+        }
+        if let Some(r) = &raw.sigstore.trusted_root
+            && !r.is_absolute()
+        {
+            return Err(err(format!(
+                "[sigstore] trusted_root {:?} is not an absolute path",
+                r.display()
+            )));
+        }
         let known = |n: &str| publishers.iter().any(|p| p.name == n);
+        let known_identity = |n: &str| raw.identity.iter().any(|p| p.name == n);
         let mut allow = raw.allow;
         for (i, a) in allow.iter_mut().enumerate() {
             let what = format!("[[allow]] {}", i + 1);
-            match (&a.digest, &a.publisher) {
-                (Some(d), None) => {
+            match (&a.digest, &a.publisher, &a.identity) {
+                (Some(d), None, None) => {
                     a.digest = Some(parse_digest(d).map_err(|e| err(format!("{what}: {e}")))?)
                 }
-                (None, Some(p)) if known(p) => {}
-                (None, Some(p)) => {
+                (None, Some(p), None) if known(p) => {}
+                (None, Some(p), None) => {
                     return Err(err(format!(
                         "{what}: publisher {p:?} is not a [[publisher]]"
                     )));
                 }
+                (None, None, Some(n)) if known_identity(n) => {}
+                (None, None, Some(n)) => {
+                    return Err(err(format!(
+                        "{what}: identity {n:?} is not an [[identity]]"
+                    )));
+                }
                 _ => {
                     return Err(err(format!(
-                        "{what}: give exactly one of `digest` and `publisher`"
+                        "{what}: give exactly one of `digest`, `publisher` and `identity`"
                     )));
                 }
             }
@@ -400,8 +524,21 @@ impl Policy {
         let mut deny = raw.deny;
         for (i, d) in deny.iter_mut().enumerate() {
             let what = format!("[[deny]] {}", i + 1);
-            if d.digest.is_none() && d.name.is_none() && d.publisher.is_none() {
-                return Err(err(format!("{what}: give a digest, a name or a publisher")));
+            if d.digest.is_none()
+                && d.name.is_none()
+                && d.publisher.is_none()
+                && d.identity.is_none()
+            {
+                return Err(err(format!(
+                    "{what}: give a digest, a name, a publisher or an identity"
+                )));
+            }
+            if let Some(n) = &d.identity
+                && !known_identity(n)
+            {
+                return Err(err(format!(
+                    "{what}: identity {n:?} is not an [[identity]]"
+                )));
             }
             if let Some(x) = &d.digest {
                 d.digest = Some(parse_digest(x).map_err(|e| err(format!("{what}: {e}")))?);
@@ -419,9 +556,36 @@ impl Policy {
             limits: raw.limits,
             builtin: raw.builtin,
             publishers,
+            identities: raw.identity,
+            sigstore: raw.sigstore,
             allow,
             deny,
         })
+    }
+
+    /// Every key whose registry signatures count: the publishers' cosign
+    /// keys and their wloc ed25519 keys.
+    pub fn registry_keys(&self) -> Vec<RegistryKey> {
+        let mut keys = Vec::new();
+        for p in &self.publishers {
+            let ed = p.key.map(|k| RegistryKey::Ed25519(k.0));
+            for k in p.cosign_keys.iter().copied().chain(ed) {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        keys
+    }
+
+    /// The trusted root `[sigstore]` names, read now (none: keyless
+    /// signatures are refused).
+    pub fn trusted_root(&self) -> Result<Option<TrustedRoot>, String> {
+        self.sigstore
+            .trusted_root
+            .as_deref()
+            .map(TrustedRoot::read)
+            .transpose()
     }
 
     /// Reads a policy file, refused unless it and every folder above it
@@ -479,7 +643,49 @@ impl Policy {
     }
 
     fn publisher_of(&self, key: &PublicKey) -> Option<&Publisher> {
-        self.publishers.iter().find(|p| &p.key == key)
+        self.publishers.iter().find(|p| p.key.as_ref() == Some(key))
+    }
+
+    /// The registry signers of `s` that count: none unless they were
+    /// verified for bytes of the same component digest.
+    fn registry_signers<'s>(&self, s: &Subject<'s>) -> &'s [Signer] {
+        match s.registry {
+            Some(r) if r.component_digest() == s.digest => r.signers(),
+            _ => &[],
+        }
+    }
+
+    /// The publishers and identities that signed `s`, embedded or in
+    /// the registry.
+    fn signed_by(&self, s: &Subject) -> (Vec<&Publisher>, Vec<&Identity>) {
+        let mut publishers: Vec<&Publisher> = Vec::new();
+        let mut identities: Vec<&Identity> = Vec::new();
+        if let Some(p) = s.signer.and_then(|k| self.publisher_of(k)) {
+            publishers.push(p);
+        }
+        for signer in self.registry_signers(s) {
+            match signer {
+                Signer::Key(k) => {
+                    for p in self.publishers.iter().filter(|p| p.has_registry_key(k)) {
+                        if !publishers.iter().any(|q| q.name == p.name) {
+                            publishers.push(p);
+                        }
+                    }
+                }
+                Signer::Identity { issuer, subject } => {
+                    for i in self
+                        .identities
+                        .iter()
+                        .filter(|i| &i.issuer == issuer && &i.subject == subject)
+                    {
+                        if !identities.iter().any(|j| j.name == i.name) {
+                            identities.push(i);
+                        }
+                    }
+                }
+            }
+        }
+        (publishers, identities)
     }
 
     /// Decides whether a component may run, and with what: the policy's
@@ -492,11 +698,18 @@ impl Policy {
     /// (the limits a built-in component needs, for instance).
     pub fn decide_with_base(&self, s: &Subject, base: Limits) -> Decision {
         let signer = s.signer.and_then(|k| self.publisher_of(k));
+        let (publishers, identities) = self.signed_by(s);
+        // A deny wins over any allow: a revoked publisher or identity
+        // refuses what it signed even when another signer is trusted.
         for d in &self.deny {
             let hit = d.digest.as_deref() == Some(s.digest)
                 || d.name.as_deref() == Some(s.name)
-                || (d.publisher.is_some()
-                    && d.publisher.as_deref() == signer.map(|p| p.name.as_str()));
+                || d.publisher
+                    .as_ref()
+                    .is_some_and(|n| publishers.iter().any(|p| &p.name == n))
+                || d.identity
+                    .as_ref()
+                    .is_some_and(|n| identities.iter().any(|i| &i.name == n));
             if hit {
                 return Decision::Denied(format!(
                     "a [[deny]] entry of {} refuses it",
@@ -528,10 +741,13 @@ impl Policy {
             };
         }
         for a in &self.allow {
-            let by = match (&a.digest, &a.publisher) {
-                (Some(d), _) if d == s.digest => format!("digest, {}", self.origin()),
-                (_, Some(p)) if signer.is_some_and(|q| &q.name == p) => {
+            let by = match (&a.digest, &a.publisher, &a.identity) {
+                (Some(d), _, _) if d == s.digest => format!("digest, {}", self.origin()),
+                (_, Some(p), _) if publishers.iter().any(|q| &q.name == p) => {
                     format!("publisher {p}, {}", self.origin())
+                }
+                (_, _, Some(i)) if identities.iter().any(|j| &j.name == i) => {
+                    format!("identity {i}, {}", self.origin())
                 }
                 _ => continue,
             };
@@ -550,9 +766,26 @@ impl Policy {
                 by,
             };
         }
+        let registry = self.registry_signers(s);
         let why = match (s.signer, signer) {
-            (Some(k), None) => format!("it is signed by {k}, which is not a trusted [[publisher]]"),
-            (Some(_), Some(p)) => format!("no [[allow]] entry names publisher {} for it", p.name),
+            _ if !publishers.is_empty() || !identities.is_empty() => {
+                let names: Vec<String> = publishers
+                    .iter()
+                    .map(|p| format!("publisher {}", p.name))
+                    .chain(identities.iter().map(|i| format!("identity {}", i.name)))
+                    .collect();
+                format!("no [[allow]] entry names {} for it", names.join(" or "))
+            }
+            _ if !registry.is_empty() => {
+                let names: Vec<String> = registry.iter().map(|r| r.to_string()).collect();
+                format!(
+                    "its registry signatures are by {}, which no [[publisher]] or [[identity]] names",
+                    names.join(", ")
+                )
+            }
+            (Some(k), _) => {
+                format!("it is signed by {k}, which is not a trusted [[publisher]]")
+            }
             (None, _) => "it is unsigned and no [[allow]] entry names its digest".into(),
         };
         Decision::Denied(format!("not allowed by {}: {why}", self.origin()))
@@ -564,6 +797,18 @@ pub fn allow_entry(
     comment: &str,
     digest: Option<&str>,
     publisher: Option<&str>,
+    name: Option<&str>,
+    grant: &Capabilities,
+) -> String {
+    allow_entry_of(comment, digest, publisher, None, name, grant)
+}
+
+/// As [`allow_entry`], which may name an identity instead.
+pub fn allow_entry_of(
+    comment: &str,
+    digest: Option<&str>,
+    publisher: Option<&str>,
+    identity: Option<&str>,
     name: Option<&str>,
     grant: &Capabilities,
 ) -> String {
@@ -583,6 +828,9 @@ pub fn allow_entry(
     if let Some(p) = publisher {
         let _ = writeln!(t, "publisher = {}", q(p));
     }
+    if let Some(i) = identity {
+        let _ = writeln!(t, "identity = {}", q(i));
+    }
     if let Some(n) = name {
         let _ = writeln!(t, "name = {}", q(n));
     }
@@ -594,6 +842,18 @@ pub fn allow_entry(
 
 /// The text of a `[[deny]]` entry.
 pub fn deny_entry(comment: &str, digest: Option<&str>, name: Option<&str>) -> String {
+    deny_entry_of(comment, digest, name, None, None)
+}
+
+/// The text of a `[[deny]]` entry, which may name a publisher or an
+/// identity too.
+pub fn deny_entry_of(
+    comment: &str,
+    digest: Option<&str>,
+    name: Option<&str>,
+    publisher: Option<&str>,
+    identity: Option<&str>,
+) -> String {
     let q = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut t = String::from("\n[[deny]]\n");
     if !comment.is_empty() {
@@ -602,19 +862,46 @@ pub fn deny_entry(comment: &str, digest: Option<&str>, name: Option<&str>) -> St
     if let Some(d) = digest {
         let _ = writeln!(t, "digest = {}", q(&format!("sha256:{d}")));
     }
-    if let Some(n) = name {
-        let _ = writeln!(t, "name = {}", q(n));
+    for (k, v) in [
+        ("name", name),
+        ("publisher", publisher),
+        ("identity", identity),
+    ] {
+        if let Some(v) = v {
+            let _ = writeln!(t, "{k} = {}", q(v));
+        }
     }
     t
 }
 
 /// The text of a `[[publisher]]` entry.
 pub fn publisher_entry(name: &str, key: &PublicKey) -> String {
+    publisher_entry_of(name, Some(key), &[])
+}
+
+/// The text of a `[[publisher]]` entry with a wloc key, cosign keys
+/// (written inline as PEM) or both.
+pub fn publisher_entry_of(name: &str, key: Option<&PublicKey>, cosign: &[RegistryKey]) -> String {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut t = format!("\n[[publisher]]\nname = {}\n", q(name));
+    if let Some(k) = key {
+        let _ = writeln!(t, "key = {}", q(&k.to_string()));
+    }
+    if !cosign.is_empty() {
+        let items: Vec<String> = cosign.iter().map(|k| q(&k.to_pem())).collect();
+        let _ = writeln!(t, "cosign_keys = [{}]", items.join(", "));
+    }
+    t
+}
+
+/// The text of an `[[identity]]` entry.
+pub fn identity_entry(name: &str, issuer: &str, subject: &str) -> String {
     let q = |s: &str| toml::Value::String(s.to_string()).to_string();
     format!(
-        "\n[[publisher]]\nname = {}\nkey = {}\n",
+        "\n[[identity]]\nname = {}\nissuer = {}\nsubject = {}\n",
         q(name),
-        q(&key.to_string())
+        q(issuer),
+        q(subject)
     )
 }
 
@@ -678,6 +965,7 @@ mod tests {
             name: "linux",
             digest: D1,
             signer: None,
+            registry: None,
             builtin: true,
             requested: &req,
         };
@@ -743,6 +1031,7 @@ digest = "{D2}"
             name: "x",
             digest: D1,
             signer: None,
+            registry: None,
             builtin: false,
             requested: &req,
         };
@@ -798,6 +1087,7 @@ digest = "{D2}"
             name: "x86",
             digest: D1,
             signer: None,
+            registry: None,
             builtin: true,
             requested: &req,
         };
@@ -834,6 +1124,296 @@ digest = "{D2}"
         }
     }
 
+    /// Registry signers of `wasm` (in an artifact signed by `keys`, and
+    /// keylessly by `ids` (issuer, e-mail) of `pki`).
+    fn registry(
+        wasm: &[u8],
+        keys: &[&crate::cosign::RegistrySigningKey],
+        ids: &[(&str, &str)],
+        pki: &crate::sigstore::tests::Pki,
+        trusted: &[RegistryKey],
+    ) -> RegistrySigners {
+        use crate::cosign::{
+            BUNDLE_ANNOTATION, CERTIFICATE_ANNOTATION, SIGNATURE_ANNOTATION, assemble,
+            make_signature,
+        };
+        use base64::Engine as _;
+        let art = crate::cosign::tests::artifact(wasm);
+        let d = crate::digest::sha256_hex(&art);
+        let mut payload = None;
+        type Layer<'a> = (Vec<u8>, Vec<(&'a str, String)>);
+        let mut layers: Vec<Layer> = Vec::new();
+        for k in keys {
+            let m = make_signature(&d, "r/x", k).unwrap();
+            let sigs = crate::cosign::parse(&m.manifest, &[&m.payload]).unwrap();
+            let b64 = base64::engine::general_purpose::STANDARD
+                .encode(&sigs[0].as_ref().unwrap().signature);
+            payload = Some(m.payload.clone());
+            layers.push((m.payload, vec![(SIGNATURE_ANNOTATION, b64)]));
+        }
+        let payload = payload.unwrap_or_else(|| {
+            make_signature(
+                &d,
+                "r/x",
+                &crate::cosign::RegistrySigningKey::generate_p256().unwrap(),
+            )
+            .unwrap()
+            .payload
+        });
+        for (issuer, email) in ids {
+            let s = pki.sign(&payload, &[email], issuer);
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&s.signature);
+            layers.push((
+                payload.clone(),
+                vec![
+                    (SIGNATURE_ANNOTATION, b64),
+                    (CERTIFICATE_ANNOTATION, s.certificate.unwrap()),
+                    (BUNDLE_ANNOTATION, s.bundle.unwrap()),
+                ],
+            ));
+        }
+        // One signature manifest with every layer.
+        let made: Vec<_> = layers.iter().map(|(p, a)| assemble(p.clone(), a)).collect();
+        let mut manifest: serde_json::Value = serde_json::from_slice(&made[0].manifest).unwrap();
+        let all: Vec<serde_json::Value> = made
+            .iter()
+            .map(|m| {
+                serde_json::from_slice::<serde_json::Value>(&m.manifest).unwrap()["layers"][0]
+                    .clone()
+            })
+            .collect();
+        manifest["layers"] = serde_json::Value::Array(all);
+        let manifest = serde_json::to_vec(&manifest).unwrap();
+        let blobs: Vec<&[u8]> = made.iter().map(|m| m.payload.as_slice()).collect();
+        let root = pki.root();
+        let t = crate::cosign::Trust {
+            keys: trusted,
+            root: Some(&root),
+        };
+        crate::cosign::registry_signers(&art, wasm, &manifest, &blobs, &t).unwrap()
+    }
+
+    fn decide_registry(p: &Policy, wasm: &[u8], name: &str, r: &RegistrySigners) -> Decision {
+        let req = caps(&["/sys"], false, &[]);
+        let digest = crate::signing::component_digest(wasm);
+        p.decide(&Subject {
+            name,
+            digest: &digest,
+            signer: None,
+            registry: Some(r),
+            builtin: false,
+            requested: &req,
+        })
+    }
+
+    #[test]
+    fn registry_signers_allow_by_publisher_and_identity() {
+        use crate::cosign::RegistrySigningKey;
+        use crate::sigstore::tests::{EMAIL, ISSUER, Pki};
+        let pki = Pki::new();
+        let cosign = RegistrySigningKey::generate_p256().unwrap();
+        let ed = generate().unwrap();
+        let text = format!(
+            r#"
+[[publisher]]
+name = "acme"
+cosign_keys = [{pem:?}]
+[[publisher]]
+name = "beta"
+key = "{ed}"
+[[identity]]
+name = "acme-ci"
+issuer = "{ISSUER}"
+subject = "{EMAIL}"
+[[allow]]
+publisher = "acme"
+files = ["/sys"]
+[[allow]]
+publisher = "beta"
+[[allow]]
+identity = "acme-ci"
+name = "ci-built"
+"#,
+            pem = cosign.public().to_pem(),
+            ed = public_key(&ed),
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        assert_eq!(p.registry_keys().len(), 2);
+        let wasm = b"component bytes".to_vec();
+        let keys = p.registry_keys();
+        // A cosign P-256 key of a publisher.
+        let r = registry(&wasm, &[&cosign], &[], &pki, &keys);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "x", &r), Decision::Allowed { by, .. } if by.contains("publisher acme"))
+        );
+        // The publisher's wloc ed25519 key, signing in the registry.
+        let r = registry(
+            &wasm,
+            &[&RegistrySigningKey::Ed25519(ed.clone())],
+            &[],
+            &pki,
+            &keys,
+        );
+        assert!(
+            matches!(decide_registry(&p, &wasm, "x", &r), Decision::Allowed { by, .. } if by.contains("publisher beta"))
+        );
+        // An unknown key: no signer at all.
+        let stranger = RegistrySigningKey::generate_p256().unwrap();
+        let r = registry(&wasm, &[&stranger], &[], &pki, &keys);
+        assert!(r.signers().is_empty());
+        assert_eq!(r.refused, vec![crate::cosign::SigError::UnknownKey]);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "x", &r), Decision::Denied(m) if m.contains("unsigned"))
+        );
+        // An identity, for the one name it is allowed.
+        let r = registry(&wasm, &[], &[(ISSUER, EMAIL)], &pki, &keys);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "ci-built", &r), Decision::Allowed { by, .. } if by.contains("identity acme-ci"))
+        );
+        assert!(
+            matches!(decide_registry(&p, &wasm, "other", &r), Decision::Denied(m) if m.contains("identity acme-ci"))
+        );
+        // The same subject from another issuer is not the identity.
+        let r = registry(&wasm, &[], &[("https://evil.example", EMAIL)], &pki, &keys);
+        assert!(
+            matches!(decide_registry(&p, &wasm, "ci-built", &r), Decision::Denied(m) if m.contains("no [[publisher]] or [[identity]]"))
+        );
+        // Signers verified for other bytes do not count for these.
+        let r = registry(&wasm, &[&cosign], &[], &pki, &keys);
+        let other = b"other bytes".to_vec();
+        assert!(matches!(
+            decide_registry(&p, &other, "x", &r),
+            Decision::Denied(_)
+        ));
+    }
+
+    #[test]
+    fn deny_by_identity_publisher_or_digest_wins() {
+        use crate::cosign::RegistrySigningKey;
+        use crate::sigstore::tests::{EMAIL, ISSUER, Pki};
+        let pki = Pki::new();
+        let cosign = RegistrySigningKey::generate_p256().unwrap();
+        let wasm = b"component bytes".to_vec();
+        let digest = crate::signing::component_digest(&wasm);
+        let base = format!(
+            r#"
+[[publisher]]
+name = "acme"
+cosign_keys = [{pem:?}]
+[[identity]]
+name = "acme-ci"
+issuer = "{ISSUER}"
+subject = "{EMAIL}"
+[[allow]]
+publisher = "acme"
+[[allow]]
+identity = "acme-ci"
+[[allow]]
+digest = "sha256:{digest}"
+"#,
+            pem = cosign.public().to_pem(),
+        );
+        let allowed = Policy::parse(&base, "test").unwrap();
+        let keys = allowed.registry_keys();
+        let both = registry(&wasm, &[&cosign], &[(ISSUER, EMAIL)], &pki, &keys);
+        assert_eq!(both.signers().len(), 2);
+        assert!(matches!(
+            decide_registry(&allowed, &wasm, "x", &both),
+            Decision::Allowed { .. }
+        ));
+        for deny in [
+            "[[deny]]\nidentity = \"acme-ci\"".to_string(),
+            "[[deny]]\npublisher = \"acme\"".to_string(),
+            format!("[[deny]]\ndigest = \"{digest}\""),
+        ] {
+            let p = Policy::parse(&format!("{base}\n{deny}\n"), "test").unwrap();
+            assert!(
+                matches!(decide_registry(&p, &wasm, "x", &both), Decision::Denied(m) if m.contains("[[deny]]")),
+                "{deny}"
+            );
+        }
+        // A denied digest stays denied when re-signed by anyone.
+        let p = Policy::parse(
+            &format!("{base}\n[[deny]]\ndigest = \"{digest}\"\n"),
+            "test",
+        )
+        .unwrap();
+        let again = registry(&wasm, &[&cosign, &cosign], &[(ISSUER, EMAIL)], &pki, &keys);
+        assert!(matches!(
+            decide_registry(&p, &wasm, "x", &again),
+            Decision::Denied(_)
+        ));
+    }
+
+    #[test]
+    fn cosign_keys_may_be_trusted_files() {
+        let dir = std::env::temp_dir().join(format!("wloc-cosign-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let k = crate::cosign::RegistrySigningKey::generate_p256()
+            .unwrap()
+            .public();
+        let file = dir.join("vendor.pub");
+        std::fs::write(&file, k.to_pem()).unwrap();
+        let text = format!(
+            "[[publisher]]\nname = \"v\"\ncosign_keys = [{:?}]\n",
+            file.display().to_string()
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        assert_eq!(p.publishers[0].cosign_keys, vec![k]);
+        assert_eq!(p.registry_keys(), vec![k]);
+        // A key file others may write is refused, as the policy would be.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Policy::parse(&text, "test").unwrap_err();
+        assert!(e.contains("not trusted"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn bad_registry_entries_are_named() {
+        for (text, want) in [
+            (
+                "[[publisher]]\nname = \"a\"",
+                "give a `key` or `cosign_keys`",
+            ),
+            (
+                "[[publisher]]\nname = \"a\"\ncosign_keys = [\"key.pub\"]",
+                "absolute path",
+            ),
+            (
+                "[[publisher]]\nname = \"a\"\ncosign_keys = [\"/nonexistent/key.pub\"]",
+                "cannot read cosign key",
+            ),
+            (
+                "[[publisher]]\nname = \"a\"\ncosign_keys = [\"-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----\"]",
+                "public key",
+            ),
+            ("[[allow]]\nidentity = \"ci\"", "not an [[identity]]"),
+            ("[[deny]]\nidentity = \"ci\"", "not an [[identity]]"),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"\"\nsubject = \"s\"",
+                "empty issuer",
+            ),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"s\"\nsubject_regex = \".*\"",
+                "unknown field",
+            ),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"s\"\n[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"t\"",
+                "repeated name",
+            ),
+            ("[sigstore]\ntrusted_root = \"root.json\"", "absolute path"),
+            (
+                "[[identity]]\nname = \"ci\"\nissuer = \"i\"\nsubject = \"s\"\n[[allow]]\nidentity = \"ci\"\ndigest = \"1111111111111111111111111111111111111111111111111111111111111111\"",
+                "exactly one of",
+            ),
+        ] {
+            let e = Policy::parse(text, "p.toml").unwrap_err();
+            assert!(e.contains(want) && e.contains("p.toml"), "{text}: {e}");
+        }
+    }
+
     #[test]
     fn entries_round_trip_through_append() {
         let dir = std::env::temp_dir().join(format!("wloc-policy-test-{}", std::process::id()));
@@ -858,13 +1438,34 @@ digest = "{D2}"
         )
         .unwrap();
         append(&path, &deny_entry("old", Some(D2), None)).unwrap();
+        let ck = crate::cosign::RegistrySigningKey::generate_p256()
+            .unwrap()
+            .public();
+        append(&path, &publisher_entry_of("vendor", None, &[ck])).unwrap();
+        append(
+            &path,
+            &identity_entry("ci", "https://issuer.example", "a@b.example"),
+        )
+        .unwrap();
+        append(
+            &path,
+            &allow_entry_of("", None, None, Some("ci"), None, &caps(&[], false, &[])),
+        )
+        .unwrap();
+        append(
+            &path,
+            &deny_entry_of("", None, None, Some("vendor"), Some("ci")),
+        )
+        .unwrap();
         // A bad entry leaves the file as it was.
         let before = std::fs::read_to_string(&path).unwrap();
         assert!(append(&path, "\n[[allow]]\npublisher = \"nobody\"\n").is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
         let p = Policy::read(&path).unwrap();
-        assert_eq!(p.allow.len(), 2);
-        assert_eq!(p.deny.len(), 1);
+        assert_eq!(p.allow.len(), 3);
+        assert_eq!(p.deny.len(), 2);
+        assert_eq!(p.publishers[1].cosign_keys, vec![ck]);
+        assert_eq!(p.identities[0].subject, "a@b.example");
         assert_eq!(p.allow[0].files, vec!["/sys".to_string()]);
         let _ = std::fs::remove_dir_all(&dir);
     }

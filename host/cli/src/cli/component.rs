@@ -68,16 +68,27 @@ enum ComponentCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Add an [[allow]] entry for a component to the policy file (by digest, or by publisher with --publisher).
+    /// Add an [[allow]] entry for a component to the policy file (by digest, by publisher with --publisher, or by signer identity with --identity).
     Allow {
         /// The component (.wasm).
         file: PathBuf,
-        /// Allow every version signed by this publisher (NAME), trusting the key given with --key.
-        #[arg(long, value_name = "NAME", requires = "key")]
+        /// Allow every version signed by this publisher (NAME), trusting the key given with --key or --cosign-key.
+        #[arg(long, value_name = "NAME")]
         publisher: Option<String>,
         /// The publisher's public key (ed25519:HEX, or a .pub file); must match the signature.
-        #[arg(long, value_name = "KEY")]
+        #[arg(long, value_name = "KEY", requires = "publisher")]
         key: Option<String>,
+        /// The publisher's cosign public key (PEM file) for signatures stored in a registry.
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "publisher",
+            conflicts_with = "key"
+        )]
+        cosign_key: Option<PathBuf>,
+        /// Allow it when a Sigstore keyless signature names this OIDC issuer and subject (exactly).
+        #[arg(long, num_args = 2, value_names = ["ISSUER", "SUBJECT"], conflicts_with = "publisher")]
+        identity: Option<Vec<String>>,
         /// Grant only these file roots (comma-separated; default: what the manifest asks for).
         #[arg(long, value_delimiter = ',')]
         files: Option<Vec<String>>,
@@ -88,10 +99,17 @@ enum ComponentCommand {
         #[arg(long, value_delimiter = ',')]
         config: Option<Vec<String>>,
     },
-    /// Add a [[deny]] entry to the policy file for a component file or name.
+    /// Add a [[deny]] entry to the policy file for a component file or name, a publisher or a signer identity.
     Deny {
         /// A component file, or a component name.
-        target: String,
+        #[arg(required_unless_present_any = ["publisher", "identity"])]
+        target: Option<String>,
+        /// Revoke a [[publisher]] of the policy: nothing it signed runs.
+        #[arg(long, value_name = "NAME")]
+        publisher: Option<String>,
+        /// Revoke a Sigstore identity: nothing its keyless signatures name runs.
+        #[arg(long, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
+        identity: Option<Vec<String>>,
     },
     /// Verify a component and install it in the user folder (or the system folder with --system).
     Add {
@@ -406,12 +424,51 @@ fn examine_file(file: &Path, verb: &str) -> super::Result<(Vec<u8>, Examined, Ma
     Ok((bytes, ex, m))
 }
 
+/// The name of the `[[identity]]` of `current` with this issuer and
+/// subject, and the entry to add when there is none.
+fn identity_name(current: Option<&Policy>, issuer: &str, subject: &str) -> (String, String) {
+    let ids = current.map(|c| c.identities.as_slice()).unwrap_or_default();
+    if let Some(i) = ids
+        .iter()
+        .find(|i| i.issuer == issuer && i.subject == subject)
+    {
+        return (i.name.clone(), String::new());
+    }
+    let mut name = subject.to_string();
+    if ids.iter().any(|i| i.name == name) {
+        name = format!("{subject} ({issuer})");
+    }
+    let entry = policy::identity_entry(&name, issuer, subject);
+    (name, entry)
+}
+
+/// The `[[publisher]]` entry to add for `p` with the cosign key `k`
+/// (none when it is there with that key).
+fn cosign_publisher(
+    current: Option<&Policy>,
+    p: &str,
+    k: &wloc_trust::cosign::RegistryKey,
+    path: &Path,
+) -> Result<String, String> {
+    match current.and_then(|c| c.publishers.iter().find(|q| q.name == p)) {
+        Some(q) if q.has_registry_key(k) => Ok(String::new()),
+        Some(_) => Err(format!(
+            "publisher {p} of {} does not have the cosign key {}: add it to its cosign_keys",
+            path.display(),
+            k.fingerprint()
+        )),
+        None => Ok(policy::publisher_entry_of(p, None, std::slice::from_ref(k))),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn allow(
     policy_path: Option<&Path>,
     file: &Path,
     publisher: Option<&str>,
     key: Option<&str>,
+    cosign_key: Option<&Path>,
+    identity: Option<&[String]>,
     files: Option<Vec<String>>,
     no_cpuid: bool,
     config: Option<Vec<String>>,
@@ -426,8 +483,38 @@ fn allow(
     let path = policy_file(policy_path);
     let comment = format!("{} {} ({})", m.name, m.version, m.kind);
     let mut text = String::new();
-    match publisher {
-        Some(p) => {
+    match (publisher, cosign_key, identity) {
+        (_, _, Some([issuer, subject])) => {
+            policy::edit(&path, |current| {
+                let (name, mut text) = identity_name(current, issuer, subject);
+                text.push_str(&policy::allow_entry_of(
+                    &comment,
+                    None,
+                    None,
+                    Some(&name),
+                    Some(&m.name),
+                    &grant,
+                ));
+                Ok(text)
+            })?;
+        }
+        (Some(p), Some(cosign_file), _) => {
+            let k = wloc_trust::cosign::RegistryKey::from_pem(&wloc::files::read_text(
+                cosign_file,
+                "the cosign key",
+            )?)
+            .map_err(|e| format!("{}: {e}", cosign_file.display()))?;
+            let entry = policy::allow_entry(&comment, None, Some(p), Some(&m.name), &grant);
+            policy::edit(&path, |current| {
+                let mut text = cosign_publisher(current, p, &k, &path)?;
+                text.push_str(&entry);
+                Ok(text)
+            })?;
+        }
+        (Some(_), None, _) if key.is_none() => {
+            return Err("--publisher needs --key or --cosign-key".into());
+        }
+        (Some(p), None, _) => {
             let key_text = key.unwrap_or_default();
             // A file if one exists (a FIFO or device is refused), else
             // the key itself.
@@ -459,7 +546,7 @@ fn allow(
                 Ok(text)
             })?;
         }
-        None => text.push_str(&policy::allow_entry(
+        (None, _, _) => text.push_str(&policy::allow_entry(
             &comment,
             Some(&ex.digest),
             None,
@@ -484,8 +571,36 @@ fn allow(
     Ok(())
 }
 
-fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
+fn deny(
+    policy_path: Option<&Path>,
+    target: Option<&str>,
+    publisher: Option<&str>,
+    identity: Option<&[String]>,
+) -> super::Result {
     let path = policy_file(policy_path);
+    if let Some(p) = publisher {
+        policy::append(&path, &policy::deny_entry_of("", None, None, Some(p), None))?;
+        writeln!(
+            std::io::stdout(),
+            "publisher {p}: denied in {}",
+            path.display()
+        )?;
+    }
+    if let Some([issuer, subject]) = identity {
+        policy::edit(&path, |current| {
+            let (name, mut text) = identity_name(current, issuer, subject);
+            text.push_str(&policy::deny_entry_of("", None, None, None, Some(&name)));
+            Ok(text)
+        })?;
+        writeln!(
+            std::io::stdout(),
+            "identity {subject} (issuer {issuer}): denied in {}",
+            path.display()
+        )?;
+    }
+    let Some(target) = target else {
+        return Ok(());
+    };
     let text = if wloc::files::regular_or_missing(Path::new(target), "the component")? {
         let bytes = read_component(Path::new(target))?;
         let digest = wloc_runtime::cache::component_digest(&bytes);
@@ -551,6 +666,8 @@ pub fn run(a: &ComponentArgs) -> super::Result {
             file,
             publisher,
             key,
+            cosign_key,
+            identity,
             files,
             no_cpuid,
             config,
@@ -559,11 +676,22 @@ pub fn run(a: &ComponentArgs) -> super::Result {
             file,
             publisher.as_deref(),
             key.as_deref(),
+            cosign_key.as_deref(),
+            identity.as_deref(),
             files.clone(),
             *no_cpuid,
             config.clone(),
         ),
-        ComponentCommand::Deny { target } => deny(a.policy.as_deref(), target),
+        ComponentCommand::Deny {
+            target,
+            publisher,
+            identity,
+        } => deny(
+            a.policy.as_deref(),
+            target.as_deref(),
+            publisher.as_deref(),
+            identity.as_deref(),
+        ),
         ComponentCommand::Add { file, system } => add(&pol()?, file, *system),
     }
 }
