@@ -36,6 +36,12 @@
 //! digest = "sha256:3b5d…"
 //! cpuid = true
 //!
+//! # Only the versions (of the manifest) a semver requirement accepts.
+//! [[allow]]
+//! publisher = "acme"
+//! name = "acme-tool"
+//! version = "<2"
+//!
 //! # Refused whatever else says (by digest, name or publisher).
 //! [[deny]]
 //! name = "old-tool"
@@ -162,6 +168,9 @@ pub struct AllowRule {
     pub publisher: Option<String>,
     /// Only the component of this name.
     pub name: Option<String>,
+    /// Only the versions this semver requirement accepts (`"=1.2.0"`,
+    /// `"<2"`): pinned versions.
+    pub version: Option<String>,
     /// Granted file roots.
     #[serde(default)]
     pub files: Vec<String>,
@@ -232,6 +241,8 @@ pub struct Policy {
 pub struct Subject<'a> {
     /// Its manifest name.
     pub name: &'a str,
+    /// Its manifest version.
+    pub version: &'a str,
     /// sha256 of its file, hexadecimal.
     pub digest: &'a str,
     /// The key of a valid signature.
@@ -394,6 +405,10 @@ impl Policy {
             {
                 return Err(err(format!("{what}: invalid component name {n:?}")));
             }
+            if let Some(v) = &a.version {
+                semver::VersionReq::parse(v)
+                    .map_err(|e| err(format!("{what}: version {v:?}: {e}")))?;
+            }
             a.limits.check(&what).map_err(err)?;
             check_caps(&what, &a.files, &a.config).map_err(err)?;
         }
@@ -538,6 +553,12 @@ impl Policy {
             if a.name.as_deref().is_some_and(|n| n != s.name) {
                 continue;
             }
+            if a.version
+                .as_deref()
+                .is_some_and(|v| !version_matches(v, s.version))
+            {
+                continue;
+            }
             a.limits.apply(&mut limits);
             let offered = Capabilities {
                 files: a.files.clone(),
@@ -556,6 +577,18 @@ impl Policy {
             (None, _) => "it is unsigned and no [[allow]] entry names its digest".into(),
         };
         Decision::Denied(format!("not allowed by {}: {why}", self.origin()))
+    }
+}
+
+/// Whether `version` satisfies the requirement `req` (checked when the
+/// policy was read); a version that is not semver satisfies none.
+pub fn version_matches(req: &str, version: &str) -> bool {
+    match (
+        semver::VersionReq::parse(req),
+        semver::Version::parse(version),
+    ) {
+        (Ok(r), Ok(v)) => r.matches(&v),
+        _ => false,
     }
 }
 
@@ -676,6 +709,7 @@ mod tests {
         let req = caps(&["/sys"], true, &["*"]);
         let s = Subject {
             name: "linux",
+            version: "1.0.0",
             digest: D1,
             signer: None,
             builtin: true,
@@ -741,6 +775,7 @@ digest = "{D2}"
         let req = caps(&["/sys/class", "/etc"], true, &[]);
         let s = Subject {
             name: "x",
+            version: "1.0.0",
             digest: D1,
             signer: None,
             builtin: false,
@@ -796,6 +831,7 @@ digest = "{D2}"
         let req = caps(&["/sys", "/proc"], false, &["*"]);
         let s = Subject {
             name: "x86",
+            version: "1.0.0",
             digest: D1,
             signer: None,
             builtin: true,
@@ -867,5 +903,31 @@ digest = "{D2}"
         assert_eq!(p.deny.len(), 1);
         assert_eq!(p.allow[0].files, vec!["/sys".to_string()]);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn pinned_versions() {
+        let text = format!(
+            "[[allow]]\ndigest = \"{D1}\"\nversion = \"<2\"\n[[allow]]\ndigest = \"{D2}\"\nversion = \"=1.2.0\"\n"
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        let req = caps(&[], false, &[]);
+        let at = |digest, version| Subject {
+            name: "x",
+            version,
+            digest,
+            signer: None,
+            builtin: false,
+            requested: &req,
+        };
+        let allowed = |s: &Subject| matches!(p.decide(s), Decision::Allowed { .. });
+        assert!(allowed(&at(D1, "1.9.3")));
+        assert!(!allowed(&at(D1, "2.0.0")));
+        assert!(!allowed(&at(D1, "not-semver")));
+        assert!(allowed(&at(D2, "1.2.0")));
+        assert!(!allowed(&at(D2, "1.2.1")));
+        let bad = format!("[[allow]]\ndigest = \"{D1}\"\nversion = \"<<2\"\n");
+        let e = Policy::parse(&bad, "test").unwrap_err();
+        assert!(e.contains("version"), "{e}");
     }
 }
