@@ -1,6 +1,9 @@
 //! `wloc component`: list, inspect, verify, sign, install, allow and deny
 //! sandboxed components (found on the search path of
-//! [`wloc_discovery::components`]).
+//! [`wloc_discovery::components`]); pull, push and mirror them through
+//! OCI registries and layout folders ([`oci`]).
+
+mod oci;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,7 +30,14 @@ pub struct ComponentArgs {
 #[derive(Subcommand, Debug)]
 enum ComponentCommand {
     /// List built-in and installed components with their capabilities and whether they are allowed.
-    List,
+    List {
+        /// Instead, show the newer versions of pulled components in their
+        /// registry or layout, and whether the policy would accept each.
+        #[arg(long)]
+        updates: bool,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
     /// Show a component's manifest, signature, imports and the policy's decision.
     Inspect {
         /// The component (.wasm).
@@ -100,6 +110,41 @@ enum ComponentCommand {
         /// Install in /usr/lib/wloc/components.
         #[arg(long)]
         system: bool,
+    },
+    /// Pull a component (REGISTRY/REPO:TAG, oci:DIR:NAME or a wkg name ns:pkg@version) and install it if the policy allows it.
+    Pull {
+        /// Where it is.
+        reference: String,
+        /// Install in /usr/lib/wloc/components.
+        #[arg(long)]
+        system: bool,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
+    /// Push a component as a Wasm OCI artifact (to REGISTRY/REPO:TAG, oci:DIR:NAME or a wkg name).
+    Push {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Where to put it.
+        reference: String,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
+    /// Copy an artifact and its cosign signatures between registries and layout folders (oci:DIR[:NAME]).
+    Mirror {
+        /// Where it is.
+        from: String,
+        /// Where to copy it (a layout without NAME takes the source's tag).
+        to: String,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
+    /// Install the newest version of a pulled component that the policy allows; the installed one stays otherwise.
+    Update {
+        /// The component's name.
+        name: String,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
     },
 }
 
@@ -532,7 +577,13 @@ fn add(policy: &Policy, file: &Path, system: bool) -> super::Result {
 pub fn run(a: &ComponentArgs) -> super::Result {
     let pol = || Policy::load(a.policy.as_deref());
     match &a.command {
-        ComponentCommand::List => list(&pol()?),
+        ComponentCommand::List { updates, remote } => {
+            if *updates {
+                oci::list_updates(&pol()?, remote)
+            } else {
+                list(&pol()?)
+            }
+        }
         ComponentCommand::Inspect { file } => inspect(&pol()?, file),
         ComponentCommand::Verify { file } => verify(&pol()?, file),
         ComponentCommand::Keygen { prefix } => keygen(prefix),
@@ -565,6 +616,18 @@ pub fn run(a: &ComponentArgs) -> super::Result {
         ),
         ComponentCommand::Deny { target } => deny(a.policy.as_deref(), target),
         ComponentCommand::Add { file, system } => add(&pol()?, file, *system),
+        ComponentCommand::Pull {
+            reference,
+            system,
+            remote,
+        } => oci::pull(&pol()?, reference, remote, *system),
+        ComponentCommand::Push {
+            file,
+            reference,
+            remote,
+        } => oci::push(file, reference, remote),
+        ComponentCommand::Mirror { from, to, remote } => oci::mirror(from, to, remote),
+        ComponentCommand::Update { name, remote } => oci::update(&pol()?, name, remote),
     }
 }
 
