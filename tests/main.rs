@@ -38,6 +38,7 @@ mod k8s;
 mod linux_conformance;
 mod live_differential;
 mod offline_cpus;
+mod oci_registry;
 mod openmp_seed;
 mod published;
 mod qemu_arm_boot;

@@ -9,7 +9,8 @@
 //!
 //! HTTPS with the system's web roots, or the CA given; plain HTTP only
 //! when asked (`plain_http`) or for a registry on the loopback interface
-//! that does not speak TLS (as docker does).  Authentication: anonymous,
+//! that answers TLS in plain HTTP (as docker does); a registry whose
+//! certificate fails is an error, never a downgrade.  Authentication: anonymous,
 //! then a bearer token from the realm the registry names (with the
 //! credentials given, if any), or basic credentials.
 
@@ -149,13 +150,13 @@ impl Client {
         let scheme = if is_loopback(registry) && self.options.ca_pem.is_none() {
             // A loopback registry without TLS (docker's rule): HTTPS if
             // it answers it, else HTTP.
+            // A registry that speaks TLS but fails its checks (an unknown
+            // CA) is an error, never a reason to downgrade.
             let url = format!("https://{registry}/v2/");
             match self.agent.get(&url).call() {
                 Ok(_) => "https",
-                Err(ureq::Error::Timeout(t)) => {
-                    return Err(self.transport(&url, ureq::Error::Timeout(t)));
-                }
-                Err(_) => "http",
+                Err(e) if not_tls(&e) => "http",
+                Err(e) => return Err(self.transport(&url, e)),
             }
         } else {
             "https"
@@ -601,6 +602,17 @@ impl Client {
             "http"
         })
     }
+}
+
+/// Whether a TLS attempt failed because the peer does not speak TLS (it
+/// answered the hello with something else), not for a failed check.
+fn not_tls(e: &ureq::Error) -> bool {
+    let inner = match e {
+        ureq::Error::Rustls(r) => Some(r),
+        ureq::Error::Io(io) => io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()),
+        _ => None,
+    };
+    matches!(inner, Some(rustls::Error::InvalidMessage(_)))
 }
 
 fn content_length(h: &http::HeaderMap) -> Option<u64> {

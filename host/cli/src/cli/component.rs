@@ -98,9 +98,9 @@ enum ComponentCommand {
         #[arg(long, value_delimiter = ',')]
         config: Option<Vec<String>>,
     },
-    /// Add a [[deny]] entry to the policy file for a component file or name.
+    /// Add a [[deny]] entry to the policy file for a component file (its digest and name), a name, or a digest (sha256:HEX).
     Deny {
-        /// A component file, or a component name.
+        /// A component file, a component name, or sha256:HEX.
         target: String,
     },
     /// Verify a component and install it in the user folder (or the system folder with --system).
@@ -539,10 +539,17 @@ fn deny(policy_path: Option<&Path>, target: &str) -> super::Result {
             .and_then(|i| i.manifest)
             .map(|m| m.name);
         policy::deny_entry(target, Some(&digest), name.as_deref())
+    } else if target.starts_with("sha256:") {
+        // One digest only (a revoked version), not every version of its name.
+        let digest = policy::parse_digest(target)?;
+        policy::deny_entry("", Some(&digest), None)
     } else if manifest::valid_name(target) {
         policy::deny_entry("", None, Some(target))
     } else {
-        return Err(format!("'{target}' is neither a component file nor a component name").into());
+        return Err(format!(
+            "'{target}' is neither a component file, a component name nor sha256:HEX"
+        )
+        .into());
     };
     policy::append(&path, &text)?;
     writeln!(std::io::stdout(), "{target}: denied in {}", path.display())?;
