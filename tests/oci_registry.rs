@@ -813,7 +813,15 @@ fn the_readme_vendor_path_runs_as_written() {
         std::fs::read(work.join("v2.wasm")).unwrap()
     );
     // The revoked version is refused, the fix allowed.
-    let err = env.fails(&["component", "verify", work.join("v1.wasm").to_str().unwrap()]);
+    let err = env.fails(&[
+        "component",
+        "verify",
+        work.join("v1.wasm").to_str().unwrap(),
+    ]);
     assert!(err.contains("[[deny]]"), "{err}");
-    env.ok(&["component", "verify", work.join("v2.wasm").to_str().unwrap()]);
+    env.ok(&[
+        "component",
+        "verify",
+        work.join("v2.wasm").to_str().unwrap(),
+    ]);
 }

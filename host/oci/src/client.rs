@@ -63,6 +63,17 @@ pub struct Client {
     auth: RefCell<BTreeMap<String, String>>,
 }
 
+/// One request of [`Client::request`].
+struct Call<'a> {
+    method: http::Method,
+    registry: &'a str,
+    url: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    body: Option<&'a [u8]>,
+    limit: u64,
+    what: &'a str,
+}
+
 /// A response read whole.
 struct Answer {
     headers: http::HeaderMap,
@@ -233,17 +244,17 @@ impl Client {
     }
 
     /// One request, authenticated as the registry asks (once), its
-    /// answer read whole up to `limit` bytes when successful.
-    fn request(
-        &self,
-        method: http::Method,
-        registry: &str,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-        limit: u64,
-        what: &str,
-    ) -> Result<Answer, OciError> {
+    /// answer read whole up to `c.limit` bytes when successful.
+    fn request(&self, c: Call<'_>) -> Result<Answer, OciError> {
+        let Call {
+            method,
+            registry,
+            url,
+            headers,
+            body,
+            limit,
+            what,
+        } = c;
         let auth = self.auth.borrow().get(registry).cloned();
         let mut r = self.send(&method, url, headers, body, auth.as_deref())?;
         if r.status() == http::StatusCode::UNAUTHORIZED {
@@ -387,15 +398,15 @@ impl Client {
         ]
         .join(", ");
         let what = format!("manifest {r}");
-        let a = self.request(
-            http::Method::GET,
-            &r.registry,
-            &url,
-            &[("Accept", &accept)],
-            None,
-            MAX_MANIFEST_BYTES,
-            &what,
-        )?;
+        let a = self.request(Call {
+            method: http::Method::GET,
+            registry: &r.registry,
+            url: &url,
+            headers: &[("Accept", &accept)],
+            body: None,
+            limit: MAX_MANIFEST_BYTES,
+            what: &what,
+        })?;
         let digest = crate::digest_of(&a.body);
         let expected = r.digest.clone().or_else(|| {
             a.headers
@@ -439,15 +450,15 @@ impl Client {
             });
         }
         let url = self.url(r, "blobs", &d.digest)?;
-        let a = self.request(
-            http::Method::GET,
-            &r.registry,
-            &url,
-            &[],
-            None,
-            d.size,
-            &what,
-        )?;
+        let a = self.request(Call {
+            method: http::Method::GET,
+            registry: &r.registry,
+            url: &url,
+            headers: &[],
+            body: None,
+            limit: d.size,
+            what: &what,
+        })?;
         crate::check_blob(&what, &a.body, &d.digest, d.size)?;
         Ok(a.body)
     }
@@ -464,15 +475,15 @@ impl Client {
         let mut out = Vec::new();
         for _ in 0..100 {
             let what = format!("tags of {}", r.name());
-            let a = self.request(
-                http::Method::GET,
-                &r.registry,
-                &url,
-                &[],
-                None,
-                MAX_SMALL_BYTES,
-                &what,
-            )?;
+            let a = self.request(Call {
+                method: http::Method::GET,
+                registry: &r.registry,
+                url: &url,
+                headers: &[],
+                body: None,
+                limit: MAX_SMALL_BYTES,
+                what: &what,
+            })?;
             let t: Tags = serde_json::from_slice(&a.body)
                 .map_err(|e| OciError::invalid(&what, e.to_string()))?;
             out.extend(t.tags.unwrap_or_default());
@@ -495,15 +506,15 @@ impl Client {
     /// Whether the repository has the blob.
     pub fn has_blob(&self, r: &Reference, digest: &str) -> Result<bool, OciError> {
         let url = self.url(r, "blobs", digest)?;
-        match self.request(
-            http::Method::HEAD,
-            &r.registry,
-            &url,
-            &[],
-            None,
-            0,
-            "a blob",
-        ) {
+        match self.request(Call {
+            method: http::Method::HEAD,
+            registry: &r.registry,
+            url: &url,
+            headers: &[],
+            body: None,
+            limit: 0,
+            what: "a blob",
+        }) {
             Ok(_) => Ok(true),
             Err(OciError::NotFound(_)) => Ok(false),
             Err(e) => Err(e),
@@ -526,15 +537,15 @@ impl Client {
         let base = self.base(&r.registry)?;
         let url = format!("{base}/v2/{}/blobs/uploads/", r.repository);
         let what = format!("upload to {}", r.name());
-        let a = self.request(
-            http::Method::POST,
-            &r.registry,
-            &url,
-            &[("Content-Length", "0")],
-            Some(&[]),
-            MAX_SMALL_BYTES,
-            &what,
-        )?;
+        let a = self.request(Call {
+            method: http::Method::POST,
+            registry: &r.registry,
+            url: &url,
+            headers: &[("Content-Length", "0")],
+            body: Some(&[]),
+            limit: MAX_SMALL_BYTES,
+            what: &what,
+        })?;
         let location = a
             .headers
             .get("location")
@@ -550,15 +561,15 @@ impl Client {
         put.push(if put.contains('?') { '&' } else { '?' });
         put.push_str("digest=");
         put.push_str(&percent_encode(&digest));
-        self.request(
-            http::Method::PUT,
-            &r.registry,
-            &put,
-            &[("Content-Type", "application/octet-stream")],
-            Some(bytes),
-            MAX_SMALL_BYTES,
-            &what,
-        )?;
+        self.request(Call {
+            method: http::Method::PUT,
+            registry: &r.registry,
+            url: &put,
+            headers: &[("Content-Type", "application/octet-stream")],
+            body: Some(bytes),
+            limit: MAX_SMALL_BYTES,
+            what: &what,
+        })?;
         Ok(d)
     }
 
@@ -571,15 +582,15 @@ impl Client {
         media_type: &str,
     ) -> Result<(), OciError> {
         let url = self.url(r, "manifests", reference)?;
-        self.request(
-            http::Method::PUT,
-            &r.registry,
-            &url,
-            &[("Content-Type", media_type)],
-            Some(bytes),
-            MAX_SMALL_BYTES,
-            &format!("manifest {}:{reference}", r.name()),
-        )?;
+        self.request(Call {
+            method: http::Method::PUT,
+            registry: &r.registry,
+            url: &url,
+            headers: &[("Content-Type", media_type)],
+            body: Some(bytes),
+            limit: MAX_SMALL_BYTES,
+            what: &format!("manifest {}:{reference}", r.name()),
+        })?;
         Ok(())
     }
 
