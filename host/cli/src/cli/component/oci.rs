@@ -349,13 +349,16 @@ fn tracked() -> Vec<Tracked> {
     out
 }
 
+/// A version pulled and admitted, or why not.
+type Candidate = Result<(Pulled, enforce::Admission), String>;
+
 /// The newer versions of a tracked component, highest first, each with
 /// the policy's answer (pulled and admitted: what an update would do).
 fn newer(
     policy: &Policy,
     t: &Tracked,
     client: &Client,
-) -> super::super::Result<Vec<(String, Result<(Pulled, enforce::Admission), String>)>> {
+) -> super::super::Result<Vec<(String, Candidate)>> {
     let store = store_of(&t.origin.source, &t.origin.tag, client)?;
     let tags = store.tags()?;
     let mut out = Vec::new();
