@@ -694,7 +694,7 @@ fn wkg() -> PathBuf {
 }
 
 #[test]
-fn wkg_publishes_what_wloc_pulls_and_gets_what_wloc_pushes() {
+fn wkg_pushes_what_wloc_pulls_and_gets_what_wloc_pushes() {
     let reg = Registry::start(None);
     let env = Env::new("wkg");
     let public = env.keygen();
@@ -712,27 +712,38 @@ fn wkg_publishes_what_wloc_pulls_and_gets_what_wloc_pushes() {
         ),
     )
     .unwrap();
-    let wkg_run = |args: &[&str]| {
-        let out = Command::new(wkg())
-            .args(args)
-            .arg("--config")
-            .arg(&config)
-            .arg("--cache")
-            .arg(env.path("wkg-cache"))
+    let wkg_run = |args: &[&str], config_args: bool| {
+        let mut c = Command::new(wkg());
+        c.args(args);
+        if config_args {
+            c.arg("--config")
+                .arg(&config)
+                .arg("--cache")
+                .arg(env.path("wkg-cache"));
+        }
+        let out = c
             .env("XDG_CONFIG_HOME", env.path("config"))
+            .env("XDG_CACHE_HOME", env.path("cache"))
             .output()
             .expect("wkg runs");
         assert!(out.status.success(), "wkg {args:?}: {}", text(&out.stderr));
     };
-    // wkg publishes; wloc pulls by the wkg name (its configuration read
-    // from $XDG_CONFIG_HOME/wasm-pkg/config.toml).
-    wkg_run(&[
-        "publish",
-        v1.to_str().unwrap(),
-        "--package",
-        "acme:tool@1.0.0",
-        "--skip-semver-check",
-    ]);
+    // wkg pushes (`wkg oci push`: `wkg publish` 0.16.1 reads the version
+    // from the component's WIT package before `--package` overrides it,
+    // and a component's world package has none); wloc pulls it by its
+    // wkg name (wkg's configuration read from
+    // $XDG_CONFIG_HOME/wasm-pkg/config.toml).
+    wkg_run(
+        &[
+            "oci",
+            "push",
+            "--insecure",
+            &reg.host,
+            &format!("{}/acme/tool:1.0.0", reg.host),
+            v1.to_str().unwrap(),
+        ],
+        false,
+    );
     let out = env.ok(&["component", "pull", "acme:tool@1.0.0"]);
     assert!(
         out.contains(&format!("{}/acme/tool:1.0.0", reg.host)),
@@ -745,8 +756,25 @@ fn wkg_publishes_what_wloc_pulls_and_gets_what_wloc_pushes() {
     // wloc pushes by the wkg name; wkg gets it, byte for byte.
     env.ok(&["component", "push", v2.to_str().unwrap(), "acme:tool@1.1.0"]);
     let got = env.path("got.wasm");
-    wkg_run(&["get", "acme:tool@1.1.0", "-o", got.to_str().unwrap()]);
+    wkg_run(
+        &["get", "acme:tool@1.1.0", "-o", got.to_str().unwrap()],
+        true,
+    );
     assert_eq!(std::fs::read(&got).unwrap(), std::fs::read(&v2).unwrap());
+    let pulled = env.path("pulled.wasm");
+    wkg_run(
+        &[
+            "oci",
+            "pull",
+            "--insecure",
+            &reg.host,
+            &format!("{}/acme/tool:1.1.0", reg.host),
+            "-o",
+            pulled.to_str().unwrap(),
+        ],
+        false,
+    );
+    assert_eq!(std::fs::read(&pulled).unwrap(), std::fs::read(&v2).unwrap());
     // And wloc sees 1.1.0 as an update of what wkg published.
     let out = env.ok(&["component", "list", "--updates"]);
     assert!(out.contains("1.1.0: allowed"), "{out}");
