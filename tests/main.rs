@@ -37,6 +37,7 @@ mod info_ps;
 mod k8s;
 mod linux_conformance;
 mod live_differential;
+mod oci_registry;
 mod offline_cpus;
 mod openmp_seed;
 mod published;

@@ -22,7 +22,7 @@ use crate::input::{LoadError, Source};
 pub const SYSTEM_DIR: &str = "/usr/lib/wloc/components";
 
 /// Largest component file read.
-const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 
 /// The folders searched for components, first match first.
 pub fn search_path() -> Vec<PathBuf> {

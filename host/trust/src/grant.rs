@@ -362,6 +362,7 @@ fn admit_with(
     };
     let subject = Subject {
         name,
+        version: &manifest.version,
         digest: &digest,
         signer: signer.as_ref(),
         registry,

@@ -51,6 +51,12 @@
 //! digest = "sha256:3b5d…"
 //! cpuid = true
 //!
+//! # Only the versions (of the manifest) a semver requirement accepts.
+//! [[allow]]
+//! publisher = "acme"
+//! name = "acme-tool"
+//! version = "<2"
+//!
 //! # Refused whatever else says (by digest, name, publisher or identity).
 //! [[deny]]
 //! name = "old-tool"
@@ -216,6 +222,9 @@ pub struct AllowRule {
     pub identity: Option<String>,
     /// Only the component of this name.
     pub name: Option<String>,
+    /// Only the versions this semver requirement accepts (`"=1.2.0"`,
+    /// `"<2"`): pinned versions.
+    pub version: Option<String>,
     /// Granted file roots.
     #[serde(default)]
     pub files: Vec<String>,
@@ -298,6 +307,8 @@ pub struct Policy {
 pub struct Subject<'a> {
     /// Its manifest name.
     pub name: &'a str,
+    /// Its manifest version.
+    pub version: &'a str,
     /// sha256 of its file, hexadecimal.
     pub digest: &'a str,
     /// The key of a valid embedded signature.
@@ -517,6 +528,10 @@ impl Policy {
                 && !crate::manifest::valid_name(n)
             {
                 return Err(err(format!("{what}: invalid component name {n:?}")));
+            }
+            if let Some(v) = &a.version {
+                semver::VersionReq::parse(v)
+                    .map_err(|e| err(format!("{what}: version {v:?}: {e}")))?;
             }
             a.limits.check(&what).map_err(err)?;
             check_caps(&what, &a.files, &a.config).map_err(err)?;
@@ -754,6 +769,12 @@ impl Policy {
             if a.name.as_deref().is_some_and(|n| n != s.name) {
                 continue;
             }
+            if a.version
+                .as_deref()
+                .is_some_and(|v| !version_matches(v, s.version))
+            {
+                continue;
+            }
             a.limits.apply(&mut limits);
             let offered = Capabilities {
                 files: a.files.clone(),
@@ -789,6 +810,18 @@ impl Policy {
             (None, _) => "it is unsigned and no [[allow]] entry names its digest".into(),
         };
         Decision::Denied(format!("not allowed by {}: {why}", self.origin()))
+    }
+}
+
+/// Whether `version` satisfies the requirement `req` (checked when the
+/// policy was read); a version that is not semver satisfies none.
+pub fn version_matches(req: &str, version: &str) -> bool {
+    match (
+        semver::VersionReq::parse(req),
+        semver::Version::parse(version),
+    ) {
+        (Ok(r), Ok(v)) => r.matches(&v),
+        _ => false,
     }
 }
 
@@ -963,6 +996,7 @@ mod tests {
         let req = caps(&["/sys"], true, &["*"]);
         let s = Subject {
             name: "linux",
+            version: "1.0.0",
             digest: D1,
             signer: None,
             registry: None,
@@ -1029,6 +1063,7 @@ digest = "{D2}"
         let req = caps(&["/sys/class", "/etc"], true, &[]);
         let s = Subject {
             name: "x",
+            version: "1.0.0",
             digest: D1,
             signer: None,
             registry: None,
@@ -1085,6 +1120,7 @@ digest = "{D2}"
         let req = caps(&["/sys", "/proc"], false, &["*"]);
         let s = Subject {
             name: "x86",
+            version: "1.0.0",
             digest: D1,
             signer: None,
             registry: None,
@@ -1468,5 +1504,31 @@ digest = "sha256:{digest}"
         assert_eq!(p.identities[0].subject, "a@b.example");
         assert_eq!(p.allow[0].files, vec!["/sys".to_string()]);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn pinned_versions() {
+        let text = format!(
+            "[[allow]]\ndigest = \"{D1}\"\nversion = \"<2\"\n[[allow]]\ndigest = \"{D2}\"\nversion = \"=1.2.0\"\n"
+        );
+        let p = Policy::parse(&text, "test").unwrap();
+        let req = caps(&[], false, &[]);
+        let at = |digest, version| Subject {
+            name: "x",
+            version,
+            digest,
+            signer: None,
+            builtin: false,
+            requested: &req,
+        };
+        let allowed = |s: &Subject| matches!(p.decide(s), Decision::Allowed { .. });
+        assert!(allowed(&at(D1, "1.9.3")));
+        assert!(!allowed(&at(D1, "2.0.0")));
+        assert!(!allowed(&at(D1, "not-semver")));
+        assert!(allowed(&at(D2, "1.2.0")));
+        assert!(!allowed(&at(D2, "1.2.1")));
+        let bad = format!("[[allow]]\ndigest = \"{D1}\"\nversion = \"<<2\"\n");
+        let e = Policy::parse(&bad, "test").unwrap_err();
+        assert!(e.contains("version"), "{e}");
     }
 }

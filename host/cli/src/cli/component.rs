@@ -1,6 +1,9 @@
 //! `wloc component`: list, inspect, verify, sign, install, allow and deny
 //! sandboxed components (found on the search path of
-//! [`wloc_discovery::components`]).
+//! [`wloc_discovery::components`]); pull, push and mirror them through
+//! OCI registries and layout folders ([`oci`]).
+
+mod oci;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,7 +30,14 @@ pub struct ComponentArgs {
 #[derive(Subcommand, Debug)]
 enum ComponentCommand {
     /// List built-in and installed components with their capabilities and whether they are allowed.
-    List,
+    List {
+        /// Instead, show the newer versions of pulled components in their
+        /// registry or layout, and whether the policy would accept each.
+        #[arg(long)]
+        updates: bool,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
     /// Show a component's manifest, signature, imports and the policy's decision.
     Inspect {
         /// The component (.wasm).
@@ -99,9 +109,9 @@ enum ComponentCommand {
         #[arg(long, value_delimiter = ',')]
         config: Option<Vec<String>>,
     },
-    /// Add a [[deny]] entry to the policy file for a component file or name, a publisher or a signer identity.
+    /// Add a [[deny]] entry to the policy file for a component file (its digest and name), a name, a digest (sha256:HEX), a publisher or a signer identity.
     Deny {
-        /// A component file, or a component name.
+        /// A component file, a component name, or sha256:HEX.
         #[arg(required_unless_present_any = ["publisher", "identity"])]
         target: Option<String>,
         /// Revoke a [[publisher]] of the policy: nothing it signed runs.
@@ -118,6 +128,44 @@ enum ComponentCommand {
         /// Install in /usr/lib/wloc/components.
         #[arg(long)]
         system: bool,
+    },
+    /// Pull a component (REGISTRY/REPO:TAG, oci:DIR:NAME or a wkg name ns:pkg@version) and install it if the policy allows it.
+    Pull {
+        /// Where it is.
+        reference: String,
+        /// Install in /usr/lib/wloc/components.
+        #[arg(long)]
+        system: bool,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
+    /// Push a component as a Wasm OCI artifact (to REGISTRY/REPO:TAG, oci:DIR:NAME or a wkg name).
+    Push {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Where to put it.
+        reference: String,
+        /// Also store a cosign signature of the pushed artifact beside it, made with this wloc secret key (from `wloc component keygen`).
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
+    /// Copy an artifact and its cosign signatures between registries and layout folders (oci:DIR[:NAME]).
+    Mirror {
+        /// Where it is.
+        from: String,
+        /// Where to copy it (a layout without NAME takes the source's tag).
+        to: String,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
+    },
+    /// Install the newest version of a pulled component that the policy allows; the installed one stays otherwise.
+    Update {
+        /// The component's name.
+        name: String,
+        #[command(flatten)]
+        remote: oci::RemoteArgs,
     },
 }
 
@@ -609,10 +657,17 @@ fn deny(
             .and_then(|i| i.manifest)
             .map(|m| m.name);
         policy::deny_entry(target, Some(&digest), name.as_deref())
+    } else if target.starts_with("sha256:") {
+        // One digest only (a revoked version), not every version of its name.
+        let digest = policy::parse_digest(target)?;
+        policy::deny_entry("", Some(&digest), None)
     } else if manifest::valid_name(target) {
         policy::deny_entry("", None, Some(target))
     } else {
-        return Err(format!("'{target}' is neither a component file nor a component name").into());
+        return Err(format!(
+            "'{target}' is neither a component file, a component name nor sha256:HEX"
+        )
+        .into());
     };
     policy::append(&path, &text)?;
     writeln!(std::io::stdout(), "{target}: denied in {}", path.display())?;
@@ -647,7 +702,13 @@ fn add(policy: &Policy, file: &Path, system: bool) -> super::Result {
 pub fn run(a: &ComponentArgs) -> super::Result {
     let pol = || Policy::load(a.policy.as_deref());
     match &a.command {
-        ComponentCommand::List => list(&pol()?),
+        ComponentCommand::List { updates, remote } => {
+            if *updates {
+                oci::list_updates(&pol()?, remote)
+            } else {
+                list(&pol()?)
+            }
+        }
         ComponentCommand::Inspect { file } => inspect(&pol()?, file),
         ComponentCommand::Verify { file } => verify(&pol()?, file),
         ComponentCommand::Keygen { prefix } => keygen(prefix),
@@ -693,6 +754,19 @@ pub fn run(a: &ComponentArgs) -> super::Result {
             identity.as_deref(),
         ),
         ComponentCommand::Add { file, system } => add(&pol()?, file, *system),
+        ComponentCommand::Pull {
+            reference,
+            system,
+            remote,
+        } => oci::pull(&pol()?, reference, remote, *system),
+        ComponentCommand::Push {
+            file,
+            reference,
+            sign,
+            remote,
+        } => oci::push(file, reference, sign.as_deref(), remote),
+        ComponentCommand::Mirror { from, to, remote } => oci::mirror(from, to, remote),
+        ComponentCommand::Update { name, remote } => oci::update(&pol()?, name, remote),
     }
 }
 

@@ -45,7 +45,7 @@ pub struct Cli {
 enum Command {
     /// Show the topology (as lstopo does): console listing, XML, synthetic, JSON or a picture (SVG, text art, PNG, HTML).
     Ls(ls::LsArgs),
-    /// Manage sandboxed components: list, inspect, verify, keygen, sign, embed, allow, deny, add.
+    /// Manage sandboxed components: list, inspect, verify, keygen, sign, embed, allow, deny, add, pull, push, mirror, update.
     Component(component::ComponentArgs),
     /// Record this machine's CPUID, one file per PU, as hwloc-gather-cpuid does (x86 Linux).
     GatherCpuid(gather_cpuid::GatherCpuidArgs),

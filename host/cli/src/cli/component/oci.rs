@@ -1,0 +1,538 @@
+//! `wloc component pull`, `push`, `mirror`, `list --updates` and
+//! `update`: components in OCI registries and layout folders
+//! ([`wloc_oci`]), installed only after the same admission as
+//! `wloc component add`.
+//!
+//! A pulled component is installed as `NAME.wasm` in the components
+//! folder with `NAME.wasm.origin.json` beside it: where it came from
+//! (reference, version, manifest digest, component digest), which
+//! `list --updates` and `update` read.  The origin counts only while its
+//! component digest is the installed file's.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use wloc_discovery::components::{MAX_COMPONENT_BYTES, SYSTEM_DIR, installed, read_component};
+use wloc_oci::client::{Client, Options};
+use wloc_oci::layout::Layout;
+use wloc_oci::reference::{Reference, Target};
+use wloc_oci::{Pulled, Store};
+use wloc_runtime::enforce;
+use wloc_runtime::policy::Policy;
+use wloc_trust::cosign;
+
+/// How to reach registries (`pull`, `push`, `mirror`, `list --updates`,
+/// `update`).
+#[derive(Args, Debug, Clone)]
+pub struct RemoteArgs {
+    /// The registry of a wkg package name (`ns:pkg@version`), instead of
+    /// wkg's configuration.
+    #[arg(long, value_name = "HOST")]
+    registry: Option<String>,
+    /// wkg's configuration file (default: $XDG_CONFIG_HOME/wasm-pkg/config.toml).
+    #[arg(long, value_name = "FILE")]
+    wkg_config: Option<PathBuf>,
+    /// Speak plain HTTP to the registry (by default only a loopback
+    /// registry without TLS gets HTTP).
+    #[arg(long)]
+    plain_http: bool,
+    /// Trust this CA certificate (PEM) instead of the web's roots.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
+    /// Seconds to wait for a connection or for each read or write.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    timeout: f64,
+    /// User name at the registry (the password or token from
+    /// $WLOC_REGISTRY_PASSWORD).
+    #[arg(long, value_name = "USER")]
+    username: Option<String>,
+}
+
+impl RemoteArgs {
+    fn client(&self, plain_http: bool) -> super::super::Result<Client> {
+        if !(self.timeout > 0.0 && self.timeout <= 3600.0) {
+            return Err(format!(
+                "--timeout {} is not between 0 and 3600 seconds",
+                self.timeout
+            )
+            .into());
+        }
+        let ca_pem = match &self.ca_file {
+            Some(f) => Some(wloc::files::read_text(f, "the CA certificate")?.into_bytes()),
+            None => None,
+        };
+        let credentials = match &self.username {
+            Some(u) => Some((
+                u.clone(),
+                wloc_runtime::env::var("WLOC_REGISTRY_PASSWORD")
+                    .ok_or("--username needs the password in $WLOC_REGISTRY_PASSWORD")?,
+            )),
+            None => None,
+        };
+        Ok(Client::new(Options {
+            timeout: Duration::from_secs_f64(self.timeout),
+            plain_http: self.plain_http || plain_http,
+            ca_pem,
+            credentials,
+        })?)
+    }
+
+    fn wkg(&self) -> super::super::Result<wloc_oci::wkg::Config> {
+        match self
+            .wkg_config
+            .clone()
+            .or_else(wloc_oci::wkg::default_config_path)
+        {
+            Some(p) => Ok(wloc_oci::wkg::Config::load(&p)?),
+            None => Ok(Default::default()),
+        }
+    }
+
+    /// The store `text` names (a wkg name resolved), with its client.
+    fn open<'c>(
+        &self,
+        text: &str,
+        client: &'c Client,
+        create: bool,
+    ) -> super::super::Result<Store<'c>> {
+        Ok(match Target::parse(text)? {
+            Target::Registry(reference) => Store::Registry { client, reference },
+            Target::Layout { dir, name } => Store::Layout {
+                layout: if create {
+                    Layout::create(&dir)?
+                } else {
+                    Layout::open(&dir)?
+                },
+                name,
+            },
+            Target::Package(p) => {
+                let cfg = self.wkg()?;
+                let reference = wloc_oci::wkg::resolve(&p, &cfg, self.registry.as_deref(), client)?;
+                Store::Registry { client, reference }
+            }
+        })
+    }
+
+    /// Whether a wkg name's registry is configured for plain HTTP.
+    fn wkg_plain_http(&self, text: &str) -> bool {
+        let Ok(Target::Package(p)) = Target::parse(text) else {
+            return false;
+        };
+        let Ok(cfg) = self.wkg() else { return false };
+        let host = self.registry.clone().or_else(|| {
+            let key = format!("{}:{}", p.namespace, p.package);
+            let pick = |r: &wloc_oci::wkg::NamespaceRegistry| match r {
+                wloc_oci::wkg::NamespaceRegistry::Host(h) => h.clone(),
+                wloc_oci::wkg::NamespaceRegistry::Full { registry, .. } => registry.clone(),
+            };
+            cfg.package_registry_overrides
+                .get(&key)
+                .or_else(|| cfg.namespace_registries.get(&p.namespace))
+                .map(pick)
+                .or(cfg.default_registry.clone())
+        });
+        host.is_some_and(|h| cfg.plain_http(&h))
+    }
+}
+
+impl From<wloc_oci::OciError> for super::super::Error {
+    fn from(e: wloc_oci::OciError) -> Self {
+        super::super::Error::Message(e.to_string())
+    }
+}
+
+/// Where a component came from.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+struct Origin {
+    /// `oci:DIR` or `REGISTRY/REPOSITORY`: where its versions are.
+    source: String,
+    /// The version (tag or layout name) pulled.
+    tag: String,
+    /// Its manifest digest.
+    manifest_digest: String,
+    /// The installed component's digest (wloc's canonical digest).
+    component_digest: String,
+}
+
+fn origin_path(wasm: &Path) -> PathBuf {
+    let mut s = wasm.as_os_str().to_owned();
+    s.push(".origin.json");
+    PathBuf::from(s)
+}
+
+fn read_origin(wasm: &Path, bytes: &[u8]) -> Option<Origin> {
+    let text = wloc_trust::file::read_regular_to_end(&origin_path(wasm), 64 << 10).ok()?;
+    let o: Origin = serde_json::from_slice(&text).ok()?;
+    (o.component_digest == wloc_runtime::cache::component_digest(bytes)).then_some(o)
+}
+
+/// The store `origin.source` names at `tag`.
+fn store_of<'c>(source: &str, tag: &str, client: &'c Client) -> super::super::Result<Store<'c>> {
+    Ok(match source.strip_prefix("oci:") {
+        Some(dir) => Store::Layout {
+            layout: Layout::open(Path::new(dir))?,
+            name: Some(tag.to_string()),
+        },
+        None => Store::Registry {
+            client,
+            reference: Reference::parse(source)?.with_tag(tag),
+        },
+    })
+}
+
+fn source_of(store: &Store) -> String {
+    match store {
+        Store::Registry { reference, .. } => reference.name(),
+        Store::Layout { layout, .. } => format!("oci:{}", layout.dir().display()),
+    }
+}
+
+/// Pulls and admits: the policy must allow the component, else nothing.
+fn pull_admitted(
+    policy: &Policy,
+    store: &Store,
+) -> super::super::Result<(Pulled, enforce::Admission)> {
+    let pulled = store.pull(MAX_COMPONENT_BYTES)?;
+    let label = store.describe();
+    let (signers, refused) = registry_signers(policy, &pulled)
+        .map_err(|e| format!("{label}: {e}; nothing installed"))?;
+    let a = match &signers {
+        Some(s) => enforce::admit_registry(policy, &pulled.component, s, &label, &label),
+        None => enforce::admit(policy, &pulled.component, false, &label, &label),
+    }
+    .map_err(|e| {
+        let why = if refused.is_empty() {
+            String::new()
+        } else {
+            format!(" (registry signatures refused: {})", refused.join("; "))
+        };
+        format!("{label}: {e}{why}; nothing installed")
+    })?;
+    Ok((pulled, a))
+}
+
+/// The signers of the cosign signatures found beside a pulled artifact
+/// that verify with the policy's keys or its trusted root (`None` when
+/// none does), and why each other signature was refused.
+fn registry_signers(
+    policy: &Policy,
+    pulled: &Pulled,
+) -> Result<(Option<cosign::RegistrySigners>, Vec<String>), String> {
+    let mut refused = Vec::new();
+    if pulled.signatures.is_empty() {
+        return Ok((None, refused));
+    }
+    let keys = policy.registry_keys();
+    let root = policy.trusted_root()?;
+    let trust = cosign::Trust {
+        keys: &keys,
+        root: root.as_ref(),
+    };
+    let mut found: Option<cosign::RegistrySigners> = None;
+    for sig in &pulled.signatures {
+        let blobs: Vec<&[u8]> = sig.layers.iter().map(|(_, b)| b.as_slice()).collect();
+        match cosign::registry_signers(
+            &pulled.manifest,
+            &pulled.component,
+            &sig.manifest,
+            &blobs,
+            &trust,
+        ) {
+            Ok(s) => {
+                refused.extend(s.refused.iter().map(|e| e.to_string()));
+                if found.is_none() {
+                    found = Some(s);
+                }
+            }
+            Err(e) => refused.push(e.to_string()),
+        }
+    }
+    Ok((found, refused))
+}
+
+fn install_dir(system: bool) -> super::super::Result<PathBuf> {
+    Ok(if system {
+        PathBuf::from(SYSTEM_DIR)
+    } else {
+        wloc_discovery::components::user_dir_or_why().map_err(|e| e.to_string())?
+    })
+}
+
+/// Writes the component (old file or new, never part) and then its origin.
+fn install(
+    dir: &Path,
+    store: &Store,
+    pulled: &Pulled,
+    a: &enforce::Admission,
+) -> super::super::Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let to = dir.join(format!("{}.wasm", a.manifest.name));
+    wloc::files::write(&to, &pulled.component)?;
+    let origin = Origin {
+        source: source_of(store),
+        tag: store.tag(),
+        manifest_digest: pulled.manifest_digest.clone(),
+        component_digest: a.digest.clone(),
+    };
+    let json = serde_json::to_vec_pretty(&origin).map_err(|e| e.to_string())?;
+    wloc::files::write(&origin_path(&to), &json)?;
+    Ok(to)
+}
+
+fn signatures_note(p: &Pulled) -> String {
+    match p.signatures.len() {
+        0 => String::new(),
+        n => format!(", {n} cosign signature artifact(s) beside it"),
+    }
+}
+
+/// `wloc component pull REF`.
+pub fn pull(
+    policy: &Policy,
+    reference: &str,
+    remote: &RemoteArgs,
+    system: bool,
+) -> super::super::Result {
+    let dir = install_dir(system)?;
+    let client = remote.client(remote.wkg_plain_http(reference))?;
+    let store = remote.open(reference, &client, false)?;
+    let (pulled, a) = pull_admitted(policy, &store)?;
+    let to = install(&dir, &store, &pulled, &a)?;
+    writeln!(
+        std::io::stdout(),
+        "{}: installed {} {} from {} ({}){}; allowed ({})",
+        to.display(),
+        a.manifest.name,
+        a.manifest.version,
+        store.describe(),
+        pulled.manifest_digest,
+        signatures_note(&pulled),
+        a.by
+    )?;
+    Ok(())
+}
+
+/// `wloc component push FILE REF`.
+pub fn push(
+    file: &Path,
+    reference: &str,
+    sign: Option<&Path>,
+    remote: &RemoteArgs,
+) -> super::super::Result {
+    // The key first: a push that cannot be signed is not made.
+    let key = match sign {
+        Some(k) => {
+            let text = wloc::files::read_text(k, "the key")?;
+            let secret = wloc_runtime::signing::parse_secret_key(&text)
+                .map_err(|e| format!("{}: {e}", k.display()))?;
+            Some(cosign::RegistrySigningKey::Ed25519(secret))
+        }
+        None => None,
+    };
+    let bytes = read_component(file)?;
+    let found =
+        wloc_runtime::manifest::inspect(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let m = found.manifest.as_ref();
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let title = m.map(|m| format!("{}.wasm", m.name));
+    let artifact = wloc_oci::artifact::Artifact::build(
+        &bytes,
+        m.map(|m| m.version.as_str()),
+        title.as_deref(),
+        created,
+    )?;
+    let client = remote.client(remote.wkg_plain_http(reference))?;
+    let store = remote.open(reference, &client, true)?;
+    let digest = store.push(&artifact)?;
+    writeln!(
+        std::io::stdout(),
+        "{}: pushed to {} ({digest})",
+        file.display(),
+        store.describe()
+    )?;
+    if let Some(key) = key {
+        let s = cosign::make_signature(&digest, &source_of(&store), &key)?;
+        store.put_signature(&digest, &s.manifest, &[&s.config, &s.payload])?;
+        writeln!(
+            std::io::stdout(),
+            "{}: signed in cosign's format ({})",
+            store.describe(),
+            wloc_oci::signature_tag(&digest)
+        )?;
+    }
+    Ok(())
+}
+
+/// `wloc component mirror FROM TO`: the artifact and its signatures,
+/// byte for byte, checked on the way.
+pub fn mirror(from: &str, to: &str, remote: &RemoteArgs) -> super::super::Result {
+    let client = remote.client(remote.wkg_plain_http(from) || remote.wkg_plain_http(to))?;
+    let src = remote.open(from, &client, false)?;
+    let dst = remote.open(to, &client, true)?;
+    // A destination without a tag or name takes the source's.
+    let dst = match (&dst, to.starts_with("oci:") && !to[4..].contains(':')) {
+        (Store::Layout { .. }, true) => dst.at(&src.tag()),
+        _ => dst,
+    };
+    let pulled = src.pull(MAX_COMPONENT_BYTES)?;
+    dst.copy_in(&pulled)?;
+    writeln!(
+        std::io::stdout(),
+        "{} -> {} ({}{})",
+        src.describe(),
+        dst.describe(),
+        pulled.manifest_digest,
+        signatures_note(&pulled)
+    )?;
+    Ok(())
+}
+
+/// An installed component with an origin: its file, bytes and version.
+struct Tracked {
+    file: PathBuf,
+    name: String,
+    version: Option<semver::Version>,
+    origin: Origin,
+}
+
+fn tracked() -> Vec<Tracked> {
+    let mut out = Vec::new();
+    for f in installed() {
+        let Ok(bytes) = read_component(&f) else {
+            continue;
+        };
+        let Some(origin) = read_origin(&f, &bytes) else {
+            continue;
+        };
+        let m = wloc_runtime::manifest::inspect(&bytes)
+            .ok()
+            .and_then(|i| i.manifest);
+        let (name, version) = match m {
+            Some(m) => (m.name, semver::Version::parse(&m.version).ok()),
+            None => continue,
+        };
+        out.push(Tracked {
+            file: f,
+            name,
+            version,
+            origin,
+        });
+    }
+    out
+}
+
+/// A version pulled and admitted, or why not.
+type Candidate = Result<(Pulled, enforce::Admission), String>;
+
+/// The newer versions of a tracked component, highest first, each with
+/// the policy's answer (pulled and admitted: what an update would do).
+fn newer(
+    policy: &Policy,
+    t: &Tracked,
+    client: &Client,
+) -> super::super::Result<Vec<(String, Candidate)>> {
+    let store = store_of(&t.origin.source, &t.origin.tag, client)?;
+    let tags = store.tags()?;
+    let mut out = Vec::new();
+    for v in wloc_oci::store::versions(&tags) {
+        if t.version.as_ref().is_some_and(|c| &v <= c) {
+            break;
+        }
+        let tag = tags
+            .iter()
+            .find(|s| semver::Version::parse(s).ok().as_ref() == Some(&v))
+            .cloned()
+            .unwrap_or_else(|| v.to_string());
+        let at = store.at(&tag);
+        let r = pull_admitted(policy, &at).map_err(|e| e.to_string());
+        out.push((tag, r));
+    }
+    Ok(out)
+}
+
+/// `wloc component list --updates`.
+pub fn list_updates(policy: &Policy, remote: &RemoteArgs) -> super::super::Result {
+    let client = remote.client(false)?;
+    let mut out = String::new();
+    use std::fmt::Write as _;
+    for t in tracked() {
+        let current = t.version.as_ref().map_or("?".into(), |v| v.to_string());
+        match newer(policy, &t, &client) {
+            Err(e) => {
+                let _ = writeln!(
+                    out,
+                    "{} {current} ({}): cannot look for updates: {e}",
+                    t.name, t.origin.source
+                );
+            }
+            Ok(v) if v.is_empty() => {
+                let _ = writeln!(
+                    out,
+                    "{} {current} ({}): up to date",
+                    t.name, t.origin.source
+                );
+            }
+            Ok(v) => {
+                let _ = writeln!(out, "{} {current} ({}):", t.name, t.origin.source);
+                for (tag, r) in v {
+                    match r {
+                        Ok((_, a)) => {
+                            let _ = writeln!(out, "  {tag}: allowed ({})", a.by);
+                        }
+                        Err(e) => {
+                            let _ = writeln!(out, "  {tag}: refused: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    super::super::print(&out)
+}
+
+/// `wloc component update NAME`: the highest newer version the policy
+/// allows replaces the installed one (which stays until then).
+pub fn update(policy: &Policy, name: &str, remote: &RemoteArgs) -> super::super::Result {
+    let t = tracked()
+        .into_iter()
+        .find(|t| t.name == name)
+        .ok_or_else(|| format!("{name}: no installed component of that name came from a registry or layout (pull it first)"))?;
+    let client = remote.client(false)?;
+    let candidates = newer(policy, &t, &client)?;
+    let mut refused = Vec::new();
+    for (tag, r) in candidates {
+        match r {
+            Ok((pulled, a)) if a.manifest.name == t.name => {
+                let store = store_of(&t.origin.source, &tag, &client)?;
+                let dir = t.file.parent().unwrap_or(Path::new("."));
+                let to = install(dir, &store, &pulled, &a)?;
+                writeln!(
+                    std::io::stdout(),
+                    "{}: updated {name} to {} ({}); allowed ({})",
+                    to.display(),
+                    a.manifest.version,
+                    pulled.manifest_digest,
+                    a.by
+                )?;
+                return Ok(());
+            }
+            Ok((_, a)) => refused.push(format!("{tag}: it is {}, not {name}", a.manifest.name)),
+            Err(e) => refused.push(format!("{tag}: {e}")),
+        }
+    }
+    if refused.is_empty() {
+        writeln!(std::io::stdout(), "{name}: up to date")?;
+        return Ok(());
+    }
+    Err(format!(
+        "{name}: no newer version may be installed; {} stays:\n  {}",
+        t.file.display(),
+        refused.join("\n  ")
+    )
+    .into())
+}

@@ -1,0 +1,63 @@
+//! `wloc-oci`: components shipped the way WebAssembly is shipped.
+//!
+//! * [`reference`]: OCI references (`registry/repository:tag@digest`),
+//!   image layout references (`oci:DIR:NAME`, as skopeo writes them) and
+//!   wkg package names (`ns:pkg@version`);
+//! * [`wkg`]: resolving a wkg name to a reference as `wkg` does (its
+//!   configuration file and the registry's well-known metadata);
+//! * [`types`]: the OCI manifest, index and descriptor, and the Wasm
+//!   artifact's config (CNCF TAG Runtime "Wasm OCI Artifact layout");
+//! * [`artifact`]: building a component's artifact and checking a pulled
+//!   one (media types, one `application/wasm` layer, sizes);
+//! * [`client`]: the OCI distribution protocol (manifests, blobs, tags,
+//!   monolithic upload, bearer and basic authentication), bounded in time
+//!   and size, every blob checked against its digest;
+//! * [`layout`]: the OCI image layout folder (`oci-layout`, `index.json`,
+//!   `blobs/sha256`), written atomically;
+//! * [`store`]: one interface over a registry and a layout folder, used
+//!   by pull, push and mirror; [`SignatureArtifact`]s found beside an
+//!   artifact (cosign's `sha256-HEX.sig` tag).
+
+pub mod artifact;
+pub mod client;
+pub mod error;
+pub mod layout;
+pub mod reference;
+pub mod store;
+pub mod types;
+pub mod wkg;
+
+pub use error::OciError;
+pub use store::{Pulled, SignatureArtifact, Store, signature_tag};
+
+/// sha256 of `bytes` as `sha256:HEX`, the digest form of OCI.
+pub fn digest_of(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let d = sha2::Sha256::digest(bytes);
+    let mut s = String::with_capacity(71);
+    s.push_str("sha256:");
+    for b in d {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Checks that `bytes` are what `digest` (`sha256:HEX`) and `size` name.
+pub fn check_blob(what: &str, bytes: &[u8], digest: &str, size: u64) -> Result<(), OciError> {
+    if bytes.len() as u64 != size {
+        return Err(OciError::Invalid {
+            what: what.to_string(),
+            why: format!("{} bytes received, {size} announced", bytes.len()),
+        });
+    }
+    let actual = digest_of(bytes);
+    if actual != digest {
+        return Err(OciError::Digest {
+            what: what.to_string(),
+            expected: digest.to_string(),
+            actual,
+        });
+    }
+    Ok(())
+}

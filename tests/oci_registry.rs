@@ -1,0 +1,941 @@
+//! Components through OCI registries and layout folders (issue 46):
+//! `wloc component push/pull/mirror/list --updates/update` against
+//! Debian's `docker-registry` on 127.0.0.1 (plain HTTP, and once with
+//! TLS and a test CA), with `skopeo` and `wkg` as the other clients, and
+//! against a small fake registry for what a real one will not do: answer
+//! 500, hang, announce a 2 GB layer, serve a tampered layer or a wrong
+//! config media type.  In every failure nothing is installed.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{TempDir, require_packages, wloc};
+
+const REGISTRY: &str = "/usr/bin/docker-registry";
+const SKOPEO: &str = "/usr/bin/skopeo";
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A sandbox: a policy, a user components folder, a key, components.
+struct Env {
+    dir: TempDir,
+}
+
+impl Env {
+    fn new(tag: &str) -> Env {
+        let dir = TempDir::new(&format!("oci-{tag}"));
+        std::fs::write(dir.0.join("policy.toml"), "").unwrap();
+        Env { dir }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.0.join(p)
+    }
+
+    fn installed_dir(&self) -> PathBuf {
+        self.path("data/wloc/components")
+    }
+
+    /// The files installed (none when the folder does not exist).
+    fn installed(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.installed_dir())
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let start = Instant::now();
+        let out = Command::new(wloc())
+            .args(args)
+            .env("LC_ALL", "C")
+            .env("WLOC_POLICY", self.path("policy.toml"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("WLOC_CACHE_DIR", self.path("cache"))
+            .env_remove("WLOC_COMPONENTS_PATH")
+            .env_remove("WLOC_COMPONENTS")
+            .output()
+            .expect("wloc runs");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "wloc {args:?} took {:?}",
+            start.elapsed()
+        );
+        out
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "wloc {args:?} failed: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "wloc {args:?} succeeded: {}",
+            text(&out.stdout)
+        );
+        text(&out.stderr)
+    }
+
+    /// A publisher key; its public key.
+    fn keygen(&self) -> String {
+        let k = self.path("acme");
+        self.ok(&["component", "keygen", k.to_str().unwrap()])
+            .trim()
+            .to_string()
+    }
+
+    /// `acme-tool` at `version`, signed with the key of [`Env::keygen`].
+    fn component(&self, version: &str) -> PathBuf {
+        let src = Path::new(wloc_runtime::test_components_dir()).join("hostile-read-dotdot.wasm");
+        let manifest = self.path(&format!("manifest-{version}.toml"));
+        std::fs::write(
+            &manifest,
+            format!(
+                "name = \"acme-tool\"\nversion = \"{version}\"\nkind = \"discovery\"\n\n[capabilities]\nfiles = [\"/sys\"]\n"
+            ),
+        )
+        .unwrap();
+        let out = self.path(&format!("acme-tool-{version}.wasm"));
+        self.ok(&[
+            "component",
+            "sign",
+            src.to_str().unwrap(),
+            "--key",
+            self.path("acme.key").to_str().unwrap(),
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        out
+    }
+
+    fn policy(&self, text: &str) {
+        std::fs::write(self.path("policy.toml"), text).unwrap();
+    }
+}
+
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Debian's docker-registry on 127.0.0.1, stopped by pid when dropped.
+struct Registry {
+    child: Child,
+    host: String,
+    _dir: TempDir,
+}
+
+impl Registry {
+    /// Started with its storage in a temporary folder; with TLS when
+    /// given a certificate and key.
+    fn start(tls: Option<(&Path, &Path)>) -> Registry {
+        require_packages(&[(REGISTRY, "docker-registry"), (SKOPEO, "skopeo")]).unwrap();
+        let dir = TempDir::new("oci-registry");
+        let port = free_port();
+        let host = format!("127.0.0.1:{port}");
+        let tls = tls
+            .map(|(c, k)| {
+                format!(
+                    "  tls:\n    certificate: {}\n    key: {}\n",
+                    c.display(),
+                    k.display()
+                )
+            })
+            .unwrap_or_default();
+        let config = dir.0.join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n{tls}",
+                dir.0.join("storage").display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(REGISTRY)
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry starts");
+        let r = Registry {
+            child,
+            host,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(&r.host).is_err() {
+            assert!(Instant::now() < deadline, "docker-registry did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn skopeo(args: &[&str]) {
+    let out = Command::new(SKOPEO)
+        .args(["--insecure-policy"])
+        .args(args)
+        .output()
+        .expect("skopeo runs");
+    assert!(
+        out.status.success(),
+        "skopeo {args:?}: {}",
+        text(&out.stderr)
+    );
+}
+
+fn policy_for(public: &str, extra: &str) -> String {
+    format!(
+        "[[publisher]]\nname = \"acme\"\nkey = \"{public}\"\n[[allow]]\npublisher = \"acme\"\nname = \"acme-tool\"\nfiles = [\"/sys\"]\n{extra}"
+    )
+}
+
+#[test]
+fn registry_round_trips_with_skopeo_layouts_and_versions() {
+    let reg = Registry::start(None);
+    let env = Env::new("rt");
+    let public = env.keygen();
+    let v1 = env.component("1.0.0");
+    let r = format!("{}/acme/tool", reg.host);
+    // Pushed over plain HTTP: a loopback registry without TLS.
+    let out = env.ok(&[
+        "component",
+        "push",
+        v1.to_str().unwrap(),
+        &format!("{r}:1.0.0"),
+    ]);
+    assert!(out.contains("pushed to"), "{out}");
+    // Refused by the (empty) policy: nothing installed.
+    let err = env.fails(&["component", "pull", &format!("{r}:1.0.0")]);
+    assert!(
+        err.contains("not a trusted [[publisher]]") && err.contains("nothing installed"),
+        "{err}"
+    );
+    assert!(env.installed().is_empty(), "{:?}", env.installed());
+    // Allowed: installed, byte for byte, with its origin.
+    env.policy(&policy_for(&public, ""));
+    let out = env.ok(&["component", "pull", &format!("{r}:1.0.0")]);
+    assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
+    assert_eq!(
+        env.installed(),
+        ["acme-tool.wasm", "acme-tool.wasm.origin.json"]
+    );
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&v1).unwrap()
+    );
+
+    // What wloc pushed, skopeo copies into a layout; wloc installs from it.
+    let layout = env.path("skopeo-layout");
+    skopeo(&[
+        "copy",
+        "--src-tls-verify=false",
+        &format!("docker://{r}:1.0.0"),
+        &format!("oci:{}:1.0.0", layout.display()),
+    ]);
+    let other = Env::new("rt-layout");
+    std::fs::copy(env.path("policy.toml"), other.path("policy.toml")).unwrap();
+    other.ok(&[
+        "component",
+        "pull",
+        &format!("oci:{}:1.0.0", layout.display()),
+    ]);
+    assert_eq!(
+        std::fs::read(other.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&v1).unwrap()
+    );
+    // wloc mirrors into a layout; skopeo pushes that to the registry;
+    // wloc pulls what skopeo pushed.
+    let mirror = env.path("mirror");
+    env.ok(&[
+        "component",
+        "mirror",
+        &format!("{r}:1.0.0"),
+        &format!("oci:{}", mirror.display()),
+    ]);
+    skopeo(&[
+        "copy",
+        "--dest-tls-verify=false",
+        &format!("oci:{}:1.0.0", mirror.display()),
+        &format!("docker://{}/acme/copied:1.0.0", reg.host),
+    ]);
+    let third = Env::new("rt-copied");
+    std::fs::copy(env.path("policy.toml"), third.path("policy.toml")).unwrap();
+    third.ok(&[
+        "component",
+        "pull",
+        &format!("{}/acme/copied:1.0.0", reg.host),
+    ]);
+    // And mirrors a layout back into the registry.
+    env.ok(&[
+        "component",
+        "mirror",
+        &format!("oci:{}:1.0.0", mirror.display()),
+        &format!("{}/acme/back:1.0.0", reg.host),
+    ]);
+    third.ok(&[
+        "component",
+        "pull",
+        &format!("{}/acme/back:1.0.0", reg.host),
+    ]);
+
+    // Versions: 1.1.0 and 2.0.0 published; the policy pins "<2".
+    for v in ["1.1.0", "2.0.0"] {
+        let f = env.component(v);
+        env.ok(&[
+            "component",
+            "push",
+            f.to_str().unwrap(),
+            &format!("{r}:{v}"),
+        ]);
+    }
+    env.policy(&policy_for(&public, "version = \"<2\"\n"));
+    let out = env.ok(&["component", "list", "--updates"]);
+    assert!(out.contains("acme-tool 1.0.0"), "{out}");
+    assert!(out.contains("1.1.0: allowed"), "{out}");
+    assert!(out.contains("2.0.0: refused"), "{out}");
+    let out = env.ok(&["component", "update", "acme-tool"]);
+    assert!(out.contains("updated acme-tool to 1.1.0"), "{out}");
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(env.path("acme-tool-1.1.0.wasm")).unwrap()
+    );
+    // Nothing newer is allowed: the update fails and 1.1.0 stays.
+    let err = env.fails(&["component", "update", "acme-tool"]);
+    assert!(err.contains("2.0.0") && err.contains("stays"), "{err}");
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(env.path("acme-tool-1.1.0.wasm")).unwrap()
+    );
+}
+
+/// A test CA and a certificate for 127.0.0.1 it signed (openssl CLI).
+fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let ca_key = dir.join("ca.key");
+    let ca = dir.join("ca.pem");
+    let key = dir.join("server.key");
+    let csr = dir.join("server.csr");
+    let cert = dir.join("server.pem");
+    let ext = dir.join("ext.cnf");
+    std::fs::write(
+        &ext,
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let p = |p: &Path| p.to_str().unwrap().to_string();
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            "req".into(),
+            "-x509".into(),
+            "-newkey".into(),
+            "ec".into(),
+            "-pkeyopt".into(),
+            "ec_paramgen_curve:P-256".into(),
+            "-nodes".into(),
+            "-keyout".into(),
+            p(&ca_key),
+            "-out".into(),
+            p(&ca),
+            "-days".into(),
+            "2".into(),
+            "-subj".into(),
+            "/CN=wloc test CA".into(),
+        ],
+        vec![
+            "req".into(),
+            "-newkey".into(),
+            "ec".into(),
+            "-pkeyopt".into(),
+            "ec_paramgen_curve:P-256".into(),
+            "-nodes".into(),
+            "-keyout".into(),
+            p(&key),
+            "-out".into(),
+            p(&csr),
+            "-subj".into(),
+            "/CN=127.0.0.1".into(),
+        ],
+        vec![
+            "x509".into(),
+            "-req".into(),
+            "-in".into(),
+            p(&csr),
+            "-CA".into(),
+            p(&ca),
+            "-CAkey".into(),
+            p(&ca_key),
+            "-CAcreateserial".into(),
+            "-out".into(),
+            p(&cert),
+            "-days".into(),
+            "2".into(),
+            "-extfile".into(),
+            p(&ext),
+        ],
+    ];
+    for args in runs {
+        let out = Command::new("openssl")
+            .args(&args)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    (ca, cert, key)
+}
+
+#[test]
+fn registry_with_tls_and_a_test_ca() {
+    require_packages(&[("/usr/bin/openssl", "openssl")]).unwrap();
+    let env = Env::new("tls");
+    let (ca, cert, key) = test_ca(&env.dir.0);
+    let reg = Registry::start(Some((&cert, &key)));
+    let public = env.keygen();
+    let v1 = env.component("1.0.0");
+    env.policy(&policy_for(&public, ""));
+    let r = format!("{}/acme/tool:1.0.0", reg.host);
+    let ca = ca.to_str().unwrap();
+    // Without the CA, the server is not trusted (and never spoken to in
+    // plain HTTP): nothing installed.
+    let err = env.fails(&["component", "push", v1.to_str().unwrap(), &r]);
+    assert!(
+        err.to_lowercase().contains("certificate") || err.contains("issuer"),
+        "{err}"
+    );
+    env.ok(&[
+        "component",
+        "push",
+        v1.to_str().unwrap(),
+        &r,
+        "--ca-file",
+        ca,
+    ]);
+    let err = env.fails(&["component", "pull", &r]);
+    assert!(
+        err.to_lowercase().contains("certificate") || err.contains("issuer"),
+        "{err}"
+    );
+    assert!(env.installed().is_empty());
+    env.ok(&["component", "pull", &r, "--ca-file", ca]);
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&v1).unwrap()
+    );
+}
+
+/// What the fake registry does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Fault {
+    /// None: a sound artifact.
+    Sound,
+    /// Every answer is 500.
+    Error500,
+    /// Reads the request and never answers.
+    Hang,
+    /// The layer is announced as 2 GB.
+    Huge,
+    /// The layer's bytes are not those of its digest.
+    Tampered,
+    /// The config has an image's media type, not Wasm's.
+    WrongConfig,
+}
+
+/// A registry in a thread of the test, serving one artifact with a
+/// fault; it records the paths asked for and stops when dropped (or
+/// after a minute).
+struct Fake {
+    host: String,
+    stop: Arc<AtomicBool>,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Fake {
+    fn start(fault: Fault, component: &[u8]) -> Fake {
+        let a = wloc_oci::artifact::Artifact::build(component, Some("1.0.0"), None, 0).unwrap();
+        let mut manifest: serde_json::Value = serde_json::from_slice(&a.manifest).unwrap();
+        let mut layer = a.layer.clone();
+        match fault {
+            Fault::Huge => manifest["layers"][0]["size"] = serde_json::json!(2_u64 << 30),
+            Fault::Tampered => {
+                let n = layer.len() / 2;
+                layer[n] ^= 0x20;
+            }
+            Fault::WrongConfig => {
+                manifest["config"]["mediaType"] =
+                    serde_json::json!("application/vnd.oci.image.config.v1+json")
+            }
+            _ => {}
+        }
+        let manifest = serde_json::to_vec(&manifest).unwrap();
+        let config = a.config.clone();
+        let layer_digest = wloc_oci::digest_of(&a.layer);
+        let config_digest = wloc_oci::digest_of(&config);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let host = listener.local_addr().unwrap().to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (stop2, asked2) = (stop.clone(), asked.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
+                let Ok((mut s, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                let _ = s.set_nonblocking(false);
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut line = String::new();
+                if r.read_line(&mut line).is_err() {
+                    continue;
+                }
+                // The headers (no request has a body here).
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+                        break;
+                    }
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+                asked2.lock().unwrap().push(path.clone());
+                let respond = |s: &mut TcpStream, status: &str, ctype: &str, body: &[u8]| {
+                    let _ = write!(
+                        s,
+                        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = s.write_all(body);
+                };
+                match fault {
+                    Fault::Hang => {
+                        while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                    }
+                    Fault::Error500 => respond(
+                        &mut s,
+                        "500 Internal Server Error",
+                        "application/json",
+                        br#"{"errors":[{"code":"UNKNOWN","message":"storage on fire"}]}"#,
+                    ),
+                    _ if path == "/v2/" => respond(&mut s, "200 OK", "application/json", b"{}"),
+                    _ if path.contains("/manifests/sha256-") => {
+                        respond(&mut s, "404 Not Found", "application/json", b"{}")
+                    }
+                    _ if path.contains("/manifests/") => {
+                        respond(&mut s, "200 OK", wloc_oci::types::MANIFEST, &manifest)
+                    }
+                    _ if path.ends_with(&config_digest) => {
+                        respond(&mut s, "200 OK", "application/octet-stream", &config)
+                    }
+                    _ if path.ends_with(&layer_digest) => {
+                        respond(&mut s, "200 OK", "application/octet-stream", &layer)
+                    }
+                    _ => respond(&mut s, "404 Not Found", "application/json", b"{}"),
+                }
+                drop(s);
+                let _ = r.read(&mut [0u8; 1]);
+            }
+        });
+        Fake { host, stop, asked }
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn faulty_registries_install_nothing() {
+    let env = Env::new("faults");
+    let public = env.keygen();
+    let v1 = env.component("1.0.0");
+    env.policy(&policy_for(&public, ""));
+    let bytes = std::fs::read(&v1).unwrap();
+    let cases: [(Fault, &[&str]); 5] = [
+        (Fault::Error500, &["500", "storage on fire"]),
+        (Fault::Hang, &["not responding"]),
+        (Fault::Huge, &["2147483648 bytes", "announced"]),
+        (Fault::Tampered, &["digest mismatch"]),
+        (
+            Fault::WrongConfig,
+            &["config media type", "not a Wasm artifact"],
+        ),
+    ];
+    for (fault, words) in cases {
+        let fake = Fake::start(fault, &bytes);
+        let start = Instant::now();
+        let err = env.fails(&[
+            "component",
+            "pull",
+            &format!("{}/acme/tool:1.0.0", fake.host),
+            "--plain-http",
+            "--timeout",
+            "1",
+        ]);
+        let took = start.elapsed();
+        for w in words {
+            assert!(err.contains(w), "{fault:?}: {err}");
+        }
+        assert!(took < Duration::from_secs(8), "{fault:?} took {took:?}");
+        assert!(
+            env.installed().is_empty(),
+            "{fault:?}: {:?}",
+            env.installed()
+        );
+        if fault == Fault::Huge {
+            let asked = fake.asked.lock().unwrap().clone();
+            assert!(
+                !asked.iter().any(|p| p.contains("/blobs/")),
+                "a blob was downloaded: {asked:?}"
+            );
+        }
+    }
+    // The same fake registry without a fault: installed (the cases above
+    // failed for their fault, not for the fake).
+    let sound = Fake::start(Fault::Sound, &bytes);
+    env.ok(&[
+        "component",
+        "pull",
+        &format!("{}/acme/tool:1.0.0", sound.host),
+        "--plain-http",
+    ]);
+    assert_eq!(
+        env.installed(),
+        ["acme-tool.wasm", "acme-tool.wasm.origin.json"]
+    );
+}
+
+/// `wkg` (crates.io), installed once under the target folder
+/// (`TARGET/tools/bin/wkg`), serialised by a lock file; `None` when it is
+/// not installed and `WLOC_WKG=1` does not ask for its install: a cold
+/// `cargo install wkg` took 61 minutes on the 2-core machine (under
+/// load), more than the whole test command may take, so the test
+/// command does not install it by default (docs/testing.md).
+fn wkg_if_installed() -> Option<PathBuf> {
+    let target = wloc()
+        .parent()
+        .and_then(Path::parent)
+        .expect("the target folder")
+        .to_path_buf();
+    let bin = target.join("tools/bin/wkg");
+    (bin.is_file() || std::env::var("WLOC_WKG").is_ok_and(|v| v == "1")).then(wkg)
+}
+
+/// [`wkg_if_installed`], installing it when missing.
+fn wkg() -> PathBuf {
+    let target = wloc()
+        .parent()
+        .and_then(Path::parent)
+        .expect("the target folder")
+        .to_path_buf();
+    let root = target.join("tools");
+    let bin = root.join("bin/wkg");
+    if bin.is_file() {
+        return bin;
+    }
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = std::fs::File::create(root.join("install.lock")).unwrap();
+    lock.lock().unwrap();
+    if !bin.is_file() {
+        let start = Instant::now();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(cargo)
+            .args([
+                "install",
+                "--locked",
+                "wkg",
+                "--version",
+                "0.16.1",
+                "--root",
+            ])
+            .arg(&root)
+            // Its own build folder: not the one of the tests' build.
+            .env("CARGO_TARGET_DIR", target.join("tools-build"))
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "cargo install wkg: {}",
+            text(&out.stderr)
+        );
+        common::timing("cargo install wkg", start);
+    }
+    bin
+}
+
+#[test]
+fn wkg_pushes_what_wloc_pulls_and_gets_what_wloc_pushes() {
+    let Some(wkg) = wkg_if_installed() else {
+        eprintln!(
+            "NOT RUN: wkg is not installed under the target folder (WLOC_WKG=1 installs it: cargo install wkg, about an hour cold)"
+        );
+        return;
+    };
+    let reg = Registry::start(None);
+    let env = Env::new("wkg");
+    let public = env.keygen();
+    env.policy(&policy_for(&public, ""));
+    let v1 = env.component("1.0.0");
+    let v2 = env.component("1.1.0");
+    // wkg's configuration: namespace acme in the local registry, over HTTP.
+    let config = env.path("config/wasm-pkg/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[namespace_registries]\nacme = \"{0}\"\n[registry.\"{0}\".oci]\nprotocol = \"http\"\n",
+            reg.host
+        ),
+    )
+    .unwrap();
+    let wkg_run = |args: &[&str], config_args: bool| {
+        let mut c = Command::new(&wkg);
+        c.args(args);
+        if config_args {
+            c.arg("--config")
+                .arg(&config)
+                .arg("--cache")
+                .arg(env.path("wkg-cache"));
+        }
+        let out = c
+            .env("XDG_CONFIG_HOME", env.path("config"))
+            .env("XDG_CACHE_HOME", env.path("cache"))
+            .output()
+            .expect("wkg runs");
+        assert!(out.status.success(), "wkg {args:?}: {}", text(&out.stderr));
+    };
+    // wkg pushes (`wkg oci push`: `wkg publish` 0.16.1 reads the version
+    // from the component's WIT package before `--package` overrides it,
+    // and a component's world package has none); wloc pulls it by its
+    // wkg name (wkg's configuration read from
+    // $XDG_CONFIG_HOME/wasm-pkg/config.toml).
+    wkg_run(
+        &[
+            "oci",
+            "push",
+            "--insecure",
+            &reg.host,
+            &format!("{}/acme/tool:1.0.0", reg.host),
+            v1.to_str().unwrap(),
+        ],
+        false,
+    );
+    let out = env.ok(&["component", "pull", "acme:tool@1.0.0"]);
+    assert!(
+        out.contains(&format!("{}/acme/tool:1.0.0", reg.host)),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&v1).unwrap()
+    );
+    // wloc pushes by the wkg name; wkg gets it, byte for byte.
+    env.ok(&["component", "push", v2.to_str().unwrap(), "acme:tool@1.1.0"]);
+    let got = env.path("got.wasm");
+    wkg_run(
+        &["get", "acme:tool@1.1.0", "-o", got.to_str().unwrap()],
+        true,
+    );
+    assert_eq!(std::fs::read(&got).unwrap(), std::fs::read(&v2).unwrap());
+    let pulled = env.path("pulled.wasm");
+    wkg_run(
+        &[
+            "oci",
+            "pull",
+            "--insecure",
+            &reg.host,
+            &format!("{}/acme/tool:1.1.0", reg.host),
+            "-o",
+            pulled.to_str().unwrap(),
+        ],
+        false,
+    );
+    assert_eq!(std::fs::read(&pulled).unwrap(), std::fs::read(&v2).unwrap());
+    // And wloc sees 1.1.0 as an update of what wkg published.
+    let out = env.ok(&["component", "list", "--updates"]);
+    assert!(out.contains("1.1.0: allowed"), "{out}");
+}
+
+/// The README's vendor path, run as written: its `sh` block after the
+/// heading "A vendor's component, from registry to nodes", by bash with
+/// `-e`, `wloc` on the PATH, against docker-registry.
+#[test]
+fn the_readme_vendor_path_runs_as_written() {
+    let readme = std::fs::read_to_string(common::workspace().join("README.md")).unwrap();
+    let section = readme
+        .split("## A vendor's component, from registry to nodes")
+        .nth(1)
+        .expect("the README has the vendor's path");
+    let script = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a sh block");
+    assert!(script.lines().count() <= 20, "{script}");
+    let reg = Registry::start(None);
+    let env = Env::new("readme");
+    // The components' build folder of this build: the build step finds
+    // example-vendor built (with the same flags) and only checks it.
+    let built = Path::new(wloc_runtime::test_components_dir())
+        .parent()
+        .unwrap()
+        .join("wasm-target");
+    let path = format!(
+        "{}:{}",
+        wloc().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let start = Instant::now();
+    let out = Command::new("bash")
+        .args(["-e", "-x", "-c", script])
+        .current_dir(common::workspace())
+        .env("TMPDIR", &env.dir.0)
+        .env("PATH", path)
+        .env("REGISTRY", &reg.host)
+        .env("CARGO_TARGET_DIR", &built)
+        .env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128")
+        .env("LC_ALL", "C")
+        .env("WLOC_POLICY", env.path("policy.toml"))
+        .env("XDG_DATA_HOME", env.path("data"))
+        .env("WLOC_CACHE_DIR", env.path("cache"))
+        .env_remove("WLOC_COMPONENTS_PATH")
+        .env_remove("WLOC_COMPONENTS")
+        .output()
+        .unwrap();
+    common::timing("the README's vendor path", start);
+    let log = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("updated example-vendor to 0.1.1"), "{log}");
+    // The vendor's folder (mktemp -d, under TMPDIR).
+    let work = std::fs::read_dir(&env.dir.0)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.join("v2.wasm").is_file())
+        .expect("the vendor's folder");
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("example-vendor.wasm")).unwrap(),
+        std::fs::read(work.join("v2.wasm")).unwrap()
+    );
+    // The revoked version is refused, the fix allowed.
+    let err = env.fails(&[
+        "component",
+        "verify",
+        work.join("v1.wasm").to_str().unwrap(),
+    ]);
+    assert!(err.contains("[[deny]]"), "{err}");
+    env.ok(&[
+        "component",
+        "verify",
+        work.join("v2.wasm").to_str().unwrap(),
+    ]);
+}
+
+/// A component without an embedded signature, pushed with `--sign`: its
+/// cosign signature in the registry is what admits it (the publisher's
+/// key in the policy); under another key it is refused, as it is once
+/// its digest is denied, and nothing is installed either time.
+#[test]
+fn registry_signatures_admit_what_the_file_does_not_sign() {
+    let reg = Registry::start(None);
+    let env = Env::new("cosign");
+    let public = env.keygen();
+    let src = Path::new(wloc_runtime::test_components_dir()).join("hostile-read-dotdot.wasm");
+    let manifest = env.path("manifest.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"acme-tool\"\nversion = \"1.0.0\"\nkind = \"discovery\"\n\n[capabilities]\nfiles = [\"/sys\"]\n",
+    )
+    .unwrap();
+    let unsigned = env.path("acme-tool.wasm");
+    env.ok(&[
+        "component",
+        "embed",
+        src.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "-o",
+        unsigned.to_str().unwrap(),
+    ]);
+    let r = format!("{}/acme/tool:1.0.0", reg.host);
+    let out = env.ok(&[
+        "component",
+        "push",
+        unsigned.to_str().unwrap(),
+        &r,
+        "--sign",
+        env.path("acme.key").to_str().unwrap(),
+    ]);
+    assert!(out.contains("signed in cosign's format"), "{out}");
+    // Another publisher's key only: the registry signature is refused.
+    let other = Env::new("cosign-other");
+    let other_public = other.keygen();
+    env.policy(&policy_for(&other_public, ""));
+    let err = env.fails(&["component", "pull", &r]);
+    assert!(
+        err.contains("nothing installed") && err.contains("registry signatures refused"),
+        "{err}"
+    );
+    assert!(env.installed().is_empty());
+    // The vendor's key: admitted by its registry signature alone.
+    env.policy(&policy_for(&public, ""));
+    let out = env.ok(&["component", "pull", &r]);
+    assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&unsigned).unwrap()
+    );
+    // Its digest denied: refused whoever signed it.
+    std::fs::remove_dir_all(env.installed_dir()).unwrap();
+    let digest = wloc_runtime::cache::component_digest(&std::fs::read(&unsigned).unwrap());
+    env.policy(&policy_for(
+        &public,
+        &format!("[[deny]]\ndigest = \"{digest}\"\n"),
+    ));
+    let err = env.fails(&["component", "pull", &r]);
+    assert!(err.contains("nothing installed"), "{err}");
+    assert!(env.installed().is_empty());
+}
