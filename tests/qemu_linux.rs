@@ -188,6 +188,10 @@ fn prepare() -> Result<Guest, String> {
     })
 }
 
+/// What the host does while a guest runs its own job: given QEMU's
+/// monitor socket (QMP) and the output folder.
+type HostSide = fn(&Path, &Path);
+
 /// One configured machine.
 struct Machine<'a> {
     name: &'a str,
@@ -201,7 +205,7 @@ struct Machine<'a> {
     /// A job of its own instead of running the two tools (`{prep}` is
     /// then unused), and what the host does meanwhile through QEMU's
     /// monitor (QMP socket, output folder).
-    job: Option<(String, fn(&Path, &Path))>,
+    job: Option<(String, HostSide)>,
 }
 
 /// Boots `m` and returns the folder holding what the tools wrote, or

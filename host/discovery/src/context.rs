@@ -53,7 +53,7 @@ impl Discovery {
     /// system's, does not stand for a discovery under it.
     pub fn names_a_policy(&self) -> bool {
         self.policy_path.is_some()
-            || wloc_trust::env::var("WLOC_POLICY").is_some_and(|v| !v.is_empty())
+            || wloc_trust::env::var_os("WLOC_POLICY").is_some_and(|v| !v.is_empty())
     }
 
     /// The admin's policy, read on first use.

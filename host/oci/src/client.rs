@@ -53,10 +53,17 @@ impl Default for Options {
     }
 }
 
+/// The longest one request may take, whatever the per-read timeout
+/// (a 256 MiB layer at 1 MiB/s fits).
+pub const TRANSFER_DEADLINE: Duration = Duration::from_secs(600);
+
 /// A registry client (one per command: it remembers each registry's
 /// scheme and tokens).
 pub struct Client {
+    /// For HTTPS URLs: follows no redirect to plain HTTP.
     agent: ureq::Agent,
+    /// For the plain HTTP URLs chosen for a registry.
+    plain: ureq::Agent,
     options: Options,
     schemes: RefCell<BTreeMap<String, &'static str>>,
     /// Authorization header values by registry.
@@ -115,20 +122,33 @@ impl Client {
             tls = tls.root_certs(RootCerts::new_with_certs(&certs));
         }
         let t = Some(options.timeout);
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_resolve(t)
-            .timeout_connect(t)
-            .timeout_send_request(t)
-            .timeout_recv_response(t)
-            .timeout_per_read(t)
-            .timeout_per_write(t)
-            .tls_config(tls.build())
-            .user_agent(concat!("wloc/", env!("CARGO_PKG_VERSION")))
-            .build();
-        let agent = ureq::Agent::new_with_config(config);
+        let tls = tls.build();
+        // Two agents: requests to a registry reached over HTTPS go through
+        // one that follows no redirect to plain HTTP (a registry, or a man
+        // in the middle of its CDN, must not downgrade a pull); plain HTTP
+        // is used only where it was chosen (`plain_http`, a loopback
+        // registry without TLS). Each request has an overall deadline: a
+        // registry trickling a byte now and then is cut off too.
+        let config = |https_only: bool| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .https_only(https_only)
+                .timeout_global(Some(TRANSFER_DEADLINE))
+                .timeout_resolve(t)
+                .timeout_connect(t)
+                .timeout_send_request(t)
+                .timeout_recv_response(t)
+                .timeout_per_read(t)
+                .timeout_per_write(t)
+                .tls_config(tls.clone())
+                .user_agent(concat!("wloc/", env!("CARGO_PKG_VERSION")))
+                .build()
+        };
+        let agent = ureq::Agent::new_with_config(config(true));
+        let plain = ureq::Agent::new_with_config(config(false));
         Ok(Client {
             agent,
+            plain,
             options,
             schemes: RefCell::default(),
             auth: RefCell::default(),
@@ -193,14 +213,19 @@ impl Client {
         if let Some(a) = auth {
             b = b.header("Authorization", a);
         }
+        let agent = if url.starts_with("http://") {
+            &self.plain
+        } else {
+            &self.agent
+        };
         let r = match body {
             Some(bytes) => b
                 .body(bytes)
-                .map(|req| self.agent.run(req))
+                .map(|req| agent.run(req))
                 .map_err(|e| OciError::invalid(url, e.to_string()))?,
             None => b
                 .body(())
-                .map(|req| self.agent.run(req))
+                .map(|req| agent.run(req))
                 .map_err(|e| OciError::invalid(url, e.to_string()))?,
         };
         r.map_err(|e| self.transport(url, e))

@@ -51,8 +51,8 @@ pub enum NotAdopted {
     /// [`OPT_OUT_VAR`] opts out.
     #[error("{OPT_OUT_VAR} is set")]
     OptedOut,
-    /// A variable changes how discovery reads this machine (the image
-    /// was discovered without it).
+    /// A variable changes how discovery reads this machine, or names a
+    /// policy (the image was discovered without it).
     #[error("{0} is set, which changes discovery")]
     DiscoverySetting(String),
     /// Nothing is published there.
@@ -329,7 +329,7 @@ fn ownership_not_vouched(f: &File, dev: u64) -> Option<String> {
         .lines()
         .filter(|l| l.split(' ').nth(2) == Some(device.as_str()))
         .filter_map(|l| l.split(" - ").nth(1)?.split(' ').next())
-        .last()?;
+        .next_back()?;
     let base = kind.split('.').next().unwrap_or(kind);
     REPORTED_OWNERSHIP_NAMES
         .contains(&base)
@@ -428,6 +428,10 @@ pub fn for_process(
     pid: Option<u32>,
 ) -> Result<Topology, wloc_core::TopologyError> {
     let allowed = wloc_linux::allowed_resources_of(&wloc_linux::NativeFs::new("/"), pid);
+    // The caller's cgroup, where discovery puts it (the root's infos);
+    // one the discovery of another process left among the topology's
+    // infos goes.
+    t.infos.retain(|i| i.name != "LinuxCgroup");
     let root = t.root();
     let infos = &mut t.obj_mut(root).infos;
     let at = infos.iter().position(|i| i.name == "LinuxCgroup");
@@ -510,6 +514,11 @@ pub fn adopt(base: Topology, pid: Option<u32>) -> Result<Topology, NotAdopted> {
     let path = published_path()?;
     if let Some(name) = discovery_setting() {
         return Err(NotAdopted::DiscoverySetting(name));
+    }
+    // A policy named for this process: the image was discovered under
+    // the system's (read as bytes: a value that is not UTF-8 is set).
+    if wloc_trust::env::var_os("WLOC_POLICY").is_some_and(|v| !v.is_empty()) {
+        return Err(NotAdopted::DiscoverySetting("WLOC_POLICY".into()));
     }
     let f = open_trusted(&path, &Caller::this_process())?;
     let img = wloc_image::adopt_file(&f)?;

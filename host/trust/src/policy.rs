@@ -1234,6 +1234,7 @@ digest = "{D2}"
         let digest = crate::signing::component_digest(wasm);
         p.decide(&Subject {
             name,
+            version: "1.0.0",
             digest: &digest,
             signer: None,
             registry: Some(r),
@@ -1518,6 +1519,7 @@ digest = "sha256:{digest}"
             version,
             digest,
             signer: None,
+            registry: None,
             builtin: false,
             requested: &req,
         };

@@ -111,6 +111,18 @@ impl RemoteArgs {
             Target::Package(p) => {
                 let cfg = self.wkg()?;
                 let reference = wloc_oci::wkg::resolve(&p, &cfg, self.registry.as_deref(), client)?;
+                // wkg's `protocol = "http"` names one host: metadata that
+                // sends the pull elsewhere does not get plain HTTP with it.
+                if self.wkg_plain_http(text)
+                    && !self.plain_http
+                    && !cfg.plain_http(&reference.registry)
+                {
+                    return Err(format!(
+                        "{text}: plain HTTP is configured for its wkg registry, not for {} which its metadata names; refusing to fetch from it over plain HTTP",
+                        reference.registry
+                    )
+                    .into());
+                }
                 Store::Registry { client, reference }
             }
         })
