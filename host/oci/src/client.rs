@@ -466,14 +466,7 @@ impl Client {
     /// announced larger than `limit`, checked against its digest and size.
     pub fn blob(&self, r: &Reference, d: &Descriptor, limit: u64) -> Result<Vec<u8>, OciError> {
         let what = format!("blob {} of {}", d.digest, r.name());
-        d.check(&what)?;
-        if d.size > limit {
-            return Err(OciError::TooLarge {
-                what,
-                size: d.size,
-                limit,
-            });
-        }
+        d.check_within(&what, limit)?;
         let url = self.url(r, "blobs", &d.digest)?;
         let a = self.request(Call {
             method: http::Method::GET,

@@ -143,14 +143,7 @@ impl Layout {
     /// checked against its digest and size.
     pub fn read_blob(&self, d: &Descriptor, limit: u64) -> Result<Vec<u8>, OciError> {
         let what = format!("blob {} of {}", d.digest, self.dir.display());
-        d.check(&what)?;
-        if d.size > limit {
-            return Err(OciError::TooLarge {
-                what,
-                size: d.size,
-                limit,
-            });
-        }
+        d.check_within(&what, limit)?;
         let path = self.blob_path(&d.digest);
         let bytes = match wloc_trust::file::read_regular_to_end(&path, d.size) {
             Ok(b) => b,

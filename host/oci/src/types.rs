@@ -10,14 +10,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Media type of an OCI image manifest.
-pub const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// Media type of an OCI image manifest (one home: the signature checks
+/// of wloc-trust read the same manifests).
+pub const MANIFEST: &str = wloc_trust::cosign::OCI_MANIFEST_MEDIA_TYPE;
 /// Media type of an OCI image index.
 pub const INDEX: &str = "application/vnd.oci.image.index.v1+json";
 /// Media type of the Wasm artifact's config (CNCF TAG Runtime, wkg).
 pub const WASM_CONFIG: &str = "application/vnd.wasm.config.v0+json";
 /// Media type of the Wasm artifact's one layer.
-pub const WASM_LAYER: &str = "application/wasm";
+pub const WASM_LAYER: &str = wloc_trust::cosign::WASM_LAYER_MEDIA_TYPE;
 /// The annotation naming a manifest in a layout's `index.json`.
 pub const REF_NAME: &str = "org.opencontainers.image.ref.name";
 /// The annotation giving an artifact's version.
@@ -25,7 +26,7 @@ pub const VERSION: &str = "org.opencontainers.image.version";
 /// The annotation giving an artifact's title.
 pub const TITLE: &str = "org.opencontainers.image.title";
 /// Media type of a cosign simple-signing payload layer.
-pub const COSIGN_PAYLOAD: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+pub const COSIGN_PAYLOAD: &str = wloc_trust::cosign::SIMPLESIGNING_MEDIA_TYPE;
 
 /// A content descriptor.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -125,6 +126,20 @@ pub fn valid_digest(d: &str) -> bool {
 }
 
 impl Descriptor {
+    /// [`Descriptor::check`], and an announced size of at most `limit`
+    /// (refused before any download).
+    pub fn check_within(&self, what: &str, limit: u64) -> Result<(), crate::OciError> {
+        self.check(what)?;
+        if self.size > limit {
+            return Err(crate::OciError::TooLarge {
+                what: what.to_string(),
+                size: self.size,
+                limit,
+            });
+        }
+        Ok(())
+    }
+
     /// Checks the digest's form (it names a file in a layout folder).
     pub fn check(&self, what: &str) -> Result<(), crate::OciError> {
         if valid_digest(&self.digest) {
