@@ -172,11 +172,16 @@ fn fields(words: &[&str]) -> BTreeMap<String, String> {
 }
 
 impl Report {
+    /// The line a probe named `name` prints first.
+    pub(crate) fn begin_marker(name: &str) -> String {
+        format!("=== {name} begin ===")
+    }
+
     /// The report of a probe whose markers are `=== NAME begin ===` ...
     /// (`wloc-uefi`, `wloc-pvh`).
     pub(crate) fn parse(console: &str, name: &str) -> Report {
         let begin = console
-            .find(&format!("=== {name} begin ==="))
+            .find(&Report::begin_marker(name))
             .unwrap_or_else(|| panic!("no begin marker in the console output:\n{console}"));
         let body = &console[begin..];
         let end = body

@@ -83,6 +83,9 @@ fn loop_times(c: &mut Command) -> [f64; 2] {
     [t[0], t[1]]
 }
 
+/// The largest best-run ratio (wloc / libhwloc) the test accepts.
+const MAX_RATIO: f64 = 1.05;
+
 #[test]
 fn membind_queries_read_no_file_and_are_as_fast_as_libhwloc() {
     support::require_c_toolchain();
@@ -125,6 +128,13 @@ fn membind_queries_read_no_file_and_are_as_fast_as_libhwloc() {
             "{what}: {calls} calls, wloc {:.3} s, libhwloc {:.3} s, ratio {ratio:.2}",
             best[0][k], best[1][k]
         );
-        assert!(ratio <= 1.0, "{what} is {ratio:.2}x libhwloc's time");
+        // The benchmark (bench/membind.sh) measures 0.88-0.96; one best-of-7
+        // run on a shared machine has drawn 1.00, so the test allows 5% of
+        // noise and still fails on a regression such as the 1.16-1.25 this
+        // path once had.
+        assert!(
+            ratio <= MAX_RATIO,
+            "{what} is {ratio:.2}x libhwloc's time (at most {MAX_RATIO} allowed)"
+        );
     }
 }
