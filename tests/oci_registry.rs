@@ -650,22 +650,11 @@ fn faulty_registries_install_nothing() {
 }
 
 /// `wkg` (crates.io), installed once under the target folder
-/// (`TARGET/tools/bin/wkg`), serialised by a lock file; `None` when it is
-/// not installed and `WLOC_WKG=1` does not ask for its install: a cold
-/// `cargo install wkg` took 61 minutes on the 2-core machine (under
-/// load), more than the whole test command may take, so the test
-/// command does not install it by default (docs/testing.md).
-fn wkg_if_installed() -> Option<PathBuf> {
-    let target = wloc()
-        .parent()
-        .and_then(Path::parent)
-        .expect("the target folder")
-        .to_path_buf();
-    let bin = target.join("tools/bin/wkg");
-    (bin.is_file() || std::env::var("WLOC_WKG").is_ok_and(|v| v == "1")).then(wkg)
-}
-
-/// [`wkg_if_installed`], installing it when missing.
+/// (`TARGET/tools/bin/wkg`), serialised by a lock file.  It is built
+/// without optimisation (`--debug`): the tests push and pull a few
+/// kilobytes with it, and a cold debug install takes about 6 minutes on
+/// the 2-core machine where an optimised one took an hour under load.
+/// Its build folder is removed once it is installed.
 fn wkg() -> PathBuf {
     let target = wloc()
         .parent()
@@ -686,6 +675,7 @@ fn wkg() -> PathBuf {
         let out = Command::new(cargo)
             .args([
                 "install",
+                "--debug",
                 "--locked",
                 "wkg",
                 "--version",
@@ -702,19 +692,15 @@ fn wkg() -> PathBuf {
             "cargo install wkg: {}",
             text(&out.stderr)
         );
-        common::timing("cargo install wkg", start);
+        common::timing("cargo install --debug wkg", start);
+        let _ = std::fs::remove_dir_all(target.join("tools-build"));
     }
     bin
 }
 
 #[test]
 fn wkg_pushes_what_wloc_pulls_and_gets_what_wloc_pushes() {
-    let Some(wkg) = wkg_if_installed() else {
-        eprintln!(
-            "NOT RUN: wkg is not installed under the target folder (WLOC_WKG=1 installs it: cargo install wkg, about an hour cold)"
-        );
-        return;
-    };
+    let wkg = wkg();
     let reg = Registry::start(None);
     let env = Env::new("wkg");
     let public = env.keygen();

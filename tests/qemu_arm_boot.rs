@@ -70,7 +70,7 @@ fn boot(tag: &str, machine: &str, args: &[&str]) -> Option<Report> {
     let efi = app()?;
     for attempt in 1..=FIRMWARE_ATTEMPTS {
         match boot_once(efi, tag, machine, args) {
-            Boot::Finished(report) => return Some(report),
+            Boot::Finished(report) => return Some(*report),
             Boot::FirmwareHung(console) if attempt < FIRMWARE_ATTEMPTS => eprintln!(
                 "{tag}: the firmware hung before the application began (attempt {attempt}); booting again; console:\n{console}"
             ),
@@ -85,7 +85,7 @@ fn boot(tag: &str, machine: &str, args: &[&str]) -> Option<Report> {
 /// How one boot ended.
 enum Boot {
     /// QEMU exited and the application's report was read.
-    Finished(Report),
+    Finished(Box<Report>),
     /// QEMU was killed after [`BOOT_TIMEOUT`] without the application
     /// having printed its first line; the console so far.
     FirmwareHung(String),
@@ -167,7 +167,7 @@ fn boot_once(efi: &Path, tag: &str, machine: &str, args: &[&str]) -> Boot {
         status.success(),
         "{tag}: QEMU exit status {status}:\n{console}\n{errors}"
     );
-    Boot::Finished(report)
+    Boot::Finished(Box::new(report))
 }
 
 /// Checks the CPU side of a machine of `packages` packages of `clusters`

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::OciError;
+use crate::types::DescriptorChecks as _;
 use crate::types::{
     ComponentInfo, Descriptor, MANIFEST, Manifest, TITLE, VERSION, WASM_CONFIG, WASM_LAYER,
     WasmConfig,
@@ -120,25 +121,7 @@ pub fn check_manifest(what: &str, bytes: &[u8], media_type: &str) -> Result<Mani
             "an image index, not a Wasm artifact's manifest",
         ));
     }
-    let m: Manifest = serde_json::from_slice(bytes)
-        .map_err(|e| OciError::invalid(what, format!("not an OCI manifest: {e}")))?;
-    if m.schema_version != 2 {
-        return Err(OciError::invalid(
-            what,
-            format!("schemaVersion {} (2 expected)", m.schema_version),
-        ));
-    }
-    if let Some(t) = &m.media_type
-        && t != MANIFEST
-    {
-        return Err(OciError::invalid(
-            what,
-            format!(
-                "media type {:?}, not {MANIFEST}",
-                wloc_trust::text::sanitize(t, 100)
-            ),
-        ));
-    }
+    let m = Manifest::parse(bytes, &[MANIFEST]).map_err(|e| OciError::invalid(what, e))?;
     if m.config.media_type != WASM_CONFIG {
         return Err(OciError::invalid(
             what,

@@ -23,6 +23,7 @@ use ureq::http;
 use crate::OciError;
 use crate::reference::Reference;
 use crate::types::Descriptor;
+use crate::types::DescriptorChecks as _;
 
 /// Largest manifest read (the distribution specification's limit).
 pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
@@ -477,7 +478,7 @@ impl Client {
             limit: d.size,
             what: &what,
         })?;
-        crate::check_blob(&what, &a.body, &d.digest, d.size)?;
+        crate::check_blob(&what, &a.body, d)?;
         Ok(a.body)
     }
 

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::OciError;
+use crate::types::DescriptorChecks as _;
 use crate::types::{Descriptor, INDEX, Index, REF_NAME};
 
 /// Largest `index.json` read.
@@ -155,7 +156,7 @@ impl Layout {
             }
             Err(e) => return Err(OciError::file(&path, e)),
         };
-        crate::check_blob(&what, &bytes, &d.digest, d.size)?;
+        crate::check_blob(&what, &bytes, d)?;
         Ok(bytes)
     }
 

@@ -30,34 +30,19 @@ pub mod wkg;
 pub use error::OciError;
 pub use store::{Pulled, SignatureArtifact, Store, signature_tag};
 
-/// sha256 of `bytes` as `sha256:HEX`, the digest form of OCI.
-pub fn digest_of(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    let d = sha2::Sha256::digest(bytes);
-    let mut s = String::with_capacity(71);
-    s.push_str("sha256:");
-    for b in d {
-        use std::fmt::Write as _;
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
+pub use wloc_trust::oci::digest_of;
 
-/// Checks that `bytes` are what `digest` (`sha256:HEX`) and `size` name.
-pub fn check_blob(what: &str, bytes: &[u8], digest: &str, size: u64) -> Result<(), OciError> {
-    if bytes.len() as u64 != size {
-        return Err(OciError::Invalid {
+/// Checks that `bytes` are what the descriptor `d` names.
+pub fn check_blob(what: &str, bytes: &[u8], d: &types::Descriptor) -> Result<(), OciError> {
+    d.verify(bytes).map_err(|e| match e {
+        wloc_trust::oci::BlobMismatch::Size { .. } => OciError::Invalid {
             what: what.to_string(),
-            why: format!("{} bytes received, {size} announced", bytes.len()),
-        });
-    }
-    let actual = digest_of(bytes);
-    if actual != digest {
-        return Err(OciError::Digest {
+            why: e.to_string(),
+        },
+        wloc_trust::oci::BlobMismatch::Digest { expected, actual } => OciError::Digest {
             what: what.to_string(),
-            expected: digest.to_string(),
+            expected,
             actual,
-        });
-    }
-    Ok(())
+        },
+    })
 }

@@ -7,7 +7,7 @@ use crate::artifact::{Artifact, MAX_CONFIG_BYTES, check_config, check_manifest};
 use crate::client::{Client, MAX_MANIFEST_BYTES};
 use crate::layout::Layout;
 use crate::reference::Reference;
-use crate::types::{Descriptor, MANIFEST, Manifest, WasmConfig};
+use crate::types::{DOCKER_MANIFEST, Descriptor, MANIFEST, Manifest, WasmConfig};
 
 /// Most layers a signature manifest may have, and the size of each.
 const MAX_SIGNATURE_LAYERS: usize = 32;
@@ -68,9 +68,10 @@ pub enum Store<'a> {
     },
 }
 
-/// The cosign tag of a manifest digest.
-pub fn signature_tag(manifest_digest: &str) -> String {
-    format!("{}.sig", manifest_digest.replacen(':', "-", 1))
+/// The cosign tag (`sha256-HEX.sig`) of a manifest digest.
+pub fn signature_tag(manifest_digest: &str) -> Result<String, OciError> {
+    wloc_trust::cosign::signature_tag(manifest_digest)
+        .map_err(|e| OciError::invalid("manifest digest", e))
 }
 
 impl Store<'_> {
@@ -163,13 +164,13 @@ impl Store<'_> {
 
     /// The cosign signature artifact beside a manifest, if any.
     pub fn signatures(&self, manifest_digest: &str) -> Result<Vec<SignatureArtifact>, OciError> {
-        let tag = signature_tag(manifest_digest);
+        let tag = signature_tag(manifest_digest)?;
         let Some((bytes, _, _)) = self.manifest_named(Some(&tag))? else {
             return Ok(Vec::new());
         };
         let what = format!("signature manifest {tag} of {}", self.describe());
-        let m: Manifest = serde_json::from_slice(&bytes)
-            .map_err(|e| OciError::invalid(&what, format!("not an OCI manifest: {e}")))?;
+        let m = Manifest::parse(&bytes, &[MANIFEST, DOCKER_MANIFEST])
+            .map_err(|e| OciError::invalid(&what, e))?;
         if m.layers.len() > MAX_SIGNATURE_LAYERS {
             return Err(OciError::invalid(
                 &what,
@@ -268,7 +269,7 @@ impl Store<'_> {
         manifest: &[u8],
         blobs: &[&[u8]],
     ) -> Result<(), OciError> {
-        self.put(&signature_tag(manifest_digest), manifest, MANIFEST, blobs)
+        self.put(&signature_tag(manifest_digest)?, manifest, MANIFEST, blobs)
     }
 
     /// The tags (registry) or names (layout) there.

@@ -22,7 +22,6 @@
 //! the artifact manifest they signed.  [`make_signature`] writes the
 //! same format (for tests, vendors and `push`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use base64::Engine as _;
@@ -34,6 +33,7 @@ use spki::{AlgorithmIdentifierOwned, ObjectIdentifier, SubjectPublicKeyInfoOwned
 
 use crate::digest::parse_digest;
 use crate::digest::sha256_hex;
+use crate::oci::{self, Descriptor, Manifest};
 use crate::sigstore::TrustedRoot;
 
 /// Media type of a layer holding a simple-signing payload.
@@ -48,10 +48,10 @@ pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
 pub const BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
 /// `critical.type` of a cosign payload.
 pub const PAYLOAD_TYPE: &str = "cosign container image signature";
-/// Media type of the OCI image manifests read and written here.
-pub const OCI_MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-/// Media type of a component layer.
-pub const WASM_LAYER_MEDIA_TYPE: &str = "application/wasm";
+
+/// The media types of the manifests a signature is read from: OCI's,
+/// and Docker's schema 2, which older cosign releases wrote.
+const SIGNATURE_MANIFEST_TYPES: &[&str] = &[oci::MANIFEST, oci::DOCKER_MANIFEST];
 
 /// At most this many signature layers are checked (each costs a
 /// signature verification or more).
@@ -374,102 +374,10 @@ pub struct CosignSignature {
     pub bundle: Option<String>,
 }
 
-/// A JSON object whose keys appear once: a repeated key is refused
-/// rather than resolved (Go keeps the last, others the first).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct UniqueMap(pub BTreeMap<String, String>);
-
-impl<'de> Deserialize<'de> for UniqueMap {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = UniqueMap;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object of strings")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut m: A,
-            ) -> Result<UniqueMap, A::Error> {
-                let mut out = BTreeMap::new();
-                while let Some((k, v)) = m.next_entry::<String, String>()? {
-                    if out.contains_key(&k) {
-                        return Err(serde::de::Error::custom(format!("repeated key {k:?}")));
-                    }
-                    out.insert(k, v);
-                }
-                Ok(UniqueMap(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// An OCI descriptor (unknown fields are allowed; repeated ones are not).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Descriptor {
-    pub media_type: String,
-    pub digest: String,
-    pub size: u64,
-    #[serde(default)]
-    pub annotations: Option<UniqueMap>,
-}
-
-/// An OCI image manifest.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ImageManifest {
-    pub schema_version: u32,
-    #[serde(default)]
-    pub media_type: Option<String>,
-    #[allow(dead_code)]
-    pub config: Descriptor,
-    pub layers: Vec<Descriptor>,
-}
-
-impl ImageManifest {
-    pub(crate) fn parse(bytes: &[u8], what: &str) -> Result<ImageManifest, String> {
-        let m: ImageManifest = serde_json::from_slice(bytes)
-            .map_err(|e| format!("{what} is not an OCI image manifest: {e}"))?;
-        if m.schema_version != 2 {
-            return Err(format!(
-                "{what} has schemaVersion {}, not 2",
-                m.schema_version
-            ));
-        }
-        if let Some(t) = &m.media_type
-            && t != OCI_MANIFEST_MEDIA_TYPE
-            && t != "application/vnd.docker.distribution.manifest.v2+json"
-        {
-            return Err(format!("{what} has media type {t:?}"));
-        }
-        Ok(m)
-    }
-}
-
 /// Checks that `blob` is what `d` describes (sha256 digest and size).
 fn check_blob(d: &Descriptor, blob: &[u8], what: &str) -> Result<(), SigError> {
-    let want = parse_digest(&d.digest)
-        .map_err(|e| malformed(format!("{what}: {e}")))
-        .and_then(|w| {
-            if d.digest.starts_with("sha256:") {
-                Ok(w)
-            } else {
-                Err(malformed(format!("{what}: digest without sha256: prefix")))
-            }
-        })?;
-    let got = sha256_hex(blob);
-    if got != want || d.size != blob.len() as u64 {
-        return Err(SigError::BlobMismatch(format!(
-            "{what} has sha256:{} and {} bytes, its descriptor says {} and {} bytes",
-            got,
-            blob.len(),
-            d.digest,
-            d.size
-        )));
-    }
-    Ok(())
+    d.verify(blob)
+        .map_err(|e| SigError::BlobMismatch(format!("{what}: {e}")))
 }
 
 /// Reads a signature manifest (the bytes fetched for tag
@@ -484,7 +392,8 @@ pub fn parse(
     manifest: &[u8],
     blobs: &[&[u8]],
 ) -> Result<Vec<Result<CosignSignature, SigError>>, SigError> {
-    let m = ImageManifest::parse(manifest, "the signature manifest").map_err(malformed)?;
+    let m = Manifest::parse(manifest, SIGNATURE_MANIFEST_TYPES)
+        .map_err(|e| malformed(format!("the signature manifest: {e}")))?;
     if m.layers.len() != blobs.len() {
         return Err(malformed(format!(
             "the signature manifest has {} layers, {} blobs were given",
@@ -521,7 +430,7 @@ fn parse_layer(d: &Descriptor, blob: &[u8], what: &str) -> Result<CosignSignatur
                 "{what}: payload larger than {MAX_FIELD_BYTES} bytes"
             )));
         }
-        let ann = d.annotations.clone().unwrap_or_default().0;
+        let ann = &d.annotations;
         let get = |k: &str| -> Result<Option<String>, SigError> {
             match ann.get(k) {
                 Some(v) if v.len() > MAX_FIELD_BYTES => {
@@ -688,17 +597,18 @@ pub fn registry_signers(
     sig_blobs: &[&[u8]],
     trust: &Trust,
 ) -> Result<RegistrySigners, SigError> {
-    let m = ImageManifest::parse(artifact_manifest, "the artifact manifest")
-        .map_err(SigError::NotThisComponent)?;
+    let m = Manifest::parse(artifact_manifest, SIGNATURE_MANIFEST_TYPES)
+        .map_err(|e| SigError::NotThisComponent(format!("the artifact manifest: {e}")))?;
     let wasm_layers: Vec<&Descriptor> = m
         .layers
         .iter()
-        .filter(|d| d.media_type == WASM_LAYER_MEDIA_TYPE)
+        .filter(|d| d.media_type == oci::WASM_LAYER)
         .collect();
     let [layer] = wasm_layers.as_slice() else {
         return Err(SigError::NotThisComponent(format!(
-            "the artifact manifest has {} {WASM_LAYER_MEDIA_TYPE} layers, not one",
-            wasm_layers.len()
+            "the artifact manifest has {} {} layers, not one",
+            wasm_layers.len(),
+            oci::WASM_LAYER
         )));
     };
     check_blob(layer, wasm, "the component layer")
@@ -772,7 +682,7 @@ pub(crate) fn assemble(payload: Vec<u8>, annotations: &[(&str, String)]) -> Made
         .collect();
     let manifest = serde_json::json!({
         "schemaVersion": 2,
-        "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+        "mediaType": oci::MANIFEST,
         "config": {
             "mediaType": "application/vnd.oci.image.config.v1+json",
             "size": config.len(),
@@ -801,14 +711,14 @@ pub(crate) mod tests {
         let config = b"{}";
         serde_json::to_vec(&serde_json::json!({
             "schemaVersion": 2,
-            "mediaType": OCI_MANIFEST_MEDIA_TYPE,
+            "mediaType": oci::MANIFEST,
             "config": {
                 "mediaType": "application/vnd.wasm.config.v0+json",
                 "size": config.len(),
                 "digest": format!("sha256:{}", sha256_hex(config)),
             },
             "layers": [{
-                "mediaType": WASM_LAYER_MEDIA_TYPE,
+                "mediaType": oci::WASM_LAYER,
                 "size": wasm.len(),
                 "digest": format!("sha256:{}", sha256_hex(wasm)),
             }],

@@ -24,7 +24,7 @@
 //! Modules only use modules listed after them in this order:
 //! `grant` → `policy` → `cosign` and `sigstore` (one unit: keyless
 //! signatures are part of cosign's format and share its key and error
-//! types) → `signing` → `manifest` → `error` → `text`,
+//! types) → `oci` → `signing` → `manifest` → `error` → `text`,
 //! `digest`, `limits`; [`file`] and [`atomic`] use none.
 
 pub mod atomic;
@@ -36,6 +36,7 @@ pub mod file;
 pub mod grant;
 pub mod limits;
 pub mod manifest;
+pub mod oci;
 pub mod owner;
 pub mod policy;
 pub mod signing;

@@ -374,7 +374,7 @@ pub fn push(
             std::io::stdout(),
             "{}: signed in cosign's format ({})",
             store.describe(),
-            wloc_oci::signature_tag(&digest)
+            wloc_oci::signature_tag(&digest)?
         )?;
     }
     Ok(())
