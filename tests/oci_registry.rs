@@ -925,3 +925,182 @@ fn registry_signatures_admit_what_the_file_does_not_sign() {
     assert!(err.contains("nothing installed"), "{err}");
     assert!(env.installed().is_empty());
 }
+
+/// Runs `openssl` with `args` in `dir`, failing the test on an error.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        text(&out.stderr)
+    );
+}
+
+/// cosign's key format and signature made by other tools: a P-256 key
+/// pair from `openssl ec` (cosign's `cosign.pub` is the same PEM
+/// SubjectPublicKeyInfo), the simple-signing payload signed by `openssl
+/// dgst -sha256 -sign` (cosign documents this path: its signatures are
+/// ASN.1 DER ECDSA over the payload's SHA-256), the signature manifest
+/// pushed under `sha256-HEX.sig` by `skopeo` from a layout folder the
+/// test writes in cosign's storage format.  cosign itself is not run:
+/// Debian 12 does not package it and its releases are on a host these
+/// machines cannot reach (docs/testing.md).
+#[test]
+fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
+    let reg = Registry::start(None);
+    require_packages(&[("/usr/bin/openssl", "openssl")]).unwrap();
+    let env = Env::new("openssl-cosign");
+    let unsigned = env.path("acme-tool.wasm");
+    let src = Path::new(wloc_runtime::test_components_dir()).join("hostile-read-dotdot.wasm");
+    let manifest = env.path("manifest.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"acme-tool\"\nversion = \"1.0.0\"\nkind = \"discovery\"\n\n[capabilities]\nfiles = [\"/sys\"]\n",
+    )
+    .unwrap();
+    env.ok(&[
+        "component",
+        "embed",
+        src.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "-o",
+        unsigned.to_str().unwrap(),
+    ]);
+    let repo = format!("{}/acme/tool", reg.host);
+    let r = format!("{repo}:1.0.0");
+    env.ok(&["component", "push", unsigned.to_str().unwrap(), &r]);
+    // The artifact's manifest digest, as skopeo reads it.
+    let raw = Command::new(SKOPEO)
+        .args(["inspect", "--raw", "--tls-verify=false"])
+        .arg(format!("docker://{r}"))
+        .output()
+        .expect("skopeo runs");
+    assert!(raw.status.success(), "{}", text(&raw.stderr));
+    let digest = wloc_oci::digest_of(&raw.stdout);
+
+    // The vendor's P-256 key and signature, by openssl.
+    let keys = env.path("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    for k in ["vendor", "stranger"] {
+        openssl(
+            &keys,
+            &[
+                "ecparam",
+                "-name",
+                "prime256v1",
+                "-genkey",
+                "-noout",
+                "-out",
+                &format!("{k}.key"),
+            ],
+        );
+        openssl(
+            &keys,
+            &[
+                "ec",
+                "-in",
+                &format!("{k}.key"),
+                "-pubout",
+                "-out",
+                &format!("{k}.pub"),
+            ],
+        );
+    }
+    let payload = format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"{repo}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#
+    );
+    std::fs::write(keys.join("payload.json"), &payload).unwrap();
+    openssl(
+        &keys,
+        &[
+            "dgst",
+            "-sha256",
+            "-sign",
+            "vendor.key",
+            "-out",
+            "payload.sig",
+            "payload.json",
+        ],
+    );
+    openssl(
+        &keys,
+        &[
+            "base64",
+            "-A",
+            "-in",
+            "payload.sig",
+            "-out",
+            "payload.sig.b64",
+        ],
+    );
+    let signature = std::fs::read_to_string(keys.join("payload.sig.b64")).unwrap();
+    let signature = signature.trim();
+
+    // cosign's storage format, as an OCI layout folder for skopeo.
+    let layout = env.path("sig-layout");
+    let blobs = layout.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    let put = |bytes: &[u8]| {
+        let d = wloc_oci::digest_of(bytes);
+        std::fs::write(blobs.join(d.trim_start_matches("sha256:")), bytes).unwrap();
+        d
+    };
+    let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
+    let config_digest = put(config);
+    let payload_digest = put(payload.as_bytes());
+    let sig_manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.image.config.v1+json","size":{},"digest":"{config_digest}"}},"layers":[{{"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":{},"digest":"{payload_digest}","annotations":{{"dev.cosignproject.cosign/signature":"{signature}"}}}}]}}"#,
+        config.len(),
+        payload.len()
+    );
+    let sig_manifest_digest = put(sig_manifest.as_bytes());
+    std::fs::write(
+        layout.join("oci-layout"),
+        r#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        layout.join("index.json"),
+        format!(
+            r#"{{"schemaVersion":2,"manifests":[{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{sig_manifest_digest}","size":{},"annotations":{{"org.opencontainers.image.ref.name":"sig"}}}}]}}"#,
+            sig_manifest.len()
+        ),
+    )
+    .unwrap();
+    let sig_tag = format!("sha256-{}.sig", digest.trim_start_matches("sha256:"));
+    skopeo(&[
+        "copy",
+        "--preserve-digests",
+        "--dest-tls-verify=false",
+        &format!("oci:{}:sig", layout.display()),
+        &format!("docker://{repo}:{sig_tag}"),
+    ]);
+
+    let policy = |key: &str| {
+        format!(
+            "[[publisher]]\nname = \"acme\"\ncosign_keys = [\"{}\"]\n[[allow]]\npublisher = \"acme\"\nname = \"acme-tool\"\nfiles = [\"/sys\"]\n",
+            keys.join(key).display()
+        )
+    };
+    // A stranger's key in the policy: the vendor's signature is refused.
+    env.policy(&policy("stranger.pub"));
+    let err = env.fails(&["component", "pull", &r]);
+    assert!(
+        err.contains("nothing installed") && err.contains("registry signatures refused"),
+        "{err}"
+    );
+    assert!(env.installed().is_empty());
+    // The vendor's openssl-made key: admitted by the signature alone.
+    env.policy(&policy("vendor.pub"));
+    let out = env.ok(&["component", "pull", &r]);
+    assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&unsigned).unwrap()
+    );
+}
