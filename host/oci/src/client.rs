@@ -25,6 +25,9 @@ use crate::reference::Reference;
 use crate::types::Descriptor;
 use crate::types::DescriptorChecks as _;
 
+/// Most tags read of one repository: a component's versions are far
+/// fewer, and a registry that lists millions must not exhaust memory.
+pub const MAX_TAGS: usize = 100_000;
 /// Largest manifest read (the distribution specification's limit).
 pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 /// Largest tag list, token or error answer read.
@@ -482,7 +485,7 @@ impl Client {
         Ok(a.body)
     }
 
-    /// The tags of `r`'s repository (every page).
+    /// The tags of `r`'s repository (every page, at most [`MAX_TAGS`]).
     pub fn tags(&self, r: &Reference) -> Result<Vec<String>, OciError> {
         #[derive(serde::Deserialize)]
         struct Tags {
@@ -506,6 +509,12 @@ impl Client {
             let t: Tags = serde_json::from_slice(&a.body)
                 .map_err(|e| OciError::invalid(&what, e.to_string()))?;
             out.extend(t.tags.unwrap_or_default());
+            if out.len() > MAX_TAGS {
+                return Err(OciError::invalid(
+                    &what,
+                    format!("more than {MAX_TAGS} tags, the most wloc reads of one repository"),
+                ));
+            }
             // `Link: </v2/...?last=x&n=y>; rel="next"`, on this registry.
             match a
                 .headers

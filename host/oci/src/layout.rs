@@ -14,6 +14,17 @@ use crate::OciError;
 use crate::types::DescriptorChecks as _;
 use crate::types::{Descriptor, INDEX, Index, REF_NAME};
 
+/// The blob `digest` (checked `sha256:HEX`) in the opened `blobs/sha256`.
+fn blob_in(blobs: &std::os::fd::OwnedFd, digest: &str) -> PathBuf {
+    wloc_trust::file::fd_path(blobs).join(digest.trim_start_matches("sha256:"))
+}
+
+/// The folder as an absolute path: it is recorded as the origin of what
+/// is installed from it, and `update` may run from another folder.
+fn absolute(dir: &Path) -> Result<PathBuf, OciError> {
+    std::path::absolute(dir).map_err(|e| OciError::file(dir, e))
+}
+
 /// Largest `index.json` read.
 const MAX_INDEX_BYTES: u64 = 16 << 20;
 
@@ -23,7 +34,7 @@ pub struct Layout {
 }
 
 fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, OciError> {
-    wloc_trust::file::read_regular_to_end(path, max).map_err(|e| OciError::file(path, e))
+    wloc_trust::file::read_regular_no_link(path, max).map_err(|e| OciError::file(path, e))
 }
 
 impl Layout {
@@ -48,7 +59,7 @@ impl Layout {
             ));
         }
         Ok(Layout {
-            dir: dir.to_path_buf(),
+            dir: absolute(dir)?,
         })
     }
 
@@ -64,7 +75,7 @@ impl Layout {
         )
         .map_err(|e| OciError::file(dir, e))?;
         Ok(Layout {
-            dir: dir.to_path_buf(),
+            dir: absolute(dir)?,
         })
     }
 
@@ -80,6 +91,15 @@ impl Layout {
         &self.dir
     }
 
+    /// `blobs/sha256`, opened without following a link below the folder
+    /// (see [`wloc_trust::file::open_folder_below`]): a layout someone
+    /// else prepared cannot send a blob's write or read elsewhere.
+    fn blobs(&self) -> Result<std::os::fd::OwnedFd, OciError> {
+        wloc_trust::file::open_folder_below(&self.dir, &["blobs", "sha256"])
+            .map_err(|e| OciError::file(&self.dir, e))
+    }
+
+    /// The blob's name as shown in messages.
     fn blob_path(&self, digest: &str) -> PathBuf {
         self.dir
             .join("blobs/sha256")
@@ -145,8 +165,9 @@ impl Layout {
     pub fn read_blob(&self, d: &Descriptor, limit: u64) -> Result<Vec<u8>, OciError> {
         let what = format!("blob {} of {}", d.digest, self.dir.display());
         d.check_within(&what, limit)?;
-        let path = self.blob_path(&d.digest);
-        let bytes = match wloc_trust::file::read_regular_to_end(&path, d.size) {
+        let blobs = self.blobs()?;
+        let path = blob_in(&blobs, &d.digest);
+        let bytes = match wloc_trust::file::read_regular_no_link(&path, d.size) {
             Ok(b) => b,
             Err(wloc_trust::file::ReadError::TooLarge { .. }) => {
                 return Err(OciError::invalid(
@@ -163,13 +184,15 @@ impl Layout {
     /// Stores a blob under its digest (kept if already there and whole).
     pub fn write_blob(&self, bytes: &[u8]) -> Result<String, OciError> {
         let digest = crate::digest_of(bytes);
-        let path = self.blob_path(&digest);
-        let present = wloc_trust::file::read_regular_to_end(&path, bytes.len() as u64)
+        std::fs::create_dir_all(self.dir.join("blobs/sha256"))
+            .map_err(|e| OciError::file(&self.dir, e))?;
+        let blobs = self.blobs()?;
+        let path = blob_in(&blobs, &digest);
+        let present = wloc_trust::file::read_regular_no_link(&path, bytes.len() as u64)
             .is_ok_and(|b| b == bytes);
         if !present {
-            std::fs::create_dir_all(self.dir.join("blobs/sha256"))
-                .map_err(|e| OciError::file(&self.dir, e))?;
-            wloc_trust::atomic::write(&path, bytes).map_err(|e| OciError::file(&path, e))?;
+            wloc_trust::atomic::write(&path, bytes)
+                .map_err(|e| OciError::file(&self.blob_path(&digest), e))?;
         }
         Ok(digest)
     }
@@ -188,5 +211,74 @@ impl Layout {
         let bytes =
             serde_json::to_vec_pretty(&index).map_err(|e| OciError::file(&path, e.to_string()))?;
         wloc_trust::atomic::write(&path, &bytes).map_err(|e| OciError::file(&path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A fresh folder under the system's temporary folder.
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("wloc-oci-layout-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_linked_blobs_folder_is_refused_and_nothing_is_written_through_it() {
+        let d = scratch("linked");
+        let victim = d.join("victim");
+        std::fs::create_dir_all(&victim).unwrap();
+        let lay = d.join("lay");
+        std::fs::create_dir_all(lay.join("blobs")).unwrap();
+        std::fs::write(lay.join("oci-layout"), br#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        symlink(&victim, lay.join("blobs/sha256")).unwrap();
+        let layout = Layout::open(&lay).unwrap();
+        let e = layout.write_blob(b"* * * * * root true\n").unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+        // The same with `blobs` itself linked.
+        std::fs::remove_file(lay.join("blobs/sha256")).unwrap();
+        std::fs::remove_dir(lay.join("blobs")).unwrap();
+        std::fs::create_dir_all(victim.join("sha256")).unwrap();
+        symlink(&victim, lay.join("blobs")).unwrap();
+        assert!(layout.write_blob(b"x").is_err());
+        assert_eq!(std::fs::read_dir(victim.join("sha256")).unwrap().count(), 0);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_blob_that_is_a_link_is_not_read() {
+        let d = scratch("bloblink");
+        let layout = Layout::create(&d.join("lay")).unwrap();
+        let secret = d.join("secret");
+        std::fs::write(&secret, b"secret").unwrap();
+        let digest = crate::digest_of(b"secret");
+        symlink(
+            &secret,
+            d.join("lay/blobs/sha256")
+                .join(digest.trim_start_matches("sha256:")),
+        )
+        .unwrap();
+        let desc = Descriptor {
+            media_type: "application/octet-stream".into(),
+            digest,
+            size: 6,
+            annotations: Default::default(),
+        };
+        let e = layout.read_blob(&desc, 100).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        // A blob written and read back is whole.
+        let written = layout.write_blob(b"data").unwrap();
+        let desc = Descriptor {
+            digest: written,
+            size: 4,
+            ..desc
+        };
+        assert_eq!(layout.read_blob(&desc, 100).unwrap(), b"data");
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

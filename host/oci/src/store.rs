@@ -9,8 +9,9 @@ use crate::layout::Layout;
 use crate::reference::Reference;
 use crate::types::{DOCKER_MANIFEST, Descriptor, MANIFEST, Manifest, WasmConfig};
 
-/// Most layers a signature manifest may have, and the size of each.
-const MAX_SIGNATURE_LAYERS: usize = 32;
+/// Most layers of a signature manifest fetched (the number the signature
+/// checks read), and the size of each.
+const MAX_SIGNATURE_LAYERS: usize = wloc_trust::cosign::MAX_SIGNATURES;
 const MAX_SIGNATURE_BLOB: u64 = 1 << 20;
 
 /// A cosign signature artifact found beside an artifact: the manifest of
@@ -26,8 +27,11 @@ pub struct SignatureArtifact {
     pub config: Vec<u8>,
     /// Each layer: its descriptor as JSON text (media type, digest, size,
     /// annotations such as `dev.cosignproject.cosign/signature`) and its
-    /// bytes (the simple-signing payload).
+    /// bytes (the simple-signing payload; none when it could not be
+    /// fetched).
     pub layers: Vec<(String, Vec<u8>)>,
+    /// Whether every blob was fetched (only then is it mirrored).
+    pub complete: bool,
 }
 
 /// An artifact pulled and checked: media types, one Wasm layer, every
@@ -48,6 +52,11 @@ pub struct Pulled {
     pub component: Vec<u8>,
     /// Cosign signatures found beside it.
     pub signatures: Vec<SignatureArtifact>,
+    /// Why signatures found beside it could not be fetched (a layer too
+    /// large, a blob missing, a malformed signature manifest): anyone who
+    /// may add a signature can add a bad one, so these never fail the
+    /// pull; they are shown with the refused signatures.
+    pub signature_problems: Vec<String>,
 }
 
 /// Where artifacts are read or written.
@@ -150,7 +159,10 @@ impl Store<'_> {
             layer,
         )?;
         let component = self.blob(layer, max_component)?;
-        let signatures = self.signatures(&manifest_digest)?;
+        let (signatures, signature_problems) = match self.signatures(&manifest_digest) {
+            Ok(found) => found,
+            Err(e) => (Vec::new(), vec![e.to_string()]),
+        };
         Ok(Pulled {
             manifest,
             manifest_digest,
@@ -159,14 +171,22 @@ impl Store<'_> {
             config,
             component,
             signatures,
+            signature_problems,
         })
     }
 
-    /// The cosign signature artifact beside a manifest, if any.
-    pub fn signatures(&self, manifest_digest: &str) -> Result<Vec<SignatureArtifact>, OciError> {
+    /// The cosign signature artifact beside a manifest, if any, and why
+    /// some of its blobs could not be fetched.  A layer that cannot be
+    /// fetched (too large, missing, not its digest) is kept with no bytes,
+    /// so that the signature checks refuse that layer alone and the
+    /// others still count; the artifact is then not copied by a mirror.
+    pub fn signatures(
+        &self,
+        manifest_digest: &str,
+    ) -> Result<(Vec<SignatureArtifact>, Vec<String>), OciError> {
         let tag = signature_tag(manifest_digest)?;
         let Some((bytes, _, _)) = self.manifest_named(Some(&tag))? else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         };
         let what = format!("signature manifest {tag} of {}", self.describe());
         let m = Manifest::parse(&bytes, &[MANIFEST, DOCKER_MANIFEST])
@@ -177,19 +197,32 @@ impl Store<'_> {
                 format!("{} layers (at most {MAX_SIGNATURE_LAYERS})", m.layers.len()),
             ));
         }
-        let config = self.blob(&m.config, MAX_SIGNATURE_BLOB)?;
+        let mut problems = Vec::new();
+        let mut fetch = |d: &Descriptor| match self.blob(d, MAX_SIGNATURE_BLOB) {
+            Ok(b) => b,
+            Err(e) => {
+                problems.push(format!("{what}: {e}"));
+                Vec::new()
+            }
+        };
+        let config = fetch(&m.config);
         let mut layers = Vec::new();
         for l in &m.layers {
-            let b = self.blob(l, MAX_SIGNATURE_BLOB)?;
+            let b = fetch(l);
             let json =
                 serde_json::to_string(l).map_err(|e| OciError::invalid(&what, e.to_string()))?;
             layers.push((json, b));
         }
-        Ok(vec![SignatureArtifact {
-            manifest: bytes,
-            config,
-            layers,
-        }])
+        let complete = problems.is_empty();
+        Ok((
+            vec![SignatureArtifact {
+                manifest: bytes,
+                config,
+                layers,
+                complete,
+            }],
+            problems,
+        ))
     }
 
     /// Stores a manifest and its blobs under `tag`.
@@ -251,7 +284,7 @@ impl Store<'_> {
             MANIFEST,
             &[&p.config_bytes, &p.component],
         )?;
-        for s in &p.signatures {
+        for s in p.signatures.iter().filter(|s| s.complete) {
             let blobs: Vec<&[u8]> = std::iter::once(s.config.as_slice())
                 .chain(s.layers.iter().map(|(_, b)| b.as_slice()))
                 .collect();

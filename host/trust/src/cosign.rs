@@ -55,7 +55,7 @@ const SIGNATURE_MANIFEST_TYPES: &[&str] = &[oci::MANIFEST, oci::DOCKER_MANIFEST]
 
 /// At most this many signature layers are checked (each costs a
 /// signature verification or more).
-const MAX_SIGNATURES: usize = 64;
+pub const MAX_SIGNATURES: usize = 64;
 
 /// Largest payload, certificate or bundle read.
 const MAX_FIELD_BYTES: usize = 1 << 20;

@@ -149,6 +149,61 @@ pub fn check_regular(fd: impl AsFd, path: &Path, max: u64) -> Result<u64, ReadEr
 /// regular file of at most `max` bytes.  The descriptor is close-on-exec
 /// and, once checked, blocking again.
 pub fn open_regular(path: &Path, max: u64) -> Result<(File, u64), ReadError> {
+    open_regular_with(path, max, OFlags::empty())
+}
+
+/// [`open_regular`], but a link as the last name is refused, not
+/// followed (a file in a folder someone else prepared).
+pub fn open_regular_no_link(path: &Path, max: u64) -> Result<(File, u64), ReadError> {
+    open_regular_with(path, max, OFlags::NOFOLLOW)
+}
+
+/// [`read_regular_to_end`] of [`open_regular_no_link`].
+pub fn read_regular_no_link(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+    let (f, _) = open_regular_no_link(path, max)?;
+    read_stream(f, path, max)
+}
+
+/// The folder `base/names[0]/names[1]/...`, opened as a place (`O_PATH`):
+/// `base` is followed as its caller named it, and each name below it must
+/// be a folder, not a link, so that a folder someone else prepared (an
+/// OCI layout on a shared disk) cannot send reads or writes outside it by
+/// linking a subfolder elsewhere.  Its entries are reached through
+/// [`fd_path`] of the descriptor, which no later rename redirects.
+pub fn open_folder_below(base: &Path, names: &[&str]) -> Result<OwnedFd, ReadError> {
+    let io = |path: &Path, e: rustix::io::Errno| ReadError::Io {
+        path: path.to_path_buf(),
+        source: e.into(),
+    };
+    let place = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut fd = rfs::open(base, place, Mode::empty()).map_err(|e| io(base, e))?;
+    let mut shown = base.to_path_buf();
+    for name in names {
+        shown.push(name);
+        fd = match rfs::openat(&fd, *name, place | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(next) => next,
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                let kind = rfs::statat(&fd, *name, rfs::AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|st| kind_of(FileType::from_raw_mode(st.st_mode)))
+                    .unwrap_or("not a folder");
+                return Err(ReadError::NotRegular { path: shown, kind });
+            }
+            Err(e) => return Err(io(&shown, e)),
+        };
+    }
+    Ok(fd)
+}
+
+/// The name under which an open folder's entries are reached whatever
+/// is renamed meanwhile: `/proc/self/fd/N`.
+pub fn fd_path(fd: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(fd)
+    ))
+}
+
+fn open_regular_with(path: &Path, max: u64, extra: OFlags) -> Result<(File, u64), ReadError> {
     let io = |e: rustix::io::Errno| ReadError::Io {
         path: path.to_path_buf(),
         source: e.into(),
@@ -158,14 +213,17 @@ pub fn open_regular(path: &Path, max: u64) -> Result<(File, u64), ReadError> {
     // as a place only (O_PATH: no driver sees it), looked at, and a
     // regular file is then opened through that very place, so no rename
     // in between swaps what is read.
-    let place = rfs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).map_err(io)?;
+    let place =
+        rfs::open(path, OFlags::PATH | OFlags::CLOEXEC | extra, Mode::empty()).map_err(io)?;
     check_regular(&place, path, max)?;
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
     let through = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&place));
     let fd: OwnedFd = match rfs::open(&through, flags, Mode::empty()) {
         Ok(fd) => fd,
         // Without /proc the name is opened again, and checked again.
-        Err(rustix::io::Errno::NOENT) => rfs::open(path, flags, Mode::empty()).map_err(io)?,
+        Err(rustix::io::Errno::NOENT) => {
+            rfs::open(path, flags | extra, Mode::empty()).map_err(io)?
+        }
         Err(e) => return Err(io(e)),
     };
     let size = check_regular(&fd, path, max)?;

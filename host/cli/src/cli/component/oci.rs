@@ -233,7 +233,7 @@ fn registry_signers(
     policy: &Policy,
     pulled: &Pulled,
 ) -> Result<(Option<cosign::RegistrySigners>, Vec<String>), String> {
-    let mut refused = Vec::new();
+    let mut refused = pulled.signature_problems.clone();
     if pulled.signatures.is_empty() {
         return Ok((None, refused));
     }
@@ -441,30 +441,56 @@ fn tracked() -> Vec<Tracked> {
 /// A version pulled and admitted, or why not.
 type Candidate = Result<(Pulled, enforce::Admission), String>;
 
-/// The newer versions of a tracked component, highest first, each with
-/// the policy's answer (pulled and admitted: what an update would do).
-fn newer(
-    policy: &Policy,
+/// Most newer versions of one component looked at, highest first: each
+/// costs a pull, and a source may hold any number of tags.
+const MAX_CANDIDATES: usize = 16;
+
+/// The tags of a tracked component's source that name versions above the
+/// installed one, highest first, at most [`MAX_CANDIDATES`].  Pre-release
+/// versions (`2.0.0-rc.1`) are left out, as cargo leaves them out of an
+/// update.
+fn newer_tags(
     t: &Tracked,
     client: &Client,
-) -> super::super::Result<Vec<(String, Candidate)>> {
+) -> super::super::Result<Vec<(String, semver::Version)>> {
     let store = store_of(&t.origin.source, &t.origin.tag, client)?;
-    let tags = store.tags()?;
-    let mut out = Vec::new();
-    for v in wloc_oci::store::versions(&tags) {
-        if t.version.as_ref().is_some_and(|c| &v <= c) {
-            break;
-        }
-        let tag = tags
-            .iter()
-            .find(|s| semver::Version::parse(s).ok().as_ref() == Some(&v))
-            .cloned()
-            .unwrap_or_else(|| v.to_string());
-        let at = store.at(&tag);
-        let r = pull_admitted(policy, &at).map_err(|e| e.to_string());
-        out.push((tag, r));
+    let mut found: Vec<(semver::Version, String)> = store
+        .tags()?
+        .into_iter()
+        .filter_map(|tag| semver::Version::parse(&tag).ok().map(|v| (v, tag)))
+        .filter(|(v, _)| v.pre.is_empty())
+        .filter(|(v, _)| t.version.as_ref().is_none_or(|installed| v > installed))
+        .collect();
+    found.sort();
+    found.reverse();
+    found.dedup_by(|a, b| a.0 == b.0);
+    found.truncate(MAX_CANDIDATES);
+    Ok(found.into_iter().map(|(v, tag)| (tag, v)).collect())
+}
+
+/// The version at `tag`, pulled and admitted; refused unless the
+/// component it holds says it is that version (a tag names a version, and
+/// a registry or mirror that re-tags an older signed build must not roll
+/// an update back).
+fn candidate(
+    policy: &Policy,
+    t: &Tracked,
+    tag: &str,
+    version: &semver::Version,
+    client: &Client,
+) -> Candidate {
+    let store = store_of(&t.origin.source, tag, client).map_err(|e| e.to_string())?;
+    let (pulled, a) = pull_admitted(policy, &store).map_err(|e| e.to_string())?;
+    if a.manifest.name != t.name {
+        return Err(format!("it is {}, not {}", a.manifest.name, t.name));
     }
-    Ok(out)
+    match semver::Version::parse(&a.manifest.version) {
+        Ok(v) if v == *version => Ok((pulled, a)),
+        _ => Err(format!(
+            "the tag names version {version} but the component it holds is version {:?}",
+            wloc_trust::text::sanitize(&a.manifest.version, 40)
+        )),
+    }
 }
 
 /// `wloc component list --updates`.
@@ -474,7 +500,16 @@ pub fn list_updates(policy: &Policy, remote: &RemoteArgs) -> super::super::Resul
     use std::fmt::Write as _;
     for t in tracked() {
         let current = t.version.as_ref().map_or("?".into(), |v| v.to_string());
-        match newer(policy, &t, &client) {
+        let looked = newer_tags(&t, &client).map(|tags| {
+            tags.into_iter()
+                .map(|(tag, v)| {
+                    // Only the policy's answer is kept, not the bytes.
+                    let r = candidate(policy, &t, &tag, &v, &client).map(|(_, a)| a);
+                    (tag, r)
+                })
+                .collect::<Vec<_>>()
+        });
+        match looked {
             Err(e) => {
                 let _ = writeln!(
                     out,
@@ -493,7 +528,7 @@ pub fn list_updates(policy: &Policy, remote: &RemoteArgs) -> super::super::Resul
                 let _ = writeln!(out, "{} {current} ({}):", t.name, t.origin.source);
                 for (tag, r) in v {
                     match r {
-                        Ok((_, a)) => {
+                        Ok(a) => {
                             let _ = writeln!(out, "  {tag}: allowed ({})", a.by);
                         }
                         Err(e) => {
@@ -515,11 +550,12 @@ pub fn update(policy: &Policy, name: &str, remote: &RemoteArgs) -> super::super:
         .find(|t| t.name == name)
         .ok_or_else(|| format!("{name}: no installed component of that name came from a registry or layout (pull it first)"))?;
     let client = remote.client(false)?;
-    let candidates = newer(policy, &t, &client)?;
     let mut refused = Vec::new();
-    for (tag, r) in candidates {
-        match r {
-            Ok((pulled, a)) if a.manifest.name == t.name => {
+    // Highest first; the first one admitted is installed, the rest are
+    // not pulled.
+    for (tag, version) in newer_tags(&t, &client)? {
+        match candidate(policy, &t, &tag, &version, &client) {
+            Ok((pulled, a)) => {
                 let store = store_of(&t.origin.source, &tag, &client)?;
                 let dir = t.file.parent().unwrap_or(Path::new("."));
                 let to = install(dir, &store, &pulled, &a)?;
@@ -533,7 +569,6 @@ pub fn update(policy: &Policy, name: &str, remote: &RemoteArgs) -> super::super:
                 )?;
                 return Ok(());
             }
-            Ok((_, a)) => refused.push(format!("{tag}: it is {}, not {name}", a.manifest.name)),
             Err(e) => refused.push(format!("{tag}: {e}")),
         }
     }
