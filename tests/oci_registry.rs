@@ -62,6 +62,8 @@ impl Env {
         let start = Instant::now();
         let out = Command::new(wloc())
             .args(args)
+            // Relative layout folders (`oci:lay:TAG`) are in the sandbox.
+            .current_dir(&self.dir.0)
             .env("LC_ALL", "C")
             .env("WLOC_POLICY", self.path("policy.toml"))
             .env("XDG_DATA_HOME", self.path("data"))
@@ -1103,4 +1105,128 @@ fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
         std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
         std::fs::read(&unsigned).unwrap()
     );
+}
+
+/// Edits the layout folder `lay`'s `index.json` with `edit`.
+fn edit_index(lay: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = lay.join("index.json");
+    let mut index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(&mut index);
+    std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
+}
+
+/// The index entry of `lay` named `name`.
+fn index_entry(lay: &Path, name: &str) -> serde_json::Value {
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(lay.join("index.json")).unwrap()).unwrap();
+    index["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {index}"))
+        .clone()
+}
+
+/// A registry or mirror that re-tags an older signed build as a higher
+/// version cannot roll an update back: the component must say it is the
+/// version its tag names.  A signature layer nobody can fetch refuses
+/// that signature only, never a component the policy allows otherwise.
+/// A relative layout folder is recorded as an absolute origin.
+#[test]
+fn update_never_rolls_back_and_a_bad_signature_layer_refuses_nothing() {
+    let env = Env::new("rollback");
+    let public = env.keygen();
+    env.policy(&policy_for(&public, ""));
+    let key = env.path("acme.key");
+    for v in ["0.5.0", "1.0.0"] {
+        let c = env.component(v);
+        env.ok(&[
+            "component",
+            "push",
+            c.to_str().unwrap(),
+            &format!("oci:lay:{v}"),
+            "--sign",
+            key.to_str().unwrap(),
+        ]);
+    }
+    env.ok(&["component", "pull", "oci:lay:1.0.0"]);
+    let origin =
+        std::fs::read_to_string(env.installed_dir().join("acme-tool.wasm.origin.json")).unwrap();
+    let lay = env.path("lay");
+    assert!(
+        origin.contains(&format!("oci:{}", lay.display())),
+        "{origin}"
+    );
+    // 0.5.0's manifest re-tagged 9.9.9 (and 99.0.0-rc.1, a pre-release).
+    let old = index_entry(&lay, "0.5.0");
+    edit_index(&lay, |index| {
+        for tag in ["9.9.9", "99.0.0-rc.1"] {
+            let mut e = old.clone();
+            e["annotations"]["org.opencontainers.image.ref.name"] = tag.into();
+            index["manifests"].as_array_mut().unwrap().push(e);
+        }
+    });
+    let installed = std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap();
+    let err = env.fails(&["component", "update", "acme-tool"]);
+    assert!(
+        err.contains("9.9.9") && err.contains("component it holds is version \"0.5.0\""),
+        "{err}"
+    );
+    assert!(!err.contains("99.0.0-rc.1"), "{err}");
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        installed
+    );
+    let listed = env.ok(&["component", "list", "--updates"]);
+    assert!(listed.contains("9.9.9: refused"), "{listed}");
+    // A real 2.0.0 is installed past the bad tag.
+    let v2 = env.component("2.0.0");
+    env.ok(&["component", "push", v2.to_str().unwrap(), "oci:lay:2.0.0"]);
+    let out = env.ok(&["component", "update", "acme-tool"]);
+    assert!(out.contains("updated acme-tool to 2.0.0"), "{out}");
+
+    // 1.0.0's signature manifest gains a layer announced at 2 MiB.
+    let sig_name = format!(
+        "sha256-{}.sig",
+        index_entry(&lay, "1.0.0")["digest"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("sha256:")
+    );
+    let sig = index_entry(&lay, &sig_name);
+    let blob = |d: &serde_json::Value| {
+        lay.join("blobs/sha256")
+            .join(d.as_str().unwrap().trim_start_matches("sha256:"))
+    };
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(blob(&sig["digest"])).unwrap()).unwrap();
+    m["layers"].as_array_mut().unwrap().push(serde_json::json!({
+        "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+        "digest": format!("sha256:{}", "0".repeat(64)),
+        "size": 2 << 20,
+        "annotations": {"dev.cosignproject.cosign/signature": "AAAA"}
+    }));
+    let bytes = serde_json::to_vec(&m).unwrap();
+    let digest = wloc_oci::digest_of(&bytes);
+    std::fs::write(
+        lay.join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:")),
+        &bytes,
+    )
+    .unwrap();
+    edit_index(&lay, |index| {
+        for e in index["manifests"].as_array_mut().unwrap() {
+            if e["annotations"]["org.opencontainers.image.ref.name"] == sig_name.as_str() {
+                e["digest"] = digest.clone().into();
+                e["size"] = bytes.len().into();
+            }
+        }
+    });
+    let fresh = Env::new("rollback-fresh");
+    std::fs::copy(env.path("policy.toml"), fresh.path("policy.toml")).unwrap();
+    let lay_arg = format!("oci:{}:1.0.0", lay.display());
+    let out = fresh.ok(&["component", "pull", &lay_arg]);
+    assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
 }
