@@ -1053,3 +1053,411 @@ mod tests {
         assert!(!is_loopback("10.0.0.1:5000"));
     }
 }
+
+/// The transport rules against a fake HTTP server in a thread.
+#[cfg(test)]
+mod transport {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// A request the fake received.
+    #[derive(Clone, Debug)]
+    struct Seen {
+        method: String,
+        path: String,
+        authorization: Option<String>,
+    }
+
+    /// An answer: the response's bytes, and a pause before each byte of
+    /// its body (a trickling server).
+    type Reply = (Vec<u8>, Duration);
+
+    fn reply(status: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        let mut r = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            r.push_str(&format!("{k}: {v}\r\n"));
+        }
+        r.push_str("\r\n");
+        let mut bytes = r.into_bytes();
+        bytes.extend_from_slice(body);
+        (bytes, Duration::ZERO)
+    }
+
+    /// A fake server on 127.0.0.1: answers a TLS hello in plain HTTP (a
+    /// registry without TLS), every request with `answer`, and records
+    /// them; it stops when dropped.
+    struct Fake {
+        host: String,
+        seen: Arc<Mutex<Vec<Seen>>>,
+        stop: Arc<AtomicBool>,
+    }
+
+    impl Drop for Fake {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    impl Fake {
+        fn start(answer: impl Fn(&Seen) -> Reply + Send + 'static) -> Fake {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.set_nonblocking(true).unwrap();
+            let host = listener.local_addr().unwrap().to_string();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let stop = Arc::new(AtomicBool::new(false));
+            let (seen2, stop2) = (seen.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let end = Instant::now() + Duration::from_secs(60);
+                while !stop2.load(Ordering::Relaxed) && Instant::now() < end {
+                    let Ok((mut s, _)) = listener.accept() else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    let _ = s.set_nonblocking(false);
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut first = [0u8; 1];
+                    if s.peek(&mut first).is_err() {
+                        continue;
+                    }
+                    if first[0] == 0x16 {
+                        // A TLS hello: this server speaks plain HTTP.
+                        let _ = s.write_all(&reply("400 Bad Request", &[], b"").0);
+                        continue;
+                    }
+                    let mut r = BufReader::new(s.try_clone().unwrap());
+                    let mut line = String::new();
+                    if r.read_line(&mut line).is_err() {
+                        continue;
+                    }
+                    let mut words = line.split_whitespace();
+                    let mut seen = Seen {
+                        method: words.next().unwrap_or("").to_string(),
+                        path: words.next().unwrap_or("").to_string(),
+                        authorization: None,
+                    };
+                    let mut length = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+                            break;
+                        }
+                        if let Some((k, v)) = h.split_once(':') {
+                            let v = v.trim().to_string();
+                            match k.to_ascii_lowercase().as_str() {
+                                "authorization" => seen.authorization = Some(v),
+                                "content-length" => length = v.parse().unwrap_or(0),
+                                _ => {}
+                            }
+                        }
+                    }
+                    let _ = r.read_exact(&mut vec![0u8; length]);
+                    seen2.lock().unwrap().push(seen.clone());
+                    let (bytes, pause) = answer(&seen);
+                    let split = bytes
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .map_or(bytes.len(), |p| p + 4);
+                    let _ = s.write_all(&bytes[..split]);
+                    for b in &bytes[split..] {
+                        std::thread::sleep(pause);
+                        if s.write_all(&[*b]).is_err() {
+                            break;
+                        }
+                    }
+                }
+            });
+            Fake { host, seen, stop }
+        }
+
+        fn seen(&self) -> Vec<Seen> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    fn hosts(h: &[&str]) -> PlainHttp {
+        PlainHttp::Hosts(h.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn credentials(for_registry: &str) -> Option<Credentials> {
+        Some(Credentials {
+            username: "user".into(),
+            password: "secret".into(),
+            registries: [for_registry.to_string()].into(),
+        })
+    }
+
+    const BASIC: &str = "Basic dXNlcjpzZWNyZXQ=";
+
+    /// A registry asking for basic credentials, then answering `then`.
+    fn basic_registry(then: impl Fn(&Seen) -> Reply + Send + 'static) -> Fake {
+        Fake::start(move |s| match &s.authorization {
+            Some(a) if a == BASIC => then(s),
+            _ => reply(
+                "401 Unauthorized",
+                &[("WWW-Authenticate", r#"Basic realm="test""#)],
+                b"",
+            ),
+        })
+    }
+
+    #[test]
+    fn server_locations_never_leave_https() {
+        let up = "https://reg.example/v2/a/b/blobs/uploads/";
+        let e = follow(up, "http://reg.example/upload?id=1").unwrap_err();
+        assert!(
+            matches!(e, OciError::Refused { .. })
+                && e.to_string().contains("never continued in plain HTTP"),
+            "{e}"
+        );
+        assert!(follow(up, "HTTP://cdn.example/x").is_err());
+        assert_eq!(
+            follow(up, "/upload?id=1").unwrap(),
+            "https://reg.example/upload?id=1"
+        );
+        assert_eq!(
+            follow(up, "//cdn.example/x").unwrap(),
+            "https://cdn.example/x"
+        );
+        assert_eq!(
+            follow(up, "https://cdn.example/x").unwrap(),
+            "https://cdn.example/x"
+        );
+        assert!(follow(up, "ftp://cdn.example/x").is_err());
+        assert!(follow(up, "upload").is_err());
+        // From plain HTTP anywhere is a URL; whether it may be spoken to
+        // is `check`'s (plain HTTP only to granted hosts).
+        assert!(follow("http://127.0.0.1:5000/v2/", "https://cdn.example/x").is_ok());
+    }
+
+    #[test]
+    fn an_upload_location_elsewhere_gets_no_authorization() {
+        let other = Fake::start(|_| reply("201 Created", &[], b""));
+        let location = format!("http://{}/upload?id=1", other.host);
+        let reg = basic_registry(move |s| match s.method.as_str() {
+            "HEAD" => reply("404 Not Found", &[], b""),
+            "POST" => reply("202 Accepted", &[("Location", &location)], b""),
+            _ => reply("500 Internal Server Error", &[], b""),
+        });
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        // Plain HTTP granted to both hosts: the upload reaches the other
+        // host, without the registry's credentials.
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host, &other.host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        client.push_blob(&r, b"hello").unwrap();
+        let at_reg = reg.seen();
+        assert!(
+            at_reg
+                .iter()
+                .any(|s| s.method == "POST" && s.authorization.as_deref() == Some(BASIC)),
+            "{at_reg:?}"
+        );
+        let at_other = other.seen();
+        assert_eq!(at_other.len(), 1, "{at_other:?}");
+        assert_eq!(at_other[0].method, "PUT");
+        assert!(
+            at_other[0]
+                .path
+                .starts_with("/upload?id=1&digest=sha256%3A")
+        );
+        assert_eq!(at_other[0].authorization, None, "{at_other:?}");
+        // Plain HTTP granted to the registry only: the other host is
+        // refused before anything is sent to it.
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        let e = client.push_blob(&r, b"other").unwrap_err();
+        assert!(
+            matches!(e, OciError::Refused { .. })
+                && e.to_string()
+                    .contains(&format!("plain HTTP to {} was not granted", other.host)),
+            "{e}"
+        );
+        assert_eq!(other.seen().len(), 1);
+    }
+
+    #[test]
+    fn a_redirect_elsewhere_gets_no_authorization() {
+        let other =
+            Fake::start(|_| reply("200 OK", &[("Content-Type", crate::types::MANIFEST)], b"{}"));
+        let location = format!("http://{}/elsewhere", other.host);
+        let reg = basic_registry(move |_| {
+            reply("307 Temporary Redirect", &[("Location", &location)], b"")
+        });
+        let r = Reference::parse(&format!("{}/a/b:1", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host, &other.host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        let (body, _, _) = client.manifest(&r).unwrap();
+        assert_eq!(body, b"{}");
+        let at_other = other.seen();
+        assert_eq!(at_other.len(), 1);
+        assert_eq!(at_other[0].authorization, None, "{at_other:?}");
+    }
+
+    #[test]
+    fn plain_http_is_per_host() {
+        let client = Client::new(Options {
+            plain_http: hosts(&["reg.example:5000"]),
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(client.scheme("reg.example:5000").unwrap(), "http");
+        assert_eq!(client.scheme("10.1.2.3:5000").unwrap(), "https");
+        assert_eq!(client.scheme("reg.example").unwrap(), "https");
+        let e = client.check("http://10.1.2.3:5000/v2/").unwrap_err();
+        assert!(e.to_string().contains("not granted"), "{e}");
+        let all = Client::new(Options {
+            plain_http: PlainHttp::All,
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(all.scheme("10.1.2.3:5000").unwrap(), "http");
+    }
+
+    /// A registry (loopback, without TLS) asking for a token from `realm`
+    /// (`SELF` is its own host), then listing one tag.
+    fn bearer_registry(realm: &'static str) -> Fake {
+        let me = Arc::new(Mutex::new(String::new()));
+        let me2 = me.clone();
+        let fake = Fake::start(move |s| {
+            if s.path.starts_with("/token") {
+                return match s.authorization.as_deref() {
+                    Some(BASIC) => reply("200 OK", &[], br#"{"token":"t0k"}"#),
+                    _ => reply("401 Unauthorized", &[], b""),
+                };
+            }
+            if s.path == "/v2/" {
+                return reply("200 OK", &[], b"{}");
+            }
+            match s.authorization.as_deref() {
+                Some("Bearer t0k") => reply("200 OK", &[], br#"{"tags":["1.0.0"]}"#),
+                _ => {
+                    let realm = realm.replace("SELF", &me2.lock().unwrap());
+                    reply(
+                        "401 Unauthorized",
+                        &[(
+                            "WWW-Authenticate",
+                            &format!(
+                                r#"Bearer realm="{realm}",service="x",scope="repository:a/b:pull""#
+                            ),
+                        )],
+                        b"",
+                    )
+                }
+            }
+        });
+        *me.lock().unwrap() = fake.host.clone();
+        fake
+    }
+
+    #[test]
+    fn a_plain_http_token_realm_must_be_granted() {
+        // The realm on another host than the loopback registry found
+        // without TLS: not fetched, nothing sent in clear text.
+        let reg = bearer_registry("http://localhost:9/token");
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(client.scheme(&reg.host).unwrap(), "http");
+        let e = client.tags(&r).unwrap_err();
+        assert!(
+            matches!(e, OciError::Refused { .. })
+                && e.to_string()
+                    .contains("plain HTTP to localhost:9, a host not granted plain HTTP"),
+            "{e}"
+        );
+        // The realm on the registry itself: granted (the same host).
+        let reg = bearer_registry("http://SELF/token");
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(client.tags(&r).unwrap(), ["1.0.0"]);
+        assert!(
+            reg.seen()
+                .iter()
+                .any(|s| s.path.starts_with("/token?service=x")
+                    && s.authorization.as_deref() == Some(BASIC)),
+            "{:?}",
+            reg.seen()
+        );
+    }
+
+    #[test]
+    fn credentials_go_only_to_their_registry() {
+        let reg = basic_registry(|_| reply("200 OK", &[], br#"{"tags":[]}"#));
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            credentials: credentials("registry.example"),
+            ..Options::default()
+        })
+        .unwrap();
+        let e = client.tags(&r).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("those given are for registry.example only"),
+            "{e}"
+        );
+        assert!(reg.seen().iter().all(|s| s.authorization.is_none()));
+        // Named for it: sent.
+        client.send_credentials_to(&reg.host);
+        assert!(client.tags(&r).unwrap().is_empty());
+    }
+
+    #[test]
+    fn one_deadline_for_all_the_requests() {
+        // Each answer trickles for about 0.6 s: within the per-read
+        // timeout, and each within the deadline, but not two of them.
+        let reg = Fake::start(|_| {
+            let (b, _) = reply("200 OK", &[], br#"{"tags":[]}"#);
+            (b, Duration::from_millis(50))
+        });
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            timeout: Duration::from_secs(5),
+            deadline: Duration::from_secs(1),
+            ..Options::default()
+        })
+        .unwrap();
+        let start = Instant::now();
+        client.tags(&r).unwrap();
+        let e = client.tags(&r).unwrap_err();
+        assert!(matches!(e, OciError::Deadline { .. }), "{e}");
+        assert!(
+            e.to_string().contains("the command's deadline passed (1 s"),
+            "{e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        // And nothing more is asked once it has passed.
+        let n = reg.seen().len();
+        assert!(client.tags(&r).is_err());
+        assert_eq!(reg.seen().len(), n);
+    }
+}
