@@ -113,7 +113,7 @@ pub struct Client {
     plain: ureq::Agent,
     options: Options,
     /// When the command's time is up.
-    deadline: Instant,
+    deadline: Option<Instant>,
     schemes: RefCell<BTreeMap<String, &'static str>>,
     /// Authorization header values by registry.
     auth: RefCell<BTreeMap<String, String>>,
@@ -237,7 +237,8 @@ impl Client {
     /// A client with these options; the command's deadline starts now.
     pub fn new(options: Options) -> Result<Client, OciError> {
         use ureq::tls::{Certificate, RootCerts, TlsConfig};
-        let deadline = Instant::now() + options.deadline;
+        // A deadline too far to represent is none.
+        let deadline = Instant::now().checked_add(options.deadline);
         let mut tls = TlsConfig::builder();
         if let Some(pem) = &options.ca_pem {
             let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(pem)
@@ -323,11 +324,15 @@ impl Client {
         })
     }
 
-    /// What is left of the command's deadline.
-    fn time_left(&self, url: &str) -> Result<Duration, OciError> {
-        self.deadline
+    /// What is left of the command's deadline (`None`: no deadline).
+    fn time_left(&self, url: &str) -> Result<Option<Duration>, OciError> {
+        let Some(deadline) = self.deadline else {
+            return Ok(None);
+        };
+        deadline
             .checked_duration_since(Instant::now())
             .filter(|d| !d.is_zero())
+            .map(Some)
             .ok_or_else(|| self.deadline_passed(url))
     }
 
@@ -412,7 +417,7 @@ impl Client {
                 .agent
                 .get(&url)
                 .config()
-                .timeout_global(Some(left))
+                .timeout_global(left)
                 .build()
                 .call();
             match probe {
@@ -437,10 +442,7 @@ impl Client {
         url: &str,
     ) -> Result<http::Response<ureq::Body>, OciError> {
         let left = self.time_left(url)?;
-        let req = agent
-            .configure_request(req)
-            .timeout_global(Some(left))
-            .build();
+        let req = agent.configure_request(req).timeout_global(left).build();
         agent.run(req).map_err(|e| self.transport(url, e))
     }
 
@@ -1459,5 +1461,13 @@ mod transport {
         let n = reg.seen().len();
         assert!(client.tags(&r).is_err());
         assert_eq!(reg.seen().len(), n);
+        // A deadline too far to represent is none (no overflow).
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            deadline: Duration::MAX,
+            ..Options::default()
+        })
+        .unwrap();
+        client.tags(&r).unwrap();
     }
 }
