@@ -59,11 +59,16 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let start = Instant::now();
         let out = Command::new(wloc())
             .args(args)
             // Relative layout folders (`oci:lay:TAG`) are in the sandbox.
             .current_dir(&self.dir.0)
+            .envs(env.iter().copied())
             .env("LC_ALL", "C")
             .env("WLOC_POLICY", self.path("policy.toml"))
             .env("XDG_DATA_HOME", self.path("data"))
@@ -92,7 +97,11 @@ impl Env {
     }
 
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args);
+        self.fails_with(args, &[])
+    }
+
+    fn fails_with(&self, args: &[&str], env: &[(&str, &str)]) -> String {
+        let out = self.run_with(args, env);
         assert!(
             !out.status.success(),
             "wloc {args:?} succeeded: {}",
@@ -480,6 +489,8 @@ enum Fault {
     Tampered,
     /// The config has an image's media type, not Wasm's.
     WrongConfig,
+    /// Sound, but every request without basic credentials gets 401.
+    NeedsBasic,
 }
 
 /// A registry in a thread of the test, serving one artifact with a
@@ -489,6 +500,8 @@ struct Fake {
     host: String,
     stop: Arc<AtomicBool>,
     asked: Arc<Mutex<Vec<String>>>,
+    /// The Authorization headers received.
+    authorizations: Arc<Mutex<Vec<String>>>,
 }
 
 impl Fake {
@@ -517,7 +530,8 @@ impl Fake {
         let host = listener.local_addr().unwrap().to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let asked = Arc::new(Mutex::new(Vec::new()));
-        let (stop2, asked2) = (stop.clone(), asked.clone());
+        let authorizations = Arc::new(Mutex::new(Vec::new()));
+        let (stop2, asked2, auth2) = (stop.clone(), asked.clone(), authorizations.clone());
         std::thread::spawn(move || {
             let deadline = Instant::now() + Duration::from_secs(60);
             while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
@@ -533,11 +547,20 @@ impl Fake {
                     continue;
                 }
                 // The headers (no request has a body here).
+                let mut authorization = None;
                 loop {
                     let mut h = String::new();
                     if r.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
                         break;
                     }
+                    if let Some((k, v)) = h.split_once(':')
+                        && k.eq_ignore_ascii_case("authorization")
+                    {
+                        authorization = Some(v.trim().to_string());
+                    }
+                }
+                if let Some(a) = &authorization {
+                    auth2.lock().unwrap().push(a.clone());
                 }
                 let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
                 asked2.lock().unwrap().push(path.clone());
@@ -554,6 +577,12 @@ impl Fake {
                         while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
                             std::thread::sleep(Duration::from_millis(20));
                         }
+                    }
+                    Fault::NeedsBasic if authorization.is_none() => {
+                        let _ = write!(
+                            s,
+                            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"fake\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        );
                     }
                     Fault::Error500 => respond(
                         &mut s,
@@ -580,7 +609,12 @@ impl Fake {
                 let _ = r.read(&mut [0u8; 1]);
             }
         });
-        Fake { host, stop, asked }
+        Fake {
+            host,
+            stop,
+            asked,
+            authorizations,
+        }
     }
 }
 
@@ -1229,4 +1263,93 @@ fn update_never_rolls_back_and_a_bad_signature_layer_refuses_nothing() {
     let lay_arg = format!("oci:{}:1.0.0", lay.display());
     let out = fresh.ok(&["component", "pull", &lay_arg]);
     assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
+}
+
+/// `mirror` from a wkg name whose host wkg's configuration marks
+/// `protocol = "http"` to another registry: plain HTTP is that host's
+/// only, the other registry is spoken to in HTTPS (192.0.2.1 is a
+/// documentation address: nothing answers, the error names the URL).
+#[test]
+fn mirror_grants_plain_http_per_host() {
+    let env = Env::new("per-host");
+    env.keygen();
+    let v1 = env.component("1.0.0");
+    let fake = Fake::start(Fault::Sound, &std::fs::read(&v1).unwrap());
+    let config = env.path("config/wasm-pkg/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[namespace_registries]\nacme = \"{0}\"\n[registry.\"{0}\".oci]\nprotocol = \"http\"\n",
+            fake.host
+        ),
+    )
+    .unwrap();
+    let err = env.fails(&[
+        "component",
+        "mirror",
+        "acme:tool@1.0.0",
+        "192.0.2.1:9/acme/tool:1.0.0",
+        "--timeout",
+        "1",
+    ]);
+    assert!(err.contains("https://192.0.2.1:9/v2/"), "{err}");
+    assert!(!err.contains("http://192.0.2.1"), "{err}");
+    // The source was read (over plain HTTP, as configured).
+    let asked = fake.asked.lock().unwrap().clone();
+    assert!(asked.iter().any(|p| p.contains("/blobs/")), "{asked:?}");
+}
+
+/// `--username` goes to one registry: `mirror`'s destination when it is
+/// a registry (the source gets it only if it is the same registry),
+/// else the source's.
+#[test]
+fn mirror_sends_credentials_to_one_end() {
+    let env = Env::new("mirror-creds");
+    env.keygen();
+    let v1 = env.component("1.0.0");
+    let fake = Fake::start(Fault::NeedsBasic, &std::fs::read(&v1).unwrap());
+    let from = format!("{}/acme/tool:1.0.0", fake.host);
+    let password = [("WLOC_REGISTRY_PASSWORD", "s3cret")];
+    // To another registry: the source gets no credentials (and fails
+    // saying whose they are).
+    let err = env.fails_with(
+        &[
+            "component",
+            "mirror",
+            &from,
+            "192.0.2.1:9/acme/tool:1.0.0",
+            "--username",
+            "acme",
+            "--plain-http",
+            "--timeout",
+            "1",
+        ],
+        &password,
+    );
+    assert!(
+        err.contains("those given are for 192.0.2.1:9 only"),
+        "{err}"
+    );
+    assert!(fake.authorizations.lock().unwrap().is_empty());
+    // To a layout folder: the credentials are the source's.
+    let dir = env.path("mirror");
+    let out = env.run_with(
+        &[
+            "component",
+            "mirror",
+            &from,
+            &format!("oci:{}", dir.display()),
+            "--username",
+            "acme",
+            "--plain-http",
+        ],
+        &password,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen = fake.authorizations.lock().unwrap().clone();
+    assert!(
+        !seen.is_empty() && seen.iter().all(|a| a.starts_with("Basic ")),
+        "{seen:?}"
+    );
 }

@@ -2,21 +2,28 @@
 //! read; blobs (monolithic upload) and manifests written.
 //!
 //! Bounded: every connection, read and write has a timeout (a registry
-//! that stops answering fails the operation in seconds, saying so), and
-//! every body a size limit known before reading it (a blob's announced
-//! size is checked first, a 2 GB layer is refused before its first
-//! byte).  Every blob and manifest read by digest is checked against it.
+//! that stops answering fails the operation in seconds, saying so), the
+//! client one deadline for all its requests together (a registry that
+//! trickles bytes fails the command when it passes), and every body a
+//! size limit known before reading it (a blob's announced size is checked
+//! first, a 2 GB layer is refused before its first byte).  Every blob and
+//! manifest read by digest is checked against it.
 //!
-//! HTTPS with the system's web roots, or the CA given; plain HTTP only
-//! when asked (`plain_http`) or for a registry on the loopback interface
-//! that answers TLS in plain HTTP (as docker does); a registry whose
-//! certificate fails is an error, never a downgrade.  Authentication: anonymous,
+//! HTTPS with the system's web roots, or the CA given; plain HTTP only to
+//! the hosts granted it ([`PlainHttp`]) or to a registry on the loopback
+//! interface that answers TLS in plain HTTP (as docker does); a registry
+//! whose certificate fails is an error, never a downgrade.  Every URL a
+//! server hands over (a redirect, an upload location, a token realm)
+//! follows the same rules: never from HTTPS to plain HTTP, plain HTTP
+//! only to a granted host, and the registry's Authorization only to the
+//! registry's own scheme, host and port.  Authentication: anonymous,
 //! then a bearer token from the realm the registry names (with the
-//! credentials given, if any), or basic credentials.
+//! credentials given, if they are for that registry), or basic
+//! credentials.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::time::Duration;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use ureq::http;
 
@@ -32,46 +39,89 @@ pub const MAX_TAGS: usize = 100_000;
 pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 /// Largest tag list, token or error answer read.
 const MAX_SMALL_BYTES: u64 = 4 << 20;
+/// Redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
+
+/// The registry hosts spoken to in plain HTTP (besides a loopback
+/// registry that answers TLS in plain HTTP).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlainHttp {
+    /// These hosts only (`HOST[:PORT]`, as references name them; no port
+    /// means 80); every other host gets HTTPS.
+    Hosts(BTreeSet<String>),
+    /// Every host (`--plain-http`).
+    All,
+}
+
+impl Default for PlainHttp {
+    fn default() -> PlainHttp {
+        PlainHttp::Hosts(BTreeSet::new())
+    }
+}
+
+/// A user name and password (or token), and the registries they are for.
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    /// The user name.
+    pub username: String,
+    /// The password or token.
+    pub password: String,
+    /// The registries (`HOST[:PORT]`) that get them, as basic credentials
+    /// or to the token realm they name; more with
+    /// [`Client::send_credentials_to`].  No other registry does.
+    pub registries: BTreeSet<String>,
+}
 
 /// How to reach registries.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// The timeout of each connection, read and write.
     pub timeout: Duration,
-    /// Plain HTTP to any registry.
-    pub plain_http: bool,
+    /// How long all the client's requests may take together, from its
+    /// creation (each request gets what is left).
+    pub deadline: Duration,
+    /// The hosts spoken to in plain HTTP.
+    pub plain_http: PlainHttp,
     /// A CA certificate (PEM) to trust instead of the web roots.
     pub ca_pem: Option<Vec<u8>>,
-    /// User name and password (or token) for every registry.
-    pub credentials: Option<(String, String)>,
+    /// User name and password (or token), for the registries they name.
+    pub credentials: Option<Credentials>,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             timeout: Duration::from_secs(10),
-            plain_http: false,
+            deadline: COMMAND_DEADLINE,
+            plain_http: PlainHttp::default(),
             ca_pem: None,
             credentials: None,
         }
     }
 }
 
-/// The longest one request may take, whatever the per-read timeout
-/// (a 256 MiB layer at 1 MiB/s fits).
-pub const TRANSFER_DEADLINE: Duration = Duration::from_secs(600);
+/// The longest all the requests of one command may take together,
+/// whatever the per-read timeout (a 256 MiB layer at 1 MiB/s fits).
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(600);
+
+/// A URL's scheme (`http` or `https`), host (lower case) and port.
+type Origin = (&'static str, String, u16);
 
 /// A registry client (one per command: it remembers each registry's
-/// scheme and tokens).
+/// scheme and tokens, and the command's deadline runs from its creation).
 pub struct Client {
-    /// For HTTPS URLs: follows no redirect to plain HTTP.
+    /// For HTTPS URLs: speaks no plain HTTP at all.
     agent: ureq::Agent,
-    /// For the plain HTTP URLs chosen for a registry.
+    /// For the plain HTTP URLs granted.
     plain: ureq::Agent,
     options: Options,
+    /// When the command's time is up.
+    deadline: Option<Instant>,
     schemes: RefCell<BTreeMap<String, &'static str>>,
     /// Authorization header values by registry.
     auth: RefCell<BTreeMap<String, String>>,
+    /// The registries the credentials are for.
+    credential_registries: RefCell<BTreeSet<String>>,
 }
 
 /// One request of [`Client::request`].
@@ -103,10 +153,95 @@ fn is_loopback(registry: &str) -> bool {
             .is_ok_and(|a| a.is_loopback())
 }
 
+/// `HOST[:PORT]` as a lower-case host and a port (`default` when none is
+/// written); `None` for anything else (user information included).
+fn host_port(authority: &str, default: u16) -> Option<(String, u16)> {
+    if authority.contains('@') {
+        return None;
+    }
+    let a: http::uri::Authority = authority.parse().ok()?;
+    Some((
+        a.host().to_ascii_lowercase(),
+        a.port_u16().unwrap_or(default),
+    ))
+}
+
+/// Whether two registry names are the same host (and port, when
+/// written).
+fn same_host(a: &str, b: &str) -> bool {
+    match (host_port(a, 0), host_port(b, 0)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The scheme, host and port of an `http` or `https` URL.
+fn origin(url: &str) -> Option<Origin> {
+    let u: http::Uri = url.parse().ok()?;
+    let (scheme, default) = match u.scheme_str()?.to_ascii_lowercase().as_str() {
+        "https" => ("https", 443),
+        "http" => ("http", 80),
+        _ => return None,
+    };
+    let (host, port) = host_port(u.authority()?.as_str(), default)?;
+    Some((scheme, host, port))
+}
+
+/// A URL for error messages (it may come from the server).
+fn shown(url: &str) -> String {
+    wloc_trust::text::sanitize(url, 200)
+}
+
+fn refused(url: &str, why: impl Into<String>) -> OciError {
+    OciError::Refused {
+        url: shown(url),
+        why: why.into(),
+    }
+}
+
+/// The URL a server's `Location` (a redirect, an upload location) names
+/// from `from`: absolute, or a path on the same origin.  A location
+/// that would take an HTTPS exchange to plain HTTP is refused.
+fn follow(from: &str, location: &str) -> Result<String, OciError> {
+    let here = origin(from).ok_or_else(|| refused(from, "not an http or https URL"))?;
+    let next = if let Some(rest) = location.strip_prefix("//") {
+        format!("{}://{rest}", here.0)
+    } else if location.starts_with('/') {
+        let u: http::Uri = from
+            .parse()
+            .map_err(|_| refused(from, "not an http or https URL"))?;
+        let authority = u.authority().map(|a| a.as_str()).unwrap_or_default();
+        format!("{}://{authority}{location}", here.0)
+    } else {
+        location.to_string()
+    };
+    let there = origin(&next).ok_or_else(|| {
+        refused(
+            location,
+            format!(
+                "the location given by {} is not an http or https URL",
+                shown(from)
+            ),
+        )
+    })?;
+    if here.0 == "https" && there.0 == "http" {
+        return Err(refused(
+            &next,
+            format!(
+                "{} sent here over plain HTTP: an HTTPS exchange is never continued in plain HTTP",
+                shown(from)
+            ),
+        ));
+    }
+    Ok(next)
+}
+
 impl Client {
-    /// A client with these options.
+    /// A client with these options; the command's deadline starts now.
     pub fn new(options: Options) -> Result<Client, OciError> {
         use ureq::tls::{Certificate, RootCerts, TlsConfig};
+        // A deadline too far to represent is none.
+        let deadline = Instant::now().checked_add(options.deadline);
         let mut tls = TlsConfig::builder();
         if let Some(pem) = &options.ca_pem {
             let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(pem)
@@ -127,17 +262,17 @@ impl Client {
         }
         let t = Some(options.timeout);
         let tls = tls.build();
-        // Two agents: requests to a registry reached over HTTPS go through
-        // one that follows no redirect to plain HTTP (a registry, or a man
-        // in the middle of its CDN, must not downgrade a pull); plain HTTP
-        // is used only where it was chosen (`plain_http`, a loopback
-        // registry without TLS). Each request has an overall deadline: a
-        // registry trickling a byte now and then is cut off too.
+        // Two agents: HTTPS URLs go through one that speaks no plain
+        // HTTP at all; plain HTTP URLs are sent only once granted (see
+        // `check`).  Neither follows redirects itself: `send` does, so
+        // that each hop passes the same checks as the first URL.  The
+        // overall limit is set per request: what is left of the
+        // command's deadline.
         let config = |https_only: bool| {
             ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .https_only(https_only)
-                .timeout_global(Some(TRANSFER_DEADLINE))
+                .max_redirects(0)
                 .timeout_resolve(t)
                 .timeout_connect(t)
                 .timeout_send_request(t)
@@ -150,17 +285,70 @@ impl Client {
         };
         let agent = ureq::Agent::new_with_config(config(true));
         let plain = ureq::Agent::new_with_config(config(false));
+        let credential_registries = options
+            .credentials
+            .as_ref()
+            .map(|c| c.registries.clone())
+            .unwrap_or_default();
         Ok(Client {
             agent,
             plain,
             options,
+            deadline,
             schemes: RefCell::default(),
             auth: RefCell::default(),
+            credential_registries: RefCell::new(credential_registries),
         })
+    }
+
+    /// Lets the credentials go to `registry` too (the registry a
+    /// reference names, once a wkg name is resolved).
+    pub fn send_credentials_to(&self, registry: &str) {
+        self.credential_registries
+            .borrow_mut()
+            .insert(registry.to_string());
+    }
+
+    /// Basic credentials, if given for `registry`.
+    fn basic_for(&self, registry: &str) -> Option<String> {
+        use base64::Engine as _;
+        let c = self.options.credentials.as_ref()?;
+        let ours = self
+            .credential_registries
+            .borrow()
+            .iter()
+            .any(|r| same_host(r, registry));
+        ours.then(|| {
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD
+                    .encode(format!("{}:{}", c.username, c.password))
+            )
+        })
+    }
+
+    /// What is left of the command's deadline (`None`: no deadline).
+    fn time_left(&self, url: &str) -> Result<Option<Duration>, OciError> {
+        let Some(deadline) = self.deadline else {
+            return Ok(None);
+        };
+        deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .map(Some)
+            .ok_or_else(|| self.deadline_passed(url))
+    }
+
+    fn deadline_passed(&self, url: &str) -> OciError {
+        OciError::Deadline {
+            url: shown(url),
+            seconds: self.options.deadline.as_secs_f64(),
+        }
     }
 
     fn transport(&self, url: &str, e: ureq::Error) -> OciError {
         let why = match e {
+            ureq::Error::Timeout(ureq::Timeout::Global) => return self.deadline_passed(url),
             ureq::Error::Timeout(t) => format!(
                 "no answer within {} s ({t}): the registry is not responding",
                 self.options.timeout.as_secs_f64()
@@ -169,26 +357,73 @@ impl Client {
             e => e.to_string(),
         };
         OciError::Transport {
-            url: url.to_string(),
+            url: shown(url),
             why,
+        }
+    }
+
+    /// Whether plain HTTP to `host`:`port` was granted: `--plain-http`,
+    /// a host named, or a loopback registry found without TLS.
+    fn plain_granted(&self, host: &str, port: u16) -> bool {
+        let is = |r: &str| host_port(r, 80).is_some_and(|(h, p)| h == host && p == port);
+        let named = match &self.options.plain_http {
+            PlainHttp::All => return true,
+            PlainHttp::Hosts(hosts) => hosts.iter().any(|r| is(r)),
+        };
+        named
+            || self
+                .schemes
+                .borrow()
+                .iter()
+                .any(|(r, s)| *s == "http" && is(r))
+    }
+
+    /// The origin of `url` if the client may send it anything: an http
+    /// or https URL, and plain HTTP only to a granted host.
+    fn check(&self, url: &str) -> Result<Origin, OciError> {
+        let o = origin(url).ok_or_else(|| refused(url, "not an http or https URL"))?;
+        if o.0 == "http" && !self.plain_granted(&o.1, o.2) {
+            return Err(refused(
+                url,
+                format!(
+                    "plain HTTP to {}:{} was not granted (only --plain-http, wkg's protocol = \"http\" for that host, or a loopback registry without TLS get it)",
+                    o.1, o.2
+                ),
+            ));
+        }
+        Ok(o)
+    }
+
+    /// Whether plain HTTP is granted to `registry` by the options.
+    fn plain_named(&self, registry: &str) -> bool {
+        match &self.options.plain_http {
+            PlainHttp::All => true,
+            PlainHttp::Hosts(hosts) => hosts.iter().any(|h| same_host(h, registry)),
         }
     }
 
     /// `scheme://registry`, choosing the scheme on first use.
     fn base(&self, registry: &str) -> Result<String, OciError> {
-        if self.options.plain_http {
-            return Ok(format!("http://{registry}"));
-        }
         if let Some(s) = self.schemes.borrow().get(registry) {
             return Ok(format!("{s}://{registry}"));
         }
-        let scheme = if is_loopback(registry) && self.options.ca_pem.is_none() {
+        let scheme = if self.plain_named(registry) {
+            "http"
+        } else if is_loopback(registry) && self.options.ca_pem.is_none() {
             // A loopback registry without TLS (docker's rule): HTTPS if
             // it answers it, else HTTP.
             // A registry that speaks TLS but fails its checks (an unknown
             // CA) is an error, never a reason to downgrade.
             let url = format!("https://{registry}/v2/");
-            match self.agent.get(&url).call() {
+            let left = self.time_left(&url)?;
+            let probe = self
+                .agent
+                .get(&url)
+                .config()
+                .timeout_global(left)
+                .build()
+                .call();
+            match probe {
                 Ok(_) => "https",
                 Err(e) if not_tls(&e) => "http",
                 Err(e) => return Err(self.transport(&url, e)),
@@ -202,37 +437,75 @@ impl Client {
         Ok(format!("{scheme}://{registry}"))
     }
 
+    /// One exchange, within what is left of the deadline.
+    fn run<S: ureq::AsSendBody>(
+        &self,
+        agent: &ureq::Agent,
+        req: http::Request<S>,
+        url: &str,
+    ) -> Result<http::Response<ureq::Body>, OciError> {
+        let left = self.time_left(url)?;
+        let req = agent.configure_request(req).timeout_global(left).build();
+        agent.run(req).map_err(|e| self.transport(url, e))
+    }
+
+    /// A request, following redirects; each URL is checked (`check`,
+    /// `follow`), and `auth` (the origin it is for, the header) goes
+    /// only to that origin.
     fn send(
         &self,
         method: &http::Method,
         url: &str,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
-        auth: Option<&str>,
+        auth: Option<(&Origin, &str)>,
     ) -> Result<http::Response<ureq::Body>, OciError> {
-        let mut b = http::Request::builder().method(method.clone()).uri(url);
-        for (k, v) in headers {
-            b = b.header(*k, *v);
+        let mut method = method.clone();
+        let mut body = body;
+        let mut url = url.to_string();
+        for _ in 0..=MAX_REDIRECTS {
+            let here = self.check(&url)?;
+            let mut b = http::Request::builder().method(method.clone()).uri(&url);
+            for (k, v) in headers {
+                b = b.header(*k, *v);
+            }
+            if let Some((o, a)) = auth
+                && *o == here
+            {
+                b = b.header("Authorization", a);
+            }
+            let agent = if here.0 == "http" {
+                &self.plain
+            } else {
+                &self.agent
+            };
+            let bad = |e: http::Error| OciError::invalid(shown(&url), e.to_string());
+            let r = match body {
+                Some(bytes) => self.run(agent, b.body(bytes).map_err(bad)?, &url)?,
+                None => self.run(agent, b.body(()).map_err(bad)?, &url)?,
+            };
+            let status = r.status().as_u16();
+            let location = r
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location)
+            else {
+                return Ok(r);
+            };
+            url = follow(&url, &location)?;
+            // As browsers do: 307 and 308 repeat the request, the others
+            // fetch the new place.
+            if !matches!(status, 307 | 308) && method != http::Method::HEAD {
+                method = http::Method::GET;
+                body = None;
+            }
         }
-        if let Some(a) = auth {
-            b = b.header("Authorization", a);
-        }
-        let agent = if url.starts_with("http://") {
-            &self.plain
-        } else {
-            &self.agent
-        };
-        let r = match body {
-            Some(bytes) => b
-                .body(bytes)
-                .map(|req| agent.run(req))
-                .map_err(|e| OciError::invalid(url, e.to_string()))?,
-            None => b
-                .body(())
-                .map(|req| agent.run(req))
-                .map_err(|e| OciError::invalid(url, e.to_string()))?,
-        };
-        r.map_err(|e| self.transport(url, e))
+        Err(refused(
+            &url,
+            format!("more than {MAX_REDIRECTS} redirects"),
+        ))
     }
 
     /// Reads a body whole, refusing more than `limit` bytes (an
@@ -272,8 +545,20 @@ impl Client {
         })
     }
 
+    /// The origin of a registry (its scheme chosen).
+    fn registry_origin(&self, registry: &str) -> Result<Origin, OciError> {
+        let base = self.base(registry)?;
+        origin(&base).ok_or_else(|| OciError::Reference {
+            text: wloc_trust::text::sanitize(registry, 100),
+            why: "not a registry host".into(),
+        })
+    }
+
     /// One request, authenticated as the registry asks (once), its
-    /// answer read whole up to `c.limit` bytes when successful.
+    /// answer read whole up to `c.limit` bytes when successful.  The
+    /// registry's Authorization goes only to its own origin, and a 401
+    /// from elsewhere (an upload location on another host) is not
+    /// answered with it.
     fn request(&self, c: Call<'_>) -> Result<Answer, OciError> {
         let Call {
             method,
@@ -284,20 +569,27 @@ impl Client {
             limit,
             what,
         } = c;
+        let own = self.registry_origin(registry)?;
         let auth = self.auth.borrow().get(registry).cloned();
-        let mut r = self.send(&method, url, headers, body, auth.as_deref())?;
-        if r.status() == http::StatusCode::UNAUTHORIZED {
+        let mut r = self.send(
+            &method,
+            url,
+            headers,
+            body,
+            auth.as_deref().map(|a| (&own, a)),
+        )?;
+        if r.status() == http::StatusCode::UNAUTHORIZED && origin(url).as_ref() == Some(&own) {
             let challenge = r
                 .headers()
                 .get("www-authenticate")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
-            let header = self.authenticate(url, &challenge)?;
+            let header = self.authenticate(registry, url, &challenge)?;
             self.auth
                 .borrow_mut()
                 .insert(registry.to_string(), header.clone());
-            r = self.send(&method, url, headers, body, Some(&header))?;
+            r = self.send(&method, url, headers, body, Some((&own, &header)))?;
         }
         let status = r.status().as_u16();
         if (200..300).contains(&status) {
@@ -327,38 +619,56 @@ impl Client {
             })
             .unwrap_or_default();
         Err(OciError::Status {
-            url: url.to_string(),
+            url: shown(url),
             status,
             detail,
         })
     }
 
-    /// The Authorization header a `WWW-Authenticate` challenge asks for.
-    fn authenticate(&self, url: &str, challenge: &str) -> Result<String, OciError> {
-        use base64::Engine as _;
-        let basic = self.options.credentials.as_ref().map(|(u, p)| {
-            format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
-            )
-        });
+    /// Why a registry asking for credentials gets none.
+    fn no_credentials(&self, registry: &str) -> String {
+        match &self.options.credentials {
+            None => ": the registry asks for credentials (give them with --username and WLOC_REGISTRY_PASSWORD)".into(),
+            Some(_) => {
+                let to: Vec<String> = self.credential_registries.borrow().iter().cloned().collect();
+                format!(
+                    ": the registry asks for credentials; those given are for {} only, not for {}",
+                    if to.is_empty() { "no registry".to_string() } else { to.join(", ") },
+                    wloc_trust::text::sanitize(registry, 100)
+                )
+            }
+        }
+    }
+
+    /// The Authorization header a `WWW-Authenticate` challenge of
+    /// `registry` asks for.
+    fn authenticate(&self, registry: &str, url: &str, challenge: &str) -> Result<String, OciError> {
+        let basic = self.basic_for(registry);
         let (scheme, params) = parse_challenge(challenge);
         match scheme.to_ascii_lowercase().as_str() {
             "basic" => basic.ok_or_else(|| OciError::Status {
-                url: url.to_string(),
+                url: shown(url),
                 status: 401,
-                detail: ": the registry asks for credentials (give them with --username and WLOC_REGISTRY_PASSWORD)".into(),
+                detail: self.no_credentials(registry),
             }),
             "bearer" => {
                 let realm = params.get("realm").ok_or_else(|| {
-                    OciError::invalid(url, "a bearer challenge without a realm")
+                    OciError::invalid(shown(url), "a bearer challenge without a realm")
                 })?;
-                if !(realm.starts_with("https://")
-                    || (realm.starts_with("http://") && (self.options.plain_http || url.starts_with("http://"))))
+                // The realm is a URL the registry hands over: plain HTTP
+                // only to a host granted it (credentials go there).
+                let realm_origin = origin(realm)
+                    .ok_or_else(|| refused(realm, "the token realm is not an http or https URL"))?;
+                if realm_origin.0 == "http" && !self.plain_granted(&realm_origin.1, realm_origin.2)
                 {
-                    return Err(OciError::invalid(
-                        url,
-                        format!("token realm {:?} is not an https URL", wloc_trust::text::sanitize(realm, 100)),
+                    return Err(refused(
+                        realm,
+                        format!(
+                            "the token realm {} names is plain HTTP to {}:{}, a host not granted plain HTTP (it would get the credentials and the token in clear text)",
+                            shown(url),
+                            realm_origin.1,
+                            realm_origin.2
+                        ),
                     ));
                 }
                 let mut token_url = realm.clone();
@@ -372,14 +682,24 @@ impl Client {
                         sep = '&';
                     }
                 }
-                let r = self.send(&http::Method::GET, &token_url, &[], None, basic.as_deref())?;
+                let r = self.send(
+                    &http::Method::GET,
+                    &token_url,
+                    &[],
+                    None,
+                    basic.as_deref().map(|b| (&realm_origin, b)),
+                )?;
                 let status = r.status().as_u16();
                 let a = self.read_body(&token_url, r, MAX_SMALL_BYTES, "the token")?;
                 if status != 200 {
                     return Err(OciError::Status {
-                        url: token_url,
+                        url: shown(&token_url),
                         status,
-                        detail: ": no token".into(),
+                        detail: if status == 401 && basic.is_none() {
+                            format!(": no token{}", self.no_credentials(registry))
+                        } else {
+                            ": no token".into()
+                        },
                     });
                 }
                 #[derive(serde::Deserialize)]
@@ -389,16 +709,17 @@ impl Client {
                 }
                 let t: Token = serde_json::from_slice(&a.body)
                     .map_err(|e| OciError::invalid("the token answer", e.to_string()))?;
-                let t = t.token.or(t.access_token).ok_or_else(|| {
-                    OciError::invalid("the token answer", "no token in it")
-                })?;
+                let t = t
+                    .token
+                    .or(t.access_token)
+                    .ok_or_else(|| OciError::invalid("the token answer", "no token in it"))?;
                 if t.is_empty() || t.bytes().any(|b| b.is_ascii_control() || b == b' ') {
                     return Err(OciError::invalid("the token answer", "an invalid token"));
                 }
                 Ok(format!("Bearer {t}"))
             }
             _ => Err(OciError::Status {
-                url: url.to_string(),
+                url: shown(url),
                 status: 401,
                 detail: format!(
                     ": unsupported authentication {:?}",
@@ -579,13 +900,15 @@ impl Client {
             .get("location")
             .and_then(|v| v.to_str().ok())
             .ok_or_else(|| OciError::invalid(&what, "the registry gave no upload location"))?;
-        let mut put = if location.starts_with("http://") || location.starts_with("https://") {
-            location.to_string()
-        } else if location.starts_with('/') {
-            format!("{base}{location}")
-        } else {
-            return Err(OciError::invalid(&what, "an invalid upload location"));
-        };
+        // A URL the registry hands over: never a downgrade to plain HTTP
+        // (and `send` grants plain HTTP and the Authorization per host).
+        let mut put = follow(&url, location).map_err(|e| match e {
+            OciError::Refused { url, why } => OciError::Refused {
+                url,
+                why: format!("the upload location for {what}: {why}"),
+            },
+            e => e,
+        })?;
         put.push(if put.contains('?') { '&' } else { '?' });
         put.push_str("digest=");
         put.push_str(&percent_encode(&digest));
@@ -622,8 +945,8 @@ impl Client {
         Ok(())
     }
 
-    /// A small document over HTTPS (the registry's well-known metadata),
-    /// `None` if it is not there.
+    /// A small document (the registry's well-known metadata), `None` if
+    /// it is not there; plain HTTP only to a host granted it.
     pub fn get_small(&self, url: &str) -> Result<Option<Vec<u8>>, OciError> {
         let r = self.send(&http::Method::GET, url, &[], None, None)?;
         if r.status() != http::StatusCode::OK {
@@ -739,5 +1062,421 @@ mod tests {
         assert!(is_loopback("[::1]:5000"));
         assert!(!is_loopback("ghcr.io"));
         assert!(!is_loopback("10.0.0.1:5000"));
+    }
+}
+
+/// The transport rules against a fake HTTP server in a thread.
+#[cfg(test)]
+mod transport {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// A request the fake received.
+    #[derive(Clone, Debug)]
+    struct Seen {
+        method: String,
+        path: String,
+        authorization: Option<String>,
+    }
+
+    /// An answer: the response's bytes, and a pause before each byte of
+    /// its body (a trickling server).
+    type Reply = (Vec<u8>, Duration);
+
+    fn reply(status: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        let mut r = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            r.push_str(&format!("{k}: {v}\r\n"));
+        }
+        r.push_str("\r\n");
+        let mut bytes = r.into_bytes();
+        bytes.extend_from_slice(body);
+        (bytes, Duration::ZERO)
+    }
+
+    /// A fake server on 127.0.0.1: answers a TLS hello in plain HTTP (a
+    /// registry without TLS), every request with `answer`, and records
+    /// them; it stops when dropped.
+    struct Fake {
+        host: String,
+        seen: Arc<Mutex<Vec<Seen>>>,
+        stop: Arc<AtomicBool>,
+    }
+
+    impl Drop for Fake {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    impl Fake {
+        fn start(answer: impl Fn(&Seen) -> Reply + Send + 'static) -> Fake {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.set_nonblocking(true).unwrap();
+            let host = listener.local_addr().unwrap().to_string();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let stop = Arc::new(AtomicBool::new(false));
+            let (seen2, stop2) = (seen.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let end = Instant::now() + Duration::from_secs(60);
+                while !stop2.load(Ordering::Relaxed) && Instant::now() < end {
+                    let Ok((mut s, _)) = listener.accept() else {
+                        std::thread::sleep(Duration::from_millis(5));
+                        continue;
+                    };
+                    let _ = s.set_nonblocking(false);
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut first = [0u8; 1];
+                    if s.peek(&mut first).is_err() {
+                        continue;
+                    }
+                    if first[0] == 0x16 {
+                        // A TLS hello: this server speaks plain HTTP.
+                        let _ = s.write_all(&reply("400 Bad Request", &[], b"").0);
+                        continue;
+                    }
+                    let mut r = BufReader::new(s.try_clone().unwrap());
+                    let mut line = String::new();
+                    if r.read_line(&mut line).is_err() {
+                        continue;
+                    }
+                    let mut words = line.split_whitespace();
+                    let mut seen = Seen {
+                        method: words.next().unwrap_or("").to_string(),
+                        path: words.next().unwrap_or("").to_string(),
+                        authorization: None,
+                    };
+                    let mut length = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).map_or(true, |n| n == 0) || h == "\r\n" {
+                            break;
+                        }
+                        if let Some((k, v)) = h.split_once(':') {
+                            let v = v.trim().to_string();
+                            match k.to_ascii_lowercase().as_str() {
+                                "authorization" => seen.authorization = Some(v),
+                                "content-length" => length = v.parse().unwrap_or(0),
+                                _ => {}
+                            }
+                        }
+                    }
+                    let _ = r.read_exact(&mut vec![0u8; length]);
+                    seen2.lock().unwrap().push(seen.clone());
+                    let (bytes, pause) = answer(&seen);
+                    let split = bytes
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .map_or(bytes.len(), |p| p + 4);
+                    let _ = s.write_all(&bytes[..split]);
+                    for b in &bytes[split..] {
+                        std::thread::sleep(pause);
+                        if s.write_all(&[*b]).is_err() {
+                            break;
+                        }
+                    }
+                }
+            });
+            Fake { host, seen, stop }
+        }
+
+        fn seen(&self) -> Vec<Seen> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    fn hosts(h: &[&str]) -> PlainHttp {
+        PlainHttp::Hosts(h.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn credentials(for_registry: &str) -> Option<Credentials> {
+        Some(Credentials {
+            username: "user".into(),
+            password: "secret".into(),
+            registries: [for_registry.to_string()].into(),
+        })
+    }
+
+    const BASIC: &str = "Basic dXNlcjpzZWNyZXQ=";
+
+    /// A registry asking for basic credentials, then answering `then`.
+    fn basic_registry(then: impl Fn(&Seen) -> Reply + Send + 'static) -> Fake {
+        Fake::start(move |s| match &s.authorization {
+            Some(a) if a == BASIC => then(s),
+            _ => reply(
+                "401 Unauthorized",
+                &[("WWW-Authenticate", r#"Basic realm="test""#)],
+                b"",
+            ),
+        })
+    }
+
+    #[test]
+    fn server_locations_never_leave_https() {
+        let up = "https://reg.example/v2/a/b/blobs/uploads/";
+        let e = follow(up, "http://reg.example/upload?id=1").unwrap_err();
+        assert!(
+            matches!(e, OciError::Refused { .. })
+                && e.to_string().contains("never continued in plain HTTP"),
+            "{e}"
+        );
+        assert!(follow(up, "HTTP://cdn.example/x").is_err());
+        assert_eq!(
+            follow(up, "/upload?id=1").unwrap(),
+            "https://reg.example/upload?id=1"
+        );
+        assert_eq!(
+            follow(up, "//cdn.example/x").unwrap(),
+            "https://cdn.example/x"
+        );
+        assert_eq!(
+            follow(up, "https://cdn.example/x").unwrap(),
+            "https://cdn.example/x"
+        );
+        assert!(follow(up, "ftp://cdn.example/x").is_err());
+        assert!(follow(up, "upload").is_err());
+        // From plain HTTP anywhere is a URL; whether it may be spoken to
+        // is `check`'s (plain HTTP only to granted hosts).
+        assert!(follow("http://127.0.0.1:5000/v2/", "https://cdn.example/x").is_ok());
+    }
+
+    #[test]
+    fn an_upload_location_elsewhere_gets_no_authorization() {
+        let other = Fake::start(|_| reply("201 Created", &[], b""));
+        let location = format!("http://{}/upload?id=1", other.host);
+        let reg = basic_registry(move |s| match s.method.as_str() {
+            "HEAD" => reply("404 Not Found", &[], b""),
+            "POST" => reply("202 Accepted", &[("Location", &location)], b""),
+            _ => reply("500 Internal Server Error", &[], b""),
+        });
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        // Plain HTTP granted to both hosts: the upload reaches the other
+        // host, without the registry's credentials.
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host, &other.host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        client.push_blob(&r, b"hello").unwrap();
+        let at_reg = reg.seen();
+        assert!(
+            at_reg
+                .iter()
+                .any(|s| s.method == "POST" && s.authorization.as_deref() == Some(BASIC)),
+            "{at_reg:?}"
+        );
+        let at_other = other.seen();
+        assert_eq!(at_other.len(), 1, "{at_other:?}");
+        assert_eq!(at_other[0].method, "PUT");
+        assert!(
+            at_other[0]
+                .path
+                .starts_with("/upload?id=1&digest=sha256%3A")
+        );
+        assert_eq!(at_other[0].authorization, None, "{at_other:?}");
+        // Plain HTTP granted to the registry only: the other host is
+        // refused before anything is sent to it.
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        let e = client.push_blob(&r, b"other").unwrap_err();
+        assert!(
+            matches!(e, OciError::Refused { .. })
+                && e.to_string()
+                    .contains(&format!("plain HTTP to {} was not granted", other.host)),
+            "{e}"
+        );
+        assert_eq!(other.seen().len(), 1);
+    }
+
+    #[test]
+    fn a_redirect_elsewhere_gets_no_authorization() {
+        let other =
+            Fake::start(|_| reply("200 OK", &[("Content-Type", crate::types::MANIFEST)], b"{}"));
+        let location = format!("http://{}/elsewhere", other.host);
+        let reg = basic_registry(move |_| {
+            reply("307 Temporary Redirect", &[("Location", &location)], b"")
+        });
+        let r = Reference::parse(&format!("{}/a/b:1", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host, &other.host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        let (body, _, _) = client.manifest(&r).unwrap();
+        assert_eq!(body, b"{}");
+        let at_other = other.seen();
+        assert_eq!(at_other.len(), 1);
+        assert_eq!(at_other[0].authorization, None, "{at_other:?}");
+    }
+
+    #[test]
+    fn plain_http_is_per_host() {
+        let client = Client::new(Options {
+            plain_http: hosts(&["reg.example:5000"]),
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(client.scheme("reg.example:5000").unwrap(), "http");
+        assert_eq!(client.scheme("10.1.2.3:5000").unwrap(), "https");
+        assert_eq!(client.scheme("reg.example").unwrap(), "https");
+        let e = client.check("http://10.1.2.3:5000/v2/").unwrap_err();
+        assert!(e.to_string().contains("not granted"), "{e}");
+        let all = Client::new(Options {
+            plain_http: PlainHttp::All,
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(all.scheme("10.1.2.3:5000").unwrap(), "http");
+    }
+
+    /// A registry (loopback, without TLS) asking for a token from `realm`
+    /// (`SELF` is its own host), then listing one tag.
+    fn bearer_registry(realm: &'static str) -> Fake {
+        let me = Arc::new(Mutex::new(String::new()));
+        let me2 = me.clone();
+        let fake = Fake::start(move |s| {
+            if s.path.starts_with("/token") {
+                return match s.authorization.as_deref() {
+                    Some(BASIC) => reply("200 OK", &[], br#"{"token":"t0k"}"#),
+                    _ => reply("401 Unauthorized", &[], b""),
+                };
+            }
+            if s.path == "/v2/" {
+                return reply("200 OK", &[], b"{}");
+            }
+            match s.authorization.as_deref() {
+                Some("Bearer t0k") => reply("200 OK", &[], br#"{"tags":["1.0.0"]}"#),
+                _ => {
+                    let realm = realm.replace("SELF", &me2.lock().unwrap());
+                    reply(
+                        "401 Unauthorized",
+                        &[(
+                            "WWW-Authenticate",
+                            &format!(
+                                r#"Bearer realm="{realm}",service="x",scope="repository:a/b:pull""#
+                            ),
+                        )],
+                        b"",
+                    )
+                }
+            }
+        });
+        *me.lock().unwrap() = fake.host.clone();
+        fake
+    }
+
+    #[test]
+    fn a_plain_http_token_realm_must_be_granted() {
+        // The realm on another host than the loopback registry found
+        // without TLS: not fetched, nothing sent in clear text.
+        let reg = bearer_registry("http://localhost:9/token");
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(client.scheme(&reg.host).unwrap(), "http");
+        let e = client.tags(&r).unwrap_err();
+        assert!(
+            matches!(e, OciError::Refused { .. })
+                && e.to_string()
+                    .contains("plain HTTP to localhost:9, a host not granted plain HTTP"),
+            "{e}"
+        );
+        // The realm on the registry itself: granted (the same host).
+        let reg = bearer_registry("http://SELF/token");
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        assert_eq!(client.tags(&r).unwrap(), ["1.0.0"]);
+        assert!(
+            reg.seen()
+                .iter()
+                .any(|s| s.path.starts_with("/token?service=x")
+                    && s.authorization.as_deref() == Some(BASIC)),
+            "{:?}",
+            reg.seen()
+        );
+    }
+
+    #[test]
+    fn credentials_go_only_to_their_registry() {
+        let reg = basic_registry(|_| reply("200 OK", &[], br#"{"tags":[]}"#));
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            credentials: credentials("registry.example"),
+            ..Options::default()
+        })
+        .unwrap();
+        let e = client.tags(&r).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("those given are for registry.example only"),
+            "{e}"
+        );
+        assert!(reg.seen().iter().all(|s| s.authorization.is_none()));
+        // Named for it: sent.
+        client.send_credentials_to(&reg.host);
+        assert!(client.tags(&r).unwrap().is_empty());
+    }
+
+    #[test]
+    fn one_deadline_for_all_the_requests() {
+        // Each answer trickles for about 0.6 s: within the per-read
+        // timeout, and each within the deadline, but not two of them.
+        let reg = Fake::start(|_| {
+            let (b, _) = reply("200 OK", &[], br#"{"tags":[]}"#);
+            (b, Duration::from_millis(50))
+        });
+        let r = Reference::parse(&format!("{}/a/b", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            timeout: Duration::from_secs(5),
+            deadline: Duration::from_secs(1),
+            ..Options::default()
+        })
+        .unwrap();
+        let start = Instant::now();
+        client.tags(&r).unwrap();
+        let e = client.tags(&r).unwrap_err();
+        assert!(matches!(e, OciError::Deadline { .. }), "{e}");
+        assert!(
+            e.to_string().contains("the command's deadline passed (1 s"),
+            "{e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        // And nothing more is asked once it has passed.
+        let n = reg.seen().len();
+        assert!(client.tags(&r).is_err());
+        assert_eq!(reg.seen().len(), n);
+        // A deadline too far to represent is none (no overflow).
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host]),
+            deadline: Duration::MAX,
+            ..Options::default()
+        })
+        .unwrap();
+        client.tags(&r).unwrap();
     }
 }

@@ -19,6 +19,26 @@ pub enum OciError {
         /// What went wrong (timeout, refused connection, TLS).
         why: String,
     },
+    /// A URL the transport rules refuse: plain HTTP to a host not granted
+    /// it, a server's redirect, upload location or token realm that would
+    /// leave HTTPS for plain HTTP, a URL that is not http or https.
+    #[error("{url}: refused: {why}")]
+    Refused {
+        /// The URL refused (sanitised).
+        url: String,
+        /// Which rule refuses it.
+        why: String,
+    },
+    /// The command's deadline passed (all its requests together).
+    #[error(
+        "{url}: the command's deadline passed ({seconds} s for all its requests together): the registry is too slow"
+    )]
+    Deadline {
+        /// The URL being asked for when it passed.
+        url: String,
+        /// The deadline, in seconds from the command's start.
+        seconds: f64,
+    },
     /// The registry answered with an error status.
     #[error("{url}: the registry answered {status}{detail}")]
     Status {

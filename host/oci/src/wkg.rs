@@ -129,6 +129,18 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The hosts the configuration asks plain HTTP for
+    /// (`[registry."HOST".oci] protocol = "http"`).
+    pub fn plain_http_hosts(&self) -> std::collections::BTreeSet<String> {
+        self.registry
+            .keys()
+            .filter(|h| self.plain_http(h))
+            .cloned()
+            .collect()
+    }
+}
+
 /// The OCI reference of a package: `version` (or the package's own)
 /// as tag; `registry` overrides the configuration's choice.
 pub fn resolve(
@@ -210,6 +222,10 @@ mod tests {
         .unwrap();
         assert!(c.plain_http("127.0.0.1:5000"));
         assert!(!c.plain_http("example.com"));
+        assert_eq!(
+            c.plain_http_hosts().into_iter().collect::<Vec<_>>(),
+            ["127.0.0.1:5000"]
+        );
         let client = Client::new(crate::client::Options {
             timeout: std::time::Duration::from_millis(200),
             ..Default::default()

@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use wloc_discovery::components::{MAX_COMPONENT_BYTES, SYSTEM_DIR, installed, read_component};
-use wloc_oci::client::{Client, Options};
+use wloc_oci::client::{Client, Credentials, Options, PlainHttp};
 use wloc_oci::layout::Layout;
 use wloc_oci::reference::{Reference, Target};
 use wloc_oci::{Pulled, Store};
@@ -35,8 +35,9 @@ pub struct RemoteArgs {
     /// wkg's configuration file (default: $XDG_CONFIG_HOME/wasm-pkg/config.toml).
     #[arg(long, value_name = "FILE")]
     wkg_config: Option<PathBuf>,
-    /// Speak plain HTTP to the registry (by default only a loopback
-    /// registry without TLS gets HTTP).
+    /// Speak plain HTTP to every registry (by default only the hosts
+    /// wkg's configuration marks `protocol = "http"` and a loopback
+    /// registry without TLS get HTTP).
     #[arg(long)]
     plain_http: bool,
     /// Trust this CA certificate (PEM) instead of the web's roots.
@@ -46,13 +47,17 @@ pub struct RemoteArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     timeout: f64,
     /// User name at the registry (the password or token from
-    /// $WLOC_REGISTRY_PASSWORD).
+    /// $WLOC_REGISTRY_PASSWORD); sent only to the registry of the
+    /// reference (for `mirror`: the destination's, see the manual).
     #[arg(long, value_name = "USER")]
     username: Option<String>,
 }
 
 impl RemoteArgs {
-    fn client(&self, plain_http: bool) -> super::super::Result<Client> {
+    /// The command's client: plain HTTP per host (wkg's `protocol =
+    /// "http"` hosts, or all with `--plain-http`), the credentials for
+    /// no registry until [`Client::send_credentials_to`] names one.
+    fn client(&self) -> super::super::Result<Client> {
         if !(self.timeout > 0.0 && self.timeout <= 3600.0) {
             return Err(format!(
                 "--timeout {} is not between 0 and 3600 seconds",
@@ -65,18 +70,27 @@ impl RemoteArgs {
             None => None,
         };
         let credentials = match &self.username {
-            Some(u) => Some((
-                u.clone(),
-                wloc_runtime::env::var("WLOC_REGISTRY_PASSWORD")
+            Some(u) => Some(Credentials {
+                username: u.clone(),
+                password: wloc_runtime::env::var("WLOC_REGISTRY_PASSWORD")
                     .ok_or("--username needs the password in $WLOC_REGISTRY_PASSWORD")?,
-            )),
+                registries: Default::default(),
+            }),
             None => None,
+        };
+        let plain_http = if self.plain_http {
+            PlainHttp::All
+        } else {
+            // An unreadable configuration grants nothing (a wkg name
+            // that needs it fails on it in `open`).
+            PlainHttp::Hosts(self.wkg().map(|c| c.plain_http_hosts()).unwrap_or_default())
         };
         Ok(Client::new(Options {
             timeout: Duration::from_secs_f64(self.timeout),
-            plain_http: self.plain_http || plain_http,
+            plain_http,
             ca_pem,
             credentials,
+            ..Options::default()
         })?)
     }
 
@@ -110,43 +124,13 @@ impl RemoteArgs {
             },
             Target::Package(p) => {
                 let cfg = self.wkg()?;
+                // Plain HTTP stays with the hosts wkg's configuration
+                // names: a registry its metadata names gets HTTPS unless
+                // named too.
                 let reference = wloc_oci::wkg::resolve(&p, &cfg, self.registry.as_deref(), client)?;
-                // wkg's `protocol = "http"` names one host: metadata that
-                // sends the pull elsewhere does not get plain HTTP with it.
-                if self.wkg_plain_http(text)
-                    && !self.plain_http
-                    && !cfg.plain_http(&reference.registry)
-                {
-                    return Err(format!(
-                        "{text}: plain HTTP is configured for its wkg registry, not for {} which its metadata names; refusing to fetch from it over plain HTTP",
-                        reference.registry
-                    )
-                    .into());
-                }
                 Store::Registry { client, reference }
             }
         })
-    }
-
-    /// Whether a wkg name's registry is configured for plain HTTP.
-    fn wkg_plain_http(&self, text: &str) -> bool {
-        let Ok(Target::Package(p)) = Target::parse(text) else {
-            return false;
-        };
-        let Ok(cfg) = self.wkg() else { return false };
-        let host = self.registry.clone().or_else(|| {
-            let key = format!("{}:{}", p.namespace, p.package);
-            let pick = |r: &wloc_oci::wkg::NamespaceRegistry| match r {
-                wloc_oci::wkg::NamespaceRegistry::Host(h) => h.clone(),
-                wloc_oci::wkg::NamespaceRegistry::Full { registry, .. } => registry.clone(),
-            };
-            cfg.package_registry_overrides
-                .get(&key)
-                .or_else(|| cfg.namespace_registries.get(&p.namespace))
-                .map(pick)
-                .or(cfg.default_registry.clone())
-        });
-        host.is_some_and(|h| cfg.plain_http(&h))
     }
 }
 
@@ -193,6 +177,14 @@ fn store_of<'c>(source: &str, tag: &str, client: &'c Client) -> super::super::Re
             reference: Reference::parse(source)?.with_tag(tag),
         },
     })
+}
+
+/// Lets the command's credentials go to the registry of `store` (none
+/// for a layout folder).
+fn credentials_to(store: &Store) {
+    if let Store::Registry { client, reference } = store {
+        client.send_credentials_to(&reference.registry);
+    }
 }
 
 fn source_of(store: &Store) -> String {
@@ -309,8 +301,9 @@ pub fn pull(
     system: bool,
 ) -> super::super::Result {
     let dir = install_dir(system)?;
-    let client = remote.client(remote.wkg_plain_http(reference))?;
+    let client = remote.client()?;
     let store = remote.open(reference, &client, false)?;
+    credentials_to(&store);
     let (pulled, a) = pull_admitted(policy, &store)?;
     let to = install(&dir, &store, &pulled, &a)?;
     writeln!(
@@ -358,8 +351,9 @@ pub fn push(
         title.as_deref(),
         created,
     )?;
-    let client = remote.client(remote.wkg_plain_http(reference))?;
+    let client = remote.client()?;
     let store = remote.open(reference, &client, true)?;
+    credentials_to(&store);
     let digest = store.push(&artifact)?;
     writeln!(
         std::io::stdout(),
@@ -383,9 +377,24 @@ pub fn push(
 /// `wloc component mirror FROM TO`: the artifact and its signatures,
 /// byte for byte, checked on the way.
 pub fn mirror(from: &str, to: &str, remote: &RemoteArgs) -> super::super::Result {
-    let client = remote.client(remote.wkg_plain_http(from) || remote.wkg_plain_http(to))?;
+    let client = remote.client()?;
     let src = remote.open(from, &client, false)?;
     let dst = remote.open(to, &client, true)?;
+    // The credentials are for the registry written to; the source gets
+    // them only when it is that registry, or when the destination is a
+    // layout folder (then they are for the source).
+    match (&src, &dst) {
+        (Store::Registry { reference: s, .. }, Store::Registry { reference: d, .. }) => {
+            if s.registry == d.registry {
+                credentials_to(&src);
+            }
+            credentials_to(&dst);
+        }
+        _ => {
+            credentials_to(&src);
+            credentials_to(&dst);
+        }
+    }
     // A destination without a tag or name takes the source's.
     let dst = match (&dst, to.starts_with("oci:") && !to[4..].contains(':')) {
         (Store::Layout { .. }, true) => dst.at(&src.tag()),
@@ -454,6 +463,7 @@ fn newer_tags(
     client: &Client,
 ) -> super::super::Result<Vec<(String, semver::Version)>> {
     let store = store_of(&t.origin.source, &t.origin.tag, client)?;
+    credentials_to(&store);
     let mut found: Vec<(semver::Version, String)> = store
         .tags()?
         .into_iter()
@@ -495,7 +505,7 @@ fn candidate(
 
 /// `wloc component list --updates`.
 pub fn list_updates(policy: &Policy, remote: &RemoteArgs) -> super::super::Result {
-    let client = remote.client(false)?;
+    let client = remote.client()?;
     let mut out = String::new();
     use std::fmt::Write as _;
     for t in tracked() {
@@ -549,7 +559,7 @@ pub fn update(policy: &Policy, name: &str, remote: &RemoteArgs) -> super::super:
         .into_iter()
         .find(|t| t.name == name)
         .ok_or_else(|| format!("{name}: no installed component of that name came from a registry or layout (pull it first)"))?;
-    let client = remote.client(false)?;
+    let client = remote.client()?;
     let mut refused = Vec::new();
     // Highest first; the first one admitted is installed, the rest are
     // not pulled.
