@@ -8,9 +8,9 @@ use crate::client::{Client, MAX_MANIFEST_BYTES};
 use crate::layout::Layout;
 use crate::reference::Reference;
 use crate::types::DescriptorChecks as _;
-use crate::types::{DOCKER_MANIFEST, Descriptor, INDEX, Index, MANIFEST, Manifest, WasmConfig};
-
-pub use wloc_trust::bundle::BUNDLE_MEDIA_TYPE;
+use crate::types::{
+    BUNDLE_MEDIA_TYPE, DOCKER_MANIFEST, Descriptor, INDEX, Index, MANIFEST, Manifest, WasmConfig,
+};
 
 /// Most layers a signature manifest may have, and the size of each.
 const MAX_SIGNATURE_LAYERS: usize = 32;

@@ -148,7 +148,7 @@ fn strict_json<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T,
 
 /// Bundle bytes fields are base64: standard, or the URL-safe alphabet
 /// DSSE also allows.
-fn base64(text: &str, what: &str) -> Result<Vec<u8>, SigError> {
+fn decode_base64(text: &str, what: &str) -> Result<Vec<u8>, SigError> {
     STANDARD
         .decode(text)
         .or_else(|_| URL_SAFE.decode(text))
@@ -278,11 +278,11 @@ pub fn parse(bytes: &[u8]) -> Result<Bundle, SigError> {
             env.signatures.len()
         )));
     }
-    let payload = base64(&env.payload, "the DSSE payload")?;
+    let payload = decode_base64(&env.payload, "the DSSE payload")?;
     let signatures = env
         .signatures
         .iter()
-        .map(|s| base64(&s.sig, "a DSSE signature"))
+        .map(|s| decode_base64(&s.sig, "a DSSE signature"))
         .collect::<Result<_, _>>()?;
     Ok(Bundle {
         payload_type: env.payload_type,
@@ -395,6 +395,78 @@ pub fn verify_referrer(
         .verify(blob)
         .map_err(|e| SigError::BlobMismatch(format!("the bundle layer: {e}")))?;
     verify(blob, manifest_hex, trust)
+}
+
+/// A Sigstore bundle stored as cosign v3 stores it, made by
+/// [`make_bundle`]: the bundle manifest (push it by its digest and list
+/// it in the referrers index), its config blob and the bundle.
+#[derive(Clone, Debug)]
+pub struct MadeBundle {
+    /// The bundle manifest (OCI image manifest JSON).
+    pub manifest: Vec<u8>,
+    /// Its config blob: the OCI empty blob `{}`.
+    pub config: Vec<u8>,
+    /// Its one layer blob: the bundle.
+    pub bundle: Vec<u8>,
+}
+
+/// Makes a key-based bundle signing the artifact manifest
+/// `artifact_manifest` (its bytes: the subject is their descriptor),
+/// named `name` in the statement, with `key` (for tests and vendors).
+/// No transparency log entry is made.
+pub fn make_bundle(
+    artifact_manifest: &[u8],
+    name: &str,
+    key: &crate::cosign::RegistrySigningKey,
+) -> MadeBundle {
+    let statement = serde_json::json!({
+        "_type": STATEMENT_V1,
+        "subject": [{
+            "name": name,
+            "digest": { "sha256": crate::digest::sha256_hex(artifact_manifest) },
+        }],
+        "predicateType": SIGN_PREDICATE,
+        "predicate": {},
+    });
+    let payload = serde_json::to_vec(&statement).expect("JSON encodes");
+    let sig = key.sign(&pae(IN_TOTO_PAYLOAD_TYPE, &payload));
+    let bundle = serde_json::to_vec(&serde_json::json!({
+        "mediaType": BUNDLE_MEDIA_TYPE,
+        "verificationMaterial": {
+            "publicKey": { "hint": key.public().fingerprint() },
+            "tlogEntries": [],
+        },
+        "dsseEnvelope": {
+            "payload": STANDARD.encode(&payload),
+            "payloadType": IN_TOTO_PAYLOAD_TYPE,
+            "signatures": [{ "sig": STANDARD.encode(sig), "keyid": "" }],
+        },
+    }))
+    .expect("JSON encodes");
+    let config = b"{}".to_vec();
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": oci::MANIFEST,
+        "artifactType": BUNDLE_MEDIA_TYPE,
+        "config": { "mediaType": oci::EMPTY, "digest": oci::digest_of(&config), "size": config.len() },
+        "layers": [{
+            "mediaType": BUNDLE_MEDIA_TYPE,
+            "digest": oci::digest_of(&bundle),
+            "size": bundle.len(),
+            "annotations": { oci::TITLE: "sigstore.bundle.json" },
+        }],
+        "subject": {
+            "mediaType": oci::MANIFEST,
+            "digest": oci::digest_of(artifact_manifest),
+            "size": artifact_manifest.len(),
+        },
+    }))
+    .expect("JSON encodes");
+    MadeBundle {
+        manifest,
+        config,
+        bundle,
+    }
 }
 
 impl RegistrySigners {
@@ -612,6 +684,11 @@ mod tests {
         rs.add_bundle(&m, b.as_bytes(), &t);
         assert_eq!(rs.signers(), &[Signer::Key(k.public())]);
         assert!(rs.refused.is_empty());
+        // As made by make_bundle.
+        let made = make_bundle(&art, "r/x", &k);
+        let mut rs = RegistrySigners::bind(&art, &wasm).unwrap();
+        rs.add_bundle(&made.manifest, &made.bundle, &t);
+        assert_eq!(rs.signers(), &[Signer::Key(k.public())], "{:?}", rs.refused);
         // A manifest referring to another artifact.
         let mut rs = RegistrySigners::bind(&art, &wasm).unwrap();
         rs.add_bundle(&stored(&b, b"other"), b.as_bytes(), &t);
