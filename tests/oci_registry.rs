@@ -1423,3 +1423,80 @@ fn the_referrers_api_lists_bundles_and_its_404_falls_back_to_the_tag() {
         "{asked:?}"
     );
 }
+
+/// Referrers that are not what they say fail the pull, naming what is
+/// wrong, and install nothing: a bundle manifest whose subject is another
+/// artifact, more than 32 bundles, a bundle manifest whose bytes are not
+/// its digest's, a referrers tag that is not an index.  The sound bundle
+/// then admits the same component.
+#[test]
+fn hostile_referrers_fail_the_pull() {
+    use wloc_oci::layout::Layout;
+    use wloc_oci::types::{BUNDLE_MEDIA_TYPE, Descriptor, INDEX, MANIFEST};
+    let env = Env::new("hostile-referrers");
+    let wasm = unsigned_component(&env);
+    let dir = env.path("layout");
+    let reference = format!("oci:{}:1.0.0", dir.display());
+    env.ok(&["component", "push", wasm.to_str().unwrap(), &reference]);
+    let layout = Layout::open(&dir).unwrap();
+    let artifact = layout.resolve(Some("1.0.0")).unwrap();
+    let manifest = layout.read_blob(&artifact, 1 << 20).unwrap();
+    let key = wloc_trust::cosign::RegistrySigningKey::generate_p256().unwrap();
+    std::fs::write(env.path("vendor.pub"), key.public().to_pem()).unwrap();
+    env.policy(&cosign_key_policy(&env.dir.0, "vendor.pub"));
+    let descriptor = |media_type: &str, bytes: &[u8], artifact_type: Option<&str>| Descriptor {
+        media_type: media_type.into(),
+        digest: wloc_oci::digest_of(bytes),
+        size: bytes.len() as u64,
+        artifact_type: artifact_type.map(str::to_string),
+        annotations: Default::default(),
+    };
+    // A bundle stored in the layout; its descriptor in a referrers index.
+    // (ECDSA signatures are deterministic: another name, another bundle.)
+    let store = |subject: &[u8], name: &str| {
+        let made = wloc_trust::bundle::make_bundle(subject, name, &key);
+        for b in [&made.config, &made.bundle, &made.manifest] {
+            layout.write_blob(b).unwrap();
+        }
+        descriptor(MANIFEST, &made.manifest, Some(BUNDLE_MEDIA_TYPE))
+    };
+    let tag = format!("sha256-{}", &artifact.digest[7..]);
+    let refer = |entries: &[Descriptor]| {
+        let index = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": INDEX,
+            "manifests": entries,
+        }))
+        .unwrap();
+        layout.write_blob(&index).unwrap();
+        layout.tag(&tag, descriptor(INDEX, &index, None)).unwrap();
+    };
+    let refused = |words: &[&str]| {
+        let err = env.fails(&["component", "pull", &reference]);
+        for w in words {
+            assert!(err.contains(w), "{words:?}: {err}");
+        }
+        assert!(env.installed().is_empty());
+    };
+    refer(&[store(b"another artifact manifest", "acme/tool")]);
+    refused(&["its subject is not", &artifact.digest]);
+    let good = store(&manifest, "acme/tool");
+    let many: Vec<Descriptor> = std::iter::repeat_n(good.clone(), 33).collect();
+    refer(&many);
+    refused(&["33 Sigstore bundles (at most 32)"]);
+    let tampered = store(&manifest, "acme/tampered");
+    let file = dir.join("blobs/sha256").join(&tampered.digest[7..]);
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[10] ^= 1;
+    std::fs::write(&file, bytes).unwrap();
+    refer(&[tampered]);
+    refused(&["digest mismatch"]);
+    layout.tag(&tag, artifact.clone()).unwrap();
+    refused(&["not an OCI image index"]);
+    refer(&[good]);
+    let out = env.ok(&["component", "pull", &reference]);
+    assert!(
+        out.contains("installed acme-tool 1.0.0") && out.contains("1 Sigstore bundle(s)"),
+        "{out}"
+    );
+}

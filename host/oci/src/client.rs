@@ -485,8 +485,9 @@ impl Client {
     /// The referrers API's answer for the manifest `digest` in `r`'s
     /// repository (an image index of at most `limit` bytes), or `None`
     /// where the registry has no referrers API: it answers 404 then
-    /// (the specification's signal; 405 and 501 are read alike, as
-    /// registries that route no such path answer them).
+    /// (the specification's signal; 400, 405 and 501 are read alike, as
+    /// registries that route no such path answer them; reading the
+    /// referrers tag instead is safe, what it lists is verified alike).
     pub fn referrers(
         &self,
         r: &Reference,
@@ -506,7 +507,7 @@ impl Client {
         }) {
             Ok(a) => Ok(Some(a.body)),
             Err(OciError::NotFound(_)) => Ok(None),
-            Err(OciError::Status { status, .. }) if status == 405 || status == 501 => Ok(None),
+            Err(OciError::Status { status, .. }) if [400, 405, 501].contains(&status) => Ok(None),
             Err(e) => Err(e),
         }
     }

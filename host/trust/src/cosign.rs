@@ -18,8 +18,9 @@
 //!
 //! [`parse`] reads a signature manifest and its layer blobs as fetched
 //! (no HTTP here), [`verify_signature`] checks one signature and
-//! [`registry_signers`] binds the signers to a component's bytes through
-//! the artifact manifest they signed.  [`make_signature`] writes the
+//! [`RegistrySigners`] binds the signers to a component's bytes through
+//! the artifact manifest they signed (those of cosign v3's Sigstore
+//! bundles too, see [`crate::bundle`]).  [`make_signature`] writes the
 //! same format (for tests, vendors and `push`).
 
 use std::fmt;
