@@ -493,6 +493,11 @@ mod tests {
     /// A bundle as cosign v3 writes it for a key, over `payload`.
     fn bundle_of(payload: &str, key: &RegistrySigningKey) -> String {
         let sig = key.sign(&pae(IN_TOTO_PAYLOAD_TYPE, payload.as_bytes()));
+        bundle_signed(payload, &sig)
+    }
+
+    /// A bundle of `payload` with the signature `sig`.
+    fn bundle_signed(payload: &str, sig: &[u8]) -> String {
         format!(
             r#"{{"mediaType":"{BUNDLE_MEDIA_TYPE}","verificationMaterial":{{"publicKey":{{"hint":"abc"}},"tlogEntries":[{{"logIndex":"1"}}]}},"dsseEnvelope":{{"payload":"{}","payloadType":"{IN_TOTO_PAYLOAD_TYPE}","signatures":[{{"sig":"{}","keyid":""}}]}}}}"#,
             STANDARD.encode(payload),
@@ -521,6 +526,25 @@ mod tests {
             pae("http://example.com/HelloWorld", b"hello world"),
             b"DSSEv1 29 http://example.com/HelloWorld 11 hello world".to_vec()
         );
+    }
+
+    #[test]
+    fn a_p384_key_signs_over_sha384() {
+        use p384::ecdsa::signature::Signer as _;
+        use p384::ecdsa::signature::hazmat::PrehashSigner as _;
+        use sha2::Digest as _;
+        let sk = p384::ecdsa::SigningKey::from_slice(&[7u8; 48]).unwrap();
+        let pk = RegistryKey::P384(*sk.verifying_key());
+        let d = sha256_hex(b"manifest");
+        let payload = statement(&d, SIGN_PREDICATE);
+        let signed = pae(IN_TOTO_PAYLOAD_TYPE, payload.as_bytes());
+        let s: p384::ecdsa::Signature = sk.sign(&signed);
+        let b = bundle_signed(&payload, s.to_der().as_bytes());
+        assert_eq!(check(&b, &d, &[pk]), Ok(Signer::Key(pk)));
+        // The same key over SHA-256 is not how cosign v3 signs with it.
+        let s: p384::ecdsa::Signature = sk.sign_prehash(&sha2::Sha256::digest(&signed)).unwrap();
+        let b = bundle_signed(&payload, s.to_der().as_bytes());
+        assert_eq!(check(&b, &d, &[pk]), Err(SigError::UnknownKey));
     }
 
     #[test]
