@@ -506,6 +506,16 @@ struct Fake {
 
 impl Fake {
     fn start(fault: Fault, component: &[u8]) -> Fake {
+        Fake::start_with(fault, component, None)
+    }
+
+    /// With a Sigstore bundle by `key` listed by its referrers API (none
+    /// given: the API answers 404, as where there is none).
+    fn start_with(
+        fault: Fault,
+        component: &[u8],
+        key: Option<&wloc_trust::cosign::RegistrySigningKey>,
+    ) -> Fake {
         let a = wloc_oci::artifact::Artifact::build(component, Some("1.0.0"), None, 0).unwrap();
         let mut manifest: serde_json::Value = serde_json::from_slice(&a.manifest).unwrap();
         let mut layer = a.layer.clone();
@@ -525,6 +535,32 @@ impl Fake {
         let config = a.config.clone();
         let layer_digest = wloc_oci::digest_of(&a.layer);
         let config_digest = wloc_oci::digest_of(&config);
+        let bundle = key.map(|k| wloc_trust::bundle::make_bundle(&manifest, "fake/acme/tool", k));
+        let referrers = bundle.as_ref().map(|b| {
+            serde_json::to_vec(&serde_json::json!({
+                "schemaVersion": 2,
+                "mediaType": wloc_oci::types::INDEX,
+                "manifests": [{
+                    "mediaType": wloc_oci::types::MANIFEST,
+                    "digest": wloc_oci::digest_of(&b.manifest),
+                    "size": b.manifest.len(),
+                    "artifactType": wloc_trust::bundle::BUNDLE_MEDIA_TYPE,
+                }],
+            }))
+            .unwrap()
+        });
+        // Bundle parts by the path suffix they are asked for with.
+        let bundle_parts: Vec<(String, Vec<u8>, &str)> = bundle
+            .iter()
+            .flat_map(|b| {
+                [
+                    (b.manifest.clone(), wloc_oci::types::MANIFEST),
+                    (b.config.clone(), "application/octet-stream"),
+                    (b.bundle.clone(), "application/octet-stream"),
+                ]
+            })
+            .map(|(bytes, t)| (wloc_oci::digest_of(&bytes), bytes, t))
+            .collect();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let host = listener.local_addr().unwrap().to_string();
@@ -591,6 +627,20 @@ impl Fake {
                         br#"{"errors":[{"code":"UNKNOWN","message":"storage on fire"}]}"#,
                     ),
                     _ if path == "/v2/" => respond(&mut s, "200 OK", "application/json", b"{}"),
+                    _ if path.contains("/referrers/") => match &referrers {
+                        Some(index) => respond(&mut s, "200 OK", wloc_oci::types::INDEX, index),
+                        None => respond(&mut s, "404 Not Found", "application/json", b"{}"),
+                    },
+                    _ if bundle_parts
+                        .iter()
+                        .any(|(d, _, _)| path.ends_with(d.as_str())) =>
+                    {
+                        let (_, bytes, t) = bundle_parts
+                            .iter()
+                            .find(|(d, _, _)| path.ends_with(d.as_str()))
+                            .unwrap();
+                        respond(&mut s, "200 OK", t, bytes)
+                    }
                     _ if path.contains("/manifests/sha256-") => {
                         respond(&mut s, "404 Not Found", "application/json", b"{}")
                     }
@@ -976,20 +1026,24 @@ fn openssl(dir: &Path, args: &[&str]) {
     );
 }
 
-/// cosign's key format and signature made by other tools: a P-256 key
-/// pair from `openssl ec` (cosign's `cosign.pub` is the same PEM
-/// SubjectPublicKeyInfo), the simple-signing payload signed by `openssl
-/// dgst -sha256 -sign` (cosign documents this path: its signatures are
-/// ASN.1 DER ECDSA over the payload's SHA-256), the signature manifest
-/// pushed under `sha256-HEX.sig` by `skopeo` from a layout folder the
-/// test writes in cosign's storage format.  cosign itself is not run:
-/// Debian 12 does not package it and its releases are on a host these
-/// machines cannot reach (docs/testing.md).
-#[test]
-fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
-    let reg = Registry::start(None);
-    require_packages(&[("/usr/bin/openssl", "openssl")]).unwrap();
-    let env = Env::new("openssl-cosign");
+/// The vendor of [`vendor_with_openssl_keys`].
+struct Vendor {
+    /// `HOST/acme/tool`.
+    repo: String,
+    /// `HOST/acme/tool:1.0.0`.
+    r: String,
+    /// The artifact manifest, as skopeo reads it from the registry.
+    artifact_manifest: Vec<u8>,
+    /// Its digest.
+    digest: String,
+    /// `vendor.key`, `vendor.pub`, `stranger.key`, `stranger.pub`.
+    keys: PathBuf,
+    /// The component pushed (no embedded signature).
+    unsigned: PathBuf,
+}
+
+/// `acme-tool` with its manifest embedded and no signature.
+fn unsigned_component(env: &Env) -> PathBuf {
     let unsigned = env.path("acme-tool.wasm");
     let src = Path::new(wloc_runtime::test_components_dir()).join("hostile-read-dotdot.wasm");
     let manifest = env.path("manifest.toml");
@@ -1007,6 +1061,16 @@ fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
         "-o",
         unsigned.to_str().unwrap(),
     ]);
+    unsigned
+}
+
+/// `acme-tool` without an embedded signature, pushed as
+/// `acme/tool:1.0.0`, and two P-256 key pairs made by `openssl ec`
+/// (cosign's `cosign.pub` is the same PEM SubjectPublicKeyInfo): the
+/// vendor's and a stranger's.
+fn vendor_with_openssl_keys(reg: &Registry, env: &Env) -> Vendor {
+    require_packages(&[("/usr/bin/openssl", "openssl")]).unwrap();
+    let unsigned = unsigned_component(env);
     let repo = format!("{}/acme/tool", reg.host);
     let r = format!("{repo}:1.0.0");
     env.ok(&["component", "push", unsigned.to_str().unwrap(), &r]);
@@ -1018,8 +1082,6 @@ fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
         .expect("skopeo runs");
     assert!(raw.status.success(), "{}", text(&raw.stderr));
     let digest = wloc_oci::digest_of(&raw.stdout);
-
-    // The vendor's P-256 key and signature, by openssl.
     let keys = env.path("keys");
     std::fs::create_dir_all(&keys).unwrap();
     for k in ["vendor", "stranger"] {
@@ -1047,97 +1109,431 @@ fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
             ],
         );
     }
-    let payload = format!(
-        r#"{{"critical":{{"identity":{{"docker-reference":"{repo}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#
-    );
-    std::fs::write(keys.join("payload.json"), &payload).unwrap();
+    Vendor {
+        repo,
+        r,
+        artifact_manifest: raw.stdout,
+        digest,
+        keys,
+        unsigned,
+    }
+}
+
+/// `file` in `keys` signed by `vendor.key` (`openssl dgst -sha256
+/// -sign`: ASN.1 DER ECDSA over its SHA-256, as cosign signs with a
+/// P-256 key), in base64.
+fn openssl_sign(keys: &Path, file: &str) -> String {
     openssl(
-        &keys,
+        keys,
         &[
             "dgst",
             "-sha256",
             "-sign",
             "vendor.key",
             "-out",
-            "payload.sig",
-            "payload.json",
+            "sig.der",
+            file,
         ],
     );
-    openssl(
-        &keys,
-        &[
-            "base64",
-            "-A",
-            "-in",
-            "payload.sig",
-            "-out",
-            "payload.sig.b64",
-        ],
+    openssl_base64(keys, "sig.der")
+}
+
+/// `file` in `keys` in base64 (`openssl base64 -A`).
+fn openssl_base64(keys: &Path, file: &str) -> String {
+    openssl(keys, &["base64", "-A", "-in", file, "-out", "out.b64"]);
+    std::fs::read_to_string(keys.join("out.b64"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// The policy trusting the cosign key `keys/key` for `acme-tool`.
+fn cosign_key_policy(keys: &Path, key: &str) -> String {
+    format!(
+        "[[publisher]]\nname = \"acme\"\ncosign_keys = [\"{}\"]\n[[allow]]\npublisher = \"acme\"\nname = \"acme-tool\"\nfiles = [\"/sys\"]\n",
+        keys.join(key).display()
+    )
+}
+
+/// An OCI layout folder written by hand, for skopeo to read.
+struct HandLayout {
+    dir: PathBuf,
+    names: Vec<String>,
+}
+
+impl HandLayout {
+    fn new(dir: PathBuf) -> HandLayout {
+        std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
+        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        HandLayout {
+            dir,
+            names: Vec::new(),
+        }
+    }
+
+    /// Stores a blob; its digest.
+    fn put(&self, bytes: &[u8]) -> String {
+        let d = wloc_oci::digest_of(bytes);
+        let file = self.dir.join("blobs/sha256").join(&d[7..]);
+        std::fs::write(file, bytes).unwrap();
+        d
+    }
+
+    /// Stores an image manifest and names it `name` in `index.json`.
+    fn name(&mut self, name: &str, manifest: &[u8]) -> String {
+        let d = self.put(manifest);
+        self.names.push(format!(
+            r#"{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{d}","size":{},"annotations":{{"org.opencontainers.image.ref.name":"{name}"}}}}"#,
+            manifest.len()
+        ));
+        std::fs::write(
+            self.dir.join("index.json"),
+            format!(
+                r#"{{"schemaVersion":2,"manifests":[{}]}}"#,
+                self.names.join(",")
+            ),
+        )
+        .unwrap();
+        d
+    }
+
+    /// `oci:DIR:NAME`.
+    fn reference(&self, name: &str) -> String {
+        format!("oci:{}:{name}", self.dir.display())
+    }
+}
+
+/// cosign's key format and signature made by other tools: a P-256 key
+/// pair from `openssl ec`, the simple-signing payload signed by `openssl
+/// dgst -sha256 -sign` (cosign documents this path: its signatures are
+/// ASN.1 DER ECDSA over the payload's SHA-256), the signature manifest
+/// pushed under `sha256-HEX.sig` by `skopeo` from a layout folder the
+/// test writes in cosign's storage format.  cosign itself is not run:
+/// Debian 12 does not package it and its releases are on a host these
+/// machines cannot reach (docs/testing.md).
+#[test]
+fn cosign_signatures_made_with_openssl_and_pushed_by_skopeo_admit_a_pull() {
+    let reg = Registry::start(None);
+    let env = Env::new("openssl-cosign");
+    let v = vendor_with_openssl_keys(&reg, &env);
+    let payload = format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"{}"}},"image":{{"docker-manifest-digest":"{}"}},"type":"cosign container image signature"}},"optional":null}}"#,
+        v.repo, v.digest
     );
-    let signature = std::fs::read_to_string(keys.join("payload.sig.b64")).unwrap();
-    let signature = signature.trim();
+    std::fs::write(v.keys.join("payload.json"), &payload).unwrap();
+    let signature = openssl_sign(&v.keys, "payload.json");
 
     // cosign's storage format, as an OCI layout folder for skopeo.
-    let layout = env.path("sig-layout");
-    let blobs = layout.join("blobs/sha256");
-    std::fs::create_dir_all(&blobs).unwrap();
-    let put = |bytes: &[u8]| {
-        let d = wloc_oci::digest_of(bytes);
-        std::fs::write(blobs.join(d.trim_start_matches("sha256:")), bytes).unwrap();
-        d
-    };
+    let mut layout = HandLayout::new(env.path("sig-layout"));
     let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
-    let config_digest = put(config);
-    let payload_digest = put(payload.as_bytes());
+    let config_digest = layout.put(config);
+    let payload_digest = layout.put(payload.as_bytes());
     let sig_manifest = format!(
         r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.image.config.v1+json","size":{},"digest":"{config_digest}"}},"layers":[{{"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":{},"digest":"{payload_digest}","annotations":{{"dev.cosignproject.cosign/signature":"{signature}"}}}}]}}"#,
         config.len(),
         payload.len()
     );
-    let sig_manifest_digest = put(sig_manifest.as_bytes());
-    std::fs::write(
-        layout.join("oci-layout"),
-        r#"{"imageLayoutVersion":"1.0.0"}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        layout.join("index.json"),
-        format!(
-            r#"{{"schemaVersion":2,"manifests":[{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{sig_manifest_digest}","size":{},"annotations":{{"org.opencontainers.image.ref.name":"sig"}}}}]}}"#,
-            sig_manifest.len()
-        ),
-    )
-    .unwrap();
-    let sig_tag = format!("sha256-{}.sig", digest.trim_start_matches("sha256:"));
+    layout.name("sig", sig_manifest.as_bytes());
+    let sig_tag = format!("sha256-{}.sig", &v.digest[7..]);
     skopeo(&[
         "copy",
         "--preserve-digests",
         "--dest-tls-verify=false",
-        &format!("oci:{}:sig", layout.display()),
-        &format!("docker://{repo}:{sig_tag}"),
+        &layout.reference("sig"),
+        &format!("docker://{}:{sig_tag}", v.repo),
     ]);
 
-    let policy = |key: &str| {
-        format!(
-            "[[publisher]]\nname = \"acme\"\ncosign_keys = [\"{}\"]\n[[allow]]\npublisher = \"acme\"\nname = \"acme-tool\"\nfiles = [\"/sys\"]\n",
-            keys.join(key).display()
-        )
-    };
     // A stranger's key in the policy: the vendor's signature is refused.
-    env.policy(&policy("stranger.pub"));
-    let err = env.fails(&["component", "pull", &r]);
+    env.policy(&cosign_key_policy(&v.keys, "stranger.pub"));
+    let err = env.fails(&["component", "pull", &v.r]);
     assert!(
         err.contains("nothing installed") && err.contains("registry signatures refused"),
         "{err}"
     );
     assert!(env.installed().is_empty());
     // The vendor's openssl-made key: admitted by the signature alone.
-    env.policy(&policy("vendor.pub"));
-    let out = env.ok(&["component", "pull", &r]);
+    env.policy(&cosign_key_policy(&v.keys, "vendor.pub"));
+    let out = env.ok(&["component", "pull", &v.r]);
     assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
     assert_eq!(
         std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
-        std::fs::read(&unsigned).unwrap()
+        std::fs::read(&v.unsigned).unwrap()
+    );
+}
+
+/// PUTs a manifest into a plain-HTTP registry by hand (HTTP/1.1 over a
+/// socket), as cosign and oras write a referrers index: skopeo 1.9
+/// re-encodes an index without its entries' `artifactType`, and refuses
+/// `--preserve-digests` for one.
+fn put_manifest(host: &str, path: &str, media_type: &str, body: &[u8]) {
+    let mut s = TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "PUT {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {media_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 201"), "PUT {path}: {answer}");
+}
+
+/// cosign v3's signature format made by other tools: a Sigstore bundle
+/// (v0.3) whose DSSE envelope holds an in-toto statement naming the
+/// artifact manifest's sha256 with cosign's sign predicate, signed over
+/// DSSE's PAE by `openssl dgst -sha256 -sign` with the vendor's P-256
+/// key; the bundle manifest (subject: the artifact manifest) pushed by
+/// `skopeo` from a layout folder the test writes, and the referrers
+/// index (docker-registry 2.8 has no referrers API) under the tag
+/// `sha256-HEX`.  A stranger's key refuses it; the vendor's admits it;
+/// a mirror to a layout folder carries it, and a pull from there is
+/// admitted again.
+#[test]
+fn cosign_v3_bundles_made_with_openssl_admit_a_pull_and_follow_a_mirror() {
+    let reg = Registry::start(None);
+    let env = Env::new("openssl-bundle");
+    let v = vendor_with_openssl_keys(&reg, &env);
+    let hex = &v.digest[7..];
+    let statement = format!(
+        r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"name":"{}","digest":{{"sha256":"{hex}"}}}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{{}}}}"#,
+        v.repo
+    );
+    let payload_type = "application/vnd.in-toto+json";
+    let pae = format!(
+        "DSSEv1 {} {payload_type} {} {statement}",
+        payload_type.len(),
+        statement.len()
+    );
+    std::fs::write(v.keys.join("statement.json"), &statement).unwrap();
+    std::fs::write(v.keys.join("pae.bin"), &pae).unwrap();
+    let signature = openssl_sign(&v.keys, "pae.bin");
+    let payload = openssl_base64(&v.keys, "statement.json");
+    let bundle_type = "application/vnd.dev.sigstore.bundle.v0.3+json";
+    let bundle = format!(
+        r#"{{"mediaType":"{bundle_type}","verificationMaterial":{{"publicKey":{{"hint":"vendor"}},"tlogEntries":[]}},"dsseEnvelope":{{"payload":"{payload}","payloadType":"{payload_type}","signatures":[{{"sig":"{signature}","keyid":""}}]}}}}"#
+    );
+
+    // cosign v3's storage format, as a layout folder for skopeo.
+    let mut layout = HandLayout::new(env.path("bundle-layout"));
+    let empty = layout.put(b"{}");
+    let bundle_digest = layout.put(bundle.as_bytes());
+    let bundle_manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"{bundle_type}","config":{{"mediaType":"application/vnd.oci.empty.v1+json","digest":"{empty}","size":2}},"layers":[{{"mediaType":"{bundle_type}","digest":"{bundle_digest}","size":{},"annotations":{{"org.opencontainers.image.title":"sigstore.bundle.json"}}}}],"subject":{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{}","size":{}}}}}"#,
+        bundle.len(),
+        v.digest,
+        v.artifact_manifest.len()
+    );
+    let bundle_manifest_digest = layout.name("bundle", bundle_manifest.as_bytes());
+    skopeo(&[
+        "copy",
+        "--preserve-digests",
+        "--dest-tls-verify=false",
+        &layout.reference("bundle"),
+        &format!("docker://{}:bundle-upload", v.repo),
+    ]);
+    let index = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{bundle_manifest_digest}","size":{},"artifactType":"{bundle_type}"}}]}}"#,
+        bundle_manifest.len()
+    );
+    let repository = v.repo.split_once('/').unwrap().1;
+    put_manifest(
+        &reg.host,
+        &format!("/v2/{repository}/manifests/sha256-{hex}"),
+        "application/vnd.oci.image.index.v1+json",
+        index.as_bytes(),
+    );
+
+    // A stranger's key in the policy: the bundle is refused.
+    env.policy(&cosign_key_policy(&v.keys, "stranger.pub"));
+    let err = env.fails(&["component", "pull", &v.r]);
+    assert!(
+        err.contains("nothing installed")
+            && err.contains("registry signatures refused")
+            && err.contains("no trusted key verifies"),
+        "{err}"
+    );
+    assert!(env.installed().is_empty());
+    // The vendor's key: admitted by the bundle alone.
+    env.policy(&cosign_key_policy(&v.keys, "vendor.pub"));
+    let out = env.ok(&["component", "pull", &v.r]);
+    assert!(
+        out.contains("installed acme-tool 1.0.0") && out.contains("1 Sigstore bundle(s)"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read(env.installed_dir().join("acme-tool.wasm")).unwrap(),
+        std::fs::read(&v.unsigned).unwrap()
+    );
+
+    // Mirrored to a layout folder: the bundle manifest byte for byte
+    // and the referrers index under `sha256-HEX`; pulled from there, it
+    // is admitted again.
+    std::fs::remove_dir_all(env.installed_dir()).unwrap();
+    let mirror = env.path("mirror");
+    let out = env.ok(&[
+        "component",
+        "mirror",
+        &v.r,
+        &format!("oci:{}", mirror.display()),
+    ]);
+    assert!(out.contains("1 Sigstore bundle(s)"), "{out}");
+    assert_eq!(
+        std::fs::read(
+            mirror
+                .join("blobs/sha256")
+                .join(&bundle_manifest_digest[7..])
+        )
+        .unwrap(),
+        bundle_manifest.as_bytes()
+    );
+    let names = std::fs::read_to_string(mirror.join("index.json")).unwrap();
+    assert!(names.contains(&format!("\"sha256-{hex}\"")), "{names}");
+    let from_mirror = format!("oci:{}:1.0.0", mirror.display());
+    let out = env.ok(&["component", "pull", &from_mirror]);
+    assert!(out.contains("installed acme-tool 1.0.0"), "{out}");
+    // And the stranger's key refuses it there too.
+    std::fs::remove_dir_all(env.installed_dir()).unwrap();
+    env.policy(&cosign_key_policy(&v.keys, "stranger.pub"));
+    let err = env.fails(&["component", "pull", &from_mirror]);
+    assert!(err.contains("nothing installed"), "{err}");
+    assert!(env.installed().is_empty());
+}
+
+/// A registry with the referrers API: the Sigstore bundle it lists for
+/// the artifact admits the pull (the referrers tag is then not asked
+/// for), and one without it (404) is read through the referrers tag.
+#[test]
+fn the_referrers_api_lists_bundles_and_its_404_falls_back_to_the_tag() {
+    let env = Env::new("referrers");
+    let wasm = std::fs::read(unsigned_component(&env)).unwrap();
+    let key = wloc_trust::cosign::RegistrySigningKey::generate_p256().unwrap();
+    let keys = env.path("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("vendor.pub"), key.public().to_pem()).unwrap();
+    let stranger = wloc_trust::cosign::RegistrySigningKey::generate_p256().unwrap();
+    std::fs::write(keys.join("stranger.pub"), stranger.public().to_pem()).unwrap();
+    let pull = |fake: &Fake| {
+        env.run(&[
+            "component",
+            "pull",
+            &format!("{}/acme/tool:1.0.0", fake.host),
+            "--plain-http",
+        ])
+    };
+    env.policy(&cosign_key_policy(&keys, "stranger.pub"));
+    let fake = Fake::start_with(Fault::Sound, &wasm, Some(&key));
+    let out = pull(&fake);
+    assert!(!out.status.success() && env.installed().is_empty());
+    assert!(
+        text(&out.stderr).contains("no trusted key verifies"),
+        "{}",
+        text(&out.stderr)
+    );
+    env.policy(&cosign_key_policy(&keys, "vendor.pub"));
+    let out = pull(&fake);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("1 Sigstore bundle(s)"));
+    let asked = fake.asked.lock().unwrap().clone();
+    assert!(
+        asked.iter().any(|p| p.contains("/referrers/sha256:")),
+        "{asked:?}"
+    );
+    assert!(
+        !asked
+            .iter()
+            .any(|p| p.contains("/manifests/sha256-") && !p.ends_with(".sig")),
+        "the referrers tag was asked for: {asked:?}"
+    );
+    // No referrers API (404): the tag is asked for, and nothing admits.
+    std::fs::remove_dir_all(env.installed_dir()).unwrap();
+    let plain = Fake::start(Fault::Sound, &wasm);
+    let out = pull(&plain);
+    assert!(!out.status.success() && env.installed().is_empty());
+    let asked = plain.asked.lock().unwrap().clone();
+    assert!(
+        asked
+            .iter()
+            .any(|p| p.contains("/manifests/sha256-") && !p.ends_with(".sig")),
+        "{asked:?}"
+    );
+}
+
+/// Referrers that are not what they say fail the pull, naming what is
+/// wrong, and install nothing: a bundle manifest whose subject is another
+/// artifact, more than 32 bundles, a bundle manifest whose bytes are not
+/// its digest's, a referrers tag that is not an index.  The sound bundle
+/// then admits the same component.
+#[test]
+fn hostile_referrers_fail_the_pull() {
+    use wloc_oci::layout::Layout;
+    use wloc_oci::types::{BUNDLE_MEDIA_TYPE, Descriptor, INDEX, MANIFEST};
+    let env = Env::new("hostile-referrers");
+    let wasm = unsigned_component(&env);
+    let dir = env.path("layout");
+    let reference = format!("oci:{}:1.0.0", dir.display());
+    env.ok(&["component", "push", wasm.to_str().unwrap(), &reference]);
+    let layout = Layout::open(&dir).unwrap();
+    let artifact = layout.resolve(Some("1.0.0")).unwrap();
+    let manifest = layout.read_blob(&artifact, 1 << 20).unwrap();
+    let key = wloc_trust::cosign::RegistrySigningKey::generate_p256().unwrap();
+    std::fs::write(env.path("vendor.pub"), key.public().to_pem()).unwrap();
+    env.policy(&cosign_key_policy(&env.dir.0, "vendor.pub"));
+    let descriptor = |media_type: &str, bytes: &[u8], artifact_type: Option<&str>| Descriptor {
+        media_type: media_type.into(),
+        digest: wloc_oci::digest_of(bytes),
+        size: bytes.len() as u64,
+        artifact_type: artifact_type.map(str::to_string),
+        annotations: Default::default(),
+    };
+    // A bundle stored in the layout; its descriptor in a referrers index.
+    // (ECDSA signatures are deterministic: another name, another bundle.)
+    let store = |subject: &[u8], name: &str| {
+        let made = wloc_trust::bundle::make_bundle(subject, name, &key);
+        for b in [&made.config, &made.bundle, &made.manifest] {
+            layout.write_blob(b).unwrap();
+        }
+        descriptor(MANIFEST, &made.manifest, Some(BUNDLE_MEDIA_TYPE))
+    };
+    let tag = format!("sha256-{}", &artifact.digest[7..]);
+    let refer = |entries: &[Descriptor]| {
+        let index = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": INDEX,
+            "manifests": entries,
+        }))
+        .unwrap();
+        layout.write_blob(&index).unwrap();
+        layout.tag(&tag, descriptor(INDEX, &index, None)).unwrap();
+    };
+    let refused = |words: &[&str]| {
+        let err = env.fails(&["component", "pull", &reference]);
+        for w in words {
+            assert!(err.contains(w), "{words:?}: {err}");
+        }
+        assert!(env.installed().is_empty());
+    };
+    refer(&[store(b"another artifact manifest", "acme/tool")]);
+    refused(&["its subject is not", &artifact.digest]);
+    let good = store(&manifest, "acme/tool");
+    let many: Vec<Descriptor> = std::iter::repeat_n(good.clone(), 33).collect();
+    refer(&many);
+    refused(&["33 Sigstore bundles (at most 32)"]);
+    let tampered = store(&manifest, "acme/tampered");
+    let file = dir.join("blobs/sha256").join(&tampered.digest[7..]);
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[10] ^= 1;
+    std::fs::write(&file, bytes).unwrap();
+    refer(&[tampered]);
+    refused(&["digest mismatch"]);
+    layout.tag(&tag, artifact.clone()).unwrap();
+    refused(&["not an OCI image index"]);
+    refer(&[good]);
+    let out = env.ok(&["component", "pull", &reference]);
+    assert!(
+        out.contains("installed acme-tool 1.0.0") && out.contains("1 Sigstore bundle(s)"),
+        "{out}"
     );
 }
 

@@ -806,6 +806,36 @@ impl Client {
         Ok(a.body)
     }
 
+    /// The referrers API's answer for the manifest `digest` in `r`'s
+    /// repository (an image index of at most `limit` bytes), or `None`
+    /// where the registry has no referrers API: it answers 404 then
+    /// (the specification's signal; 400, 405 and 501 are read alike, as
+    /// registries that route no such path answer them; reading the
+    /// referrers tag instead is safe, what it lists is verified alike).
+    pub fn referrers(
+        &self,
+        r: &Reference,
+        digest: &str,
+        limit: u64,
+    ) -> Result<Option<Vec<u8>>, OciError> {
+        let url = self.url(r, "referrers", digest)?;
+        let what = format!("referrers of {}@{digest}", r.name());
+        match self.request(Call {
+            method: http::Method::GET,
+            registry: &r.registry,
+            url: &url,
+            headers: &[("Accept", crate::types::INDEX)],
+            body: None,
+            limit,
+            what: &what,
+        }) {
+            Ok(a) => Ok(Some(a.body)),
+            Err(OciError::NotFound(_)) => Ok(None),
+            Err(OciError::Status { status, .. }) if [400, 405, 501].contains(&status) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The tags of `r`'s repository (every page, at most [`MAX_TAGS`]).
     pub fn tags(&self, r: &Reference) -> Result<Vec<String>, OciError> {
         #[derive(serde::Deserialize)]
@@ -878,6 +908,7 @@ impl Client {
             media_type: String::new(),
             digest: digest.clone(),
             size: bytes.len() as u64,
+            artifact_type: None,
             annotations: BTreeMap::new(),
         };
         if self.has_blob(r, &digest)? {

@@ -16,7 +16,8 @@
 //!   `blobs/sha256`), written atomically;
 //! * [`store`]: one interface over a registry and a layout folder, used
 //!   by pull, push and mirror; [`SignatureArtifact`]s found beside an
-//!   artifact (cosign's `sha256-HEX.sig` tag).
+//!   artifact (cosign's `sha256-HEX.sig` tag) and [`BundleArtifact`]s
+//!   (Sigstore bundles: the referrers API, or the `sha256-HEX` tag).
 
 pub mod artifact;
 pub mod client;
@@ -28,7 +29,7 @@ pub mod types;
 pub mod wkg;
 
 pub use error::OciError;
-pub use store::{Pulled, SignatureArtifact, Store, signature_tag};
+pub use store::{BundleArtifact, Pulled, SignatureArtifact, Store, referrers_tag, signature_tag};
 
 pub use wloc_trust::oci::digest_of;
 

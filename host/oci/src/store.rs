@@ -1,18 +1,24 @@
 //! One interface over a registry and a layout folder: pull (an artifact
-//! checked whole, and the cosign signatures found beside it), push and
-//! copy (mirror), list versions.
+//! checked whole, and the cosign signatures and Sigstore bundles found
+//! beside it), push and copy (mirror), list versions.
 
 use crate::OciError;
 use crate::artifact::{Artifact, MAX_CONFIG_BYTES, check_config, check_manifest};
 use crate::client::{Client, MAX_MANIFEST_BYTES};
 use crate::layout::Layout;
 use crate::reference::Reference;
-use crate::types::{DOCKER_MANIFEST, Descriptor, MANIFEST, Manifest, WasmConfig};
+use crate::types::DescriptorChecks as _;
+use crate::types::{
+    BUNDLE_MEDIA_TYPE, DOCKER_MANIFEST, Descriptor, INDEX, Index, MANIFEST, Manifest, WasmConfig,
+};
 
 /// Most layers of a signature manifest fetched (the number the signature
 /// checks read), and the size of each.
 const MAX_SIGNATURE_LAYERS: usize = wloc_trust::cosign::MAX_SIGNATURES;
 const MAX_SIGNATURE_BLOB: u64 = 1 << 20;
+/// Most Sigstore bundles read beside an artifact; each bundle manifest,
+/// blob and the index listing them is at most [`MAX_SIGNATURE_BLOB`].
+const MAX_BUNDLES: usize = 32;
 
 /// A cosign signature artifact found beside an artifact: the manifest of
 /// the tag `sha256-HEX.sig` (HEX: the artifact manifest's digest) in the
@@ -34,6 +40,24 @@ pub struct SignatureArtifact {
     pub complete: bool,
 }
 
+/// A Sigstore bundle found beside an artifact (cosign v3's signature):
+/// an image manifest whose subject is the artifact's manifest, listed
+/// by the registry's referrers API or the referrers tag `sha256-HEX`,
+/// and its blobs, every one checked against its digest.  What verifies
+/// it is in `wloc-trust` ([`wloc_trust::bundle`]).
+#[derive(Clone, Debug)]
+pub struct BundleArtifact {
+    /// The bundle manifest's bytes (kept byte for byte: its digest is
+    /// what the referrers index names).
+    pub manifest: Vec<u8>,
+    /// Its descriptor in the referrers index (with its artifact type).
+    pub descriptor: Descriptor,
+    /// Its config blob (the OCI empty blob `{}`), copied by a mirror.
+    pub config: Vec<u8>,
+    /// Its one layer: the bundle's JSON.
+    pub bundle: Vec<u8>,
+}
+
 /// An artifact pulled and checked: media types, one Wasm layer, every
 /// digest and size.
 #[derive(Clone, Debug)]
@@ -52,10 +76,13 @@ pub struct Pulled {
     pub component: Vec<u8>,
     /// Cosign signatures found beside it.
     pub signatures: Vec<SignatureArtifact>,
-    /// Why signatures found beside it could not be fetched (a layer too
-    /// large, a blob missing, a malformed signature manifest): anyone who
-    /// may add a signature can add a bad one, so these never fail the
-    /// pull; they are shown with the refused signatures.
+    /// Sigstore bundles found beside it.
+    pub bundles: Vec<BundleArtifact>,
+    /// Why signatures or bundles found beside it could not be fetched (a
+    /// layer too large, a blob missing, a malformed signature manifest,
+    /// a referrer about another subject): anyone who may add a signature
+    /// can add a bad one, so these never fail the pull; they are shown
+    /// with the refused signatures.
     pub signature_problems: Vec<String>,
 }
 
@@ -80,6 +107,12 @@ pub enum Store<'a> {
 /// The cosign tag (`sha256-HEX.sig`) of a manifest digest.
 pub fn signature_tag(manifest_digest: &str) -> Result<String, OciError> {
     wloc_trust::cosign::signature_tag(manifest_digest)
+        .map_err(|e| OciError::invalid("manifest digest", e))
+}
+
+/// The referrers tag (`sha256-HEX`) of a manifest digest.
+pub fn referrers_tag(manifest_digest: &str) -> Result<String, OciError> {
+    wloc_trust::bundle::referrers_tag(manifest_digest)
         .map_err(|e| OciError::invalid("manifest digest", e))
 }
 
@@ -159,10 +192,11 @@ impl Store<'_> {
             layer,
         )?;
         let component = self.blob(layer, max_component)?;
-        let (signatures, signature_problems) = match self.signatures(&manifest_digest) {
+        let (signatures, mut signature_problems) = match self.signatures(&manifest_digest) {
             Ok(found) => found,
             Err(e) => (Vec::new(), vec![e.to_string()]),
         };
+        let bundles = self.bundles(&manifest_digest, &mut signature_problems);
         Ok(Pulled {
             manifest,
             manifest_digest,
@@ -171,8 +205,141 @@ impl Store<'_> {
             config,
             component,
             signatures,
+            bundles,
             signature_problems,
         })
+    }
+
+    /// The referrers of a manifest: the registry's referrers API, else
+    /// (no API, or a layout folder) the index tagged `sha256-HEX`; an
+    /// empty list if neither has any.
+    fn referrers(&self, manifest_digest: &str) -> Result<Vec<Descriptor>, OciError> {
+        let tag = referrers_tag(manifest_digest)?;
+        let what = format!("referrers of {manifest_digest} in {}", self.describe());
+        let api = match self {
+            Store::Registry { client, reference } => {
+                client.referrers(reference, manifest_digest, MAX_SIGNATURE_BLOB)?
+            }
+            Store::Layout { .. } => None,
+        };
+        let bytes = match api {
+            Some(b) => b,
+            None => match self.manifest_named(Some(&tag))? {
+                Some((b, _, _)) => b,
+                None => return Ok(Vec::new()),
+            },
+        };
+        if bytes.len() as u64 > MAX_SIGNATURE_BLOB {
+            return Err(OciError::TooLarge {
+                what,
+                size: bytes.len() as u64,
+                limit: MAX_SIGNATURE_BLOB,
+            });
+        }
+        let index: Index = serde_json::from_slice(&bytes)
+            .map_err(|e| OciError::invalid(&what, format!("not an OCI image index: {e}")))?;
+        if index.schema_version != 2 || index.media_type.as_deref().is_some_and(|t| t != INDEX) {
+            return Err(OciError::invalid(&what, "not an OCI image index"));
+        }
+        Ok(index.manifests)
+    }
+
+    /// The Sigstore bundles beside a manifest: the referrers of artifact
+    /// type [`BUNDLE_MEDIA_TYPE`] (others, such as SBOMs, are not read),
+    /// at most 32, each an image manifest of that artifact type whose
+    /// subject is `manifest_digest`, with one bundle layer.
+    /// Why one could not be read is added to `problems` (the others are
+    /// still read: a bad referrer anyone added must not hide them).
+    pub fn bundles(
+        &self,
+        manifest_digest: &str,
+        problems: &mut Vec<String>,
+    ) -> Vec<BundleArtifact> {
+        let listed: Vec<Descriptor> = match self.referrers(manifest_digest) {
+            Ok(all) => all
+                .into_iter()
+                .filter(|d| d.artifact_type.as_deref() == Some(BUNDLE_MEDIA_TYPE))
+                .collect(),
+            Err(e) => {
+                problems.push(e.to_string());
+                return Vec::new();
+            }
+        };
+        if listed.len() > MAX_BUNDLES {
+            problems.push(
+                OciError::invalid(
+                    format!("referrers of {manifest_digest} in {}", self.describe()),
+                    format!("{} Sigstore bundles (at most {MAX_BUNDLES})", listed.len()),
+                )
+                .to_string(),
+            );
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for d in listed {
+            match self.bundle(manifest_digest, d) {
+                Ok(b) => out.push(b),
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        out
+    }
+
+    /// One bundle a referrer lists: its manifest of the bundle artifact
+    /// type, about `manifest_digest`, with one bundle layer.
+    fn bundle(&self, manifest_digest: &str, d: Descriptor) -> Result<BundleArtifact, OciError> {
+        {
+            let what = format!(
+                "Sigstore bundle manifest {} of {}",
+                d.digest,
+                self.describe()
+            );
+            d.check_within(&what, MAX_SIGNATURE_BLOB)?;
+            if d.media_type != MANIFEST {
+                return Err(OciError::invalid(
+                    &what,
+                    format!(
+                        "media type {:?}, not {MANIFEST}",
+                        wloc_trust::text::sanitize(&d.media_type, 100)
+                    ),
+                ));
+            }
+            let manifest = match self {
+                Store::Registry { client, reference } => {
+                    client.manifest(&reference.with_digest(&d.digest))?.0
+                }
+                Store::Layout { layout, .. } => layout.read_blob(&d, MAX_SIGNATURE_BLOB)?,
+            };
+            crate::check_blob(&what, &manifest, &d)?;
+            let m =
+                Manifest::parse(&manifest, &[MANIFEST]).map_err(|e| OciError::invalid(&what, e))?;
+            if m.artifact_type.as_deref() != Some(BUNDLE_MEDIA_TYPE) {
+                return Err(OciError::invalid(
+                    &what,
+                    format!("its artifact type is not {BUNDLE_MEDIA_TYPE}"),
+                ));
+            }
+            if m.subject.as_ref().map(|s| s.digest.as_str()) != Some(manifest_digest) {
+                return Err(OciError::invalid(
+                    &what,
+                    format!("its subject is not {manifest_digest}"),
+                ));
+            }
+            let [layer] = m.layers.as_slice() else {
+                return Err(OciError::invalid(
+                    &what,
+                    format!("{} layers, not one bundle", m.layers.len()),
+                ));
+            };
+            let config = self.blob(&m.config, MAX_SIGNATURE_BLOB)?;
+            let bundle = self.blob(layer, MAX_SIGNATURE_BLOB)?;
+            Ok(BundleArtifact {
+                manifest,
+                descriptor: d,
+                config,
+                bundle,
+            })
+        }
     }
 
     /// The cosign signature artifact beside a manifest, if any, and why
@@ -251,6 +418,7 @@ impl Store<'_> {
                         media_type: media_type.into(),
                         digest,
                         size: manifest.len() as u64,
+                        artifact_type: None,
                         annotations: Default::default(),
                     },
                 )
@@ -276,7 +444,7 @@ impl Store<'_> {
 
     /// Copies a pulled artifact here under the store's tag, byte for
     /// byte (so its digest, which signatures name, is kept), with its
-    /// signatures.
+    /// signatures and Sigstore bundles.
     pub fn copy_in(&self, p: &Pulled) -> Result<(), OciError> {
         self.put(
             &self.tag(),
@@ -290,7 +458,62 @@ impl Store<'_> {
                 .collect();
             self.put_signature(&p.manifest_digest, &s.manifest, &blobs)?;
         }
-        Ok(())
+        self.put_bundles(&p.manifest_digest, &p.bundles)
+    }
+
+    /// Stores Sigstore bundles of the artifact `manifest_digest`: each
+    /// bundle manifest byte for byte under its digest, with its blobs,
+    /// and each listed in the referrers index tagged `sha256-HEX` (what
+    /// was already listed there is kept), which registries without the
+    /// referrers API and layout folders are read through.
+    pub fn put_bundles(
+        &self,
+        manifest_digest: &str,
+        bundles: &[BundleArtifact],
+    ) -> Result<(), OciError> {
+        if bundles.is_empty() {
+            return Ok(());
+        }
+        let tag = referrers_tag(manifest_digest)?;
+        for b in bundles {
+            match self {
+                Store::Registry { client, reference } => {
+                    client.push_blob(reference, &b.config)?;
+                    client.push_blob(reference, &b.bundle)?;
+                    client.push_manifest(reference, &b.descriptor.digest, &b.manifest, MANIFEST)?;
+                }
+                Store::Layout { layout, .. } => {
+                    layout.write_blob(&b.config)?;
+                    layout.write_blob(&b.bundle)?;
+                    layout.write_blob(&b.manifest)?;
+                }
+            }
+        }
+        let what = format!("referrers index {tag} of {}", self.describe());
+        let mut index = match self.manifest_named(Some(&tag))? {
+            Some((bytes, _, _)) => serde_json::from_slice::<Index>(&bytes)
+                .map_err(|e| OciError::invalid(&what, format!("not an OCI image index: {e}")))?,
+            None => Index {
+                schema_version: 2,
+                media_type: Some(INDEX.into()),
+                manifests: Vec::new(),
+                annotations: Default::default(),
+            },
+        };
+        for b in bundles {
+            if !index
+                .manifests
+                .iter()
+                .any(|d| d.digest == b.descriptor.digest)
+            {
+                let mut d = b.descriptor.clone();
+                d.annotations.remove(crate::types::REF_NAME);
+                index.manifests.push(d);
+            }
+        }
+        let bytes =
+            serde_json::to_vec(&index).map_err(|e| OciError::invalid(&what, e.to_string()))?;
+        self.put(&tag, &bytes, INDEX, &[])
     }
 
     /// Stores a cosign signature manifest (and its blobs) of the artifact

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use wloc_trust::bundle::BUNDLE_MEDIA_TYPE;
 pub use wloc_trust::cosign::SIMPLESIGNING_MEDIA_TYPE as COSIGN_PAYLOAD;
 pub use wloc_trust::oci::{
     DOCKER_MANIFEST, Descriptor, INDEX, Index, MANIFEST, Manifest, REF_NAME, TITLE, VERSION,

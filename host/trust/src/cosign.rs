@@ -18,8 +18,9 @@
 //!
 //! [`parse`] reads a signature manifest and its layer blobs as fetched
 //! (no HTTP here), [`verify_signature`] checks one signature and
-//! [`registry_signers`] binds the signers to a component's bytes through
-//! the artifact manifest they signed.  [`make_signature`] writes the
+//! [`RegistrySigners`] binds the signers to a component's bytes through
+//! the artifact manifest they signed (those of cosign v3's Sigstore
+//! bundles too, see [`crate::bundle`]).  [`make_signature`] writes the
 //! same format (for tests, vendors and `push`).
 
 use std::fmt;
@@ -101,6 +102,11 @@ pub enum SigError {
     Log(String),
     /// The component's bytes are not the layer of the signed manifest.
     NotThisComponent(String),
+    /// A signed statement that is not a signature of an artifact (an
+    /// attestation, or another payload type).
+    NotASignature(String),
+    /// A form of signature wloc does not verify (yet), refused as such.
+    Unsupported(String),
 }
 
 impl fmt::Display for SigError {
@@ -121,6 +127,8 @@ impl fmt::Display for SigError {
             SigError::Certificate(m) => write!(f, "certificate refused: {m}"),
             SigError::Log(m) => write!(f, "transparency log entry refused: {m}"),
             SigError::NotThisComponent(m) => write!(f, "{m}"),
+            SigError::NotASignature(m) => write!(f, "not a signature: {m}"),
+            SigError::Unsupported(m) => write!(f, "not verified: {m}"),
         }
     }
 }
@@ -274,6 +282,17 @@ impl RegistryKey {
     /// hash for every key), ed25519 over the payload.
     pub fn verify_payload(&self, payload: &[u8], sig: &[u8]) -> bool {
         self.verify_with(Hash::Sha256, payload, sig)
+    }
+
+    /// Verifies a signature made with the key's own hash, as Sigstore
+    /// bundles are signed: ECDSA over SHA-256 for P-256 and SHA-384 for
+    /// P-384, ed25519 over `msg` itself.
+    pub fn verify_with_own_hash(&self, msg: &[u8], sig: &[u8]) -> bool {
+        let hash = match self {
+            RegistryKey::P384(_) => Hash::Sha384,
+            _ => Hash::Sha256,
+        };
+        self.verify_with(hash, msg, sig)
     }
 }
 
@@ -555,8 +574,8 @@ pub fn verify_signature(
 }
 
 /// The verified registry signers of one component: only
-/// [`registry_signers`] makes one, after checking that the component's
-/// bytes are the layer of the manifest that was signed.
+/// [`RegistrySigners::bind`] makes one, after checking that the
+/// component's bytes are the layer of the manifest that was signed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegistrySigners {
     component: String,
@@ -582,14 +601,71 @@ impl RegistrySigners {
     pub fn signers(&self) -> &[Signer] {
         &self.signers
     }
+
+    /// Checks that `wasm` is the one `application/wasm` layer of the OCI
+    /// manifest `artifact_manifest` (sha256 and size): the signers of
+    /// that manifest, none yet.  Signatures are then added with
+    /// [`RegistrySigners::add_signatures`] (cosign's `sha256-HEX.sig`)
+    /// and [`RegistrySigners::add_bundle`] (Sigstore bundles), each
+    /// checked against this manifest's digest, so that signers only ever
+    /// count for the bytes of the manifest they signed.
+    pub fn bind(artifact_manifest: &[u8], wasm: &[u8]) -> Result<RegistrySigners, SigError> {
+        let m = Manifest::parse(artifact_manifest, SIGNATURE_MANIFEST_TYPES)
+            .map_err(|e| SigError::NotThisComponent(format!("the artifact manifest: {e}")))?;
+        let wasm_layers: Vec<&Descriptor> = m
+            .layers
+            .iter()
+            .filter(|d| d.media_type == oci::WASM_LAYER)
+            .collect();
+        let [layer] = wasm_layers.as_slice() else {
+            return Err(SigError::NotThisComponent(format!(
+                "the artifact manifest has {} {} layers, not one",
+                wasm_layers.len(),
+                oci::WASM_LAYER
+            )));
+        };
+        check_blob(layer, wasm, "the component layer")
+            .map_err(|e| SigError::NotThisComponent(e.to_string()))?;
+        Ok(RegistrySigners {
+            component: crate::signing::component_digest(wasm),
+            manifest: sha256_hex(artifact_manifest),
+            signers: Vec::new(),
+            refused: Vec::new(),
+        })
+    }
+
+    /// Keeps the outcome of one signature's check: a new signer, or why
+    /// it was refused.
+    pub(crate) fn record(&mut self, r: Result<Signer, SigError>) {
+        match r {
+            Ok(signer) if !self.signers.contains(&signer) => self.signers.push(signer),
+            Ok(_) => {}
+            Err(e) => self.refused.push(e),
+        }
+    }
+
+    /// Verifies every signature of a cosign signature manifest
+    /// (`sig_manifest` and its layer blobs, see [`parse`]) for the bound
+    /// manifest's digest.  A malformed signature manifest is an error;
+    /// each refused signature is kept in [`RegistrySigners::refused`].
+    pub fn add_signatures(
+        &mut self,
+        sig_manifest: &[u8],
+        sig_blobs: &[&[u8]],
+        trust: &Trust,
+    ) -> Result<(), SigError> {
+        for s in parse(sig_manifest, sig_blobs)? {
+            let r = s.and_then(|s| verify_signature(&s, &self.manifest, trust));
+            self.record(r);
+        }
+        Ok(())
+    }
 }
 
-/// Checks that `wasm` is the one `application/wasm` layer of the OCI
-/// manifest `artifact_manifest` (sha256 and size), then verifies every
-/// signature of the signature manifest (`sig_manifest` and its layer
-/// blobs, see [`parse`]) for that manifest's digest.  A malformed
-/// signature manifest or a component that is not the signed layer is an
-/// error; each refused signature is kept in [`RegistrySigners::refused`].
+/// [`RegistrySigners::bind`] then [`RegistrySigners::add_signatures`]:
+/// the signers of one cosign signature manifest.  A malformed signature
+/// manifest or a component that is not the signed layer is an error;
+/// each refused signature is kept in [`RegistrySigners::refused`].
 pub fn registry_signers(
     artifact_manifest: &[u8],
     wasm: &[u8],
@@ -597,36 +673,8 @@ pub fn registry_signers(
     sig_blobs: &[&[u8]],
     trust: &Trust,
 ) -> Result<RegistrySigners, SigError> {
-    let m = Manifest::parse(artifact_manifest, SIGNATURE_MANIFEST_TYPES)
-        .map_err(|e| SigError::NotThisComponent(format!("the artifact manifest: {e}")))?;
-    let wasm_layers: Vec<&Descriptor> = m
-        .layers
-        .iter()
-        .filter(|d| d.media_type == oci::WASM_LAYER)
-        .collect();
-    let [layer] = wasm_layers.as_slice() else {
-        return Err(SigError::NotThisComponent(format!(
-            "the artifact manifest has {} {} layers, not one",
-            wasm_layers.len(),
-            oci::WASM_LAYER
-        )));
-    };
-    check_blob(layer, wasm, "the component layer")
-        .map_err(|e| SigError::NotThisComponent(e.to_string()))?;
-    let manifest = sha256_hex(artifact_manifest);
-    let mut out = RegistrySigners {
-        component: crate::signing::component_digest(wasm),
-        manifest: manifest.clone(),
-        signers: Vec::new(),
-        refused: Vec::new(),
-    };
-    for s in parse(sig_manifest, sig_blobs)? {
-        match s.and_then(|s| verify_signature(&s, &manifest, trust)) {
-            Ok(signer) if !out.signers.contains(&signer) => out.signers.push(signer),
-            Ok(_) => {}
-            Err(e) => out.refused.push(e),
-        }
-    }
+    let mut out = RegistrySigners::bind(artifact_manifest, wasm)?;
+    out.add_signatures(sig_manifest, sig_blobs, trust)?;
     Ok(out)
 }
 

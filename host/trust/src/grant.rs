@@ -278,7 +278,7 @@ pub fn admit(
 }
 
 /// As [`admit`] for a component pulled from a registry: the signatures
-/// stored beside it, verified by [`crate::cosign::registry_signers`] for
+/// stored beside it, verified by [`crate::cosign::RegistrySigners`] for
 /// these bytes, count as well as the embedded one.  A denied digest,
 /// publisher or identity is refused whoever signed it.
 pub fn admit_registry(

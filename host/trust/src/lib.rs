@@ -6,9 +6,10 @@
 //! * [`manifest`]: what a component says it is and asks for (a custom
 //!   section of the component), read without compiling it;
 //! * [`signing`]: publisher signatures (ed25519) over the component's bytes;
-//! * [`cosign`], [`sigstore`]: signatures stored in an OCI registry
-//!   beside a component, in cosign's format, by a key or by a Sigstore
-//!   identity (verified offline against a trusted root);
+//! * [`cosign`], [`sigstore`], [`bundle`]: signatures stored in an OCI
+//!   registry beside a component, in cosign's classic format by a key or
+//!   by a Sigstore identity (verified offline against a trusted root),
+//!   and in the Sigstore bundle format of cosign v3 by a key;
 //! * [`policy`]: the admin's policy, which components may run, with what,
 //!   within which [`Limits`];
 //! * [`grant`]: the decision for one component, its [`grant::Admission`]
@@ -22,12 +23,13 @@
 //!   and locking a file several processes edit.
 //!
 //! Modules only use modules listed after them in this order:
-//! `grant` → `policy` → `cosign` and `sigstore` (one unit: keyless
-//! signatures are part of cosign's format and share its key and error
-//! types) → `oci` → `signing` → `manifest` → `error` → `text`,
+//! `grant` → `policy` → `cosign`, `sigstore` and `bundle` (one unit:
+//! keyless signatures and bundles are part of cosign's formats and share
+//! its key, signer and error types) → `oci` → `signing` → `manifest` → `error` → `text`,
 //! `digest`, `limits`; [`file`] and [`atomic`] use none.
 
 pub mod atomic;
+pub mod bundle;
 pub mod cosign;
 pub mod digest;
 pub mod env;

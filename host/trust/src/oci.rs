@@ -36,6 +36,9 @@ pub const REF_NAME: &str = "org.opencontainers.image.ref.name";
 pub const VERSION: &str = "org.opencontainers.image.version";
 /// The annotation giving an artifact's title.
 pub const TITLE: &str = "org.opencontainers.image.title";
+/// Media type of the OCI empty descriptor's blob (`{}`), the config of
+/// artifacts that have none, such as Sigstore bundles.
+pub const EMPTY: &str = "application/vnd.oci.empty.v1+json";
 
 /// `sha256:HEX` of `bytes`, the digest form of OCI.
 pub fn digest_of(bytes: &[u8]) -> String {
@@ -62,6 +65,10 @@ pub struct Descriptor {
     pub digest: String,
     /// Its size in bytes.
     pub size: u64,
+    /// The artifact type of the manifest it names (in an index of
+    /// referrers, what each referrer is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_type: Option<String>,
     /// Annotations (each key once).
     #[serde(
         default,
@@ -142,6 +149,10 @@ pub struct Manifest {
     pub config: Descriptor,
     /// The layers.
     pub layers: Vec<Descriptor>,
+    /// The manifest this one refers to (a signature or bundle names the
+    /// artifact it is about), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Descriptor>,
     /// Annotations (each key once).
     #[serde(
         default,
@@ -267,6 +278,7 @@ mod tests {
             media_type: WASM_LAYER.into(),
             digest: digest_of(b"ab"),
             size: 2,
+            artifact_type: None,
             annotations: BTreeMap::new(),
         };
         assert_eq!(d.verify(b"ab"), Ok(()));

@@ -313,7 +313,7 @@ pub struct Subject<'a> {
     pub digest: &'a str,
     /// The key of a valid embedded signature.
     pub signer: Option<&'a PublicKey>,
-    /// Verified registry signatures ([`crate::cosign::registry_signers`]);
+    /// Verified registry signatures ([`crate::cosign::RegistrySigners`]);
     /// they count only if they were verified for these bytes (the same
     /// component digest).
     pub registry: Option<&'a RegistrySigners>,

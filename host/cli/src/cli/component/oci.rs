@@ -218,15 +218,18 @@ fn pull_admitted(
     Ok((pulled, a))
 }
 
-/// The signers of the cosign signatures found beside a pulled artifact
-/// that verify with the policy's keys or its trusted root (`None` when
-/// none does), and why each other signature was refused.
+/// The signers of the cosign signatures and Sigstore bundles found
+/// beside a pulled artifact that verify with the policy's keys or its
+/// trusted root (`None` when there are none, or the component is not
+/// the layer of the artifact manifest they sign), and why each other
+/// signature was refused.  Both kinds are bound alike: to the artifact
+/// manifest's digest, whose one Wasm layer must be these bytes.
 fn registry_signers(
     policy: &Policy,
     pulled: &Pulled,
 ) -> Result<(Option<cosign::RegistrySigners>, Vec<String>), String> {
     let mut refused = pulled.signature_problems.clone();
-    if pulled.signatures.is_empty() {
+    if pulled.signatures.is_empty() && pulled.bundles.is_empty() {
         return Ok((None, refused));
     }
     let keys = policy.registry_keys();
@@ -235,26 +238,21 @@ fn registry_signers(
         keys: &keys,
         root: root.as_ref(),
     };
-    let mut found: Option<cosign::RegistrySigners> = None;
+    let mut found = match cosign::RegistrySigners::bind(&pulled.manifest, &pulled.component) {
+        Ok(s) => s,
+        Err(e) => return Ok((None, vec![e.to_string()])),
+    };
     for sig in &pulled.signatures {
         let blobs: Vec<&[u8]> = sig.layers.iter().map(|(_, b)| b.as_slice()).collect();
-        match cosign::registry_signers(
-            &pulled.manifest,
-            &pulled.component,
-            &sig.manifest,
-            &blobs,
-            &trust,
-        ) {
-            Ok(s) => {
-                refused.extend(s.refused.iter().map(|e| e.to_string()));
-                if found.is_none() {
-                    found = Some(s);
-                }
-            }
-            Err(e) => refused.push(e.to_string()),
+        if let Err(e) = found.add_signatures(&sig.manifest, &blobs, &trust) {
+            refused.push(e.to_string());
         }
     }
-    Ok((found, refused))
+    for b in &pulled.bundles {
+        found.add_bundle(&b.manifest, &b.bundle, &trust);
+    }
+    refused.extend(found.refused.iter().map(|e| e.to_string()));
+    Ok((Some(found), refused))
 }
 
 fn install_dir(system: bool) -> super::super::Result<PathBuf> {
@@ -287,10 +285,17 @@ fn install(
 }
 
 fn signatures_note(p: &Pulled) -> String {
-    match p.signatures.len() {
-        0 => String::new(),
-        n => format!(", {n} cosign signature artifact(s) beside it"),
+    let mut s = String::new();
+    if !p.signatures.is_empty() {
+        s += &format!(", {} cosign signature artifact(s)", p.signatures.len());
     }
+    if !p.bundles.is_empty() {
+        s += &format!(", {} Sigstore bundle(s)", p.bundles.len());
+    }
+    if !s.is_empty() {
+        s += " beside it";
+    }
+    s
 }
 
 /// `wloc component pull REF`.
