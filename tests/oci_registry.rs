@@ -1460,13 +1460,13 @@ fn the_referrers_api_lists_bundles_and_its_404_falls_back_to_the_tag() {
     );
 }
 
-/// Referrers that are not what they say fail the pull, naming what is
-/// wrong, and install nothing: a bundle manifest whose subject is another
+/// Referrers that are not what they say are refused, naming what is
+/// wrong, and a component only they would admit is not installed: a bundle manifest whose subject is another
 /// artifact, more than 32 bundles, a bundle manifest whose bytes are not
 /// its digest's, a referrers tag that is not an index.  The sound bundle
 /// then admits the same component.
 #[test]
-fn hostile_referrers_fail_the_pull() {
+fn hostile_referrers_admit_nothing() {
     use wloc_oci::layout::Layout;
     use wloc_oci::types::{BUNDLE_MEDIA_TYPE, Descriptor, INDEX, MANIFEST};
     let env = Env::new("hostile-referrers");

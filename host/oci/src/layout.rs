@@ -268,6 +268,7 @@ mod tests {
             digest,
             size: 6,
             annotations: Default::default(),
+            artifact_type: None,
         };
         let e = layout.read_blob(&desc, 100).unwrap_err();
         assert!(e.to_string().contains("symbolic link"), "{e}");
