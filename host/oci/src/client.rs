@@ -451,7 +451,8 @@ impl Client {
 
     /// A request, following redirects; each URL is checked (`check`,
     /// `follow`), and `auth` (the origin it is for, the header) goes
-    /// only to that origin.
+    /// only to that origin.  The answer, and the URL that gave it (after
+    /// redirects: a 401 is the registry's only if that URL is).
     fn send(
         &self,
         method: &http::Method,
@@ -459,7 +460,7 @@ impl Client {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
         auth: Option<(&Origin, &str)>,
-    ) -> Result<http::Response<ureq::Body>, OciError> {
+    ) -> Result<(http::Response<ureq::Body>, String), OciError> {
         let mut method = method.clone();
         let mut body = body;
         let mut url = url.to_string();
@@ -492,7 +493,7 @@ impl Client {
                 .map(str::to_string);
             let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location)
             else {
-                return Ok(r);
+                return Ok((r, url));
             };
             url = follow(&url, &location)?;
             // As browsers do: 307 and 308 repeat the request, the others
@@ -571,14 +572,18 @@ impl Client {
         } = c;
         let own = self.registry_origin(registry)?;
         let auth = self.auth.borrow().get(registry).cloned();
-        let mut r = self.send(
+        let (mut r, answered_by) = self.send(
             &method,
             url,
             headers,
             body,
             auth.as_deref().map(|a| (&own, a)),
         )?;
-        if r.status() == http::StatusCode::UNAUTHORIZED && origin(url).as_ref() == Some(&own) {
+        // A 401 from where a redirect led (a blob store, a CDN) is not the
+        // registry's: its realm gets no credentials, its token is not kept.
+        if r.status() == http::StatusCode::UNAUTHORIZED
+            && origin(&answered_by).as_ref() == Some(&own)
+        {
             let challenge = r
                 .headers()
                 .get("www-authenticate")
@@ -589,7 +594,9 @@ impl Client {
             self.auth
                 .borrow_mut()
                 .insert(registry.to_string(), header.clone());
-            r = self.send(&method, url, headers, body, Some((&own, &header)))?;
+            r = self
+                .send(&method, url, headers, body, Some((&own, &header)))?
+                .0;
         }
         let status = r.status().as_u16();
         if (200..300).contains(&status) {
@@ -682,13 +689,15 @@ impl Client {
                         sep = '&';
                     }
                 }
-                let r = self.send(
-                    &http::Method::GET,
-                    &token_url,
-                    &[],
-                    None,
-                    basic.as_deref().map(|b| (&realm_origin, b)),
-                )?;
+                let r = self
+                    .send(
+                        &http::Method::GET,
+                        &token_url,
+                        &[],
+                        None,
+                        basic.as_deref().map(|b| (&realm_origin, b)),
+                    )?
+                    .0;
                 let status = r.status().as_u16();
                 let a = self.read_body(&token_url, r, MAX_SMALL_BYTES, "the token")?;
                 if status != 200 {
@@ -979,7 +988,7 @@ impl Client {
     /// A small document (the registry's well-known metadata), `None` if
     /// it is not there; plain HTTP only to a host granted it.
     pub fn get_small(&self, url: &str) -> Result<Option<Vec<u8>>, OciError> {
-        let r = self.send(&http::Method::GET, url, &[], None, None)?;
+        let (r, _) = self.send(&http::Method::GET, url, &[], None, None)?;
         if r.status() != http::StatusCode::OK {
             return Ok(None);
         }
@@ -1350,6 +1359,54 @@ mod transport {
         let at_other = other.seen();
         assert_eq!(at_other.len(), 1);
         assert_eq!(at_other[0].authorization, None, "{at_other:?}");
+    }
+
+    /// A redirect to another host that answers 401 naming its own realm:
+    /// the realm gets no credentials, and nothing it hands out becomes
+    /// the registry's Authorization.
+    #[test]
+    fn a_401_where_a_redirect_led_is_not_the_registrys() {
+        let me = Arc::new(Mutex::new(String::new()));
+        let me2 = me.clone();
+        let other = Fake::start(move |s| {
+            if s.path.starts_with("/token") {
+                return reply("200 OK", &[], br#"{"token":"planted"}"#);
+            }
+            let realm = format!("Bearer realm=\"http://{}/token\"", me2.lock().unwrap());
+            reply("401 Unauthorized", &[("WWW-Authenticate", &realm)], b"")
+        });
+        *me.lock().unwrap() = other.host.clone();
+        let realm_host = other.host.clone();
+        let location = format!("http://{}/blobstore", other.host);
+        // The registry redirects before asking for any credentials.
+        let reg =
+            Fake::start(move |_| reply("307 Temporary Redirect", &[("Location", &location)], b""));
+        let r = Reference::parse(&format!("{}/a/b:1", reg.host)).unwrap();
+        let client = Client::new(Options {
+            plain_http: hosts(&[&reg.host, &realm_host]),
+            credentials: credentials(&reg.host),
+            ..Options::default()
+        })
+        .unwrap();
+        assert!(client.manifest(&r).is_err());
+        let at_other = other.seen();
+        assert!(
+            at_other.iter().all(|s| s.authorization.is_none()),
+            "{at_other:?}"
+        );
+        assert!(
+            at_other.iter().all(|s| !s.path.starts_with("/token")),
+            "{at_other:?}"
+        );
+        assert!(
+            client
+                .auth
+                .borrow()
+                .values()
+                .all(|a| !a.contains("planted")),
+            "{:?}",
+            client.auth.borrow()
+        );
     }
 
     #[test]
