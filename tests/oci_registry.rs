@@ -955,23 +955,7 @@ fn registry_signatures_admit_what_the_file_does_not_sign() {
     let reg = Registry::start(None);
     let env = Env::new("cosign");
     let public = env.keygen();
-    let src = Path::new(wloc_runtime::test_components_dir()).join("hostile-read-dotdot.wasm");
-    let manifest = env.path("manifest.toml");
-    std::fs::write(
-        &manifest,
-        "name = \"acme-tool\"\nversion = \"1.0.0\"\nkind = \"discovery\"\n\n[capabilities]\nfiles = [\"/sys\"]\n",
-    )
-    .unwrap();
-    let unsigned = env.path("acme-tool.wasm");
-    env.ok(&[
-        "component",
-        "embed",
-        src.to_str().unwrap(),
-        "--manifest",
-        manifest.to_str().unwrap(),
-        "-o",
-        unsigned.to_str().unwrap(),
-    ]);
+    let unsigned = unsigned_component(&env);
     let r = format!("{}/acme/tool:1.0.0", reg.host);
     let out = env.ok(&[
         "component",
