@@ -219,17 +219,19 @@ impl Drop for Registry {
     }
 }
 
-fn skopeo(args: &[&str]) {
-    let out = Command::new(SKOPEO)
-        .args(["--insecure-policy"])
-        .args(args)
+/// Runs a tool the tests use beside wloc, failing the test (with the
+/// command and what it printed) when it fails.
+fn run_tool(mut c: Command) {
+    let out = c
         .output()
-        .expect("skopeo runs");
-    assert!(
-        out.status.success(),
-        "skopeo {args:?}: {}",
-        text(&out.stderr)
-    );
+        .unwrap_or_else(|e| panic!("{c:?} does not run: {e}"));
+    assert!(out.status.success(), "{c:?}: {}", text(&out.stderr));
+}
+
+fn skopeo(args: &[&str]) {
+    let mut c = Command::new(SKOPEO);
+    c.args(["--insecure-policy"]).args(args);
+    run_tool(c);
 }
 
 fn policy_for(public: &str, extra: &str) -> String {
@@ -422,15 +424,9 @@ fn test_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
         ],
     ];
     for args in runs {
-        let out = Command::new("openssl")
-            .args(&args)
-            .output()
-            .expect("openssl runs");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            text(&out.stderr)
-        );
+        let mut c = Command::new("openssl");
+        c.args(&args);
+        run_tool(c);
     }
     (ca, cert, key)
 }
@@ -998,16 +994,9 @@ fn registry_signatures_admit_what_the_file_does_not_sign() {
 
 /// Runs `openssl` with `args` in `dir`, failing the test on an error.
 fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        text(&out.stderr)
-    );
+    let mut c = Command::new("openssl");
+    c.current_dir(dir).args(args);
+    run_tool(c);
 }
 
 /// The vendor of [`vendor_with_openssl_keys`].

@@ -552,14 +552,3 @@ impl Store<'_> {
         }
     }
 }
-
-/// The semver versions among `tags`, highest first.
-pub fn versions(tags: &[String]) -> Vec<semver::Version> {
-    let mut v: Vec<semver::Version> = tags
-        .iter()
-        .filter_map(|t| semver::Version::parse(t).ok())
-        .collect();
-    v.sort();
-    v.reverse();
-    v
-}
